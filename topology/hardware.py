@@ -1,0 +1,464 @@
+"""The one hardware model: frozen dataclasses both control loops read.
+
+Everything capacityweb knows about a cluster ends up here, whatever the source
+(Kubernetes API, exported files, the openb trace). The scheduler simulation and
+the autoscaler simulation read the same objects, so they cannot disagree about
+what the hardware is — only about what to do with it.
+
+::
+
+    Cluster
+     ├─ Topology: levels outermost first (zone › block › rack › host › clique)
+     ├─ Node ──┬─ Gpu      one physical accelerator (the heatmap cell)
+     │         ├─ Device   one allocatable unit: a whole GPU, a MIG-like
+     │         │           partition consuming CounterSet counters, or a
+     │         │           consumable share (gpu_milli / memory)
+     │         └─ CounterSet  shared counters of a partitionable GPU
+     ├─ Pod ─── GpuRequest (count / milli / models) and DeviceClaim (DRA)
+     ├─ Gang    all-or-nothing group of pods
+     ├─ NodeGroup   what can be added, where, at what price
+     └─ Reservation what is paid for, by whom
+
+Pure: no Django, no I/O, no clock. Mappings inside the frozen objects are
+never mutated after construction; treat them as read-only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+GPU_RESOURCE = "nvidia.com/gpu"
+WHOLE_GPU_MILLI = 1000
+UNKNOWN = None  # a domain value a node's labels do not give: shown as unknown, never guessed
+
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+DEFAULT_LEVEL_KEYS: tuple[tuple[str, str], ...] = (
+    ("topology.kubernetes.io/region", "region"),
+    ("topology.kubernetes.io/zone", "zone"),
+    ("cloud.google.com/gce-topology-block", "block"),
+    ("cloud.google.com/gce-topology-subblock", "rack"),
+    (HOSTNAME_LABEL, "host"),
+    ("nvidia.com/gpu.clique", "nvlink"),
+)
+
+
+class ModelError(Exception):
+    """The one project error: bad input, named by source, object, field and reason.
+
+    ``object`` is ``Kind/namespace/name`` (or ``Kind/name`` for cluster-scoped
+    objects); ``field`` is a dotted path into the object. ``str()`` gives the
+    line the CLI prints and the API returns.
+    """
+
+    def __init__(self, source: str, object: str, field: str, reason: str) -> None:  # noqa: A002
+        self.source = source
+        self.object = object
+        self.field = field
+        self.reason = reason
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        parts = [p for p in (self.source, self.object, self.field) if p]
+        return ": ".join([*parts, self.reason])
+
+    def as_dict(self) -> dict[str, str]:
+        return {
+            "source": self.source,
+            "object": self.object,
+            "field": self.field,
+            "reason": self.reason,
+        }
+
+
+# --- topology -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TopologyLevel:
+    """One level of the hierarchy, named by the node label key that carries it."""
+
+    key: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Topology:
+    """Levels outermost first, like Kueue's Topology object."""
+
+    levels: tuple[TopologyLevel, ...]
+
+    @classmethod
+    def default(cls) -> Topology:
+        return cls(tuple(TopologyLevel(key, name) for key, name in DEFAULT_LEVEL_KEYS))
+
+    def index_of(self, key_or_name: str) -> int | None:
+        for index, level in enumerate(self.levels):
+            if key_or_name in (level.key, level.name):
+                return index
+        return None
+
+    def path(self, labels: Mapping[str, str]) -> tuple[str | None, ...]:
+        """The node's domain value at each level; None where the label is absent."""
+        return tuple(labels.get(level.key) for level in self.levels)
+
+
+# --- scheduling constraints ---------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    key: str
+    value: str = ""
+    effect: str = "NoSchedule"  # NoSchedule | PreferNoSchedule | NoExecute
+
+
+@dataclass(frozen=True, slots=True)
+class Toleration:
+    key: str = ""  # empty key with operator Exists tolerates everything
+    operator: str = "Equal"  # Equal | Exists
+    value: str = ""
+    effect: str = ""  # empty matches all effects
+
+    def tolerates(self, taint: Taint) -> bool:
+        if self.effect and self.effect != taint.effect:
+            return False
+        if not self.key:
+            return self.operator == "Exists"
+        if self.key != taint.key:
+            return False
+        return self.operator == "Exists" or self.value == taint.value
+
+
+@dataclass(frozen=True, slots=True)
+class LabelRequirement:
+    """One nodeSelectorRequirement: In, NotIn, Exists, DoesNotExist, Gt, Lt."""
+
+    key: str
+    operator: str
+    values: tuple[str, ...] = ()
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        value = labels.get(self.key)
+        op = self.operator
+        if op == "In":
+            return value is not None and value in self.values
+        if op == "NotIn":
+            return value is None or value not in self.values
+        if op == "Exists":
+            return value is not None
+        if op == "DoesNotExist":
+            return value is None
+        if op in ("Gt", "Lt"):
+            if value is None or not _is_int(value) or not self.values:
+                return False
+            bound = int(self.values[0])
+            return int(value) > bound if op == "Gt" else int(value) < bound
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSelectorTerm:
+    """Requirements ANDed; the terms of a node affinity are ORed."""
+
+    requirements: tuple[LabelRequirement, ...]
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        return all(r.matches(labels) for r in self.requirements)
+
+
+def _is_int(text: str) -> bool:
+    return text.lstrip("-").isdigit()
+
+
+# --- capacity -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Resources:
+    """Countable resources in base units. ``extended`` excludes nvidia.com/gpu,
+    which is modelled as devices (see Node.devices / Pod.gpu)."""
+
+    cpu_milli: int = 0
+    memory_bytes: int = 0
+    pods: int = 0
+    extended: Mapping[str, int] = field(default_factory=dict)
+
+
+# --- devices ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Gpu:
+    """One physical accelerator: the unit the heatmap draws and the GPU counts count."""
+
+    name: str  # unique within the node, e.g. "gpu-0"
+    model: str | None = None
+    memory_bytes: int | None = None
+    pcie_root: str | None = None
+    numa_node: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CounterSet:
+    """Shared counters of one partitionable device (DRA sharedCounters).
+
+    A MIG-capable GPU exposes e.g. ``memory-slice-0..7`` and ``compute`` here;
+    each partition Device consumes some of them. A placement is valid only if
+    the counters stay non-negative.
+    """
+
+    name: str
+    counters: Mapping[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class CounterConsumption:
+    counter_set: str
+    counters: Mapping[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Device:
+    """One allocatable unit on a node.
+
+    - whole GPU: ``consumes`` empty, ``shareable`` False;
+    - partition (MIG-like): ``profile`` set, ``consumes`` draws from a CounterSet;
+    - consumable: ``shareable`` True (DRA allowMultipleAllocations): several
+      pods draw ``capacity`` (e.g. ``gpu_milli`` 1000, ``memory`` bytes) at once.
+
+    ``gpu`` names the physical Gpu the device lives on (None for non-GPU devices).
+    ``attributes`` are DRA attributes by qualified name (e.g.
+    ``resource.kubernetes.io/pcieRoot``, ``gpu.nvidia.com/productName``).
+    """
+
+    name: str
+    driver: str = GPU_RESOURCE
+    gpu: str | None = None
+    model: str | None = None
+    memory_bytes: int | None = None
+    profile: str | None = None
+    attributes: Mapping[str, str | int | bool] = field(default_factory=dict)
+    capacity: Mapping[str, int] = field(default_factory=dict)
+    consumes: tuple[CounterConsumption, ...] = ()
+    shareable: bool = False
+    pool: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    name: str
+    labels: Mapping[str, str] = field(default_factory=dict)
+    taints: tuple[Taint, ...] = ()
+    unschedulable: bool = False
+    ready: bool = True
+    allocatable: Resources = field(default_factory=Resources)
+    gpus: tuple[Gpu, ...] = ()
+    devices: tuple[Device, ...] = ()
+    counter_sets: tuple[CounterSet, ...] = ()
+    node_group: str | None = None
+    price_per_node_hour: float | None = None
+
+    @property
+    def gpu_count(self) -> int:
+        return len(self.gpus)
+
+
+# --- demand -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class GpuRequest:
+    """Count-based GPU demand (device plugin or trace).
+
+    ``count`` GPUs, each needing ``milli_per_gpu`` of one GPU (1000 = whole,
+    below 1000 = a fractional share, only with count 1). ``models`` restricts
+    the GPU model (empty = any); ``memory_bytes`` a minimum GPU memory.
+    """
+
+    count: int
+    milli_per_gpu: int = WHOLE_GPU_MILLI
+    models: tuple[str, ...] = ()
+    memory_bytes: int | None = None
+
+    @property
+    def total_milli(self) -> int:
+        return self.count * self.milli_per_gpu
+
+    @property
+    def is_share(self) -> bool:
+        return self.milli_per_gpu < WHOLE_GPU_MILLI
+
+
+@dataclass(frozen=True, slots=True)
+class AttributeSelector:
+    """One compiled term of the supported CEL subset.
+
+    ``device.attributes["d"].a == v`` → (attribute "d/a", op "==", v);
+    ``device.capacity["d"].memory >= q`` → (capacity "d/memory", op ">=", v);
+    ``device.driver == "x"`` → (driver, "==", "x"). Terms are ANDed.
+    """
+
+    target: str  # "attribute" | "capacity" | "driver"
+    name: str  # qualified attribute / capacity name; "" for driver
+    op: str  # == != < <= > >= in
+    value: str | int | bool | tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceRequest:
+    name: str
+    device_class: str
+    count: int = 1
+    allocation_mode: str = "ExactCount"  # ExactCount | All
+    selectors: tuple[AttributeSelector, ...] = ()
+    capacity_requests: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class MatchAttribute:
+    """All devices of the named requests (all requests if empty) share this attribute's value."""
+
+    attribute: str
+    requests: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceClaim:
+    name: str
+    requests: tuple[DeviceRequest, ...]
+    constraints: tuple[MatchAttribute, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceClass:
+    name: str
+    selectors: tuple[AttributeSelector, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Pod:
+    namespace: str
+    name: str
+    requests: Resources = field(default_factory=lambda: Resources(pods=1))
+    gpu: GpuRequest | None = None
+    claims: tuple[DeviceClaim, ...] = ()
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    affinity: tuple[NodeSelectorTerm, ...] = ()  # ORed; empty = no required affinity
+    tolerations: tuple[Toleration, ...] = ()
+    labels: Mapping[str, str] = field(default_factory=dict)
+    priority: int = 0
+    arrival: float = 0.0  # creation order (seconds); ties broken by name
+    node_name: str | None = None  # bound: its requests are already used on that node
+    gang: str | None = None  # "namespace/name" of its Gang
+    required_topology: str | None = None  # level label key (Kueue podset-required-topology)
+    preferred_topology: str | None = None
+    unsupported: tuple[str, ...] = ()  # reasons this pod uses something we do not model
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def gpu_count(self) -> int:
+        return self.gpu.count if self.gpu else 0
+
+
+@dataclass(frozen=True, slots=True)
+class Gang:
+    """All-or-nothing group (PodGroup minMember, Kueue pod group, Workload gang)."""
+
+    namespace: str
+    name: str
+    min_member: int
+    required_topology: str | None = None
+    preferred_topology: str | None = None
+    priority: int = 0
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+# --- what can be bought, what is paid for --------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class NodePlacement:
+    """Where new nodes of a group can land (topology labels) and how many."""
+
+    labels: Mapping[str, str]
+    max_new_nodes: int
+
+
+@dataclass(frozen=True, slots=True)
+class NodeGroup:
+    name: str
+    node_selector: Mapping[str, str]
+    min_size: int
+    max_size: int
+    price_per_node_hour: float
+    template: Node  # labels/taints/allocatable/devices of a new node
+    placements: tuple[NodePlacement, ...] = ()
+    provisioning_delay_seconds: float = 0.0
+    current_size: int = 0  # existing members (nodes matching node_selector)
+
+
+@dataclass(frozen=True, slots=True)
+class ReservedNodeGroupCapacity:
+    node_group: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class Reservation:
+    name: str
+    owner_namespaces: tuple[str, ...]
+    node_names: tuple[str, ...] = ()
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    node_group: ReservedNodeGroupCapacity | None = None
+    start: datetime | None = None
+    end: datetime | None = None
+    price_per_gpu_hour: float = 0.0
+
+    def active_at(self, at: datetime) -> bool:
+        return (self.start is None or self.start <= at) and (self.end is None or at < self.end)
+
+    def may_use(self, namespace: str) -> bool:
+        return namespace in self.owner_namespaces
+
+
+# --- the whole --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Cluster:
+    """One snapshot's model. ``pods`` holds bound (running) and pending pods."""
+
+    name: str
+    topology: Topology = field(default_factory=Topology.default)
+    nodes: tuple[Node, ...] = ()
+    pods: tuple[Pod, ...] = ()
+    gangs: tuple[Gang, ...] = ()
+    device_classes: tuple[DeviceClass, ...] = ()
+    node_groups: tuple[NodeGroup, ...] = ()
+    reservations: tuple[Reservation, ...] = ()
+
+    @property
+    def gpu_count(self) -> int:
+        return sum(node.gpu_count for node in self.nodes)
+
+    def pending_pods(self) -> tuple[Pod, ...]:
+        return tuple(p for p in self.pods if p.node_name is None)
+
+    def bound_pods(self) -> tuple[Pod, ...]:
+        return tuple(p for p in self.pods if p.node_name is not None)
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """What a parse produced: the model plus every object it had to reject."""
+
+    cluster: Cluster
+    errors: tuple[ModelError, ...] = ()
