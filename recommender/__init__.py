@@ -1,0 +1,1 @@
+"""Recommender: the joint scheduler + autoscaler evaluation and its live views."""

@@ -1,0 +1,1 @@
+"""Database models of the recommender app (filled by its owner)."""

@@ -1,0 +1,5 @@
+"""URL routes of the recommender app, included at the site root before the placeholder home page."""
+
+from django.urls import URLPattern, URLResolver
+
+urlpatterns: list[URLPattern | URLResolver] = []

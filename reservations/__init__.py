@@ -1,0 +1,1 @@
+"""Reservations: reserved capacity, idle accounting, idle reports and their email digest."""

@@ -1,0 +1,1 @@
+"""Database models of the reservations app (filled by its owner)."""

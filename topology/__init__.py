@@ -1,0 +1,1 @@
+"""Topology: the hardware model of a GPU cluster and everything that fills it."""

@@ -1,0 +1,1 @@
+"""Database models of the topology app (filled by its owner)."""
