@@ -119,6 +119,8 @@ if REDIS_URL:
 else:
     CELERY_BROKER_URL = "memory://"
     CELERY_RESULT_BACKEND = "cache+memory://"
+    # The in-process queues are polled; poll often so the dashboard feels immediate.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"polling_interval": 0.1}
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
 CELERY_TASK_ACKS_LATE = True
