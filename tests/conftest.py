@@ -1,0 +1,156 @@
+"""Shared fixtures for the whole suite.
+
+Nothing here imports Django at module level: tests/engine/ runs with
+``-p no:django``. Integration and browser tests FAIL (never skip) when the
+services they need are missing, naming what to set up.
+"""
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA_DIR = REPO_ROOT / ".." / "shared" / "data"
+SERVICE_VARIABLES = ("DATABASE_URL", "REDIS_URL")
+WORKER_START_TIMEOUT_SECONDS = 60.0
+
+
+@pytest.fixture(scope="session")
+def shared_data_dir() -> Path:
+    """The read-only real data sets (a sibling of the repository root)."""
+    if not SHARED_DATA_DIR.is_dir():
+        pytest.fail(f"shared data not found at {SHARED_DATA_DIR}: clone next to shared/")
+    return SHARED_DATA_DIR
+
+
+def services_missing() -> list[str]:
+    """Name each service variable the integration tests need and the environment lacks."""
+    missing = []
+    if not os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://")):
+        missing.append("Postgres: set DATABASE_URL")
+    if not os.environ.get("REDIS_URL", "").startswith("redis://"):
+        missing.append("Redis: set REDIS_URL")
+    return missing
+
+
+def chromium_path() -> str:
+    """The Chromium binary browser tests drive (CHROMIUM_PATH, default /usr/bin/chromium)."""
+    return os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Fail, not skip, a test whose services are absent, saying how to provide them."""
+    if item.get_closest_marker("integration") and (missing := services_missing()):
+        pytest.fail(f"needs {', '.join(missing)}; see .ci/run", pytrace=False)
+    if item.get_closest_marker("browser") and not Path(chromium_path()).exists():
+        pytest.fail(
+            f"needs Chromium at {chromium_path()}: apt-get install chromium or set CHROMIUM_PATH",
+            pytrace=False,
+        )
+
+
+def environment_without_services(**overrides: str) -> dict[str, str]:
+    """This process's environment minus DATABASE_URL/REDIS_URL: the zero-config default."""
+    environment = {k: v for k, v in os.environ.items() if k not in SERVICE_VARIABLES}
+    environment["DJANGO_SETTINGS_MODULE"] = "capacityweb.settings"
+    environment.update(overrides)
+    return environment
+
+
+def run_python(
+    code: str, environment: Mapping[str, str], timeout_seconds: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """Run Python code in a fresh interpreter at the repository root (settings read anew)."""
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO_ROOT,
+        env=dict(environment),
+        capture_output=True,
+        text=True,
+        timeout=timeout_seconds,
+    )
+
+
+def run_manage(
+    *arguments: str, environment: Mapping[str, str], timeout_seconds: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """Run ``manage.py`` with the given environment in a fresh interpreter."""
+    return subprocess.run(
+        [sys.executable, "manage.py", *arguments],
+        cwd=REPO_ROOT,
+        env=dict(environment),
+        capture_output=True,
+        text=True,
+        timeout=timeout_seconds,
+    )
+
+
+def with_database_name(database_url: str, database_name: str) -> str:
+    """The same DATABASE_URL pointing at another database (pytest-django's test_<name>)."""
+    parts = urlsplit(database_url)
+    return urlunsplit(parts._replace(path=f"/{database_name}"))
+
+
+def wait_for_worker(worker: subprocess.Popen[bytes], node_name: str, log_path: Path) -> None:
+    """Block until the worker answers a control ping, or fail with its log."""
+    from capacityweb.celery import app
+
+    deadline = time.monotonic() + WORKER_START_TIMEOUT_SECONDS
+    while time.monotonic() < deadline:
+        if worker.poll() is not None:
+            pytest.fail(f"celery worker exited {worker.returncode}:\n{log_path.read_text()}")
+        if app.control.ping(destination=[node_name], timeout=1.0):
+            return
+    pytest.fail(f"celery worker did not answer a ping:\n{log_path.read_text()}")
+
+
+def stop_process(process: subprocess.Popen[bytes]) -> None:
+    """Warm-stop a process we started (SIGTERM), then kill it if it lingers."""
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(
+    django_db_setup: None, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """A real `celery worker` process on REDIS_URL and pytest's test database.
+
+    Tests that hand it data must be transactional (``django_db(transaction=True)``)
+    so their rows are committed and visible to the worker. Yields its node name.
+    """
+    if missing := services_missing():
+        pytest.fail(f"needs {', '.join(missing)}; see .ci/run", pytrace=False)
+    from django.conf import settings
+
+    test_database_name = settings.DATABASES["default"]["NAME"]
+    node_name = f"pytest-{uuid.uuid4().hex[:8]}@localhost"
+    log_path = tmp_path_factory.mktemp("celery") / "worker.log"
+    environment = {
+        **os.environ,
+        "DATABASE_URL": with_database_name(os.environ["DATABASE_URL"], test_database_name),
+        "EMBEDDED_WORKER": "false",
+    }
+    celery = Path(sys.executable).with_name("celery")
+    arguments = [str(celery), "-A", "capacityweb", "worker", "--pool=solo", "--concurrency=1"]
+    arguments += ["-n", node_name, "--without-mingle", "--without-gossip", "-l", "INFO"]
+    with log_path.open("wb") as log:
+        worker = subprocess.Popen(
+            arguments, cwd=REPO_ROOT, env=environment, stdout=log, stderr=subprocess.STDOUT
+        )
+    try:
+        wait_for_worker(worker, node_name, log_path)
+        yield node_name
+    finally:
+        stop_process(worker)
