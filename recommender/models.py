@@ -1,1 +1,87 @@
-"""Database models of the recommender app (filled by its owner)."""
+"""Stored evaluations: one per snapshot, with its recommendations and per-workload verdicts.
+
+    Snapshot ─1:1─ Evaluation ──< Recommendation   (what to add, where, the YAML)
+                              └─< WorkloadVerdict  (why each workload is where it is)
+
+``result`` keeps the whole evaluate() JSON; the columns copy the figures pages
+and the API filter or sort on.
+"""
+
+from django.db import models
+
+from topology.models import Cluster, Snapshot
+
+
+class Evaluation(models.Model):
+    snapshot = models.OneToOneField(Snapshot, on_delete=models.CASCADE, related_name="evaluation")
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="evaluations")
+    created_at = models.DateTimeField(auto_now_add=True)
+    taken_at = models.DateTimeField()
+    result = models.JSONField()
+    gpus = models.PositiveIntegerField(default=0)
+    gpus_allocated = models.PositiveIntegerField(default=0)
+    gpus_idle_reserved = models.PositiveIntegerField(default=0)
+    pending_count = models.PositiveIntegerField(default=0)
+    naive_cost_per_hour = models.FloatField(default=0.0)
+    joint_cost_per_hour = models.FloatField(default=0.0)
+    stranded_cost_per_hour = models.FloatField(default=0.0)
+
+    class Meta:
+        indexes = [models.Index(fields=["cluster", "-taken_at"], name="evaluation_cluster_taken")]
+        ordering = ["-taken_at"]
+        get_latest_by = "taken_at"
+
+    def __str__(self) -> str:
+        return f"evaluation of {self.snapshot_id}"
+
+
+class Recommendation(models.Model):
+    evaluation = models.ForeignKey(
+        Evaluation, on_delete=models.CASCADE, related_name="recommendations"
+    )
+    node_group = models.CharField(max_length=200)
+    count = models.PositiveIntegerField()
+    placement = models.JSONField(default=dict)
+    cost_per_hour = models.FloatField(default=0.0)
+    workloads = models.JSONField(default=list)
+    yaml = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["evaluation", "id"]
+
+    def __str__(self) -> str:
+        return f"+{self.count} {self.node_group}"
+
+
+class WorkloadVerdict(models.Model):
+    class Verdict(models.TextChoices):
+        RUNS_NOW = "runs_now", "Runs now"
+        USES_RESERVATION = "uses_reservation", "Uses a reservation"
+        RUNS_AFTER_SCALE_UP = "runs_after_scale_up", "Runs after scale-up"
+        BLOCKED = "blocked", "Blocked"
+
+    evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="verdicts")
+    workload = models.CharField(max_length=400, help_text="namespace/name")
+    namespace = models.CharField(max_length=200)
+    kind = models.CharField(max_length=16)
+    verdict = models.CharField(max_length=32, choices=Verdict.choices)
+    gpus = models.PositiveIntegerField(default=0)
+    reasons = models.JSONField(default=list)
+    disagreements = models.JSONField(default=list)
+    naive = models.JSONField(default=dict)
+    joint = models.JSONField(default=dict)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["evaluation", "kind", "workload"], name="verdict_unique_workload"
+            )
+        ]
+        indexes = [
+            models.Index(fields=["evaluation", "verdict"], name="verdict_eval_verdict"),
+            models.Index(fields=["evaluation", "namespace"], name="verdict_eval_namespace"),
+        ]
+        ordering = ["evaluation", "workload"]
+
+    def __str__(self) -> str:
+        return f"{self.workload}: {self.verdict}"

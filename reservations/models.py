@@ -1,1 +1,106 @@
-"""Database models of the reservations app (filled by its owner)."""
+"""Reservations, the idle GPU samples taken at every evaluation, and digest subscriptions.
+
+Cluster ──< Reservation ──< IdleSample >── Evaluation
+User ──< Subscription >──< Cluster;  Subscription ──< DigestDelivery (once per period)
+"""
+
+from django.conf import settings
+from django.db import models
+
+from recommender.models import Evaluation
+from topology.models import Cluster
+
+
+class Reservation(models.Model):
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="reservations")
+    name = models.CharField(max_length=200)
+    owner_namespaces = models.JSONField(default=list)
+    spec = models.JSONField(help_text="capacityweb.io/v1alpha1 Reservation spec")
+    price_per_gpu_hour = models.FloatField(default=0.0)
+    start = models.DateTimeField(null=True, blank=True)
+    end = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["cluster", "name"], name="reservation_unique_name")
+        ]
+        ordering = ["cluster", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class IdleSample(models.Model):
+    reservation = models.ForeignKey(
+        Reservation, on_delete=models.CASCADE, related_name="idle_samples"
+    )
+    evaluation = models.ForeignKey(
+        Evaluation, on_delete=models.CASCADE, related_name="idle_samples"
+    )
+    taken_at = models.DateTimeField()
+    reserved_gpus = models.PositiveIntegerField(default=0)
+    idle_gpus = models.PositiveIntegerField(default=0)
+    cost_per_hour = models.FloatField(default=0.0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["reservation", "evaluation"], name="idlesample_unique_per_evaluation"
+            )
+        ]
+        indexes = [
+            models.Index(fields=["reservation", "taken_at"], name="idlesample_reservation_taken")
+        ]
+        ordering = ["reservation", "taken_at"]
+
+    def __str__(self) -> str:
+        return f"{self.reservation_id}@{self.taken_at:%Y-%m-%d %H:%M}: {self.idle_gpus} idle"
+
+
+class Subscription(models.Model):
+    class Cadence(models.TextChoices):
+        DAILY = "daily", "Daily"
+        WEEKLY = "weekly", "Weekly"
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="digest_subscriptions"
+    )
+    recipients = models.TextField(help_text="Email addresses, one per line or comma-separated")
+    clusters = models.ManyToManyField(Cluster, related_name="subscriptions")
+    team = models.CharField(max_length=200, blank=True, help_text="Namespace; blank = all")
+    cadence = models.CharField(max_length=16, choices=Cadence.choices, default=Cadence.DAILY)
+    timezone = models.CharField(max_length=64, default="UTC")
+    hour = models.PositiveSmallIntegerField(default=8)
+    weekday = models.PositiveSmallIntegerField(default=0, help_text="0 = Monday (weekly only)")
+    threshold_cost = models.FloatField(
+        default=0.0, help_text="Send only when idle reserved $ in the period reaches this"
+    )
+    active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.user} {self.cadence} {self.team or 'all teams'}"
+
+
+class DigestDelivery(models.Model):
+    subscription = models.ForeignKey(
+        Subscription, on_delete=models.CASCADE, related_name="deliveries"
+    )
+    period_start = models.DateTimeField()
+    period_end = models.DateTimeField()
+    sent_at = models.DateTimeField(null=True, blank=True)
+    message_id = models.CharField(max_length=255, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["subscription", "period_start"], name="digest_once_per_period"
+            )
+        ]
+        ordering = ["-period_start"]
+
+    def __str__(self) -> str:
+        return f"{self.subscription_id} {self.period_start:%Y-%m-%d}"

@@ -1,1 +1,71 @@
-"""Database models of the topology app (filled by its owner)."""
+"""What the topology app stores: clusters, their snapshots, the node groups that can be added.
+
+Cluster ──< Snapshot        one parsed state of the cluster (model_json), deduplicated
+   │                        by content_hash; errors hold every rejected object
+   └────< NodeGroup         what the autoscaler may add (DESIGN.md NodeGroup spec)
+"""
+
+from django.db import models
+
+
+class Cluster(models.Model):
+    class SourceKind(models.TextChoices):
+        FILES = "files", "Exported files"
+        KUBE = "kube", "Kubernetes API"
+        REPLAY = "replay", "Trace replay"
+
+    name = models.CharField(max_length=200, unique=True)
+    source_kind = models.CharField(max_length=16, choices=SourceKind.choices)
+    source_settings = models.JSONField(default=dict, blank=True)
+    topology_levels = models.JSONField(
+        default=list, blank=True, help_text="Levels outermost first: [{key, name}]"
+    )
+    enabled = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Snapshot(models.Model):
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="snapshots")
+    taken_at = models.DateTimeField()
+    content_hash = models.CharField(max_length=64)
+    object_counts = models.JSONField(default=dict)
+    model_json = models.JSONField()
+    errors = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["cluster", "content_hash"], name="snapshot_unique_content_per_cluster"
+            )
+        ]
+        indexes = [models.Index(fields=["cluster", "-taken_at"], name="snapshot_cluster_taken")]
+        ordering = ["-taken_at"]
+        get_latest_by = "taken_at"
+
+    def __str__(self) -> str:
+        return f"{self.cluster_id}@{self.taken_at:%Y-%m-%d %H:%M:%S}"
+
+
+class NodeGroup(models.Model):
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="node_groups")
+    name = models.CharField(max_length=200)
+    spec = models.JSONField(help_text="capacityweb.io/v1alpha1 NodeGroup spec")
+    price_per_node_hour = models.FloatField(default=0.0)
+    min_size = models.PositiveIntegerField(default=0)
+    max_size = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["cluster", "name"], name="nodegroup_unique_name")
+        ]
+        ordering = ["cluster", "name"]
+
+    def __str__(self) -> str:
+        return self.name

@@ -1,0 +1,38 @@
+"""Admin for reservations (editable), idle samples (read-only), subscriptions and deliveries."""
+
+from django.contrib import admin
+
+from reservations.models import DigestDelivery, IdleSample, Reservation, Subscription
+
+
+@admin.register(Reservation)
+class ReservationAdmin(admin.ModelAdmin):
+    list_display = ["name", "cluster", "owner_namespaces", "price_per_gpu_hour", "start", "end"]
+    list_filter = ["cluster"]
+    search_fields = ["name"]
+
+
+@admin.register(IdleSample)
+class IdleSampleAdmin(admin.ModelAdmin):
+    list_display = ["reservation", "taken_at", "reserved_gpus", "idle_gpus", "cost_per_hour"]
+    list_filter = ["reservation__cluster", "reservation"]
+    date_hierarchy = "taken_at"
+
+    def has_add_permission(self, request: object) -> bool:
+        return False
+
+    def has_change_permission(self, request: object, obj: object = None) -> bool:
+        return False
+
+
+@admin.register(Subscription)
+class SubscriptionAdmin(admin.ModelAdmin):
+    list_display = ["user", "cadence", "team", "hour", "threshold_cost", "active"]
+    list_filter = ["cadence", "active"]
+    filter_horizontal = ["clusters"]
+
+
+@admin.register(DigestDelivery)
+class DigestDeliveryAdmin(admin.ModelAdmin):
+    list_display = ["subscription", "period_start", "period_end", "sent_at", "message_id"]
+    list_filter = ["subscription"]
