@@ -78,8 +78,10 @@ TEMPLATES = [
     },
 ]
 
+SQLITE_DEFAULT_URL = f"sqlite:///{VAR_DIR / 'db.sqlite3'}"
 DATABASES = {
-    "default": env.db_url("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}"),
+    # An empty DATABASE_URL (as compose passes an unset variable) means the default too.
+    "default": env.db_url_config(env.str("DATABASE_URL", default="") or SQLITE_DEFAULT_URL),
 }
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=0)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -84,3 +84,23 @@ def test_it_reports_the_embedded_worker_in_deep_readiness(embedded_run_output: s
 
 def test_it_stops_the_embedded_worker_thread(embedded_run_output: str) -> None:
     assert "worker-alive-after-stop False" in embedded_run_output
+
+
+@pytest.mark.integration
+@pytest.mark.django_db(transaction=True)
+def test_it_runs_ping_on_a_separate_worker_over_redis(celery_worker_process: str) -> None:
+    from capacityweb.tasks import ping
+
+    result = ping.delay()
+    assert result.get(timeout=30) == "pong"
+    assert result.backend.__class__.__name__ == "RedisBackend"
+
+
+@pytest.mark.integration
+@pytest.mark.django_db(transaction=True)
+def test_it_reports_the_separate_worker_in_deep_readiness(
+    client: Client, celery_worker_process: str
+) -> None:
+    response = client.get("/health/ready?deep=1")
+    assert response.status_code == 200, response.json()
+    assert response.json()["checks"]["worker"] == "ok"
