@@ -1,4 +1,4 @@
-"""URL routes of the reservations app, included at the site root before the placeholder home page."""
+"""URL routes of the reservations app, included at the site root before the placeholder home."""
 
 from django.urls import URLPattern, URLResolver
 

@@ -50,7 +50,8 @@ try:
     print("answer", ping.delay().get(timeout=20))
     print("broker", app.conf.broker_url)
     print("threads", sorted(t.name for t in threading.enumerate()))
-    print("deep", Client(HTTP_HOST="127.0.0.1").get("/health/ready?deep=1").json()["checks"]["worker"])
+    readiness = Client(HTTP_HOST="127.0.0.1").get("/health/ready?deep=1").json()
+    print("deep", readiness["checks"]["worker"])
 finally:
     embedded.stop()
 print("worker-alive-after-stop", embedded.worker_thread.is_alive())
