@@ -462,3 +462,4 @@ class Snapshot:
 
     cluster: Cluster
     errors: tuple[ModelError, ...] = ()
+    ignored: Mapping[str, int] = field(default_factory=dict)  # kinds not modelled → count
