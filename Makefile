@@ -28,8 +28,11 @@ run: venv
 	$(MANAGE) rundemo --port $(PORT)
 
 # The whole suite; integration/browser tests need Postgres, Redis, Chromium (see .ci/run).
+# PYTEST_STATUS_FILE (used by .ci/run) receives pytest's own exit status, e.g. 5 = no tests.
 test: venv
-	$(BIN)/pytest
+	@echo "$(BIN)/pytest $(PYTEST_ARGS)"; status=0; $(BIN)/pytest $(PYTEST_ARGS) || status=$$?; \
+	if [ -n "$(PYTEST_STATUS_FILE)" ]; then echo $$status > "$(PYTEST_STATUS_FILE)"; fi; \
+	exit $$status
 
 test-engine: venv
 	$(BIN)/pytest tests/engine -p no:django
