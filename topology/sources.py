@@ -1,0 +1,640 @@
+"""Where snapshots come from: the Kubernetes API, exported files, the openb trace replay.
+
+::
+
+    KubeSource    list ─► store (uid → object) ─► watch from resourceVersion ─┐
+                   ▲        ADDED/MODIFIED/DELETED update the store, BOOKMARK  │
+                   └── 410 Gone: relist ◄── errors: bounded backoff + jitter ◄─┘
+    FilesSource   read_objects(path) again when a file's mtime/size changed
+    ReplaySource  the openb trace at simulated time t (speed × wall clock)
+
+Every source answers ``read(now)`` with a ``SourceRead``: Kubernetes objects
+for ``kube.parse_objects``, or an already built model (the replay), or
+nothing when it knows nothing changed. Sources never write to a cluster: the
+Kubernetes source only issues list and watch requests.
+
+Not pure (network, files, threads), but free of Django so the benchmark and
+tests can drive it directly.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import json
+import random
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+import urllib3
+from kubernetes import client, config, watch
+from kubernetes.client.exceptions import ApiException
+
+from topology.files import OPENB_NODE_LIST, read_objects
+from topology.hardware import (
+    WHOLE_GPU_MILLI,
+    Cluster,
+    Gang,
+    GpuRequest,
+    Node,
+    Pod,
+    Resources,
+)
+from topology.trace import BLOCK_LABEL, trace_nodes, trace_pod, with_topology_overlay
+
+KubeObject = dict[str, Any]
+SourcedObject = tuple[str, KubeObject]
+
+
+@dataclass(frozen=True)
+class SourceRead:
+    """One read of a source: objects to parse, or a model, or neither (unchanged)."""
+
+    objects: list[SourcedObject] | None = None
+    model: Cluster | None = None
+
+    @property
+    def unchanged(self) -> bool:
+        return self.objects is None and self.model is None
+
+
+class Source(Protocol):
+    def read(self, now: datetime) -> SourceRead: ...
+
+
+class SourceError(Exception):
+    """A source gave up after its bounded retries; the message says on what."""
+
+
+# --- backoff --------------------------------------------------------------------------
+
+
+@dataclass
+class Backoff:
+    """Exponential backoff with full jitter: attempt n waits uniform(0, min(cap, base·2ⁿ)).
+
+    ``random`` is passed in so tests and replays are deterministic.
+    """
+
+    base_seconds: float = 0.5
+    cap_seconds: float = 30.0
+    max_attempts: int = 6
+    random: random.Random = field(default_factory=random.Random)
+
+    def bound(self, attempt: int) -> float:
+        return min(self.cap_seconds, self.base_seconds * 2 ** max(attempt - 1, 0))
+
+    def delay(self, attempt: int) -> float:
+        return self.random.uniform(0.0, self.bound(attempt))
+
+
+# --- the Kubernetes API -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WatchedKind:
+    """One kind the source lists and watches, and how to reach its list call."""
+
+    kind: str
+    api_version: str
+    list_call: Callable[[client.ApiClient], Callable[..., Any]]
+
+
+def _custom(group: str, version: str, plural: str) -> Callable[[client.ApiClient], Any]:
+    def build(api: client.ApiClient) -> Any:
+        return functools.partial(
+            client.CustomObjectsApi(api).list_cluster_custom_object, group, version, plural
+        )
+
+    return build
+
+
+DEFAULT_KINDS: tuple[WatchedKind, ...] = (
+    WatchedKind("Node", "v1", lambda api: client.CoreV1Api(api).list_node),
+    WatchedKind("Pod", "v1", lambda api: client.CoreV1Api(api).list_pod_for_all_namespaces),
+    WatchedKind(
+        "ResourceSlice",
+        "resource.k8s.io/v1",
+        lambda api: client.ResourceV1Api(api).list_resource_slice,
+    ),
+    WatchedKind(
+        "ResourceClaim",
+        "resource.k8s.io/v1",
+        lambda api: client.ResourceV1Api(api).list_resource_claim_for_all_namespaces,
+    ),
+    WatchedKind(
+        "DeviceClass",
+        "resource.k8s.io/v1",
+        lambda api: client.ResourceV1Api(api).list_device_class,
+    ),
+    WatchedKind(
+        "PodGroup",
+        "scheduling.x-k8s.io/v1alpha1",
+        _custom("scheduling.x-k8s.io", "v1alpha1", "podgroups"),
+    ),
+)
+
+
+def api_client_from(
+    *, kubeconfig: str | None = None, context: str | None = None, in_cluster: bool = False
+) -> client.ApiClient:
+    """An ApiClient from a kubeconfig (or the pod's service account), without urllib3 retries:
+    the source's own backoff is the only retry policy, so its bounds hold."""
+    configuration = client.Configuration()
+    if in_cluster:
+        config.load_incluster_config(client_configuration=configuration)
+    else:
+        config.load_kube_config(
+            config_file=kubeconfig, context=context, client_configuration=configuration
+        )
+    configuration.retries = 0
+    return client.ApiClient(configuration)
+
+
+@dataclass
+class KubeStats:
+    lists: int = 0
+    relists_after_gone: int = 0
+    watch_events: int = 0
+    bookmarks: int = 0
+    errors: int = 0
+    retry_delays_seconds: list[float] = field(default_factory=list)
+
+
+class KubeSource:
+    """List then watch each kind, keeping objects in memory keyed by uid.
+
+    ``sync(watch_seconds=N)`` lists kinds it has no resourceVersion for, then
+    watches every kind for up to N seconds (server-side ``timeoutSeconds``),
+    all kinds in parallel. Called again it resumes from the last
+    resourceVersion (advanced by events and BOOKMARKs); a 410 Gone relists.
+    Kinds the server does not serve (404) are left out, not retried.
+    """
+
+    def __init__(
+        self,
+        api_client: client.ApiClient,
+        *,
+        kinds: Iterable[WatchedKind] = DEFAULT_KINDS,
+        request_timeout_seconds: float = 30.0,
+        list_page_size: int = 500,
+        backoff: Backoff | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.api_client = api_client
+        self.kinds = tuple(kinds)
+        self.request_timeout_seconds = request_timeout_seconds
+        self.list_page_size = list_page_size
+        self.backoff = backoff or Backoff()
+        self.sleep = sleep
+        self.stores: dict[str, dict[str, KubeObject]] = {}
+        self.resource_versions: dict[str, str] = {}
+        self.unavailable: set[str] = set()
+        self.stats = KubeStats()
+        self._lock = threading.Lock()
+
+    # reads
+
+    def read(self, now: datetime, *, watch_seconds: int = 1) -> SourceRead:
+        self.sync(watch_seconds=watch_seconds)
+        return SourceRead(objects=self.objects())
+
+    def objects(self) -> list[SourcedObject]:
+        """Every stored object, ordered by kind then namespace/name (stable input for hashing)."""
+        with self._lock:
+            items = [
+                (f"kube:{kind}", obj)
+                for kind, store in self.stores.items()
+                for obj in store.values()
+            ]
+        return sorted(items, key=lambda item: (item[0], *_namespaced_name(item[1])))
+
+    # list + watch
+
+    def sync(self, *, watch_seconds: int) -> None:
+        kinds = [k for k in self.kinds if k.kind not in self.unavailable]
+        if len(kinds) <= 1:
+            for kind in kinds:
+                self.catch_up(kind, watch_seconds=watch_seconds)
+            return
+        with ThreadPoolExecutor(max_workers=len(kinds), thread_name_prefix="kube-watch") as pool:
+            futures = [pool.submit(self.catch_up, k, watch_seconds=watch_seconds) for k in kinds]
+            for future in futures:
+                future.result()
+
+    def catch_up(self, kind: WatchedKind, *, watch_seconds: int) -> None:
+        """List if needed, then one watch; retry errors with backoff, relist on 410."""
+        attempt = 0
+        while True:
+            try:
+                if kind.kind not in self.resource_versions:
+                    self.relist(kind)
+                self.watch(kind, watch_seconds=watch_seconds)
+                return
+            except ApiException as error:
+                if error.status == 404:
+                    self.unavailable.add(kind.kind)
+                    return
+                if error.status == 410:
+                    self.stats.relists_after_gone += 1
+                    self.resource_versions.pop(kind.kind, None)
+                    reason = "410 Gone"
+                else:
+                    reason = f"HTTP {error.status} {error.reason}"
+            except (urllib3.exceptions.HTTPError, OSError) as error:
+                reason = f"{type(error).__name__}: {error}"
+            self.stats.errors += 1
+            attempt += 1
+            if attempt >= self.backoff.max_attempts:
+                raise SourceError(f"{kind.kind}: gave up after {attempt} attempts: {reason}")
+            delay = self.backoff.delay(attempt)
+            self.stats.retry_delays_seconds.append(delay)
+            self.sleep(delay)
+
+    def relist(self, kind: WatchedKind) -> None:
+        """A full paginated list: the kind's store is replaced, so nothing is lost or doubled."""
+        list_call = kind.list_call(self.api_client)
+        items: dict[str, KubeObject] = {}
+        continue_token: str | None = None
+        while True:
+            arguments: dict[str, Any] = {"limit": self.list_page_size}
+            if continue_token:
+                arguments["_continue"] = continue_token
+            response = list_call(
+                **arguments,
+                timeout_seconds=int(self.request_timeout_seconds),
+                _request_timeout=self.request_timeout_seconds,
+                _preload_content=False,
+            )
+            body = json.loads(response.data)
+            for obj in body.get("items") or []:
+                obj.setdefault("kind", kind.kind)
+                obj.setdefault("apiVersion", kind.api_version)
+                items[_uid(obj)] = obj
+            metadata = body.get("metadata") or {}
+            continue_token = metadata.get("continue")
+            if not continue_token:
+                break
+        self.stats.lists += 1
+        with self._lock:
+            self.stores[kind.kind] = items
+            self.resource_versions[kind.kind] = str(metadata.get("resourceVersion") or "")
+
+    def watch(self, kind: WatchedKind, *, watch_seconds: int) -> int:
+        """One watch from the stored resourceVersion until the server ends it; events applied."""
+        watcher = watch.Watch(return_type="object")
+        events = 0
+        store = self.stores.setdefault(kind.kind, {})
+        stream = watcher.stream(
+            kind.list_call(self.api_client),
+            resource_version=self.resource_versions[kind.kind],
+            allow_watch_bookmarks=True,
+            timeout_seconds=watch_seconds,
+            _request_timeout=(
+                self.request_timeout_seconds,
+                watch_seconds + self.request_timeout_seconds,
+            ),
+        )
+        for event in stream:
+            event_type = event["type"]
+            obj = event["raw_object"]
+            if event_type == "BOOKMARK":
+                self.stats.bookmarks += 1
+            else:
+                obj.setdefault("kind", kind.kind)
+                obj.setdefault("apiVersion", kind.api_version)
+                with self._lock:
+                    if event_type == "DELETED":
+                        store.pop(_uid(obj), None)
+                    else:
+                        store[_uid(obj)] = obj
+                events += 1
+            if watcher.resource_version:
+                self.resource_versions[kind.kind] = str(watcher.resource_version)
+        self.stats.watch_events += events
+        return events
+
+
+def _uid(obj: Mapping[str, Any]) -> str:
+    metadata = obj.get("metadata") or {}
+    uid = metadata.get("uid")
+    if uid:
+        return str(uid)
+    namespace, name = _namespaced_name(obj)
+    return f"{namespace}/{name}"
+
+
+def _namespaced_name(obj: Mapping[str, Any]) -> tuple[str, str]:
+    metadata = obj.get("metadata") or {}
+    return str(metadata.get("namespace") or ""), str(metadata.get("name") or "")
+
+
+# --- exported files ----------------------------------------------------------------------------
+
+
+class FilesSource:
+    """A file or directory of exported objects, re-read only when a file changed."""
+
+    def __init__(self, path: str | Path, *, max_bytes: int, max_objects: int) -> None:
+        self.path = Path(path)
+        self.max_bytes = max_bytes
+        self.max_objects = max_objects
+        self._signature: tuple[tuple[str, int, int], ...] | None = None
+
+    def signature(self) -> tuple[tuple[str, int, int], ...]:
+        files = sorted(self.path.iterdir()) if self.path.is_dir() else [self.path]
+        return tuple((str(f), f.stat().st_mtime_ns, f.stat().st_size) for f in files if f.is_file())
+
+    def read(self, now: datetime) -> SourceRead:
+        signature = self.signature()
+        if signature == self._signature:
+            return SourceRead()
+        objects = read_objects(self.path, max_bytes=self.max_bytes, max_objects=self.max_objects)
+        self._signature = signature
+        return SourceRead(objects=objects)
+
+
+# --- the openb trace replay ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GangSpec:
+    """A multi-pod job added on top of the trace (the trace has no gangs)."""
+
+    namespace: str
+    name: str
+    members: int
+    gpus_per_member: int
+    gpu_models: tuple[str, ...] = ()
+    required_topology: str | None = BLOCK_LABEL
+    cpu_milli_per_member: int = 16_000
+    memory_mib_per_member: int = 65_536
+
+    def pods(self) -> tuple[Pod, ...]:
+        return tuple(
+            Pod(
+                namespace=self.namespace,
+                name=f"{self.name}-{index}",
+                requests=Resources(
+                    cpu_milli=self.cpu_milli_per_member,
+                    memory_bytes=self.memory_mib_per_member * 2**20,
+                    pods=1,
+                ),
+                gpu=GpuRequest(count=self.gpus_per_member, models=self.gpu_models),
+                labels={"scheduling.x-k8s.io/pod-group": self.name},
+                gang=f"{self.namespace}/{self.name}",
+                required_topology=self.required_topology,
+            )
+            for index in range(self.members)
+        )
+
+    def gang(self) -> Gang:
+        return Gang(
+            namespace=self.namespace,
+            name=self.name,
+            min_member=self.members,
+            required_topology=self.required_topology,
+        )
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> GangSpec:
+        return cls(
+            namespace=str(data["namespace"]),
+            name=str(data["name"]),
+            members=int(data["members"]),
+            gpus_per_member=int(data["gpus_per_member"]),
+            gpu_models=tuple(data.get("gpu_models") or ()),
+            required_topology=data.get("required_topology", BLOCK_LABEL),
+        )
+
+
+@dataclass(frozen=True)
+class TracePodRow:
+    pod: Pod
+    creation_seconds: int
+    deletion_seconds: int | None
+    scheduled_seconds: int | None
+
+
+@dataclass
+class ReplaySource:
+    """The openb trace played through time.
+
+    At trace time t the cluster holds the trace's GPU nodes (with a
+    deterministic synthetic topology overlay) and the pods alive at t
+    (creation ≤ t < deletion). A pod already scheduled at t is bound by a
+    deterministic first-fit (the trace names no nodes); one not yet scheduled
+    is pending. ``reserved_nodes`` take no trace pods (they are held for their
+    owners), and ``gangs`` are pending multi-pod jobs added on top of the trace.
+    Wall-clock time maps to trace time as start + speed × (now − origin),
+    wrapped over the trace's span, so the same ``now`` gives the same model.
+    """
+
+    data_dir: Path
+    cluster_name: str
+    origin: datetime
+    pod_list: str = "default"
+    speed: float = 600.0
+    start_seconds: float = 0.0
+    zones: int = 2
+    blocks_per_zone: int = 3
+    racks_per_block: int = 4
+    seed: int = 0
+    reserved_nodes: tuple[str, ...] = ()
+    gangs: tuple[GangSpec, ...] = ()
+    _nodes: tuple[Node, ...] | None = None
+    _rows: tuple[TracePodRow, ...] | None = None
+
+    def trace_seconds_at(self, now: datetime) -> float:
+        elapsed = (now - self.origin).total_seconds()
+        span = max(self.span_seconds(), 1)
+        return (self.start_seconds + self.speed * elapsed) % span
+
+    def span_seconds(self) -> int:
+        rows = self.rows()
+        return max((r.deletion_seconds or r.creation_seconds for r in rows), default=0) + 1
+
+    def read(self, now: datetime) -> SourceRead:
+        return SourceRead(model=self.at(self.trace_seconds_at(now)))
+
+    def nodes(self) -> tuple[Node, ...]:
+        if self._nodes is None:
+            folder = _openb_csv_folder(self.data_dir)
+            self._nodes = with_topology_overlay(
+                trace_nodes(_csv_rows(folder / OPENB_NODE_LIST)),
+                zones=self.zones,
+                blocks_per_zone=self.blocks_per_zone,
+                racks_per_block=self.racks_per_block,
+                seed=self.seed,
+            )
+        return self._nodes
+
+    def rows(self) -> tuple[TracePodRow, ...]:
+        if self._rows is None:
+            folder = _openb_csv_folder(self.data_dir)
+            rows = _csv_rows(folder / f"openb_pod_list_{self.pod_list}.csv")
+            self._rows = tuple(
+                TracePodRow(
+                    pod=trace_pod(row, index),
+                    creation_seconds=_seconds(row.get("creation_time")) or 0,
+                    deletion_seconds=_seconds(row.get("deletion_time")),
+                    scheduled_seconds=_seconds(row.get("scheduled_time")),
+                )
+                for index, row in enumerate(rows)
+            )
+        return self._rows
+
+    def at(self, trace_seconds: float) -> Cluster:
+        """The model at trace time t (seconds since the trace start)."""
+        alive = [
+            r
+            for r in self.rows()
+            if r.creation_seconds <= trace_seconds
+            and (r.deletion_seconds is None or trace_seconds < r.deletion_seconds)
+        ]
+        running = [
+            r.pod
+            for r in alive
+            if r.scheduled_seconds is not None and r.scheduled_seconds <= trace_seconds
+        ]
+        waiting = [
+            r.pod
+            for r in alive
+            if r.scheduled_seconds is None or r.scheduled_seconds > trace_seconds
+        ]
+        nodes = self.nodes()
+        reserved = set(self.reserved_nodes)
+        bound, unplaced = bind_first_fit(running, [n for n in nodes if n.name not in reserved])
+        gang_pods = tuple(p for g in self.gangs for p in g.pods())
+        return Cluster(
+            name=self.cluster_name,
+            nodes=nodes,
+            pods=(*bound, *unplaced, *waiting, *gang_pods),
+            gangs=tuple(g.gang() for g in self.gangs),
+        )
+
+
+def bind_first_fit(pods: Iterable[Pod], nodes: Iterable[Node]) -> tuple[list[Pod], list[Pod]]:
+    """Bind pods in order to the first node with room (cpu, memory, GPU model and milli).
+
+    Shares go to the fullest GPU that still fits them; whole GPUs need free
+    GPUs. Pods no node can hold stay unbound (returned second).
+    """
+    free = [_FreeNode(node) for node in nodes]
+    bound: list[Pod] = []
+    unplaced: list[Pod] = []
+    for pod in pods:
+        target = next((f for f in free if f.fits(pod)), None)
+        if target is None:
+            unplaced.append(pod)
+            continue
+        target.take(pod)
+        bound.append(replace(pod, node_name=target.node.name))
+    return bound, unplaced
+
+
+class _FreeNode:
+    __slots__ = ("node", "cpu_milli", "memory_bytes", "pods", "gpu_milli")
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
+        self.cpu_milli = node.allocatable.cpu_milli
+        self.memory_bytes = node.allocatable.memory_bytes
+        self.pods = node.allocatable.pods or 110
+        self.gpu_milli = [WHOLE_GPU_MILLI] * node.gpu_count
+
+    def fits(self, pod: Pod) -> bool:
+        requests = pod.requests
+        if requests.cpu_milli > self.cpu_milli or requests.memory_bytes > self.memory_bytes:
+            return False
+        if self.pods < 1:
+            return False
+        request = pod.gpu
+        if request is None:
+            return True
+        model = self.node.gpus[0].model if self.node.gpus else None
+        if request.models and model not in request.models:
+            return False
+        if request.is_share:
+            return any(m >= request.milli_per_gpu for m in self.gpu_milli)
+        return sum(1 for m in self.gpu_milli if m == WHOLE_GPU_MILLI) >= request.count
+
+    def take(self, pod: Pod) -> None:
+        self.cpu_milli -= pod.requests.cpu_milli
+        self.memory_bytes -= pod.requests.memory_bytes
+        self.pods -= 1
+        request = pod.gpu
+        if request is None:
+            return
+        if request.is_share:
+            fitting = [i for i, m in enumerate(self.gpu_milli) if m >= request.milli_per_gpu]
+            index = min(fitting, key=lambda i: (self.gpu_milli[i], i))
+            self.gpu_milli[index] -= request.milli_per_gpu
+            return
+        taken = 0
+        for index, milli in enumerate(self.gpu_milli):
+            if milli == WHOLE_GPU_MILLI and taken < request.count:
+                self.gpu_milli[index] = 0
+                taken += 1
+
+
+def _openb_csv_folder(data_dir: Path) -> Path:
+    return data_dir / "csv" if (data_dir / "csv").is_dir() else data_dir
+
+
+def _csv_rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def _seconds(text: str | None) -> int | None:
+    text = (text or "").strip()
+    return int(float(text)) if text else None
+
+
+# --- from a cluster's stored settings -------------------------------------------------------------
+
+
+def source_from_settings(
+    kind: str,
+    settings: Mapping[str, Any],
+    *,
+    cluster_name: str,
+    data_dir: Path,
+    max_bytes: int,
+    max_objects: int,
+) -> Source:
+    """Build the source a Cluster row describes (``source_kind`` + ``source_settings``)."""
+    if kind == "files":
+        return FilesSource(settings["path"], max_bytes=max_bytes, max_objects=max_objects)
+    if kind == "kube":
+        api = api_client_from(
+            kubeconfig=settings.get("kubeconfig"),
+            context=settings.get("context"),
+            in_cluster=bool(settings.get("in_cluster")),
+        )
+        return KubeSource(
+            api, request_timeout_seconds=float(settings.get("request_timeout_seconds", 30))
+        )
+    if kind == "replay":
+        return ReplaySource(
+            data_dir=Path(settings.get("data_dir") or data_dir),
+            cluster_name=cluster_name,
+            origin=datetime.fromisoformat(settings["origin"]),
+            pod_list=settings.get("pod_list", "default"),
+            speed=float(settings.get("speed", 600.0)),
+            start_seconds=float(settings.get("start_seconds", 0.0)),
+            zones=int(settings.get("zones", 2)),
+            blocks_per_zone=int(settings.get("blocks_per_zone", 3)),
+            racks_per_block=int(settings.get("racks_per_block", 4)),
+            seed=int(settings.get("seed", 0)),
+            reserved_nodes=tuple(settings.get("reserved_nodes") or ()),
+            gangs=tuple(GangSpec.from_json(g) for g in settings.get("gangs") or ()),
+        )
+    raise ValueError(f"unknown source kind {kind!r}")
