@@ -1,0 +1,26 @@
+# capacityweb image: one image for web (daphne), worker and beat; compose picks the command.
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1
+
+WORKDIR /app
+RUN useradd --create-home --uid 1000 capacityweb
+
+COPY pyproject.toml README.md ./
+COPY capacityweb ./capacityweb
+COPY topology ./topology
+COPY reservations ./reservations
+COPY recommender ./recommender
+RUN pip install .
+
+COPY manage.py ./
+COPY templates ./templates
+COPY static ./static
+RUN mkdir -p var && DEBUG=true python manage.py collectstatic --noinput \
+    && chown -R capacityweb:capacityweb /app/var
+
+USER capacityweb
+EXPOSE 8000
+CMD ["daphne", "--bind", "0.0.0.0", "--port", "8000", "capacityweb.asgi:application"]
