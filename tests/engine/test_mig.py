@@ -1,0 +1,103 @@
+"""MIG profile math: which mixes of instances coexist on one GPU."""
+
+import pytest
+
+from topology.mig import (
+    A100_40GB,
+    A100_80GB,
+    H100_80GB,
+    fits,
+    max_instances,
+    mig_model,
+    partitionable_gpu,
+)
+
+
+@pytest.mark.parametrize(
+    ("model", "profiles"),
+    [
+        (A100_40GB, ["1g.5gb"] * 7),
+        (A100_40GB, ["4g.20gb", "3g.20gb"]),
+        (A100_40GB, ["3g.20gb", "3g.20gb"]),
+        (A100_40GB, ["4g.20gb", "2g.10gb", "1g.5gb"]),
+        (A100_40GB, ["3g.20gb", "2g.10gb", "2g.10gb"]),
+        (A100_40GB, ["2g.10gb"] * 3 + ["1g.5gb"]),
+        (A100_40GB, ["1g.10gb"] * 4),
+        (A100_40GB, ["7g.40gb"]),
+        (A100_80GB, ["1g.10gb"] * 7),
+        (H100_80GB, ["4g.40gb", "3g.40gb"]),
+        (H100_80GB, ["1g.20gb", "1g.20gb", "3g.40gb"]),
+    ],
+)
+def test_it_accepts_mixes_the_mig_guide_allows(model, profiles):
+    assert fits(model, profiles)
+
+
+@pytest.mark.parametrize(
+    ("model", "profiles"),
+    [
+        (A100_40GB, ["1g.5gb"] * 8),
+        (A100_40GB, ["4g.20gb", "4g.20gb"]),
+        (A100_40GB, ["3g.20gb", "3g.20gb", "1g.5gb"]),
+        (A100_40GB, ["7g.40gb", "1g.5gb"]),
+        (A100_40GB, ["1g.10gb"] * 5),
+        (A100_40GB, ["2g.10gb"] * 4),
+        (A100_40GB, ["4g.20gb", "2g.10gb", "2g.10gb"]),
+        (H100_80GB, ["4g.40gb", "4g.40gb"]),
+    ],
+)
+def test_it_refuses_mixes_the_counters_cannot_hold(model, profiles):
+    assert not fits(model, profiles)
+
+
+def test_it_refuses_a_3g_with_a_1g10gb_pair_that_overlaps_memory_slices():
+    # 3g at slice 0 or 4 leaves 4 slices: two 1g.10gb fit, a 2g.10gb more does not
+    assert fits(A100_40GB, ["3g.20gb", "1g.10gb", "1g.10gb"])
+    assert not fits(A100_40GB, ["3g.20gb", "1g.10gb", "1g.10gb", "2g.10gb"])
+
+
+def test_it_rejects_profiles_of_another_model():
+    with pytest.raises(ValueError, match="does not exist"):
+        fits(A100_40GB, ["1g.20gb"])
+
+
+@pytest.mark.parametrize(
+    ("product", "expected"),
+    [
+        ("A100-SXM4-40GB", A100_40GB),
+        ("NVIDIA-A100-SXM4-80GB", A100_80GB),
+        ("NVIDIA-H100-80GB-HBM3", H100_80GB),
+        ("Tesla-T4", None),
+        ("NVIDIA-H100-NVL", None),
+    ],
+)
+def test_it_maps_product_names_to_mig_tables(product, expected):
+    assert mig_model(product) == expected
+
+
+def test_it_counts_max_instances_per_profile():
+    assert [max_instances(A100_40GB, p) for p in ("1g.5gb", "1g.10gb", "2g.10gb", "3g.20gb")] == [
+        7, 4, 3, 2,
+    ]  # fmt: skip
+
+
+def test_it_builds_one_partition_device_per_placement():
+    counters, devices = partitionable_gpu("gpu-0", "A100-SXM4-40GB")
+    assert len(devices) == 7 + 4 + 3 + 2 + 1 + 1
+    assert counters.counters["compute"] == 7
+    assert {d.profile for d in devices} == {
+        "1g.5gb", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb",
+    }  # fmt: skip
+    three = next(d for d in devices if d.name == "gpu-0-mig-3g.20gb-4")
+    assert three.consumes[0].counters == {
+        "memory-slice-4": 1, "memory-slice-5": 1, "memory-slice-6": 1, "memory-slice-7": 1,
+        "compute": 3,
+    }  # fmt: skip
+    assert all(d.gpu == "gpu-0" and d.capacity == {"gpu_milli": 1000} for d in devices)
+
+
+def test_it_gives_partitions_their_share_of_gpu_memory():
+    _, devices = partitionable_gpu("g", "H100-80GB")
+    memory = {d.profile: d.memory_bytes for d in devices}
+    assert memory["1g.10gb"] == 10 * 2**30
+    assert memory["7g.80gb"] == 80 * 2**30

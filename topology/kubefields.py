@@ -1,0 +1,136 @@
+"""Typed, error-naming access to fields of a Kubernetes object dict.
+
+Pure. Every parser in ``topology.kube`` reads through an ``ObjectContext``
+so a wrong type or a missing field becomes a ModelError naming source,
+``Kind/ns/name`` and the dotted field path — never a KeyError or a silent
+default.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from fractions import Fraction
+from typing import Any, NoReturn
+
+from topology.hardware import ModelError
+from topology.quantity import parse_quantity
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectContext:
+    source: str
+    object: str  # Kind/ns/name or Kind/name
+
+    def fail(self, field: str, reason: str) -> NoReturn:
+        raise ModelError(self.source, self.object, field, reason)
+
+    def mapping(self, value: Any, field: str) -> dict[str, Any]:
+        """A mapping field; absent (None) reads as empty."""
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            self.fail(field, f"must be an object, got {type_name(value)}")
+        return value
+
+    def sequence(self, value: Any, field: str) -> list[Any]:
+        """A list field; absent (None) reads as empty."""
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            self.fail(field, f"must be a list, got {type_name(value)}")
+        return value
+
+    def items(self, value: Any, field: str) -> list[tuple[str, dict[str, Any]]]:
+        """``(field path, element)`` for a list of objects."""
+        out = []
+        for index, element in enumerate(self.sequence(value, field)):
+            path = f"{field}[{index}]"
+            out.append((path, self.mapping(element, path)))
+        return out
+
+    def text(self, value: Any, field: str, *, required: bool = False) -> str:
+        if value is None or value == "":
+            if required:
+                self.fail(field, "required")
+            return ""
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            self.fail(field, f"must be a string, got {type_name(value)}")
+        return value if isinstance(value, str) else str(value)
+
+    def integer(
+        self, value: Any, field: str, *, default: int = 0, minimum: int | None = None
+    ) -> int:
+        if value is None:
+            return default
+        if isinstance(value, bool):
+            self.fail(field, "must be an integer, got bool")
+        if isinstance(value, str) and value.strip().lstrip("+-").isdigit() and len(value) < 19:
+            value = int(value)
+        if not isinstance(value, int):
+            self.fail(field, f"must be an integer, got {value!r}")
+        if minimum is not None and value < minimum:
+            self.fail(field, f"must be >= {minimum}, got {value}")
+        return value
+
+    def number(
+        self, value: Any, field: str, *, default: float = 0.0, minimum: float = 0.0
+    ) -> float:
+        if value is None:
+            return default
+        if isinstance(value, str):
+            try:
+                value = float(value)
+            except ValueError:
+                self.fail(field, f"must be a number, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+            self.fail(field, f"must be a number, got {value!r}")
+        if value < minimum or value in (float("inf"), float("-inf")):
+            self.fail(field, f"must be a finite number >= {minimum:g}, got {value!r}")
+        return float(value)
+
+    def boolean(self, value: Any, field: str) -> bool:
+        if value is None:
+            return False
+        if not isinstance(value, bool):
+            self.fail(field, f"must be true or false, got {value!r}")
+        return value
+
+    def quantity(self, value: Any, field: str) -> Fraction:
+        try:
+            return parse_quantity(value)
+        except ValueError as error:
+            self.fail(field, str(error))
+
+    def labels(self, value: Any, field: str) -> dict[str, str]:
+        """A string map (labels, nodeSelector); scalar values read as their text."""
+        out = {}
+        for key, item in self.mapping(value, field).items():
+            if not isinstance(key, str) or not key:
+                self.fail(field, f"keys must be non-empty strings, got {key!r}")
+            if isinstance(item, bool):
+                item = "true" if item else "false"
+            out[key] = self.text(item, f"{field}.{key}")
+        return out
+
+    def timestamp(self, value: Any, field: str) -> datetime | None:
+        """An RFC 3339 time (``2026-12-01T00:00:00Z``), timezone-aware (UTC if none)."""
+        if value is None or value == "":
+            return None
+        if isinstance(value, datetime):
+            moment = value
+        else:
+            try:
+                moment = datetime.fromisoformat(self.text(value, field))
+            except ValueError:
+                self.fail(field, f"not an RFC 3339 time: {value!r}")
+        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def type_name(value: Any) -> str:
+    names = {dict: "object", list: "list", str: "string", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
+
+
+def object_label(kind: str, namespace: str, name: str) -> str:
+    return f"{kind}/{namespace}/{name}" if namespace else f"{kind}/{name}"
