@@ -69,3 +69,16 @@ class NodeGroup(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class IngestLock(models.Model):
+    """At most one ingest per cluster: a row that expires, so a killed worker cannot wedge it."""
+
+    cluster = models.OneToOneField(
+        Cluster, on_delete=models.CASCADE, primary_key=True, related_name="ingest_lock"
+    )
+    token = models.CharField(max_length=64)
+    expires_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"ingest lock of {self.cluster_id} until {self.expires_at:%H:%M:%S}"

@@ -1,0 +1,50 @@
+"""Writes of the recommender: one stored Evaluation per snapshot, with its rows.
+
+``store_evaluation`` is idempotent: it locks the snapshot row, replaces the
+evaluation's child rows in one transaction, so running it twice for the same
+snapshot (a redelivered task) leaves exactly the rows one run leaves.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from recommender import adapters
+from recommender.engine.evaluate import evaluate
+from recommender.models import Evaluation, Recommendation, WorkloadVerdict
+from reservations.adapters import idle_samples
+from reservations.models import IdleSample, Reservation
+from topology.adapters import cluster_from_snapshot
+from topology.models import Snapshot
+
+
+def store_evaluation(*, snapshot: Snapshot) -> Evaluation:
+    """Run the engine on the snapshot and store its result, replacing any earlier one."""
+    model = cluster_from_snapshot(snapshot)
+    result = evaluate(model, at=snapshot.taken_at).to_json()
+    with transaction.atomic():
+        Snapshot.objects.select_for_update().filter(pk=snapshot.pk).first()
+        evaluation, _created = Evaluation.objects.update_or_create(
+            snapshot=snapshot,
+            defaults={
+                "cluster_id": snapshot.cluster_id,
+                "taken_at": snapshot.taken_at,
+                "result": result,
+                **adapters.evaluation_figures(result),
+            },
+        )
+        Recommendation.objects.filter(evaluation=evaluation).delete()
+        WorkloadVerdict.objects.filter(evaluation=evaluation).delete()
+        IdleSample.objects.filter(evaluation=evaluation).delete()
+        Recommendation.objects.bulk_create(adapters.recommendations(evaluation, result))
+        WorkloadVerdict.objects.bulk_create(adapters.verdicts(evaluation, result), batch_size=1000)
+        IdleSample.objects.bulk_create(
+            idle_samples(
+                rows=Reservation.objects.filter(cluster_id=snapshot.cluster_id),
+                idle_reservations=result.get("idleReservations") or [],
+                cluster=model,
+                evaluation_id=evaluation.pk,
+                taken_at=snapshot.taken_at,
+            )
+        )
+    return evaluation

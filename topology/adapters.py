@@ -1,0 +1,96 @@
+"""ORM ⇄ engine for the topology app: the only place rows become hardware dataclasses.
+
+Stored NodeGroup rows become ``capacityweb.io/v1alpha1`` objects and go
+through ``kube.parse_objects`` like any other input, so admin edits and YAML
+files are validated by the same parser.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from topology import hardware, kube, serialize
+from topology.models import Cluster, NodeGroup, Snapshot
+
+PROJECT_API_VERSION = "capacityweb.io/v1alpha1"
+STORED_SOURCE = "stored"
+
+
+def cluster_from_snapshot(snapshot: Snapshot) -> hardware.Cluster:
+    return serialize.cluster_from_json(snapshot.model_json)
+
+
+def topology_of(cluster: Cluster) -> hardware.Topology | None:
+    """The cluster's configured levels, or None to keep what the source said."""
+    if not cluster.topology_levels:
+        return None
+    return hardware.Topology(
+        tuple(
+            hardware.TopologyLevel(
+                key=str(level["key"]), name=str(level.get("name") or level["key"])
+            )
+            for level in cluster.topology_levels
+        )
+    )
+
+
+def node_group_object(row: NodeGroup) -> dict[str, Any]:
+    spec = {
+        **row.spec,
+        "pricePerNodeHour": row.price_per_node_hour,
+        "minSize": row.min_size,
+        "maxSize": row.max_size,
+    }
+    return {
+        "apiVersion": PROJECT_API_VERSION,
+        "kind": "NodeGroup",
+        "metadata": {"name": row.name},
+        "spec": spec,
+    }
+
+
+def node_group_row_fields(obj: dict[str, Any]) -> dict[str, Any]:
+    """Column values for a NodeGroup row from a NodeGroup object (YAML/JSON)."""
+    spec = dict(obj.get("spec") or {})
+    return {
+        "spec": spec,
+        "price_per_node_hour": float(spec.get("pricePerNodeHour") or 0.0),
+        "min_size": int(spec.get("minSize") or 0),
+        "max_size": int(spec.get("maxSize") or 0),
+    }
+
+
+def with_stored_configuration(
+    model: hardware.Cluster,
+    *,
+    cluster: Cluster,
+    stored_objects: Sequence[dict[str, Any]],
+) -> tuple[hardware.Cluster, tuple[hardware.ModelError, ...]]:
+    """The source's model plus the node groups and reservations kept in the database.
+
+    Stored ones replace source ones of the same name; the cluster's configured
+    topology levels, when set, replace the source's.
+    """
+    parsed = kube.parse_objects(
+        ((STORED_SOURCE, obj) for obj in stored_objects), cluster_name=cluster.name
+    )
+    stored = parsed.cluster
+    node_groups = _merged(model.node_groups, stored.node_groups)
+    reservations = _merged(model.reservations, stored.reservations)
+    topology = topology_of(cluster) or model.topology
+    merged = replace(
+        model,
+        name=cluster.name,
+        topology=topology,
+        node_groups=node_groups,
+        reservations=reservations,
+    )
+    return merged, parsed.errors
+
+
+def _merged(source: Iterable[Any], stored: Iterable[Any]) -> tuple[Any, ...]:
+    by_name = {item.name: item for item in source}
+    by_name.update({item.name: item for item in stored})
+    return tuple(by_name[name] for name in sorted(by_name))

@@ -1,0 +1,49 @@
+"""Ingest tasks (thin): take the cluster's lock, call the service, schedule the evaluation.
+
+The lock is an expiring row (``IngestLock``), so only one ingest per cluster
+runs and a killed worker's lock lapses by itself. ``acks_late``: a task whose
+worker dies mid-ingest is redelivered; the snapshot's content hash makes the
+rerun a no-op if the first run had committed.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from celery import shared_task
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from topology import services
+from topology.models import Cluster
+
+
+@shared_task(name="topology.tasks.ingest_cluster", acks_late=True)
+def ingest_cluster(
+    cluster_id: int, lock_seconds: int = services.DEFAULT_LOCK_SECONDS
+) -> int | None:
+    """Ingest one cluster now; the new snapshot's id, or None (unchanged, disabled or locked)."""
+    from recommender.tasks import evaluate_snapshot
+
+    cluster = Cluster.objects.filter(pk=cluster_id, enabled=True).first()
+    if cluster is None:
+        return None
+    token = services.acquire_ingest_lock(cluster_id=cluster_id, lock_seconds=lock_seconds)
+    if token is None:
+        return None
+    try:
+        with transaction.atomic():
+            snapshot = services.ingest_from_source(cluster=cluster, now=timezone.now())
+            if snapshot is not None:
+                transaction.on_commit(partial(evaluate_snapshot.delay, snapshot.pk))
+    finally:
+        services.release_ingest_lock(cluster_id=cluster_id, token=token)
+    return snapshot.pk if snapshot is not None else None
+
+
+@shared_task(name="topology.tasks.delete_old_snapshots")
+def delete_old_snapshots() -> int:
+    return services.delete_old_snapshots(
+        now=timezone.now(), retention_days=settings.SNAPSHOT_RETENTION_DAYS
+    )
