@@ -1,0 +1,34 @@
+"""Beat-driven digest tasks. Thin: find what is due, send each through reservations.digest.
+
+``send_due_digests`` runs every 15 minutes (a django-celery-beat PeriodicTask
+made by migration ``reservations.0002_digest_schedule``) and enqueues one
+``send_digest`` per subscription whose latest period has no delivery yet.
+Running it twice, or redelivering ``send_digest`` after a worker died, sends
+nothing twice: the delivery claim in ``reservations.digest.send_digest`` decides.
+"""
+
+from datetime import UTC, datetime
+
+from celery import shared_task
+
+from reservations import digest
+
+SEND_DUE_DIGESTS_TASK = "reservations.tasks.send_due_digests"
+
+
+@shared_task(name=SEND_DUE_DIGESTS_TASK)
+def send_due_digests() -> int:
+    """Enqueue the digest of every subscription that is due; returns how many."""
+    due = digest.due_subscriptions(now=datetime.now(UTC))
+    for subscription_id, period_start in due:
+        send_digest.delay(subscription_id, period_start.isoformat())
+    return len(due)
+
+
+@shared_task(name="reservations.tasks.send_digest")
+def send_digest(subscription_id: int, period_start: str) -> str:
+    """Send one subscription's digest for the period starting at ``period_start`` (ISO 8601)."""
+    outcome = digest.send_digest(
+        subscription_id=subscription_id, period_start=datetime.fromisoformat(period_start)
+    )
+    return outcome.status

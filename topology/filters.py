@@ -1,0 +1,68 @@
+"""FilterSets for clusters, snapshots, node groups and nodes: the page filters and the
+API query parameters are these same classes (STYLE.md §4)."""
+
+from typing import Any
+
+import django_filters
+from django.db.models import QuerySet
+
+from topology.models import Cluster, NodeGroup, Snapshot
+
+
+class TakenAtRangeFilterSet(django_filters.FilterSet):
+    """``taken_after`` (inclusive) and ``taken_before`` (exclusive) on ``taken_at``."""
+
+    taken_after = django_filters.IsoDateTimeFilter(field_name="taken_at", lookup_expr="gte")
+    taken_before = django_filters.IsoDateTimeFilter(field_name="taken_at", lookup_expr="lt")
+
+
+class ClusterFilterSet(django_filters.FilterSet):
+    name = django_filters.CharFilter(lookup_expr="icontains")
+
+    class Meta:
+        model = Cluster
+        fields = ["name", "source_kind", "enabled"]
+
+
+class SnapshotFilterSet(TakenAtRangeFilterSet):
+    class Meta:
+        model = Snapshot
+        fields = ["cluster", "taken_after", "taken_before"]
+
+
+class NodeGroupFilterSet(django_filters.FilterSet):
+    name = django_filters.CharFilter(lookup_expr="icontains")
+
+    class Meta:
+        model = NodeGroup
+        fields = ["cluster", "name"]
+
+
+def _keep(queryset: QuerySet[Any], name: str, value: Any) -> QuerySet[Any]:
+    """Node-level filters narrow the heatmap cells in Python, not the snapshot rows."""
+    return queryset
+
+
+class NodeFilterSet(django_filters.FilterSet):
+    """Which cluster's nodes (its latest snapshot) and which of them.
+
+    ``cluster`` picks the snapshot rows; ``node_group``, ``gpu_model`` and
+    ``zone`` are read from ``form.cleaned_data`` by the caller and applied to
+    the nodes of the latest evaluation (``node_matches``).
+    """
+
+    cluster = django_filters.ModelChoiceFilter(queryset=Cluster.objects.all())
+    node_group = django_filters.CharFilter(method=_keep)
+    gpu_model = django_filters.CharFilter(method=_keep)
+    zone = django_filters.CharFilter(method=_keep)
+
+    class Meta:
+        model = Snapshot
+        fields = ["cluster", "node_group", "gpu_model", "zone"]
+
+    def node_matches(self, node: dict[str, Any]) -> bool:
+        data = self.form.cleaned_data
+        return all(
+            not data.get(key) or node.get(key) == data[key]
+            for key in ("node_group", "gpu_model", "zone")
+        )
