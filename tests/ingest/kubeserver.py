@@ -1,0 +1,308 @@
+"""A small Kubernetes list/watch API server on 127.0.0.1 for driving the real client.
+
+It keeps objects per resource path with one cluster-wide resourceVersion
+counter (as etcd does), answers paginated lists and chunked watch streams
+(``ADDED``/``MODIFIED``/``DELETED``, ``BOOKMARK``, ``ERROR`` 410), and can be
+told to misbehave: answer 410 mid-watch, drop the connection, stall, fail.
+It runs aiohttp in a thread of its own; tests call its methods from theirs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import threading
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+RESOURCE_PATHS: dict[str, tuple[str, str]] = {
+    "Node": ("/api/v1/nodes", "v1"),
+    "Pod": ("/api/v1/pods", "v1"),
+    "ResourceSlice": ("/apis/resource.k8s.io/v1/resourceslices", "resource.k8s.io/v1"),
+    "ResourceClaim": ("/apis/resource.k8s.io/v1/resourceclaims", "resource.k8s.io/v1"),
+    "DeviceClass": ("/apis/resource.k8s.io/v1/deviceclasses", "resource.k8s.io/v1"),
+    "PodGroup": (
+        "/apis/scheduling.x-k8s.io/v1alpha1/podgroups",
+        "scheduling.x-k8s.io/v1alpha1",
+    ),
+}
+
+
+@dataclass
+class Misbehaviour:
+    """What the next watch of a kind does after ``after_events`` events."""
+
+    action: str  # "gone" | "drop"
+    after_events: int
+
+
+@dataclass
+class Resource:
+    kind: str
+    items: dict[str, dict[str, Any]] = field(default_factory=dict)
+    log: list[tuple[int, str, dict[str, Any]]] = field(default_factory=list)
+    compacted_before: int = 0  # watches from an older resourceVersion get 410
+    misbehaviours: list[Misbehaviour] = field(default_factory=list)
+
+
+class KubeServer:
+    def __init__(self) -> None:
+        self.resources = {kind: Resource(kind) for kind in RESOURCE_PATHS}
+        self.unserved: set[str] = set()
+        self.resource_version = 1
+        self.requests: list[tuple[str, str, dict[str, str]]] = []
+        self.stall_seconds = 0.0
+        self.fail_next: list[int] = []
+        self.bookmark_every_seconds = 0.2
+        self.port = 0
+        self._loop = asyncio.new_event_loop()
+        self._changed: asyncio.Condition | None = None
+        self._runner: web.AppRunner | None = None
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+
+    # lifecycle
+
+    def start(self) -> KubeServer:
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(10)
+        return self
+
+    async def _start(self) -> None:
+        self._changed = asyncio.Condition()
+        app = web.Application()
+        for kind, (path, _api_version) in RESOURCE_PATHS.items():
+            app.router.add_get(path, self._handler(kind))
+        app.router.add_route("*", "/{tail:.*}", self._not_found)
+        self._runner = web.AppRunner(app, handle_signals=False, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    def stop(self) -> None:
+        if self._runner is not None:
+            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def kubeconfig(self, path: Path) -> Path:
+        """A kubeconfig file pointing at this server (the client's own loader reads it)."""
+        path.write_text(
+            json.dumps(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Config",
+                    "clusters": [{"name": "local", "cluster": {"server": self.url}}],
+                    "users": [{"name": "reader", "user": {"token": "read-only"}}],
+                    "contexts": [
+                        {"name": "local", "context": {"cluster": "local", "user": "reader"}}
+                    ],
+                    "current-context": "local",
+                }
+            )
+        )
+        return path
+
+    # changes, from the test's thread
+
+    def _call(self, function: Any, *args: Any) -> Any:
+        async def run() -> Any:
+            result = function(*args)
+            assert self._changed is not None
+            async with self._changed:
+                self._changed.notify_all()
+            return result
+
+        return asyncio.run_coroutine_threadsafe(run(), self._loop).result(10)
+
+    def put(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """Create or replace an object (ADDED or MODIFIED); returns the stored copy."""
+        return self._call(self._put, obj)
+
+    def put_many(self, objects: Iterable[dict[str, Any]]) -> None:
+        self._call(lambda items: [self._put(o) for o in items], list(objects))
+
+    def delete(self, kind: str, name: str, namespace: str = "") -> None:
+        self._call(self._delete, kind, name, namespace)
+
+    def compact(self) -> None:
+        """Forget the event log: watches from any earlier resourceVersion get 410 Gone."""
+        self._call(self._compact)
+
+    def misbehave(self, kind: str, action: str, after_events: int) -> None:
+        self.resources[kind].misbehaviours.append(Misbehaviour(action, after_events))
+
+    def _put(self, obj: dict[str, Any]) -> dict[str, Any]:
+        obj = copy.deepcopy(obj)
+        kind = obj["kind"]
+        obj["apiVersion"] = RESOURCE_PATHS[kind][1]  # served at this version, as a server converts
+        resource = self.resources[kind]
+        metadata = obj.setdefault("metadata", {})
+        key = _key(obj)
+        existing = resource.items.get(key)
+        metadata["uid"] = (existing or {}).get("metadata", {}).get("uid") or str(
+            uuid.uuid5(uuid.NAMESPACE_URL, f"{kind}/{key}")
+        )
+        self.resource_version += 1
+        metadata["resourceVersion"] = str(self.resource_version)
+        resource.items[key] = obj
+        resource.log.append((self.resource_version, "MODIFIED" if existing else "ADDED", obj))
+        return obj
+
+    def _delete(self, kind: str, name: str, namespace: str) -> None:
+        resource = self.resources[kind]
+        obj = resource.items.pop(f"{namespace}/{name}")
+        self.resource_version += 1
+        obj = {
+            **obj,
+            "metadata": {**obj["metadata"], "resourceVersion": str(self.resource_version)},
+        }
+        resource.log.append((self.resource_version, "DELETED", obj))
+
+    def _compact(self) -> None:
+        for resource in self.resources.values():
+            resource.log.clear()
+            resource.compacted_before = self.resource_version
+
+    def state(self, kind: str) -> dict[str, dict[str, Any]]:
+        """The server's objects of a kind by uid (what a correct client store equals)."""
+        return {o["metadata"]["uid"]: o for o in self.resources[kind].items.values()}
+
+    # HTTP
+
+    async def _not_found(self, request: web.Request) -> web.Response:
+        self.requests.append((request.method, request.path, dict(request.query)))
+        return _status(404, "NotFound", f"the server could not find {request.path}")
+
+    def _handler(self, kind: str) -> Any:
+        async def handle(request: web.Request) -> web.StreamResponse:
+            self.requests.append((request.method, request.path, dict(request.query)))
+            if kind in self.unserved:
+                return _status(404, "NotFound", f"{kind} is not served")
+            if self.stall_seconds:
+                await asyncio.sleep(self.stall_seconds)
+            if self.fail_next:
+                return _status(self.fail_next.pop(0), "InternalError", "scripted failure")
+            if request.query.get("watch", "").lower() in ("true", "1"):
+                return await self._watch(kind, request)
+            return self._list(kind, request)
+
+        return handle
+
+    def _list(self, kind: str, request: web.Request) -> web.Response:
+        items = [self.resources[kind].items[k] for k in sorted(self.resources[kind].items)]
+        limit = int(request.query.get("limit") or 0) or len(items) or 1
+        offset = int(request.query.get("continue") or 0)
+        page = items[offset : offset + limit]
+        metadata: dict[str, Any] = {"resourceVersion": str(self.resource_version)}
+        if offset + limit < len(items):
+            metadata["continue"] = str(offset + limit)
+        _path, api_version = RESOURCE_PATHS[kind]
+        body = {"kind": f"{kind}List", "apiVersion": api_version, "metadata": metadata}
+        body["items"] = [_without_type(o) for o in page]
+        return web.json_response(body)
+
+    async def _watch(self, kind: str, request: web.Request) -> web.StreamResponse:
+        resource = self.resources[kind]
+        since = int(request.query.get("resourceVersion") or 0)
+        timeout_seconds = float(request.query.get("timeoutSeconds") or 30)
+        bookmarks = request.query.get("allowWatchBookmarks", "").lower() in ("true", "1")
+        response = web.StreamResponse(headers={"Content-Type": "application/json"})
+        response.enable_chunked_encoding()
+        await response.prepare(request)
+        if since < resource.compacted_before:
+            await _send(response, _gone_event())
+            return response
+        misbehaviour = resource.misbehaviours.pop(0) if resource.misbehaviours else None
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_seconds
+        sent = 0
+        assert self._changed is not None
+        while loop.time() < deadline:
+            pending = [entry for entry in resource.log if entry[0] > since]
+            for version, event_type, obj in pending:
+                if misbehaviour and sent >= misbehaviour.after_events:
+                    return await self._misbehave(misbehaviour, request, response)
+                await _send(response, {"type": event_type, "object": obj})
+                since = version
+                sent += 1
+            if misbehaviour and sent >= misbehaviour.after_events:
+                return await self._misbehave(misbehaviour, request, response)
+            async with self._changed:
+                try:
+                    wait = min(self.bookmark_every_seconds, max(deadline - loop.time(), 0))
+                    await asyncio.wait_for(self._changed.wait(), wait)
+                except TimeoutError:
+                    if bookmarks:
+                        since = max(since, self.resource_version)
+                        await _send(response, _bookmark(kind, since))
+        await response.write_eof()
+        return response
+
+    async def _misbehave(
+        self, misbehaviour: Misbehaviour, request: web.Request, response: web.StreamResponse
+    ) -> web.StreamResponse:
+        if misbehaviour.action == "gone":
+            self._compact()
+            await _send(response, _gone_event())
+            await response.write_eof()
+            return response
+        assert request.transport is not None
+        request.transport.abort()  # no terminating chunk: the client sees a broken stream
+        return response
+
+
+async def _send(response: web.StreamResponse, event: dict[str, Any]) -> None:
+    await response.write(json.dumps(event).encode() + b"\n")
+
+
+def _gone_event() -> dict[str, Any]:
+    return {
+        "type": "ERROR",
+        "object": {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "status": "Failure",
+            "message": "too old resource version",
+            "reason": "Expired",
+            "code": 410,
+        },
+    }
+
+
+def _bookmark(kind: str, version: int) -> dict[str, Any]:
+    _path, api_version = RESOURCE_PATHS[kind]
+    return {
+        "type": "BOOKMARK",
+        "object": {
+            "kind": kind,
+            "apiVersion": api_version,
+            "metadata": {"resourceVersion": str(version)},
+        },
+    }
+
+
+def _status(code: int, reason: str, message: str) -> web.Response:
+    body = {"kind": "Status", "apiVersion": "v1", "status": "Failure"}
+    body.update({"message": message, "reason": reason, "code": code})
+    return web.json_response(body, status=code)
+
+
+def _key(obj: dict[str, Any]) -> str:
+    metadata = obj.get("metadata") or {}
+    return f"{metadata.get('namespace') or ''}/{metadata['name']}"
+
+
+def _without_type(obj: dict[str, Any]) -> dict[str, Any]:
+    """List items come without kind/apiVersion, as the API server sends them."""
+    return {k: v for k, v in obj.items() if k not in ("kind", "apiVersion")}
