@@ -1,23 +1,56 @@
 """The versioned REST API root, mounted at /api/v1/.
 
 Apps register their viewsets on the shared router from their own api.py,
-and capacityweb.urls imports those modules before including ``router.urls``:
+and this module imports those modules before building ``router.urls``:
 
     # topology/api.py
     from capacityweb.api_urls import router
     router.register("clusters", ClusterViewSet, basename="cluster")
 
-then add the module to API_MODULES below so it is imported at URL load time.
+The behaviour every viewset shares is here too: filter + ordering backends,
+page-number pagination with a bounded ``page_size``, and the ``writes``
+throttle on unsafe methods. ``auth-token/`` exchanges a username and password
+for the user's DRF token (``manage.py drf_create_token USER`` makes one too).
 """
 
 from importlib import import_module
 from importlib.util import find_spec
+from typing import Any
 
+from django.urls import path
+from django_filters.rest_framework import DjangoFilterBackend
+from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.filters import OrderingFilter
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.permissions import SAFE_METHODS
 from rest_framework.routers import DefaultRouter
 
 router = DefaultRouter()
 
 API_MODULES = ["topology.api", "reservations.api", "recommender.api"]
+FILTER_BACKENDS = [DjangoFilterBackend, OrderingFilter]
+
+
+class StandardPagination(PageNumberPagination):
+    """``?page=N``; ``?page_size=`` up to 500 (default from settings)."""
+
+    page_size_query_param = "page_size"
+    max_page_size = 500
+
+
+class WriteThrottleMixin:
+    """Unsafe methods (create, update, delete, actions) count against the ``writes`` rate."""
+
+    write_throttle_scope = "writes"
+
+    def get_throttles(self) -> list[Any]:
+        if self.request.method not in SAFE_METHODS:  # type: ignore[attr-defined]
+            self.throttle_scope = self.write_throttle_scope
+        return super().get_throttles()  # type: ignore[misc]
+
+
+class ThrottledObtainAuthToken(ObtainAuthToken):
+    throttle_scope = "writes"
 
 
 def register_app_viewsets() -> None:
@@ -28,4 +61,7 @@ def register_app_viewsets() -> None:
 
 
 register_app_viewsets()
-urlpatterns = router.urls
+urlpatterns = [
+    path("auth-token/", ThrottledObtainAuthToken.as_view(), name="api-auth-token"),
+    *router.urls,
+]

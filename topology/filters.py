@@ -6,6 +6,7 @@ from typing import Any
 import django_filters
 from django.db.models import QuerySet
 
+from recommender.models import Evaluation
 from topology.models import Cluster, NodeGroup, Snapshot
 
 
@@ -44,9 +45,9 @@ def _keep(queryset: QuerySet[Any], name: str, value: Any) -> QuerySet[Any]:
 
 
 class NodeFilterSet(django_filters.FilterSet):
-    """Which cluster's nodes (its latest snapshot) and which of them.
+    """Which cluster's nodes (its latest evaluation) and which of them.
 
-    ``cluster`` picks the snapshot rows; ``node_group``, ``gpu_model`` and
+    ``cluster`` picks the evaluation rows; ``node_group``, ``gpu_model`` and
     ``zone`` are read from ``form.cleaned_data`` by the caller and applied to
     the nodes of the latest evaluation (``node_matches``).
     """
@@ -57,7 +58,7 @@ class NodeFilterSet(django_filters.FilterSet):
     zone = django_filters.CharFilter(method=_keep)
 
     class Meta:
-        model = Snapshot
+        model = Evaluation
         fields = ["cluster", "node_group", "gpu_model", "zone"]
 
     def node_matches(self, node: dict[str, Any]) -> bool:

@@ -1,0 +1,144 @@
+"""REST API of the recommender: evaluations, recommendations, pending workloads (diagnosis).
+
+/api/v1/evaluations/            figures per evaluation; the full result on detail
+/api/v1/recommendations/        what to add (latest evaluation per cluster by default)
+/api/v1/pending-workloads/      per-workload verdict, reasons, naive vs joint
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers, viewsets
+
+from capacityweb.api_urls import FILTER_BACKENDS, StandardPagination, router
+from recommender.filters import (
+    EvaluationFilterSet,
+    RecommendationFilterSet,
+    WorkloadVerdictFilterSet,
+)
+from recommender.models import Evaluation, Recommendation, WorkloadVerdict
+
+EVALUATION_FIELDS = [
+    "id",
+    "cluster",
+    "snapshot",
+    "taken_at",
+    "created_at",
+    "gpus",
+    "gpus_allocated",
+    "gpus_idle_reserved",
+    "pending_count",
+    "naive_cost_per_hour",
+    "joint_cost_per_hour",
+    "stranded_cost_per_hour",
+]
+
+
+class EvaluationSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Evaluation
+        fields = EVALUATION_FIELDS
+
+
+class EvaluationDetailSerializer(serializers.ModelSerializer):
+    """With ``result``: the whole DESIGN.md evaluate() JSON (schemaVersion 1)."""
+
+    class Meta:
+        model = Evaluation
+        fields = [*EVALUATION_FIELDS, "result"]
+
+
+class EvaluationViewSet(viewsets.ReadOnlyModelViewSet):
+    queryset = Evaluation.objects.defer("result").order_by("-taken_at", "-id")
+    serializer_class = EvaluationSerializer
+    filterset_class = EvaluationFilterSet
+    filter_backends = FILTER_BACKENDS
+    pagination_class = StandardPagination
+    ordering_fields = ["taken_at", "stranded_cost_per_hour", "pending_count"]
+
+    def get_queryset(self) -> Any:
+        if self.action == "retrieve":
+            return Evaluation.objects.all()
+        return super().get_queryset()
+
+    def get_serializer_class(self) -> type[serializers.Serializer]:
+        if self.action == "retrieve":
+            return EvaluationDetailSerializer
+        return EvaluationSerializer
+
+
+class RecommendationSerializer(serializers.ModelSerializer):
+    cluster = serializers.IntegerField(source="evaluation.cluster_id", read_only=True)
+    taken_at = serializers.DateTimeField(source="evaluation.taken_at", read_only=True)
+
+    class Meta:
+        model = Recommendation
+        fields = [
+            "id",
+            "cluster",
+            "evaluation",
+            "taken_at",
+            "node_group",
+            "count",
+            "placement",
+            "cost_per_hour",
+            "workloads",
+            "yaml",
+        ]
+
+
+class RecommendationViewSet(viewsets.ReadOnlyModelViewSet):
+    queryset = (
+        Recommendation.objects.select_related("evaluation")
+        .defer("evaluation__result")
+        .order_by("-evaluation__taken_at", "id")
+    )
+    serializer_class = RecommendationSerializer
+    filterset_class = RecommendationFilterSet
+    filter_backends = FILTER_BACKENDS
+    pagination_class = StandardPagination
+    ordering_fields = ["cost_per_hour", "count", "node_group"]
+
+
+class WorkloadVerdictSerializer(serializers.ModelSerializer):
+    cluster = serializers.IntegerField(source="evaluation.cluster_id", read_only=True)
+    taken_at = serializers.DateTimeField(source="evaluation.taken_at", read_only=True)
+
+    class Meta:
+        model = WorkloadVerdict
+        fields = [
+            "id",
+            "cluster",
+            "evaluation",
+            "taken_at",
+            "workload",
+            "namespace",
+            "kind",
+            "verdict",
+            "gpus",
+            "reasons",
+            "disagreements",
+            "naive",
+            "joint",
+        ]
+
+
+class WorkloadVerdictViewSet(viewsets.ReadOnlyModelViewSet):
+    """Pending workloads with their diagnosis: why they wait and what would make them run."""
+
+    queryset = (
+        WorkloadVerdict.objects.select_related("evaluation")
+        .defer("evaluation__result")
+        .order_by("-evaluation__taken_at", "namespace", "workload")
+    )
+    serializer_class = WorkloadVerdictSerializer
+    filterset_class = WorkloadVerdictFilterSet
+    filter_backends = FILTER_BACKENDS
+    pagination_class = StandardPagination
+    ordering_fields = ["workload", "namespace", "gpus", "verdict"]
+
+
+router.register("evaluations", EvaluationViewSet, basename="evaluation")
+router.register("recommendations", RecommendationViewSet, basename="recommendation")
+router.register("pending-workloads", WorkloadVerdictViewSet, basename="pending-workload")

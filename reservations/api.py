@@ -1,0 +1,293 @@
+"""REST API of reservations: reservations, digest subscriptions, the two cost reports.
+
+    /api/v1/reservations/               CRUD; a user sees (and edits) only reservations
+                                        owned by their teams (``team-<namespace>`` groups);
+                                        staff see all. Others' are 404, never 403, so ids
+                                        leak nothing.
+    /api/v1/subscriptions/              CRUD of the user's own digest subscriptions;
+                                        POST <id>/test-email/ sends one now
+    /api/v1/reports/idle-reservations/  GPU-hours and $ of idle reserved GPUs, grouped
+    /api/v1/reports/waste/              naive vs joint $ and stranded $, per cluster
+
+Reports are aggregates, open to every authenticated user, throttled (``reports``)
+and served as JSON or CSV (``?format=csv`` / ``Accept: text/csv``).
+"""
+
+from __future__ import annotations
+
+import smtplib
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from django.core.validators import validate_email
+from django.utils import timezone
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.settings import api_settings
+
+from capacityweb.api_urls import (
+    FILTER_BACKENDS,
+    StandardPagination,
+    WriteThrottleMixin,
+    router,
+)
+from capacityweb.renderers import CSVRenderer
+from recommender.models import Evaluation
+from reservations import digest, selectors, services
+from reservations.filters import (
+    IdleReportFilterSet,
+    ReservationFilterSet,
+    SubscriptionFilterSet,
+    WasteReportFilterSet,
+)
+from reservations.models import IdleSample, Reservation, Subscription
+from reservations.teams import sees_all_teams, team_namespaces
+from topology.api import validate_project_object
+
+# --- reservations ---------------------------------------------------------------------
+
+
+class ReservationSerializer(serializers.ModelSerializer):
+    """``spec`` is the DESIGN.md Reservation spec; owners, price and window come from it."""
+
+    class Meta:
+        model = Reservation
+        fields = [
+            "id",
+            "cluster",
+            "name",
+            "spec",
+            "owner_namespaces",
+            "price_per_gpu_hour",
+            "start",
+            "end",
+        ]
+        read_only_fields = ["owner_namespaces", "price_per_gpu_hour", "start", "end"]
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        instance = self.instance
+        if instance is not None:
+            for field in ("cluster", "name"):
+                if field in attrs and attrs[field] != getattr(instance, field):
+                    raise serializers.ValidationError({field: ["cannot change; create a new one"]})
+        cluster = attrs.get("cluster") or instance.cluster
+        name = attrs.get("name") or instance.name
+        spec = attrs.get("spec", instance.spec if instance else None)
+        obj = validate_project_object("Reservation", name, spec, cluster_name=cluster.name)
+        owners = set((obj["spec"].get("owner") or {}).get("namespaces") or [])
+        user = self.context["request"].user
+        if not sees_all_teams(user) and not owners & team_namespaces(user):
+            raise serializers.ValidationError(
+                {"spec": [f"Reservation/{name}: spec.owner.namespaces: not one of your teams"]}
+            )
+        return {"cluster": cluster, "name": name, "spec": obj["spec"]}
+
+    def create(self, validated_data: dict[str, Any]) -> Reservation:
+        return services.save_reservation(**validated_data)
+
+    def update(self, instance: Reservation, validated_data: dict[str, Any]) -> Reservation:
+        return services.save_reservation(**validated_data, instance=instance)
+
+
+class ReservationViewSet(WriteThrottleMixin, viewsets.ModelViewSet):
+    serializer_class = ReservationSerializer
+    filterset_class = ReservationFilterSet
+    filter_backends = FILTER_BACKENDS
+    pagination_class = StandardPagination
+    ordering_fields = ["name", "price_per_gpu_hour", "start", "end"]
+    queryset = Reservation.objects.none()  # for the schema; rows come from get_queryset
+
+    def get_queryset(self) -> Any:
+        return selectors.visible_reservations(self.request.user).order_by("cluster__name", "name")
+
+
+# --- subscriptions ---------------------------------------------------------------------
+
+
+class SubscriptionSerializer(serializers.ModelSerializer):
+    hour = serializers.IntegerField(min_value=0, max_value=23, default=8)
+    weekday = serializers.IntegerField(min_value=0, max_value=6, default=0)
+    threshold_cost = serializers.FloatField(min_value=0.0, default=0.0)
+
+    class Meta:
+        model = Subscription
+        fields = [
+            "id",
+            "recipients",
+            "clusters",
+            "team",
+            "cadence",
+            "timezone",
+            "hour",
+            "weekday",
+            "threshold_cost",
+            "active",
+            "created_at",
+        ]
+        read_only_fields = ["created_at"]
+
+    def validate_recipients(self, value: str) -> str:
+        addresses = digest.parse_recipients(value)
+        if not addresses:
+            raise serializers.ValidationError("at least one email address")
+        for address in addresses:
+            try:
+                validate_email(address)
+            except Exception as error:
+                raise serializers.ValidationError(f"{address}: not an email address") from error
+        return "\n".join(addresses)
+
+    def validate_timezone(self, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError) as error:
+            raise serializers.ValidationError(f"{value!r}: unknown IANA time zone") from error
+        return value
+
+    def create(self, validated_data: dict[str, Any]) -> Subscription:
+        clusters = validated_data.pop("clusters", [])
+        user = self.context["request"].user
+        return services.save_subscription(user=user, fields=validated_data, clusters=clusters)
+
+    def update(self, instance: Subscription, validated_data: dict[str, Any]) -> Subscription:
+        clusters = validated_data.pop("clusters", None)
+        return services.save_subscription(
+            user=instance.user, fields=validated_data, clusters=clusters, instance=instance
+        )
+
+
+class SubscriptionViewSet(WriteThrottleMixin, viewsets.ModelViewSet):
+    """The user's own digest subscriptions; another user's are 404."""
+
+    serializer_class = SubscriptionSerializer
+    filterset_class = SubscriptionFilterSet
+    filter_backends = FILTER_BACKENDS
+    pagination_class = StandardPagination
+    ordering_fields = ["id", "cadence", "hour"]
+    queryset = Subscription.objects.none()  # for the schema; rows come from get_queryset
+
+    def get_queryset(self) -> Any:
+        return selectors.own_subscriptions(self.request.user).order_by("id")
+
+    @extend_schema(
+        request=None,
+        responses={
+            200: inline_serializer(
+                "TestEmailSent",
+                {"status": serializers.CharField(), "message_id": serializers.CharField()},
+            ),
+            503: inline_serializer("MailUnavailable", {"detail": serializers.CharField()}),
+        },
+    )
+    @action(detail=True, methods=["post"], url_path="test-email")
+    def test_email(self, request: Request, pk: str | None = None) -> Response:
+        """Send this subscription's digest for its latest period now, marked [test]."""
+        subscription = self.get_object()
+        try:
+            outcome = digest.send_test_email(subscription=subscription, now=timezone.now())
+        except (smtplib.SMTPException, OSError) as error:
+            return Response(
+                {"detail": f"mail server unavailable: {error}"},
+                status=status.HTTP_503_SERVICE_UNAVAILABLE,
+            )
+        return Response({"status": outcome.status, "message_id": outcome.message_id})
+
+
+# --- reports ----------------------------------------------------------------------------
+
+
+class IdleReportRowSerializer(serializers.Serializer):
+    group = serializers.CharField()
+    reservations = serializers.IntegerField()
+    reserved_gpu_hours = serializers.FloatField()
+    idle_gpu_hours = serializers.FloatField()
+    idle_cost = serializers.FloatField()
+
+
+class IdleReportSerializer(serializers.Serializer):
+    start = serializers.DateTimeField()
+    end = serializers.DateTimeField()
+    group_by = serializers.ChoiceField(choices=selectors.GROUP_BY_CHOICES)
+    rows = IdleReportRowSerializer(many=True)
+    totals = IdleReportRowSerializer()
+
+
+class WasteReportRowSerializer(serializers.Serializer):
+    cluster = serializers.CharField()
+    evaluations = serializers.IntegerField()
+    naive_cost = serializers.FloatField()
+    joint_cost = serializers.FloatField()
+    stranded_cost = serializers.FloatField()
+    savings = serializers.FloatField()
+
+
+class WasteReportSerializer(serializers.Serializer):
+    start = serializers.DateTimeField()
+    end = serializers.DateTimeField()
+    rows = WasteReportRowSerializer(many=True)
+    totals = WasteReportRowSerializer()
+
+
+class ReportViewSet(viewsets.GenericViewSet):
+    """One report: its FilterSet validates the parameters, a selector computes the rows."""
+
+    throttle_scope = "reports"
+    renderer_classes = [*api_settings.DEFAULT_RENDERER_CLASSES, CSVRenderer]
+    filter_backends = FILTER_BACKENDS[:1]
+    pagination_class = None
+    csv_columns: tuple[str, ...] = ()
+
+    def report(self, **arguments: Any) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        filterset = self.filterset_class(request.query_params, queryset=self.queryset)
+        if not filterset.is_valid():
+            raise serializers.ValidationError(filterset.errors)
+        data = self.report(**filterset.report_arguments())
+        return Response(self.get_serializer(data).data)
+
+
+class IdleReservationsReportViewSet(ReportViewSet):
+    """Idle reserved GPU-hours and $ over [start, end), grouped by ``group_by``.
+
+    Each reservation's samples form a step function (a sample holds until the
+    next), clipped to the reservation's own window; CSV columns:
+    group, reservations, reserved_gpu_hours, idle_gpu_hours, idle_cost.
+    """
+
+    queryset = IdleSample.objects.none()
+    serializer_class = IdleReportSerializer
+    filterset_class = IdleReportFilterSet
+    csv_columns = selectors.IDLE_REPORT_COLUMNS
+    csv_filename = "idle-reservations"
+
+    def report(self, **arguments: Any) -> dict[str, Any]:
+        return selectors.idle_report(**arguments)
+
+
+class WasteReportViewSet(ReportViewSet):
+    """Naive vs joint autoscaler $ and the naive one's stranded $ over [start, end).
+
+    CSV columns: cluster, evaluations, naive_cost, joint_cost, stranded_cost, savings.
+    """
+
+    queryset = Evaluation.objects.none()
+    serializer_class = WasteReportSerializer
+    filterset_class = WasteReportFilterSet
+    csv_columns = selectors.WASTE_REPORT_COLUMNS
+    csv_filename = "waste"
+
+    def report(self, **arguments: Any) -> dict[str, Any]:
+        return selectors.waste_report(**arguments)
+
+
+router.register("reservations", ReservationViewSet, basename="reservation")
+router.register("subscriptions", SubscriptionViewSet, basename="subscription")
+router.register(
+    "reports/idle-reservations", IdleReservationsReportViewSet, basename="report-idle-reservations"
+)
+router.register("reports/waste", WasteReportViewSet, basename="report-waste")

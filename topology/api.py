@@ -1,0 +1,281 @@
+"""REST API of the topology app: clusters (and their ingest), snapshots, node groups, nodes.
+
+/api/v1/clusters/               read; POST <id>/ingest/ enqueues an ingest (202)
+/api/v1/snapshots/              read; no model_json (nodes/ serves the model)
+/api/v1/node-groups/            CRUD; specs validated by topology.kube (400 names
+                                Kind/name: field: reason, nothing stored)
+/api/v1/nodes/?cluster=         nodes of each cluster's latest evaluation: devices,
+                                topology path, allocation
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from django.db.models import Max
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from capacityweb.api_urls import (
+    FILTER_BACKENDS,
+    StandardPagination,
+    WriteThrottleMixin,
+    router,
+)
+from recommender.models import Evaluation
+from topology.filters import ClusterFilterSet, NodeFilterSet, NodeGroupFilterSet, SnapshotFilterSet
+from topology.models import Cluster, NodeGroup, Snapshot
+
+PROJECT_API_VERSION = "capacityweb.io/v1alpha1"
+TOPOLOGY_PATH_LEVELS = ("zone", "block", "rack", "node")
+
+
+def validate_project_object(
+    kind: str, name: str, spec: Any, *, cluster_name: str
+) -> dict[str, Any]:
+    """The ``capacityweb.io/v1alpha1`` object for ``spec``, or a 400 naming each bad field.
+
+    The same parser as the CLI and the ingest (``topology.kube.parse_objects``),
+    so the messages read ``Kind/name: field: reason``.
+    """
+    from topology import kube
+
+    if not isinstance(spec, dict):
+        raise serializers.ValidationError({"spec": [f"{kind}/{name}: spec: must be an object"]})
+    obj = {
+        "apiVersion": PROJECT_API_VERSION,
+        "kind": kind,
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+    parsed = kube.parse_objects([("", obj)], cluster_name=cluster_name)
+    if parsed.errors:
+        raise serializers.ValidationError({"spec": [str(error) for error in parsed.errors]})
+    return obj
+
+
+# --- clusters -----------------------------------------------------------------------------
+
+
+class ClusterSerializer(serializers.ModelSerializer):
+    latest_snapshot_at = serializers.DateTimeField(read_only=True, allow_null=True)
+
+    class Meta:
+        model = Cluster
+        fields = [
+            "id",
+            "name",
+            "source_kind",
+            "enabled",
+            "topology_levels",
+            "created_at",
+            "latest_snapshot_at",
+        ]
+
+
+class ClusterViewSet(WriteThrottleMixin, viewsets.ReadOnlyModelViewSet):
+    queryset = Cluster.objects.annotate(latest_snapshot_at=Max("snapshots__taken_at")).order_by(
+        "name"
+    )
+    serializer_class = ClusterSerializer
+    filterset_class = ClusterFilterSet
+    filter_backends = FILTER_BACKENDS
+    pagination_class = StandardPagination
+    ordering_fields = ["name", "created_at", "latest_snapshot_at"]
+
+    @extend_schema(
+        request=None,
+        responses={
+            202: inline_serializer(
+                "IngestQueued",
+                {"cluster": serializers.IntegerField(), "task_id": serializers.CharField()},
+            )
+        },
+    )
+    @action(detail=True, methods=["post"])
+    def ingest(self, request: Request, pk: str | None = None) -> Response:
+        """Enqueue an ingest of this cluster now (topology.tasks.ingest_cluster)."""
+        from topology.tasks import ingest_cluster
+
+        cluster = self.get_object()
+        result = ingest_cluster.delay(cluster.pk)
+        return Response(
+            {"cluster": cluster.pk, "task_id": result.id}, status=status.HTTP_202_ACCEPTED
+        )
+
+
+# --- snapshots ----------------------------------------------------------------------------
+
+
+class SnapshotSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Snapshot
+        fields = ["id", "cluster", "taken_at", "content_hash", "object_counts", "created_at"]
+
+
+class SnapshotDetailSerializer(SnapshotSerializer):
+    class Meta(SnapshotSerializer.Meta):
+        fields = [*SnapshotSerializer.Meta.fields, "errors"]
+
+
+class SnapshotViewSet(viewsets.ReadOnlyModelViewSet):
+    queryset = Snapshot.objects.defer("model_json", "errors").order_by("-taken_at", "-id")
+    serializer_class = SnapshotSerializer
+    filterset_class = SnapshotFilterSet
+    filter_backends = FILTER_BACKENDS
+    pagination_class = StandardPagination
+    ordering_fields = ["taken_at", "id"]
+
+    def get_queryset(self) -> Any:
+        if self.action == "retrieve":
+            return Snapshot.objects.defer("model_json")
+        return super().get_queryset()
+
+    def get_serializer_class(self) -> type[serializers.Serializer]:
+        return SnapshotDetailSerializer if self.action == "retrieve" else SnapshotSerializer
+
+
+# --- node groups --------------------------------------------------------------------------
+
+
+class NodeGroupSerializer(serializers.ModelSerializer):
+    """``spec`` is the DESIGN.md NodeGroup spec; price and sizes are read from it."""
+
+    class Meta:
+        model = NodeGroup
+        fields = ["id", "cluster", "name", "spec", "price_per_node_hour", "min_size", "max_size"]
+        read_only_fields = ["price_per_node_hour", "min_size", "max_size"]
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if self.instance is not None:
+            for field in ("cluster", "name"):
+                if field in attrs and attrs[field] != getattr(self.instance, field):
+                    raise serializers.ValidationError({field: ["cannot change; create a new one"]})
+        cluster = attrs.get("cluster") or self.instance.cluster
+        name = attrs.get("name") or self.instance.name
+        spec = attrs.get("spec", self.instance.spec if self.instance else None)
+        obj = validate_project_object("NodeGroup", name, spec, cluster_name=cluster.name)
+        return {"cluster": cluster, "name": name, "object": obj}
+
+    def create(self, validated_data: dict[str, Any]) -> NodeGroup:
+        from topology.services import save_node_groups
+
+        cluster, obj = validated_data["cluster"], validated_data["object"]
+        return save_node_groups(cluster=cluster, objects=[obj])[0]
+
+    def update(self, instance: NodeGroup, validated_data: dict[str, Any]) -> NodeGroup:
+        return self.create(validated_data)
+
+
+class NodeGroupViewSet(WriteThrottleMixin, viewsets.ModelViewSet):
+    queryset = NodeGroup.objects.select_related("cluster").order_by("cluster__name", "name")
+    serializer_class = NodeGroupSerializer
+    filterset_class = NodeGroupFilterSet
+    filter_backends = FILTER_BACKENDS
+    pagination_class = StandardPagination
+    ordering_fields = ["name", "price_per_node_hour", "max_size"]
+
+
+# --- nodes (from the latest evaluation) ---------------------------------------------------
+
+
+class DeviceSerializer(serializers.Serializer):
+    gpu = serializers.CharField()
+    model = serializers.CharField(allow_null=True)
+    allocated_milli = serializers.IntegerField(allow_null=True)
+    reservation = serializers.CharField(allow_null=True)
+    pods = serializers.ListField(child=serializers.CharField())
+
+
+class NodeSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    cluster = serializers.IntegerField()
+    evaluation = serializers.IntegerField()
+    zone = serializers.CharField(allow_null=True)
+    block = serializers.CharField(allow_null=True)
+    rack = serializers.CharField(allow_null=True)
+    topology_path = serializers.ListField(child=serializers.CharField(allow_null=True))
+    node_group = serializers.CharField(allow_null=True)
+    gpu_model = serializers.CharField(allow_null=True)
+    gpus = serializers.IntegerField()
+    allocated_milli = serializers.IntegerField(allow_null=True)
+    devices = DeviceSerializer(many=True)
+
+
+def nodes_of(
+    evaluation_id: int, cluster_id: int, cells: Iterable[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """Group an evaluation's heatmap cells (one per GPU) into nodes, sorted by name."""
+    nodes: dict[str, dict[str, Any]] = {}
+    for cell in cells:
+        name = str(cell.get("node"))
+        node = nodes.setdefault(
+            name,
+            {
+                "name": name,
+                "cluster": cluster_id,
+                "evaluation": evaluation_id,
+                "zone": _text(cell.get("zone")),
+                "block": _text(cell.get("block")),
+                "rack": _text(cell.get("rack")),
+                "topology_path": [_text(cell.get(level)) for level in TOPOLOGY_PATH_LEVELS],
+                "node_group": _text(cell.get("nodeGroup")),
+                "gpu_model": _text(cell.get("model")),
+                "devices": [],
+            },
+        )
+        allocated = cell.get("allocatedMilli")
+        node["devices"].append(
+            {
+                "gpu": str(cell.get("gpu")),
+                "model": _text(cell.get("model")),
+                "allocated_milli": None if allocated is None else int(allocated),
+                "reservation": _text(cell.get("reservation")),
+                "pods": [str(pod) for pod in cell.get("pods") or ()],
+            }
+        )
+    for node in nodes.values():
+        node["gpus"] = len(node["devices"])
+        known = [d["allocated_milli"] for d in node["devices"] if d["allocated_milli"] is not None]
+        node["allocated_milli"] = sum(known) if len(known) == node["gpus"] else None
+    return [nodes[name] for name in sorted(nodes)]
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+class NodeViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
+    """GPU nodes as each cluster's latest evaluation saw them (one query for the evaluations)."""
+
+    queryset = Evaluation.objects.all()
+    serializer_class = NodeSerializer
+    filterset_class = NodeFilterSet
+    filter_backends = FILTER_BACKENDS[:1]
+    pagination_class = StandardPagination
+
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        from reservations.selectors import latest_evaluations
+
+        filterset = NodeFilterSet(request.query_params, queryset=latest_evaluations())
+        if not filterset.is_valid():
+            raise serializers.ValidationError(filterset.errors)
+        rows = filterset.qs.order_by("cluster__name").values_list("id", "cluster_id", "result")
+        nodes = [
+            node
+            for evaluation_id, cluster_id, result in rows
+            for node in nodes_of(evaluation_id, cluster_id, (result or {}).get("heatmap") or ())
+            if filterset.node_matches(node)
+        ]
+        page = self.paginate_queryset(nodes)
+        return self.get_paginated_response(NodeSerializer(page, many=True).data)
+
+
+router.register("clusters", ClusterViewSet, basename="cluster")
+router.register("snapshots", SnapshotViewSet, basename="snapshot")
+router.register("node-groups", NodeGroupViewSet, basename="node-group")
+router.register("nodes", NodeViewSet, basename="node")
