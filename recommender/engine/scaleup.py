@@ -1,0 +1,533 @@
+"""The autoscaler simulation: what would be added, naive and joint.
+
+Two modes over the same model and the same scheduler simulation:
+
+- ``naive`` is cluster-autoscaler without ProvisioningRequest. Pod by pod,
+  it asks "does a template's allocatable *count* cover this pod?", picks a
+  group with the least-waste expander, and never looks at gangs, GPU models,
+  partitions, shares, reservations or where the new node lands. Only after
+  deciding do we ask the real scheduler what actually runs on the result:
+  whatever does not, and every added GPU nobody uses, is stranded.
+- ``joint`` asks the scheduler first. Per workload, in priority order::
+
+      existing nodes ──► idle owned reservations ──► paid, unprovisioned
+      reserved nodes ──► cheapest node-group option in a concrete domain
+      ──► blocked, with the reason
+
+  Every step is a call to the SAME ``place_one``; the state is carried
+  forward so the second gang sees what the first one took.
+
+The search is bounded: per (group, placement domain) one probe at the largest
+count the domain allows, then a binary search for the smallest count that
+works; options that cannot beat the best price so far are never probed.
+
+Pure: no Django, no I/O, no clock (``at`` is passed in).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+
+from recommender.engine import costs
+from recommender.engine.placement import PlacementOptions, WorkloadOutcome, place, place_one
+from recommender.engine.state import ClusterState
+from recommender.engine.workloads import Workload, pod_workload
+from reservations.idle import reserved_nodes
+from topology.hardware import (
+    HOSTNAME_LABEL,
+    WHOLE_GPU_MILLI,
+    Cluster,
+    Node,
+    NodeGroup,
+    NodePlacement,
+    Pod,
+    Reservation,
+    Taint,
+)
+
+NAIVE = "naive"
+JOINT = "joint"
+RESERVATION_TAINT_KEY = "capacityweb.io/reservation"
+
+RUNS_NOW = "runs_now"
+USES_RESERVATION = "uses_reservation"
+RUNS_AFTER_SCALE_UP = "runs_after_scale_up"
+BLOCKED = "blocked"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeAddition:
+    """New nodes of one group in one placement domain, bought for some workloads.
+
+    ``reservation`` names the reservation whose paid capacity these nodes
+    provision (their cost is then already paid: ``cost_per_hour`` 0).
+    """
+
+    node_group: str
+    count: int
+    placement: Mapping[str, str]
+    node_names: tuple[str, ...]
+    workloads: tuple[str, ...]
+    cost_per_hour: float
+    reservation: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadPlan:
+    """One workload's outcome under one mode."""
+
+    workload: str
+    verdict: str
+    add_nodes: Mapping[str, int] = field(default_factory=dict)
+    reservations: tuple[str, ...] = ()
+    reasons: tuple[str, ...] = ()
+    schedulable_after: bool = False
+    stranded_gpus: int = 0
+    changes: tuple[str, ...] = ()  # what to apply to the workload (tolerations, selectors)
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleUpPlan:
+    mode: str
+    additions: tuple[NodeAddition, ...]
+    outcomes: Mapping[str, WorkloadPlan]
+    cost_per_hour: float
+    stranded_gpus: int = 0
+    stranded_per_hour: float = 0.0
+
+
+def scale_up(
+    cluster: Cluster,
+    pending: Sequence[Workload],
+    *,
+    state: ClusterState,
+    mode: str,
+    at: datetime,
+    policy: str = "default",
+) -> ScaleUpPlan:
+    """What ``mode`` would add for ``pending``; never mutates ``state``."""
+    if mode == NAIVE:
+        from recommender.engine.scaleup_naive import naive_scale_up
+
+        return naive_scale_up(cluster, pending, state=state, at=at, policy=policy)
+    if mode == JOINT:
+        return JointPlanner(cluster, state.copy(), at, policy).plan(pending)
+    raise ValueError(f"unknown scale-up mode {mode!r}")
+
+
+# --- shared helpers ---------------------------------------------------------------
+
+
+def new_node(group: NodeGroup, placement: Mapping[str, str], name: str) -> Node:
+    """A template node made concrete: its name, its domain labels, its group and price."""
+    labels = {**group.template.labels, **placement, HOSTNAME_LABEL: name}
+    return replace(
+        group.template,
+        name=name,
+        labels=labels,
+        node_group=group.name,
+        price_per_node_hour=group.price_per_node_hour,
+    )
+
+
+def unique_name(base: str, taken: set[str]) -> str:
+    """``base`` or ``base-2``, ``base-3``…: never collides with an existing node."""
+    name, suffix = base, 1
+    while name in taken:
+        suffix += 1
+        name = f"{base}-{suffix}"
+    taken.add(name)
+    return name
+
+
+def options_for(
+    policy: str, at: datetime, grants: Mapping[str, frozenset[str]] | None = None
+) -> PlacementOptions:
+    return PlacementOptions(policy=policy, reservation_grants=dict(grants or {}), at=at)
+
+
+def without_topology(pod: Pod) -> Workload:
+    """A pod as a lone workload, topology and gang ignored (how a pod-by-pod autoscaler sees it)."""
+    return replace(pod_workload(pod), required_topology=None, preferred_topology=None)
+
+
+def gpus_text(gpu_milli: int) -> str:
+    """GPU counts for humans: whole where whole (16), else to a tenth (2.5)."""
+    if gpu_milli % WHOLE_GPU_MILLI == 0:
+        return str(gpu_milli // WHOLE_GPU_MILLI)
+    return f"{gpu_milli / WHOLE_GPU_MILLI:.1f}"
+
+
+def workload_gpu_milli(workload: Workload) -> int:
+    return round(workload.gpus * WHOLE_GPU_MILLI)
+
+
+def lone_node_rejection(
+    cluster: Cluster, node: Node, pod: Pod, policy: str, at: datetime
+) -> str | None:
+    """Why the real scheduler would refuse ``pod`` on an empty ``node`` (None: it fits).
+
+    This is how a template is judged: not by counts but by the same filters
+    that will judge the real node, on a one-node state.
+    """
+    state = ClusterState.from_cluster(Cluster(name=cluster.name, nodes=(node,)))
+    outcome = place_one(cluster, without_topology(pod), state, options_for(policy, at))
+    if outcome.placed:
+        return None
+    return outcome.diagnosis.summary if outcome.diagnosis else "does not fit"
+
+
+def pod_shape(pod: Pod) -> str:
+    """A key equal for pods the scheduler cannot tell apart (names aside)."""
+    return repr(
+        (
+            pod.namespace,
+            pod.requests,
+            pod.gpu,
+            pod.claims,
+            sorted(pod.node_selector.items()),
+            pod.affinity,
+            pod.tolerations,
+        )
+    )
+
+
+# --- joint ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One way to run a workload with new nodes: cheapest wins, then fewest nodes, then order."""
+
+    cost_per_hour: float
+    count: int
+    order: int
+    group: NodeGroup
+    placement: NodePlacement
+    placement_index: int
+    nodes: tuple[Node, ...]
+    state: ClusterState
+    outcome: WorkloadOutcome
+    reservation: str | None = None
+
+
+class JointPlanner:
+    """Carries the state, the slots used and the names taken across workloads."""
+
+    def __init__(self, cluster: Cluster, state: ClusterState, at: datetime, policy: str) -> None:
+        self.cluster = cluster
+        self.state = state
+        self.at = at
+        self.policy = policy
+        self.taken_names = set(state.node_names())
+        self.added_per_group: dict[str, int] = {}
+        self.added_per_slot: dict[tuple[str, int], int] = {}
+        self.reservation_nodes_used: dict[str, int] = {}
+        self.additions: list[NodeAddition] = []
+        self.groups = tuple(sorted(cluster.node_groups, key=lambda g: g.name))
+        self.active = tuple(
+            r for r in sorted(cluster.reservations, key=lambda r: r.name) if r.active_at(at)
+        )
+        self.reserved = {
+            r.name: tuple(n.name for n in reserved_nodes(cluster, r)) for r in self.active
+        }
+        self.provisioned: dict[str, list[str]] = {}  # reservation → nodes provisioned for it
+        self.compat_cache: dict[tuple[str, str], str | None] = {}
+
+    def plan(self, pending: Sequence[Workload]) -> ScaleUpPlan:
+        outcomes = {w.key: self.plan_one(w) for w in pending}
+        total = costs.round_money(sum(a.cost_per_hour for a in self.additions))
+        return ScaleUpPlan(JOINT, tuple(self.additions), outcomes, total)
+
+    def plan_one(self, workload: Workload) -> WorkloadPlan:
+        outcome = place_one(self.cluster, workload, self.state, options_for(self.policy, self.at))
+        if outcome.placed:
+            return self.placed_plan(workload, outcome, RUNS_NOW, ())
+        grants = self.grants(workload.namespace)
+        if grants:
+            outcome = place_one(self.cluster, workload, self.state, self.options(grants))
+            if outcome.placed:
+                return self.placed_plan(workload, outcome, USES_RESERVATION, ())
+        option = self.cheapest_reserved_option(workload) or self.cheapest_option(workload)
+        if option is None:
+            return WorkloadPlan(workload.key, BLOCKED, reasons=self.blocked_reasons(workload))
+        return self.take(workload, option)
+
+    # -- reservations
+
+    def owned(self, namespace: str) -> tuple[Reservation, ...]:
+        return tuple(r for r in self.active if r.may_use(namespace))
+
+    def grants(self, namespace: str) -> dict[str, frozenset[str]]:
+        names = [n for r in self.owned(namespace) for n in self.reserved[r.name]]
+        names += [n for r in self.owned(namespace) for n in self.provisioned.get(r.name, [])]
+        return {namespace: frozenset(names)} if names else {}
+
+    def options(self, grants: Mapping[str, frozenset[str]]) -> PlacementOptions:
+        return options_for(self.policy, self.at, grants)
+
+    def used_reservations(self, outcome: WorkloadOutcome) -> tuple[str, ...]:
+        bound = {b.node for b in outcome.bindings}
+        return tuple(
+            r.name
+            for r in self.active
+            if bound & {*self.reserved[r.name], *self.provisioned.get(r.name, [])}
+        )
+
+    def changes(self, workload: Workload, outcome: WorkloadOutcome) -> tuple[str, ...]:
+        """What the pods must carry to land where the plan puts them (tolerations, selectors)."""
+        changes: set[str] = set()
+        pods = {p.key: p for p in workload.pods}
+        for binding in outcome.bindings:
+            pod = pods.get(binding.pod)
+            node = self.state.node(binding.node)
+            for taint in node.taints:
+                if pod is not None and not _tolerated(pod, taint):
+                    changes.add(f"add toleration {_taint_text(taint)}")
+        for name in self.used_reservations(outcome):
+            reservation = next(r for r in self.active if r.name == name)
+            if reservation.node_selector:
+                selector = ",".join(
+                    f"{k}={v}" for k, v in sorted(reservation.node_selector.items())
+                )
+                changes.add(f"add nodeSelector {selector}")
+        return tuple(sorted(changes))
+
+    def placed_plan(
+        self, workload: Workload, outcome: WorkloadOutcome, verdict: str, reasons: tuple[str, ...]
+    ) -> WorkloadPlan:
+        used = self.used_reservations(outcome)
+        if verdict == RUNS_NOW:
+            changes: tuple[str, ...] = ()
+        else:
+            changes = self.changes(workload, outcome)
+            reasons = (*reasons, *(f"reuse idle reservation {name}" for name in used), *changes)
+        return WorkloadPlan(
+            workload.key,
+            verdict,
+            reservations=used,
+            reasons=reasons,
+            schedulable_after=True,
+            changes=changes,
+        )
+
+    # -- node-group options
+
+    def room(self, group: NodeGroup, index: int, placement: NodePlacement) -> int:
+        group_room = group.max_size - group.current_size - self.added_per_group.get(group.name, 0)
+        slot_room = placement.max_new_nodes - self.added_per_slot.get((group.name, index), 0)
+        return max(0, min(group_room, slot_room))
+
+    def placements(self, group: NodeGroup) -> tuple[NodePlacement, ...]:
+        """Where a group's new nodes may land; a group without any lands with no domain labels."""
+        if group.placements:
+            return group.placements
+        return (NodePlacement(labels={}, max_new_nodes=group.max_size),)
+
+    def compatible(self, group: NodeGroup, workload: Workload) -> str | None:
+        """None when every pod of the workload fits an empty template node, else why not."""
+        for pod in workload.pods:
+            key = (group.name, pod_shape(pod))
+            if key not in self.compat_cache:
+                probe = new_node(group, {}, f"{group.name}-template")
+                self.compat_cache[key] = lone_node_rejection(
+                    self.cluster, probe, pod, self.policy, self.at
+                )
+            if (reason := self.compat_cache[key]) is not None:
+                return f"{group.name}: {reason}"
+        return None
+
+    def cheapest_option(self, workload: Workload) -> Option | None:
+        best: Option | None = None
+        order = 0
+        candidates = sorted(self.groups, key=lambda g: (g.price_per_node_hour, g.name))
+        grants = self.grants(workload.namespace)
+        for group in candidates:
+            if self.compatible(group, workload) is not None:
+                continue
+            for index, placement in enumerate(self.placements(group)):
+                order += 1
+                room = self.room(group, index, placement)
+                # one new node is the least any option needs: existing free GPUs may do the rest
+                low = 1
+                if room < low or (best and group.price_per_node_hour >= best.cost_per_hour):
+                    continue
+                option = self.search(workload, group, index, placement, low, room, grants, order)
+                if option and (best is None or _better(option, best)):
+                    best = option
+        return best
+
+    def cheapest_reserved_option(self, workload: Workload) -> Option | None:
+        """Paid-but-unprovisioned reserved nodes the owner may start, at no extra cost."""
+        best: Option | None = None
+        for order, reservation in enumerate(self.owned(workload.namespace)):
+            capacity = reservation.node_group
+            group = next(
+                (g for g in self.groups if g.name == (capacity and capacity.node_group)), None
+            )
+            if capacity is None or group is None:
+                continue
+            left = capacity.count - self.reservation_nodes_used.get(reservation.name, 0)
+            for index, placement in enumerate(self.placements(group)):
+                room = min(left, self.room(group, index, placement))
+                if room < 1:
+                    continue
+                grants = self.grants(workload.namespace)
+                option = self.search(
+                    workload, group, index, placement, 1, room, grants, order, reservation.name
+                )
+                if option and (best is None or _better(option, best)):
+                    best = option
+        return best
+
+    def search(
+        self,
+        workload: Workload,
+        group: NodeGroup,
+        index: int,
+        placement: NodePlacement,
+        low: int,
+        high: int,
+        grants: Mapping[str, frozenset[str]],
+        order: int,
+        reservation: str | None = None,
+    ) -> Option | None:
+        """Smallest count in [low, high] under which the whole workload runs (None if none)."""
+        found = self.probe(workload, group, index, placement, high, grants, order, reservation)
+        if found is None:
+            return None
+        while low < found.count:
+            middle = (low + found.count) // 2
+            trial = self.probe(
+                workload, group, index, placement, middle, grants, order, reservation
+            )
+            if trial is None:
+                low = middle + 1
+            else:
+                found = trial
+        return found
+
+    def probe(
+        self,
+        workload: Workload,
+        group: NodeGroup,
+        index: int,
+        placement: NodePlacement,
+        count: int,
+        grants: Mapping[str, frozenset[str]],
+        order: int,
+        reservation: str | None,
+    ) -> Option | None:
+        state = self.state.copy()
+        taken = set(self.taken_names)
+        nodes = tuple(self.fresh_node(group, placement, taken, reservation) for _ in range(count))
+        for node in nodes:
+            state.add_node(node)
+        if reservation is not None:
+            names = frozenset(n.name for n in nodes)
+            grants = {
+                **grants,
+                workload.namespace: grants.get(workload.namespace, frozenset()) | names,
+            }
+        outcome = place_one(self.cluster, workload, state, self.options(grants))
+        if not outcome.placed:
+            return None
+        price = 0.0 if reservation else costs.nodes_cost_per_hour(count, group.price_per_node_hour)
+        return Option(
+            price, count, order, group, placement, index, nodes, state, outcome, reservation
+        )
+
+    def fresh_node(
+        self, group: NodeGroup, placement: NodePlacement, taken: set[str], reservation: str | None
+    ) -> Node:
+        base = f"{group.name}-new" if reservation is None else f"{group.name}-{reservation}"
+        node = new_node(group, placement.labels, unique_name(f"{base}-{len(taken)}", taken))
+        if reservation is None:
+            return node
+        taint = Taint(RESERVATION_TAINT_KEY, reservation, "NoSchedule")
+        return replace(node, taints=(*node.taints, taint))
+
+    def take(self, workload: Workload, option: Option) -> WorkloadPlan:
+        self.state = option.state
+        group = option.group.name
+        names = tuple(n.name for n in option.nodes)
+        self.taken_names.update(names)
+        self.added_per_group[group] = self.added_per_group.get(group, 0) + option.count
+        slot = (group, option.placement_index)
+        self.added_per_slot[slot] = self.added_per_slot.get(slot, 0) + option.count
+        if option.reservation is not None:
+            used = self.reservation_nodes_used.get(option.reservation, 0)
+            self.reservation_nodes_used[option.reservation] = used + option.count
+            self.provisioned.setdefault(option.reservation, []).extend(names)
+        self.additions.append(
+            NodeAddition(
+                group,
+                option.count,
+                dict(option.placement.labels),
+                names,
+                (workload.key,),
+                option.cost_per_hour,
+                option.reservation,
+            )
+        )
+        return self.option_plan(workload, option)
+
+    def option_plan(self, workload: Workload, option: Option) -> WorkloadPlan:
+        where = _placement_text(option.placement.labels)
+        used = self.used_reservations(option.outcome)
+        if option.reservation is not None:
+            reason = (
+                f"provision {option.count} paid node(s) of reservation {option.reservation} "
+                f"in group {option.group.name}{where} (no extra cost)"
+            )
+            verdict = USES_RESERVATION
+        else:
+            reason = (
+                f"add {option.count} node(s) of group {option.group.name}{where} "
+                f"for {option.cost_per_hour:g}/h"
+            )
+            verdict = RUNS_AFTER_SCALE_UP
+        changes = self.changes(workload, option.outcome)
+        return WorkloadPlan(
+            workload.key,
+            verdict,
+            add_nodes={option.group.name: option.count},
+            reservations=used,
+            reasons=(reason, *changes),
+            schedulable_after=True,
+            changes=changes,
+        )
+
+    # -- blocked
+
+    def blocked_reasons(self, workload: Workload) -> tuple[str, ...]:
+        from recommender.engine.scaleup_blocked import blocked_reasons
+
+        return blocked_reasons(self, workload)
+
+
+def _better(option: Option, best: Option) -> bool:
+    return (option.cost_per_hour, option.count, option.order) < (
+        best.cost_per_hour,
+        best.count,
+        best.order,
+    )
+
+
+def _tolerated(pod: Pod, taint: Taint) -> bool:
+    if taint.effect == "PreferNoSchedule":
+        return True
+    return any(t.tolerates(taint) for t in pod.tolerations)
+
+
+def _taint_text(taint: Taint) -> str:
+    value = f"={taint.value}" if taint.value else ""
+    return f"{taint.key}{value}:{taint.effect}"
+
+
+def _placement_text(labels: Mapping[str, str]) -> str:
+    if not labels:
+        return ""
+    return " in " + ",".join(f"{k}={v}" for k, v in sorted(labels.items()))

@@ -1,0 +1,143 @@
+"""Why no scale-up helps a workload: the exact reason, most specific first.
+
+Checked in order, the first that applies wins (it is what the operator must
+change):
+
+1. no node group can host the pods at all (GPU model, selectors, taints…),
+   judged by the real scheduler on an empty template node;
+2. every group that could host them is at max size (or out of domain slots);
+3. the workload needs N GPUs in one domain of its required level and no
+   domain reaches N even with every group at max size;
+4. otherwise: what the scheduler said with the most nodes we could add.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from recommender.engine.placement import place_one
+from recommender.engine.scaleup import _placement_text, gpus_text, workload_gpu_milli
+from recommender.engine.workloads import Workload
+from topology.hardware import WHOLE_GPU_MILLI, NodeGroup
+
+if TYPE_CHECKING:
+    from recommender.engine.scaleup import JointPlanner
+
+PRODUCT_LABEL = "nvidia.com/gpu.product"
+
+
+def blocked_reasons(planner: JointPlanner, workload: Workload) -> tuple[str, ...]:
+    rejections = {g.name: planner.compatible(g, workload) for g in planner.groups}
+    usable = [g for g in planner.groups if rejections[g.name] is None]
+    if not usable:
+        return (_no_group_reason(planner, workload, rejections),)
+    with_room = [g for g in usable if _group_room(planner, g) > 0]
+    if not with_room:
+        return tuple(f"max size {g.max_size} reached for node group {g.name}" for g in usable)
+    if (reason := _topology_reason(planner, workload, with_room)) is not None:
+        return (reason,)
+    return (_largest_try_reason(planner, workload, with_room),)
+
+
+def _no_group_reason(
+    planner: JointPlanner, workload: Workload, rejections: dict[str, str | None]
+) -> str:
+    if not planner.groups:
+        return "no node group is configured to add nodes from"
+    wanted = sorted({m for p in workload.pods if p.gpu for m in p.gpu.models})
+    offered = {_template_model(g) for g in planner.groups}
+    if wanted and not offered & set(wanted):
+        return f"no node group offers GPU model {' or '.join(wanted)}"
+    return "no node group can host its pods: " + "; ".join(
+        reason for reason in rejections.values() if reason
+    )
+
+
+def _template_model(group: NodeGroup) -> str | None:
+    models = {g.model for g in group.template.gpus if g.model}
+    if models:
+        return sorted(models)[0]
+    return group.template.labels.get(PRODUCT_LABEL)
+
+
+def _group_room(planner: JointPlanner, group: NodeGroup) -> int:
+    return sum(planner.room(group, i, p) for i, p in enumerate(planner.placements(group)))
+
+
+def _topology_reason(
+    planner: JointPlanner, workload: Workload, groups: list[NodeGroup]
+) -> str | None:
+    """ "needs 16 GPUs in one block; the largest block reaches 12 at max size" (or None)."""
+    if workload.required_topology is None:
+        return None
+    topology = planner.cluster.topology
+    index = topology.index_of(workload.required_topology)
+    if index is None:
+        return None
+    level = topology.levels[index]
+    reach = _free_milli_per_domain(planner, level.key, workload)
+    for group in groups:
+        for domain, new_milli in _new_milli_per_domain(planner, group, level.key).items():
+            reach[domain] = reach.get(domain, 0) + new_milli
+    needed = workload_gpu_milli(workload)
+    largest = max(reach.values(), default=0)
+    if largest >= needed:
+        return None
+    return (
+        f"needs {gpus_text(needed)} GPUs in one {level.name}; "
+        f"the largest {level.name} reaches {gpus_text(largest)} at max size"
+    )
+
+
+def _free_milli_per_domain(
+    planner: JointPlanner, level_key: str, workload: Workload
+) -> dict[str, int]:
+    """Free GPU milli of existing nodes per domain, on GPUs of a model the pods accept."""
+    wanted = {m for p in workload.pods if p.gpu for m in p.gpu.models}
+    per_domain: dict[str, int] = {}
+    for name in planner.state.node_names():
+        domain = planner.state.node(name).labels.get(level_key)
+        if domain is None:
+            continue
+        free = sum(
+            WHOLE_GPU_MILLI - cell.allocated_milli
+            for cell in planner.state.gpu_cells(name)
+            if not wanted or cell.model in wanted
+        )
+        per_domain[domain] = per_domain.get(domain, 0) + free
+    return per_domain
+
+
+def _new_milli_per_domain(
+    planner: JointPlanner, group: NodeGroup, level_key: str
+) -> dict[str, int]:
+    """GPU milli a group can still add per domain; nodes landing with no domain count nowhere."""
+    group_room = group.max_size - group.current_size - planner.added_per_group.get(group.name, 0)
+    per_domain: dict[str, int] = {}
+    for index, placement in enumerate(planner.placements(group)):
+        domain = placement.labels.get(level_key, group.template.labels.get(level_key))
+        if domain is None:
+            continue
+        nodes = min(group_room, planner.room(group, index, placement))
+        per_domain[domain] = per_domain.get(domain, 0) + nodes * group.template.gpu_count
+    return {d: nodes * WHOLE_GPU_MILLI for d, nodes in per_domain.items()}
+
+
+def _largest_try_reason(planner: JointPlanner, workload: Workload, groups: list[NodeGroup]) -> str:
+    """What the scheduler says with the most nodes the first usable group can add."""
+    group = groups[0]
+    for index, placement in enumerate(planner.placements(group)):
+        count = planner.room(group, index, placement)
+        if count < 1:
+            continue
+        state = planner.state.copy()
+        taken = set(planner.taken_names)
+        for _ in range(count):
+            state.add_node(planner.fresh_node(group, placement, taken, None))
+        grants = planner.grants(workload.namespace)
+        outcome = place_one(planner.cluster, workload, state, planner.options(grants))
+        where = _placement_text(placement.labels)
+        diagnosis = outcome.diagnosis
+        summary = (diagnosis.gang_reason or diagnosis.summary) if diagnosis else "fits"
+        return f"with {count} new node(s) of group {group.name}{where}: {summary}"
+    return f"no room left in node group {group.name}"

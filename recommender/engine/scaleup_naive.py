@@ -1,0 +1,299 @@
+"""The naive autoscaler: cluster-autoscaler without ProvisioningRequest.
+
+What it does, deliberately, because this is what capacityweb measures:
+
+- pod by pod, in scheduling order; a gang is just its pods;
+- a pod that the real scheduler can put on an existing node triggers nothing;
+- otherwise a pod fits an already-planned new node, or a group whose template
+  *counts* cover it (cpu, memory, pods, extended resources, GPU count, DRA
+  device count per driver), with the template's labels and taints respected —
+  but GPU model, memory, partitions, shares and topology ignored;
+- among fitting groups, least-waste (unused cpu + memory fraction), ties by
+  name; never beyond ``max_size``; a new node lands in the group's FIRST
+  placement domain (the autoscaler cannot choose where the cloud puts it).
+
+Then the real scheduler runs on the cluster with those nodes: pods that still
+do not run, and GPUs on the added nodes that nobody uses, are stranded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from recommender.engine import costs
+from recommender.engine.placement import place, place_one
+from recommender.engine.scaleup import (
+    BLOCKED,
+    NAIVE,
+    RUNS_NOW,
+    NodeAddition,
+    ScaleUpPlan,
+    WorkloadPlan,
+    new_node,
+    options_for,
+    unique_name,
+    without_topology,
+)
+from recommender.engine.state import ClusterState
+from recommender.engine.workloads import Workload
+from topology.hardware import Cluster, DeviceClass, Node, NodeGroup, Pod
+
+SCALE_UP = "scale_up"
+CPU, MEMORY, PODS, GPUS = "cpu", "memory", "pods", "gpus"
+
+
+@dataclass(slots=True)
+class PlannedNode:
+    """A node the naive autoscaler asked for, with the counts it believes are still free."""
+
+    group: NodeGroup
+    node: Node
+    free: dict[str, int]
+    trigger: str  # the workload whose pod made it buy this node
+
+
+@dataclass(slots=True)
+class NaiveLedger:
+    """What the naive pass decided, per workload."""
+
+    planned: list[PlannedNode] = field(default_factory=list)
+    needs_new: dict[str, bool] = field(default_factory=dict)
+    reasons: dict[str, list[str]] = field(default_factory=dict)
+
+
+def template_counts(node: Node, device_classes: Mapping[str, DeviceClass]) -> dict[str, int]:
+    """A template's allocatable as the naive autoscaler counts it."""
+    counts = {
+        CPU: node.allocatable.cpu_milli,
+        MEMORY: node.allocatable.memory_bytes,
+        PODS: node.allocatable.pods,
+        GPUS: node.gpu_count,
+    }
+    counts.update({f"ext:{k}": v for k, v in node.allocatable.extended.items()})
+    for device in node.devices:
+        key = f"dev:{device.driver}"
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def pod_counts(pod: Pod, device_classes: Mapping[str, DeviceClass]) -> dict[str, int]:
+    """A pod's request as counts: a 0.25-GPU share is one GPU, a DRA request its device count."""
+    requests = pod.requests
+    counts = {CPU: requests.cpu_milli, MEMORY: requests.memory_bytes, PODS: max(1, requests.pods)}
+    if pod.gpu is not None:
+        counts[GPUS] = pod.gpu.count
+    counts.update({f"ext:{k}": v for k, v in requests.extended.items()})
+    for claim in pod.claims:
+        for request in claim.requests:
+            key = f"dev:{_class_driver(device_classes.get(request.device_class))}"
+            counts[key] = counts.get(key, 0) + max(1, request.count)
+    return counts
+
+
+def _class_driver(device_class: DeviceClass | None) -> str:
+    """The driver a DeviceClass selects (the only selector the naive view reads)."""
+    if device_class is not None:
+        for selector in device_class.selectors:
+            if selector.target == "driver" and isinstance(selector.value, str):
+                return selector.value
+    return "*"
+
+
+def counts_cover(free: Mapping[str, int], demand: Mapping[str, int]) -> bool:
+    for key, amount in demand.items():
+        if amount <= 0:
+            continue
+        if key == "dev:*":
+            if sum(v for k, v in free.items() if k.startswith("dev:")) < amount:
+                return False
+        elif free.get(key, 0) < amount:
+            return False
+    return True
+
+
+def take_counts(free: dict[str, int], demand: Mapping[str, int]) -> None:
+    for key, amount in demand.items():
+        if key == "dev:*":
+            for device_key in sorted(k for k in free if k.startswith("dev:")):
+                used = min(free[device_key], amount)
+                free[device_key] -= used
+                amount -= used
+        else:
+            free[key] = free.get(key, 0) - amount
+
+
+def labels_and_taints_admit(node: Node, pod: Pod) -> bool:
+    """The template checks cluster-autoscaler does make: selectors, affinity, taints."""
+    if any(node.labels.get(k) != v for k, v in pod.node_selector.items()):
+        return False
+    if pod.affinity and not any(term.matches(node.labels) for term in pod.affinity):
+        return False
+    return all(
+        taint.effect == "PreferNoSchedule" or any(t.tolerates(taint) for t in pod.tolerations)
+        for taint in node.taints
+    )
+
+
+def waste(counts: Mapping[str, int], demand: Mapping[str, int]) -> float:
+    """Least-waste expander score: unused cpu fraction + unused memory fraction."""
+    total = 0.0
+    for key in (CPU, MEMORY):
+        if counts.get(key, 0) > 0:
+            total += (counts[key] - demand.get(key, 0)) / counts[key]
+    return total
+
+
+class NaivePlanner:
+    def __init__(self, cluster: Cluster, state: ClusterState, at: datetime, policy: str) -> None:
+        self.cluster = cluster
+        self.state = state
+        self.at = at
+        self.policy = policy
+        self.classes = {c.name: c for c in cluster.device_classes}
+        self.groups = tuple(sorted(cluster.node_groups, key=lambda g: g.name))
+        self.taken = set(state.node_names())
+        self.added: dict[str, int] = {}
+        self.ledger = NaiveLedger()
+
+    def decide(self, pending: Sequence[Workload]) -> NaiveLedger:
+        for workload in pending:
+            self.ledger.needs_new[workload.key] = False
+            self.ledger.reasons[workload.key] = []
+            for pod in workload.pods:
+                self.decide_pod(workload, pod)
+        return self.ledger
+
+    def decide_pod(self, workload: Workload, pod: Pod) -> None:
+        options = options_for(self.policy, self.at)
+        if place_one(self.cluster, without_topology(pod), self.state, options).placed:
+            return
+        self.ledger.needs_new[workload.key] = True
+        demand = pod_counts(pod, self.classes)
+        for planned in self.ledger.planned:
+            if labels_and_taints_admit(planned.node, pod) and counts_cover(planned.free, demand):
+                take_counts(planned.free, demand)
+                return
+        group, reason = self.expand(pod, demand)
+        if group is None:
+            self.ledger.reasons[workload.key].append(reason)
+            return
+        self.buy(group, workload, demand)
+
+    def first_domain(self, group: NodeGroup) -> Mapping[str, str]:
+        return group.placements[0].labels if group.placements else {}
+
+    def expand(self, pod: Pod, demand: Mapping[str, int]) -> tuple[NodeGroup | None, str]:
+        """Least-waste choice among groups whose template counts cover the pod."""
+        fitting: list[tuple[float, str, NodeGroup]] = []
+        full: list[str] = []
+        for group in self.groups:
+            template = new_node(group, self.first_domain(group), f"{group.name}-template")
+            counts = template_counts(template, self.classes)
+            if not (labels_and_taints_admit(template, pod) and counts_cover(counts, demand)):
+                continue
+            if group.current_size + self.added.get(group.name, 0) >= group.max_size:
+                full.append(f"max size {group.max_size} reached for node group {group.name}")
+                continue
+            fitting.append((waste(counts, demand), group.name, group))
+        if fitting:
+            return min(fitting, key=lambda item: item[:2])[2], ""
+        if full:
+            return None, f"pod {pod.name}: " + "; ".join(full)
+        return None, f"pod {pod.name}: no node group template covers its requests by counts"
+
+    def buy(self, group: NodeGroup, workload: Workload, demand: Mapping[str, int]) -> None:
+        name = unique_name(f"{group.name}-naive-{len(self.taken)}", self.taken)
+        node = new_node(group, self.first_domain(group), name)
+        free = template_counts(node, self.classes)
+        take_counts(free, demand)
+        self.ledger.planned.append(PlannedNode(group, node, free, workload.key))
+        self.added[group.name] = self.added.get(group.name, 0) + 1
+
+
+def naive_scale_up(
+    cluster: Cluster,
+    pending: Sequence[Workload],
+    *,
+    state: ClusterState,
+    at: datetime,
+    policy: str = "default",
+) -> ScaleUpPlan:
+    """Decide like the naive autoscaler, then let the real scheduler judge the result."""
+    ledger = NaivePlanner(cluster, state.copy(), at, policy).decide(pending)
+    after = state.copy()
+    for planned in ledger.planned:
+        after.add_node(planned.node)
+    result = place(cluster, pending, state=after, options=options_for(policy, at))
+    placed = {o.workload: o.placed for o in result.outcomes}
+    bound_nodes = {b.node for o in result.outcomes if o.placed for b in o.bindings}
+    stranded = {p.node.name: _stranded(p, result.state, bound_nodes) for p in ledger.planned}
+    outcomes = {
+        w.key: _workload_plan(w, ledger, placed.get(w.key, False), stranded) for w in pending
+    }
+    return ScaleUpPlan(
+        mode=NAIVE,
+        additions=_additions(ledger),
+        outcomes=outcomes,
+        cost_per_hour=costs.round_money(sum(p.group.price_per_node_hour for p in ledger.planned)),
+        stranded_gpus=sum(gpus for gpus, _ in stranded.values()),
+        stranded_per_hour=costs.round_money(sum(cost for _, cost in stranded.values())),
+    )
+
+
+def _stranded(planned: PlannedNode, state: ClusterState, bound: set[str]) -> tuple[int, float]:
+    """(unused GPUs, wasted $/h) of one naive node after the real scheduler ran."""
+    node = planned.node
+    unused = sum(1 for cell in state.gpu_cells(node.name) if cell.allocated_milli == 0)
+    cost = costs.stranded_cost_per_hour(
+        planned.group.price_per_node_hour, node.gpu_count, unused, node.name in bound
+    )
+    return unused, cost
+
+
+def _workload_plan(
+    workload: Workload,
+    ledger: NaiveLedger,
+    schedulable_after: bool,
+    stranded: Mapping[str, tuple[int, float]],
+) -> WorkloadPlan:
+    mine = [p for p in ledger.planned if p.trigger == workload.key]
+    add_nodes: dict[str, int] = {}
+    for planned in mine:
+        add_nodes[planned.group.name] = add_nodes.get(planned.group.name, 0) + 1
+    reasons = ledger.reasons.get(workload.key, [])
+    if not ledger.needs_new.get(workload.key):
+        verdict = RUNS_NOW
+    else:
+        verdict = BLOCKED if reasons and not mine else SCALE_UP
+    return WorkloadPlan(
+        workload=workload.key,
+        verdict=verdict,
+        add_nodes=add_nodes,
+        reasons=tuple(reasons),
+        schedulable_after=schedulable_after,
+        stranded_gpus=sum(stranded[p.node.name][0] for p in mine),
+    )
+
+
+def _additions(ledger: NaiveLedger) -> tuple[NodeAddition, ...]:
+    """Naive nodes grouped by (group, trigger workload), in purchase order."""
+    grouped: dict[tuple[str, str], list[PlannedNode]] = {}
+    for planned in ledger.planned:
+        grouped.setdefault((planned.group.name, planned.trigger), []).append(planned)
+    additions = []
+    for (group_name, trigger), nodes in grouped.items():
+        group = nodes[0].group
+        placement = dict(group.placements[0].labels) if group.placements else {}
+        additions.append(
+            NodeAddition(
+                node_group=group_name,
+                count=len(nodes),
+                placement=placement,
+                node_names=tuple(p.node.name for p in nodes),
+                workloads=(trigger,),
+                cost_per_hour=costs.nodes_cost_per_hour(len(nodes), group.price_per_node_hour),
+            )
+        )
+    return tuple(additions)
