@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from recommender.engine import costs
-from recommender.engine.placement import PlacementOptions, WorkloadOutcome, place, place_one
+from recommender.engine.placement import PlacementOptions, WorkloadOutcome, place_one
 from recommender.engine.state import ClusterState
 from recommender.engine.workloads import Workload, pod_workload
 from reservations.idle import reserved_nodes
@@ -198,19 +198,26 @@ def pod_shape(pod: Pod) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class Slot:
+    """Where an option's nodes come from: a group's placement domain (and whose paid capacity)."""
+
+    group: NodeGroup
+    index: int
+    placement: NodePlacement
+    order: int  # search order: the last tie-break, so the result is deterministic
+    reservation: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Option:
     """One way to run a workload with new nodes: cheapest wins, then fewest nodes, then order."""
 
     cost_per_hour: float
     count: int
-    order: int
-    group: NodeGroup
-    placement: NodePlacement
-    placement_index: int
+    slot: Slot
     nodes: tuple[Node, ...]
     state: ClusterState
     outcome: WorkloadOutcome
-    reservation: str | None = None
 
 
 class JointPlanner:
@@ -340,21 +347,25 @@ class JointPlanner:
         return None
 
     def cheapest_option(self, workload: Workload) -> Option | None:
+        """Cheapest (group, domain, count) under which the whole workload runs.
+
+        Groups are tried cheapest node first; a domain whose single node costs
+        no less than the best option found is never probed (one new node is
+        the least any option needs: existing free GPUs may do the rest).
+        """
         best: Option | None = None
         order = 0
-        candidates = sorted(self.groups, key=lambda g: (g.price_per_node_hour, g.name))
         grants = self.grants(workload.namespace)
-        for group in candidates:
+        for group in sorted(self.groups, key=lambda g: (g.price_per_node_hour, g.name)):
             if self.compatible(group, workload) is not None:
                 continue
             for index, placement in enumerate(self.placements(group)):
                 order += 1
                 room = self.room(group, index, placement)
-                # one new node is the least any option needs: existing free GPUs may do the rest
-                low = 1
-                if room < low or (best and group.price_per_node_hour >= best.cost_per_hour):
+                if room < 1 or (best and group.price_per_node_hour >= best.cost_per_hour):
                     continue
-                option = self.search(workload, group, index, placement, low, room, grants, order)
+                slot = Slot(group, index, placement, order)
+                option = self.search(workload, slot, room, grants)
                 if option and (best is None or _better(option, best)):
                     best = option
         return best
@@ -362,11 +373,10 @@ class JointPlanner:
     def cheapest_reserved_option(self, workload: Workload) -> Option | None:
         """Paid-but-unprovisioned reserved nodes the owner may start, at no extra cost."""
         best: Option | None = None
+        groups = {g.name: g for g in self.groups}
         for order, reservation in enumerate(self.owned(workload.namespace)):
             capacity = reservation.node_group
-            group = next(
-                (g for g in self.groups if g.name == (capacity and capacity.node_group)), None
-            )
+            group = groups.get(capacity.node_group) if capacity else None
             if capacity is None or group is None:
                 continue
             left = capacity.count - self.reservation_nodes_used.get(reservation.name, 0)
@@ -374,35 +384,27 @@ class JointPlanner:
                 room = min(left, self.room(group, index, placement))
                 if room < 1:
                     continue
-                grants = self.grants(workload.namespace)
-                option = self.search(
-                    workload, group, index, placement, 1, room, grants, order, reservation.name
-                )
+                slot = Slot(group, index, placement, order, reservation.name)
+                option = self.search(workload, slot, room, self.grants(workload.namespace))
                 if option and (best is None or _better(option, best)):
                     best = option
         return best
 
     def search(
-        self,
-        workload: Workload,
-        group: NodeGroup,
-        index: int,
-        placement: NodePlacement,
-        low: int,
-        high: int,
-        grants: Mapping[str, frozenset[str]],
-        order: int,
-        reservation: str | None = None,
+        self, workload: Workload, slot: Slot, most: int, grants: Mapping[str, frozenset[str]]
     ) -> Option | None:
-        """Smallest count in [low, high] under which the whole workload runs (None if none)."""
-        found = self.probe(workload, group, index, placement, high, grants, order, reservation)
+        """Smallest count in [1, most] under which the whole workload runs (None if none).
+
+        One probe at ``most`` rules a slot out at once; then a binary search,
+        since more nodes in a domain never make a workload fit worse.
+        """
+        found = self.probe(workload, slot, most, grants)
         if found is None:
             return None
+        low = 1
         while low < found.count:
             middle = (low + found.count) // 2
-            trial = self.probe(
-                workload, group, index, placement, middle, grants, order, reservation
-            )
+            trial = self.probe(workload, slot, middle, grants)
             if trial is None:
                 low = middle + 1
             else:
@@ -410,34 +412,26 @@ class JointPlanner:
         return found
 
     def probe(
-        self,
-        workload: Workload,
-        group: NodeGroup,
-        index: int,
-        placement: NodePlacement,
-        count: int,
-        grants: Mapping[str, frozenset[str]],
-        order: int,
-        reservation: str | None,
+        self, workload: Workload, slot: Slot, count: int, grants: Mapping[str, frozenset[str]]
     ) -> Option | None:
+        """Place the workload on a copy of the state with ``count`` new nodes in the slot."""
         state = self.state.copy()
         taken = set(self.taken_names)
-        nodes = tuple(self.fresh_node(group, placement, taken, reservation) for _ in range(count))
+        nodes = tuple(
+            self.fresh_node(slot.group, slot.placement, taken, slot.reservation)
+            for _ in range(count)
+        )
         for node in nodes:
             state.add_node(node)
-        if reservation is not None:
-            names = frozenset(n.name for n in nodes)
-            grants = {
-                **grants,
-                workload.namespace: grants.get(workload.namespace, frozenset()) | names,
-            }
+        if slot.reservation is not None:
+            mine = grants.get(workload.namespace, frozenset())
+            grants = {**grants, workload.namespace: mine | {n.name for n in nodes}}
         outcome = place_one(self.cluster, workload, state, self.options(grants))
         if not outcome.placed:
             return None
-        price = 0.0 if reservation else costs.nodes_cost_per_hour(count, group.price_per_node_hour)
-        return Option(
-            price, count, order, group, placement, index, nodes, state, outcome, reservation
-        )
+        price = slot.group.price_per_node_hour
+        cost = 0.0 if slot.reservation else costs.nodes_cost_per_hour(count, price)
+        return Option(cost, count, slot, nodes, state, outcome)
 
     def fresh_node(
         self, group: NodeGroup, placement: NodePlacement, taken: set[str], reservation: str | None
@@ -451,41 +445,41 @@ class JointPlanner:
 
     def take(self, workload: Workload, option: Option) -> WorkloadPlan:
         self.state = option.state
-        group = option.group.name
+        group = option.slot.group.name
         names = tuple(n.name for n in option.nodes)
         self.taken_names.update(names)
         self.added_per_group[group] = self.added_per_group.get(group, 0) + option.count
-        slot = (group, option.placement_index)
+        slot = (group, option.slot.index)
         self.added_per_slot[slot] = self.added_per_slot.get(slot, 0) + option.count
-        if option.reservation is not None:
-            used = self.reservation_nodes_used.get(option.reservation, 0)
-            self.reservation_nodes_used[option.reservation] = used + option.count
-            self.provisioned.setdefault(option.reservation, []).extend(names)
+        if option.slot.reservation is not None:
+            used = self.reservation_nodes_used.get(option.slot.reservation, 0)
+            self.reservation_nodes_used[option.slot.reservation] = used + option.count
+            self.provisioned.setdefault(option.slot.reservation, []).extend(names)
         self.additions.append(
             NodeAddition(
                 group,
                 option.count,
-                dict(option.placement.labels),
+                dict(option.slot.placement.labels),
                 names,
                 (workload.key,),
                 option.cost_per_hour,
-                option.reservation,
+                option.slot.reservation,
             )
         )
         return self.option_plan(workload, option)
 
     def option_plan(self, workload: Workload, option: Option) -> WorkloadPlan:
-        where = _placement_text(option.placement.labels)
+        where = _placement_text(option.slot.placement.labels)
         used = self.used_reservations(option.outcome)
-        if option.reservation is not None:
+        if option.slot.reservation is not None:
             reason = (
-                f"provision {option.count} paid node(s) of reservation {option.reservation} "
-                f"in group {option.group.name}{where} (no extra cost)"
+                f"provision {option.count} paid node(s) of reservation {option.slot.reservation} "
+                f"in group {option.slot.group.name}{where} (no extra cost)"
             )
             verdict = USES_RESERVATION
         else:
             reason = (
-                f"add {option.count} node(s) of group {option.group.name}{where} "
+                f"add {option.count} node(s) of group {option.slot.group.name}{where} "
                 f"for {option.cost_per_hour:g}/h"
             )
             verdict = RUNS_AFTER_SCALE_UP
@@ -493,7 +487,7 @@ class JointPlanner:
         return WorkloadPlan(
             workload.key,
             verdict,
-            add_nodes={option.group.name: option.count},
+            add_nodes={option.slot.group.name: option.count},
             reservations=used,
             reasons=(reason, *changes),
             schedulable_after=True,
@@ -509,10 +503,10 @@ class JointPlanner:
 
 
 def _better(option: Option, best: Option) -> bool:
-    return (option.cost_per_hour, option.count, option.order) < (
+    return (option.cost_per_hour, option.count, option.slot.order) < (
         best.cost_per_hour,
         best.count,
-        best.order,
+        best.slot.order,
     )
 
 

@@ -1,0 +1,340 @@
+"""Which devices of a node could serve a pod: GPU counts, shares, partitions, DRA claims.
+
+Filters ask "is there any valid set of devices?"; scores ask "which of the
+valid sets is best?". Both need the same enumeration, so it lives here once.
+Each function returns the candidate device takes, or a reason string when
+there is none (the reason is what the diagnosis aggregates).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from topology.hardware import (
+    WHOLE_GPU_MILLI,
+    AttributeSelector,
+    Device,
+    DeviceClaim,
+    DeviceClass,
+    DeviceRequest,
+    GpuRequest,
+    Pod,
+)
+
+from .state import GPU_MILLI, Allocation, DeviceTake, NodeAlloc, NodeInfo, pod_allocation_base
+
+INSUFFICIENT_GPU = "Insufficient nvidia.com/gpu"
+INSUFFICIENT_SHARE = "Insufficient nvidia.com/gpu share"
+GPU_MEMORY_MISMATCH = "node(s) didn't match GPU memory"
+CLAIMS_UNALLOCATABLE = "cannot allocate all claims"
+
+Option = tuple[DeviceTake, ...]
+
+
+def model_reason(models: tuple[str, ...]) -> str:
+    return f"node(s) didn't match GPU model {'|'.join(models)}"
+
+
+def _model_ok(device: Device, info: NodeInfo, request: GpuRequest) -> bool:
+    if not request.models:
+        return True
+    model = device.model or _gpu_attr(info, device, "model")
+    return model in request.models
+
+
+def _memory_ok(device: Device, info: NodeInfo, request: GpuRequest) -> bool:
+    if request.memory_bytes is None:
+        return True
+    memory = device.memory_bytes or _gpu_attr(info, device, "memory_bytes")
+    return isinstance(memory, int) and memory >= request.memory_bytes
+
+
+def _gpu_attr(info: NodeInfo, device: Device, name: str) -> object:
+    gpu = info.gpus.get(device.gpu or "")
+    return getattr(gpu, name) if gpu is not None else None
+
+
+def gpu_options(info: NodeInfo, alloc: NodeAlloc, request: GpuRequest) -> list[Option] | str:
+    """Device choices for a count-based GPU request, or why there are none.
+
+    A share (milli < 1000) may use any shareable GPU device with enough free
+    gpu_milli: one option per device. Whole GPUs need untouched devices; the
+    lowest-indexed ones are taken (as the device plugin does): one option.
+    """
+    devices = info.gpu_devices
+    if not devices:
+        return INSUFFICIENT_GPU
+    matching = [d for d in devices if _model_ok(d, info, request)]
+    if not matching:
+        return model_reason(request.models)
+    matching = [d for d in matching if _memory_ok(d, info, request)]
+    if not matching:
+        return GPU_MEMORY_MISMATCH
+    if request.is_share:
+        return _share_options(alloc, matching, request.milli_per_gpu)
+    free = [d for d in matching if alloc.is_untouched(d)]
+    if len(free) < request.count:
+        return INSUFFICIENT_GPU
+    chosen = free[: request.count]
+    return [tuple(DeviceTake(d.name, {GPU_MILLI: WHOLE_GPU_MILLI}, False) for d in chosen)]
+
+
+def _share_options(alloc: NodeAlloc, devices: list[Device], milli: int) -> list[Option] | str:
+    options: list[Option] = [
+        (DeviceTake(d.name, {GPU_MILLI: milli}, False),)
+        for d in devices
+        if d.shareable
+        and alloc.gpu_nonpartition_milli.get(d.gpu or "", 0) == alloc.gpu_milli.get(d.gpu or "", 0)
+        and alloc.device_milli_free(d) >= milli
+    ]
+    return options or INSUFFICIENT_SHARE
+
+
+# --- DRA claims -------------------------------------------------------------------
+
+
+def _lookup(mapping: Mapping[str, object], name: str) -> object:
+    if name in mapping:
+        return mapping[name]
+    short = name.rsplit("/", 1)[-1]
+    for key, value in mapping.items():
+        if key.rsplit("/", 1)[-1] == short:
+            return value
+    return None
+
+
+def _selector_value(device: Device, selector: AttributeSelector) -> object:
+    if selector.target == "driver":
+        return device.driver
+    if selector.target == "capacity":
+        value = _lookup(device.capacity, selector.name)
+        if value is None and selector.name.rsplit("/", 1)[-1] == "memory":
+            return device.memory_bytes
+        return value
+    return _lookup(device.attributes, selector.name)
+
+
+def selector_matches(device: Device, selector: AttributeSelector) -> bool:
+    """One compiled CEL term; a missing attribute never matches (as in CEL errors)."""
+    actual = _selector_value(device, selector)
+    expected = selector.value
+    if actual is None:
+        return False
+    if selector.op == "in":
+        return isinstance(expected, tuple) and str(actual) in expected
+    if selector.op in ("==", "!="):
+        equal = str(actual) == str(expected) if isinstance(actual, str) else actual == expected
+        return equal if selector.op == "==" else not equal
+    return _compare(actual, selector.op, expected)
+
+
+def _compare(actual: object, op: str, expected: object) -> bool:
+    if not isinstance(actual, int) or not isinstance(expected, int):
+        return False
+    return {
+        "<": actual < expected,
+        "<=": actual <= expected,
+        ">": actual > expected,
+        ">=": actual >= expected,
+    }.get(op, False)
+
+
+class _ClaimScratch:
+    """Devices and counters already chosen for this pod while its claims are solved."""
+
+    def __init__(self, alloc: NodeAlloc) -> None:
+        self.alloc = alloc
+        self.used: set[str] = set()
+        self.capacity_used: dict[str, dict[str, int]] = {}
+        self.counters_used: dict[str, dict[str, int]] = {}
+        self.gpus_used: set[str] = set()
+
+    def can_take(self, device: Device, request: DeviceRequest) -> bool:
+        if request.capacity_requests:
+            return self._capacity_ok(device, request.capacity_requests)
+        if device.name in self.used or device.gpu in self.gpus_used and not device.consumes:
+            return False
+        if device.consumes:
+            return self._counters_ok(device)
+        return self.alloc.is_untouched(device)
+
+    def _capacity_ok(self, device: Device, wanted: Mapping[str, int]) -> bool:
+        if not device.shareable or device.name in self.alloc.exclusive or device.name in self.used:
+            return False
+        free = self.alloc.device_free.get(device.name, {})
+        pending = self.capacity_used.get(device.name, {})
+        for name, amount in wanted.items():
+            total = device.capacity.get(name)
+            if total is None:
+                return False
+            if free.get(name, total) - pending.get(name, 0) < amount:
+                return False
+        return True
+
+    def _counters_ok(self, device: Device) -> bool:
+        if device.name in self.alloc.exclusive:
+            return False
+        if device.gpu is not None and self.alloc.gpu_nonpartition_milli.get(device.gpu, 0) > 0:
+            return False
+        for use in device.consumes:
+            free = self.alloc.counters_free.get(use.counter_set, {})
+            pending = self.counters_used.get(use.counter_set, {})
+            for name, amount in use.counters.items():
+                if free.get(name, 0) - pending.get(name, 0) < amount:
+                    return False
+        return True
+
+    def take(self, device: Device, request: DeviceRequest) -> DeviceTake:
+        if request.capacity_requests:
+            pending = self.capacity_used.setdefault(device.name, {})
+            for name, amount in request.capacity_requests.items():
+                pending[name] = pending.get(name, 0) + amount
+            return DeviceTake(device.name, dict(request.capacity_requests), False)
+        self.used.add(device.name)
+        if device.gpu is not None and not device.consumes:
+            self.gpus_used.add(device.gpu)
+        for use in device.consumes:
+            pending = self.counters_used.setdefault(use.counter_set, {})
+            for name, amount in use.counters.items():
+                pending[name] = pending.get(name, 0) + amount
+        return DeviceTake(device.name, {}, True)
+
+
+def _request_candidates(
+    info: NodeInfo, request: DeviceRequest, classes: Mapping[str, DeviceClass]
+) -> list[Device] | str:
+    device_class = classes.get(request.device_class)
+    if device_class is None:
+        return f"{CLAIMS_UNALLOCATABLE}: device class {request.device_class} not found"
+    selectors = (*device_class.selectors, *request.selectors)
+    return [d for d in info.node.devices if all(selector_matches(d, s) for s in selectors)]
+
+
+def claim_takes(
+    info: NodeInfo, alloc: NodeAlloc, pod: Pod, classes: Mapping[str, DeviceClass]
+) -> Option | str:
+    """One valid device set for all of the pod's claims on this node, or why not."""
+    scratch = _ClaimScratch(alloc)
+    takes: list[DeviceTake] = []
+    for claim in pod.claims:
+        result = _solve_claim(info, scratch, claim, classes)
+        if isinstance(result, str):
+            return result
+        takes.extend(result)
+    return tuple(takes)
+
+
+def _solve_claim(
+    info: NodeInfo,
+    scratch: _ClaimScratch,
+    claim: DeviceClaim,
+    classes: Mapping[str, DeviceClass],
+) -> list[DeviceTake] | str:
+    candidates: dict[str, list[Device]] = {}
+    for request in claim.requests:
+        found = _request_candidates(info, request, classes)
+        if isinstance(found, str):
+            return found
+        if not found:
+            return CLAIMS_UNALLOCATABLE
+        candidates[request.name] = found
+    for restricted in _constraint_variants(claim, candidates):
+        attempt = _ClaimScratchAttempt(scratch)
+        takes = _take_requests(claim, restricted, attempt.scratch)
+        if takes is not None:
+            attempt.commit()
+            return takes
+    return CLAIMS_UNALLOCATABLE
+
+
+def _constraint_variants(
+    claim: DeviceClaim, candidates: dict[str, list[Device]]
+) -> list[dict[str, list[Device]]]:
+    """Candidate sets with each matchAttribute fixed to one value (values tried sorted)."""
+    variants = [candidates]
+    for constraint in claim.constraints:
+        names = constraint.requests or tuple(candidates)
+        next_variants = []
+        for variant in variants:
+            values = sorted(
+                {
+                    str(v)
+                    for name in names
+                    for d in variant.get(name, [])
+                    if (v := _lookup(d.attributes, constraint.attribute)) is not None
+                }
+            )
+            for value in values:
+                next_variants.append(
+                    {
+                        name: [
+                            d
+                            for d in devices
+                            if name not in names
+                            or str(_lookup(d.attributes, constraint.attribute)) == value
+                        ]
+                        for name, devices in variant.items()
+                    }
+                )
+        variants = next_variants
+    return variants
+
+
+class _ClaimScratchAttempt:
+    """Try one constraint variant on a throwaway copy of the scratch pad."""
+
+    def __init__(self, scratch: _ClaimScratch) -> None:
+        self.origin = scratch
+        self.scratch = _ClaimScratch(scratch.alloc)
+        self.scratch.used = set(scratch.used)
+        self.scratch.gpus_used = set(scratch.gpus_used)
+        self.scratch.capacity_used = {k: dict(v) for k, v in scratch.capacity_used.items()}
+        self.scratch.counters_used = {k: dict(v) for k, v in scratch.counters_used.items()}
+
+    def commit(self) -> None:
+        self.origin.used = self.scratch.used
+        self.origin.gpus_used = self.scratch.gpus_used
+        self.origin.capacity_used = self.scratch.capacity_used
+        self.origin.counters_used = self.scratch.counters_used
+
+
+def _take_requests(
+    claim: DeviceClaim, candidates: dict[str, list[Device]], scratch: _ClaimScratch
+) -> list[DeviceTake] | None:
+    takes: list[DeviceTake] = []
+    for request in claim.requests:
+        devices = candidates.get(request.name, [])
+        if request.allocation_mode == "All":
+            if not devices or not all(scratch.can_take(d, request) for d in devices):
+                return None
+            takes.extend(scratch.take(d, request) for d in devices)
+            continue
+        chosen = 0
+        for device in devices:
+            if chosen == request.count:
+                break
+            if scratch.can_take(device, request):
+                takes.append(scratch.take(device, request))
+                chosen += 1
+        if chosen < request.count:
+            return None
+    return takes
+
+
+def bound_allocation(info: NodeInfo, alloc: NodeAlloc, pod: Pod) -> Allocation:
+    """What an already-running pod holds: its requests plus the first fitting devices.
+
+    The snapshot does not say which GPU a running pod holds; the first valid
+    choice is as good a guess as any and keeps the counts right.
+    """
+    base = pod_allocation_base(pod)
+    takes: list[DeviceTake] = []
+    if pod.gpu is not None:
+        options = gpu_options(info, alloc, pod.gpu)
+        if not isinstance(options, str):
+            takes.extend(options[0])
+    return Allocation(base.cpu_milli, base.memory_bytes, base.pods, base.extended, tuple(takes))
+
+
+def with_devices(base: Allocation, takes: Option) -> Allocation:
+    return Allocation(base.cpu_milli, base.memory_bytes, base.pods, base.extended, takes)

@@ -1,0 +1,150 @@
+"""Fragmentation Gradient Descent (Weng et al., "Beware of Fragmentation", ATC 2023).
+
+A node's GPU fragmentation, measured against the workload mix expected to
+arrive ("typical pods", each with its frequency), is the idle GPU milli that
+the typical pod could not use there: all of it when the pod does not fit the
+node at all (wrong model, too few GPUs, cpu short), else the idle milli on the
+GPUs too small for it. FGD places a pod where that expected fragmentation
+grows least. This follows the FGD simulator
+(hkust-adsl/kubernetes-scheduler-simulator: ``NodeGpuShareFragAmountScore``,
+``FGDScorePlugin``): the score is ``int(sigmoid((before − after) / 1000) × 100)``
+— the integer truncation makes many nodes tie, and ties are broken at random
+as kube-scheduler does, which the validation reproduces.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from topology.hardware import WHOLE_GPU_MILLI, Pod
+
+from .scores import POLICIES, Candidate, Policy, ScoreContext, register
+from .workloads import Workload
+
+POPULARITY_THRESHOLD = 0.95  # simulator default: the most frequent types covering 95 % of pods
+
+
+@dataclass(frozen=True, slots=True)
+class TypicalPod:
+    cpu_milli: int
+    gpu_milli: int  # per GPU; 0 for cpu-only pods
+    gpu_count: int
+    models: tuple[str, ...]
+    frequency: float
+
+
+def pod_type(pod: Pod) -> tuple[int, int, int, tuple[str, ...]]:
+    gpu = pod.gpu
+    if gpu is None or gpu.count == 0:
+        return (pod.requests.cpu_milli, 0, 0, ())
+    return (pod.requests.cpu_milli, gpu.milli_per_gpu, gpu.count, tuple(sorted(gpu.models)))
+
+
+def typical_pods(
+    pods: Iterable[Pod], threshold: float = POPULARITY_THRESHOLD
+) -> tuple[TypicalPod, ...]:
+    """The most frequent pod types covering ``threshold`` of pods, renormalised to sum 1."""
+    counts = Counter(pod_type(p) for p in pods)
+    total = sum(counts.values())
+    if total == 0:
+        return ()
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    kept: list[tuple[tuple[int, int, int, tuple[str, ...]], int]] = []
+    covered = 0
+    for key, count in ordered:
+        if covered >= threshold * total:
+            break
+        kept.append((key, count))
+        covered += count
+    return tuple(
+        TypicalPod(cpu, milli, number, models, count / covered)
+        for (cpu, milli, number, models), count in kept
+    )
+
+
+class FragmentationModel:
+    """Expected fragmentation of a node state against the typical pods, memoised."""
+
+    def __init__(self, typical: Sequence[TypicalPod]) -> None:
+        self.typical = tuple(typical)
+        self._cpu_thresholds = sorted({t.cpu_milli for t in self.typical})
+        self._cache: dict[tuple[object, ...], float] = {}
+
+    @classmethod
+    def from_workloads(cls, workloads: Iterable[Workload]) -> FragmentationModel:
+        return cls(typical_pods(p for w in workloads for p in w.pods))
+
+    def cpu_bucket(self, cpu_left_milli: int) -> int:
+        """How many typical cpu requests fit: all frag needs to know about the cpu left."""
+        count = 0
+        for threshold in self._cpu_thresholds:
+            if threshold > cpu_left_milli:
+                break
+            count += 1
+        return count
+
+    def node_frag(self, model: str | None, cpu_left_milli: int, lefts: tuple[int, ...]) -> float:
+        key = (model, self.cpu_bucket(cpu_left_milli), tuple(sorted(lefts)))
+        cached = self._cache.get(key)
+        if cached is None:
+            cached = self._compute(model, cpu_left_milli, lefts)
+            self._cache[key] = cached
+        return cached
+
+    def _compute(self, model: str | None, cpu_left_milli: int, lefts: tuple[int, ...]) -> float:
+        idle = sum(lefts)
+        frag = 0.0
+        for pod in self.typical:
+            frag += pod.frequency * _pod_frag(pod, model, cpu_left_milli, lefts, idle)
+        return frag
+
+
+def _pod_frag(
+    pod: TypicalPod, model: str | None, cpu_left: int, lefts: tuple[int, ...], idle: int
+) -> float:
+    if pod.gpu_milli == 0:
+        return idle  # the simulator counts idle GPU as fragment for cpu-only pods too
+    if pod.models and model not in pod.models:
+        return idle
+    fitting = sum(1 for left in lefts if left >= pod.gpu_milli)
+    if fitting >= pod.gpu_count and cpu_left >= pod.cpu_milli:
+        return sum(left for left in lefts if left < pod.gpu_milli)
+    return idle
+
+
+def _lefts(candidate: Candidate) -> tuple[int, ...]:
+    alloc = candidate.alloc
+    return tuple(alloc.device_milli_free(d) for d in candidate.info.gpu_devices)
+
+
+def _model(candidate: Candidate) -> str | None:
+    models = candidate.info.models
+    return next(iter(models)) if len(models) == 1 else None
+
+
+def _sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+def fgd_score(candidate: Candidate, ctx: ScoreContext) -> float:
+    model = ctx.fragmentation
+    if not isinstance(model, FragmentationModel):
+        return 0.0
+    lefts = _lefts(candidate)
+    taken = {t.device: t.capacity.get("gpu_milli", WHOLE_GPU_MILLI) for t in candidate.devices}
+    after = tuple(
+        left - taken.get(d.name, 0)
+        for left, d in zip(lefts, candidate.info.gpu_devices, strict=True)
+    )
+    cpu_left = candidate.alloc.cpu_free_milli
+    node_model = _model(candidate)
+    before_frag = model.node_frag(node_model, cpu_left, lefts)
+    after_frag = model.node_frag(node_model, cpu_left - candidate.pod.requests.cpu_milli, after)
+    return float(int(_sigmoid((before_frag - after_frag) / 1000) * 100))
+
+
+register("fgd", fgd_score)
+POLICIES["fgd"] = Policy("fgd", (("fgd", 1.0),), "random", device_rule=None)

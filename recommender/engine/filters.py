@@ -1,0 +1,182 @@
+"""Filter rules: may this pod run on this node, given what is free? (kube-scheduler Filter)
+
+Each rule is a small function ``(info, alloc, pod, context) -> Status``; the
+first failing rule's reason is the node's reason, as kube-scheduler reports
+it, and the diagnosis counts nodes per reason. A new rule is a new function
+appended to ``RULES``, not a new branch in an old one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from topology.hardware import Cluster, DeviceClass, Pod, Reservation, Taint
+
+from .allocate import claim_takes, gpu_options
+from .state import NodeAlloc, NodeInfo
+
+UNSCHEDULABLE = "node(s) were unschedulable"
+NOT_READY = "node(s) were not ready"
+AFFINITY_MISMATCH = "node(s) didn't match Pod's node affinity/selector"
+RESERVED = "node(s) reserved for another team"
+INSUFFICIENT_CPU = "Insufficient cpu"
+INSUFFICIENT_MEMORY = "Insufficient memory"
+TOO_MANY_PODS = "Too many pods"
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    ok: bool
+    reason: str = ""
+
+
+OK = Status(True)
+
+
+@dataclass(frozen=True)
+class FilterContext:
+    """What filters need beyond node and pod, computed once per ``place`` call.
+
+    ``reserved_for`` maps a node to the namespaces of the active reservations
+    holding it; ``granted`` maps a namespace to nodes whose taints its pods
+    are treated as tolerating (the joint autoscaler's reuse of a reservation).
+    """
+
+    device_classes: Mapping[str, DeviceClass] = field(default_factory=dict)
+    reserved_for: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    granted: Mapping[str, frozenset[str]] = field(default_factory=dict)
+
+    @classmethod
+    def build(
+        cls,
+        cluster: Cluster,
+        grants: Mapping[str, frozenset[str]],
+        at: datetime | None,
+    ) -> FilterContext:
+        return cls(
+            device_classes={c.name: c for c in cluster.device_classes},
+            reserved_for=_reserved_nodes(cluster, at),
+            granted=dict(grants),
+        )
+
+
+def _reserved_nodes(cluster: Cluster, at: datetime | None) -> dict[str, frozenset[str]]:
+    owners: dict[str, set[str]] = {}
+    for reservation in cluster.reservations:
+        if at is not None and not reservation.active_at(at):
+            continue
+        for node in cluster.nodes:
+            if _holds(reservation, node.name, node.labels):
+                owners.setdefault(node.name, set()).update(reservation.owner_namespaces)
+    return {name: frozenset(namespaces) for name, namespaces in owners.items()}
+
+
+def _holds(reservation: Reservation, node_name: str, labels: Mapping[str, str]) -> bool:
+    if node_name in reservation.node_names:
+        return True
+    selector = reservation.node_selector
+    return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
+
+
+Rule = Callable[[NodeInfo, NodeAlloc, Pod, FilterContext], Status]
+
+
+def node_ready(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext) -> Status:
+    return OK if info.node.ready else Status(False, NOT_READY)
+
+
+def node_schedulable(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext) -> Status:
+    return Status(False, UNSCHEDULABLE) if info.node.unschedulable else OK
+
+
+def taints_tolerated(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext) -> Status:
+    if info.node.name in ctx.granted.get(pod.namespace, frozenset()):
+        return OK
+    for taint in info.node.taints:
+        if taint.effect == "PreferNoSchedule":
+            continue
+        if not any(t.tolerates(taint) for t in pod.tolerations):
+            return Status(False, untolerated_taint_reason(taint))
+    return OK
+
+
+def untolerated_taint_reason(taint: Taint) -> str:
+    return f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
+
+
+def node_affinity(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext) -> Status:
+    labels = info.node.labels
+    if any(labels.get(k) != v for k, v in pod.node_selector.items()):
+        return Status(False, AFFINITY_MISMATCH)
+    if pod.affinity and not any(term.matches(labels) for term in pod.affinity):
+        return Status(False, AFFINITY_MISMATCH)
+    return OK
+
+
+def reservation(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext) -> Status:
+    owners = ctx.reserved_for.get(info.node.name)
+    if owners is None or pod.namespace in owners:
+        return OK
+    if info.node.name in ctx.granted.get(pod.namespace, frozenset()):
+        return OK
+    return Status(False, RESERVED)
+
+
+def node_resources(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext) -> Status:
+    requests = pod.requests
+    if requests.cpu_milli > alloc.cpu_free_milli:
+        return Status(False, INSUFFICIENT_CPU)
+    if requests.memory_bytes > alloc.memory_free_bytes:
+        return Status(False, INSUFFICIENT_MEMORY)
+    if max(1, requests.pods) > alloc.pods_free:
+        return Status(False, TOO_MANY_PODS)
+    return OK
+
+
+def extended_resources(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext) -> Status:
+    for name, amount in pod.requests.extended.items():
+        if amount > alloc.extended_free.get(name, 0):
+            return Status(False, f"Insufficient {name}")
+    return OK
+
+
+def gpu_devices(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext) -> Status:
+    """GPU count, model, memory and fractional share (device plugin / trace demand)."""
+    if pod.gpu is None or pod.gpu.count == 0:
+        return OK
+    options = gpu_options(info, alloc, pod.gpu)
+    return Status(False, options) if isinstance(options, str) else OK
+
+
+def device_claims(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext) -> Status:
+    """DRA claims: class + request selectors, counts, capacity, counters, matchAttribute."""
+    if not pod.claims:
+        return OK
+    takes = claim_takes(info, alloc, pod, ctx.device_classes)
+    return Status(False, takes) if isinstance(takes, str) else OK
+
+
+RULES: tuple[Rule, ...] = (
+    node_ready,
+    node_schedulable,
+    taints_tolerated,
+    node_affinity,
+    reservation,
+    node_resources,
+    extended_resources,
+    gpu_devices,
+    device_claims,
+)
+
+NODE_RULES: tuple[Rule, ...] = RULES[:-2]  # everything but device allocation
+
+
+def run_filters(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext) -> Status:
+    """The first failing rule's status, or OK."""
+    for rule in RULES:
+        status = rule(info, alloc, pod, ctx)
+        if not status.ok:
+            return status
+    return OK

@@ -1,0 +1,172 @@
+"""Score rules and the policies that combine them (kube-scheduler Score).
+
+A score rule rates one candidate — a node plus the devices the pod would take
+there — from 0 (worst) to 100 (best). A policy is a weighted sum of named
+rules; the registry lets a policy name a rule without importing it, so FGD,
+BestFit or a future rule plug in the same way.
+
+Rules here follow the FGD simulator where the validation compares with it:
+BestFit is its ``getBestFitScore`` (cpu and GPU leftovers, half weight each,
+normalised by 128 cores / 8 GPUs) and Random picks one feasible node
+uniformly (a seeded ``random.Random`` is passed in; never global state).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from topology.hardware import WHOLE_GPU_MILLI, Pod
+
+from .state import DeviceTake, NodeAlloc, NodeInfo
+
+MAX_SCORE = 100.0
+BESTFIT_MAX_CPU_MILLI = 128_000
+BESTFIT_MAX_GPU_MILLI = 8_000
+
+
+@dataclass
+class ScoreContext:
+    """Per-placement inputs to scores: randomness, the gang's placed members, FGD's mix."""
+
+    rng: random.Random
+    member_paths: list[tuple[str | None, ...]] = field(default_factory=list)
+    paths: Mapping[str, tuple[str | None, ...]] = field(default_factory=dict)
+    fragmentation: object | None = None  # fgd.FragmentationModel, set by policies using FGD
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A node and the devices the pod would take there."""
+
+    info: NodeInfo
+    alloc: NodeAlloc
+    pod: Pod
+    devices: tuple[DeviceTake, ...]
+    gpu_milli: int
+
+
+ScoreRule = Callable[[Candidate, ScoreContext], float]
+
+
+def node_gpu_milli_total(info: NodeInfo) -> int:
+    return len(info.gpus) * WHOLE_GPU_MILLI
+
+
+def node_gpu_milli_free(info: NodeInfo, alloc: NodeAlloc) -> int:
+    return sum(max(0, WHOLE_GPU_MILLI - used) for used in alloc.gpu_milli.values())
+
+
+def most_allocated(candidate: Candidate, ctx: ScoreContext) -> float:
+    """kube-scheduler MostAllocated over cpu, memory and GPU: fuller nodes first."""
+    info, alloc, pod = candidate.info, candidate.alloc, candidate.pod
+    allocatable = info.node.allocatable
+    ratios = []
+    if allocatable.cpu_milli > 0:
+        used = allocatable.cpu_milli - alloc.cpu_free_milli + pod.requests.cpu_milli
+        ratios.append(used / allocatable.cpu_milli)
+    if allocatable.memory_bytes > 0:
+        used = allocatable.memory_bytes - alloc.memory_free_bytes + pod.requests.memory_bytes
+        ratios.append(used / allocatable.memory_bytes)
+    total_gpu = node_gpu_milli_total(info)
+    if total_gpu > 0:
+        used_gpu = total_gpu - node_gpu_milli_free(info, alloc) + candidate.gpu_milli
+        ratios.extend([used_gpu / total_gpu] * 2)  # GPUs are what this tool is about
+    return MAX_SCORE * sum(ratios) / len(ratios) if ratios else 0.0
+
+
+def best_fit(candidate: Candidate, ctx: ScoreContext) -> float:
+    """The FGD simulator's BestFit: least cpu + GPU left over after placing, scaled 0–100."""
+    info, alloc, pod = candidate.info, candidate.alloc, candidate.pod
+    cpu_left = alloc.cpu_free_milli - pod.requests.cpu_milli
+    gpu_left = node_gpu_milli_free(info, alloc) - candidate.gpu_milli
+    leftover = 0.5 * cpu_left / BESTFIT_MAX_CPU_MILLI + 0.5 * gpu_left / BESTFIT_MAX_GPU_MILLI
+    return float(int((1.0 - leftover) * MAX_SCORE))
+
+
+def random_score(candidate: Candidate, ctx: ScoreContext) -> float:
+    """Uniform among feasible nodes: every node ties, the seeded tie-break picks."""
+    return 0.0
+
+
+def topology_closeness(candidate: Candidate, ctx: ScoreContext) -> float:
+    """Gang members close together: share as deep a topology level as possible."""
+    if not ctx.member_paths:
+        return 0.0
+    path = ctx.paths.get(candidate.info.node.name, ())
+    depth = len(path)
+    if depth == 0:
+        return 0.0
+    best = max(_shared_depth(path, other) for other in ctx.member_paths)
+    return MAX_SCORE * best / depth
+
+
+def _shared_depth(path: tuple[str | None, ...], other: tuple[str | None, ...]) -> int:
+    shared = 0
+    for mine, theirs in zip(path, other, strict=False):
+        if mine is None or mine != theirs:
+            break
+        shared += 1
+    return shared
+
+
+def share_tightness(candidate: Candidate, ctx: ScoreContext) -> float:
+    """Within a node, put a share on the fullest GPU that still fits (simulator's best-fit GPU)."""
+    if candidate.gpu_milli >= WHOLE_GPU_MILLI or not candidate.devices:
+        return 0.0
+    free = 0
+    for take in candidate.devices:
+        free += candidate.alloc.device_milli_free(candidate.info.devices[take.device])
+    return MAX_SCORE * (1.0 - free / WHOLE_GPU_MILLI)
+
+
+SCORE_RULES: dict[str, ScoreRule] = {
+    "most_allocated": most_allocated,
+    "best_fit": best_fit,
+    "random": random_score,
+    "topology": topology_closeness,
+    "share_tightness": share_tightness,
+}
+
+
+def register(name: str, rule: ScoreRule) -> None:
+    SCORE_RULES[name] = rule
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """A weighted sum of node score rules, how node ties are broken ("first" or
+    "random"), and the rule that picks devices inside the chosen node (None:
+    the policy's own score rates each device choice, as FGD does)."""
+
+    name: str
+    weights: tuple[tuple[str, float], ...]
+    tie_break: str = "first"
+    device_rule: str | None = "share_tightness"
+
+    @property
+    def needs_fragmentation(self) -> bool:
+        return any(name == "fgd" for name, _ in self.weights)
+
+    def score(self, candidate: Candidate, ctx: ScoreContext) -> float:
+        return sum(weight * SCORE_RULES[name](candidate, ctx) for name, weight in self.weights)
+
+
+POLICIES: dict[str, Policy] = {
+    "most_allocated": Policy(
+        "most_allocated",
+        (("most_allocated", 1.0), ("topology", 1.0)),
+    ),
+    "bestfit": Policy("bestfit", (("best_fit", 1.0),), "random"),
+    "random": Policy("random", (("random", 1.0),), "random"),
+}
+DEFAULT_POLICY = "most_allocated"
+
+
+def policy_named(name: str) -> Policy:
+    if name == "default":
+        name = DEFAULT_POLICY
+    if name not in POLICIES:
+        raise ValueError(f"unknown placement policy {name!r}; known: {sorted(POLICIES)}")
+    return POLICIES[name]

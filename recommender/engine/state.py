@@ -1,0 +1,325 @@
+"""Mutable allocation state over the frozen model: what is still free where.
+
+The model (``topology.hardware``) says what a node *has*; ``ClusterState``
+says what is still *free* after the bound pods and every simulated binding.
+Placement explores alternatives (gang domains, scale-up options) on copies, so
+``copy()`` must be cheap: it shares every per-node record and clones one only
+when a copy first writes to it (copy-on-write per node).
+
+::
+
+    ClusterState ── nodes: name → NodeInfo   (static, shared by all copies)
+                 └─ allocs: name → NodeAlloc (mutable, cloned on first write)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from topology.hardware import WHOLE_GPU_MILLI, Cluster, Device, Node, Pod
+
+GPU_MILLI = "gpu_milli"
+
+
+@dataclass(frozen=True, slots=True)
+class GpuCell:
+    """One physical GPU as the heatmap draws it."""
+
+    gpu: str
+    model: str | None
+    allocated_milli: int
+    pods: tuple[str, ...]
+    profiles: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceTake:
+    """Part of one device a binding uses: capacity drawn, or the whole device."""
+
+    device: str
+    capacity: Mapping[str, int]
+    exclusive: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Allocation:
+    """Everything one pod takes from one node; applied and released as a unit."""
+
+    cpu_milli: int = 0
+    memory_bytes: int = 0
+    pods: int = 1
+    extended: Mapping[str, int] = field(default_factory=dict)
+    devices: tuple[DeviceTake, ...] = ()
+
+    @property
+    def device_names(self) -> tuple[str, ...]:
+        return tuple(t.device for t in self.devices)
+
+
+class NodeInfo:
+    """Static per-node facts computed once: devices by name, GPU devices in order."""
+
+    __slots__ = ("node", "devices", "gpu_devices", "gpus", "counter_capacity", "models")
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
+        self.devices: dict[str, Device] = {d.name: d for d in node.devices}
+        self.gpu_devices: tuple[Device, ...] = tuple(
+            d for d in node.devices if d.gpu is not None and d.profile is None and not d.consumes
+        )
+        self.gpus = {g.name: g for g in node.gpus}
+        self.counter_capacity = {c.name: dict(c.counters) for c in node.counter_sets}
+        models = {g.model for g in node.gpus} | {d.model for d in node.devices if d.gpu}
+        self.models: frozenset[str] = frozenset(m for m in models if m)
+
+
+class NodeAlloc:
+    """What is free on one node. Cloned, never shared, before any write."""
+
+    __slots__ = (
+        "cpu_free_milli",
+        "memory_free_bytes",
+        "pods_free",
+        "extended_free",
+        "device_free",
+        "exclusive",
+        "counters_free",
+        "gpu_milli",
+        "gpu_nonpartition_milli",
+        "gpu_pods",
+        "gpu_profiles",
+    )
+
+    def __init__(self, info: NodeInfo) -> None:
+        node = info.node
+        self.cpu_free_milli = node.allocatable.cpu_milli
+        self.memory_free_bytes = node.allocatable.memory_bytes
+        self.pods_free = node.allocatable.pods
+        self.extended_free: dict[str, int] = dict(node.allocatable.extended)
+        self.device_free: dict[str, dict[str, int]] = {
+            d.name: dict(d.capacity) for d in node.devices if d.capacity
+        }
+        self.exclusive: set[str] = set()
+        self.counters_free = {k: dict(v) for k, v in info.counter_capacity.items()}
+        self.gpu_milli: dict[str, int] = {g: 0 for g in info.gpus}
+        self.gpu_nonpartition_milli: dict[str, int] = {g: 0 for g in info.gpus}
+        self.gpu_pods: dict[str, tuple[str, ...]] = {}
+        self.gpu_profiles: dict[str, tuple[str, ...]] = {}
+
+    def clone(self) -> NodeAlloc:
+        other = NodeAlloc.__new__(NodeAlloc)
+        other.cpu_free_milli = self.cpu_free_milli
+        other.memory_free_bytes = self.memory_free_bytes
+        other.pods_free = self.pods_free
+        other.extended_free = dict(self.extended_free)
+        other.device_free = {k: dict(v) for k, v in self.device_free.items()}
+        other.exclusive = set(self.exclusive)
+        other.counters_free = {k: dict(v) for k, v in self.counters_free.items()}
+        other.gpu_milli = dict(self.gpu_milli)
+        other.gpu_nonpartition_milli = dict(self.gpu_nonpartition_milli)
+        other.gpu_pods = dict(self.gpu_pods)
+        other.gpu_profiles = dict(self.gpu_profiles)
+        return other
+
+    def device_milli_free(self, device: Device) -> int:
+        """Free gpu_milli of a device; 0 once taken exclusively."""
+        if device.name in self.exclusive:
+            return 0
+        free = self.device_free.get(device.name)
+        if free is None:
+            return WHOLE_GPU_MILLI
+        return free.get(GPU_MILLI, WHOLE_GPU_MILLI)
+
+    def is_untouched(self, device: Device) -> bool:
+        """Whole-device use needs the device and its physical GPU entirely unused."""
+        if device.name in self.exclusive:
+            return False
+        if device.gpu is not None and self.gpu_milli.get(device.gpu, 0) > 0:
+            return False
+        capacity = device.capacity
+        free = self.device_free.get(device.name, {})
+        return all(free.get(k, v) == v for k, v in capacity.items())
+
+
+def device_gpu_milli(device: Device, take: DeviceTake, info: NodeInfo) -> int:
+    """How much of the physical GPU a take occupies (for cells and the GPU ratio)."""
+    if not take.exclusive:
+        return take.capacity.get(GPU_MILLI, 0)
+    if device.profile is None or not device.consumes:
+        return WHOLE_GPU_MILLI
+    return _partition_milli(device, info)
+
+
+def _partition_milli(device: Device, info: NodeInfo) -> int:
+    """A partition's share of its GPU: the largest fraction of any counter it consumes."""
+    fraction = 0.0
+    for use in device.consumes:
+        capacity = info.counter_capacity.get(use.counter_set, {})
+        for name, amount in use.counters.items():
+            total = capacity.get(name, 0)
+            if total > 0:
+                fraction = max(fraction, amount / total)
+    return round(fraction * WHOLE_GPU_MILLI)
+
+
+class ClusterState:
+    """Free resources of every node; copy-on-write per node."""
+
+    def __init__(self, infos: dict[str, NodeInfo], allocs: dict[str, NodeAlloc]) -> None:
+        self._infos = infos
+        self._allocs = allocs
+        self._owned: set[str] = set(allocs)
+        self._order: list[str] = list(infos)
+
+    @classmethod
+    def from_cluster(cls, cluster: Cluster) -> ClusterState:
+        """Free = allocatable minus what bound pods use (their devices taken too)."""
+        from .allocate import bound_allocation
+
+        infos = {n.name: NodeInfo(n) for n in cluster.nodes}
+        state = cls(infos, {name: NodeAlloc(info) for name, info in infos.items()})
+        for pod in cluster.bound_pods():
+            info = infos.get(pod.node_name or "")
+            if info is not None:
+                state.apply(
+                    info.node.name,
+                    pod.key,
+                    bound_allocation(info, state.alloc(info.node.name), pod),
+                )
+        return state
+
+    def copy(self) -> ClusterState:
+        other = ClusterState.__new__(ClusterState)
+        other._infos = self._infos
+        other._allocs = dict(self._allocs)
+        other._owned = set()
+        other._order = self._order
+        self._owned = set()  # both now share every record: the first writer clones
+        return other
+
+    def add_node(self, node: Node) -> None:
+        """A simulated new node (scale-up); replaces nothing already present."""
+        if node.name in self._infos:
+            raise ValueError(f"node {node.name} already exists")
+        self._infos = {**self._infos, node.name: NodeInfo(node)}
+        self._order = [*self._order, node.name]
+        self._allocs[node.name] = NodeAlloc(self._infos[node.name])
+        self._owned.add(node.name)
+
+    def node_names(self) -> tuple[str, ...]:
+        return tuple(self._order)
+
+    def node(self, name: str) -> Node:
+        return self._infos[name].node
+
+    def info(self, name: str) -> NodeInfo:
+        return self._infos[name]
+
+    def alloc(self, name: str) -> NodeAlloc:
+        """Read-only view of a node's free resources (do not mutate)."""
+        return self._allocs[name]
+
+    def _writable(self, name: str) -> NodeAlloc:
+        if name not in self._owned:
+            self._allocs[name] = self._allocs[name].clone()
+            self._owned.add(name)
+        return self._allocs[name]
+
+    def apply(self, node_name: str, pod_key: str, allocation: Allocation) -> None:
+        """Take ``allocation`` on the node for ``pod_key``."""
+        self._change(node_name, pod_key, allocation, sign=1)
+
+    def release(self, node_name: str, pod_key: str, allocation: Allocation) -> None:
+        """Give back exactly what ``apply`` took (used to undo a failed gang)."""
+        self._change(node_name, pod_key, allocation, sign=-1)
+
+    def _change(self, node_name: str, pod_key: str, allocation: Allocation, sign: int) -> None:
+        alloc = self._writable(node_name)
+        info = self._infos[node_name]
+        alloc.cpu_free_milli -= sign * allocation.cpu_milli
+        alloc.memory_free_bytes -= sign * allocation.memory_bytes
+        alloc.pods_free -= sign * allocation.pods
+        for name, amount in allocation.extended.items():
+            alloc.extended_free[name] = alloc.extended_free.get(name, 0) - sign * amount
+        for take in allocation.devices:
+            _change_device(alloc, info, pod_key, take, sign)
+
+    def gpu_cells(self, node_name: str) -> list[GpuCell]:
+        info = self._infos[node_name]
+        alloc = self._allocs[node_name]
+        return [
+            GpuCell(
+                gpu=g.name,
+                model=g.model,
+                allocated_milli=min(WHOLE_GPU_MILLI, alloc.gpu_milli.get(g.name, 0)),
+                pods=alloc.gpu_pods.get(g.name, ()),
+                profiles=alloc.gpu_profiles.get(g.name, ()),
+            )
+            for g in info.node.gpus
+        ]
+
+    def free_gpus(self, node_name: str) -> int:
+        """Whole GPUs nothing is using (no share, no partition, no pod)."""
+        alloc = self._allocs[node_name]
+        return sum(1 for used in alloc.gpu_milli.values() if used == 0)
+
+    def allocated_gpu_milli(self, node_name: str) -> int:
+        alloc = self._allocs[node_name]
+        return sum(min(WHOLE_GPU_MILLI, used) for used in alloc.gpu_milli.values())
+
+    def total_allocated_gpu_milli(self, names: Iterable[str] | None = None) -> int:
+        return sum(self.allocated_gpu_milli(n) for n in (names or self._order))
+
+
+def _change_device(
+    alloc: NodeAlloc, info: NodeInfo, pod_key: str, take: DeviceTake, sign: int
+) -> None:
+    device = info.devices[take.device]
+    if take.exclusive:
+        if sign > 0:
+            alloc.exclusive.add(device.name)
+        else:
+            alloc.exclusive.discard(device.name)
+        for use in device.consumes:
+            counters = alloc.counters_free.setdefault(use.counter_set, {})
+            for name, amount in use.counters.items():
+                counters[name] = counters.get(name, 0) - sign * amount
+    else:
+        free = alloc.device_free.setdefault(device.name, {})
+        for name, amount in take.capacity.items():
+            free[name] = free.get(name, device.capacity.get(name, 0)) - sign * amount
+    if device.gpu is not None:
+        _change_gpu(alloc, device, pod_key, device_gpu_milli(device, take, info), sign)
+
+
+def _change_gpu(alloc: NodeAlloc, device: Device, pod_key: str, milli: int, sign: int) -> None:
+    gpu = device.gpu or ""
+    alloc.gpu_milli[gpu] = alloc.gpu_milli.get(gpu, 0) + sign * milli
+    if device.profile is None or not device.consumes:
+        alloc.gpu_nonpartition_milli[gpu] = alloc.gpu_nonpartition_milli.get(gpu, 0) + sign * milli
+    pods = alloc.gpu_pods.get(gpu, ())
+    alloc.gpu_pods[gpu] = (*pods, pod_key) if sign > 0 else _without(pods, pod_key)
+    if device.profile is not None:
+        profiles = alloc.gpu_profiles.get(gpu, ())
+        alloc.gpu_profiles[gpu] = (
+            (*profiles, device.profile) if sign > 0 else _without(profiles, device.profile)
+        )
+
+
+def _without(items: tuple[str, ...], item: str) -> tuple[str, ...]:
+    if item not in items:
+        return items
+    index = items.index(item)
+    return items[:index] + items[index + 1 :]
+
+
+def pod_allocation_base(pod: Pod) -> Allocation:
+    """The node-level part of a pod's request (cpu, memory, pods, extended)."""
+    requests = pod.requests
+    return Allocation(
+        cpu_milli=requests.cpu_milli,
+        memory_bytes=requests.memory_bytes,
+        pods=max(1, requests.pods),
+        extended=dict(requests.extended),
+    )

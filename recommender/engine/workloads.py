@@ -1,0 +1,124 @@
+"""Pending work as the scheduler sees it: gangs (all-or-nothing) and single pods.
+
+The scheduler simulation and the autoscaler both iterate over ``Workload``s, not
+pods, because a gang is only useful when every member runs: counting its pods
+one by one is exactly the mistake the naive autoscaler makes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from topology.hardware import WHOLE_GPU_MILLI, Cluster, Gang, Pod
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """One unit of placement: a gang or a lone pod, in scheduling order."""
+
+    key: str  # "namespace/name" of the gang, or of the pod
+    kind: str  # "gang" | "pod"
+    namespace: str
+    pods: tuple[Pod, ...]
+    min_member: int
+    required_topology: str | None = None
+    preferred_topology: str | None = None
+    priority: int = 0
+    arrival: float = 0.0
+
+    @property
+    def gpus(self) -> float:
+        """Whole GPUs requested; a share counts as its milli / 1000."""
+        return sum(_pod_gpu_milli(p) for p in self.pods) / WHOLE_GPU_MILLI
+
+
+def _pod_gpu_milli(pod: Pod) -> int:
+    gpu_milli = pod.gpu.total_milli if pod.gpu else 0
+    for claim in pod.claims:
+        for request in claim.requests:
+            share = request.capacity_requests.get("gpu_milli")
+            gpu_milli += request.count * (share if share is not None else WHOLE_GPU_MILLI)
+    return gpu_milli
+
+
+def pod_workload(pod: Pod) -> Workload:
+    """A lone pod as a workload of one (min_member 1)."""
+    return Workload(
+        key=pod.key,
+        kind="pod",
+        namespace=pod.namespace,
+        pods=(pod,),
+        min_member=1,
+        required_topology=pod.required_topology,
+        preferred_topology=pod.preferred_topology,
+        priority=pod.priority,
+        arrival=pod.arrival,
+    )
+
+
+def _gang_workload(key: str, members: list[Pod], gang: Gang | None) -> Workload:
+    members.sort(key=lambda p: (p.arrival, p.name))
+    first = members[0]
+    min_member = gang.min_member if gang else len(members)
+    required = (gang.required_topology if gang else None) or first.required_topology
+    preferred = (gang.preferred_topology if gang else None) or first.preferred_topology
+    priority = max([gang.priority if gang else first.priority, *(p.priority for p in members)])
+    return Workload(
+        key=key,
+        kind="gang",
+        namespace=gang.namespace if gang else first.namespace,
+        pods=tuple(members),
+        min_member=min(min_member, len(members)) if min_member > 0 else len(members),
+        required_topology=required,
+        preferred_topology=preferred,
+        priority=priority,
+        arrival=min(p.arrival for p in members),
+    )
+
+
+def sort_key(workload: Workload) -> tuple[int, float, str]:
+    """Scheduling order: priority first (desc), then arrival, then name."""
+    return (-workload.priority, workload.arrival, workload.key)
+
+
+def pending_workloads(cluster: Cluster) -> tuple[Workload, ...]:
+    """Pending pods grouped into gangs (Cluster.gangs / Pod.gang) and lone pods.
+
+    A gang whose members are partly bound still needs the unbound ones; its
+    ``min_member`` is reduced by the members already running so that the
+    all-or-nothing test is about what is still missing.
+    """
+    gangs = {g.key: g for g in cluster.gangs}
+    bound_by_gang: dict[str, int] = {}
+    members: dict[str, list[Pod]] = {}
+    singles: list[Workload] = []
+    for pod in cluster.pods:
+        if pod.gang is None:
+            if pod.node_name is None:
+                singles.append(pod_workload(pod))
+        elif pod.node_name is None:
+            members.setdefault(pod.gang, []).append(pod)
+        else:
+            bound_by_gang[pod.gang] = bound_by_gang.get(pod.gang, 0) + 1
+    result = singles
+    for key, pods in members.items():
+        workload = _gang_workload(key, pods, gangs.get(key))
+        still_needed = max(1, workload.min_member - bound_by_gang.get(key, 0))
+        result.append(_with_min_member(workload, min(still_needed, len(pods))))
+    return tuple(sorted(result, key=sort_key))
+
+
+def _with_min_member(workload: Workload, min_member: int) -> Workload:
+    if min_member == workload.min_member:
+        return workload
+    return Workload(
+        key=workload.key,
+        kind=workload.kind,
+        namespace=workload.namespace,
+        pods=workload.pods,
+        min_member=min_member,
+        required_topology=workload.required_topology,
+        preferred_topology=workload.preferred_topology,
+        priority=workload.priority,
+        arrival=workload.arrival,
+    )
