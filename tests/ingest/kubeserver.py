@@ -60,6 +60,7 @@ class KubeServer:
         self.stall_seconds = 0.0
         self.fail_next: list[int] = []
         self.bookmark_every_seconds = 0.2
+        self.close_when_idle = False  # end each watch once its backlog is sent (benchmarks)
         self.port = 0
         self._loop = asyncio.new_event_loop()
         self._changed: asyncio.Condition | None = None
@@ -238,6 +239,8 @@ class KubeServer:
                 sent += 1
             if misbehaviour and sent >= misbehaviour.after_events:
                 return await self._misbehave(misbehaviour, request, response)
+            if self.close_when_idle:
+                break
             async with self._changed:
                 try:
                     wait = min(self.bookmark_every_seconds, max(deadline - loop.time(), 0))

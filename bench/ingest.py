@@ -1,0 +1,104 @@
+"""Ingest benchmarks: watch events/s through the kube source, and storing a 10,000-node snapshot.
+
+    python -m bench.ingest            (needs DATABASE_URL for the store benchmark)
+
+1. A local list/watch server (tests/ingest/kubeserver.py) holds N Pod events
+   made from openb trace rows; the real kubernetes client watches them
+   through ``KubeSource.watch`` into its store. Target: ≥ 2,000 events/s.
+2. The openb trace's 1,213 nodes are repeated (renamed) to 10,000 nodes with
+   the trace's pods; ``ingest_snapshot`` parses nothing (a model is given) but
+   serialises, hashes and writes it. Target: < 15 s.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import sys
+import time
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / ".." / "shared" / "data" / "alibaba-gpu-v2023" / "csv"
+WATCH_EVENTS = 20_000
+STORE_NODES = 10_000
+
+
+def bench_watch(events: int = WATCH_EVENTS) -> float:
+    """Watch events per second applied to the kube source's store."""
+    from tests.ingest.conftest import trace_pod_object
+    from tests.ingest.kubeserver import KubeServer
+    from topology.sources import DEFAULT_KINDS, KubeSource, api_client_from
+
+    with (DATA / "openb_pod_list_default.csv").open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    pod_kind = next(k for k in DEFAULT_KINDS if k.kind == "Pod")
+    server = KubeServer().start()
+    try:
+        server.close_when_idle = True
+        kubeconfig = server.kubeconfig(Path(os.environ.get("TMPDIR", "/tmp")) / "bench-kubeconfig")
+        source = KubeSource(api_client_from(kubeconfig=str(kubeconfig)), kinds=[pod_kind])
+        source.relist(pod_kind)
+        objects = []
+        for index in range(events):
+            obj = trace_pod_object(rows[index % len(rows)])
+            obj["metadata"]["name"] = f"{obj['metadata']['name']}-{index // len(rows)}"
+            objects.append(obj)
+        server.put_many(objects)
+        started = time.perf_counter()
+        applied = 0
+        while applied < events:
+            applied += source.watch(pod_kind, watch_seconds=60)
+        elapsed = time.perf_counter() - started
+    finally:
+        server.stop()
+    assert len(source.stores["Pod"]) == events
+    return events / elapsed
+
+
+def bench_store(nodes: int = STORE_NODES) -> tuple[float, float]:
+    """Seconds to serialise+hash+write one snapshot of ``nodes`` nodes (and of one evaluation)."""
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "capacityweb.settings")
+    django.setup()
+    from django.core.management import call_command
+
+    from topology import services
+    from topology.files import read_openb
+    from topology.models import Cluster
+
+    call_command("migrate", verbosity=0)
+    trace = read_openb(DATA.parent, "default", bound=True)
+    copies = [
+        replace(node, name=f"{node.name}-{index // len(trace.nodes)}")
+        for index, node in zip(range(nodes), _cycle(trace.nodes), strict=False)
+    ]
+    model = replace(trace, nodes=tuple(copies))
+    name = f"bench-{nodes}-{time.time_ns()}"
+    cluster = Cluster.objects.create(name=name, source_kind=Cluster.SourceKind.REPLAY)
+    started = time.perf_counter()
+    snapshot = services.ingest_snapshot(cluster=cluster, taken_at=datetime.now(UTC), model=model)
+    elapsed = time.perf_counter() - started
+    assert snapshot is not None and snapshot.object_counts["nodes"] == nodes
+    cluster.delete()
+    return elapsed, len(model.pods)
+
+
+def _cycle(items):  # type: ignore[no-untyped-def]
+    while True:
+        yield from items
+
+
+def main() -> None:
+    sys.path.insert(0, str(REPO))
+    rate = bench_watch()
+    print(f"kube source watch: {WATCH_EVENTS} events, {rate:,.0f} events/s (target >= 2,000)")
+    seconds, pods = bench_store()
+    print(f"store snapshot: {STORE_NODES} nodes, {pods} pods in {seconds:.2f} s (target < 15 s)")
+
+
+if __name__ == "__main__":
+    main()
