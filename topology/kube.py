@@ -1,112 +1,892 @@
 """Kubernetes objects (dicts, as the API serves them) → the hardware model.
 
 Pure: no Django, no I/O, no clock. ``parse_objects`` never raises: every
-object it cannot model becomes a ``ModelError`` in ``Snapshot.errors`` naming
-source, ``Kind/ns/name``, the dotted field and the reason, and the rest of the
-snapshot is kept.
+object it cannot model becomes a ModelError in ``Snapshot.errors`` naming
+source, ``Kind/ns/name``, the dotted field and the reason; the rest of the
+snapshot is kept. Kinds it does not model are counted in ``Snapshot.ignored``.
 
 ::
 
-    (source, dict) ──► by kind ──► Node / ResourceSlice / Pod / claims / gangs
-                                   NodeGroup / Reservation / Topology
-                         │
-                         └─► assemble: slices → node devices (DRA wins over
-                             device-plugin labels), claims → pods, gangs,
-                             node groups → node.node_group
+    (source, dict) ──► per kind ──► Node · ResourceSlice · Pod · ResourceClaim(Template)
+                                    DeviceClass · PodGroup · Workload
+                                    capacityweb.io Topology · NodeGroup · Reservation
+                          │
+                          └─► assemble: slices → node GPUs (DRA wins over device-plugin
+                              labels), claims → pods, pods → gangs, node groups →
+                              node.node_group, reservations checked against groups
+
+Pods: Succeeded/Failed (and Unknown) phases are dropped; a pod with only
+``generateName`` (a manifest, not an API object) is named ``<generateName><n>``.
 """
 
 from __future__ import annotations
 
-import math
-import re
-from decimal import Decimal
-from fractions import Fraction
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any
 
-from topology.hardware import ModelError
-
-# --- quantities -----------------------------------------------------------------
-
-_BINARY_SUFFIXES = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_DECIMAL_SUFFIXES = {
-    "n": Fraction(1, 10**9),
-    "u": Fraction(1, 10**6),
-    "m": Fraction(1, 1000),
-    "": Fraction(1),
-    "k": Fraction(10**3),
-    "M": Fraction(10**6),
-    "G": Fraction(10**9),
-    "T": Fraction(10**12),
-    "P": Fraction(10**15),
-    "E": Fraction(10**18),
-}
-_QUANTITY = re.compile(
-    r"^(?P<sign>[+-]?)(?P<number>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
-    r"(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$"
+from topology import dra
+from topology.cel import CelUnsupported, compile_selector
+from topology.hardware import (
+    GPU_RESOURCE,
+    Cluster,
+    DeviceClaim,
+    DeviceClass,
+    DeviceRequest,
+    Gang,
+    GpuRequest,
+    LabelRequirement,
+    MatchAttribute,
+    ModelError,
+    Node,
+    NodeGroup,
+    NodePlacement,
+    NodeSelectorTerm,
+    Pod,
+    Reservation,
+    ReservedNodeGroupCapacity,
+    Resources,
+    Snapshot,
+    Taint,
+    Toleration,
+    Topology,
+    TopologyLevel,
 )
-# Kubernetes itself caps quantities far below this; the bound keeps a hostile
-# "1e999999999" from costing a huge integer.
-_MAX_EXPONENT = 60
-_MAX_DIGITS = 40
-
-
-def parse_quantity(text: str | int | float) -> Fraction:
-    """A Kubernetes resource.Quantity as an exact Fraction.
-
-    Accepts the canonical forms of k8s.io/apimachinery resource.Quantity:
-    plain numbers, decimal SI suffixes (m k M G T P E), binary suffixes
-    (Ki … Ei) and decimal exponents (``1e3``). YAML ints/floats are accepted
-    because manifests write ``cpu: 3``. Raises ValueError with a reason.
-    """
-    if isinstance(text, bool):
-        raise ValueError(f"not a quantity: {text!r}")
-    if isinstance(text, int):
-        return Fraction(text)
-    if isinstance(text, float):
-        if not math.isfinite(text):
-            raise ValueError(f"not a quantity: {text!r}")
-        return Fraction(Decimal(repr(text)))
-    if not isinstance(text, str):
-        raise ValueError(f"not a quantity: {type(text).__name__}")
-    match = _QUANTITY.match(text.strip())
-    if match is None or len(match["number"]) > _MAX_DIGITS:
-        raise ValueError(f"not a quantity: {text!r}")
-    value = Fraction(Decimal(match["number"]))
-    value *= _suffix_multiplier(match["suffix"] or "", text)
-    return -value if match["sign"] == "-" else value
-
-
-def _suffix_multiplier(suffix: str, text: str) -> Fraction:
-    if suffix in _BINARY_SUFFIXES:
-        return Fraction(_BINARY_SUFFIXES[suffix])
-    if suffix in _DECIMAL_SUFFIXES:
-        return _DECIMAL_SUFFIXES[suffix]
-    exponent = int(suffix[1:])
-    if abs(exponent) > _MAX_EXPONENT:
-        raise ValueError(f"quantity exponent out of range: {text!r}")
-    return Fraction(10) ** exponent
-
-
-def cpu_milli(quantity: str | int | float | Fraction) -> int:
-    """CPU in milli-cores, rounded up like Kubernetes' MilliValue()."""
-    value = quantity if isinstance(quantity, Fraction) else parse_quantity(quantity)
-    return math.ceil(value * 1000)
-
-
-def memory_bytes(quantity: str | int | float | Fraction) -> int:
-    """Bytes (or any count), rounded up like Kubernetes' Value()."""
-    value = quantity if isinstance(quantity, Fraction) else parse_quantity(quantity)
-    return math.ceil(value)
-
-
-def whole_count(quantity: str | int | float | Fraction) -> int:
-    """An integer count (pods, GPUs, extended resources), rounded up."""
-    return memory_bytes(quantity)
-
+from topology.kubefields import ObjectContext, object_label, type_name
+from topology.quantity import cpu_milli, memory_bytes, parse_quantity, whole_count
 
 __all__ = [
     "ModelError",
     "cpu_milli",
     "memory_bytes",
+    "parse_objects",
     "parse_quantity",
     "whole_count",
 ]
+
+PROJECT_GROUP = "capacityweb.io"
+COSCHEDULING_GROUP = "scheduling.x-k8s.io"
+GANG_GROUP = "scheduling.k8s.io"  # KEP-4671 Workload / PodGroup
+KUEUE_GROUP = "kueue.x-k8s.io"
+POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
+KUEUE_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
+KUEUE_TOTAL_ANNOTATION = "kueue.x-k8s.io/pod-group-total-count"
+REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
+PREFERRED_TOPOLOGY = "kueue.x-k8s.io/podset-preferred-topology"
+SLICE_TOPOLOGY = "kueue.x-k8s.io/podset-slice-required-topology"
+REQUIRED_AFFINITY = "requiredDuringSchedulingIgnoredDuringExecution"
+LIVE_PHASES = ("", "Pending", "Running")
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+CORE_RESOURCES = ("cpu", "memory", "pods", GPU_RESOURCE)
+LEVEL_NAMES = dict(
+    (key, name) for key, name in ((lv.key, lv.name) for lv in Topology.default().levels)
+)
+
+
+# --- what the first pass collects ---------------------------------------------------
+
+
+@dataclass(slots=True)
+class _PodRecord:
+    pod: Pod
+    claim_refs: list[tuple[str, str, str]]  # (entry name, "claim"|"template", object name)
+    group_total: int | None = None  # kueue pod-group-total-count
+
+
+@dataclass(slots=True)
+class _Collected:
+    nodes: list[tuple[Node, int]] = field(default_factory=list)  # (node, nvidia.com/gpu)
+    slices: list[tuple[ObjectContext, dra.ParsedSlice]] = field(default_factory=list)
+    pods: list[_PodRecord] = field(default_factory=list)
+    claims: dict[tuple[str, str], tuple[DeviceClaim, tuple[str, ...]]] = field(default_factory=dict)
+    templates: dict[tuple[str, str], tuple[DeviceClaim, tuple[str, ...]]] = field(
+        default_factory=dict
+    )
+    device_classes: dict[str, tuple[DeviceClass, tuple[str, ...]]] = field(default_factory=dict)
+    pod_groups: dict[tuple[str, str], Gang] = field(default_factory=dict)
+    workload_min: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    group_templates: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    node_groups: list[tuple[ObjectContext, NodeGroup]] = field(default_factory=list)
+    reservations: list[tuple[ObjectContext, Reservation]] = field(default_factory=list)
+    topology: Topology | None = None
+    kueue_topology: Topology | None = None
+    errors: list[ModelError] = field(default_factory=list)
+    ignored: Counter[str] = field(default_factory=Counter)
+    seen: set[str] = field(default_factory=set)
+    generated: Counter[str] = field(default_factory=Counter)
+
+
+def parse_objects(objects: Iterable[tuple[str, dict]], *, cluster_name: str) -> Snapshot:
+    """Every object → the model; bad objects become errors, unknown kinds are counted."""
+    collected = _Collected()
+    for source, obj in objects:
+        _parse_one(collected, str(source), obj)
+    return _assemble(collected, cluster_name)
+
+
+_MALFORMED = (TypeError, ValueError, KeyError, AttributeError, IndexError, ArithmeticError)
+
+
+def _parse_one(collected: _Collected, source: str, obj: Any) -> None:
+    try:
+        if not isinstance(obj, dict):
+            raise ModelError(source, "", "", f"object must be a mapping, got {type_name(obj)}")
+        ctx, kind, group = _identify(collected, source, obj)
+        handler = _handler(kind, group)
+        if handler is None:
+            collected.ignored[f"{kind} ({obj.get('apiVersion', '')})"] += 1
+            return
+        _claim_identity(collected, ctx, kind)
+        handler(collected, ctx, obj)
+    except ModelError as error:
+        collected.errors.append(error)
+    except RecursionError:
+        collected.errors.append(ModelError(source, "", "", "object nested too deeply"))
+    except _MALFORMED as error:  # a shape no check above foresaw: still an error, not a crash
+        collected.errors.append(ModelError(source, "", "", f"malformed object: {error!r}"))
+
+
+def _identify(collected: _Collected, source: str, obj: dict[str, Any]):  # type: ignore[no-untyped-def]
+    bare = ObjectContext(source, "")
+    kind = bare.text(obj.get("kind"), "kind", required=True)
+    api_version = bare.text(obj.get("apiVersion"), "apiVersion")
+    group = api_version.rpartition("/")[0] if "/" in api_version else ""
+    meta = bare.mapping(obj.get("metadata"), "metadata")
+    name = bare.text(meta.get("name"), "metadata.name")
+    namespace = bare.text(meta.get("namespace"), "metadata.namespace")
+    if kind in _NAMESPACED and not namespace:
+        namespace = "default"
+    if not name and kind == "Pod" and meta.get("generateName"):
+        prefix = bare.text(meta.get("generateName"), "metadata.generateName")
+        name = f"{prefix}{collected.generated[(namespace, prefix)]}"
+        collected.generated[(namespace, prefix)] += 1
+    if kind not in _NAMESPACED:
+        namespace = ""
+    ctx = ObjectContext(source, object_label(kind, namespace, name or "?"))
+    if not name and _handler(kind, group) is not None:
+        ctx.fail("metadata.name", "required")
+    return ctx, kind, group
+
+
+def _claim_identity(collected: _Collected, ctx: ObjectContext, kind: str) -> None:
+    if ctx.object in collected.seen:
+        ctx.fail("metadata.name", "duplicate: an earlier object has the same kind, namespace, name")
+    collected.seen.add(ctx.object)
+
+
+def _handler(kind: str, group: str):  # type: ignore[no-untyped-def]
+    return _HANDLERS.get((kind, group)) or _HANDLERS.get((kind, "*"))
+
+
+_NAMESPACED = ("Pod", "ResourceClaim", "ResourceClaimTemplate", "PodGroup", "Workload")
+
+
+# --- nodes ----------------------------------------------------------------------------
+
+
+def _node(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None:
+    meta, spec = obj.get("metadata") or {}, ctx.mapping(obj.get("spec"), "spec")
+    status = ctx.mapping(obj.get("status"), "status")
+    allocatable = status.get("allocatable", status.get("capacity"))
+    field_name = "status.allocatable" if "allocatable" in status else "status.capacity"
+    resources, gpus = _allocatable(ctx, allocatable, field_name)
+    node = Node(
+        name=ctx.text(meta.get("name"), "metadata.name", required=True),
+        labels=ctx.labels(meta.get("labels"), "metadata.labels"),
+        taints=_taints(ctx, spec.get("taints"), "spec.taints"),
+        unschedulable=ctx.boolean(spec.get("unschedulable"), "spec.unschedulable"),
+        ready=_ready(ctx, status.get("conditions")),
+        allocatable=resources,
+    )
+    collected.nodes.append((node, gpus))
+
+
+def _allocatable(ctx: ObjectContext, raw: Any, field_name: str) -> tuple[Resources, int]:
+    values = {}
+    for key, value in ctx.mapping(raw, field_name).items():
+        values[str(key)] = ctx.quantity(value, f"{field_name}.{key}")
+    extended = {k: whole_count(v) for k, v in values.items() if k not in CORE_RESOURCES}
+    resources = Resources(
+        cpu_milli=cpu_milli(values.get("cpu", 0)),
+        memory_bytes=memory_bytes(values.get("memory", 0)),
+        pods=whole_count(values.get("pods", 0)),
+        extended=extended,
+    )
+    return resources, whole_count(values.get(GPU_RESOURCE, 0))
+
+
+def _taints(ctx: ObjectContext, raw: Any, field_name: str) -> tuple[Taint, ...]:
+    taints = []
+    for path, item in ctx.items(raw, field_name):
+        effect = ctx.text(item.get("effect"), f"{path}.effect", required=True)
+        if effect not in TAINT_EFFECTS:
+            ctx.fail(f"{path}.effect", f"must be one of {', '.join(TAINT_EFFECTS)}, got {effect!r}")
+        key = ctx.text(item.get("key"), f"{path}.key", required=True)
+        taints.append(Taint(key, ctx.text(item.get("value"), f"{path}.value"), effect))
+    return tuple(taints)
+
+
+def _ready(ctx: ObjectContext, raw: Any) -> bool:
+    """Ready unless a Ready condition says otherwise (exports without status count as ready)."""
+    for path, condition in ctx.items(raw, "status.conditions"):
+        if condition.get("type") == "Ready":
+            return ctx.text(condition.get("status"), f"{path}.status") == "True"
+    return True
+
+
+def _resource_slice(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None:
+    spec = ctx.mapping(obj.get("spec"), "spec")
+    collected.slices.append((ctx, dra.parse_slice(ctx, spec)))
+
+
+# --- pods -------------------------------------------------------------------------------
+
+
+def _pod(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None:
+    meta = ctx.mapping(obj.get("metadata"), "metadata")
+    spec = ctx.mapping(obj.get("spec"), "spec")
+    status = ctx.mapping(obj.get("status"), "status")
+    if ctx.text(status.get("phase"), "status.phase") not in LIVE_PHASES:
+        return
+    namespace, name = _namespace_name(ctx)
+    labels = ctx.labels(meta.get("labels"), "metadata.labels")
+    annotations = ctx.labels(meta.get("annotations"), "metadata.annotations")
+    requests, gpu = _pod_requests(ctx, spec)
+    affinity, affinity_unsupported = _required_affinity(ctx, spec.get("affinity"))
+    pod = Pod(
+        namespace=namespace,
+        name=name,
+        requests=requests,
+        gpu=gpu,
+        node_selector=ctx.labels(spec.get("nodeSelector"), "spec.nodeSelector"),
+        affinity=affinity,
+        tolerations=_tolerations(ctx, spec.get("tolerations")),
+        labels=labels,
+        priority=ctx.integer(spec.get("priority"), "spec.priority"),
+        arrival=_arrival(ctx, meta.get("creationTimestamp")),
+        node_name=ctx.text(spec.get("nodeName"), "spec.nodeName") or None,
+        gang=_gang_name(ctx, namespace, labels, spec),
+        required_topology=annotations.get(REQUIRED_TOPOLOGY) or None,
+        preferred_topology=annotations.get(PREFERRED_TOPOLOGY) or None,
+        unsupported=tuple(affinity_unsupported + _annotation_unsupported(annotations)),
+    )
+    total = annotations.get(KUEUE_TOTAL_ANNOTATION)
+    record = _PodRecord(pod, _claim_refs(ctx, spec.get("resourceClaims")))
+    if total is not None and pod.gang:
+        record.group_total = ctx.integer(
+            total, f"metadata.annotations.{KUEUE_TOTAL_ANNOTATION}", minimum=1
+        )
+    collected.pods.append(record)
+
+
+def _arrival(ctx: ObjectContext, raw: Any) -> float:
+    moment = ctx.timestamp(raw, "metadata.creationTimestamp")
+    return moment.timestamp() if moment else 0.0
+
+
+def _annotation_unsupported(annotations: dict[str, str]) -> list[str]:
+    if SLICE_TOPOLOGY in annotations:
+        return [f"Kueue slice topology ({SLICE_TOPOLOGY}) not supported"]
+    return []
+
+
+def _gang_name(
+    ctx: ObjectContext, namespace: str, labels: dict[str, str], spec: dict[str, Any]
+) -> str | None:
+    group = labels.get(POD_GROUP_LABEL) or labels.get(KUEUE_GROUP_LABEL)
+    if not group:
+        scheduling = ctx.mapping(spec.get("schedulingGroup"), "spec.schedulingGroup")
+        group = ctx.text(scheduling.get("podGroupName"), "spec.schedulingGroup.podGroupName")
+    return f"{namespace}/{group}" if group else None
+
+
+def _pod_requests(ctx: ObjectContext, spec: dict[str, Any]) -> tuple[Resources, GpuRequest | None]:
+    """Effective requests like the scheduler: containers (+ sidecars) summed, max with init
+    containers, plus overhead; requests default to limits."""
+    total: Counter[str] = Counter()
+    for path, container in ctx.items(spec.get("containers"), "spec.containers"):
+        total.update(_container_requests(ctx, container, path))
+    init_peak: Counter[str] = Counter()
+    for path, container in ctx.items(spec.get("initContainers"), "spec.initContainers"):
+        values = _container_requests(ctx, container, path)
+        if container.get("restartPolicy") == "Always":  # sidecar: runs alongside
+            total.update(values)
+        else:
+            init_peak = Counter({k: max(init_peak[k], values[k]) for k in {*init_peak, *values}})
+    merged = Counter({k: max(total[k], init_peak[k]) for k in {*total, *init_peak}})
+    for key, value in ctx.mapping(spec.get("overhead"), "spec.overhead").items():
+        merged[key] += _base_units(key, ctx.quantity(value, f"spec.overhead.{key}"))
+    gpu_count = merged.pop(GPU_RESOURCE, 0)
+    resources = Resources(
+        cpu_milli=merged.pop("cpu", 0),
+        memory_bytes=merged.pop("memory", 0),
+        pods=1,
+        extended={k: v for k, v in sorted(merged.items()) if v},
+    )
+    return resources, (GpuRequest(count=gpu_count) if gpu_count else None)
+
+
+def _container_requests(ctx: ObjectContext, container: dict[str, Any], path: str) -> Counter[str]:
+    resources = ctx.mapping(container.get("resources"), f"{path}.resources")
+    limits = ctx.mapping(resources.get("limits"), f"{path}.resources.limits")
+    requests = ctx.mapping(resources.get("requests"), f"{path}.resources.requests")
+    values: Counter[str] = Counter()
+    for key in {*limits, *requests}:
+        where = "requests" if key in requests else "limits"
+        raw = requests[key] if key in requests else limits[key]
+        quantity = ctx.quantity(raw, f"{path}.resources.{where}.{key}")
+        values[str(key)] = _base_units(str(key), quantity)
+    return values
+
+
+def _base_units(key: str, quantity: Any) -> int:
+    return cpu_milli(quantity) if key == "cpu" else whole_count(quantity)
+
+
+def _tolerations(ctx: ObjectContext, raw: Any) -> tuple[Toleration, ...]:
+    out = []
+    for path, item in ctx.items(raw, "spec.tolerations"):
+        operator = ctx.text(item.get("operator"), f"{path}.operator") or "Equal"
+        if operator not in ("Equal", "Exists"):
+            ctx.fail(f"{path}.operator", f"must be Equal or Exists, got {operator!r}")
+        effect = ctx.text(item.get("effect"), f"{path}.effect")
+        if effect and effect not in TAINT_EFFECTS:
+            ctx.fail(f"{path}.effect", f"must be one of {', '.join(TAINT_EFFECTS)}, got {effect!r}")
+        out.append(
+            Toleration(
+                key=ctx.text(item.get("key"), f"{path}.key"),
+                operator=operator,
+                value=ctx.text(item.get("value"), f"{path}.value"),
+                effect=effect,
+            )
+        )
+    return tuple(out)
+
+
+def _required_affinity(
+    ctx: ObjectContext, raw: Any
+) -> tuple[tuple[NodeSelectorTerm, ...], list[str]]:
+    """Required node affinity terms (ORed). Preferred affinity does not filter: ignored."""
+    affinity = ctx.mapping(raw, "spec.affinity")
+    node_affinity = ctx.mapping(affinity.get("nodeAffinity"), "spec.affinity.nodeAffinity")
+    base = f"spec.affinity.nodeAffinity.{REQUIRED_AFFINITY}"
+    required = ctx.mapping(node_affinity.get(REQUIRED_AFFINITY), base)
+    return node_selector_terms(ctx, required.get("nodeSelectorTerms"), f"{base}.nodeSelectorTerms")
+
+
+def node_selector_terms(
+    ctx: ObjectContext, raw: Any, field_name: str
+) -> tuple[tuple[NodeSelectorTerm, ...], list[str]]:
+    terms, unsupported = [], []
+    for path, term in ctx.items(raw, field_name):
+        if term.get("matchFields"):
+            unsupported.append("node affinity matchFields not supported")
+        requirements = tuple(
+            _requirement(ctx, req_path, req)
+            for req_path, req in ctx.items(term.get("matchExpressions"), f"{path}.matchExpressions")
+        )
+        terms.append(NodeSelectorTerm(requirements))
+    return tuple(terms), unsupported
+
+
+def _requirement(ctx: ObjectContext, path: str, raw: dict[str, Any]) -> LabelRequirement:
+    key = ctx.text(raw.get("key"), f"{path}.key", required=True)
+    operator = ctx.text(raw.get("operator"), f"{path}.operator", required=True)
+    if operator not in OPERATORS:
+        ctx.fail(f"{path}.operator", f"must be one of {', '.join(OPERATORS)}, got {operator!r}")
+    values = tuple(
+        ctx.text(v, f"{path}.values[{i}]")
+        for i, v in enumerate(ctx.sequence(raw.get("values"), f"{path}.values"))
+    )
+    if operator in ("In", "NotIn") and not values:
+        ctx.fail(f"{path}.values", f"{operator} needs at least one value")
+    if operator in ("Exists", "DoesNotExist") and values:
+        ctx.fail(f"{path}.values", f"{operator} takes no values")
+    if operator in ("Gt", "Lt") and (len(values) != 1 or not values[0].lstrip("-").isdigit()):
+        ctx.fail(f"{path}.values", f"{operator} needs exactly one integer value")
+    return LabelRequirement(key, operator, values)
+
+
+def _claim_refs(ctx: ObjectContext, raw: Any) -> list[tuple[str, str, str]]:
+    refs = []
+    for path, entry in ctx.items(raw, "spec.resourceClaims"):
+        name = ctx.text(entry.get("name"), f"{path}.name", required=True)
+        source = ctx.mapping(entry.get("source"), f"{path}.source") or entry  # pre-1.31 shape
+        if source.get("resourceClaimName"):
+            refs.append(
+                (name, "claim", ctx.text(source["resourceClaimName"], f"{path}.resourceClaimName"))
+            )
+        elif source.get("resourceClaimTemplateName"):
+            template = ctx.text(
+                source["resourceClaimTemplateName"], f"{path}.resourceClaimTemplateName"
+            )
+            refs.append((name, "template", template))
+        else:
+            ctx.fail(path, "needs resourceClaimName or resourceClaimTemplateName")
+    return refs
+
+
+# --- DRA claims and classes ---------------------------------------------------------------
+
+
+def _resource_claim(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None:
+    spec = ctx.mapping(obj.get("spec"), "spec")
+    if "spec" in spec and "devices" not in spec:
+        ctx.fail("spec.spec", "a ResourceClaim has spec.devices; spec.spec belongs to a template")
+    namespace, name = _namespace_name(ctx)
+    collected.claims[(namespace, name)] = _device_claim(ctx, name, spec, "spec")
+
+
+def _resource_claim_template(
+    collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]
+) -> None:
+    outer = ctx.mapping(obj.get("spec"), "spec")
+    spec = ctx.mapping(outer.get("spec"), "spec.spec")
+    namespace, name = _namespace_name(ctx)
+    collected.templates[(namespace, name)] = _device_claim(ctx, name, spec, "spec.spec")
+
+
+def _namespace_name(ctx: ObjectContext) -> tuple[str, str]:
+    _, namespace, name = ctx.object.split("/", 2)
+    return namespace, name
+
+
+def _device_claim(
+    ctx: ObjectContext, name: str, spec: dict[str, Any], base: str
+) -> tuple[DeviceClaim, tuple[str, ...]]:
+    devices = ctx.mapping(spec.get("devices"), f"{base}.devices")
+    requests, unsupported = [], []
+    for path, raw in ctx.items(devices.get("requests"), f"{base}.devices.requests"):
+        request, reasons = _device_request(ctx, path, raw)
+        requests.append(request)
+        unsupported += reasons
+    constraints = []
+    for path, raw in ctx.items(devices.get("constraints"), f"{base}.devices.constraints"):
+        if raw.get("distinctAttribute"):
+            unsupported.append("DRA constraint distinctAttribute not supported")
+            continue
+        attribute = ctx.text(raw.get("matchAttribute"), f"{path}.matchAttribute", required=True)
+        names = ctx.sequence(raw.get("requests"), f"{path}.requests")
+        constraints.append(
+            MatchAttribute(attribute, tuple(ctx.text(n, f"{path}.requests") for n in names))
+        )
+    return DeviceClaim(name, tuple(requests), tuple(constraints)), tuple(unsupported)
+
+
+def _device_request(
+    ctx: ObjectContext, path: str, raw: dict[str, Any]
+) -> tuple[DeviceRequest, list[str]]:
+    name = ctx.text(raw.get("name"), f"{path}.name", required=True)
+    if raw.get("firstAvailable"):
+        return DeviceRequest(name, ""), ["DRA firstAvailable (prioritized list) not supported"]
+    body = ctx.mapping(raw.get("exactly"), f"{path}.exactly") if "exactly" in raw else raw
+    base = f"{path}.exactly" if "exactly" in raw else path
+    mode = ctx.text(body.get("allocationMode"), f"{base}.allocationMode") or "ExactCount"
+    if mode not in ("ExactCount", "All"):
+        ctx.fail(f"{base}.allocationMode", f"must be ExactCount or All, got {mode!r}")
+    selectors, reasons = selector_list(ctx, body.get("selectors"), f"{base}.selectors")
+    capacity = ctx.mapping(
+        ctx.mapping(body.get("capacity"), f"{base}.capacity").get("requests"),
+        f"{base}.capacity.requests",
+    )
+    request = DeviceRequest(
+        name=name,
+        device_class=ctx.text(
+            body.get("deviceClassName"), f"{base}.deviceClassName", required=True
+        ),
+        count=ctx.integer(body.get("count"), f"{base}.count", default=1, minimum=1),
+        allocation_mode=mode,
+        selectors=selectors,
+        capacity_requests={
+            str(k): memory_bytes(ctx.quantity(v, f"{base}.capacity.requests.{k}"))
+            for k, v in capacity.items()
+        },
+    )
+    return request, reasons
+
+
+def selector_list(ctx: ObjectContext, raw: Any, field_name: str):  # type: ignore[no-untyped-def]
+    """CEL selectors compiled to AttributeSelectors, plus reasons for those beyond the subset."""
+    selectors, reasons = [], []
+    for path, item in ctx.items(raw, field_name):
+        cel = ctx.mapping(item.get("cel"), f"{path}.cel")
+        expression = ctx.text(cel.get("expression"), f"{path}.cel.expression", required=True)
+        try:
+            selectors += compile_selector(expression)
+        except CelUnsupported as error:
+            reasons.append(str(error))
+    return tuple(selectors), reasons
+
+
+def _device_class(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None:
+    spec = ctx.mapping(obj.get("spec"), "spec")
+    name = ctx.object.partition("/")[2]
+    selectors, reasons = selector_list(ctx, spec.get("selectors"), "spec.selectors")
+    collected.device_classes[name] = (DeviceClass(name, selectors), tuple(reasons))
+
+
+# --- gangs ----------------------------------------------------------------------------------
+
+
+def _coscheduling_pod_group(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None:
+    spec = ctx.mapping(obj.get("spec"), "spec")
+    namespace, name = _namespace_name(ctx)
+    min_member = ctx.integer(spec.get("minMember"), "spec.minMember", default=1, minimum=1)
+    collected.pod_groups[(namespace, name)] = Gang(namespace, name, min_member)
+
+
+def _kep_pod_group(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None:
+    """scheduling.k8s.io PodGroup (KEP-4671): gang minCount, or its Workload template's."""
+    spec = ctx.mapping(obj.get("spec"), "spec")
+    namespace, name = _namespace_name(ctx)
+    policy = ctx.mapping(spec.get("schedulingPolicy"), "spec.schedulingPolicy")
+    gang = ctx.mapping(policy.get("gang"), "spec.schedulingPolicy.gang")
+    ref = ctx.mapping(
+        ctx.mapping(spec.get("podGroupTemplateRef"), "spec.podGroupTemplateRef").get("workload"),
+        "spec.podGroupTemplateRef.workload",
+    )
+    if ref:
+        collected.group_templates[(namespace, name)] = (
+            ctx.text(ref.get("workloadName"), "spec.podGroupTemplateRef.workload.workloadName"),
+            ctx.text(
+                ref.get("podGroupTemplateName"),
+                "spec.podGroupTemplateRef.workload.podGroupTemplateName",
+            ),
+        )
+    min_count = ctx.integer(gang.get("minCount"), "spec.schedulingPolicy.gang.minCount", default=0)
+    if min_count < 0:
+        ctx.fail("spec.schedulingPolicy.gang.minCount", "must be >= 0")
+    collected.pod_groups[(namespace, name)] = Gang(namespace, name, min_count)
+
+
+def _kep_workload(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None:
+    spec = ctx.mapping(obj.get("spec"), "spec")
+    namespace, name = _namespace_name(ctx)
+    templates = spec.get("podGroupTemplates", spec.get("podGroups"))
+    for path, template in ctx.items(templates, "spec.podGroupTemplates"):
+        template_name = ctx.text(template.get("name"), f"{path}.name", required=True)
+        policy = ctx.mapping(
+            template.get("schedulingPolicy", template.get("policy")), f"{path}.schedulingPolicy"
+        )
+        gang = ctx.mapping(policy.get("gang"), f"{path}.schedulingPolicy.gang")
+        if gang:
+            collected.workload_min[(namespace, name, template_name)] = ctx.integer(
+                gang.get("minCount"), f"{path}.schedulingPolicy.gang.minCount", default=1, minimum=1
+            )
+
+
+# --- capacityweb.io kinds ----------------------------------------------------------------------
+
+
+def _topology(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None:
+    spec = ctx.mapping(obj.get("spec"), "spec")
+    levels = []
+    for path, level in ctx.items(spec.get("levels"), "spec.levels"):
+        key = ctx.text(level.get("nodeLabel"), f"{path}.nodeLabel", required=True)
+        levels.append(TopologyLevel(key, LEVEL_NAMES.get(key) or key.rpartition("/")[2]))
+    if not levels:
+        ctx.fail("spec.levels", "needs at least one level")
+    if len({lv.key for lv in levels}) != len(levels):
+        ctx.fail("spec.levels", "a node label appears twice")
+    topology = Topology(tuple(levels))
+    if obj.get("apiVersion", "").startswith(PROJECT_GROUP):
+        if collected.topology is not None:
+            ctx.fail("kind", "only one capacityweb.io Topology per cluster")
+        collected.topology = topology
+    elif collected.kueue_topology is None:
+        collected.kueue_topology = topology
+
+
+def _node_group(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None:
+    spec = ctx.mapping(obj.get("spec"), "spec")
+    name = ctx.object.partition("/")[2]
+    min_size = ctx.integer(spec.get("minSize"), "spec.minSize", minimum=0)
+    max_size = ctx.integer(spec.get("maxSize"), "spec.maxSize", minimum=0)
+    if max_size < min_size:
+        ctx.fail("spec.maxSize", f"must be >= minSize ({min_size}), got {max_size}")
+    price = ctx.number(
+        spec.get("pricePerNodeHour"), "spec.pricePerNodeHour", default=-1.0, minimum=0
+    )
+    selector = ctx.labels(spec.get("nodeSelector"), "spec.nodeSelector")
+    group = NodeGroup(
+        name=name,
+        node_selector=selector,
+        min_size=min_size,
+        max_size=max_size,
+        price_per_node_hour=price,
+        template=_template_node(ctx, name, selector, price, spec.get("template")),
+        placements=_placements(ctx, spec.get("placement")),
+        provisioning_delay_seconds=ctx.number(
+            spec.get("provisioningDelaySeconds"), "spec.provisioningDelaySeconds"
+        ),
+    )
+    collected.node_groups.append((ctx, group))
+
+
+def _template_node(
+    ctx: ObjectContext, group: str, selector: dict[str, str], price: float, raw: Any
+) -> Node:
+    """What a new node looks like; GPUs built the same way as for real nodes."""
+    template = ctx.mapping(raw, "spec.template")
+    if not template:
+        ctx.fail("spec.template", "required")
+    name = f"{group}-template"
+    labels = {**selector, **ctx.labels(template.get("labels"), "spec.template.labels")}
+    resources, gpu_count = _allocatable(
+        ctx, template.get("allocatable"), "spec.template.allocatable"
+    )
+    node = Node(
+        name=name,
+        labels=labels,
+        taints=_taints(ctx, template.get("taints"), "spec.template.taints"),
+        allocatable=resources,
+        node_group=group,
+        price_per_node_hour=price,
+    )
+    devices = []
+    counter_sets = []
+    for path, item in ctx.items(template.get("resourceSlices"), "spec.template.resourceSlices"):
+        spec = ctx.mapping(item.get("spec"), f"{path}.spec") if "spec" in item else item
+        parsed = dra.parse_slice(ObjectContext(ctx.source, ctx.object), spec)
+        devices += [d.device for d in parsed.devices]
+        counter_sets += parsed.counter_sets
+    return _with_gpus(node, gpu_count, devices, counter_sets)
+
+
+def _placements(ctx: ObjectContext, raw: Any) -> tuple[NodePlacement, ...]:
+    return tuple(
+        NodePlacement(
+            labels=ctx.labels(item.get("labels"), f"{path}.labels"),
+            max_new_nodes=ctx.integer(item.get("maxNewNodes"), f"{path}.maxNewNodes", minimum=0),
+        )
+        for path, item in ctx.items(raw, "spec.placement")
+    )
+
+
+def _reservation(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None:
+    spec = ctx.mapping(obj.get("spec"), "spec")
+    owner = ctx.mapping(spec.get("owner"), "spec.owner")
+    namespaces = tuple(
+        ctx.text(n, f"spec.owner.namespaces[{i}]", required=True)
+        for i, n in enumerate(ctx.sequence(owner.get("namespaces"), "spec.owner.namespaces"))
+    )
+    if not namespaces:
+        ctx.fail("spec.owner.namespaces", "required: who may use the reservation")
+    chosen = [k for k in ("nodeNames", "nodeSelector", "nodeGroup") if spec.get(k)]
+    if len(chosen) != 1:
+        ctx.fail(
+            "spec",
+            f"needs exactly one of nodeNames, nodeSelector, nodeGroup; got {chosen or 'none'}",
+        )
+    start = ctx.timestamp(spec.get("start"), "spec.start")
+    end = ctx.timestamp(spec.get("end"), "spec.end")
+    if start and end and not start < end:
+        ctx.fail("spec.end", "must be after spec.start")
+    reservation = Reservation(
+        name=ctx.object.partition("/")[2],
+        owner_namespaces=namespaces,
+        node_names=tuple(
+            ctx.text(n, f"spec.nodeNames[{i}]", required=True)
+            for i, n in enumerate(ctx.sequence(spec.get("nodeNames"), "spec.nodeNames"))
+        ),
+        node_selector=ctx.labels(spec.get("nodeSelector"), "spec.nodeSelector"),
+        node_group=_reserved_group(ctx, spec.get("nodeGroup")),
+        start=start,
+        end=end,
+        price_per_gpu_hour=ctx.number(spec.get("pricePerGpuHour"), "spec.pricePerGpuHour"),
+    )
+    collected.reservations.append((ctx, reservation))
+
+
+def _reserved_group(ctx: ObjectContext, raw: Any) -> ReservedNodeGroupCapacity | None:
+    group = ctx.mapping(raw, "spec.nodeGroup")
+    if not group:
+        return None
+    if group.get("count") is None:
+        ctx.fail("spec.nodeGroup.count", "required")
+    return ReservedNodeGroupCapacity(
+        node_group=ctx.text(group.get("name"), "spec.nodeGroup.name", required=True),
+        count=ctx.integer(group.get("count"), "spec.nodeGroup.count", minimum=1),
+    )
+
+
+_HANDLERS = {
+    ("Node", "*"): _node,
+    ("Pod", "*"): _pod,
+    ("ResourceSlice", "*"): _resource_slice,
+    ("ResourceClaim", "*"): _resource_claim,
+    ("ResourceClaimTemplate", "*"): _resource_claim_template,
+    ("DeviceClass", "*"): _device_class,
+    ("PodGroup", COSCHEDULING_GROUP): _coscheduling_pod_group,
+    ("PodGroup", GANG_GROUP): _kep_pod_group,
+    ("Workload", GANG_GROUP): _kep_workload,
+    ("Topology", PROJECT_GROUP): _topology,
+    ("Topology", KUEUE_GROUP): _topology,
+    ("NodeGroup", PROJECT_GROUP): _node_group,
+    ("Reservation", PROJECT_GROUP): _reservation,
+}
+
+
+# --- assembly ---------------------------------------------------------------------------------
+
+
+def _assemble(collected: _Collected, cluster_name: str) -> Snapshot:
+    node_groups = _checked_node_groups(collected)
+    nodes = _nodes_with_devices(collected, node_groups)
+    pods = tuple(_pod_with_claims(collected, record) for record in collected.pods)
+    cluster = Cluster(
+        name=cluster_name,
+        topology=collected.topology or collected.kueue_topology or Topology.default(),
+        nodes=nodes,
+        pods=pods,
+        gangs=_gangs(collected, pods),
+        device_classes=tuple(dc for dc, _ in collected.device_classes.values()),
+        node_groups=tuple(
+            replace(g, current_size=sum(1 for n in nodes if n.node_group == g.name))
+            for g in node_groups
+        ),
+        reservations=_checked_reservations(collected, node_groups),
+    )
+    return Snapshot(
+        cluster=cluster, errors=tuple(collected.errors), ignored=dict(collected.ignored)
+    )
+
+
+def _checked_node_groups(collected: _Collected) -> tuple[NodeGroup, ...]:
+    return tuple(sorted((g for _, g in collected.node_groups), key=lambda g: g.name))
+
+
+def _checked_reservations(
+    collected: _Collected, node_groups: tuple[NodeGroup, ...]
+) -> tuple[Reservation, ...]:
+    known = {g.name for g in node_groups}
+    kept = []
+    for ctx, reservation in collected.reservations:
+        if reservation.node_group and reservation.node_group.node_group not in known:
+            collected.errors.append(
+                ModelError(
+                    ctx.source,
+                    ctx.object,
+                    "spec.nodeGroup.name",
+                    f"no NodeGroup named {reservation.node_group.node_group!r}",
+                )
+            )
+            continue
+        kept.append(reservation)
+    return tuple(kept)
+
+
+def _nodes_with_devices(
+    collected: _Collected, node_groups: tuple[NodeGroup, ...]
+) -> tuple[Node, ...]:
+    by_node: dict[str, list[Any]] = {}
+    counter_sets: dict[tuple[str, str], list[Any]] = {}
+    for _, parsed in collected.slices:
+        for counter in parsed.counter_sets:
+            counter_sets.setdefault((parsed.driver, parsed.pool), []).append(counter)
+        for item in parsed.devices:
+            if item.node_name:
+                by_node.setdefault(item.node_name, []).append((parsed, item.device))
+    nodes = []
+    for node, gpu_count in collected.nodes:
+        entries = by_node.get(node.name, [])
+        devices = [device for _, device in entries]
+        used = {c.counter_set for d in devices for c in d.consumes}
+        sets = [
+            counter
+            for key in dict.fromkeys((p.driver, p.pool) for p, _ in entries)
+            for counter in counter_sets.get(key, [])
+            if counter.name in used
+        ]
+        node = _with_gpus(node, gpu_count, devices, sets)
+        group = next(
+            (g for g in node_groups if g.node_selector and _selects(g.node_selector, node)), None
+        )
+        if group is not None:
+            node = replace(
+                node, node_group=group.name, price_per_node_hour=group.price_per_node_hour
+            )
+        nodes.append(node)
+    return tuple(nodes)
+
+
+def _selects(selector: dict[str, str] | Any, node: Node) -> bool:
+    return all(node.labels.get(k) == v for k, v in selector.items())
+
+
+def _with_gpus(node: Node, gpu_count: int, devices: list[Any], counter_sets: list[Any]) -> Node:
+    """DRA GPU devices win; without them, device-plugin allocatable + GFD labels."""
+    gpus, placed = dra.dra_gpus(devices)
+    if gpus:
+        return replace(node, gpus=gpus, devices=placed, counter_sets=tuple(counter_sets))
+    plugin_gpus, plugin_devices = dra.plugin_gpus(dict(node.labels), gpu_count)
+    return replace(
+        node,
+        gpus=plugin_gpus,
+        devices=tuple(placed) + plugin_devices,
+        counter_sets=tuple(counter_sets),
+    )
+
+
+def _pod_with_claims(collected: _Collected, record: _PodRecord) -> Pod:
+    pod = record.pod
+    claims, reasons = [], list(pod.unsupported)
+    for entry, kind, name in record.claim_refs:
+        table = collected.claims if kind == "claim" else collected.templates
+        found = table.get((pod.namespace, name))
+        if found is None:
+            label = "ResourceClaim" if kind == "claim" else "ResourceClaimTemplate"
+            reasons.append(f"{label} {pod.namespace}/{name} not found")
+            continue
+        claim, claim_reasons = found
+        claims.append(claim if kind == "claim" else replace(claim, name=f"{pod.name}-{entry}"))
+        reasons += claim_reasons
+        reasons += _class_reasons(collected, claim)
+    if not claims and not reasons[len(pod.unsupported) :]:
+        return pod
+    return replace(pod, claims=tuple(claims), unsupported=tuple(dict.fromkeys(reasons)))
+
+
+def _class_reasons(collected: _Collected, claim: DeviceClaim) -> list[str]:
+    reasons = []
+    for request in claim.requests:
+        if not request.device_class:
+            continue
+        found = collected.device_classes.get(request.device_class)
+        if found is None:
+            reasons.append(f"DeviceClass {request.device_class} not found")
+        else:
+            reasons += found[1]
+    return reasons
+
+
+def _gangs(collected: _Collected, pods: tuple[Pod, ...]) -> tuple[Gang, ...]:
+    """Gangs referenced by pods or declared; pod annotations give the topology constraint."""
+    members: dict[str, list[Pod]] = {}
+    for pod in pods:
+        if pod.gang:
+            members.setdefault(pod.gang, []).append(pod)
+    totals = {r.pod.gang: r.group_total for r in collected.pods if r.group_total}
+    gangs = {}
+    for (namespace, name), gang in collected.pod_groups.items():
+        gangs[gang.key] = _resolved_min(collected, gang, namespace, name)
+    for key, group_pods in members.items():
+        namespace, _, name = key.partition("/")
+        gang = gangs.get(key) or Gang(namespace, name, totals.get(key) or len(group_pods))
+        first = group_pods[0]
+        gangs[key] = replace(
+            gang,
+            required_topology=gang.required_topology or first.required_topology,
+            preferred_topology=gang.preferred_topology or first.preferred_topology,
+            priority=max(p.priority for p in group_pods),
+        )
+    return tuple(gangs[key] for key in sorted(gangs))
+
+
+def _resolved_min(collected: _Collected, gang: Gang, namespace: str, name: str) -> Gang:
+    if gang.min_member:
+        return gang
+    workload, template = collected.group_templates.get((namespace, name), ("", ""))
+    return replace(gang, min_member=collected.workload_min.get((namespace, workload, template), 1))

@@ -1,0 +1,335 @@
+"""Where a node's GPUs come from: DRA ResourceSlices, else device-plugin labels.
+
+Pure. Two builders, in the precedence DESIGN.md gives:
+
+- ``parse_slice``: a ResourceSlice spec (resource.k8s.io v1, or v1beta1 /
+  v1beta2 with the ``basic:`` wrapper) → devices with typed, qualified
+  attributes (a bare name gets the driver's domain), quantity capacities,
+  shared counters and per-device counter consumption. Devices of one
+  physical GPU (a whole GPU and its MIG/partition devices, joined by
+  ``parentUUID`` / ``uuid`` / ``deviceID`` / counter set) share one Gpu.
+- ``plugin_gpus``: ``nvidia.com/gpu`` allocatable plus GPU feature discovery
+  labels (product, memory in MiB, count, MIG strategy single/mixed, sharing
+  replicas) → Gpus and whole (or MIG-instance) Devices.
+
+Every GPU Device carries capacity ``gpu_milli: 1000`` by convention; DRA
+capacities are stored under qualified names (``gpu.nvidia.com/memory``) in
+bytes or counts. Bare capacity-request names in claims are relative to the
+allocated device's driver domain.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from topology import mig
+from topology.hardware import (
+    GPU_RESOURCE,
+    WHOLE_GPU_MILLI,
+    CounterConsumption,
+    CounterSet,
+    Device,
+    Gpu,
+)
+from topology.kubefields import ObjectContext
+from topology.quantity import memory_bytes
+
+PRODUCT_LABEL = "nvidia.com/gpu.product"
+MEMORY_LABEL = "nvidia.com/gpu.memory"
+COUNT_LABEL = "nvidia.com/gpu.count"
+REPLICAS_LABEL = "nvidia.com/gpu.replicas"
+SHARING_LABEL = "nvidia.com/gpu.sharing-strategy"
+MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"
+PCIE_ROOT = "resource.kubernetes.io/pcieRoot"
+MIB = 2**20
+GPU_TYPES = ("gpu", "mig", "amdgpu", "amdgpu-partition", "vgpu")
+PARTITION_TYPES = ("mig", "amdgpu-partition")
+
+
+@dataclass(frozen=True, slots=True)
+class SliceDevice:
+    node_name: str | None  # per-device nodeName (perDeviceNodeSelection), else the slice's
+    device: Device
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedSlice:
+    driver: str
+    pool: str
+    node_name: str | None
+    devices: tuple[SliceDevice, ...]
+    counter_sets: tuple[CounterSet, ...]
+
+
+# --- ResourceSlice ------------------------------------------------------------------
+
+
+def parse_slice(ctx: ObjectContext, spec: dict[str, Any]) -> ParsedSlice:
+    driver = ctx.text(spec.get("driver"), "spec.driver", required=True)
+    pool = ctx.text(ctx.mapping(spec.get("pool"), "spec.pool").get("name"), "spec.pool.name")
+    node_name = ctx.text(spec.get("nodeName"), "spec.nodeName") or None
+    if node_name is None and (spec.get("nodeSelector") or spec.get("allNodes")):
+        field = "spec.nodeSelector" if spec.get("nodeSelector") else "spec.allNodes"
+        ctx.fail(field, "devices shared by several nodes are not supported")
+    devices = []
+    for path, raw in ctx.items(spec.get("devices"), "spec.devices"):
+        devices.append(_slice_device(ctx, path, raw, driver, pool, node_name))
+    return ParsedSlice(
+        driver=driver,
+        pool=pool,
+        node_name=node_name,
+        devices=tuple(devices),
+        counter_sets=_counter_sets(ctx, spec.get("sharedCounters"), "spec.sharedCounters"),
+    )
+
+
+def _slice_device(
+    ctx: ObjectContext, path: str, raw: dict[str, Any], driver: str, pool: str, node: str | None
+) -> SliceDevice:
+    body = ctx.mapping(raw.get("basic"), f"{path}.basic") or raw  # v1beta1 wraps in basic:
+    base = f"{path}.basic" if "basic" in raw else path
+    own_node = ctx.text(raw.get("nodeName") or body.get("nodeName"), f"{path}.nodeName") or None
+    if own_node is None and node is None and (raw.get("nodeSelector") or raw.get("allNodes")):
+        ctx.fail(f"{path}.nodeSelector", "devices shared by several nodes are not supported")
+    attributes = _attributes(ctx, body.get("attributes"), f"{base}.attributes", driver)
+    capacity = _capacity(ctx, body.get("capacity"), f"{base}.capacity", driver)
+    device = Device(
+        name=ctx.text(raw.get("name"), f"{path}.name", required=True),
+        driver=driver,
+        model=_product(attributes, driver),
+        memory_bytes=capacity.get(f"{driver}/memory"),
+        profile=_profile(attributes, driver),
+        attributes=attributes,
+        capacity=capacity,
+        consumes=_consumes(ctx, body.get("consumesCounters"), f"{base}.consumesCounters"),
+        shareable=ctx.boolean(
+            body.get("allowMultipleAllocations"), f"{base}.allowMultipleAllocations"
+        ),
+        pool=pool,
+    )
+    return SliceDevice(node_name=own_node or node, device=device)
+
+
+def _qualified(name: str, driver: str) -> str:
+    return name if "/" in name else f"{driver}/{name}"
+
+
+def _attributes(
+    ctx: ObjectContext, raw: Any, field: str, driver: str
+) -> dict[str, str | int | bool]:
+    out: dict[str, str | int | bool] = {}
+    for name, value in ctx.mapping(raw, field).items():
+        typed = ctx.mapping(value, f"{field}.{name}")
+        kinds = [k for k in ("string", "int", "bool", "version") if k in typed]
+        if len(kinds) != 1:
+            ctx.fail(f"{field}.{name}", "needs exactly one of string, int, bool, version")
+        kind = kinds[0]
+        path = f"{field}.{name}.{kind}"
+        if kind == "int":
+            out[_qualified(name, driver)] = ctx.integer(typed[kind], path)
+        elif kind == "bool":
+            out[_qualified(name, driver)] = ctx.boolean(typed[kind], path)
+        else:
+            out[_qualified(name, driver)] = ctx.text(typed[kind], path)
+    return out
+
+
+def _capacity(ctx: ObjectContext, raw: Any, field: str, driver: str) -> dict[str, int]:
+    out = {}
+    for name, value in ctx.mapping(raw, field).items():
+        path = f"{field}.{name}"
+        quantity = ctx.mapping(value, path).get("value") if isinstance(value, dict) else value
+        out[_qualified(name, driver)] = memory_bytes(ctx.quantity(quantity, f"{path}.value"))
+    return out
+
+
+def _counters(ctx: ObjectContext, raw: Any, field: str) -> dict[str, int]:
+    out = {}
+    for name, value in ctx.mapping(raw, field).items():
+        path = f"{field}.{name}"
+        quantity = ctx.mapping(value, path).get("value") if isinstance(value, dict) else value
+        out[str(name)] = memory_bytes(ctx.quantity(quantity, f"{path}.value"))
+    return out
+
+
+def _counter_sets(ctx: ObjectContext, raw: Any, field: str) -> tuple[CounterSet, ...]:
+    return tuple(
+        CounterSet(
+            name=ctx.text(item.get("name"), f"{path}.name", required=True),
+            counters=_counters(ctx, item.get("counters"), f"{path}.counters"),
+        )
+        for path, item in ctx.items(raw, field)
+    )
+
+
+def _consumes(ctx: ObjectContext, raw: Any, field: str) -> tuple[CounterConsumption, ...]:
+    return tuple(
+        CounterConsumption(
+            counter_set=ctx.text(item.get("counterSet"), f"{path}.counterSet", required=True),
+            counters=_counters(ctx, item.get("counters"), f"{path}.counters"),
+        )
+        for path, item in ctx.items(raw, field)
+    )
+
+
+def _product(attributes: dict[str, str | int | bool], driver: str) -> str | None:
+    value = attributes.get(f"{driver}/productName")
+    return str(value) if value is not None else None
+
+
+def _profile(attributes: dict[str, str | int | bool], driver: str) -> str | None:
+    if attributes.get(f"{driver}/type") in PARTITION_TYPES or f"{driver}/profile" in attributes:
+        value = attributes.get(f"{driver}/profile") or attributes.get(f"{driver}/partitionProfile")
+        return str(value) if value is not None else None
+    return None
+
+
+# --- DRA devices → one node's GPUs ------------------------------------------------
+
+
+def is_gpu_device(device: Device) -> bool:
+    """GPU-ness of a DRA device: its type attribute, else a GPU driver name."""
+    kind = device.attributes.get(f"{device.driver}/type")
+    if kind is not None:
+        return kind in GPU_TYPES
+    return "gpu" in device.driver.split(".")[0] or device.model is not None
+
+
+def _gpu_key(device: Device) -> str:
+    """Devices of one physical GPU share this key (parent first, then self)."""
+    domain = device.driver
+    for attribute in ("parentUUID", "uuid", "deviceID"):
+        value = device.attributes.get(f"{domain}/{attribute}")
+        if value is not None:
+            return f"{domain}:{value}"
+    if device.consumes:
+        return f"counters:{device.consumes[0].counter_set}"
+    return f"device:{device.name}"
+
+
+def dra_gpus(devices: list[Device]) -> tuple[tuple[Gpu, ...], tuple[Device, ...]]:
+    """Group a node's DRA devices into physical Gpus; GPU devices get ``gpu`` and gpu_milli."""
+    groups: dict[str, list[Device]] = {}
+    for device in devices:
+        if is_gpu_device(device):
+            groups.setdefault(_gpu_key(device), []).append(device)
+    names = {key: _gpu_name(members) for key, members in groups.items()}
+    gpus = tuple(_gpu(names[key], members) for key, members in groups.items())
+    placed = tuple(
+        replace(
+            device,
+            gpu=names[_gpu_key(device)],
+            capacity={"gpu_milli": WHOLE_GPU_MILLI, **device.capacity},
+        )
+        if is_gpu_device(device)
+        else device
+        for device in devices
+    )
+    return gpus, placed
+
+
+def _gpu_name(members: list[Device]) -> str:
+    whole = [d for d in members if d.profile is None]
+    return (whole or members)[0].name
+
+
+def _gpu(name: str, members: list[Device]) -> Gpu:
+    whole = [d for d in members if d.profile is None] or members
+    first = whole[0]
+    root = first.attributes.get(PCIE_ROOT)
+    return Gpu(
+        name=name,
+        model=next((d.model for d in members if d.model), None),
+        memory_bytes=first.memory_bytes if first.profile is None else None,
+        pcie_root=str(root) if root is not None else None,
+    )
+
+
+# --- device plugin + GPU feature discovery labels -------------------------------------
+
+
+def plugin_gpus(
+    labels: dict[str, str], gpu_allocatable: int
+) -> tuple[tuple[Gpu, ...], tuple[Device, ...]]:
+    """GPUs of a device-plugin node, from ``nvidia.com/gpu`` allocatable and GFD labels.
+
+    - no MIG: one whole Device per GPU; shareable when GFD reports a
+      time-slicing/MPS strategy or replicas > 1 (the allocatable count is
+      then GPUs × replicas, so the physical count comes from the labels);
+    - MIG ``single``: ``nvidia.com/gpu`` counts MIG instances of one profile
+      (product ``A100-SXM4-40GB-MIG-1g.5gb``); each instance is a Device with
+      that profile on its parent Gpu;
+    - MIG ``mixed``: ``nvidia.com/gpu`` counts the GPUs outside MIG mode;
+      MIG instances stay extended resources (``nvidia.com/mig-<profile>``) and
+      the remaining GPUs of ``nvidia.com/gpu.count`` appear as Gpus without
+      whole Devices.
+    """
+    product = labels.get(PRODUCT_LABEL) or None
+    strategy = labels.get(MIG_STRATEGY_LABEL, "none")
+    if strategy == "single" and product and "-MIG-" in product:
+        return _single_strategy(labels, product, gpu_allocatable)
+    replicas = _label_int(labels, REPLICAS_LABEL) or 1
+    shared = replicas > 1 or labels.get(SHARING_LABEL, "none") not in ("none", "")
+    model = _model(product)
+    physical = gpu_allocatable // replicas
+    memory = (_label_int(labels, MEMORY_LABEL) or 0) * MIB or None
+    gpus = [Gpu(name=f"gpu-{i}", model=model, memory_bytes=memory) for i in range(physical)]
+    devices = [_whole(gpu, shared) for gpu in gpus]
+    if strategy == "mixed":
+        total = max(_label_int(labels, COUNT_LABEL) or 0, physical)
+        gpus += [
+            Gpu(name=f"gpu-{i}", model=model, memory_bytes=memory) for i in range(physical, total)
+        ]
+    return tuple(gpus), tuple(devices)
+
+
+def _single_strategy(
+    labels: dict[str, str], product: str, instances: int
+) -> tuple[tuple[Gpu, ...], tuple[Device, ...]]:
+    model, _, profile_name = product.partition("-MIG-")
+    table = mig.mig_model(model)
+    try:
+        per_gpu = mig.max_instances(table, profile_name) if table else 1
+    except ValueError:
+        per_gpu = 1
+    physical = -(-instances // per_gpu) if instances else 0
+    memory = (_label_int(labels, MEMORY_LABEL) or 0) * 10**6 or None  # MB per MIG device
+    gpus = tuple(Gpu(name=f"gpu-{i}", model=model) for i in range(physical))
+    devices = tuple(
+        Device(
+            name=f"gpu-{i // per_gpu}-mig-{profile_name}-{i % per_gpu}",
+            driver=GPU_RESOURCE,
+            gpu=f"gpu-{i // per_gpu}",
+            model=model,
+            memory_bytes=memory,
+            profile=profile_name,
+            capacity={"gpu_milli": WHOLE_GPU_MILLI},
+        )
+        for i in range(instances)
+    )
+    return gpus, devices
+
+
+def _whole(gpu: Gpu, shareable: bool) -> Device:
+    return Device(
+        name=gpu.name,
+        driver=GPU_RESOURCE,
+        gpu=gpu.name,
+        model=gpu.model,
+        memory_bytes=gpu.memory_bytes,
+        capacity={"gpu_milli": WHOLE_GPU_MILLI},
+        shareable=shareable,
+    )
+
+
+def _model(product: str | None) -> str | None:
+    """The GPU model; the device plugin appends ``-SHARED`` when it renames shared GPUs."""
+    if product and product.endswith("-SHARED"):
+        return product[: -len("-SHARED")]
+    return product
+
+
+def _label_int(labels: dict[str, str], key: str) -> int | None:
+    value = labels.get(key, "")
+    return int(value) if value.isdigit() and len(value) < 10 else None
