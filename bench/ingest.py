@@ -28,7 +28,7 @@ STORE_NODES = 10_000
 
 def bench_watch(events: int = WATCH_EVENTS) -> float:
     """Watch events per second applied to the kube source's store."""
-    from tests.ingest.conftest import trace_pod_object
+    from tests.ingest.kubeobjects import trace_pod_object
     from tests.ingest.kubeserver import KubeServer
     from topology.sources import DEFAULT_KINDS, KubeSource, api_client_from
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import random
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -10,69 +9,14 @@ from typing import Any
 
 import pytest
 
-from tests.ingest.kubeserver import RESOURCE_PATHS, KubeServer
-from topology.files import read_objects
-from topology.hardware import ModelError
+from tests.ingest.kubeobjects import (
+    example_objects,
+    openb_rows,
+    trace_node_object,
+    trace_pod_object,
+)
+from tests.ingest.kubeserver import KubeServer
 from topology.sources import Backoff, KubeSource, api_client_from
-
-DATA_DIR = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
-EXAMPLES_DIR = DATA_DIR / "k8s-examples"
-OPENB_DIR = DATA_DIR / "alibaba-gpu-v2023" / "csv"
-
-
-def example_objects() -> list[dict[str, Any]]:
-    """Every object of a served kind in shared/data/k8s-examples (files that parse)."""
-    objects = []
-    for folder in ("nodes", "dra", "gangs"):
-        for path in sorted((EXAMPLES_DIR / folder).glob("*.yaml")):
-            try:
-                pairs = read_objects(path)
-            except ModelError:
-                continue
-            objects += [o for _s, o in pairs if o.get("kind") in RESOURCE_PATHS and _named(o)]
-    return objects
-
-
-def _named(obj: dict[str, Any]) -> bool:
-    return bool((obj.get("metadata") or {}).get("name"))
-
-
-def trace_node_object(row: dict[str, str]) -> dict[str, Any]:
-    """An openb node row as the Node object a device-plugin cluster would serve."""
-    allocatable = {
-        "cpu": f"{row['cpu_milli']}m",
-        "memory": f"{row['memory_mib']}Mi",
-        "pods": "110",
-        "nvidia.com/gpu": row["gpu"],
-    }
-    labels = {"kubernetes.io/hostname": row["sn"], "nvidia.com/gpu.product": row["model"]}
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": row["sn"], "labels": labels},
-        "status": {"allocatable": allocatable, "capacity": allocatable},
-    }
-
-
-def trace_pod_object(row: dict[str, str]) -> dict[str, Any]:
-    """An openb pod row as a pending Pod requesting whole GPUs."""
-    requests = {"cpu": f"{row['cpu_milli']}m", "memory": f"{row['memory_mib']}Mi"}
-    if int(row["num_gpu"]):
-        requests["nvidia.com/gpu"] = row["num_gpu"]
-    container = {"name": "main", "image": "trace", "resources": {"requests": requests}}
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"namespace": "openb", "name": row["name"]},
-        "spec": {"containers": [container]},
-        "status": {"phase": "Pending"},
-    }
-
-
-def openb_rows(name: str, limit: int) -> list[dict[str, str]]:
-    with (OPENB_DIR / name).open(newline="") as handle:
-        rows = list(csv.DictReader(handle))
-    return rows[:limit]
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from tests.ingest.conftest import DATA_DIR, EXAMPLES_DIR
+from tests.ingest.kubeobjects import DATA_DIR, EXAMPLES_DIR
 from topology.sources import FilesSource, GangSpec, ReplaySource
 
 ORIGIN = datetime(2026, 12, 1, tzinfo=UTC)
