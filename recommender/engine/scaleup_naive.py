@@ -10,7 +10,8 @@ What it does, deliberately, because this is what capacityweb measures:
   but GPU model, memory, partitions, shares and topology ignored;
 - among fitting groups, least-waste (unused cpu + memory fraction), ties by
   name; never beyond ``max_size``; a new node lands in the group's FIRST
-  placement domain (the autoscaler cannot choose where the cloud puts it).
+  placement domain that still has a slot, then the next (the autoscaler
+  cannot choose where the cloud puts it), or with no domain labels at all.
 
 Then the real scheduler runs on the cluster with those nodes: pods that still
 do not run, and GPUs on the added nodes that nobody uses, are stranded.
@@ -52,6 +53,7 @@ class PlannedNode:
     node: Node
     free: dict[str, int]
     trigger: str  # the workload whose pod made it buy this node
+    domain: Mapping[str, str]  # the placement labels it landed with
 
 
 @dataclass(slots=True)
@@ -155,6 +157,7 @@ class NaivePlanner:
         self.groups = tuple(sorted(cluster.node_groups, key=lambda g: g.name))
         self.taken = set(state.node_names())
         self.added: dict[str, int] = {}
+        self.added_per_slot: dict[tuple[str, int], int] = {}
         self.ledger = NaiveLedger()
 
     def decide(self, pending: Sequence[Workload]) -> NaiveLedger:
@@ -182,7 +185,18 @@ class NaivePlanner:
         self.buy(group, workload, demand)
 
     def first_domain(self, group: NodeGroup) -> Mapping[str, str]:
-        return group.placements[0].labels if group.placements else {}
+        """Where the cloud puts the next node: the first placement with a free slot."""
+        for index, placement in enumerate(group.placements):
+            if self.added_per_slot.get((group.name, index), 0) < placement.max_new_nodes:
+                return placement.labels
+        return {}
+
+    def count_slot(self, group: NodeGroup, labels: Mapping[str, str]) -> None:
+        for index, placement in enumerate(group.placements):
+            if placement.labels == labels:
+                slot = (group.name, index)
+                self.added_per_slot[slot] = self.added_per_slot.get(slot, 0) + 1
+                return
 
     def expand(self, pod: Pod, demand: Mapping[str, int]) -> tuple[NodeGroup | None, str]:
         """Least-waste choice among groups whose template counts cover the pod."""
@@ -205,10 +219,12 @@ class NaivePlanner:
 
     def buy(self, group: NodeGroup, workload: Workload, demand: Mapping[str, int]) -> None:
         name = unique_name(f"{group.name}-naive-{len(self.taken)}", self.taken)
-        node = new_node(group, self.first_domain(group), name)
+        domain = self.first_domain(group)
+        self.count_slot(group, domain)
+        node = new_node(group, domain, name)
         free = template_counts(node, self.classes)
         take_counts(free, demand)
-        self.ledger.planned.append(PlannedNode(group, node, free, workload.key))
+        self.ledger.planned.append(PlannedNode(group, node, free, workload.key, domain))
         self.added[group.name] = self.added.get(group.name, 0) + 1
 
 
@@ -278,14 +294,15 @@ def _workload_plan(
 
 
 def _additions(ledger: NaiveLedger) -> tuple[NodeAddition, ...]:
-    """Naive nodes grouped by (group, trigger workload), in purchase order."""
-    grouped: dict[tuple[str, str], list[PlannedNode]] = {}
+    """Naive nodes grouped by (group, domain, trigger workload), in purchase order."""
+    grouped: dict[tuple[str, str, str], list[PlannedNode]] = {}
     for planned in ledger.planned:
-        grouped.setdefault((planned.group.name, planned.trigger), []).append(planned)
+        key = (planned.group.name, repr(sorted(planned.domain.items())), planned.trigger)
+        grouped.setdefault(key, []).append(planned)
     additions = []
-    for (group_name, trigger), nodes in grouped.items():
+    for (group_name, _, trigger), nodes in grouped.items():
         group = nodes[0].group
-        placement = dict(group.placements[0].labels) if group.placements else {}
+        placement = dict(nodes[0].domain)
         additions.append(
             NodeAddition(
                 node_group=group_name,

@@ -1,0 +1,109 @@
+"""Why the naive autoscaler and the joint plan disagree about one workload.
+
+Each class names the mistake a count-based, pod-by-pod autoscaler makes, and
+is only raised when it shows (no false alarms when both agree):
+
+- ``reservation``: naive buys while the joint plan reuses an owned reservation
+  (idle reserved nodes, or paid capacity not yet started);
+- ``topology``: naive buys, the gang still cannot start, and it needs one
+  domain of a required level (naive's nodes land where it cannot use them);
+- ``partial-gang``: naive buys for some members, the gang still cannot start;
+- ``sharing``: the pods take GPU shares or MIG partitions and counting whole
+  devices buys a different number of GPUs than the joint plan (over or under);
+- ``device-model``: naive's template matched by count, yet the real scheduler
+  rejects the pods on it (GPU model, memory, PCIe root of a DRA claim…).
+
+Pure: no Django, no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from recommender.engine.scaleup import (
+    RUNS_AFTER_SCALE_UP,
+    USES_RESERVATION,
+    WorkloadPlan,
+    lone_node_rejection,
+    new_node,
+)
+from recommender.engine.workloads import Workload
+from topology.hardware import Cluster, Pod
+
+MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
+
+
+def uses_sharing(cluster: Cluster, pod: Pod) -> bool:
+    """Fractional shares or MIG-like partitions, whichever way the pod asks for them."""
+    if pod.gpu is not None and pod.gpu.is_share:
+        return True
+    if any(key.startswith(MIG_RESOURCE_PREFIX) for key in pod.requests.extended):
+        return True
+    classes = {c.name: c for c in cluster.device_classes}
+    for claim in pod.claims:
+        for request in claim.requests:
+            if request.capacity_requests:
+                return True
+            selectors = (*request.selectors, *_class_selectors(classes, request.device_class))
+            if any("profile" in s.name or "mig" in str(s.value).lower() for s in selectors):
+                return True
+    return False
+
+
+def _class_selectors(classes, name):  # type: ignore[no-untyped-def]
+    device_class = classes.get(name)
+    return device_class.selectors if device_class is not None else ()
+
+
+def added_gpus(cluster: Cluster, plan: WorkloadPlan) -> int:
+    per_node = {g.name: g.template.gpu_count for g in cluster.node_groups}
+    return sum(count * per_node.get(group, 0) for group, count in plan.add_nodes.items())
+
+
+def disagreements(
+    cluster: Cluster,
+    workload: Workload,
+    naive: WorkloadPlan,
+    joint: WorkloadPlan,
+    at: datetime,
+    policy: str,
+) -> tuple[str, ...]:
+    """The disagreement classes of one workload, in the contract's order."""
+    bought = bool(naive.add_nodes)
+    failed = bought and not naive.schedulable_after
+    sharing = any(uses_sharing(cluster, p) for p in workload.pods)
+    classes = []
+    if bought and joint.verdict == USES_RESERVATION:
+        classes.append("reservation")
+    if failed and workload.required_topology is not None:
+        classes.append("topology")
+    if failed and workload.kind == "gang" and (naive.reasons or not workload.required_topology):
+        classes.append("partial-gang")
+    if sharing and _sharing_mismatch(cluster, naive, joint):
+        classes.append("sharing")
+    if failed and not sharing and _template_rejects(cluster, workload, naive, at, policy):
+        classes.append("device-model")
+    return tuple(classes)
+
+
+def _sharing_mismatch(cluster: Cluster, naive: WorkloadPlan, joint: WorkloadPlan) -> bool:
+    if naive.add_nodes and not naive.schedulable_after:
+        return True
+    if not naive.add_nodes and joint.verdict == RUNS_AFTER_SCALE_UP:
+        return True
+    return bool(naive.add_nodes) and added_gpus(cluster, naive) != added_gpus(cluster, joint)
+
+
+def _template_rejects(
+    cluster: Cluster, workload: Workload, naive: WorkloadPlan, at: datetime, policy: str
+) -> bool:
+    """Does the real scheduler refuse a pod on an empty node of a group naive bought?"""
+    groups = {g.name: g for g in cluster.node_groups}
+    for name in naive.add_nodes:
+        group = groups.get(name)
+        if group is None:
+            continue
+        probe = new_node(group, group.placements[0].labels if group.placements else {}, name)
+        if any(lone_node_rejection(cluster, probe, p, policy, at) for p in workload.pods):
+            return True
+    return False

@@ -1,0 +1,120 @@
+"""Free-but-unusable GPU capacity for the pending mix, per node and per domain.
+
+The measure follows the fragmentation of "Beware of Fragmentation" (FGD,
+Weng et al., USENIX ATC '23, the paper behind the Alibaba GPU trace): a free
+GPU fraction is fragmented *for a task* when that task cannot use it, and a
+node's fragmentation is the expectation over the task mix, weighted by how
+often each task shape occurs. For one shape:
+
+- the node cannot host the task at all (cpu, memory, GPU model): every free
+  GPU milli is unusable;
+- a whole-GPU task of ``c`` GPUs: unusable are the free milli of partly used
+  GPUs, and all free milli when fewer than ``c`` GPUs are wholly free;
+- a share of ``m`` milli: unusable are the free milli of GPUs with less than
+  ``m`` free.
+
+Nothing pending with GPUs means nothing is unusable for it: 0 everywhere.
+Domains aggregate nodes by topology path, keyed ``zone=z1/block=b1``.
+
+Pure: no Django, no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from recommender.engine.state import ClusterState
+from recommender.engine.workloads import Workload
+from topology.hardware import HOSTNAME_LABEL, WHOLE_GPU_MILLI, Cluster, Pod
+
+
+@dataclass(frozen=True, slots=True)
+class TaskShape:
+    """What matters of a pending pod for fragmentation: GPUs, share, model, cpu, memory."""
+
+    gpu_count: int
+    milli_per_gpu: int
+    models: tuple[str, ...]
+    cpu_milli: int
+    memory_bytes: int
+
+
+def task_shape(pod: Pod) -> TaskShape | None:
+    """The pod's GPU shape (device-plugin request or a DRA gpu_milli share); None without GPUs."""
+    resources = pod.requests
+    if pod.gpu is not None and pod.gpu.count > 0:
+        gpu = pod.gpu
+        return TaskShape(
+            gpu.count, gpu.milli_per_gpu, gpu.models, resources.cpu_milli, resources.memory_bytes
+        )
+    for claim in pod.claims:
+        for request in claim.requests:
+            share = request.capacity_requests.get("gpu_milli")
+            milli = share if share is not None else WHOLE_GPU_MILLI
+            return TaskShape(request.count, milli, (), resources.cpu_milli, resources.memory_bytes)
+    return None
+
+
+def task_mix(pending: Iterable[Workload]) -> Counter[TaskShape]:
+    return Counter(shape for w in pending for p in w.pods if (shape := task_shape(p)) is not None)
+
+
+def unusable_milli(state: ClusterState, node_name: str, shape: TaskShape) -> int:
+    """Free GPU milli of the node that a task of this shape cannot use."""
+    cells = state.gpu_cells(node_name)
+    free = [WHOLE_GPU_MILLI - c.allocated_milli for c in cells]
+    alloc = state.alloc(node_name)
+    models_ok = not shape.models or any(c.model in shape.models for c in cells)
+    fits_host = (
+        alloc.cpu_free_milli >= shape.cpu_milli and alloc.memory_free_bytes >= shape.memory_bytes
+    )
+    if not (models_ok and fits_host):
+        return sum(free)
+    if shape.milli_per_gpu >= WHOLE_GPU_MILLI:
+        if sum(1 for f in free if f == WHOLE_GPU_MILLI) < shape.gpu_count:
+            return sum(free)
+        return sum(f for f in free if f < WHOLE_GPU_MILLI)
+    return sum(f for f in free if f < shape.milli_per_gpu)
+
+
+def node_fragmentation(
+    state: ClusterState, node_names: Iterable[str], mix: Counter[TaskShape]
+) -> dict[str, int]:
+    """Node → expected unusable free GPU milli over the mix (rounded to whole milli)."""
+    total = sum(mix.values())
+    result: dict[str, int] = {}
+    for name in node_names:
+        if total == 0 or not state.gpu_cells(name):
+            result[name] = 0
+            continue
+        weighted = sum(n * unusable_milli(state, name, shape) for shape, n in mix.items())
+        result[name] = round(weighted / total)
+    return result
+
+
+def domain_fragmentation(cluster: Cluster, per_node: Mapping[str, int]) -> dict[str, int]:
+    """Sum per topology domain at every level above the host, keyed by the path so far."""
+    levels = [lvl for lvl in cluster.topology.levels if lvl.key != HOSTNAME_LABEL]
+    per_domain: dict[str, int] = {}
+    for node in cluster.nodes:
+        path: list[str] = []
+        for level in levels:
+            value = node.labels.get(level.key)
+            if value is None:
+                break  # unknown here: deeper levels cannot be placed either
+            path.append(f"{level.name}={value}")
+            key = "/".join(path)
+            per_domain[key] = per_domain.get(key, 0) + per_node.get(node.name, 0)
+    return dict(sorted(per_domain.items()))
+
+
+def fragmentation(
+    cluster: Cluster, state: ClusterState, pending: Iterable[Workload]
+) -> tuple[dict[str, int], dict[str, int]]:
+    """(per node, per domain) free-but-unusable GPU milli for the pending mix."""
+    mix = task_mix(pending)
+    names = sorted(n.name for n in cluster.nodes)
+    per_node = node_fragmentation(state, names, mix)
+    return per_node, domain_fragmentation(cluster, per_node)
