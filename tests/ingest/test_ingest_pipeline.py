@@ -1,0 +1,310 @@
+"""Ingest → evaluate → rows → live update, on Postgres, Redis and real Celery worker processes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from asgiref.sync import async_to_sync
+
+from tests.ingest.kubeobjects import OPENB_DIR, example_objects, openb_rows, trace_node_object
+from tests.ingest.kubeserver import KubeServer
+
+pytestmark = pytest.mark.integration
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+TAKEN_AT = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
+NODE_LIST = "openb_node_list_gpu_node.csv"
+
+
+def _cluster(name: str = "pipeline", **fields):
+    from topology.models import Cluster
+
+    fields.setdefault("source_kind", Cluster.SourceKind.FILES)
+    return Cluster.objects.create(name=f"{name}-{uuid.uuid4().hex[:6]}", **fields)
+
+
+def _trace_model():
+    from topology.files import read_openb
+
+    return read_openb(OPENB_DIR.parent, "default", bound=True)
+
+
+def _wait_for(condition, timeout_seconds: float, what: str):
+    deadline = time.monotonic() + timeout_seconds
+    while time.monotonic() < deadline:
+        if value := condition():
+            return value
+        time.sleep(0.1)
+    pytest.fail(f"timed out after {timeout_seconds}s waiting for {what}")
+
+
+# --- services ---------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_it_skips_a_snapshot_whose_content_is_unchanged():
+    from topology import services
+    from topology.models import Snapshot
+
+    cluster = _cluster()
+    model = _trace_model()
+    first = services.ingest_snapshot(cluster=cluster, taken_at=TAKEN_AT, model=model)
+    later = TAKEN_AT + timedelta(minutes=1)
+    second = services.ingest_snapshot(cluster=cluster, taken_at=later, model=model)
+    assert first is not None and second is None
+    assert Snapshot.objects.filter(cluster=cluster).count() == 1
+
+
+@pytest.mark.django_db
+def test_it_stores_errors_of_bad_objects_and_keeps_the_rest():
+    from topology import services
+
+    cluster = _cluster()
+    nodes = [("test", trace_node_object(row)) for row in openb_rows(NODE_LIST, 5)]
+    bad = trace_node_object(openb_rows(NODE_LIST, 6)[5])
+    bad["status"]["allocatable"]["memory"] = "lots"
+    snapshot = services.ingest_snapshot(
+        cluster=cluster, taken_at=TAKEN_AT, objects=[*nodes, ("test", bad)]
+    )
+    assert snapshot.object_counts["nodes"] == 5
+    assert [e["object"] for e in snapshot.errors] == ["Node/openb-node-0005"]
+    assert "memory" in snapshot.errors[0]["field"]
+
+
+@pytest.mark.django_db
+def test_it_ingests_the_1213_node_trace_snapshot_in_a_pinned_number_of_queries(
+    django_assert_max_num_queries,
+):
+    from topology import services
+
+    cluster = _cluster()
+    model = _trace_model()
+    with django_assert_max_num_queries(6):
+        snapshot = services.ingest_snapshot(cluster=cluster, taken_at=TAKEN_AT, model=model)
+    assert snapshot.object_counts["nodes"] == 1213
+
+
+@pytest.mark.django_db
+def test_it_merges_stored_node_groups_and_reservations_into_the_model():
+    from reservations.services import save_reservation
+    from topology import services
+    from topology.adapters import cluster_from_snapshot
+    from topology.demo import node_group_objects, reservations
+
+    cluster = _cluster()
+    services.save_node_groups(cluster=cluster, objects=node_group_objects())
+    for item in reservations():
+        save_reservation(cluster=cluster, name=item.name, spec=item.spec)
+    snapshot = services.ingest_snapshot(cluster=cluster, taken_at=TAKEN_AT, model=_trace_model())
+    model = cluster_from_snapshot(snapshot)
+    assert [g.name for g in model.node_groups] == ["g3-8gpu-pool", "t4-4gpu-pool"]
+    assert {r.name for r in model.reservations} == {r.name for r in reservations()}
+
+
+@pytest.mark.django_db
+def test_it_stores_an_evaluation_idempotently():
+    from recommender.models import Evaluation, Recommendation, WorkloadVerdict
+    from recommender.services import store_evaluation
+    from reservations.models import IdleSample
+    from topology.demo import load_demo
+
+    _cluster, evaluation = load_demo(now=TAKEN_AT)
+    counts = (
+        Recommendation.objects.filter(evaluation=evaluation).count(),
+        WorkloadVerdict.objects.filter(evaluation=evaluation).count(),
+        IdleSample.objects.filter(evaluation=evaluation).count(),
+    )
+    again = store_evaluation(snapshot=evaluation.snapshot)
+    assert again.pk == evaluation.pk
+    assert Evaluation.objects.filter(snapshot=evaluation.snapshot).count() == 1
+    assert counts == (
+        Recommendation.objects.filter(evaluation=evaluation).count(),
+        WorkloadVerdict.objects.filter(evaluation=evaluation).count(),
+        IdleSample.objects.filter(evaluation=evaluation).count(),
+    )
+    assert counts[1] == evaluation.pending_count > 0
+    assert counts[2] >= 2  # the two demo reservations on real nodes are sampled
+
+
+@pytest.mark.django_db
+def test_it_loads_the_demo_twice_without_duplicating_anything():
+    from reservations.models import Reservation
+    from topology.demo import DEMO_CLUSTER_NAME, load_demo
+    from topology.models import Cluster, NodeGroup, Snapshot
+
+    load_demo(now=TAKEN_AT)
+    load_demo(now=TAKEN_AT)
+    cluster = Cluster.objects.get(name=DEMO_CLUSTER_NAME)
+    assert Snapshot.objects.filter(cluster=cluster).count() == 1
+    assert NodeGroup.objects.filter(cluster=cluster).count() == 2
+    assert Reservation.objects.filter(cluster=cluster).count() == 3
+
+
+@pytest.mark.django_db
+def test_it_creates_an_enabled_periodic_ingest_per_cluster():
+    from django_celery_beat.models import PeriodicTask
+
+    from topology import services
+
+    cluster = _cluster()
+    services.schedule_ingest(cluster=cluster, every_seconds=45)
+    services.schedule_ingest(cluster=cluster, every_seconds=45)
+    task = PeriodicTask.objects.get(name=f"ingest cluster {cluster.pk}")
+    assert task.task == "topology.tasks.ingest_cluster"
+    assert json.loads(task.args) == [cluster.pk]
+    assert task.enabled and task.interval.every == 45
+
+
+@pytest.mark.django_db
+def test_it_deletes_old_snapshots_but_keeps_each_clusters_newest():
+    from topology import services
+    from topology.models import Snapshot
+
+    cluster = _cluster()
+    model = _trace_model()
+    old = services.ingest_snapshot(cluster=cluster, taken_at=TAKEN_AT, model=model)
+    newest = services.ingest_snapshot(
+        cluster=cluster, taken_at=TAKEN_AT + timedelta(hours=1), model=model.__class__(name="x")
+    )
+    deleted = services.delete_old_snapshots(now=TAKEN_AT + timedelta(days=60), retention_days=30)
+    assert deleted == 1
+    assert list(Snapshot.objects.filter(cluster=cluster)) == [newest]
+    assert not Snapshot.objects.filter(pk=old.pk).exists()
+
+
+@pytest.mark.django_db
+def test_it_refuses_a_second_ingest_lock_until_the_first_expires():
+    from topology import services
+
+    cluster = _cluster()
+    token = services.acquire_ingest_lock(cluster_id=cluster.pk, lock_seconds=1)
+    assert token is not None
+    assert services.acquire_ingest_lock(cluster_id=cluster.pk, lock_seconds=1) is None
+    time.sleep(1.1)
+    assert services.acquire_ingest_lock(cluster_id=cluster.pk, lock_seconds=1) is not None
+
+
+# --- with a real worker ----------------------------------------------------------------
+
+
+def _receive(channel: str, timeout_seconds: float) -> dict:
+    from channels.layers import get_channel_layer
+
+    layer = get_channel_layer()
+
+    async def receive() -> dict:
+        return await asyncio.wait_for(layer.receive(channel), timeout_seconds)
+
+    return async_to_sync(receive)()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_ingests_evaluates_and_publishes_through_a_worker(celery_worker_process, tmp_path):
+    from channels.layers import get_channel_layer
+
+    from recommender.events import cluster_group
+    from recommender.models import Evaluation
+    from topology.models import Snapshot
+    from topology.tasks import ingest_cluster
+
+    export = tmp_path / "export.json"
+    objects = [trace_node_object(r) for r in openb_rows(NODE_LIST, 30)]
+    objects += [o for o in example_objects() if o["kind"] in ("Pod", "PodGroup")]
+    export.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
+    cluster = _cluster(source_settings={"path": str(export)})
+    layer = get_channel_layer()
+    channel = async_to_sync(layer.new_channel)()
+    async_to_sync(layer.group_add)(cluster_group(cluster.pk), channel)
+
+    ingest_cluster.delay(cluster.pk)
+
+    evaluation = _wait_for(
+        lambda: Evaluation.objects.filter(cluster=cluster).first(), 60, "the evaluation"
+    )
+    assert Snapshot.objects.get(cluster=cluster).object_counts["nodes"] == 30
+    received = [_receive(channel, 10)["message"] for _ in range(3)]
+    assert {m["type"] for m in received} == {
+        "heatmap.update",
+        "pending.update",
+        "recommendations.update",
+    }
+    assert all(m["version"] == 1 and m["evaluation"] == evaluation.pk for m in received)
+
+
+def _start_worker(log_path: Path) -> tuple[subprocess.Popen, str]:
+    from django.conf import settings
+
+    from tests.conftest import wait_for_worker, with_database_name
+
+    node_name = f"ingest-kill-{uuid.uuid4().hex[:8]}@localhost"
+    environment = {
+        **os.environ,
+        "DATABASE_URL": with_database_name(
+            os.environ["DATABASE_URL"], settings.DATABASES["default"]["NAME"]
+        ),
+        "EMBEDDED_WORKER": "false",
+    }
+    celery = Path(sys.executable).with_name("celery")
+    arguments = [str(celery), "-A", "capacityweb", "worker", "--pool=solo", "-n", node_name]
+    arguments += ["--without-mingle", "--without-gossip", "-l", "INFO"]
+    with log_path.open("ab") as log:
+        worker = subprocess.Popen(
+            arguments, cwd=REPO_ROOT, env=environment, stdout=log, stderr=subprocess.STDOUT
+        )
+    wait_for_worker(worker, node_name, log_path)
+    return worker, node_name
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_ends_with_exactly_one_snapshot_after_a_worker_is_killed_mid_ingest(
+    django_db_setup, tmp_path
+):
+    from recommender.models import Evaluation
+    from topology.models import IngestLock, Snapshot
+    from topology.tasks import ingest_cluster
+
+    server = KubeServer().start()
+    workers: list[subprocess.Popen] = []
+    try:
+        server.put_many(trace_node_object(r) for r in openb_rows(NODE_LIST, 20))
+        server.stall_seconds = 30.0  # the ingest hangs in its first list call
+        kubeconfig = server.kubeconfig(tmp_path / "kubeconfig")
+        cluster = _cluster(source_kind="kube", source_settings={"kubeconfig": str(kubeconfig)})
+        log_path = tmp_path / "worker.log"
+        worker, _name = _start_worker(log_path)
+        workers.append(worker)
+
+        ingest_cluster.delay(cluster.pk, lock_seconds=2)
+        _wait_for(lambda: IngestLock.objects.filter(cluster=cluster).exists(), 30, "the ingest")
+        _wait_for(lambda: len(server.requests) > 0, 30, "the first list request")
+        os.kill(worker.pid, signal.SIGKILL)
+        worker.wait(10)
+        assert Snapshot.objects.filter(cluster=cluster).count() == 0
+
+        server.stall_seconds = 0.0
+        time.sleep(2.1)  # the dead worker's lock lapses
+        worker, _name = _start_worker(log_path)
+        workers.append(worker)
+        for _ in range(3):  # as beat would keep sending it
+            ingest_cluster.delay(cluster.pk, lock_seconds=2).get(timeout=60)
+
+        _wait_for(lambda: Evaluation.objects.filter(cluster=cluster).exists(), 60, "evaluation")
+        assert Snapshot.objects.filter(cluster=cluster).count() == 1
+        assert Evaluation.objects.filter(cluster=cluster).count() == 1
+        assert Snapshot.objects.get(cluster=cluster).object_counts["nodes"] == 20
+    finally:
+        for process in workers:
+            if process.poll() is None:
+                process.terminate()
+                process.wait(20)
+        server.stop()
