@@ -188,10 +188,18 @@ def test_it_unwraps_the_v1beta1_basic_wrapper():
 
 
 def test_it_marks_consumable_devices_shareable(shared_data):
-    device = {"name": "gpu-0", "allowMultipleAllocations": True,
-              "attributes": {"type": {"string": "gpu"}}, "capacity": {"memory": {"value": "40Gi"}}}  # fmt: skip
-    slice_ = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s"},
-              "spec": {"driver": "gpu.example.com", "nodeName": "n1", "devices": [device]}}  # fmt: skip
+    device = {
+        "name": "gpu-0",
+        "allowMultipleAllocations": True,
+        "attributes": {"type": {"string": "gpu"}},
+        "capacity": {"memory": {"value": "40Gi"}},
+    }
+    slice_ = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": "s"},
+        "spec": {"driver": "gpu.example.com", "nodeName": "n1", "devices": [device]},
+    }
     assert parse(node(), slice_).cluster.nodes[0].devices[0].shareable
 
 
@@ -208,10 +216,17 @@ def test_it_reports_multi_node_slices_as_unsupported(shared_data):
 
 def test_it_assigns_nodes_to_node_groups_by_selector():
     group = {
-        "apiVersion": "capacityweb.io/v1alpha1", "kind": "NodeGroup", "metadata": {"name": "pool-a"},
-        "spec": {"nodeSelector": {"pool": "a"}, "minSize": 0, "maxSize": 4, "pricePerNodeHour": 3.5,
-                 "template": {"allocatable": {"cpu": "8"}}},
-    }  # fmt: skip
+        "apiVersion": "capacityweb.io/v1alpha1",
+        "kind": "NodeGroup",
+        "metadata": {"name": "pool-a"},
+        "spec": {
+            "nodeSelector": {"pool": "a"},
+            "minSize": 0,
+            "maxSize": 4,
+            "pricePerNodeHour": 3.5,
+            "template": {"allocatable": {"cpu": "8"}},
+        },
+    }
     snapshot = parse(node("n1", labels={"pool": "a"}), node("n2"), group)
     n1, n2 = snapshot.cluster.nodes
     assert (n1.node_group, n1.price_per_node_hour, n2.node_group) == ("pool-a", 3.5, None)
