@@ -124,6 +124,7 @@ class Evaluation:
     heatmap: tuple[HeatCell, ...]
     fragmentation_nodes: Mapping[str, int]
     fragmentation_domains: Mapping[str, int]
+    node_group_sizes: Mapping[str, int]  # current size per group (for the size patch)
 
     @property
     def gpus_idle_reserved(self) -> int:
@@ -189,6 +190,7 @@ def evaluate(cluster: Cluster, *, at: datetime, policy: str = "default") -> Eval
         heatmap=heatmap_cells(cluster, state),
         fragmentation_nodes=per_node,
         fragmentation_domains=per_domain,
+        node_group_sizes={g.name: g.current_size for g in cluster.node_groups},
     )
 
 

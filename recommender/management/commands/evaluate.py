@@ -1,0 +1,66 @@
+"""``manage.py evaluate FILE|DIR|- [--format text|json] [--at TIMESTAMP]``.
+
+Thin on purpose: read_objects → parse_objects → evaluate → print. Bad input
+(unreadable file, invalid object, bad ``--at``) prints one
+``file: Kind/ns/name: field: reason`` line each on stderr and exits 2; no
+traceback ever reaches the user. ``--at`` defaults to now (the only clock
+read, here in the shell, never in the engine).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import UTC, datetime
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from recommender.engine.evaluate import evaluate
+from recommender.engine.report import render_text
+from topology.files import read_objects
+from topology.hardware import ModelError
+from topology.kube import parse_objects
+
+BAD_INPUT_EXIT_CODE = 2
+
+
+class Command(BaseCommand):
+    help = "Explain pending GPU work and what the autoscaler should add, for a snapshot file."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("path", help="JSON/YAML file, directory of them, or - for stdin")
+        parser.add_argument("--format", choices=("text", "json"), default="text")
+        parser.add_argument("--at", help="evaluation instant, RFC 3339 (default: now)")
+        parser.add_argument("--cluster-name", default="snapshot", help="name shown in reports")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            at = parse_at(options["at"])
+            objects = read_objects(options["path"])
+        except ModelError as error:
+            self.fail([error])
+        snapshot = parse_objects(objects, cluster_name=options["cluster_name"])
+        if snapshot.errors:
+            self.fail(list(snapshot.errors))
+        evaluation = evaluate(snapshot.cluster, at=at)
+        if options["format"] == "json":
+            self.stdout.write(json.dumps(evaluation.to_json(), sort_keys=True, indent=2))
+        else:
+            self.stdout.write(render_text(evaluation), ending="")
+
+    def fail(self, errors: list[ModelError]) -> None:
+        for error in errors:
+            self.stderr.write(str(error))
+        sys.exit(BAD_INPUT_EXIT_CODE)
+
+
+def parse_at(text: str | None) -> datetime:
+    """RFC 3339 instant (``Z`` or an offset; naive means UTC), or now when absent."""
+    if text is None:
+        return datetime.now(UTC)
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ModelError("--at", "", "", f"not an RFC 3339 timestamp: {text!r}") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
