@@ -1,0 +1,152 @@
+"""Writes: node groups and reservations validated by topology.kube, subscriptions,
+the ingest trigger, and the write/report throttles."""
+
+import pytest
+from django.conf import settings
+
+pytestmark = pytest.mark.django_db
+
+NODE_GROUP_SPEC = {
+    "nodeSelector": {"cloud.google.com/gke-nodepool": "h100-pool"},
+    "minSize": 0,
+    "maxSize": 16,
+    "pricePerNodeHour": 88.0,
+    "template": {
+        "labels": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},
+        "taints": [],
+        "allocatable": {"cpu": "208", "memory": "1800Gi", "pods": "110", "nvidia.com/gpu": "8"},
+    },
+    "placement": [{"labels": {"topology.kubernetes.io/zone": "z1"}, "maxNewNodes": 2}],
+}
+
+
+def post_node_group(client, cluster, spec):
+    return client.post(
+        "/api/v1/node-groups/",
+        {"cluster": cluster.id, "name": "h100-pool", "spec": spec},
+        format="json",
+    )
+
+
+def test_it_stores_a_valid_node_group_with_columns_from_its_spec(team_a_client, cluster):
+    response = post_node_group(team_a_client, cluster, NODE_GROUP_SPEC)
+
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert (body["price_per_node_hour"], body["min_size"], body["max_size"]) == (88.0, 0, 16)
+
+
+def test_it_rejects_a_bad_node_group_spec_naming_object_and_field(team_a_client, cluster):
+    from topology.models import NodeGroup
+
+    response = post_node_group(team_a_client, cluster, {**NODE_GROUP_SPEC, "maxSize": "lots"})
+
+    assert response.status_code == 400
+    [message] = response.json()["spec"]
+    assert message.startswith("NodeGroup/h100-pool: spec.maxSize: ")
+    assert not NodeGroup.objects.exists()
+
+
+def test_it_rejects_a_bad_reservation_spec_and_stores_nothing(team_a_client, cluster):
+    from reservations.models import Reservation
+
+    response = team_a_client.post(
+        "/api/v1/reservations/",
+        {
+            "cluster": cluster.id,
+            "name": "team-a-h100",
+            "spec": {
+                "owner": {"namespaces": ["team-a"]},
+                "nodeNames": ["gpu-a-1"],
+                "pricePerGpuHour": "cheap",
+            },
+        },
+        format="json",
+    )
+
+    assert response.status_code == 400
+    [message] = response.json()["spec"]
+    assert message.startswith("Reservation/team-a-h100: spec.pricePerGpuHour: ")
+    assert not Reservation.objects.exists()
+
+
+def test_it_stores_a_reservation_with_owners_price_and_window_from_its_spec(team_a_client, cluster):
+    spec = {
+        "owner": {"namespaces": ["team-a"]},
+        "nodeNames": ["gpu-a-1"],
+        "start": "2026-12-01T00:00:00Z",
+        "end": "2027-01-01T00:00:00Z",
+        "pricePerGpuHour": 2.5,
+    }
+
+    response = team_a_client.post(
+        "/api/v1/reservations/",
+        {"cluster": cluster.id, "name": "team-a-h100", "spec": spec},
+        format="json",
+    )
+
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["owner_namespaces"] == ["team-a"]
+    assert (body["price_per_gpu_hour"], body["start"]) == (2.5, "2026-12-01T00:00:00Z")
+
+
+def test_it_rejects_a_subscription_with_an_unknown_time_zone(team_a_client, cluster):
+    response = team_a_client.post(
+        "/api/v1/subscriptions/",
+        {"recipients": "a@example.test", "clusters": [cluster.id], "timezone": "Mars/Olympus"},
+        format="json",
+    )
+
+    assert response.status_code == 400
+    assert list(response.json()) == ["timezone"]
+
+
+def test_it_rejects_a_subscription_with_a_bad_recipient(team_a_client, cluster):
+    response = team_a_client.post(
+        "/api/v1/subscriptions/",
+        {"recipients": "a@example.test, not-an-address", "clusters": [cluster.id]},
+        format="json",
+    )
+
+    assert response.json() == {"recipients": ["not-an-address: not an email address"]}
+
+
+def test_it_accepts_an_ingest_request_with_202(team_a_client, cluster):
+    response = team_a_client.post(f"/api/v1/clusters/{cluster.id}/ingest/")
+
+    assert response.status_code == 202
+    assert response.json()["cluster"] == cluster.id
+
+
+def rate_of(scope: str) -> int:
+    count, _, _ = settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"][scope].partition("/")
+    return int(count)
+
+
+def test_it_throttles_a_burst_of_writes_with_429(team_a_client, cluster):
+    statuses = [
+        team_a_client.post("/api/v1/subscriptions/", {}, format="json").status_code
+        for _ in range(rate_of("writes") + 1)
+    ]
+
+    assert set(statuses[:-1]) == {400}
+    assert statuses[-1] == 429
+
+
+def test_it_throttles_a_burst_of_report_requests_with_429(team_a_client, cluster):
+    statuses = [
+        team_a_client.get("/api/v1/reports/waste/").status_code
+        for _ in range(rate_of("reports") + 1)
+    ]
+
+    assert set(statuses[:-1]) == {200}
+    assert statuses[-1] == 429
+
+
+def test_it_does_not_throttle_reads_of_lists(team_a_client, cluster):
+    statuses = {
+        team_a_client.get("/api/v1/clusters/").status_code for _ in range(rate_of("writes") + 1)
+    }
+
+    assert statuses == {200}
