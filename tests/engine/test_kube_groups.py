@@ -1,0 +1,118 @@
+"""capacityweb.io kinds: Topology, NodeGroup and Reservation, validated."""
+
+from datetime import UTC, datetime
+
+import pytest
+
+from topology.kube import parse_objects
+
+API = "capacityweb.io/v1alpha1"
+
+
+def group(name="h100-pool", **spec):
+    base = {
+        "nodeSelector": {"cloud.google.com/gke-nodepool": "h100-pool"},
+        "minSize": 0,
+        "maxSize": 16,
+        "pricePerNodeHour": 88.0,
+        "template": {
+            "labels": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},
+            "allocatable": {"cpu": "208", "memory": "1800Gi", "pods": "110", "nvidia.com/gpu": "8"},
+        },
+        "placement": [{"labels": {"topology.kubernetes.io/zone": "z1"}, "maxNewNodes": 2}],
+    }
+    return {"apiVersion": API, "kind": "NodeGroup", "metadata": {"name": name}, "spec": base | spec}
+
+
+def reservation(**spec):
+    base = {
+        "owner": {"namespaces": ["team-a"]},
+        "nodeNames": ["gpu-a-1"],
+        "start": "2026-12-01T00:00:00Z",
+        "end": "2027-01-01T00:00:00Z",
+        "pricePerGpuHour": 2.5,
+    }
+    return {
+        "apiVersion": API,
+        "kind": "Reservation",
+        "metadata": {"name": "r"},
+        "spec": base | spec,
+    }
+
+
+def parse(*objects):
+    return parse_objects([("groups.yaml", o) for o in objects], cluster_name="t")
+
+
+def test_it_builds_the_template_node_with_gpus_like_a_real_node():
+    (g,) = parse(group()).cluster.node_groups
+    assert g.template.name == "h100-pool-template"
+    assert g.template.gpu_count == 8
+    assert g.template.gpus[0].model == "NVIDIA-H100-80GB-HBM3"
+    assert g.template.labels["cloud.google.com/gke-nodepool"] == "h100-pool"
+    assert g.placements[0].max_new_nodes == 2
+    assert g.price_per_node_hour == 88.0
+
+
+@pytest.mark.parametrize(
+    ("spec", "field", "reason"),
+    [
+        ({"maxSize": 2, "minSize": 3}, "spec.maxSize", "must be >= minSize (3), got 2"),
+        ({"minSize": -1}, "spec.minSize", "must be >= 0, got -1"),
+        ({"pricePerNodeHour": -1}, "spec.pricePerNodeHour", "must be a finite number >= 0"),
+        ({"template": None}, "spec.template", "required"),
+    ],
+)
+def test_it_rejects_invalid_node_groups(spec, field, reason):
+    (error,) = parse(group(**spec)).errors
+    assert (error.object, error.field) == ("NodeGroup/h100-pool", field)
+    assert error.reason.startswith(reason)
+
+
+def test_it_reads_a_reservation_window_and_owner():
+    (r,) = parse(reservation()).cluster.reservations
+    assert r.owner_namespaces == ("team-a",)
+    assert r.start == datetime(2026, 12, 1, tzinfo=UTC)
+    assert r.active_at(datetime(2026, 12, 15, tzinfo=UTC))
+
+
+@pytest.mark.parametrize(
+    ("spec", "field"),
+    [
+        ({"end": "2026-11-01T00:00:00Z"}, "spec.end"),
+        ({"owner": {}}, "spec.owner.namespaces"),
+        ({"nodeSelector": {"a": "b"}}, "spec"),
+        ({"nodeNames": []}, "spec"),
+        ({"pricePerGpuHour": -2}, "spec.pricePerGpuHour"),
+    ],
+)
+def test_it_rejects_invalid_reservations(spec, field):
+    (error,) = parse(reservation(**spec)).errors
+    assert error.field == field
+
+
+def test_it_rejects_a_reservation_of_an_unknown_node_group():
+    spec = {"nodeNames": None, "nodeGroup": {"name": "nope", "count": 4}}
+    snapshot = parse(reservation(**spec))
+    assert snapshot.errors[0].reason == "no NodeGroup named 'nope'"
+    assert not snapshot.cluster.reservations
+
+
+def test_it_accepts_a_reservation_of_node_group_capacity():
+    spec = {"nodeNames": None, "nodeGroup": {"name": "h100-pool", "count": 4}}
+    (r,) = parse(group(), reservation(**spec)).cluster.reservations
+    assert (r.node_group.node_group, r.node_group.count) == ("h100-pool", 4)
+
+
+def test_it_reads_topology_levels_outermost_first():
+    levels = [{"nodeLabel": "topology.kubernetes.io/zone"}, {"nodeLabel": "example.com/rack"}]
+    topology = {"apiVersion": API, "kind": "Topology", "metadata": {"name": "default"},
+                "spec": {"levels": levels}}  # fmt: skip
+    cluster = parse(topology).cluster
+    assert [(lv.key, lv.name) for lv in cluster.topology.levels] == [
+        ("topology.kubernetes.io/zone", "zone"), ("example.com/rack", "rack"),
+    ]  # fmt: skip
+
+
+def test_it_uses_the_default_topology_without_a_topology_object():
+    assert parse().cluster.topology.levels[1].name == "zone"
