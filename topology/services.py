@@ -103,21 +103,20 @@ def ingest_snapshot(
     model_json = serialize.cluster_to_json(model)
     error_dicts = [e.as_dict() for e in errors]
     digest = content_hash(model_json, error_dicts)
-    with transaction.atomic():
-        if Snapshot.objects.filter(cluster=cluster, content_hash=digest).exists():
-            return None
-        try:
-            with transaction.atomic():
-                return Snapshot.objects.create(
-                    cluster=cluster,
-                    taken_at=taken_at,
-                    content_hash=digest,
-                    object_counts=_object_counts(objects, model),
-                    model_json=model_json,
-                    errors=error_dicts,
-                )
-        except IntegrityError:
-            return None
+    if Snapshot.objects.filter(cluster=cluster, content_hash=digest).exists():
+        return None
+    try:
+        with transaction.atomic():
+            return Snapshot.objects.create(
+                cluster=cluster,
+                taken_at=taken_at,
+                content_hash=digest,
+                object_counts=_object_counts(objects, model),
+                model_json=model_json,
+                errors=error_dicts,
+            )
+    except IntegrityError:
+        return None
 
 
 def read_source(*, cluster: Cluster, now: datetime) -> SourceRead:

@@ -87,6 +87,7 @@ class KubeServer:
         self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
 
     def stop(self) -> None:
+        self.stall_seconds = 0.0
         if self._runner is not None:
             asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
         self._loop.call_soon_threadsafe(self._loop.stop)
@@ -190,8 +191,9 @@ class KubeServer:
             self.requests.append((request.method, request.path, dict(request.query)))
             if kind in self.unserved:
                 return _status(404, "NotFound", f"{kind} is not served")
-            if self.stall_seconds:
-                await asyncio.sleep(self.stall_seconds)
+            stalled_at = asyncio.get_running_loop().time()
+            while asyncio.get_running_loop().time() - stalled_at < self.stall_seconds:
+                await asyncio.sleep(0.05)  # re-read: a test may end the stall early
             if self.fail_next:
                 return _status(self.fail_next.pop(0), "InternalError", "scripted failure")
             if request.query.get("watch", "").lower() in ("true", "1"):
