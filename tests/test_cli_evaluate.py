@@ -1,0 +1,69 @@
+"""``manage.py evaluate`` end to end, in a fresh interpreter (as a user runs it)."""
+
+import json
+from pathlib import Path
+
+from tests.conftest import environment_without_services, run_manage
+
+SCENARIO = Path(__file__).resolve().parent / "scenarios" / "topology-block.yaml"
+AT = "2026-12-02T00:00:00Z"
+
+
+def test_it_prints_the_json_contract_for_a_scenario() -> None:
+    result = run_manage(
+        "evaluate",
+        str(SCENARIO),
+        "--format",
+        "json",
+        "--at",
+        AT,
+        environment=environment_without_services(),
+    )
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["schemaVersion"] == 1
+    # 2 naive nodes x 80/h, neither used by the gang (see topology-block.expected.yaml)
+    assert document["cost"]["strandedPerHour"] == 160.0
+    assert [w["name"] for w in document["workloads"]] == ["ml/train"]
+
+
+def test_it_prints_a_text_report_with_the_yaml_to_apply() -> None:
+    result = run_manage(
+        "evaluate", str(SCENARIO), "--at", AT, environment=environment_without_services()
+    )
+    assert result.returncode == 0, result.stderr
+    assert "ml/train (gang, 2 pods, 16 GPUs): runs after scale-up" in result.stdout
+    assert "kind: ProvisioningRequest" in result.stdout
+    assert "stranded 160.00/h (16 GPUs nobody uses)" in result.stdout
+
+
+def test_it_exits_2_naming_file_object_field_and_reason_on_bad_input(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "apiVersion: capacityweb.io/v1alpha1\nkind: NodeGroup\nmetadata: {name: g}\n"
+        "spec: {minSize: 3, maxSize: 1, pricePerNodeHour: 1.0,"
+        " template: {allocatable: {cpu: '1'}}}\n"
+    )
+    result = run_manage(
+        "evaluate", str(bad), "--at", AT, environment=environment_without_services()
+    )
+    assert result.returncode == 2
+    assert f"{bad}: NodeGroup/g: spec.maxSize: must be >= minSize (3), got 1" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_it_exits_2_on_an_unparseable_at_timestamp() -> None:
+    result = run_manage(
+        "evaluate", str(SCENARIO), "--at", "yesterday", environment=environment_without_services()
+    )
+    assert result.returncode == 2
+    assert "--at: not an RFC 3339 timestamp: 'yesterday'" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_it_exits_2_on_a_missing_file(tmp_path: Path) -> None:
+    result = run_manage(
+        "evaluate", str(tmp_path / "nope.yaml"), environment=environment_without_services()
+    )
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
