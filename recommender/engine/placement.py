@@ -33,6 +33,7 @@ from .diagnosis import (
     unsupported_diagnosis,
 )
 from .filters import NODE_RULES, FilterContext, Status, run_filters
+from .memo import NodeKeys, memoisable, pod_shape
 from .scores import SCORE_RULES, Candidate, Policy, ScoreContext, policy_named
 from .state import (
     Allocation,
@@ -119,6 +120,8 @@ class _Run:
         self.filters = FilterContext.build(cluster, options.reservation_grants, options.at)
         self.scores = ScoreContext(rng=random.Random(options.seed))
         self.scores.paths = _PathCache(cluster, state)
+        self._keys = NodeKeys()
+        self._memo: dict[tuple[int, int], tuple[float, int] | None] = {}
         if self.policy.needs_fragmentation:
             self.scores.fragmentation = _fgd.FragmentationModel.from_workloads(workloads)
 
@@ -197,7 +200,7 @@ class _Run:
                     continue
                 self._undo(placed)
                 return None
-            self.state.apply(choice.node, pod.key, choice.allocation)
+            self._apply(pod, choice)
             self.scores.member_paths.append(self.scores.paths[choice.node])
             placed.append((pod, choice))
         if len(placed) < workload.min_member:
@@ -205,31 +208,53 @@ class _Run:
             return None
         return tuple(_binding(pod, choice) for pod, choice in placed)
 
+    def _apply(self, pod: Pod, choice: _Choice) -> None:
+        self.state.apply(choice.node, pod.key, choice.allocation)
+        self._keys.changed(choice.node)
+
     def _undo(self, placed: list[tuple[Pod, _Choice]]) -> None:
         for pod, choice in reversed(placed):
             self.state.release(choice.node, pod.key, choice.allocation)
+            self._keys.changed(choice.node)
 
     # --- one pod --------------------------------------------------------------------
 
     def _best_node(self, pod: Pod, node_names: Sequence[str]) -> _Choice | None:
-        best: _Choice | None = None
+        """Highest score wins; equal scores: the first, or a seeded uniform pick (as
+        kube-scheduler's selectHost does) when the policy says "random"."""
+        best: list[tuple[str, int]] = []
         best_score = float("-inf")
-        ties = 0
-        random_ties = self.policy.tie_break == "random"
+        shape = None
+        if memoisable(pod) and not self.scores.member_paths:
+            shape = self._keys.intern(("pod", *pod_shape(pod)))
         for name in node_names:
-            scored = self._score_node(name, pod)
+            scored = (
+                self._node_score(name, pod) if shape is None else self._memo_score(name, pod, shape)
+            )
             if scored is None:
                 continue
-            score, choice = scored
+            score, option_index = scored
             if score > best_score:
-                best, best_score, ties = choice, score, 1
-            elif score == best_score and random_ties:
-                ties += 1
-                if self.scores.rng.randrange(ties) == 0:
-                    best = choice
-        return best
+                best, best_score = [(name, option_index)], score
+            elif score == best_score:
+                best.append((name, option_index))
+        if not best:
+            return None
+        pick = self.scores.rng.randrange(len(best)) if self.policy.tie_break == "random" else 0
+        name, option_index = best[pick]
+        return self._choice(name, pod, option_index)
 
-    def _score_node(self, name: str, pod: Pod) -> tuple[float, _Choice] | None:
+    def _memo_score(self, name: str, pod: Pod, shape: int) -> tuple[float, int] | None:
+        personal = bool(self.filters.granted) or name in self.filters.reserved_for
+        node_key = self._keys.key(name, self.state.info(name), self.state.alloc(name), personal)
+        key = (shape, node_key)
+        if key in self._memo:
+            return self._memo[key]
+        scored = self._score_node(name, pod)
+        self._memo[key] = scored
+        return scored
+
+    def _candidates(self, name: str, pod: Pod) -> list[Candidate] | None:
         info = self.state.info(name)
         alloc = self.state.alloc(name)
         for rule in NODE_RULES:
@@ -238,16 +263,27 @@ class _Run:
         options = self._device_options(name, pod)
         if isinstance(options, str):
             return None
-        candidates = [Candidate(info, alloc, pod, o, _option_gpu_milli(info, o)) for o in options]
+        return [Candidate(info, alloc, pod, o, _option_gpu_milli(info, o)) for o in options]
+
+    def _score_node(self, name: str, pod: Pod) -> tuple[float, int] | None:
+        """The node's score and the index of the device option it would use."""
+        candidates = self._candidates(name, pod)
+        if candidates is None:
+            return None
         if self.policy.device_rule is None:
-            scored = [(self.policy.score(c, self.scores), c) for c in candidates]
-            score, chosen = max(scored, key=lambda item: item[0])
-        else:
-            device_rule = SCORE_RULES[self.policy.device_rule]
-            chosen = max(candidates, key=lambda c: device_rule(c, self.scores))
-            score = self.policy.score(chosen, self.scores)
+            scores = [self.policy.score(c, self.scores) for c in _distinct(candidates)]
+            best = max(range(len(scores)), key=lambda i: scores[i])
+            return scores[best], _distinct_index(candidates, best)
+        device_rule = SCORE_RULES[self.policy.device_rule]
+        index = max(range(len(candidates)), key=lambda i: device_rule(candidates[i], self.scores))
+        return self.policy.score(candidates[index], self.scores), index
+
+    def _choice(self, name: str, pod: Pod, option_index: int) -> _Choice:
+        candidates = self._candidates(name, pod)
+        assert candidates is not None
+        chosen = candidates[option_index]
         allocation = with_devices(pod_allocation_base(pod), chosen.devices)
-        return score, _Choice(name, allocation, chosen.gpu_milli)
+        return _Choice(name, allocation, chosen.gpu_milli)
 
     def _device_options(self, name: str, pod: Pod) -> list[Option] | str:
         info = self.state.info(name)
@@ -284,7 +320,7 @@ class _Run:
                 reasons = [self._node_reason(n, pod) for n in self.state.node_names()]
                 reasons = [r for r in reasons if r]
                 break
-            self.state.apply(choice.node, pod.key, choice.allocation)
+            self._apply(pod, choice)
             placed.append((pod, choice))
         count = len(placed)
         self._undo(placed)
@@ -309,6 +345,28 @@ class _PathCache(dict[str, tuple[str | None, ...]]):
         path = self._topology.path(self._state.node(name).labels)
         self[name] = path
         return path
+
+
+def _free_signature(candidate: Candidate) -> tuple[int, ...]:
+    alloc, devices = candidate.alloc, candidate.info.devices
+    return tuple(alloc.device_milli_free(devices[t.device]) for t in candidate.devices)
+
+
+def _distinct(candidates: list[Candidate]) -> list[Candidate]:
+    """One candidate per distinct free-capacity pattern: equal GPUs score equally."""
+    seen: set[tuple[int, ...]] = set()
+    kept = []
+    for candidate in candidates:
+        signature = _free_signature(candidate)
+        if signature not in seen:
+            seen.add(signature)
+            kept.append(candidate)
+    return kept
+
+
+def _distinct_index(candidates: list[Candidate], distinct_position: int) -> int:
+    target = _free_signature(_distinct(candidates)[distinct_position])
+    return next(i for i, c in enumerate(candidates) if _free_signature(c) == target)
 
 
 def _option_gpu_milli(info: NodeInfo, option: Option) -> int:
