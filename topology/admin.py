@@ -1,7 +1,10 @@
 """Admin for clusters, snapshots (read-only: they are what a source saw) and node groups."""
 
+from typing import Any
+
 from django.contrib import admin
 
+from topology import services
 from topology.models import Cluster, NodeGroup, Snapshot
 
 
@@ -17,6 +20,11 @@ class ClusterAdmin(admin.ModelAdmin):
     list_filter = ["source_kind", "enabled"]
     search_fields = ["name"]
     inlines = [NodeGroupInline]
+
+    def save_model(self, request: Any, obj: Cluster, form: Any, change: bool) -> None:
+        """Saving a cluster also creates (or enables/disables) its periodic ingest."""
+        super().save_model(request, obj, form, change)
+        services.schedule_ingest(cluster=obj)
 
 
 @admin.register(Snapshot)

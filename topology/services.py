@@ -197,6 +197,54 @@ def release_ingest_lock(*, cluster_id: int, token: str) -> None:
 
 
 @transaction.atomic
+def save_cluster(
+    *,
+    name: str,
+    source_kind: str,
+    source_settings: dict[str, Any],
+    enabled: bool = True,
+    every_seconds: int = DEFAULT_INGEST_EVERY_SECONDS,
+) -> Cluster:
+    """Create or update a cluster and its periodic ingest (beat entry) together."""
+    cluster, _created = Cluster.objects.update_or_create(
+        name=name,
+        defaults={
+            "source_kind": source_kind,
+            "source_settings": source_settings,
+            "enabled": enabled,
+        },
+    )
+    schedule_ingest(cluster=cluster, every_seconds=every_seconds)
+    return cluster
+
+
+@transaction.atomic
+def load_configuration(*, cluster: Cluster, objects: Sequence[SourcedObject]) -> dict[str, int]:
+    """Save the NodeGroup and Reservation objects of a YAML/JSON input; all or nothing.
+
+    Every object is validated by ``kube.parse_objects`` first; the first error
+    aborts the load (raised as the ModelError naming object, field and reason).
+    """
+    from reservations.models import Reservation
+    from reservations.services import save_reservation
+
+    wanted = [(src, obj) for src, obj in objects if obj.get("kind") in ("NodeGroup", "Reservation")]
+    parsed = kube.parse_objects(wanted, cluster_name=cluster.name)
+    if parsed.errors:
+        raise parsed.errors[0]
+    groups = [obj for _src, obj in wanted if obj["kind"] == "NodeGroup"]
+    save_node_groups(cluster=cluster, objects=groups)
+    existing = {r.name: r for r in Reservation.objects.filter(cluster=cluster)}
+    reservations = [obj for _src, obj in wanted if obj["kind"] == "Reservation"]
+    for obj in reservations:
+        name = obj["metadata"]["name"]
+        save_reservation(
+            cluster=cluster, name=name, spec=obj.get("spec") or {}, instance=existing.get(name)
+        )
+    return {"nodeGroups": len(groups), "reservations": len(reservations)}
+
+
+@transaction.atomic
 def save_node_groups(*, cluster: Cluster, objects: Sequence[dict[str, Any]]) -> list[NodeGroup]:
     """Create or update NodeGroup rows from NodeGroup objects, after the parser accepted them."""
     parsed = kube.parse_objects((("yaml", obj) for obj in objects), cluster_name=cluster.name)

@@ -82,7 +82,4 @@ class Command(BaseCommand):
                 "context": options["context"],
                 "in_cluster": options["in_cluster"],
             }
-        cluster, _created = Cluster.objects.update_or_create(
-            name=name, defaults={"source_kind": kind, "source_settings": source_settings}
-        )
-        return cluster
+        return services.save_cluster(name=name, source_kind=kind, source_settings=source_settings)
