@@ -10,6 +10,7 @@ import math
 import re
 from decimal import Decimal
 from fractions import Fraction
+from functools import lru_cache
 
 # --- quantities -----------------------------------------------------------------
 
@@ -54,6 +55,14 @@ def parse_quantity(text: str | int | float) -> Fraction:
         return Fraction(Decimal(repr(text)))
     if not isinstance(text, str):
         raise ValueError(f"not a quantity: {type(text).__name__}")
+    return _parse_text(text)
+
+
+@lru_cache(maxsize=8192)
+def _parse_text(text: str) -> Fraction:
+    """Cached: snapshots repeat the same few quantity strings across thousands of pods."""
+    if text.isdigit() and len(text) <= _MAX_DIGITS:
+        return Fraction(int(text))
     match = _QUANTITY.match(text.strip())
     if match is None or len(match["number"]) > _MAX_DIGITS:
         raise ValueError(f"not a quantity: {text!r}")
@@ -76,13 +85,17 @@ def _suffix_multiplier(suffix: str, text: str) -> Fraction:
 def cpu_milli(quantity: str | int | float | Fraction) -> int:
     """CPU in milli-cores, rounded up like Kubernetes' MilliValue()."""
     value = quantity if isinstance(quantity, Fraction) else parse_quantity(quantity)
-    return math.ceil(value * 1000)
+    return _ceil(value * 1000)
 
 
 def memory_bytes(quantity: str | int | float | Fraction) -> int:
     """Bytes (or any count), rounded up like Kubernetes' Value()."""
     value = quantity if isinstance(quantity, Fraction) else parse_quantity(quantity)
-    return math.ceil(value)
+    return _ceil(value)
+
+
+def _ceil(value: Fraction) -> int:
+    return -(-value.numerator // value.denominator)
 
 
 def whole_count(quantity: str | int | float | Fraction) -> int:

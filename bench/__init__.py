@@ -1,0 +1,1 @@
+"""Benchmark scripts (not tests): run with python -m bench.<name>."""
