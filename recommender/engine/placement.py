@@ -229,7 +229,7 @@ class _Run:
             shape = self._keys.intern(("pod", *pod_shape(pod)))
         for name in node_names:
             scored = (
-                self._node_score(name, pod) if shape is None else self._memo_score(name, pod, shape)
+                self._score_node(name, pod) if shape is None else self._memo_score(name, pod, shape)
             )
             if scored is None:
                 continue
