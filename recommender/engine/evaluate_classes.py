@@ -18,6 +18,7 @@ Pure: no Django, no I/O, no clock.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 
 from recommender.engine.scaleup import (
@@ -28,7 +29,7 @@ from recommender.engine.scaleup import (
     new_node,
 )
 from recommender.engine.workloads import Workload
-from topology.hardware import Cluster, Pod
+from topology.hardware import AttributeSelector, Cluster, DeviceClass, Pod
 
 MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
 
@@ -50,7 +51,9 @@ def uses_sharing(cluster: Cluster, pod: Pod) -> bool:
     return False
 
 
-def _class_selectors(classes, name):  # type: ignore[no-untyped-def]
+def _class_selectors(
+    classes: Mapping[str, DeviceClass], name: str
+) -> tuple[AttributeSelector, ...]:
     device_class = classes.get(name)
     return device_class.selectors if device_class is not None else ()
 
