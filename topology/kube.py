@@ -30,7 +30,10 @@ from topology import dra
 from topology.cel import CelUnsupported, compile_selector
 from topology.hardware import (
     GPU_RESOURCE,
+    AttributeSelector,
     Cluster,
+    CounterSet,
+    Device,
     DeviceClaim,
     DeviceClass,
     DeviceRequest,
@@ -115,10 +118,10 @@ class _Collected:
     errors: list[ModelError] = field(default_factory=list)
     ignored: Counter[str] = field(default_factory=Counter)
     seen: set[str] = field(default_factory=set)
-    generated: Counter[str] = field(default_factory=Counter)
+    generated: Counter[tuple[str, str]] = field(default_factory=Counter)
 
 
-def parse_objects(objects: Iterable[tuple[str, dict]], *, cluster_name: str) -> Snapshot:
+def parse_objects(objects: Iterable[tuple[str, dict[str, Any]]], *, cluster_name: str) -> Snapshot:
     """Every object → the model; bad objects become errors, unknown kinds are counted."""
     collected = _Collected()
     for source, obj in objects:
@@ -509,7 +512,8 @@ def _device_request(
 
 def selector_list(ctx: ObjectContext, raw: Any, field_name: str):  # type: ignore[no-untyped-def]
     """CEL selectors compiled to AttributeSelectors, plus reasons for those beyond the subset."""
-    selectors, reasons = [], []
+    selectors: list[AttributeSelector] = []
+    reasons: list[str] = []
     for path, item in ctx.items(raw, field_name):
         cel = ctx.mapping(item.get("cel"), f"{path}.cel")
         expression = ctx.text(cel.get("expression"), f"{path}.cel.expression", required=True)
@@ -645,8 +649,8 @@ def _template_node(
         node_group=group,
         price_per_node_hour=price,
     )
-    devices = []
-    counter_sets = []
+    devices: list[Device] = []
+    counter_sets: list[CounterSet] = []
     for path, item in ctx.items(template.get("resourceSlices"), "spec.template.resourceSlices"):
         spec = ctx.mapping(item.get("spec"), f"{path}.spec") if "spec" in item else item
         parsed = dra.parse_slice(ObjectContext(ctx.source, ctx.object), spec)

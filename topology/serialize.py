@@ -31,7 +31,8 @@ def cluster_to_json(cluster: Cluster) -> dict[str, Any]:
 def cluster_from_json(data: Mapping[str, Any]) -> Cluster:
     if data.get("schemaVersion") != SCHEMA_VERSION:
         raise ValueError(f"unsupported schemaVersion {data.get('schemaVersion')!r}")
-    return _load(Cluster, data["cluster"])
+    cluster: Cluster = _load(Cluster, data["cluster"])
+    return cluster
 
 
 def _dump(value: Any) -> Any:
@@ -57,7 +58,7 @@ def _load(hint: Any, value: Any) -> Any:
     origin = typing.get_origin(hint)
     if dataclasses.is_dataclass(hint):
         hints = _hints(hint)  # type: ignore[arg-type]
-        return hint(**{name: _load(hints[name], item) for name, item in value.items()})
+        return hint(**{name: _load(hints[name], item) for name, item in value.items()})  # type: ignore[operator]
     if origin in (typing.Union, types.UnionType):
         return _load_union(typing.get_args(hint), value)
     if origin is tuple:
