@@ -1,0 +1,321 @@
+"""The topology heatmap: evaluation heatmap cells → one compact Plotly figure.
+
+    result["heatmap"] cells ──filter──► domain (zone/block/rack/node/gpu path)
+                                              │
+             depth 0-3 (cluster…rack): one row per node, one column per GPU
+             depth 4-5 (node, device): one row per GPU, one column per 0.1-GPU share
+                                              │
+                                   ONE heatmap trace (z, text), a legend
+
+A cell's colour is its allocation (0 = idle … 1 = fully allocated) on one
+scale. Unknown allocation gets the sentinel ``UNKNOWN_Z`` below zero, which
+the scale paints grey and the colour bar labels "unknown" — unknown is never
+drawn as zero. Rows without a GPU in some column are padded with ``None``
+(drawn blank, not grey). Everything here is a function of plain dicts, so the
+page, the JSON endpoint, the live update and the benchmark share it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+LEVELS = ("zone", "block", "rack", "node", "gpu")
+LEVEL_TITLES = {"zone": "zone", "block": "block", "rack": "rack", "node": "node", "gpu": "GPU"}
+DEPTH_TITLES = ("cluster", "zone", "block", "rack", "node", "device")
+NODE_DEPTH = 4
+UNKNOWN = "~"  # path segment for "this node has no label at that level"
+UNKNOWN_Z = -0.2
+WHOLE_GPU_MILLI = 1000
+SHARE_MILLI = 100
+SHARES_PER_GPU = WHOLE_GPU_MILLI // SHARE_MILLI
+UNKNOWN_GREY = "#9e9e9e"
+ALLOCATION_COLOURS = ("#e8f1fa", "#9ecae1", "#4292c6", "#08519c", "#08306b")
+ROW_LABEL_LIMIT = 80
+
+
+@dataclass(frozen=True)
+class HeatmapFilters:
+    """What the page's filter form narrows the cells to; empty fields match everything."""
+
+    node_group: str = ""
+    model: str = ""
+    reservation: str = ""
+    team: str = ""
+    team_reservations: frozenset[str] = field(default_factory=frozenset)
+
+    def matches(self, cell: Mapping[str, Any]) -> bool:
+        if self.node_group and cell.get("nodeGroup") != self.node_group:
+            return False
+        if self.model and cell.get("model") != self.model:
+            return False
+        if self.reservation and cell.get("reservation") != self.reservation:
+            return False
+        if self.team:
+            in_team = any(str(pod).split("/", 1)[0] == self.team for pod in cell.get("pods") or ())
+            return in_team or cell.get("reservation") in self.team_reservations
+        return True
+
+
+def parse_domain(text: str) -> tuple[str, ...]:
+    """``"z1/b1/~"`` → ``("z1", "b1", "~")``; at most one segment per level."""
+    segments = tuple(segment for segment in text.strip("/").split("/") if segment)
+    return segments[: len(LEVELS)]
+
+
+def cell_path(cell: Mapping[str, Any]) -> tuple[str, ...]:
+    """The cell's full domain path, ``UNKNOWN`` where the node lacks a level's label."""
+    return tuple(UNKNOWN if cell.get(level) is None else str(cell[level]) for level in LEVELS)
+
+
+def segment_label(level: str, segment: str) -> str:
+    title = LEVEL_TITLES[level]
+    return f"unknown {title}" if segment == UNKNOWN else f"{title} {segment}"
+
+
+def breadcrumb(domain: Sequence[str]) -> list[dict[str, str]]:
+    """Links from the whole cluster down to ``domain``, each with the domain it opens."""
+    crumbs = [{"label": "cluster", "domain": ""}]
+    for depth, segment in enumerate(domain):
+        crumbs.append(
+            {
+                "label": segment_label(LEVELS[depth], segment),
+                "domain": "/".join(domain[: depth + 1]),
+            }
+        )
+    return crumbs
+
+
+def filter_options(cells: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """The distinct node groups, GPU models, reservations and teams the filters offer."""
+    groups, models, reservations, teams = set(), set(), set(), set()
+    for cell in cells:
+        groups.add(cell.get("nodeGroup"))
+        models.add(cell.get("model"))
+        reservations.add(cell.get("reservation"))
+        teams.update(str(pod).split("/", 1)[0] for pod in cell.get("pods") or () if "/" in pod)
+    return {
+        "nodeGroups": sorted(g for g in groups if g),
+        "models": sorted(m for m in models if m),
+        "reservations": sorted(r for r in reservations if r),
+        "teams": sorted(teams),
+    }
+
+
+def allocation_z(allocated_milli: int | None) -> float:
+    """0…1 allocation of a whole GPU, or the unknown sentinel."""
+    if allocated_milli is None:
+        return UNKNOWN_Z
+    return round(min(max(allocated_milli, 0), WHOLE_GPU_MILLI) / WHOLE_GPU_MILLI, 3)
+
+
+def share_z(allocated_milli: int | None, share_index: int) -> float:
+    """Allocation of the ``share_index``-th 0.1-GPU share, filled in order."""
+    if allocated_milli is None:
+        return UNKNOWN_Z
+    filled = allocated_milli - share_index * SHARE_MILLI
+    return round(min(max(filled, 0), SHARE_MILLI) / SHARE_MILLI, 3)
+
+
+def hover_text(cell: Mapping[str, Any], z: float) -> str:
+    allocation = "allocation unknown" if z == UNKNOWN_Z else f"{round(z * 100)}% allocated"
+    pods = ", ".join(str(pod) for pod in cell.get("pods") or ()) or "no pods"
+    parts = [allocation, pods]
+    if cell.get("model"):
+        parts.insert(0, str(cell["model"]))
+    if cell.get("reservation"):
+        parts.append(f"reservation {cell['reservation']}")
+    return " · ".join(parts)
+
+
+def node_sort_key(path: tuple[str, ...]) -> tuple[tuple[int, str], ...]:
+    """Known domains first, by name; unknown ones after."""
+    return tuple((segment == UNKNOWN, segment) for segment in path)
+
+
+def gpu_sort_key(cell: Mapping[str, Any]) -> tuple[int, int, str]:
+    name = str(cell.get("gpu"))
+    digits = "".join(ch for ch in name if ch.isdigit())
+    return (0, int(digits), name) if digits else (1, 0, name)
+
+
+def select_cells(
+    cells: Iterable[Mapping[str, Any]], domain: Sequence[str], filters: HeatmapFilters
+) -> list[Mapping[str, Any]]:
+    prefix = tuple(domain)
+    return [
+        cell for cell in cells if cell_path(cell)[: len(prefix)] == prefix and filters.matches(cell)
+    ]
+
+
+def heatmap_view(
+    cells: Iterable[Mapping[str, Any]],
+    *,
+    domain: Sequence[str] = (),
+    filters: HeatmapFilters | None = None,
+) -> dict[str, Any]:
+    """The compact heatmap payload: figure, row paths (for drill-down) and breadcrumb."""
+    domain = tuple(domain)
+    selected = select_cells(cells, domain, filters or HeatmapFilters())
+    if len(domain) < NODE_DEPTH:
+        rows, row_paths, z, text, columns = node_rows(selected, len(domain))
+        x_title = "GPU index on the node"
+    else:
+        rows, row_paths, z, text, columns = share_rows(selected)
+        x_title = f"share ({SHARE_MILLI} milli-GPU each)"
+    targets = [drill_target(path, len(domain), row_paths) for path in row_paths]
+    return {
+        "version": 1,
+        "depth": len(domain),
+        "level": DEPTH_TITLES[len(domain)],
+        "domain": "/".join(domain),
+        "breadcrumb": breadcrumb(domain),
+        "gpuCount": len(selected),
+        "cellCount": sum(1 for row in z for value in row if value is not None),
+        "rowPaths": row_paths,
+        "rowTargets": targets,
+        "children": children(targets, len(domain)),
+        "pods": sorted({str(pod) for cell in selected for pod in cell.get("pods") or ()})
+        if len(domain) > NODE_DEPTH
+        else [],
+        "figure": heatmap_figure(rows, z, text, columns=columns, x_title=x_title),
+    }
+
+
+def drill_target(row_path: str, depth: int, row_paths: Sequence[str]) -> str | None:
+    """The domain a click on this row opens: one level down, skipping levels that don't narrow.
+
+    Where every row shares the next level's value (one zone, or no zone label at
+    all) that level is skipped, so a cluster without topology labels opens the
+    node in one click.
+    """
+    segments = row_path.split("/")
+    if depth > NODE_DEPTH:
+        return None
+    if depth == NODE_DEPTH:
+        return "/".join(segments[: NODE_DEPTH + 1])
+    target = depth + 1
+    while target < NODE_DEPTH:
+        prefix = "/".join(segments[:target]) + "/"
+        if not all(f"{path}/".startswith(prefix) for path in row_paths):
+            break
+        target += 1
+    return "/".join(segments[:target])
+
+
+def children(targets: Sequence[str | None], depth: int) -> list[dict[str, str]]:
+    """The distinct drill-down targets with labels, for the keyboard drill-down control."""
+    seen: dict[str, str] = {}
+    for target in targets:
+        if target is None or target in seen:
+            continue
+        segments = target.split("/")
+        seen[target] = " › ".join(
+            segment_label(LEVELS[index], segment)
+            for index, segment in enumerate(segments)
+            if index >= depth
+        )
+    return [{"domain": domain, "label": label} for domain, label in seen.items()]
+
+
+def node_rows(
+    cells: Sequence[Mapping[str, Any]], depth: int
+) -> tuple[list[str], list[str], list[list[float | None]], list[list[str]], list[str]]:
+    """One row per node (grouped zone › block › rack › node), one column per GPU."""
+    by_node: dict[tuple[str, ...], list[Mapping[str, Any]]] = {}
+    for cell in cells:
+        by_node.setdefault(cell_path(cell)[:NODE_DEPTH], []).append(cell)
+    width = max((len(gpus) for gpus in by_node.values()), default=0)
+    rows, row_paths, z, text = [], [], [], []
+    for path in sorted(by_node, key=node_sort_key):
+        gpus = sorted(by_node[path], key=gpu_sort_key)
+        rows.append(row_label(path, depth))
+        row_paths.append("/".join(path))
+        values: list[float | None] = [allocation_z(cell.get("allocatedMilli")) for cell in gpus]
+        labels = [
+            f"GPU {cell.get('gpu')} · {hover_text(cell, value)}"
+            for cell, value in zip(gpus, values, strict=True)
+        ]
+        z.append(values + [None] * (width - len(values)))
+        text.append(labels + [""] * (width - len(labels)))
+    return rows, row_paths, z, text, [str(index) for index in range(width)]
+
+
+def share_rows(
+    cells: Sequence[Mapping[str, Any]],
+) -> tuple[list[str], list[str], list[list[float | None]], list[list[str]], list[str]]:
+    """Inside a node: one row per GPU, one column per 0.1-GPU share."""
+    rows, row_paths, z, text = [], [], [], []
+    for cell in sorted(cells, key=gpu_sort_key):
+        path = cell_path(cell)
+        rows.append(f"{path[3]} · GPU {cell.get('gpu')}")
+        row_paths.append("/".join(path))
+        allocated = cell.get("allocatedMilli")
+        values: list[float | None] = [share_z(allocated, i) for i in range(SHARES_PER_GPU)]
+        z.append(values)
+        summary = hover_text(cell, allocation_z(allocated))
+        text.append([f"share {i + 1} · {summary}" for i in range(SHARES_PER_GPU)])
+    return rows, row_paths, z, text, [str(i + 1) for i in range(SHARES_PER_GPU)]
+
+
+def row_label(path: tuple[str, ...], depth: int) -> str:
+    """The node's name prefixed by the levels below the current domain: ``b1 › r2 › node``."""
+    inner = ["?" if segment == UNKNOWN else segment for segment in path[depth : NODE_DEPTH - 1]]
+    return " › ".join([*inner, path[NODE_DEPTH - 1]])
+
+
+def allocation_colourscale() -> list[list[Any]]:
+    """Grey for the unknown band below 0, then one sequential blue scale 0 → 1."""
+    zero = -UNKNOWN_Z / (1 - UNKNOWN_Z)
+    scale: list[list[Any]] = [[0.0, UNKNOWN_GREY], [zero - 0.001, UNKNOWN_GREY]]
+    steps = len(ALLOCATION_COLOURS) - 1
+    for index, colour in enumerate(ALLOCATION_COLOURS):
+        scale.append([round(zero + (1 - zero) * index / steps, 4), colour])
+    return scale
+
+
+def heatmap_figure(
+    rows: list[str],
+    z: list[list[float | None]],
+    text: list[list[str]],
+    *,
+    columns: list[str],
+    x_title: str,
+) -> dict[str, Any]:
+    """A Plotly figure dict with a single heatmap trace; sized to the row count."""
+    few_rows = len(rows) <= ROW_LABEL_LIMIT
+    trace = {
+        "type": "heatmap",
+        "z": z,
+        "x": columns,
+        "y": rows,
+        "text": text,
+        "hovertemplate": "<b>%{y}</b><br>%{text}<extra></extra>",
+        "colorscale": allocation_colourscale(),
+        "zmin": UNKNOWN_Z,
+        "zmax": 1,
+        "xgap": 1 if few_rows else 0,
+        "ygap": 1 if few_rows else 0,
+        "colorbar": {
+            "title": {"text": "allocated"},
+            "tickvals": [UNKNOWN_Z / 2, 0, 0.25, 0.5, 0.75, 1],
+            "ticktext": ["unknown", "0% idle", "25%", "50%", "75%", "100%"],
+        },
+    }
+    height = min(max(260, 22 * len(rows) + 120), 900)
+    layout = {
+        "height": height,
+        "margin": {"l": 10, "r": 10, "t": 10, "b": 50},
+        "xaxis": {"title": {"text": x_title}, "type": "category", "fixedrange": True},
+        "yaxis": {
+            "type": "category",
+            "autorange": "reversed",
+            "automargin": True,
+            "showticklabels": few_rows,
+            "fixedrange": True,
+        },
+        "plot_bgcolor": "#ffffff",
+        "hoverlabel": {"align": "left"},
+    }
+    return {"data": [trace], "layout": layout}
