@@ -33,10 +33,11 @@ def ingest_cluster(
     if token is None:
         return None
     try:
-        with transaction.atomic():
-            snapshot = services.ingest_from_source(cluster=cluster, now=timezone.now())
-            if snapshot is not None:
-                transaction.on_commit(partial(evaluate_snapshot.delay, snapshot.pk))
+        # The source is read outside any transaction (it may watch for seconds); the
+        # snapshot row commits in the service, and on_commit enqueues the evaluation then.
+        snapshot = services.ingest_from_source(cluster=cluster, now=timezone.now())
+        if snapshot is not None:
+            transaction.on_commit(partial(evaluate_snapshot.delay, snapshot.pk))
     finally:
         services.release_ingest_lock(cluster_id=cluster_id, token=token)
     return snapshot.pk if snapshot is not None else None
