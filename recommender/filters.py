@@ -55,9 +55,22 @@ class RecommendationFilterSet(LatestEvaluationFilterSet):
         fields = ["cluster", "evaluation", "latest", "node_group"]
 
 
+DISAGREEMENT_CLASSES = ("topology", "reservation", "partial-gang", "sharing", "device-model")
+
+
 class WorkloadVerdictFilterSet(LatestEvaluationFilterSet):
     workload = django_filters.CharFilter(lookup_expr="icontains")
+    disagreement = django_filters.ChoiceFilter(
+        choices=[(c, c) for c in DISAGREEMENT_CLASSES], method="filter_disagreement"
+    )
 
     class Meta:
         model = WorkloadVerdict
         fields = ["cluster", "evaluation", "latest", "verdict", "namespace", "kind", "workload"]
+
+    def filter_disagreement(self, queryset: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
+        """Verdicts whose naive and joint decisions disagree in class ``value``.
+
+        Matched on the JSON text so it runs on SQLite too (no JSON containment there).
+        """
+        return queryset.filter(disagreements__icontains=f'"{value}"')

@@ -1,5 +1,14 @@
-"""URL routes of the recommender app, included at the site root before the placeholder home."""
+"""Dashboard routes of the recommender app: pending workloads and recommendations."""
 
-from django.urls import URLPattern, URLResolver
+from django.urls import path
 
-urlpatterns: list[URLPattern | URLResolver] = []
+from recommender import views
+
+urlpatterns = [
+    path("clusters/<int:cluster_id>/pending/", views.pending_page, name="pending"),
+    path(
+        "clusters/<int:cluster_id>/recommendations/",
+        views.recommendations_page,
+        name="recommendations",
+    ),
+]

@@ -1,5 +1,9 @@
-"""URL routes of the reservations app, included at the site root before the placeholder home."""
+"""Dashboard routes of the reservations app (the API's routes live in capacityweb.api_urls)."""
 
-from django.urls import URLPattern, URLResolver
+from django.urls import path
 
-urlpatterns: list[URLPattern | URLResolver] = []
+from reservations import views
+
+urlpatterns = [
+    path("clusters/<int:cluster_id>/reservations/", views.reservations_page, name="reservations"),
+]

@@ -1,5 +1,15 @@
-"""URL routes of the topology app, included at the site root before the placeholder home."""
+"""Dashboard routes of the topology app: the overview ("/") and the topology heatmap."""
 
-from django.urls import URLPattern, URLResolver
+from django.urls import path
 
-urlpatterns: list[URLPattern | URLResolver] = []
+from topology import views
+
+urlpatterns = [
+    path("", views.overview, name="overview"),
+    path("clusters/<int:cluster_id>/topology/", views.topology_page, name="topology"),
+    path(
+        "clusters/<int:cluster_id>/topology/data.json",
+        views.topology_data,
+        name="topology-data",
+    ),
+]

@@ -1,0 +1,83 @@
+"""The live dashboard socket: ``/ws/clusters/<id>/``.
+
+    connect ─► anonymous? close 4401 ─► unknown cluster? close 4404
+            └► join events.cluster_group(id) ─► send events.snapshot_messages(latest)
+    group "cluster.message" ─► forward its message as JSON
+    client {"type": "resync"} ─► send the snapshot again
+
+Thin, as the Channels docs show it: authenticate, join the group, forward. What
+a message contains is decided in recommender.events, nowhere else.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from recommender import events, selectors
+from topology.models import Cluster
+
+CLOSE_UNAUTHENTICATED = 4401
+CLOSE_UNKNOWN_CLUSTER = 4404
+
+
+@database_sync_to_async
+def cluster_exists(cluster_id: int) -> bool:
+    return Cluster.objects.filter(pk=cluster_id).exists()
+
+
+@database_sync_to_async
+def current_messages(cluster_id: int) -> list[dict[str, Any]]:
+    evaluation = selectors.latest_evaluation(cluster_id=cluster_id)
+    return events.snapshot_messages(evaluation) if evaluation is not None else []
+
+
+class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
+    """Streams one cluster's typed, versioned updates to a signed-in browser."""
+
+    group_name = ""
+
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            await self.refuse(CLOSE_UNAUTHENTICATED)
+            return
+        self.cluster_id = int(self.scope["url_route"]["kwargs"]["cluster_id"])
+        if not await cluster_exists(self.cluster_id):
+            await self.refuse(CLOSE_UNKNOWN_CLUSTER)
+            return
+        self.group_name = events.cluster_group(self.cluster_id)
+        await self.channel_layer.group_add(self.group_name, self.channel_name)
+        await self.accept()
+        await self.send_snapshot()
+
+    async def refuse(self, code: int) -> None:
+        """Accept, then close with ``code``: a close before accept reaches a browser as
+        a bare handshake failure (1006), so it could not tell "sign in" from "retry"."""
+        await self.accept()
+        await self.close(code=code)
+
+    async def disconnect(self, code: int) -> None:
+        if self.group_name:
+            await self.channel_layer.group_discard(self.group_name, self.channel_name)
+
+    @classmethod
+    async def decode_json(cls, text_data: str) -> Any:
+        """A frame that is not JSON is ignored (as a message of no known type)."""
+        try:
+            return await super().decode_json(text_data)
+        except ValueError:
+            return None
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        if isinstance(content, dict) and content.get("type") == "resync":
+            await self.send_snapshot()
+
+    async def send_snapshot(self) -> None:
+        for message in await current_messages(self.cluster_id):
+            await self.send_json(message)
+
+    async def cluster_message(self, event: dict[str, Any]) -> None:
+        await self.send_json(event["message"])

@@ -1,0 +1,104 @@
+"""The reservations page: idle reserved GPUs, GPU-hours and $ per reservation and team.
+
+The range is ``?range=24h|7d|30d`` (ending now, or at the chosen snapshot when
+browsing history) or ``?range=custom&start=…&end=…``. The figures come from the
+same report selector and FilterSet as the API's idle-reservations report, whose
+CSV the page links to.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime, timedelta
+from typing import Any
+from urllib.parse import urlencode
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils import timezone
+
+from reservations import charts, selectors
+from reservations.filters import IdleReportFilterSet
+from reservations.models import IdleSample
+from topology.views import cluster_page
+
+RANGES = {"24h": timedelta(hours=24), "7d": timedelta(days=7), "30d": timedelta(days=30)}
+DEFAULT_RANGE = "7d"
+
+
+def requested_range(request: HttpRequest, end: datetime) -> tuple[str, dict[str, str]]:
+    """The chosen range's name and the report parameters (start/end, ISO) it stands for."""
+    name = request.GET.get("range", DEFAULT_RANGE)
+    if name == "custom":
+        return name, {"start": request.GET.get("start", ""), "end": request.GET.get("end", "")}
+    if name not in RANGES:
+        name = DEFAULT_RANGE
+    return name, {"start": (end - RANGES[name]).isoformat(), "end": end.isoformat()}
+
+
+def idle_series(
+    cluster_id: int, start: datetime, end: datetime
+) -> dict[str, list[tuple[datetime, int]]]:
+    """Idle GPUs per reservation name, from the samples that cover [start, end)."""
+    reservations = selectors.reservations_for_report(cluster_ids=[cluster_id])
+    names = dict(reservations.values_list("id", "name"))
+    series: dict[str, list[tuple[datetime, int]]] = defaultdict(list)
+    for reservation_id, taken_at, _reserved, idle, _cost in selectors.samples_in_range(
+        reservations, start, end
+    ):
+        series[names[reservation_id]].append((taken_at, idle))
+    return dict(series)
+
+
+@login_required
+def reservations_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
+    page = cluster_page(request, cluster_id)
+    range_end = (
+        timezone.now() if page.is_latest or page.snapshot is None else page.snapshot.taken_at
+    )
+    range_name, parameters = requested_range(request, range_end)
+    data = {"cluster": str(cluster_id), **{k: v for k, v in parameters.items() if v}}
+    filterset = IdleReportFilterSet(data, queryset=IdleSample.objects.none())
+    context = page.context("reservations")
+    context.update(
+        {
+            "range_name": range_name,
+            "range_choices": [*RANGES, "custom"],
+            "custom_start": request.GET.get("start", ""),
+            "custom_end": request.GET.get("end", ""),
+            "range_errors": {},
+        }
+    )
+    if not filterset.is_valid():
+        context["range_errors"] = filterset.errors
+        return render(request, "dashboard/reservations.html", context, status=400)
+    arguments = filterset.report_arguments()
+    start, end = arguments["start"], arguments["end"]
+    by_reservation = selectors.idle_report(**{**arguments, "group_by": "reservation"})
+    by_team = selectors.idle_report(**{**arguments, "group_by": "team"})
+    series = idle_series(cluster_id, start, end)
+    result: dict[str, Any] = page.evaluation.result if page.evaluation else {}
+    context.update(
+        {
+            "start": start,
+            "end": end,
+            "by_reservation": by_reservation,
+            "by_team": by_team,
+            "idle_now": result.get("idleReservations") or [],
+            "chart": charts.idle_over_time_figure(series, start=start, end=end),
+            "csv_url": reverse("report-idle-reservations")
+            + "?"
+            + urlencode(
+                {
+                    "format": "csv",
+                    "cluster": cluster_id,
+                    "start": start.isoformat(),
+                    "end": end.isoformat(),
+                    "group_by": "reservation",
+                }
+            ),
+        }
+    )
+    return render(request, "dashboard/reservations.html", context)

@@ -1,0 +1,117 @@
+// Live updates over /ws/clusters/<id>/: typed, versioned messages applied in place.
+//
+//   connect ─► snapshot on connect ─► heatmap/pending/recommendations.update ─► apply
+//      ▲                                                                         │
+//      └── drop: reconnect after 0.5 s, 1 s, 2 s … 30 s, then send {"type": "resync"}
+//
+// Every element with data-ws-path and data-live="on" opens one socket (a cluster
+// page has one; the overview one per cluster). A message names its evaluation; a
+// new evaluation re-renders the page's live regions ([data-live-region] with an id)
+// from the same URL and calls the page's own handler for the type (the heatmap's
+// Plotly.react). An unknown version or type is ignored with a console.warn.
+(function () {
+  "use strict";
+  var SUPPORTED_VERSION = 1;
+  var KNOWN_TYPES = ["heatmap.update", "pending.update", "recommendations.update"];
+  var MAX_DELAY_MS = 30000;
+  var BASE_DELAY_MS = 500;
+  var capacityweb = (window.capacityweb = window.capacityweb || { handlers: {} });
+  var regionRefresh = null;
+  capacityweb.sockets = [];
+  capacityweb.updates = 0;
+
+  function liveChannel(status) {
+    var attempts = 0;
+    var connectedBefore = false;
+    var channel = { status: status, socket: null };
+
+    function setStatus(text, state) {
+      if (status.dataset.statusText !== "off") { status.textContent = text; }
+      status.dataset.state = state;
+    }
+
+    function connect() {
+      var scheme = window.location.protocol === "https:" ? "wss:" : "ws:";
+      var socket = new WebSocket(scheme + "//" + window.location.host + status.dataset.wsPath);
+      channel.socket = socket;
+      socket.addEventListener("open", function () {
+        attempts = 0;
+        setStatus("live: connected", "open");
+        if (connectedBefore) { socket.send(JSON.stringify({ type: "resync" })); }
+        connectedBefore = true;
+      });
+      socket.addEventListener("message", function (event) {
+        var message;
+        try { message = JSON.parse(event.data); } catch (error) {
+          console.warn("capacityweb: ignoring a message that is not JSON");
+          return;
+        }
+        apply(status, message);
+      });
+      socket.addEventListener("close", function (event) {
+        if (event.code === 4401 || event.code === 4404) {
+          setStatus(event.code === 4401 ? "live: sign in again" : "live: unknown cluster", "refused");
+          return;
+        }
+        var delay = Math.min(MAX_DELAY_MS, BASE_DELAY_MS * Math.pow(2, attempts));
+        attempts += 1;
+        setStatus("live: reconnecting in " + Math.max(1, Math.round(delay / 1000)) + " s", "reconnecting");
+        window.setTimeout(connect, delay + Math.random() * 250);
+      });
+    }
+
+    channel.connect = connect;
+    return channel;
+  }
+
+  function apply(status, message) {
+    if (!message || message.version !== SUPPORTED_VERSION) {
+      console.warn("capacityweb: ignoring message of unsupported version", message && message.version);
+      return;
+    }
+    if (KNOWN_TYPES.indexOf(message.type) < 0) {
+      console.warn("capacityweb: ignoring message of unknown type", message.type);
+      return;
+    }
+    var evaluation = String(message.evaluation || "");
+    if (evaluation === (status.dataset.evaluation || "")) { return; }
+    var handler = capacityweb.handlers[message.type];
+    if (handler) { handler(message); }
+    scheduleRegionRefresh(status, evaluation);
+  }
+
+  // All messages of one evaluation arrive together: refresh the regions once.
+  function scheduleRegionRefresh(status, evaluation) {
+    if (regionRefresh) { window.clearTimeout(regionRefresh); }
+    regionRefresh = window.setTimeout(function () {
+      regionRefresh = null;
+      status.dataset.evaluation = evaluation;
+      refreshRegions(evaluation);
+    }, 50);
+  }
+
+  function refreshRegions(evaluation) {
+    var regions = document.querySelectorAll("[data-live-region][id]");
+    if (!regions.length) { return; }
+    fetch(window.location.href, { credentials: "same-origin" })
+      .then(function (response) { return response.ok ? response.text() : Promise.reject(response.status); })
+      .then(function (html) {
+        var fresh = new DOMParser().parseFromString(html, "text/html");
+        regions.forEach(function (region) {
+          var replacement = fresh.getElementById(region.id);
+          if (replacement) { region.replaceWith(document.importNode(replacement, true)); }
+        });
+        capacityweb.updates += 1;
+        document.body.dataset.liveUpdates = String(capacityweb.updates);
+        document.dispatchEvent(new CustomEvent("capacityweb:updated", { detail: { evaluation: evaluation } }));
+      })
+      .catch(function (reason) { console.warn("capacityweb: live refresh failed", reason); });
+  }
+
+  if (!("WebSocket" in window)) { return; }
+  document.querySelectorAll('[data-ws-path][data-live="on"]').forEach(function (status) {
+    var channel = liveChannel(status);
+    capacityweb.sockets.push(channel);
+    channel.connect();
+  });
+})();
