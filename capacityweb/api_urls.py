@@ -7,6 +7,9 @@ and this module imports those modules before building ``router.urls``:
     from capacityweb.api_urls import router
     router.register("clusters", ClusterViewSet, basename="cluster")
 
+Views that are not viewsets (the reports, which answer one object, not a
+list) append ``path(...)`` entries to ``api_paths`` the same way.
+
 The behaviour every viewset shares is here too: filter + ordering backends,
 page-number pagination with a bounded ``page_size``, and the ``writes``
 throttle on unsafe methods. ``auth-token/`` exchanges a username and password
@@ -26,6 +29,7 @@ from rest_framework.permissions import SAFE_METHODS
 from rest_framework.routers import DefaultRouter
 
 router = DefaultRouter()
+api_paths: list[Any] = []  # views that are not viewsets (the reports): apps append paths
 
 API_MODULES = ["topology.api", "reservations.api", "recommender.api"]
 FILTER_BACKENDS = [DjangoFilterBackend, OrderingFilter]
@@ -63,5 +67,6 @@ def register_app_viewsets() -> None:
 register_app_viewsets()
 urlpatterns = [
     path("auth-token/", ThrottledObtainAuthToken.as_view(), name="api-auth-token"),
+    *api_paths,
     *router.urls,
 ]

@@ -20,9 +20,10 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.core.validators import validate_email
+from django.urls import path
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema, inline_serializer
-from rest_framework import serializers, status, viewsets
+from rest_framework import generics, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -32,6 +33,7 @@ from capacityweb.api_urls import (
     FILTER_BACKENDS,
     StandardPagination,
     WriteThrottleMixin,
+    api_paths,
     router,
 )
 from capacityweb.renderers import CSVRenderer
@@ -231,7 +233,7 @@ class WasteReportSerializer(serializers.Serializer):
     totals = WasteReportRowSerializer()
 
 
-class ReportViewSet(viewsets.GenericViewSet):
+class ReportView(generics.GenericAPIView):
     """One report: its FilterSet validates the parameters, a selector computes the rows."""
 
     throttle_scope = "reports"
@@ -243,7 +245,7 @@ class ReportViewSet(viewsets.GenericViewSet):
     def report(self, **arguments: Any) -> dict[str, Any]:
         raise NotImplementedError
 
-    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         filterset = self.filterset_class(request.query_params, queryset=self.queryset)
         if not filterset.is_valid():
             raise serializers.ValidationError(filterset.errors)
@@ -251,7 +253,7 @@ class ReportViewSet(viewsets.GenericViewSet):
         return Response(self.get_serializer(data).data)
 
 
-class IdleReservationsReportViewSet(ReportViewSet):
+class IdleReservationsReportView(ReportView):
     """Idle reserved GPU-hours and $ over [start, end), grouped by ``group_by``.
 
     Each reservation's samples form a step function (a sample holds until the
@@ -269,7 +271,7 @@ class IdleReservationsReportViewSet(ReportViewSet):
         return selectors.idle_report(**arguments)
 
 
-class WasteReportViewSet(ReportViewSet):
+class WasteReportView(ReportView):
     """Naive vs joint autoscaler $ and the naive one's stranded $ over [start, end).
 
     CSV columns: cluster, evaluations, naive_cost, joint_cost, stranded_cost, savings.
@@ -287,7 +289,11 @@ class WasteReportViewSet(ReportViewSet):
 
 router.register("reservations", ReservationViewSet, basename="reservation")
 router.register("subscriptions", SubscriptionViewSet, basename="subscription")
-router.register(
-    "reports/idle-reservations", IdleReservationsReportViewSet, basename="report-idle-reservations"
-)
-router.register("reports/waste", WasteReportViewSet, basename="report-waste")
+api_paths += [
+    path(
+        "reports/idle-reservations/",
+        IdleReservationsReportView.as_view(),
+        name="report-idle-reservations",
+    ),
+    path("reports/waste/", WasteReportView.as_view(), name="report-waste"),
+]

@@ -16,6 +16,7 @@ from django.utils import timezone
 from recommender.models import Evaluation
 from reservations.models import IdleSample, Reservation, Subscription
 from reservations.selectors import GROUP_BY_CHOICES, reservations_for_report
+from topology.filters import UTCDateTimeFilter
 from topology.models import Cluster
 
 DEFAULT_REPORT_DAYS = 7
@@ -45,8 +46,8 @@ class ReportFilterSet(django_filters.FilterSet):
     cluster = django_filters.ModelChoiceFilter(
         queryset=Cluster.objects.all(), method="filter_nothing"
     )
-    start = django_filters.IsoDateTimeFilter(method="filter_nothing")
-    end = django_filters.IsoDateTimeFilter(method="filter_nothing")
+    start = UTCDateTimeFilter(method="filter_nothing")
+    end = UTCDateTimeFilter(method="filter_nothing")
 
     def filter_nothing(self, queryset: QuerySet[Any], name: str, value: Any) -> QuerySet[Any]:
         return queryset  # parameters of the report, not of the rows it starts from
