@@ -1,0 +1,274 @@
+"""The dashboard pages, rendered from real evaluations of scenario snapshots."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.utils import timezone
+from django.utils.html import escape
+
+from tests.web.fixtures import (
+    SCRIPT_POD_NAME,
+    gpu_node,
+    ingest_and_evaluate,
+    running_pod,
+    scenario_objects,
+)
+
+pytestmark = pytest.mark.django_db
+
+PAGES = ("topology", "pending", "reservations", "recommendations")
+
+
+def page_url(evaluation: Any, page: str, query: str = "") -> str:
+    return f"/clusters/{evaluation.cluster_id}/{page}/{query}"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_it_sends_anonymous_visitors_of_cluster_pages_to_login(
+    client: Any, evaluation: Any, page: str
+) -> None:
+    response = client.get(page_url(evaluation, page))
+    assert response.status_code == 302
+    assert response["Location"].startswith("/accounts/login/")
+
+
+def test_it_sends_anonymous_visitors_of_the_heatmap_data_to_login(
+    client: Any, evaluation: Any
+) -> None:
+    response = client.get(f"/clusters/{evaluation.cluster_id}/topology/data.json")
+    assert response.status_code == 302
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_it_answers_404_for_an_unknown_cluster(signed_in: Any, db: None, page: str) -> None:
+    assert signed_in.get(f"/clusters/999999/{page}/").status_code == 404
+
+
+def test_it_shows_the_gpu_figures_of_the_latest_evaluation_on_the_overview(
+    signed_in: Any, evaluation: Any
+) -> None:
+    content = signed_in.get("/").content.decode()
+    figures = evaluation.result["cluster"]
+    assert f'data-counter="gpus">{figures["gpus"]}<' in content
+    assert f'data-counter="gpusAllocated">{figures["gpusAllocated"]}<' in content
+    assert f'data-counter="gpusIdleReserved">{figures["gpusIdleReserved"]}<' in content
+    assert "20.00" in content  # idle reserved $/h of team-a-h100 (8 GPUs × 2.5)
+
+
+def test_it_shows_the_gpus_the_naive_autoscaler_strands(
+    signed_in: Any, topology_evaluation: Any
+) -> None:
+    stranded = sum(w["naive"]["strandedGpus"] for w in topology_evaluation.result["workloads"])
+    assert stranded > 0
+    content = signed_in.get("/").content.decode()
+    assert f'data-counter="strandedGpus">{stranded}<' in content
+
+
+def test_it_warns_on_the_overview_when_ingest_is_stale(signed_in: Any, cluster: Any) -> None:
+    ingest_and_evaluate(
+        cluster, scenario_objects("topology-block"), taken_at=timezone.now() - timedelta(hours=1)
+    )
+    assert "Ingest is stale" in signed_in.get("/").content.decode()
+
+
+def test_it_does_not_warn_when_the_last_snapshot_is_fresh(signed_in: Any, cluster: Any) -> None:
+    ingest_and_evaluate(cluster, scenario_objects("topology-block"), taken_at=timezone.now())
+    assert "Ingest is stale" not in signed_in.get("/").content.decode()
+
+
+def test_it_lists_the_last_snapshots_errors_with_object_field_and_reason(
+    signed_in: Any, cluster: Any
+) -> None:
+    bad_node = gpu_node("bad-1", 2)
+    bad_node[1]["status"]["allocatable"]["nvidia.com/gpu"] = "two"
+    objects = [*scenario_objects("topology-block"), bad_node]
+    evaluation = ingest_and_evaluate(cluster, objects, taken_at=timezone.now())
+    error = evaluation.snapshot.errors[0]
+    content = signed_in.get("/").content.decode()
+    assert "The last snapshot had 1 error" in content
+    for key in ("object", "field", "reason"):
+        assert f"<td>{escape(error[key])}</td>" in content
+
+
+def test_it_pins_the_overview_query_count(
+    signed_in: Any, evaluation: Any, django_assert_num_queries: Any
+) -> None:
+    with django_assert_num_queries(5):  # session, user, clusters, snapshots, evaluations
+        assert signed_in.get("/").status_code == 200
+
+
+def heatmap_payload(response: Any) -> dict[str, Any]:
+    content = response.content.decode()
+    start = content.index('<script id="heatmap-data" type="application/json">')
+    body = content[start:].split(">", 1)[1].split("</script>", 1)[0]
+    return json.loads(body)
+
+
+def test_it_draws_one_heatmap_cell_per_gpu_of_the_evaluation(
+    signed_in: Any, evaluation: Any
+) -> None:
+    payload = heatmap_payload(signed_in.get(page_url(evaluation, "topology")))
+    assert payload["cellCount"] == evaluation.result["cluster"]["gpus"]
+    assert len(payload["figure"]["data"]) == 1
+
+
+def test_it_serves_the_same_heatmap_as_json(signed_in: Any, evaluation: Any) -> None:
+    response = signed_in.get(f"/clusters/{evaluation.cluster_id}/topology/data.json")
+    payload = response.json()
+    assert payload["cellCount"] == evaluation.result["cluster"]["gpus"]
+    assert payload["evaluation"] == evaluation.id
+
+
+def test_it_drills_into_a_node_with_one_row_per_gpu(signed_in: Any, evaluation: Any) -> None:
+    response = signed_in.get(
+        f"/clusters/{evaluation.cluster_id}/topology/data.json?domain=~/~/~/x1"
+    )
+    payload = response.json()
+    assert payload["level"] == "node"
+    assert payload["figure"]["data"][0]["y"] == ["x1 · GPU gpu-0", "x1 · GPU gpu-1"]
+
+
+def test_it_filters_the_heatmap_by_team(signed_in: Any, evaluation: Any) -> None:
+    response = signed_in.get(f"/clusters/{evaluation.cluster_id}/topology/data.json?team=team-a")
+    # team-a runs nothing but owns reservation team-a-h100 on node r1 (8 GPUs)
+    assert response.json()["rowPaths"] == ["~/~/~/r1"]
+
+
+def test_it_escapes_a_pod_named_like_a_script_tag(signed_in: Any, evaluation: Any) -> None:
+    content = signed_in.get(page_url(evaluation, "topology")).content.decode()
+    assert SCRIPT_POD_NAME not in content
+    assert SCRIPT_POD_NAME in json.dumps(heatmap_payload_from(content))
+
+
+def heatmap_payload_from(content: str) -> dict[str, Any]:
+    start = content.index('<script id="heatmap-data" type="application/json">')
+    return json.loads(content[start:].split(">", 1)[1].split("</script>", 1)[0])
+
+
+def test_it_pins_the_topology_page_query_count(
+    signed_in: Any, evaluation: Any, django_assert_num_queries: Any
+) -> None:
+    with django_assert_num_queries(5):  # session, user, clusters, snapshots, evaluation
+        assert signed_in.get(page_url(evaluation, "topology")).status_code == 200
+
+
+def test_it_shows_an_older_snapshot_when_asked(signed_in: Any, cluster: Any) -> None:
+    first = ingest_and_evaluate(
+        cluster, scenario_objects("topology-block"), taken_at=timezone.now() - timedelta(hours=2)
+    )
+    objects = [*scenario_objects("topology-block"), gpu_node("extra-1", 4)]
+    ingest_and_evaluate(cluster, objects, taken_at=timezone.now())
+    latest = signed_in.get(page_url(first, "topology")).content.decode()
+    older = signed_in.get(page_url(first, "topology", f"?snapshot={first.snapshot_id}"))
+    assert heatmap_payload_from(latest)["cellCount"] == first.result["cluster"]["gpus"] + 4
+    assert heatmap_payload(older)["cellCount"] == first.result["cluster"]["gpus"]
+    assert f"history: snapshot #{first.snapshot_id}" in older.content.decode()
+
+
+def test_it_answers_404_for_a_snapshot_of_another_cluster(signed_in: Any, evaluation: Any) -> None:
+    from tests.web.fixtures import make_cluster
+
+    other = ingest_and_evaluate(make_cluster("other"), scenario_objects("topology-block"))
+    response = signed_in.get(page_url(evaluation, "pending", f"?snapshot={other.snapshot_id}"))
+    assert response.status_code == 404
+
+
+def test_it_explains_each_pending_workload(signed_in: Any, evaluation: Any) -> None:
+    content = signed_in.get(page_url(evaluation, "pending")).content.decode()
+    diagnosis = evaluation.result["diagnoses"]["team-a/finetune"]["summary"]
+    assert "team-a/finetune" in content
+    assert diagnosis in content
+    assert "add 1 × h100" in content  # what the naive autoscaler does
+    assert "reuse team-a-h100" in content  # what the joint plan does instead
+
+
+def test_it_filters_pending_workloads_by_disagreement_class(
+    signed_in: Any, topology_evaluation: Any
+) -> None:
+    topology = signed_in.get(page_url(topology_evaluation, "pending", "?disagreement=topology"))
+    sharing = signed_in.get(page_url(topology_evaluation, "pending", "?disagreement=sharing"))
+    assert 'data-workload="ml/train"' in topology.content.decode()
+    assert 'data-workload="ml/train"' not in sharing.content.decode()
+
+
+def test_it_pins_the_pending_page_query_count(
+    signed_in: Any, evaluation: Any, django_assert_num_queries: Any
+) -> None:
+    # session, user, clusters, snapshots, evaluation, the filter's evaluation, verdicts
+    with django_assert_num_queries(7):
+        assert signed_in.get(page_url(evaluation, "pending")).status_code == 200
+
+
+def test_it_shows_each_recommendation_with_its_yaml(
+    signed_in: Any, topology_evaluation: Any
+) -> None:
+    recommendation = topology_evaluation.recommendations.get()
+    content = signed_in.get(page_url(topology_evaluation, "recommendations")).content.decode()
+    assert f"Add {recommendation.count} × {recommendation.node_group}" in content
+    assert f'data-copy-target="yaml-{recommendation.id}"' in content
+    assert recommendation.yaml.splitlines()[0] in content
+    assert "<code>ml/train</code>" in content
+
+
+def test_it_pins_the_recommendations_page_query_count(
+    signed_in: Any, topology_evaluation: Any, django_assert_num_queries: Any
+) -> None:
+    with django_assert_num_queries(6):  # session, user, clusters, snapshots, evaluation, rows
+        assert signed_in.get(page_url(topology_evaluation, "recommendations")).status_code == 200
+
+
+def evaluate_hours_ago(cluster: Any, hours: float, extra: list[Any]) -> Any:
+    objects = [*scenario_objects("reservation-idle-nodes"), *extra]
+    return ingest_and_evaluate(cluster, objects, taken_at=timezone.now() - timedelta(hours=hours))
+
+
+def test_it_reports_idle_gpu_hours_per_reservation_over_the_range(
+    signed_in: Any, cluster: Any
+) -> None:
+    # r1's 8 GPUs idle from 3 h ago; from 1 h ago a team-a pod holds all of them.
+    evaluate_hours_ago(cluster, 3, [])
+    latest = evaluate_hours_ago(cluster, 1, [running_pod("uses-r1", "team-a", "r1", 8)])
+    content = signed_in.get(page_url(latest, "reservations", "?range=24h")).content.decode()
+    assert "<td>16.0</td>" in content  # 8 idle GPUs × 2 h
+    assert "<td>40.00</td>" in content  # × 2.5 per GPU-hour
+    assert "team-a" in content
+
+
+def test_it_draws_the_idle_gpus_over_time_from_the_samples(signed_in: Any, evaluation: Any) -> None:
+    response = signed_in.get(
+        page_url(
+            evaluation,
+            "reservations",
+            "?range=custom&start=2026-12-01T00:00:00Z&end=2026-12-03T00:00:00Z",
+        )
+    )
+    content = response.content.decode()
+    start = content.index('<script id="idle-chart-data" type="application/json">')
+    figure = json.loads(content[start:].split(">", 1)[1].split("</script>", 1)[0])
+    assert [trace["name"] for trace in figure["data"]] == ["team-a-h100"]
+    assert figure["data"][0]["y"][0] == 8
+
+
+def test_it_links_the_idle_report_csv_for_the_range(signed_in: Any, evaluation: Any) -> None:
+    content = signed_in.get(page_url(evaluation, "reservations", "?range=30d")).content.decode()
+    assert "/api/v1/reports/idle-reservations/?format=csv&amp;cluster=" in content
+
+
+def test_it_refuses_a_custom_range_that_ends_before_it_starts(
+    signed_in: Any, evaluation: Any
+) -> None:
+    query = "?range=custom&start=2026-12-03T00:00:00Z&end=2026-12-01T00:00:00Z"
+    response = signed_in.get(page_url(evaluation, "reservations", query))
+    assert response.status_code == 400
+    assert "end must be after start" in response.content.decode()
+
+
+def test_it_pins_the_reservations_page_query_count(
+    signed_in: Any, evaluation: Any, django_assert_max_num_queries: Any
+) -> None:
+    with django_assert_max_num_queries(14):
+        assert signed_in.get(page_url(evaluation, "reservations")).status_code == 200
