@@ -204,7 +204,8 @@ def reservations() -> list[DemoReservation]:
 
 
 @transaction.atomic
-def _configure(*, now: datetime) -> Cluster:
+def configure_demo(*, now: datetime) -> Cluster:
+    """The demo cluster row, its node groups, reservations and beat entries (no ingest)."""
     cluster, created = Cluster.objects.get_or_create(
         name=DEMO_CLUSTER_NAME,
         defaults={"source_kind": Cluster.SourceKind.REPLAY, "source_settings": {}},
@@ -230,7 +231,7 @@ def _configure(*, now: datetime) -> Cluster:
 
 def load_demo(*, now: datetime) -> tuple[Cluster, Evaluation]:
     """Create or refresh the demo cluster and give it an evaluated snapshot (idempotent)."""
-    cluster = _configure(now=now)
+    cluster = configure_demo(now=now)
     snapshot = services.ingest_from_source(cluster=cluster, now=now)
     if snapshot is None:
         snapshot = Snapshot.objects.filter(cluster=cluster).order_by("-taken_at", "-id").first()

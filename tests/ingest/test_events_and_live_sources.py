@@ -1,0 +1,110 @@
+"""Live updates' message shape, the demo's replay moving on, and the kube source behind ingest."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.core.management import call_command
+
+from tests.ingest.kubeobjects import example_objects, openb_rows, trace_node_object
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db]
+
+NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def demo_evaluation():
+    from topology.demo import load_demo
+
+    _cluster, evaluation = load_demo(now=NOW)
+    return evaluation
+
+
+def test_it_names_one_group_per_cluster():
+    from recommender.events import cluster_group
+
+    assert cluster_group(7) == "cluster.7"
+    assert cluster_group(7) != cluster_group(8)
+
+
+def test_it_describes_the_full_state_as_three_typed_versioned_messages(demo_evaluation):
+    from recommender.events import snapshot_messages
+
+    messages = snapshot_messages(demo_evaluation)
+    assert [m["type"] for m in messages] == [
+        "heatmap.update",
+        "pending.update",
+        "recommendations.update",
+    ]
+    for message in messages:
+        assert message["version"] == 1
+        assert message["cluster"] == demo_evaluation.cluster_id
+        assert message["snapshot"] == demo_evaluation.snapshot_id
+        assert message["evaluation"] == demo_evaluation.pk
+    heatmap, pending, recommendations = (m["data"] for m in messages)
+    assert heatmap["heatmap"] == demo_evaluation.result["heatmap"]
+    assert len(pending["workloads"]) == demo_evaluation.pending_count
+    assert recommendations["cost"] == demo_evaluation.result["cost"]
+
+
+@pytest.fixture
+def demo_cluster():
+    from topology.demo import configure_demo
+
+    return configure_demo(now=NOW)
+
+
+def test_it_marks_the_demo_additions_in_the_stored_model(demo_cluster):
+    from topology import services
+    from topology.adapters import cluster_from_snapshot
+    from topology.trace import SYNTHETIC_TOPOLOGY_LABEL
+
+    snapshot = services.ingest_from_source(cluster=demo_cluster, now=NOW)
+    model = cluster_from_snapshot(snapshot)
+    assert len(model.nodes) == 1213
+    assert all(n.labels.get(SYNTHETIC_TOPOLOGY_LABEL) == "true" for n in model.nodes)
+    assert {g.key for g in model.gangs} == {
+        "team-a/llm-pretrain",
+        "team-a/eval-sweep",
+        "team-b/finetune",
+    }
+
+
+def test_it_advances_the_demo_replay_with_wall_clock_time(demo_cluster):
+    from topology import services
+
+    cluster = demo_cluster
+    services.ingest_from_source(cluster=cluster, now=NOW)
+    taken = []
+    for minutes in (5, 60, 240):
+        now = NOW + timedelta(minutes=minutes)
+        snapshot = services.ingest_from_source(cluster=cluster, now=now)
+        if snapshot is not None:
+            taken.append(snapshot.object_counts["pods"])
+    assert taken, "the replay produced no new snapshot in four hours of wall time"
+
+
+def test_it_ingests_a_live_cluster_through_the_kube_source(tmp_path):
+    from tests.ingest.kubeserver import KubeServer
+    from topology.adapters import cluster_from_snapshot
+    from topology.models import Snapshot
+
+    server = KubeServer().start()
+    try:
+        rows = openb_rows("openb_node_list_gpu_node.csv", 25)
+        server.put_many(trace_node_object(r) for r in rows)
+        server.put_many(example_objects())
+        name = f"live-{uuid.uuid4().hex[:6]}"
+        kubeconfig = server.kubeconfig(tmp_path / "kubeconfig")
+        call_command("ingest", name, "--source", "kube", "--kubeconfig", str(kubeconfig))
+    finally:
+        server.stop()
+    snapshot = Snapshot.objects.get(cluster__name=name)
+    model = cluster_from_snapshot(snapshot)
+    assert snapshot.object_counts["Node"] == 25
+    assert snapshot.object_counts["ResourceSlice"] == len(server.state("ResourceSlice"))
+    assert len(model.nodes) >= 25
+    assert {method for method, _path, _query in server.requests} == {"GET"}
