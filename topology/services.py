@@ -119,9 +119,13 @@ def ingest_snapshot(
         return None
 
 
+def _source_key(cluster: Cluster) -> tuple[int, str, str]:
+    return (cluster.pk, cluster.source_kind, json.dumps(cluster.source_settings, sort_keys=True))
+
+
 def read_source(*, cluster: Cluster, now: datetime) -> SourceRead:
     """Read the cluster's configured source (kept open per process between ingests)."""
-    key = (cluster.pk, cluster.source_kind, json.dumps(cluster.source_settings, sort_keys=True))
+    key = _source_key(cluster)
     source = _open_sources.get(key)
     if source is None:
         source = source_from_settings(
@@ -144,7 +148,15 @@ def ingest_from_source(*, cluster: Cluster, now: datetime) -> Snapshot | None:
         return _store_source_error(cluster=cluster, now=now, error=error)
     if read.unchanged:
         return None
-    return ingest_snapshot(cluster=cluster, taken_at=now, objects=read.objects, model=read.model)
+    try:
+        return ingest_snapshot(
+            cluster=cluster, taken_at=now, objects=read.objects, model=read.model
+        )
+    except Exception:
+        # The source now believes this content was seen; forget it so the next ingest
+        # reads (and stores) it again instead of answering "unchanged".
+        _open_sources.pop(_source_key(cluster), None)
+        raise
 
 
 def _store_source_error(
