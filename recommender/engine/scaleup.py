@@ -349,26 +349,65 @@ class JointPlanner:
     def cheapest_option(self, workload: Workload) -> Option | None:
         """Cheapest (group, domain, count) under which the whole workload runs.
 
-        Groups are tried cheapest node first; a domain whose single node costs
-        no less than the best option found is never probed (one new node is
-        the least any option needs: existing free GPUs may do the rest).
+        Groups are tried cheapest node first. GPU arithmetic bounds the count
+        from below (GPUs still missing after the domain's free ones, over the
+        template's GPUs per node); a slot whose bound cannot fit in its room,
+        or whose bound already costs no less than the best option, is never
+        probed. Without a required level every slot is alike, so only the
+        first slot with room is probed.
         """
         best: Option | None = None
         order = 0
         grants = self.grants(workload.namespace)
+        free = self.free_milli_by_domain(workload)
         for group in sorted(self.groups, key=lambda g: (g.price_per_node_hour, g.name)):
             if self.compatible(group, workload) is not None:
                 continue
             for index, placement in enumerate(self.placements(group)):
                 order += 1
                 room = self.room(group, index, placement)
-                if room < 1 or (best and group.price_per_node_hour >= best.cost_per_hour):
+                low = self.fewest_nodes(workload, group, placement, free)
+                price = group.price_per_node_hour
+                if room < low or (best and low * price >= best.cost_per_hour):
                     continue
                 slot = Slot(group, index, placement, order)
-                option = self.search(workload, slot, room, grants)
+                option = self.search(workload, slot, room, grants, low)
                 if option and (best is None or _better(option, best)):
                     best = option
+                if workload.required_topology is None:
+                    break
         return best
+
+    def domain_key(self, workload: Workload) -> str | None:
+        return workload.required_topology
+
+    def free_milli_by_domain(self, workload: Workload) -> dict[str | None, int]:
+        """Free GPU milli of existing nodes per domain of the required level (None: all)."""
+        key = self.domain_key(workload)
+        free: dict[str | None, int] = {}
+        for name in self.state.node_names():
+            alloc = self.state.alloc(name)
+            milli = sum(max(0, WHOLE_GPU_MILLI - used) for used in alloc.gpu_milli.values())
+            if milli:
+                domain = self.state.node(name).labels.get(key) if key else None
+                free[domain] = free.get(domain, 0) + milli
+        return free
+
+    def fewest_nodes(
+        self,
+        workload: Workload,
+        group: NodeGroup,
+        placement: NodePlacement,
+        free: Mapping[str | None, int],
+    ) -> int:
+        """Lower bound on new nodes: GPUs missing after the domain's free GPUs, per node."""
+        key = self.domain_key(workload)
+        domain = (placement.labels.get(key) or group.template.labels.get(key)) if key else None
+        missing = workload_gpu_milli(workload) - free.get(domain, 0)
+        per_node = group.template.gpu_count * WHOLE_GPU_MILLI
+        if missing <= 0 or per_node == 0:
+            return 1
+        return max(1, -(-missing // per_node))
 
     def cheapest_reserved_option(self, workload: Workload) -> Option | None:
         """Paid-but-unprovisioned reserved nodes the owner may start, at no extra cost."""
@@ -391,9 +430,14 @@ class JointPlanner:
         return best
 
     def search(
-        self, workload: Workload, slot: Slot, most: int, grants: Mapping[str, frozenset[str]]
+        self,
+        workload: Workload,
+        slot: Slot,
+        most: int,
+        grants: Mapping[str, frozenset[str]],
+        low: int = 1,
     ) -> Option | None:
-        """Smallest count in [1, most] under which the whole workload runs (None if none).
+        """Smallest count in [low, most] under which the whole workload runs (None if none).
 
         One probe at ``most`` rules a slot out at once; then a binary search,
         since more nodes in a domain never make a workload fit worse.
@@ -401,7 +445,6 @@ class JointPlanner:
         found = self.probe(workload, slot, most, grants)
         if found is None:
             return None
-        low = 1
         while low < found.count:
             middle = (low + found.count) // 2
             trial = self.probe(workload, slot, middle, grants)

@@ -34,6 +34,7 @@ from recommender.engine.scaleup import (
     WorkloadPlan,
     new_node,
     options_for,
+    pod_shape,
     unique_name,
     without_topology,
 )
@@ -159,6 +160,9 @@ class NaivePlanner:
         self.added: dict[str, int] = {}
         self.added_per_slot: dict[tuple[str, int], int] = {}
         self.ledger = NaiveLedger()
+        # shapes that found no existing node: existing nodes only fill up in this pass,
+        # so a later pod of the same shape cannot fit either (saves a full node scan)
+        self.no_room: set[str] = set()
 
     def decide(self, pending: Sequence[Workload]) -> NaiveLedger:
         for workload in pending:
@@ -170,8 +174,11 @@ class NaivePlanner:
 
     def decide_pod(self, workload: Workload, pod: Pod) -> None:
         options = options_for(self.policy, self.at)
-        if place_one(self.cluster, without_topology(pod), self.state, options).placed:
-            return
+        shape = pod_shape(pod)
+        if shape not in self.no_room:
+            if place_one(self.cluster, without_topology(pod), self.state, options).placed:
+                return
+            self.no_room.add(shape)
         self.ledger.needs_new[workload.key] = True
         demand = pod_counts(pod, self.classes)
         for planned in self.ledger.planned:
