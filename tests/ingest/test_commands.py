@@ -10,41 +10,15 @@ import yaml
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from tests.ingest.kubeobjects import OPENB_DIR, openb_rows, trace_node_object
+from tests.ingest.kubeobjects import (
+    NODE_GROUP,
+    OPENB_DIR,
+    RESERVATION,
+    openb_rows,
+    trace_node_object,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
-
-NODE_GROUP = {
-    "apiVersion": "capacityweb.io/v1alpha1",
-    "kind": "NodeGroup",
-    "metadata": {"name": "h100-pool"},
-    "spec": {
-        "nodeSelector": {"cloud.google.com/gke-nodepool": "h100-pool"},
-        "minSize": 0,
-        "maxSize": 16,
-        "pricePerNodeHour": 88.0,
-        "template": {
-            "labels": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},
-            "taints": [],
-            "allocatable": {"cpu": "208", "memory": "1800Gi", "pods": "110", "nvidia.com/gpu": "8"},
-        },
-        "placement": [
-            {"labels": {"topology.kubernetes.io/zone": "z1"}, "maxNewNodes": 2},
-        ],
-    },
-}
-RESERVATION = {
-    "apiVersion": "capacityweb.io/v1alpha1",
-    "kind": "Reservation",
-    "metadata": {"name": "team-a-h100"},
-    "spec": {
-        "owner": {"namespaces": ["team-a"]},
-        "nodeNames": ["openb-node-0000"],
-        "start": "2026-12-01T00:00:00Z",
-        "end": "2027-01-01T00:00:00Z",
-        "pricePerGpuHour": 2.5,
-    },
-}
 
 
 def _name() -> str:
