@@ -79,7 +79,7 @@ def generate(nodes: int, gangs: int, pods_per_gang: int, groups: int, seed: int)
         group = f"g{(block % groups):02d}"
         node = gpu_node(f"n{i:05d}", model, block_labels(block), group)
         node_list.append(node)
-        used = rng.choice((0, 2, 4, 6, 8))
+        used = rng.choice((4, 6, 8, 8))
         if used:
             pods.append(
                 Pod(
