@@ -1,0 +1,135 @@
+"""A real dashboard for Chromium: `manage.py rundemo` (Daphne) on a free 127.0.0.1 port.
+
+    pytest process ──(test DB on Postgres, Redis)──► rundemo subprocess: pages + sockets
+         │                                                ▲
+         └─ ingest_cluster.delay ─► celery worker ─► publish via Redis ─┘
+
+The server and the worker read pytest-django's test database, so browser tests
+are transactional (their rows are committed). Needs DATABASE_URL (Postgres),
+REDIS_URL and Chromium; missing ones make the tests fail, naming what to set up.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import (
+    REPO_ROOT,
+    chromium_path,
+    services_missing,
+    stop_process,
+    with_database_name,
+)
+
+SERVER_START_TIMEOUT_SECONDS = 60.0
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+PASSWORD = "browser-password-1"
+SCREENSHOTS_DIR = REPO_ROOT / "docs" / "screenshots"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def wait_for_http(url: str, server: subprocess.Popen[bytes], log_path: Path) -> None:
+    deadline = time.monotonic() + SERVER_START_TIMEOUT_SECONDS
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            pytest.fail(f"rundemo exited with {server.returncode}:\n{log_path.read_text()}")
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except OSError:
+            time.sleep(0.2)
+    pytest.fail(f"rundemo did not answer {url}:\n{log_path.read_text()}")
+
+
+@pytest.fixture(scope="session")
+def live_url(django_db_setup: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Base URL of a Daphne server (rundemo, static files served) on the test database."""
+    if missing := services_missing():
+        pytest.fail(f"browser tests need {', '.join(missing)}; see .ci/run", pytrace=False)
+    from django.conf import settings
+
+    port = free_port()
+    log_path = tmp_path_factory.mktemp("rundemo") / "server.log"
+    environment = {
+        **os.environ,
+        "DATABASE_URL": with_database_name(
+            os.environ["DATABASE_URL"], settings.DATABASES["default"]["NAME"]
+        ),
+        "EMBEDDED_WORKER": "false",
+        "DEBUG": "true",
+    }
+    with log_path.open("wb") as log:
+        server = subprocess.Popen(
+            [sys.executable, "manage.py", "rundemo", "--port", str(port)],
+            cwd=REPO_ROOT,
+            env=environment,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_for_http(f"http://127.0.0.1:{port}/accounts/login/", server, log_path)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop_process(server)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    if not Path(chromium_path()).exists():
+        pytest.fail("install Debian package chromium (or set CHROMIUM_PATH)", pytrace=False)
+    # Playwright's sync API runs an event loop in this thread; the ORM calls the tests
+    # make between page actions are still plain synchronous calls.
+    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def page(browser: Any, live_url: str, transactional_db: None) -> Iterator[Any]:
+    """A signed-in page whose console errors and page errors are collected in ``page.errors``."""
+    from django.contrib.auth.models import User
+
+    User.objects.create_user("viewer", password=PASSWORD, is_staff=True)
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    tab = context.new_page()
+    tab.errors = []
+    tab.on("console", lambda m: tab.errors.append(m.text) if m.type == "error" else None)
+    tab.on("pageerror", lambda error: tab.errors.append(str(error)))
+    tab.goto(f"{live_url}/accounts/login/")
+    tab.fill("input[name=username]", "viewer")
+    tab.fill("input[name=password]", PASSWORD)
+    tab.click("button[type=submit], input[type=submit]")
+    tab.wait_for_url(f"{live_url}/")
+    try:
+        yield tab
+    finally:
+        context.close()
