@@ -14,6 +14,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
 from recommender.engine.evaluate import evaluate
@@ -37,7 +38,11 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             at = parse_at(options["at"])
-            objects = read_objects(options["path"])
+            objects = read_objects(
+                options["path"],
+                max_bytes=settings.MAX_SNAPSHOT_BYTES,
+                max_objects=settings.MAX_SNAPSHOT_OBJECTS,
+            )
         except ModelError as error:
             self.fail([error])
         snapshot = parse_objects(objects, cluster_name=options["cluster_name"])
