@@ -11,6 +11,10 @@ seconds rather than minutes, without changing a single decision.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
+from itertools import compress, count, islice
+from typing import Any
+
 from topology.hardware import Pod
 
 from .state import NodeAlloc, NodeInfo
@@ -97,3 +101,87 @@ class NodeKeys:
 
     def changed(self, name: str) -> None:
         self._keys.pop(name, None)
+
+
+Scored = tuple[float, int] | None
+NO_SCORE = float("-inf")
+
+
+class _Column:
+    """One pod shape's value for every node, as of change ``seen``."""
+
+    __slots__ = ("values", "seen")
+
+    def __init__(self, values: list[Any]) -> None:
+        self.values = values
+        self.seen = 0
+
+
+class ScoreIndex:
+    """Every node's memoised score per pod shape, refreshed only where nodes changed.
+
+    Visiting all nodes for every pod costs nodes × pods dictionary lookups even
+    when every answer is memoised. The index keeps, per pod shape, a column of
+    node scores and a log of changed nodes; a query re-scores only the nodes
+    changed since that shape's last query, then takes the maximum and the tied
+    nodes in node order — exactly what the full visit would have found, so the
+    tie-break (first, or the seeded uniform pick) sees the same list. Failure
+    reasons (the diagnosis of a pod that fits nowhere) are kept the same way.
+    """
+
+    def __init__(self, node_names: tuple[str, ...]) -> None:
+        self.names = node_names
+        self._position = {name: i for i, name in enumerate(node_names)}
+        self._changes: list[int] = []
+        self._scores: dict[int, _Column] = {}
+        self._options: dict[int, list[int]] = {}
+        self._reasons: dict[int, _Column] = {}
+
+    def covers(self, node_names: Sequence[str]) -> bool:
+        """True when asked about exactly the indexed nodes, in their order."""
+        return len(node_names) == len(self.names) and tuple(node_names) == self.names
+
+    def changed(self, name: str) -> None:
+        position = self._position.get(name)
+        if position is not None:
+            self._changes.append(position)
+
+    def _stale(
+        self, columns: dict[int, _Column], shape: int, empty: object
+    ) -> tuple[_Column, Iterable[int]]:
+        column = columns.get(shape)
+        stale: Iterable[int]
+        if column is None:
+            column = columns[shape] = _Column([empty] * len(self.names))
+            stale = range(len(self.names))
+        else:
+            stale = set(self._changes[column.seen :])
+        column.seen = len(self._changes)
+        return column, stale
+
+    def best(self, shape: int, score: Callable[[str], Scored]) -> tuple[float, int]:
+        """The best score for the shape and how many nodes reach it (0: none fits)."""
+        column, stale = self._stale(self._scores, shape, NO_SCORE)
+        options = self._options.setdefault(shape, [0] * len(self.names))
+        scores, names = column.values, self.names
+        for position in stale:
+            scored = score(names[position])
+            if scored is None:
+                scores[position] = NO_SCORE
+            else:
+                scores[position], options[position] = scored
+        best = max(scores, default=NO_SCORE)
+        return best, (0 if best == NO_SCORE else scores.count(best))
+
+    def nth_best(self, shape: int, best: float, nth: int) -> tuple[str, int]:
+        """The ``nth`` (0-based, node order) node scoring ``best`` and its option."""
+        scores = self._scores[shape].values
+        position = next(islice(compress(count(), map(best.__eq__, scores)), nth, None))
+        return self.names[position], self._options[shape][position]
+
+    def reasons(self, shape: int, reason: Callable[[str], str]) -> list[str]:
+        """Every node's first failing filter reason for the shape, in node order."""
+        column, stale = self._stale(self._reasons, shape, "")
+        for position in stale:
+            column.values[position] = reason(self.names[position])
+        return list(column.values)

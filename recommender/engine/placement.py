@@ -33,7 +33,7 @@ from .diagnosis import (
     unsupported_diagnosis,
 )
 from .filters import NODE_RULES, FilterContext, Status, run_filters
-from .memo import NodeKeys, memoisable, pod_shape
+from .memo import NodeKeys, ScoreIndex, memoisable, pod_shape
 from .scores import SCORE_RULES, Candidate, Policy, ScoreContext, policy_named
 from .state import (
     Allocation,
@@ -97,6 +97,20 @@ def place(
     return PlacementResult(outcomes, work)
 
 
+def place_unindexed(
+    cluster: Cluster,
+    workloads: Iterable[Workload],
+    *,
+    options: PlacementOptions = PlacementOptions(),  # noqa: B008 (frozen, shared safely)
+) -> PlacementResult:
+    """``place`` visiting every node for every pod: the reference the score index
+    (``memo.ScoreIndex``) is tested against; same decisions, much slower."""
+    work = ClusterState.from_cluster(cluster)
+    workloads = tuple(workloads)
+    run = _Run(cluster, work, options, workloads, indexed=False)
+    return PlacementResult(tuple(run.place_workload(w) for w in workloads), work)
+
+
 def place_one(
     cluster: Cluster, workload: Workload, state: ClusterState, options: PlacementOptions
 ) -> WorkloadOutcome:
@@ -113,6 +127,7 @@ class _Run:
         state: ClusterState,
         options: PlacementOptions,
         workloads: Sequence[Workload],
+        indexed: bool = True,
     ) -> None:
         self.cluster = cluster
         self.state = state
@@ -122,6 +137,8 @@ class _Run:
         self.scores.paths = _PathCache(cluster, state)
         self._keys = NodeKeys()
         self._memo: dict[tuple[int, int], tuple[float, int] | None] = {}
+        self._reasons: dict[tuple[int, int], str] = {}
+        self._index = ScoreIndex(state.node_names()) if indexed else None
         if self.policy.needs_fragmentation:
             self.scores.fragmentation = _fgd.FragmentationModel.from_workloads(workloads)
 
@@ -210,23 +227,32 @@ class _Run:
 
     def _apply(self, pod: Pod, choice: _Choice) -> None:
         self.state.apply(choice.node, pod.key, choice.allocation)
-        self._keys.changed(choice.node)
+        self._changed(choice.node)
 
     def _undo(self, placed: list[tuple[Pod, _Choice]]) -> None:
         for pod, choice in reversed(placed):
             self.state.release(choice.node, pod.key, choice.allocation)
-            self._keys.changed(choice.node)
+            self._changed(choice.node)
+
+    def _changed(self, name: str) -> None:
+        self._keys.changed(name)
+        if self._index is not None:
+            self._index.changed(name)
 
     # --- one pod --------------------------------------------------------------------
 
     def _best_node(self, pod: Pod, node_names: Sequence[str]) -> _Choice | None:
         """Highest score wins; equal scores: the first, or a seeded uniform pick (as
         kube-scheduler's selectHost does) when the policy says "random"."""
+        shape = self._shape(pod)
+        if shape is not None and self._index is not None and self._index.covers(node_names):
+            top, ties = self._index.best(shape, lambda name: self._memo_score(name, pod, shape))
+            if ties == 0:
+                return None
+            name, option_index = self._index.nth_best(shape, top, self._pick(ties))
+            return self._choice(name, pod, option_index)
         best: list[tuple[str, int]] = []
         best_score = float("-inf")
-        shape = None
-        if memoisable(pod) and not self.scores.member_paths:
-            shape = self._keys.intern(("pod", *pod_shape(pod)))
         for name in node_names:
             scored = (
                 self._score_node(name, pod) if shape is None else self._memo_score(name, pod, shape)
@@ -240,14 +266,24 @@ class _Run:
                 best.append((name, option_index))
         if not best:
             return None
-        pick = self.scores.rng.randrange(len(best)) if self.policy.tie_break == "random" else 0
-        name, option_index = best[pick]
+        name, option_index = best[self._pick(len(best))]
         return self._choice(name, pod, option_index)
 
-    def _memo_score(self, name: str, pod: Pod, shape: int) -> tuple[float, int] | None:
+    def _pick(self, ties: int) -> int:
+        return self.scores.rng.randrange(ties) if self.policy.tie_break == "random" else 0
+
+    def _shape(self, pod: Pod) -> int | None:
+        """The memo id of the pod's shape, or None when its score depends on more."""
+        if memoisable(pod) and not self.scores.member_paths:
+            return self._keys.intern(("pod", *pod_shape(pod)))
+        return None
+
+    def _node_key(self, name: str) -> int:
         personal = bool(self.filters.granted) or name in self.filters.reserved_for
-        node_key = self._keys.key(name, self.state.info(name), self.state.alloc(name), personal)
-        key = (shape, node_key)
+        return self._keys.key(name, self.state.info(name), self.state.alloc(name), personal)
+
+    def _memo_score(self, name: str, pod: Pod, shape: int) -> tuple[float, int] | None:
+        key = (shape, self._node_key(name))
         if key in self._memo:
             return self._memo[key]
         scored = self._score_node(name, pod)
@@ -317,8 +353,7 @@ class _Run:
         for pod in workload.pods:
             choice = self._best_node(pod, self.state.node_names())
             if choice is None:
-                reasons = [self._node_reason(n, pod) for n in self.state.node_names()]
-                reasons = [r for r in reasons if r]
+                reasons = [r for r in self._node_reasons(pod) if r]
                 break
             self._apply(pod, choice)
             placed.append((pod, choice))
@@ -326,7 +361,24 @@ class _Run:
         self._undo(placed)
         return reasons, count
 
-    def _node_reason(self, name: str, pod: Pod) -> str:
+    def _node_reasons(self, pod: Pod) -> list[str]:
+        """Each node's first failing filter reason ("" where the pod would fit)."""
+        names = self.state.node_names()
+        shape = self._shape(pod)
+        if shape is None:
+            return [self._filter_reason(n, pod) for n in names]
+        if self._index is not None and self._index.covers(names):
+            return self._index.reasons(shape, lambda name: self._memo_reason(name, pod, shape))
+        return [self._memo_reason(n, pod, shape) for n in names]
+
+    def _memo_reason(self, name: str, pod: Pod, shape: int) -> str:
+        key = (shape, self._node_key(name))
+        reason = self._reasons.get(key)
+        if reason is None:
+            reason = self._reasons[key] = self._filter_reason(name, pod)
+        return reason
+
+    def _filter_reason(self, name: str, pod: Pod) -> str:
         status: Status = run_filters(
             self.state.info(name), self.state.alloc(name), pod, self.filters
         )
