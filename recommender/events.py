@@ -10,8 +10,13 @@ Every message is typed and versioned::
     {"type": "heatmap.update" | "pending.update" | "recommendations.update",
      "version": 1, "cluster": id, "snapshot": id, "evaluation": id, "data": {...}}
 
-``snapshot_messages`` is the full current state; consumers send it on connect,
+``snapshot_messages`` is the current state; consumers send it on connect,
 then forward what ``publish_evaluation`` sends.
+
+The heatmap message carries a summary and the URL of the heatmap data, not
+the cells: a 6,000-GPU cluster's cells are over a megabyte, above Daphne's
+WebSocket frame limit, and fanning them out to hundreds of browsers would
+cost more than each page fetching the one level it shows.
 """
 
 from __future__ import annotations
@@ -20,12 +25,14 @@ from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+from django.urls import reverse
 
 from recommender.models import Evaluation
 
 MESSAGE_VERSION = 1
 GROUP_MESSAGE_TYPE = "cluster.message"
-HEATMAP_KEYS = ("cluster", "heatmap", "fragmentation")
+HEATMAP_KEYS = ("cluster",)
+MAX_MESSAGE_BYTES = 256 * 1024  # well under Daphne's 1 MiB WebSocket payload limit
 PENDING_KEYS = ("workloads", "diagnoses")
 RECOMMENDATION_KEYS = ("recommendations", "idleReservations", "cost")
 
@@ -50,10 +57,19 @@ def _message(evaluation: Evaluation, message_type: str, keys: tuple[str, ...]) -
     }
 
 
+def _heatmap_message(evaluation: Evaluation) -> dict[str, Any]:
+    message = _message(evaluation, "heatmap.update", HEATMAP_KEYS)
+    cells = (evaluation.result or {}).get("heatmap") or []
+    message["data"]["cells"] = len(cells)
+    message["data"]["allocatedMilli"] = sum(cell.get("allocatedMilli") or 0 for cell in cells)
+    message["data"]["dataUrl"] = reverse("topology-data", args=[evaluation.cluster_id])
+    return message
+
+
 def snapshot_messages(evaluation: Evaluation) -> list[dict[str, Any]]:
     """The cluster's current state as the three typed messages."""
     return [
-        _message(evaluation, "heatmap.update", HEATMAP_KEYS),
+        _heatmap_message(evaluation),
         _message(evaluation, "pending.update", PENDING_KEYS),
         _message(evaluation, "recommendations.update", RECOMMENDATION_KEYS),
     ]

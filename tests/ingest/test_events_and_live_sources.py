@@ -45,7 +45,8 @@ def test_it_describes_the_full_state_as_three_typed_versioned_messages(demo_eval
         assert message["snapshot"] == demo_evaluation.snapshot_id
         assert message["evaluation"] == demo_evaluation.pk
     heatmap, pending, recommendations = (m["data"] for m in messages)
-    assert heatmap["heatmap"] == demo_evaluation.result["heatmap"]
+    assert heatmap["cells"] == len(demo_evaluation.result["heatmap"])
+    assert heatmap["dataUrl"] == f"/clusters/{demo_evaluation.cluster_id}/topology/data.json"
     assert len(pending["workloads"]) == demo_evaluation.pending_count
     assert recommendations["cost"] == demo_evaluation.result["cost"]
 
@@ -55,6 +56,15 @@ def demo_cluster():
     from topology.demo import configure_demo
 
     return configure_demo(now=NOW)
+
+
+def test_it_keeps_every_demo_message_under_the_websocket_frame_limit(demo_evaluation):
+    import json
+
+    from recommender.events import MAX_MESSAGE_BYTES, snapshot_messages
+
+    sizes = [len(json.dumps(m).encode()) for m in snapshot_messages(demo_evaluation)]
+    assert max(sizes) < MAX_MESSAGE_BYTES, sizes
 
 
 def test_it_marks_the_demo_additions_in_the_stored_model(demo_cluster):

@@ -51,7 +51,7 @@ async def test_it_sends_the_latest_evaluation_on_connect(
     assert {(m["version"], m["cluster"], m["evaluation"]) for m in messages} == {
         (1, evaluation.cluster_id, evaluation.id)
     }
-    assert len(messages[0]["data"]["heatmap"]) == evaluation.result["cluster"]["gpus"]
+    assert messages[0]["data"]["cells"] == evaluation.result["cluster"]["gpus"]
 
 
 async def test_it_closes_an_anonymous_socket_with_4401(evaluation: Any) -> None:
