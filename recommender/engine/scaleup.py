@@ -33,7 +33,7 @@ from datetime import datetime
 from recommender.engine import costs
 from recommender.engine.placement import PlacementOptions, WorkloadOutcome, place_one
 from recommender.engine.state import ClusterState
-from recommender.engine.workloads import Workload, pod_workload
+from recommender.engine.workloads import Workload, _pod_gpu_milli, pod_workload
 from reservations.idle import reserved_nodes
 from topology.hardware import (
     HOSTNAME_LABEL,
@@ -242,6 +242,9 @@ class JointPlanner:
         }
         self.provisioned: dict[str, list[str]] = {}  # reservation → nodes provisioned for it
         self.compat_cache: dict[tuple[str, str], str | None] = {}
+        self.restrict_probes = True
+        self.candidates_for: str | None = None
+        self.candidates: list[str] = []
 
     def plan(self, pending: Sequence[Workload]) -> ScaleUpPlan:
         outcomes = {w.key: self.plan_one(w) for w in pending}
@@ -257,10 +260,26 @@ class JointPlanner:
             outcome = place_one(self.cluster, workload, self.state, self.options(grants))
             if outcome.placed:
                 return self.placed_plan(workload, outcome, USES_RESERVATION, ())
-        option = self.cheapest_reserved_option(workload) or self.cheapest_option(workload)
+        option = self.best_option(workload)
         if option is None:
             return WorkloadPlan(workload.key, BLOCKED, reasons=self.blocked_reasons(workload))
         return self.take(workload, option)
+
+    def best_option(self, workload: Workload) -> Option | None:
+        """Reserved capacity first, then the cheapest purchase; confirmed on the full state.
+
+        Should the full state disagree with the probe (a greedy choice among
+        more nodes), the search is repeated on full-state probes.
+        """
+        self.candidates_for = None
+        for restrict in (True, False):
+            self.restrict_probes = restrict
+            option = self.cheapest_reserved_option(workload) or self.cheapest_option(workload)
+            if option is None:
+                return None
+            if (confirmed := self.confirmed(workload, option)) is not None:
+                return confirmed
+        return None
 
     # -- reservations
 
@@ -371,7 +390,7 @@ class JointPlanner:
                 if room < low or (best and low * price >= best.cost_per_hour):
                     continue
                 slot = Slot(group, index, placement, order)
-                option = self.search(workload, slot, room, grants, low)
+                option = self.search(workload, slot, room, grants, low, best)
                 if option and (best is None or _better(option, best)):
                     best = option
                 if workload.required_topology is None:
@@ -436,20 +455,32 @@ class JointPlanner:
         most: int,
         grants: Mapping[str, frozenset[str]],
         low: int = 1,
+        best: Option | None = None,
     ) -> Option | None:
         """Smallest count in [low, most] under which the whole workload runs (None if none).
 
-        One probe at ``most`` rules a slot out at once; then a binary search,
-        since more nodes in a domain never make a workload fit worse.
+        Galloping up from ``low`` (low, 2·low, 4·low … most), then a binary
+        search down to the smallest count that works: more nodes in a domain
+        never make a workload fit worse. Failed probes are cheap, successful
+        ones bind a whole gang, so the search ascends. Counts that cannot
+        beat ``best`` are not probed.
         """
-        found = self.probe(workload, slot, most, grants)
-        if found is None:
-            return None
-        while low < found.count:
-            middle = (low + found.count) // 2
+        price = 0.0 if slot.reservation else slot.group.price_per_node_hour
+        failed, count = low - 1, low
+        found: Option | None = None
+        while found is None:
+            if best is not None and price > 0 and count * price >= best.cost_per_hour:
+                return None
+            found = self.probe(workload, slot, count, grants)
+            if found is None:
+                if count >= most:
+                    return None
+                failed, count = count, min(most, count * 2)
+        while failed + 1 < found.count:
+            middle = (failed + found.count) // 2
             trial = self.probe(workload, slot, middle, grants)
             if trial is None:
-                low = middle + 1
+                failed = middle
             else:
                 found = trial
         return found
@@ -457,8 +488,14 @@ class JointPlanner:
     def probe(
         self, workload: Workload, slot: Slot, count: int, grants: Mapping[str, frozenset[str]]
     ) -> Option | None:
-        """Place the workload on a copy of the state with ``count`` new nodes in the slot."""
-        state = self.state.copy()
+        """Place the workload on the slot's candidate nodes plus ``count`` new ones.
+
+        The probe state holds only existing nodes that could host a member
+        (see ``candidate_names``): the filters would reject the others anyway,
+        and a probe then costs the candidates, not the whole cluster. The
+        chosen option is confirmed on the full state in ``take``.
+        """
+        state = self.probe_state(workload, slot)
         taken = set(self.taken_names)
         nodes = tuple(
             self.fresh_node(slot.group, slot.placement, taken, slot.reservation)
@@ -475,6 +512,56 @@ class JointPlanner:
         price = slot.group.price_per_node_hour
         cost = 0.0 if slot.reservation else costs.nodes_cost_per_hour(count, price)
         return Option(cost, count, slot, nodes, state, outcome)
+
+    def probe_state(self, workload: Workload, slot: Slot) -> ClusterState:
+        if not self.restrict_probes:
+            return self.state.copy()
+        key = workload.required_topology
+        domain = (
+            (slot.placement.labels.get(key) or slot.group.template.labels.get(key)) if key else None
+        )
+        names = [
+            n
+            for n in self.candidate_names(workload)
+            if key is None or self.state.node(n).labels.get(key) == domain
+        ]
+        infos = {n: self.state.info(n) for n in names}
+        allocs = {n: self.state.alloc(n) for n in names}
+        return ClusterState(infos, allocs).copy()  # the copy owns nothing: writes clone
+
+    def candidate_names(self, workload: Workload) -> list[str]:
+        """Existing nodes that might host a member: the pods' common nodeSelector matches
+        and enough GPU is free for the smallest member (cached per workload)."""
+        if self.candidates_for == workload.key:
+            return self.candidates
+        selector = _common_selector(workload)
+        least_milli = min(_pod_gpu_milli(p) for p in workload.pods)
+        names = []
+        for name in self.state.node_names():
+            labels = self.state.node(name).labels
+            if any(labels.get(k) != v for k, v in selector.items()):
+                continue
+            if least_milli > 0:
+                used = self.state.alloc(name).gpu_milli.values()
+                if sum(max(0, WHOLE_GPU_MILLI - u) for u in used) < least_milli:
+                    continue
+            names.append(name)
+        self.candidates_for, self.candidates = workload.key, names
+        return names
+
+    def confirmed(self, workload: Workload, option: Option) -> Option | None:
+        """The option replayed on the full state (what the plan carries forward)."""
+        state = self.state.copy()
+        for node in option.nodes:
+            state.add_node(node)
+        grants = self.grants(workload.namespace)
+        if option.slot.reservation is not None:
+            mine = grants.get(workload.namespace, frozenset())
+            grants = {**grants, workload.namespace: mine | {n.name for n in option.nodes}}
+        outcome = place_one(self.cluster, workload, state, self.options(grants))
+        if not outcome.placed:
+            return None
+        return replace(option, state=state, outcome=outcome)
 
     def fresh_node(
         self, group: NodeGroup, placement: NodePlacement, taken: set[str], reservation: str | None
@@ -551,6 +638,16 @@ def _better(option: Option, best: Option) -> bool:
         best.count,
         best.slot.order,
     )
+
+
+def _common_selector(workload: Workload) -> dict[str, str]:
+    """nodeSelector entries every member carries (a node lacking one hosts no member)."""
+    first, *rest = workload.pods
+    return {
+        k: v
+        for k, v in first.node_selector.items()
+        if all(p.node_selector.get(k) == v for p in rest)
+    }
 
 
 def _tolerated(pod: Pod, taint: Taint) -> bool:
