@@ -171,6 +171,8 @@ RULES: tuple[Rule, ...] = (
 )
 
 NODE_RULES: tuple[Rule, ...] = RULES[:-2]  # everything but device allocation
+STATIC_RULES: tuple[Rule, ...] = RULES[:5]  # read the node and pod only, never what is free
+RESOURCE_RULES: tuple[Rule, ...] = NODE_RULES[5:]
 
 
 def run_filters(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext) -> Status:

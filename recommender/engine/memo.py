@@ -141,30 +141,36 @@ class ScoreIndex:
         """True when asked about exactly the indexed nodes, in their order."""
         return len(node_names) == len(self.names) and tuple(node_names) == self.names
 
-    def changed(self, name: str) -> None:
+    def changed(self, name: str, released: bool) -> None:
+        """Log a change; ``released`` (resources given back) may make a node fit again."""
         position = self._position.get(name)
         if position is not None:
-            self._changes.append(position)
+            self._changes.append(-1 - position if released else position)
 
     def _stale(
         self, columns: dict[int, _Column], shape: int, empty: object
-    ) -> tuple[_Column, Iterable[int]]:
+    ) -> tuple[_Column, Iterable[int], set[int]]:
+        """The shape's column, the nodes changed since its last query, and those of
+        them that got resources back."""
         column = columns.get(shape)
-        stale: Iterable[int]
         if column is None:
             column = columns[shape] = _Column([empty] * len(self.names))
-            stale = range(len(self.names))
-        else:
-            stale = set(self._changes[column.seen :])
+            column.seen = len(self._changes)
+            return column, range(len(self.names)), set()
+        changes = self._changes[column.seen :]
         column.seen = len(self._changes)
-        return column, stale
+        stale = {c if c >= 0 else -1 - c for c in changes}
+        return column, stale, {-1 - c for c in changes if c < 0}
 
     def best(self, shape: int, score: Callable[[str], Scored]) -> tuple[float, int]:
         """The best score for the shape and how many nodes reach it (0: none fits)."""
-        column, stale = self._stale(self._scores, shape, NO_SCORE)
+        fresh = shape not in self._scores
+        column, stale, released = self._stale(self._scores, shape, NO_SCORE)
         options = self._options.setdefault(shape, [0] * len(self.names))
         scores, names = column.values, self.names
         for position in stale:
+            if scores[position] == NO_SCORE and not fresh and position not in released:
+                continue  # it did not fit, and it only lost resources since: still does not
             scored = score(names[position])
             if scored is None:
                 scores[position] = NO_SCORE
@@ -181,7 +187,7 @@ class ScoreIndex:
 
     def reasons(self, shape: int, reason: Callable[[str], str]) -> list[str]:
         """Every node's first failing filter reason for the shape, in node order."""
-        column, stale = self._stale(self._reasons, shape, "")
+        column, stale, _ = self._stale(self._reasons, shape, "")
         for position in stale:
             column.values[position] = reason(self.names[position])
         return list(column.values)

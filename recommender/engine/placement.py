@@ -32,12 +32,13 @@ from .diagnosis import (
     node_diagnosis,
     unsupported_diagnosis,
 )
-from .filters import NODE_RULES, FilterContext, Status, run_filters
+from .filters import RESOURCE_RULES, STATIC_RULES, FilterContext, Status, run_filters
 from .memo import NodeKeys, ScoreIndex, memoisable, pod_shape
 from .scores import SCORE_RULES, Candidate, Policy, ScoreContext, policy_named
 from .state import (
     Allocation,
     ClusterState,
+    NodeAlloc,
     NodeInfo,
     device_gpu_milli,
     pod_allocation_base,
@@ -138,6 +139,7 @@ class _Run:
         self._keys = NodeKeys()
         self._memo: dict[tuple[int, int], tuple[float, int] | None] = {}
         self._reasons: dict[tuple[int, int], str] = {}
+        self._static: dict[tuple[int, str], bool] = {}
         self._index = ScoreIndex(state.node_names()) if indexed else None
         if self.policy.needs_fragmentation:
             self.scores.fragmentation = _fgd.FragmentationModel.from_workloads(workloads)
@@ -227,17 +229,17 @@ class _Run:
 
     def _apply(self, pod: Pod, choice: _Choice) -> None:
         self.state.apply(choice.node, pod.key, choice.allocation)
-        self._changed(choice.node)
+        self._changed(choice.node, released=False)
 
     def _undo(self, placed: list[tuple[Pod, _Choice]]) -> None:
         for pod, choice in reversed(placed):
             self.state.release(choice.node, pod.key, choice.allocation)
-            self._changed(choice.node)
+            self._changed(choice.node, released=True)
 
-    def _changed(self, name: str) -> None:
+    def _changed(self, name: str, released: bool) -> None:
         self._keys.changed(name)
         if self._index is not None:
-            self._index.changed(name)
+            self._index.changed(name, released)
 
     # --- one pod --------------------------------------------------------------------
 
@@ -286,14 +288,16 @@ class _Run:
         key = (shape, self._node_key(name))
         if key in self._memo:
             return self._memo[key]
-        scored = self._score_node(name, pod)
+        scored = self._score_node(name, pod, shape)
         self._memo[key] = scored
         return scored
 
-    def _candidates(self, name: str, pod: Pod) -> list[Candidate] | None:
+    def _candidates(self, name: str, pod: Pod, shape: int | None = None) -> list[Candidate] | None:
         info = self.state.info(name)
         alloc = self.state.alloc(name)
-        for rule in NODE_RULES:
+        if not self._static_ok(info, alloc, pod, shape):
+            return None
+        for rule in RESOURCE_RULES:
             if not rule(info, alloc, pod, self.filters).ok:
                 return None
         options = self._device_options(name, pod)
@@ -301,9 +305,22 @@ class _Run:
             return None
         return [Candidate(info, alloc, pod, o, _option_gpu_milli(info, o)) for o in options]
 
-    def _score_node(self, name: str, pod: Pod) -> tuple[float, int] | None:
+    def _static_ok(self, info: NodeInfo, alloc: NodeAlloc, pod: Pod, shape: int | None) -> bool:
+        """The rules that read no free resources, once per (pod shape, node)."""
+        if shape is None:
+            return all(rule(info, alloc, pod, self.filters).ok for rule in STATIC_RULES)
+        key = (shape, info.node.name)
+        verdict = self._static.get(key)
+        if verdict is None:
+            verdict = all(rule(info, alloc, pod, self.filters).ok for rule in STATIC_RULES)
+            self._static[key] = verdict
+        return verdict
+
+    def _score_node(
+        self, name: str, pod: Pod, shape: int | None = None
+    ) -> tuple[float, int] | None:
         """The node's score and the index of the device option it would use."""
-        candidates = self._candidates(name, pod)
+        candidates = self._candidates(name, pod, shape)
         if candidates is None:
             return None
         if self.policy.device_rule is None:
