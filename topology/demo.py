@@ -27,7 +27,9 @@ from topology.models import Cluster, Snapshot
 from topology.trace import BLOCK_LABEL, RACK_LABEL, ZONE_LABEL
 
 DEMO_CLUSTER_NAME = "openb-demo"
-DEMO_INGEST_EVERY_SECONDS = 30
+DEMO_INGEST_EVERY_SECONDS = 60
+# About 100 KB of snapshot and 55 KB of evaluation (compressed) a minute: keep a day.
+DEMO_RETENTION_DAYS = 1
 DEMO_DESCRIPTION = __doc__
 
 # Trace time where the replay starts: late in the trace, when the most pods are alive.
@@ -217,6 +219,7 @@ def configure_demo(*, now: datetime) -> Cluster:
     )
     cluster.topology_levels = topology_levels()
     cluster.enabled = True
+    cluster.retention_days = DEMO_RETENTION_DAYS
     cluster.save()
     services.save_node_groups(cluster=cluster, objects=node_group_objects())
     existing = {r.name: r for r in Reservation.objects.filter(cluster=cluster)}

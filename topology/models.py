@@ -21,6 +21,9 @@ class Cluster(models.Model):
         default=list, blank=True, help_text="Levels outermost first: [{key, name}]"
     )
     enabled = models.BooleanField(default=True)
+    retention_days = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Keep snapshots this long; blank = SNAPSHOT_RETENTION_DAYS"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

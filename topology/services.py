@@ -301,12 +301,19 @@ def schedule_retention(*, every_seconds: int = 3600) -> None:
 
 @transaction.atomic
 def delete_old_snapshots(*, now: datetime, retention_days: int) -> int:
-    """Delete snapshots older than the retention, keeping each cluster's newest one."""
-    cutoff = now - timedelta(days=retention_days)
+    """Delete snapshots (and their evaluations) older than the retention; the count of
+    snapshots deleted. Each cluster's newest snapshot stays; a cluster's own
+    ``retention_days`` replaces the default."""
     newest = _newest_per_cluster()
-    deleted, _by_model = (
-        Snapshot.objects.filter(taken_at__lt=cutoff).exclude(id__in=newest.values()).delete()
-    )
+    deleted = 0
+    for cluster_id, days in Cluster.objects.values_list("id", "retention_days"):
+        cutoff = now - timedelta(days=retention_days if days is None else days)
+        _total, by_model = (
+            Snapshot.objects.filter(cluster_id=cluster_id, taken_at__lt=cutoff)
+            .exclude(id=newest.get(cluster_id))
+            .delete()
+        )
+        deleted += by_model.get(Snapshot._meta.label, 0)
     return deleted
 
 

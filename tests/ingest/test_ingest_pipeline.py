@@ -183,6 +183,25 @@ def test_it_deletes_old_snapshots_but_keeps_each_clusters_newest():
 
 
 @pytest.mark.django_db
+def test_it_applies_a_clusters_own_retention():
+    from recommender.services import store_evaluation
+    from topology import services
+    from topology.models import Snapshot
+
+    cluster = _cluster(retention_days=1)
+    model = _trace_model()
+    model = model.__class__(name="small", nodes=model.nodes[:20])
+    old = services.ingest_snapshot(cluster=cluster, taken_at=TAKEN_AT, model=model)
+    store_evaluation(snapshot=old)  # cascaded rows are not counted as snapshots
+    services.ingest_snapshot(
+        cluster=cluster, taken_at=TAKEN_AT + timedelta(hours=1), model=model.__class__(name="x")
+    )
+    deleted = services.delete_old_snapshots(now=TAKEN_AT + timedelta(days=2), retention_days=30)
+    assert deleted == 1
+    assert Snapshot.objects.filter(cluster=cluster).count() == 1
+
+
+@pytest.mark.django_db
 def test_it_refuses_a_second_ingest_lock_until_the_first_expires():
     from topology import services
 
