@@ -242,11 +242,14 @@ class KubeSource:
                     self.unavailable.add(kind.kind)
                     return
                 if error.status == 410:
+                    # Expected when the watch falls behind: relist at once, no backoff.
                     self.stats.relists_after_gone += 1
                     self.resource_versions.pop(kind.kind, None)
-                    reason = "410 Gone"
-                else:
-                    reason = f"HTTP {error.status} {error.reason}"
+                    attempt += 1
+                    if attempt >= self.backoff.max_attempts:
+                        raise SourceError(f"{kind.kind}: 410 Gone on every relist") from error
+                    continue
+                reason = f"HTTP {error.status} {error.reason}"
             except (urllib3.exceptions.HTTPError, OSError) as error:
                 reason = f"{type(error).__name__}: {error}"
             self.stats.errors += 1

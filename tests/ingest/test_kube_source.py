@@ -102,6 +102,7 @@ def test_it_relists_after_410_gone_without_losing_or_duplicating_objects(
     source.catch_up(NODE, watch_seconds=1)
     assert source.stats.relists_after_gone == 1
     assert source.stats.lists == 2
+    assert source.stats.retry_delays_seconds == []  # a relist is not an error to back off from
     assert source.stores["Node"] == kube_server.state("Node")
     names = [o["metadata"]["name"] for _s, o in source.objects()]
     assert len(names) == len(set(names))
