@@ -51,7 +51,8 @@ def typical_pods(
     total = sum(counts.values())
     if total == 0:
         return ()
-    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    # the simulator's order: most frequent first, equal counts by larger (cpu, milli, count, type)
+    ordered = sorted(counts.items(), key=lambda item: (item[1], item[0]), reverse=True)
     kept: list[tuple[tuple[int, int, int, tuple[str, ...]], int]] = []
     covered = 0
     for key, count in ordered:
@@ -74,8 +75,13 @@ class FragmentationModel:
         self._cache: dict[tuple[object, ...], float] = {}
 
     @classmethod
-    def from_workloads(cls, workloads: Iterable[Workload]) -> FragmentationModel:
-        return cls(typical_pods(p for w in workloads for p in w.pods))
+    def from_workloads(
+        cls, workloads: Iterable[Workload], mix: Sequence[Pod] = ()
+    ) -> FragmentationModel:
+        """Typical pods from ``mix`` (the simulator uses the original pod list, before
+        any resampling) or, when empty, from the workloads being placed."""
+        pods = mix or [p for w in workloads for p in w.pods]
+        return cls(typical_pods(pods))
 
     def cpu_bucket(self, cpu_left_milli: int) -> int:
         """How many typical cpu requests fit: all frag needs to know about the cpu left."""

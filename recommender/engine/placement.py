@@ -52,6 +52,8 @@ class PlacementOptions:
     seed: int = 0
     reservation_grants: Mapping[str, frozenset[str]] = field(default_factory=dict)
     at: datetime | None = None
+    # FGD's expected workload ("typical pods"); empty: the workloads being placed
+    workload_mix: tuple[Pod, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +144,9 @@ class _Run:
         self._static: dict[tuple[int, str], bool] = {}
         self._index = ScoreIndex(state.node_names()) if indexed else None
         if self.policy.needs_fragmentation:
-            self.scores.fragmentation = _fgd.FragmentationModel.from_workloads(workloads)
+            self.scores.fragmentation = _fgd.FragmentationModel.from_workloads(
+                workloads, options.workload_mix
+            )
 
     # --- workloads ----------------------------------------------------------------
 
