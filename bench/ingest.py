@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import os
 import sys
+import tempfile
 import time
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -40,7 +41,7 @@ def bench_watch(events: int = WATCH_EVENTS) -> float:
     server = KubeServer().start()
     try:
         server.close_when_idle = True
-        kubeconfig = server.kubeconfig(Path(os.environ.get("TMPDIR", "/tmp")) / "bench-kubeconfig")
+        kubeconfig = server.kubeconfig(Path(tempfile.gettempdir()) / "bench-kubeconfig")
         source = KubeSource(api_client_from(kubeconfig=str(kubeconfig)), kinds=[pod_kind])
         source.relist(pod_kind)
         objects = []
