@@ -62,7 +62,10 @@ def pod_object(index: int, rng: random.Random) -> dict[str, Any]:
             {
                 "name": "main",
                 "resources": {
-                    "requests": {"cpu": f"{rng.randint(1, 32)}", "memory": f"{rng.randint(1, 64)}Gi"},
+                    "requests": {
+                        "cpu": f"{rng.randint(1, 32)}",
+                        "memory": f"{rng.randint(1, 64)}Gi",
+                    },
                     "limits": {"nvidia.com/gpu": str(gpus)} if gpus else {},
                 },
             }
