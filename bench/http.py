@@ -26,6 +26,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -90,6 +91,7 @@ class BenchSite:
     evaluation: int
     session: str
     token: str
+    server_log: Path
 
 
 def _admin(database_url: str, sql: str) -> None:
@@ -148,16 +150,18 @@ def bench_site(*, nodes: int, redis_url: str | None = None, **extra: str) -> Ite
         loaded = json.loads(_run([sys.executable, "-c", LOAD, str(nodes)], environment))
         port = free_port()
         daphne = Path(sys.executable).with_name("daphne")
-        server = subprocess.Popen(
-            [str(daphne), "-b", "127.0.0.1", "-p", str(port), "capacityweb.asgi:application"],
-            cwd=REPO_ROOT,
-            env=environment,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        server_log = Path(tempfile.mkstemp(prefix="capacityweb-bench-daphne-", suffix=".log")[1])
+        with server_log.open("wb") as log:
+            server = subprocess.Popen(
+                [str(daphne), "-b", "127.0.0.1", "-p", str(port), "capacityweb.asgi:application"],
+                cwd=REPO_ROOT,
+                env=environment,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
         base_url = f"http://127.0.0.1:{port}"
         _wait_for_http(f"{base_url}/health/live", server)
-        yield BenchSite(base_url, environment, **loaded)
+        yield BenchSite(base_url, environment, **loaded, server_log=server_log)
     finally:
         if server is not None:
             server.terminate()

@@ -117,7 +117,9 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL]},
+            # socket_timeout None: redis-py 8 defaults to 5 s, which kills every idle
+            # consumer's blocking receive (close 1011); see docs/RELIABILITY.md.
+            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": None}]},
         },
     }
 else:
