@@ -310,10 +310,17 @@ class _Run:
         return [Candidate(info, alloc, pod, o, _option_gpu_milli(info, o)) for o in options]
 
     def _static_ok(self, info: NodeInfo, alloc: NodeAlloc, pod: Pod, shape: int | None) -> bool:
-        """The rules that read no free resources, once per (pod shape, node)."""
-        if shape is None:
-            return all(rule(info, alloc, pod, self.filters).ok for rule in STATIC_RULES)
-        key = (shape, info.node.name)
+        """The rules that read no free resources, once per (pod's static needs, node)."""
+        needs = self._keys.intern(
+            (
+                "static",
+                pod.namespace,
+                pod.tolerations,
+                tuple(sorted(pod.node_selector.items())),
+                pod.affinity,
+            )
+        )
+        key = (needs, info.node.name)
         verdict = self._static.get(key)
         if verdict is None:
             verdict = all(rule(info, alloc, pod, self.filters).ok for rule in STATIC_RULES)
