@@ -1,0 +1,90 @@
+"""``python -m bench`` (``make bench``): every benchmark in sequence, then one summary.
+
+Each benchmark runs as ``python -m bench.<name>`` in its own interpreter (so
+peak memory and imports do not leak between them), its output streamed; the
+summary lists wall time and exit status of each, plus the headline lines of
+scaling, http and fanout. Benchmarks that need Postgres/Redis (ingest, http,
+fanout) read DATABASE_URL/REDIS_URL like the tests do.
+
+    python -m bench [--quick] [--only scaling,http]
+
+``--quick`` runs reduced sizes (scaling 1k/10k, fanout 100/200) for a check
+that the harness works; figures in docs/BENCHMARKS.md come from full runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SUMMARY_PREFIXES = ("scaling ", "http ", "fanout ")
+FULL: dict[str, list[str]] = {
+    "parse": [],
+    "placement": [],
+    "evaluate": [],
+    "ingest": [],
+    "scaling": [],
+    "http": [],
+    "fanout": [],
+}
+QUICK: dict[str, list[str]] = {
+    "scaling": ["--sizes", "1000,10000"],
+    "fanout": ["--clients", "100,200"],
+    "evaluate": ["--nodes", "2000", "--gangs", "100"],
+}
+
+
+def available(name: str) -> bool:
+    return importlib.util.find_spec(f"bench.{name}") is not None
+
+
+def run_one(name: str, arguments: list[str]) -> tuple[int, float, list[str]]:
+    """Stream one benchmark's output; its exit status, wall seconds and headline lines."""
+    started = time.monotonic()
+    headline = []
+    with subprocess.Popen(
+        [sys.executable, "-m", f"bench.{name}", *arguments],
+        cwd=REPO_ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    ) as process:
+        assert process.stdout is not None
+        for line in process.stdout:
+            print(line, end="", flush=True)
+            if line.startswith(SUMMARY_PREFIXES):
+                headline.append(line.rstrip())
+    return process.returncode, time.monotonic() - started, headline
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="reduced sizes")
+    parser.add_argument("--only", default="", help="comma-separated benchmark names")
+    args = parser.parse_args()
+    chosen = [n for n in (args.only.split(",") if args.only else FULL) if n]
+    results = []
+    for name in chosen:
+        if not available(name):
+            results.append((name, None, 0.0, []))
+            continue
+        arguments = (QUICK if args.quick else FULL).get(name, FULL.get(name, []))
+        print(f"=== bench.{name} {' '.join(arguments)}", flush=True)
+        results.append((name, *run_one(name, arguments)))
+    print("=== summary")
+    for name, status, seconds, _headline in results:
+        state = "missing" if status is None else ("ok" if status == 0 else f"exit {status}")
+        print(f"  {name:<10} {state:<8} {seconds:8.1f} s")
+    for _name, _status, _seconds, headline in results:
+        for line in headline:
+            print(f"  {line}")
+    return 0 if all(status in (0, None) for _n, status, _s, _h in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
