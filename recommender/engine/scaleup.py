@@ -384,7 +384,9 @@ class JointPlanner:
                 continue
             for index, placement in enumerate(self.placements(group)):
                 order += 1
-                room = self.room(group, index, placement)
+                if not self.lands_in_a_domain(workload, group, placement):
+                    continue
+                room = min(self.room(group, index, placement), self.most_nodes(workload, group))
                 low = self.fewest_nodes(workload, group, placement, free)
                 price = group.price_per_node_hour
                 if room < low or (best and low * price >= best.cost_per_hour):
@@ -397,19 +399,39 @@ class JointPlanner:
                     break
         return best
 
+    def lands_in_a_domain(
+        self, workload: Workload, group: NodeGroup, placement: NodePlacement
+    ) -> bool:
+        """New nodes with no label at the required level are in no domain: useless to it."""
+        key = workload.required_topology
+        return (
+            key is None or (placement.labels.get(key) or group.template.labels.get(key)) is not None
+        )
+
+    def most_nodes(self, workload: Workload, group: NodeGroup) -> int:
+        """Upper bound: enough new nodes to host every member on new nodes alone."""
+        per_pod = _uniform_whole_gpus(workload)
+        if per_pod and group.template.gpu_count >= per_pod:
+            return -(-len(workload.pods) // (group.template.gpu_count // per_pod))
+        return len(workload.pods)
+
     def domain_key(self, workload: Workload) -> str | None:
         return workload.required_topology
 
-    def free_milli_by_domain(self, workload: Workload) -> dict[str | None, int]:
-        """Free GPU milli of existing nodes per domain of the required level (None: all)."""
+    def free_milli_by_domain(self, workload: Workload) -> dict[str | None, list[int]]:
+        """Free whole GPUs and free GPU milli of candidate nodes per domain of the
+        required level (None: the whole cluster): ``[free milli, members that fit]``."""
         key = self.domain_key(workload)
-        free: dict[str | None, int] = {}
-        for name in self.state.node_names():
+        per_pod = _uniform_whole_gpus(workload)
+        free: dict[str | None, list[int]] = {}
+        for name in self.candidate_names(workload):
             alloc = self.state.alloc(name)
             milli = sum(max(0, WHOLE_GPU_MILLI - used) for used in alloc.gpu_milli.values())
-            if milli:
-                domain = self.state.node(name).labels.get(key) if key else None
-                free[domain] = free.get(domain, 0) + milli
+            domain = self.state.node(name).labels.get(key) if key else None
+            entry = free.setdefault(domain, [0, 0])
+            entry[0] += milli
+            if per_pod:
+                entry[1] += self.state.free_gpus(name) // per_pod
         return free
 
     def fewest_nodes(
@@ -417,14 +439,25 @@ class JointPlanner:
         workload: Workload,
         group: NodeGroup,
         placement: NodePlacement,
-        free: Mapping[str | None, int],
+        free: Mapping[str | None, list[int]],
     ) -> int:
-        """Lower bound on new nodes: GPUs missing after the domain's free GPUs, per node."""
+        """Lower bound on new nodes from GPU arithmetic.
+
+        Members of g whole GPUs each: those the domain's free GPUs cannot take
+        (node by node, ⌊free/g⌋), over ⌊template GPUs/g⌋ per new node. Other
+        workloads: GPU milli still missing over the template's GPU milli.
+        """
         key = self.domain_key(workload)
         domain = (placement.labels.get(key) or group.template.labels.get(key)) if key else None
-        missing = workload_gpu_milli(workload) - free.get(domain, 0)
-        per_node = group.template.gpu_count * WHOLE_GPU_MILLI
-        if missing <= 0 or per_node == 0:
+        free_milli, members_fitting = free.get(domain, [0, 0])
+        per_pod = _uniform_whole_gpus(workload)
+        if per_pod:
+            per_node = group.template.gpu_count // per_pod
+            missing = workload.min_member - members_fitting
+        else:
+            per_node = group.template.gpu_count * WHOLE_GPU_MILLI
+            missing = workload_gpu_milli(workload) - free_milli
+        if missing <= 0 or per_node <= 0:
             return 1
         return max(1, -(-missing // per_node))
 
@@ -638,6 +671,15 @@ def _better(option: Option, best: Option) -> bool:
         best.count,
         best.slot.order,
     )
+
+
+def _uniform_whole_gpus(workload: Workload) -> int:
+    """g when every member asks for exactly g whole device-plugin GPUs and nothing else
+    GPU-like; 0 otherwise (then only milli arithmetic applies)."""
+    counts = {
+        p.gpu.count if p.gpu and not p.gpu.is_share and not p.claims else 0 for p in workload.pods
+    }
+    return counts.pop() if len(counts) == 1 else 0
 
 
 def _common_selector(workload: Workload) -> dict[str, str]:
