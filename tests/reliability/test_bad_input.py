@@ -161,3 +161,16 @@ def test_it_refuses_an_api_body_over_the_upload_limit(admin_client: Any) -> None
     body = json.dumps({"name": "g", "spec": {"x": oversized}})
     response = admin_client.post("/api/v1/node-groups/", body, content_type="application/json")
     assert 400 <= response.status_code < 500
+
+
+@pytest.mark.long
+@settings(
+    max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(mutated_scenarios())
+def test_it_exits_0_or_2_on_2000_mutated_real_scenarios(
+    tmp_path: Path, documents: list[dict[str, Any]]
+) -> None:
+    path = tmp_path / "mutated.yaml"
+    path.write_text(yaml.safe_dump_all(documents))
+    assert evaluate_in_process(path) in (0, BAD_INPUT)
