@@ -26,8 +26,9 @@ SUMMARY_PREFIXES = ("scaling ", "http ", "fanout ")
 FULL: dict[str, list[str]] = {
     "parse": [],
     "placement": [],
-    "evaluate": [],
+    "evaluate": ["--nodes", "10000", "--gangs", "50"],
     "ingest": [],
+    "heatmap": [],
     "scaling": [],
     "http": [],
     "fanout": [],
