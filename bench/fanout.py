@@ -73,14 +73,19 @@ async def fan_out(site: BenchSite, clients: int) -> dict[str, Any]:
     connector = aiohttp.TCPConnector(limit=0)
     gate = asyncio.Semaphore(CONNECTS_AT_ONCE)
 
-    async def connect() -> aiohttp.ClientWebSocketResponse:
+    async def connect() -> aiohttp.ClientWebSocketResponse | None:
+        """A client whose handshake or snapshot fails is counted, not fatal to the run."""
         async with gate:
-            return await _connect(http, site)
+            try:
+                return await _connect(http, site)
+            except (aiohttp.ClientError, RuntimeError, TimeoutError):
+                return None
 
     async with aiohttp.ClientSession(connector=connector) as http:
-        sockets = await asyncio.wait_for(
+        connected = await asyncio.wait_for(
             asyncio.gather(*(connect() for _ in range(clients))), CONNECT_LIMIT_SECONDS
         )
+        sockets = [s for s in connected if s is not None]
 
         async def arrival(socket: aiohttp.ClientWebSocketResponse) -> float | None:
             got = await _receive(socket, MESSAGES_PER_EVALUATION, DELIVERY_LIMIT_SECONDS)
@@ -90,11 +95,12 @@ async def fan_out(site: BenchSite, clients: int) -> dict[str, Any]:
         started = time.perf_counter()
         await asyncio.to_thread(_publish, evaluation)
         arrivals = await asyncio.gather(*waiting)
-        await asyncio.gather(*(s.close() for s in sockets))
+        await asyncio.gather(*(s.close() for s in sockets), return_exceptions=True)
     delays = sorted(a - started for a in arrivals if a is not None)
     return {
         "clients": clients,
-        "lost": clients - len(delays),
+        "connectFailed": clients - len(sockets),
+        "lost": len(sockets) - len(delays),
         "p50": percentile(delays, 50) if delays else None,
         "p99": percentile(delays, 99) if delays else None,
         "last": delays[-1] if delays else None,
@@ -129,11 +135,13 @@ def summary(result: dict[str, Any]) -> list[str]:
         if row["last"] is None:
             lines.append(f"fanout {row['clients']:>4} clients: all {row['lost']} lost")
             continue
-        verdict = "ok" if row["lost"] == 0 and row["p99"] < TARGET_P99_SECONDS else "over target"
+        healthy = row["lost"] == 0 and row["connectFailed"] == 0
+        verdict = "ok" if healthy and row["p99"] < TARGET_P99_SECONDS else "over target"
         lines.append(
             f"fanout {row['clients']:>4} clients: p50 {row['p50'] * 1000:6.0f} ms, "
             f"p99 {row['p99'] * 1000:6.0f} ms, last {row['last'] * 1000:6.0f} ms "
-            f"(x{row['last'] / baseline:.1f} one client), lost {row['lost']}  {verdict}"
+            f"(x{row['last'] / baseline:.1f} one client), lost {row['lost']}, "
+            f"failed connects {row['connectFailed']}  {verdict}"
         )
     return lines
 
