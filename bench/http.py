@@ -56,7 +56,7 @@ nodes = int(sys.argv[1])
 cluster = Cluster.objects.create(name="bench", source_kind="files", source_settings={})
 snapshot = services.ingest_snapshot(cluster=cluster, taken_at=AT, model=synthetic_cluster(nodes))
 evaluation = store_evaluation(snapshot=snapshot)
-user = User.objects.create_user("bench", password="bench-password-1", is_staff=True)
+user = User.objects.create_user("bench", is_staff=True)  # no password: force_login
 client = Client()
 client.force_login(user)
 print(json.dumps({"cluster": cluster.pk, "evaluation": evaluation.pk,
