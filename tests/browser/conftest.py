@@ -96,13 +96,19 @@ def live_url(django_db_setup: None, tmp_path_factory: pytest.TempPathFactory) ->
         stop_process(server)
 
 
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
+@pytest.fixture
+def browser(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """Chromium for one test.
+
+    Playwright's sync API runs an event loop in this thread while it is open, which
+    breaks every later ``async_to_sync`` call in the process (pytest-django reorders
+    transactional tests, so other packages' tests run between browser tests). So the
+    driver lives for one test only, and so does the async-unsafe allowance the ORM
+    calls between page actions need.
+    """
     if not Path(chromium_path()).exists():
         pytest.fail("install Debian package chromium (or set CHROMIUM_PATH)", pytrace=False)
-    # Playwright's sync API runs an event loop in this thread; the ORM calls the tests
-    # make between page actions are still plain synchronous calls.
-    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
