@@ -16,6 +16,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 PURE_MODULES = [
     "topology.hardware",
+    "recommender.engine",
+    "reservations.idle",
 ]
 
 FORBIDDEN_TOP_LEVEL_PACKAGES = {"django", "rest_framework", "celery", "channels", "capacityweb"}
