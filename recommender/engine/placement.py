@@ -192,8 +192,10 @@ class _Run:
         groups: dict[tuple[str, ...], list[str]] = {}
         for name in self.state.node_names():
             path = self.scores.paths[name][: level_index + 1]
-            if any(value is None for value in path):
+            if path[level_index] is None:
                 continue  # unknown at this level: never guessed into a domain
+            # An outer level may be unknown (no region label, say): the known values
+            # below it still name the domain, keyed with "" for the unknown ones.
             groups.setdefault(tuple(v or "" for v in path), []).append(name)
         ranked = []
         for key, names in groups.items():

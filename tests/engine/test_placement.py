@@ -131,3 +131,20 @@ def test_it_is_deterministic_for_one_seed() -> None:
         for _ in range(2)
     ]
     assert runs[0].outcomes == runs[1].outcomes
+
+
+def test_it_forms_block_domains_on_nodes_that_lack_an_outer_level_label() -> None:
+    # The default topology starts at region; these nodes carry only block and hostname
+    # labels, as many real clusters do. 3 members × 4 GPUs = 12 GPUs fit only in b2
+    # (n2 + n3 = 16 free), never across b1 (8) and b2.
+    gang = gang_cluster(members=3, gpus_each=4)
+    cluster = Cluster(
+        "c",
+        topology=Topology.default(),
+        nodes=(*gang.nodes, gpu_node("n3", 8, block="b2")),
+        pods=gang.pods,
+        gangs=gang.gangs,
+    )
+    outcome = place(cluster, pending_workloads(cluster)).outcomes[0]
+    assert outcome.placed
+    assert {b.node for b in outcome.bindings} <= {"n2", "n3"}
