@@ -1,12 +1,31 @@
-"""The demo cluster: the real openb trace, replayed, plus clearly marked additions.
+"""The demo cluster: a busy cluster built from the real openb trace, plus marked additions.
 
-What is real: the 1,213 GPU nodes of Alibaba's openb trace and its pods, with
-their CPU, memory, GPU count, GPU model, milli-GPU shares and timestamps.
-What is added for the demo (the trace has none of it): a synthetic topology
-overlay (2 zones › 3 blocks › 4 racks, seeded, every node labelled
-``capacityweb.io/synthetic-topology``), three reservations on real openb nodes
-for teams ``team-a``/``team-b``/``team-c``, two node groups whose new nodes
-land in concrete blocks/racks, and three pending multi-pod jobs (gangs).
+What is real: the 1,213 GPU nodes of Alibaba's openb trace (CPU, memory, GPU
+model and count) and the shapes of its 8,152 pods (CPU, memory, GPU count,
+milli-GPU shares).
+
+What is added for the demo (the trace has none of it):
+
+- arrival compression: the trace is sparse in time (only ~40–50 of its pods
+  are alive at any moment), so the demo replays it in "fill" mode, the FGD
+  paper's protocol: the pod list is a workload mix arriving in a seeded random
+  order and never leaving, bound by the real placement engine (default
+  policy) until the GPU requests reach ~90 % of capacity, then on until 25 do
+  not fit (those stay Pending). Every minute (one replay tick) the oldest 20
+  pods leave and 20 new ones arrive, so the live pages move;
+- a synthetic topology overlay (2 zones › 3 blocks › 4 racks, seeded, every
+  node labelled ``capacityweb.io/synthetic-topology``);
+- three reservations: team-a's four G2 nodes (a seeded ~0.3 % of the arrivals
+  are team-a pods pinned to them by ``capacityweb.io/reserved-for``, so part
+  of it is used and part idle), team-b's four T4 nodes (idle) and team-c's
+  paid G3 node-group capacity not yet provisioned;
+- two node groups whose new nodes land in concrete blocks/racks;
+- pending multi-pod jobs (gangs) chosen so the naive and joint autoscalers
+  disagree in each class the evaluation knows (topology, reservation,
+  partial gang, sharing, device model).
+
+The trace's own timeline stays available: replay mode "time"
+(``manage.py replay``) binds the pods alive at a trace time instead.
 """
 
 from __future__ import annotations
@@ -35,6 +54,13 @@ DEMO_DESCRIPTION = __doc__
 # Trace time where the replay starts: late in the trace, when the most pods are alive.
 DEMO_START_SECONDS = 12_800_000
 DEMO_SPEED = 120.0
+DEMO_SEED = 2023
+DEMO_FILL_TARGET = 0.9
+DEMO_MAX_PENDING = 25
+DEMO_PODS_PER_TICK = 20
+# A seeded share of the fill's arrivals are team-a pods pinned to its reserved nodes:
+# ~20 pods, about 14 of its 32 GPUs, so the reservation shows used and idle GPUs.
+TEAM_A_SHARE = 0.003
 PRODUCT_LABEL = "nvidia.com/gpu.product"
 
 TEAM_A_G2_NODES = ("openb-node-0026", "openb-node-0027", "openb-node-0029", "openb-node-0031")
@@ -77,6 +103,34 @@ def gangs() -> list[dict[str, Any]]:
             "gpu_models": ["T4"],
             "required_topology": RACK_LABEL,
         },
+        {
+            # GPU shares: counting whole devices buys a different number of GPUs.
+            "namespace": "team-b",
+            "name": "inference-shards",
+            "members": 16,
+            "gpus_per_member": 1,
+            "gpu_milli_per_gpu": 500,
+            "gpu_models": ["T4"],
+            "required_topology": RACK_LABEL,
+        },
+        {
+            # No node group offers V100M32: a count-only template match cannot run it.
+            "namespace": "team-b",
+            "name": "v100-train",
+            "members": 2,
+            "gpus_per_member": 8,
+            "gpu_models": ["V100M32"],
+            "required_topology": None,
+        },
+        {
+            # team-c's paid G3 capacity covers it: the joint plan reuses the reservation.
+            "namespace": "team-c",
+            "name": "g3-batch",
+            "members": 2,
+            "gpus_per_member": 8,
+            "gpu_models": ["G3"],
+            "required_topology": None,
+        },
     ]
 
 
@@ -89,8 +143,14 @@ def source_settings(*, origin: datetime) -> dict[str, Any]:
         "zones": 2,
         "blocks_per_zone": 3,
         "racks_per_block": 4,
-        "seed": 2023,
+        "seed": DEMO_SEED,
+        "mode": "fill",
+        "fill_target": DEMO_FILL_TARGET,
+        "max_pending": DEMO_MAX_PENDING,
+        "tick_seconds": DEMO_INGEST_EVERY_SECONDS,
+        "pods_per_tick": DEMO_PODS_PER_TICK,
         "reserved_nodes": [*TEAM_A_G2_NODES, *TEAM_B_T4_NODES],
+        "teams": [{"namespace": "team-a", "nodes": list(TEAM_A_G2_NODES), "share": TEAM_A_SHARE}],
         "gangs": gangs(),
     }
 
