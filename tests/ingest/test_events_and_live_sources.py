@@ -76,11 +76,10 @@ def test_it_marks_the_demo_additions_in_the_stored_model(demo_cluster):
     model = cluster_from_snapshot(snapshot)
     assert len(model.nodes) == 1213
     assert all(n.labels.get(SYNTHETIC_TOPOLOGY_LABEL) == "true" for n in model.nodes)
-    assert {g.key for g in model.gangs} == {
-        "team-a/llm-pretrain",
-        "team-a/eval-sweep",
-        "team-b/finetune",
-    }
+    from topology.demo import gangs
+
+    assert {g.key for g in model.gangs} == {f"{g['namespace']}/{g['name']}" for g in gangs()}
+    assert len(model.gangs) == 6
 
 
 def test_it_advances_the_demo_replay_with_wall_clock_time(demo_cluster):
@@ -118,3 +117,30 @@ def test_it_ingests_a_live_cluster_through_the_kube_source(tmp_path):
     assert snapshot.object_counts["ResourceSlice"] == len(server.state("ResourceSlice"))
     assert len(model.nodes) >= 25
     assert {method for method, _path, _query in server.requests} == {"GET"}
+
+
+def test_it_shows_a_busy_demo_cluster_with_a_few_pending_trace_pods(demo_evaluation):
+    cluster = demo_evaluation.result["cluster"]
+    assert cluster["gpusAllocated"] >= 0.9 * cluster["gpus"]
+    pending_trace = [
+        w for w in demo_evaluation.result["workloads"] if w["name"].startswith("openb/")
+    ]
+    assert 0 < len(pending_trace) <= 25
+
+
+def test_it_shows_team_a_reservation_both_used_and_idle(demo_evaluation):
+    from topology.demo import TEAM_A_G2_NODES
+
+    idle = {r["name"]: r["idleGpus"] for r in demo_evaluation.result["idleReservations"]}
+    assert 0 < idle["team-a-g2"] < len(TEAM_A_G2_NODES) * 8
+
+
+def test_it_exercises_every_disagreement_class_in_the_demo(demo_evaluation):
+    from recommender.models import WorkloadVerdict
+
+    classes = {
+        kind
+        for verdict in WorkloadVerdict.objects.filter(evaluation=demo_evaluation)
+        for kind in verdict.disagreements
+    }
+    assert classes == {"topology", "reservation", "partial-gang", "sharing", "device-model"}

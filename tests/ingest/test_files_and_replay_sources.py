@@ -7,8 +7,10 @@ import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from tests.ingest.kubeobjects import DATA_DIR, EXAMPLES_DIR
-from topology.sources import FilesSource, GangSpec, ReplaySource
+from topology.sources import FilesSource, GangSpec, ReplaySource, TeamSpec
 
 ORIGIN = datetime(2026, 12, 1, tzinfo=UTC)
 OPENB = DATA_DIR / "alibaba-gpu-v2023"
@@ -103,3 +105,83 @@ def test_it_adds_the_configured_gangs_as_pending_members():
     members = [p for p in model.pods if p.gang == "team-a/train"]
     assert len(members) == 4 and all(p.node_name is None for p in members)
     assert model.gangs[0].min_member == 4
+
+
+# --- fill mode: the pod list as a workload mix filling the cluster ------------------------------
+
+TEAM_NODES = ("openb-node-0026", "openb-node-0027", "openb-node-0029", "openb-node-0031")
+
+
+def _fill(**options) -> ReplaySource:
+    options.setdefault("seed", 2023)
+    options.setdefault("reserved_nodes", TEAM_NODES)
+    options.setdefault("teams", (TeamSpec("team-a", TEAM_NODES, share=0.003),))
+    return _replay(mode="fill", **options)
+
+
+@pytest.fixture(scope="module")
+def fill_source() -> ReplaySource:
+    """One source for the module: its cycle's fill is computed once (about 6 s)."""
+    return _fill()
+
+
+def _gpu_milli(pods) -> int:
+    return sum(p.gpu.total_milli for p in pods if p.gpu)
+
+
+def _bindings(model) -> dict[str, str]:
+    return {p.key: p.node_name for p in model.bound_pods()}
+
+
+def test_it_fills_the_cluster_to_the_gpu_target(fill_source):
+    model = fill_source.filled(0)
+    capacity_milli = sum(n.gpu_count for n in model.nodes) * 1000
+    assert _gpu_milli(model.bound_pods()) >= 0.9 * capacity_milli
+
+
+def test_it_fills_the_same_cluster_for_the_same_seed_and_tick(fill_source):
+    assert _fill().filled(3) == fill_source.filled(3)
+    assert _fill(seed=7).filled(0) != fill_source.filled(0)
+
+
+def test_it_caps_the_pending_trace_pods(fill_source):
+    pending = [p for p in fill_source.filled(0).pending_pods() if p.gang is None]
+    assert len(pending) == 25
+    assert len([p for p in _fill(max_pending=5).filled(0).pending_pods() if p.gang is None]) == 5
+
+
+def test_it_binds_within_every_nodes_gpu_capacity(fill_source):
+    model = fill_source.filled(2)
+    milli_by_node: dict[str, int] = {}
+    for pod in model.bound_pods():
+        milli_by_node[pod.node_name] = milli_by_node.get(pod.node_name, 0) + _gpu_milli([pod])
+    gpus = {n.name: n.gpu_count for n in model.nodes}
+    assert all(milli <= gpus[name] * 1000 for name, milli in milli_by_node.items())
+
+
+def test_it_uses_part_of_a_teams_reservation_and_leaves_part_idle(fill_source):
+    model = fill_source.filled(0)
+    on_team_nodes = [p for p in model.bound_pods() if p.node_name in TEAM_NODES]
+    assert on_team_nodes and {p.namespace for p in on_team_nodes} == {"team-a"}
+    assert 0 < _gpu_milli(on_team_nodes) < len(TEAM_NODES) * 8 * 1000
+
+
+def test_it_keeps_other_pods_off_reserved_nodes_without_a_team():
+    held = ("openb-node-0035", "openb-node-0057")
+    model = _fill(reserved_nodes=(*TEAM_NODES, *held), ticks_per_cycle=1).filled(0)
+    assert not {p.node_name for p in model.bound_pods()} & set(held)
+
+
+def test_it_moves_the_window_on_each_tick(fill_source):
+    before, after = _bindings(fill_source.filled(0)), _bindings(fill_source.filled(1))
+    left, arrived = before.keys() - after.keys(), after.keys() - before.keys()
+    assert len(left) >= 20 and arrived
+    stayed = before.keys() & after.keys()
+    assert all(before[key] == after[key] for key in stayed if key not in arrived)
+
+
+def test_it_maps_wall_clock_to_fill_ticks():
+    source = _fill(tick_seconds=60)
+    assert source.tick_at(ORIGIN + timedelta(seconds=59)) == 0
+    assert source.tick_at(ORIGIN + timedelta(minutes=5)) == 5
+    assert source.read(ORIGIN + timedelta(minutes=1)).model == source.filled(1)
