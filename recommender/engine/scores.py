@@ -115,12 +115,21 @@ def topology_closeness(candidate: Candidate, ctx: ScoreContext) -> float:
     """Gang members close together: share as deep a topology level as possible."""
     if not ctx.member_paths:
         return 0.0
-    path = ctx.paths.get(candidate.info.node.name, ())
+    path = _path_of(ctx.paths, candidate.info.node.name)
     depth = len(path)
     if depth == 0:
         return 0.0
     best = max(_shared_depth(path, other) for other in ctx.member_paths)
     return MAX_SCORE * best / depth
+
+
+def _path_of(paths: Mapping[str, tuple[str | None, ...]], name: str) -> tuple[str | None, ...]:
+    """The node's topology path; indexing (not ``get``) lets a lazy cache compute it,
+    so closeness never depends on which nodes happened to be looked at before."""
+    try:
+        return paths[name]
+    except KeyError:
+        return ()
 
 
 def _shared_depth(path: tuple[str | None, ...], other: tuple[str | None, ...]) -> int:

@@ -148,3 +148,17 @@ def test_it_forms_block_domains_on_nodes_that_lack_an_outer_level_label() -> Non
     outcome = place(cluster, pending_workloads(cluster)).outcomes[0]
     assert outcome.placed
     assert {b.node for b in outcome.bindings} <= {"n2", "n3"}
+
+
+def test_it_pulls_members_of_a_gang_without_topology_constraint_together() -> None:
+    # node order interleaves the blocks: a1 (b1), c1 (b2), a2 (b1), c2 (b2)
+    nodes = tuple(
+        gpu_node(name, block=block)
+        for name, block in (("a1", "b1"), ("c1", "b2"), ("a2", "b1"), ("c2", "b2"))
+    )
+    pods = tuple(gpu_pod(f"w-{i}", 8, gang="team-a/job") for i in range(2))
+    gang = Gang("team-a", "job", min_member=2)
+    cluster = Cluster("c", topology=TOPOLOGY, nodes=nodes, pods=pods, gangs=(gang,))
+    options = PlacementOptions(policy="most_allocated")
+    result = place(cluster, pending_workloads(cluster), options=options)
+    assert [b.node for b in result.outcomes[0].bindings] == ["a1", "a2"]
