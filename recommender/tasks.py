@@ -1,10 +1,15 @@
-"""Evaluation task (thin): store the evaluation of a snapshot, then publish it live."""
+"""Evaluation task (thin): store the evaluation of a snapshot, then publish it live.
+
+Only the cluster's latest evaluation goes out live: a snapshot from an ingester
+whose clock runs behind is stored and evaluated (history keeps it), but pushing
+it would roll every open page back to an older state.
+"""
 
 from __future__ import annotations
 
 from celery import shared_task
 
-from recommender import events, services
+from recommender import events, selectors, services
 from topology.models import Snapshot
 
 
@@ -14,5 +19,7 @@ def evaluate_snapshot(snapshot_id: int) -> int | None:
     if snapshot is None:
         return None
     evaluation = services.store_evaluation(snapshot=snapshot)
-    events.publish_evaluation(evaluation)
+    latest = selectors.latest_evaluation(cluster_id=evaluation.cluster_id)
+    if latest is not None and latest.pk == evaluation.pk:
+        events.publish_evaluation(evaluation)
     return evaluation.pk

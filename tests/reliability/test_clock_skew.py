@@ -81,11 +81,6 @@ def test_it_keeps_the_newer_evaluation_as_the_latest(skewed: dict[str, Any]) -> 
     assert latest.snapshot_id == skewed["newer"].pk
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known bug: recommender.tasks.evaluate_snapshot publishes every evaluation, also one "
-    "older than the latest (docs/RELIABILITY.md, clock skew); strict: remove when fixed",
-)
 def test_it_does_not_push_the_older_evaluation_over_the_newer_to_live_clients(
     skewed: dict[str, Any],
 ) -> None:
