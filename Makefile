@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 MANAGE := $(BIN)/python manage.py
 PURE_MODULES := topology/hardware.py topology/kube.py topology/trace.py recommender/engine reservations/idle.py
 
-.PHONY: venv run test test-engine lint bench smoke
+.PHONY: venv run test test-engine lint bench smoke screenshots
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,10 @@ lint: venv
 
 bench: venv
 	@if [ -d bench ]; then $(BIN)/python -m bench; else echo "bench/ does not exist yet"; exit 1; fi
+
+# README screenshots of the demo cluster (load_demo); needs what the browser tests need.
+screenshots: venv
+	SCREENSHOTS_DIR=docs/screenshots $(BIN)/pytest tests/browser/test_demo_screenshots.py
 
 smoke: venv
 	$(BIN)/python .ci/smoke_run.py

@@ -7,6 +7,10 @@
 The server and the worker read pytest-django's test database, so browser tests
 are transactional (their rows are committed). Needs DATABASE_URL (Postgres),
 REDIS_URL and Chromium; missing ones make the tests fail, naming what to set up.
+
+Screenshots are always taken (and checked to be PNG images) but written only
+when ``SCREENSHOTS_DIR`` is set (``make screenshots`` sets it to
+docs/screenshots), so a test run never rewrites tracked files.
 """
 
 from __future__ import annotations
@@ -41,7 +45,20 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 PASSWORD = "browser-password-1"
-SCREENSHOTS_DIR = REPO_ROOT / "docs" / "screenshots"
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def screenshot(page: Any, name: str, *, full_page: bool = True) -> bytes:
+    """A PNG of ``page``; saved as ``SCREENSHOTS_DIR/<name>.png`` when that is set."""
+    image: bytes = page.screenshot(full_page=full_page)
+    assert image.startswith(PNG_SIGNATURE) and len(image) > 1000, f"{name}: not a PNG image"
+    if folder := os.environ.get("SCREENSHOTS_DIR"):
+        target = Path(folder)
+        if not target.is_absolute():
+            target = REPO_ROOT / target
+        target.mkdir(parents=True, exist_ok=True)
+        (target / f"{name}.png").write_bytes(image)
+    return image
 
 
 def free_port() -> int:

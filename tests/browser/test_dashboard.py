@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.browser.conftest import SCREENSHOTS_DIR
+from tests.browser.conftest import screenshot
 from tests.web.fixtures import SCRIPT_POD_NAME, gpu_node, path_of, running_pod
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
@@ -89,14 +89,14 @@ def test_it_signs_in_and_lists_the_cluster(page: Any, live_url: str, cluster: An
     page.goto(f"{live_url}/")
     assert page.locator(f'article[data-cluster="{cluster.id}"] h2').inner_text() == cluster.name
     page.wait_for_selector('.live-status[data-state="open"]')
-    page.screenshot(path=SCREENSHOTS_DIR / "overview.png", full_page=True)
+    screenshot(page, "scenario-overview")
     assert page.errors == []
 
 
 def test_it_draws_one_heatmap_cell_per_gpu(page: Any, live_url: str, cluster: Any) -> None:
     open_topology(page, live_url, cluster)
     assert drawn_cells(page) == cluster.evaluation.result["cluster"]["gpus"]
-    page.screenshot(path=SCREENSHOTS_DIR / "topology.png", full_page=True)
+    screenshot(page, "scenario-topology")
 
 
 def test_it_names_the_pod_when_hovering_a_gpu(page: Any, live_url: str, cluster: Any) -> None:
@@ -123,7 +123,7 @@ def test_it_drills_down_to_a_node_and_a_device_and_back(
     page.mouse.click(*cell_position(page, 0, 0))
     page.wait_for_selector('#heatmap[data-depth="5"]')
     assert SCRIPT_POD_NAME in page.locator("#device-pods").inner_text()
-    page.screenshot(path=SCREENSHOTS_DIR / "topology-device.png", full_page=True)
+    screenshot(page, "scenario-topology-device")
     page.click("#heatmap-breadcrumb a[data-domain='']")
     page.wait_for_selector('#heatmap[data-depth="0"]')
     assert drawn_cells(page) == cluster.evaluation.result["cluster"]["gpus"]
@@ -159,7 +159,7 @@ def test_it_shows_each_cluster_page_without_console_errors(
     page.goto(f"{live_url}/clusters/{cluster.id}/{name}/")
     page.wait_for_selector('#live-status[data-state="open"]')
     page.wait_for_load_state("networkidle")
-    page.screenshot(path=SCREENSHOTS_DIR / f"{name}.png", full_page=True)
+    screenshot(page, f"scenario-{name}")
     assert page.errors == []
 
 

@@ -1,0 +1,64 @@
+"""The README's screenshots: every dashboard page on the demo cluster (``load_demo``).
+
+``make screenshots`` runs this module with SCREENSHOTS_DIR=docs/screenshots;
+without it the pages are still rendered, captured and checked, nothing is written.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+
+from tests.browser.conftest import screenshot
+
+pytestmark = [pytest.mark.browser, pytest.mark.integration]
+
+PAGES = ("pending", "reservations", "recommendations")
+DRILL_DEPTHS = ("1", "2", "3", "4", "5")  # zone › block › rack › node › device
+
+
+@pytest.fixture
+def demo(transactional_db: None) -> Any:
+    from django.db import connection
+    from django.utils import timezone
+
+    from topology.demo import load_demo
+
+    def load() -> Any:
+        try:
+            return load_demo(now=timezone.now())
+        finally:
+            connection.close()
+
+    # Playwright's event loop runs in this thread; load_demo publishes through async_to_sync.
+    with ThreadPoolExecutor(max_workers=1) as worker:
+        cluster, evaluation = worker.submit(load).result()
+    cluster.evaluation = evaluation
+    return cluster
+
+
+def test_it_screenshots_every_demo_page(page: Any, live_url: str, demo: Any) -> None:
+    page.goto(f"{live_url}/")
+    page.wait_for_selector('.live-status[data-state="open"]')
+    screenshot(page, "overview")
+    page.goto(f"{live_url}/clusters/{demo.id}/topology/")
+    page.wait_for_selector("#heatmap[data-rendered]")
+    page.wait_for_selector('#live-status[data-state="open"]')
+    cells = page.evaluate(
+        "() => document.getElementById('heatmap').data[0].z.flat().filter(v => v !== null).length"
+    )
+    assert cells == demo.evaluation.result["cluster"]["gpus"]
+    screenshot(page, "topology")
+    for depth in DRILL_DEPTHS:  # through the no-JavaScript form: first child each time
+        page.click("#drill-select + button")
+        page.wait_for_selector(f'#heatmap[data-depth="{depth}"][data-rendered]')
+    page.wait_for_selector("#device-pods")
+    screenshot(page, "topology-device")
+    for name in PAGES:
+        page.goto(f"{live_url}/clusters/{demo.id}/{name}/")
+        page.wait_for_selector('#live-status[data-state="open"]')
+        page.wait_for_load_state("networkidle")
+        screenshot(page, name, full_page=name != "pending")  # pending: 31 rows, first screen
+    assert page.errors == []
