@@ -21,10 +21,14 @@ from .state import NodeAlloc, NodeInfo
 
 
 def memoisable(pod: Pod) -> bool:
-    return not (pod.node_selector or pod.affinity or pod.claims)
+    """Claims read device attributes the node key does not hold; everything else can."""
+    return not pod.claims
 
 
 def pod_shape(pod: Pod) -> tuple[object, ...]:
+    """What a pod's filter verdicts and scores depend on. Selector and affinity are
+    part of it: they pick nodes by label, which the node key leaves out, so the
+    placement checks them per node (cached) before looking the score up."""
     requests = pod.requests
     return (
         pod.namespace,
@@ -34,6 +38,8 @@ def pod_shape(pod: Pod) -> tuple[object, ...]:
         tuple(sorted(requests.extended.items())),
         pod.gpu,
         pod.tolerations,
+        tuple(sorted(pod.node_selector.items())),
+        pod.affinity,
     )
 
 
@@ -162,8 +168,25 @@ class ScoreIndex:
         stale = {c if c >= 0 else -1 - c for c in changes}
         return column, stale, {-1 - c for c in changes if c < 0}
 
+    def positions(self, node_names: Sequence[str]) -> list[int] | None:
+        """Index positions of ``node_names`` when all are indexed and in index order."""
+        position = self._position
+        try:
+            found = [position[name] for name in node_names]
+        except KeyError:
+            return None
+        if any(a >= b for a, b in zip(found, found[1:], strict=False)):
+            return None
+        return found
+
     def best(self, shape: int, score: Callable[[str], Scored]) -> tuple[float, int]:
         """The best score for the shape and how many nodes reach it (0: none fits)."""
+        scores, _ = self.column(shape, score)
+        best = max(scores, default=NO_SCORE)
+        return best, (0 if best == NO_SCORE else scores.count(best))
+
+    def column(self, shape: int, score: Callable[[str], Scored]) -> tuple[list[float], list[int]]:
+        """Every node's score and option index for the shape, brought up to date."""
         fresh = shape not in self._scores
         column, stale, released = self._stale(self._scores, shape, NO_SCORE)
         options = self._options.setdefault(shape, [0] * len(self.names))
@@ -176,8 +199,7 @@ class ScoreIndex:
                 scores[position] = NO_SCORE
             else:
                 scores[position], options[position] = scored
-        best = max(scores, default=NO_SCORE)
-        return best, (0 if best == NO_SCORE else scores.count(best))
+        return scores, options
 
     def nth_best(self, shape: int, best: float, nth: int) -> tuple[str, int]:
         """The ``nth`` (0-based, node order) node scoring ``best`` and its option."""

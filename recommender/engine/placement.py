@@ -20,6 +20,8 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import compress
+from operator import itemgetter
 
 from topology.hardware import Cluster, Pod
 
@@ -33,8 +35,16 @@ from .diagnosis import (
     unsupported_diagnosis,
 )
 from .filters import RESOURCE_RULES, STATIC_RULES, FilterContext, Status, run_filters
-from .memo import NodeKeys, ScoreIndex, memoisable, pod_shape
-from .scores import SCORE_RULES, Candidate, Policy, ScoreContext, policy_named
+from .memo import NO_SCORE, NodeKeys, ScoreIndex, memoisable, pod_shape
+from .scores import (
+    MAX_SCORE,
+    SCORE_RULES,
+    Candidate,
+    Policy,
+    ScoreContext,
+    policy_named,
+    shared_depth,
+)
 from .state import (
     Allocation,
     ClusterState,
@@ -106,8 +116,9 @@ def place_unindexed(
     *,
     options: PlacementOptions = PlacementOptions(),  # noqa: B008 (frozen, shared safely)
 ) -> PlacementResult:
-    """``place`` visiting every node for every pod: the reference the score index
-    (``memo.ScoreIndex``) is tested against; same decisions, much slower."""
+    """``place`` visiting and fully scoring every node for every pod (no score
+    index, no memo): the reference ``place`` is tested against; same decisions,
+    much slower."""
     work = ClusterState.from_cluster(cluster)
     workloads = tuple(workloads)
     run = _Run(cluster, work, options, workloads, indexed=False)
@@ -140,13 +151,25 @@ class _Run:
         self.scores.paths = _PathCache(cluster, state)
         self._keys = NodeKeys()
         self._memo: dict[tuple[int, int], tuple[float, int] | None] = {}
-        self._reasons: dict[tuple[int, int], str] = {}
+        self._reasons: dict[tuple[int, int, bool], str] = {}
         self._static: dict[tuple[int, str], bool] = {}
         self._index = ScoreIndex(state.node_names()) if indexed else None
         if self.policy.needs_fragmentation:
             self.scores.fragmentation = _fgd.FragmentationModel.from_workloads(
                 workloads, options.workload_mix
             )
+        # Memoised scores are computed without the gang's members (``base``);
+        # closeness to them is added per node (see ``_closeness_weight``).
+        self._base = ScoreContext(
+            rng=self.scores.rng, paths=self.scores.paths, fragmentation=self.scores.fragmentation
+        )
+        self._depth = len(cluster.topology.levels)
+        weight = _closeness_weight(self.policy)
+        self._closeness_weight = 0.0 if self._depth == 0 and weight is not None else weight
+        self._domain_cache: dict[int, list[_Domain]] = {}
+        self._domain_of: dict[int, dict[str, _Domain]] = {}
+        self._free_milli: dict[str, int] = {}
+        self._level_positions: dict[int, dict[tuple[str | None, ...], list[int]]] = {}
 
     # --- workloads ----------------------------------------------------------------
 
@@ -189,26 +212,48 @@ class _Run:
         Every domain is returned so the caller knows the best free figure; the
         ones too small for the gang's GPUs are skipped before any binding.
         """
-        groups: dict[tuple[str, ...], list[str]] = {}
+        ranked = []
+        for domain in self._level_domains(level_index):
+            if domain.free_milli is None:
+                domain.free_milli = sum(self._free_gpu_milli(n) for n in domain.names)
+            free = domain.free_milli / 1000
+            ranked.append((free < needed_gpus, free, domain.key, domain.names))
+        ranked.sort(key=lambda item: (item[0], item[1], item[2]))
+        return [(names, free) for too_small, free, _, names in ranked if not too_small] or [
+            ([], max((free for _, free, _, _ in ranked), default=0.0))
+        ]
+
+    def _level_domains(self, level_index: int) -> list[_Domain]:
+        """The level's domains in first-node order, grouped once per run (nodes do not
+        change during a run; their free GPUs are kept per domain, dropped on change)."""
+        domains = self._domain_cache.get(level_index)
+        if domains is not None:
+            return domains
+        groups: dict[tuple[str, ...], _Domain] = {}
+        of: dict[str, _Domain] = {}
         for name in self.state.node_names():
             path = self.scores.paths[name][: level_index + 1]
             if path[level_index] is None:
                 continue  # unknown at this level: never guessed into a domain
             # An outer level may be unknown (no region label, say): the known values
             # below it still name the domain, keyed with "" for the unknown ones.
-            groups.setdefault(tuple(v or "" for v in path), []).append(name)
-        ranked = []
-        for key, names in groups.items():
-            free = sum(self._free_gpu_milli(n) for n in names) / 1000
-            ranked.append((free < needed_gpus, free, key, names))
-        ranked.sort(key=lambda item: (item[0], item[1], item[2]))
-        return [(names, free) for too_small, free, _, names in ranked if not too_small] or [
-            ([], max((free for _, free, _, _ in ranked), default=0.0))
-        ]
+            key = tuple(v or "" for v in path)
+            domain = groups.get(key)
+            if domain is None:
+                domain = groups[key] = _Domain(key)
+            domain.names.append(name)
+            of[name] = domain
+        self._domain_cache[level_index] = domains = list(groups.values())
+        self._domain_of[level_index] = of
+        return domains
 
     def _free_gpu_milli(self, node_name: str) -> int:
-        alloc = self.state.alloc(node_name)
-        return sum(max(0, 1000 - used) for used in alloc.gpu_milli.values())
+        free = self._free_milli.get(node_name)
+        if free is None:
+            alloc = self.state.alloc(node_name)
+            free = sum(max(0, 1000 - used) for used in alloc.gpu_milli.values())
+            self._free_milli[node_name] = free
+        return free
 
     def _place_members(
         self, workload: Workload, node_names: Sequence[str]
@@ -218,8 +263,9 @@ class _Run:
             return None
         placed: list[tuple[Pod, _Choice]] = []
         self.scores.member_paths = []
+        scope = self._scope(node_names)
         for pod in workload.pods:
-            choice = self._best_node(pod, node_names)
+            choice = self._best_node(pod, scope)
             if choice is None:
                 if len(placed) >= workload.min_member and workload.kind == "gang":
                     continue
@@ -246,24 +292,49 @@ class _Run:
         self._keys.changed(name)
         if self._index is not None:
             self._index.changed(name, released)
+        self._free_milli.pop(name, None)
+        for of in self._domain_of.values():
+            domain = of.get(name)
+            if domain is not None:
+                domain.free_milli = None
+
+    def _scope(self, node_names: Sequence[str]) -> _Scope:
+        if self._index is None:
+            return _Scope(node_names, None, None)
+        if self._index.covers(node_names):
+            return _Scope(node_names, list(range(len(node_names))), None)
+        positions = self._index.positions(node_names)
+        return _Scope(node_names, positions, None if positions is None else set(positions))
 
     # --- one pod --------------------------------------------------------------------
 
-    def _best_node(self, pod: Pod, node_names: Sequence[str]) -> _Choice | None:
+    def _best_node(self, pod: Pod, scope: _Scope) -> _Choice | None:
         """Highest score wins; equal scores: the first, or a seeded uniform pick (as
         kube-scheduler's selectHost does) when the policy says "random"."""
         shape = self._shape(pod)
-        if shape is not None and self._index is not None and self._index.covers(node_names):
-            top, ties = self._index.best(shape, lambda name: self._memo_score(name, pod, shape))
-            if ties == 0:
+        members = self.scores.member_paths
+        weight = self._closeness_weight
+        indexed = self._index is not None and scope.positions is not None
+        if shape is not None and indexed and (not members or weight is not None):
+            assert self._index is not None
+            scores, options = self._index.column(
+                shape, lambda name: self._memo_score(name, pod, shape)
+            )
+            if members and weight:
+                tied = self._closest_best(scores, scope, weight)
+            else:
+                tied = _best_positions(scores, scope)
+            if not tied:
                 return None
-            name, option_index = self._index.nth_best(shape, top, self._pick(ties))
-            return self._choice(name, pod, option_index)
+            position = tied[self._pick(len(tied))]
+            return self._choice(self._index.names[position], pod, options[position])
         best: list[tuple[str, int]] = []
         best_score = float("-inf")
-        for name in node_names:
+        for name in scope.names:
             scored = (
-                self._score_node(name, pod) if shape is None else self._memo_score(name, pod, shape)
+                self._memo_score(name, pod, shape)
+                if shape is not None and (not members or weight == 0.0)
+                else self._score_node(name, pod)
             )
             if scored is None:
                 continue
@@ -280,9 +351,76 @@ class _Run:
     def _pick(self, ties: int) -> int:
         return self.scores.rng.randrange(ties) if self.policy.tie_break == "random" else 0
 
+    def _closest_best(self, scores: list[float], scope: _Scope, weight: float) -> list[int]:
+        """Positions (in node order) of the best ``base + weight·closeness`` in scope.
+
+        Closeness to the members is c/depth of MAX_SCORE for a node sharing c
+        levels with one of them, so the best is the best, over c, of the best
+        base score among nodes sharing at least c levels (the members' domains
+        at level c) plus c's bonus; only the domains reaching it are searched
+        for ties, never every node.
+        """
+        members = self.scores.member_paths
+        depth = self._depth
+        best = NO_SCORE
+        levels: list[tuple[float, list[int]]] = []
+        for shared in range(depth + 1):
+            bonus = weight * (MAX_SCORE * shared / depth)
+            positions = self._shared_positions(shared, members, scope)
+            top = max(_gather(scores, positions), default=NO_SCORE) + bonus
+            levels.append((top, positions))
+            best = max(best, top)
+        if best == NO_SCORE:
+            return []
+        tied: set[int] = set()
+        names, paths = self._index_names(), self.scores.paths
+        for top, positions in levels:
+            if top != best:
+                continue
+            for position in positions:
+                path = paths[names[position]]
+                shared = max(shared_depth(path, m) for m in members)
+                if scores[position] + weight * (MAX_SCORE * shared / depth) == best:
+                    tied.add(position)
+        return sorted(tied)
+
+    def _index_names(self) -> tuple[str, ...]:
+        assert self._index is not None
+        return self._index.names
+
+    def _shared_positions(
+        self, shared: int, members: list[tuple[str | None, ...]], scope: _Scope
+    ) -> list[int]:
+        """Scope positions whose nodes share at least ``shared`` levels with a member."""
+        assert scope.positions is not None
+        if shared == 0:
+            return scope.positions
+        prefixes = {m[:shared] for m in members if None not in m[:shared]}
+        if not prefixes:
+            return []
+        by_prefix = self._prefix_positions(shared)
+        found = [p for prefix in prefixes for p in by_prefix.get(prefix, ())]
+        if scope.members is None:
+            return found
+        if len(found) <= len(scope.positions):
+            return [p for p in found if p in scope.members]
+        names, paths = self._index_names(), self.scores.paths
+        return [p for p in scope.positions if paths[names[p]][:shared] in prefixes]
+
+    def _prefix_positions(self, shared: int) -> dict[tuple[str | None, ...], list[int]]:
+        by_prefix = self._level_positions.get(shared)
+        if by_prefix is None:
+            by_prefix = {}
+            for position, name in enumerate(self._index_names()):
+                prefix = self.scores.paths[name][:shared]
+                if None not in prefix:
+                    by_prefix.setdefault(prefix, []).append(position)
+            self._level_positions[shared] = by_prefix
+        return by_prefix
+
     def _shape(self, pod: Pod) -> int | None:
-        """The memo id of the pod's shape, or None when its score depends on more."""
-        if memoisable(pod) and not self.scores.member_paths:
+        """The memo id of the pod's shape, or None when its score cannot be memoised."""
+        if self._index is not None and memoisable(pod):
             return self._keys.intern(("pod", *pod_shape(pod)))
         return None
 
@@ -291,10 +429,14 @@ class _Run:
         return self._keys.key(name, self.state.info(name), self.state.alloc(name), personal)
 
     def _memo_score(self, name: str, pod: Pod, shape: int) -> tuple[float, int] | None:
+        """The node's score without gang closeness; labels (selector, affinity) are
+        checked per node first, the rest depends on the node key only."""
+        if not self._static_ok(self.state.info(name), self.state.alloc(name), pod, shape):
+            return None
         key = (shape, self._node_key(name))
         if key in self._memo:
             return self._memo[key]
-        scored = self._score_node(name, pod, shape)
+        scored = self._score_node(name, pod, shape, self._base)
         self._memo[key] = scored
         return scored
 
@@ -330,19 +472,20 @@ class _Run:
         return verdict
 
     def _score_node(
-        self, name: str, pod: Pod, shape: int | None = None
+        self, name: str, pod: Pod, shape: int | None = None, ctx: ScoreContext | None = None
     ) -> tuple[float, int] | None:
         """The node's score and the index of the device option it would use."""
+        ctx = ctx or self.scores
         candidates = self._candidates(name, pod, shape)
         if candidates is None:
             return None
         if self.policy.device_rule is None:
-            scores = [self.policy.score(c, self.scores) for c in _distinct(candidates)]
+            scores = [self.policy.score(c, ctx) for c in _distinct(candidates)]
             best = max(range(len(scores)), key=lambda i: scores[i])
             return scores[best], _distinct_index(candidates, best)
         device_rule = SCORE_RULES[self.policy.device_rule]
-        index = max(range(len(candidates)), key=lambda i: device_rule(candidates[i], self.scores))
-        return self.policy.score(candidates[index], self.scores), index
+        index = max(range(len(candidates)), key=lambda i: device_rule(candidates[i], ctx))
+        return self.policy.score(candidates[index], ctx), index
 
     def _choice(self, name: str, pod: Pod, option_index: int) -> _Choice:
         candidates = self._candidates(name, pod)
@@ -380,8 +523,9 @@ class _Run:
         """Per-node reasons for the first member that does not fit anywhere (greedy, undone)."""
         placed: list[tuple[Pod, _Choice]] = []
         reasons: list[str] = []
+        scope = self._scope(self.state.node_names())
         for pod in workload.pods:
-            choice = self._best_node(pod, self.state.node_names())
+            choice = self._best_node(pod, scope)
             if choice is None:
                 reasons = [r for r in self._node_reasons(pod) if r]
                 break
@@ -402,7 +546,9 @@ class _Run:
         return [self._memo_reason(n, pod, shape) for n in names]
 
     def _memo_reason(self, name: str, pod: Pod, shape: int) -> str:
-        key = (shape, self._node_key(name))
+        # the label checks (selector, affinity) are per node: their verdict joins the key
+        static = self._static_ok(self.state.info(name), self.state.alloc(name), pod, shape)
+        key = (shape, self._node_key(name), static)
         reason = self._reasons.get(key)
         if reason is None:
             reason = self._reasons[key] = self._filter_reason(name, pod)
@@ -413,6 +559,60 @@ class _Run:
             self.state.info(name), self.state.alloc(name), pod, self.filters
         )
         return status.reason
+
+
+@dataclass(slots=True)
+class _Domain:
+    """One domain of a level: its key, its nodes in node order, their free GPU milli."""
+
+    key: tuple[str, ...]
+    names: list[str] = field(default_factory=list)
+    free_milli: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Scope:
+    """The nodes a pod may go to, with their score-index positions when indexed
+    (ascending) and, for a strict subset, those positions as a set."""
+
+    names: Sequence[str]
+    positions: list[int] | None
+    members: set[int] | None
+
+
+def _closeness_weight(policy: Policy) -> float | None:
+    """How gang closeness enters the policy's node score, for scoring members off the
+    memo: 0.0 when it does not (no topology rule), its weight when it is the last,
+    positive term (the sum is then the memoised score plus weight × closeness, to
+    the bit), None when members must be scored node by node."""
+    names = [name for name, _ in policy.weights]
+    if "topology" not in names:
+        return 0.0
+    weight = policy.weights[-1][1]
+    if names.index("topology") != len(names) - 1 or weight <= 0 or policy.device_rule is None:
+        return None
+    return weight
+
+
+def _gather(values: list[float], positions: list[int]) -> list[float]:
+    if len(positions) > 1:
+        return list(itemgetter(*positions)(values))
+    return [values[p] for p in positions]
+
+
+def _best_positions(scores: list[float], scope: _Scope) -> list[int]:
+    """Positions in scope holding the best score, in node order (empty: none fits)."""
+    assert scope.positions is not None
+    if scope.members is None:
+        best = max(scores, default=NO_SCORE)
+        if best == NO_SCORE:
+            return []
+        return list(compress(range(len(scores)), map(best.__eq__, scores)))
+    values = _gather(scores, scope.positions)
+    best = max(values, default=NO_SCORE)
+    if best == NO_SCORE:
+        return []
+    return list(compress(scope.positions, map(best.__eq__, values)))
 
 
 class _PathCache(dict[str, tuple[str | None, ...]]):

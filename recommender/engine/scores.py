@@ -119,7 +119,7 @@ def topology_closeness(candidate: Candidate, ctx: ScoreContext) -> float:
     depth = len(path)
     if depth == 0:
         return 0.0
-    best = max(_shared_depth(path, other) for other in ctx.member_paths)
+    best = max(shared_depth(path, other) for other in ctx.member_paths)
     return MAX_SCORE * best / depth
 
 
@@ -132,7 +132,7 @@ def _path_of(paths: Mapping[str, tuple[str | None, ...]], name: str) -> tuple[st
         return ()
 
 
-def _shared_depth(path: tuple[str | None, ...], other: tuple[str | None, ...]) -> int:
+def shared_depth(path: tuple[str | None, ...], other: tuple[str | None, ...]) -> int:
     shared = 0
     for mine, theirs in zip(path, other, strict=False):
         if mine is None or mine != theirs:

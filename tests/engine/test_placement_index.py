@@ -7,8 +7,19 @@ from pathlib import Path
 import pytest
 
 from recommender.engine.placement import PlacementOptions, place, place_unindexed
-from recommender.engine.workloads import Workload, pod_workload
-from topology.hardware import Cluster
+from recommender.engine.workloads import Workload, pending_workloads, pod_workload
+from topology.hardware import (
+    Cluster,
+    Device,
+    Gang,
+    Gpu,
+    GpuRequest,
+    Node,
+    Pod,
+    Resources,
+    Topology,
+    TopologyLevel,
+)
 from topology.trace import trace_nodes, trace_pods
 
 CSV_DIR = (
@@ -44,3 +55,77 @@ def test_it_binds_exactly_as_the_unindexed_path(policy: str) -> None:
     assert [o.bindings for o in indexed.outcomes] == [o.bindings for o in reference.outcomes]
     assert [o.diagnosis for o in indexed.outcomes] == [o.diagnosis for o in reference.outcomes]
     assert sum(not o.placed for o in indexed.outcomes) > 0  # the failure path is exercised too
+
+
+LEVELS = ("zone", "block", "rack", "kubernetes.io/hostname")
+
+
+def _gang_fleet(nodes: int, gangs: int, seed: int) -> tuple[Cluster, list[Workload]]:
+    """zone › block (16 nodes) › rack (4) › host, two GPU models, half the GPUs bound;
+    gangs of 6 pods of 1–8 GPUs by nodeSelector, a third requiring a block, a third
+    preferring one."""
+    rng = random.Random(seed)
+    node_list, pods = [], []
+    for i in range(nodes):
+        block = i // 16
+        labels = {"zone": f"z{block % 2}", "block": f"b{block}", "rack": f"b{block}-r{i // 4 % 4}"}
+        node = _fleet_node(f"n{i:03d}", ("H100", "A100")[block % 2], labels)
+        node_list.append(node)
+        used = rng.choice((0, 4, 6, 8, 8))
+        if used:
+            pods.append(Pod("bound", f"p{i}", GANG_REQUESTS, GpuRequest(used), node_name=node.name))
+    gang_list = []
+    for g in range(gangs):
+        level = ("block", None, None)[g % 3]
+        preferred = "block" if g % 3 == 1 else None
+        gang = Gang(f"team{g % 3}", f"job{g}", 6, level, preferred)
+        gang_list.append(gang)
+        gpu = GpuRequest(rng.choice((1, 2, 4, 8)))
+        model = rng.choice(("H100", "A100"))
+        pods.extend(
+            Pod(
+                gang.namespace,
+                f"job{g}-{k}",
+                GANG_REQUESTS,
+                gpu,
+                node_selector={"gpu": model},
+                gang=gang.key,
+                required_topology=level,
+                preferred_topology=preferred,
+                arrival=float(g),
+            )
+            for k in range(6)
+        )
+    topology = Topology(tuple(TopologyLevel(key, key) for key in LEVELS))
+    cluster = Cluster(
+        "fleet", topology=topology, nodes=tuple(node_list), pods=tuple(pods), gangs=tuple(gang_list)
+    )
+    return cluster, pending_workloads(cluster)
+
+
+GANG_REQUESTS = Resources(cpu_milli=8000, memory_bytes=2**36, pods=1)
+
+
+def _fleet_node(name: str, model: str, labels: dict[str, str]) -> Node:
+    gpus = tuple(Gpu(f"gpu-{k}", model=model) for k in range(8))
+    return Node(
+        name=name,
+        labels={**labels, "kubernetes.io/hostname": name, "gpu": model},
+        allocatable=Resources(cpu_milli=192_000, memory_bytes=2**41, pods=110),
+        gpus=gpus,
+        devices=tuple(
+            Device(g.name, gpu=g.name, model=model, capacity={"gpu_milli": 1000}) for g in gpus
+        ),
+    )
+
+
+@pytest.mark.parametrize("policy", ["bestfit", "most_allocated"])
+def test_it_places_gangs_exactly_as_the_unindexed_path(policy: str) -> None:
+    """Gang members scored as memoised score + closeness, inside domains and cluster-wide."""
+    cluster, workloads = _gang_fleet(96, 24, seed=2)
+    options = PlacementOptions(policy=policy, seed=5)
+    indexed = place(cluster, workloads, options=options)
+    reference = place_unindexed(cluster, workloads, options=options)
+    assert [o.bindings for o in indexed.outcomes] == [o.bindings for o in reference.outcomes]
+    assert [o.diagnosis for o in indexed.outcomes] == [o.diagnosis for o in reference.outcomes]
+    assert 0 < sum(o.placed for o in indexed.outcomes) < len(workloads)
