@@ -114,6 +114,13 @@ EMBEDDED_WORKER = env.bool("EMBEDDED_WORKER", default=not REDIS_URL)
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     CELERY_RESULT_BACKEND = REDIS_URL
+    # acks_late tasks of a killed worker come back after the visibility timeout
+    # (Redis default: 1 h). Ingest and evaluation are idempotent and take seconds,
+    # so a short timeout gets a crashed ingest retried soon; keep it above the
+    # longest task or the task runs twice (harmlessly, but twice).
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT_SECONDS", default=900)
+    }
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
