@@ -6,4 +6,9 @@ from reservations import views
 
 urlpatterns = [
     path("clusters/<int:cluster_id>/reservations/", views.reservations_page, name="reservations"),
+    path(
+        "clusters/<int:cluster_id>/subscriptions/<int:subscription_id>/test-email/",
+        views.send_test_email,
+        name="subscription-test-email",
+    ),
 ]

@@ -8,20 +8,23 @@ CSV the page links to.
 
 from __future__ import annotations
 
+import smtplib
 from collections import defaultdict
 from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.views.decorators.http import require_POST
 
-from reservations import charts, selectors
+from reservations import charts, digest, selectors
 from reservations.filters import IdleReportFilterSet
-from reservations.models import IdleSample
+from reservations.models import IdleSample, Subscription
 from topology.views import cluster_page
 
 RANGES = {"24h": timedelta(hours=24), "7d": timedelta(days=7), "30d": timedelta(days=30)}
@@ -87,6 +90,9 @@ def reservations_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
             "by_reservation": by_reservation,
             "by_team": by_team,
             "idle_now": result.get("idleReservations") or [],
+            "subscriptions": Subscription.objects.filter(
+                user=request.user, clusters=cluster_id
+            ).order_by("id"),
             "chart": charts.idle_over_time_figure(series, start=start, end=end),
             "csv_url": reverse("report-idle-reservations")
             + "?"
@@ -102,3 +108,17 @@ def reservations_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
         }
     )
     return render(request, "dashboard/reservations.html", context)
+
+
+@login_required
+@require_POST
+def send_test_email(request: HttpRequest, cluster_id: int, subscription_id: int) -> HttpResponse:
+    """The page's "Send test email" button: the same service as the API's test-email action."""
+    subscription = get_object_or_404(Subscription, pk=subscription_id, user=request.user)
+    try:
+        outcome = digest.send_test_email(subscription=subscription, now=timezone.now())
+    except (smtplib.SMTPException, OSError) as error:
+        messages.error(request, f"Test email not sent: mail server unavailable: {error}")
+    else:
+        messages.success(request, f"Test email: {outcome.status} ({outcome.message_id}).")
+    return redirect("reservations", cluster_id=cluster_id)

@@ -178,3 +178,30 @@ def test_it_schedules_the_due_digests_every_15_minutes():
     task = PeriodicTask.objects.get(task="reservations.tasks.send_due_digests")
 
     assert (task.interval.every, task.interval.period, task.enabled) == (15, "minutes", True)
+
+
+def test_it_sends_a_test_email_from_the_reservations_page(smtp_server, client):
+    period = make_period()
+    client.force_login(period.user)
+    page = client.get(f"/clusters/{period.cluster.id}/reservations/")
+    button = f"/clusters/{period.cluster.id}/subscriptions/{period.subscription.id}/test-email/"
+    assert button in page.content.decode()
+
+    response = client.post(button, follow=True)
+
+    assert response.status_code == 200
+    assert "Test email: sent" in response.content.decode()
+    assert smtp_server.messages[0]["Subject"].startswith("[test] capacityweb:")
+    assert not DigestDelivery.objects.exists()
+
+
+def test_it_refuses_a_test_email_for_another_users_subscription(smtp_server, client):
+    from django.contrib.auth.models import User
+
+    period = make_period()
+    client.force_login(User.objects.create_user("intruder"))
+
+    url = f"/clusters/{period.cluster.id}/subscriptions/{period.subscription.id}/test-email/"
+
+    assert client.post(url).status_code == 404
+    assert smtp_server.messages == []
