@@ -38,6 +38,7 @@ from django.conf import settings
 from django.core.mail import EmailMultiAlternatives, get_connection
 from django.db import IntegrityError, transaction
 from django.template.loader import render_to_string
+from django.urls import reverse
 
 from reservations.models import DigestDelivery, Subscription
 from reservations.selectors import (
@@ -165,15 +166,23 @@ def digest_figures(
 def dashboard_links(
     cluster_ids: list[int], period_start: datetime, period_end: datetime
 ) -> dict[str, str]:
-    """Absolute links back to the dashboard (DASHBOARD_BASE_URL) for this period."""
+    """Absolute links back to the dashboard (DASHBOARD_BASE_URL) for this period.
+
+    The pages are per cluster; a digest over several clusters links to the
+    overview, which lists them all.
+    """
     base = settings.DASHBOARD_BASE_URL.rstrip("/")
-    query = {"start": period_start.isoformat(), "end": period_end.isoformat()}
-    if len(cluster_ids) == 1:
-        query["cluster"] = str(cluster_ids[0])
+    overview = f"{base}{reverse('overview')}"
+    if len(cluster_ids) != 1:
+        return {"overview": overview, "reservations": overview, "recommendations": overview}
+    query = urlencode(
+        {"range": "custom", "start": period_start.isoformat(), "end": period_end.isoformat()}
+    )
+    cluster_id = cluster_ids[0]
     return {
-        "overview": f"{base}/",
-        "reservations": f"{base}/reservations/?{urlencode(query)}",
-        "recommendations": f"{base}/recommendations/?{urlencode(query)}",
+        "overview": overview,
+        "reservations": f"{base}{reverse('reservations', args=[cluster_id])}?{query}",
+        "recommendations": f"{base}{reverse('recommendations', args=[cluster_id])}",
     }
 
 

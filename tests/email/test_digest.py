@@ -69,15 +69,21 @@ def test_it_reports_the_naive_autoscalers_stranded_cost(smtp_server):
     assert "Joint (capacityweb) spend: $336.00" in text
 
 
-def test_it_links_back_to_the_dashboard(smtp_server):
+def test_it_links_back_to_the_dashboard(smtp_server, client):
     period = make_period()
 
     digest.send_digest(subscription_id=period.subscription.id, period_start=PERIOD_START)
 
     text, html = text_and_html(smtp_server.messages[0])
-    link = "https://capacity.example.test/reservations/?start=2026-03-09T08%3A00%3A00%2B00%3A00"
+    path = f"/clusters/{period.cluster.id}/reservations/"
+    link = (
+        f"https://capacity.example.test{path}?range=custom&start=2026-03-09T08%3A00%3A00%2B00%3A00"
+    )
     assert link in text
-    assert 'href="https://capacity.example.test/reservations/?' in html
+    assert f'href="https://capacity.example.test{path}?' in html
+    client.force_login(period.user)
+    query = link.split("?", 1)[1]
+    assert client.get(f"{path}?{query}").status_code == 200
 
 
 def test_it_inlines_the_chart_as_a_png_the_html_references(smtp_server):
