@@ -80,33 +80,28 @@ def dynamic_key(info: NodeInfo, alloc: NodeAlloc) -> tuple[object, ...]:
 
 
 class NodeKeys:
-    """Per-node memo keys of one placement run, dropped when the node changes.
+    """Node memo keys interned to small ints (hashing the nested tuples on every
+    (pod, node) lookup would cost more than it saves).
 
-    Keys are interned to small ints: hashing the nested tuples on every
-    (pod, node) lookup would cost more than it saves.
+    A node's key is kept on its ``NodeAlloc`` (which drops it on every write),
+    so placement calls on copies of one state share the work.
     """
 
     def __init__(self) -> None:
-        self._static: dict[str, tuple[object, ...]] = {}
-        self._keys: dict[str, int] = {}
         self._interned: dict[tuple[object, ...], int] = {}
 
     def intern(self, value: tuple[object, ...]) -> int:
         return self._interned.setdefault(value, len(self._interned))
 
-    def key(self, name: str, info: NodeInfo, alloc: NodeAlloc, personal: bool) -> int:
-        key = self._keys.get(name)
+    def key(self, info: NodeInfo, alloc: NodeAlloc, personal: bool) -> int:
+        slot = (self, personal)
+        key = alloc.memo_keys.get(slot)
         if key is None:
-            static = self._static.get(name)
+            static = info.memo_static.get(personal)
             if static is None:
-                static = static_key(info, personal)
-                self._static[name] = static
-            key = self.intern((static, dynamic_key(info, alloc)))
-            self._keys[name] = key
+                static = info.memo_static[personal] = static_key(info, personal)
+            key = alloc.memo_keys[slot] = self.intern((static, dynamic_key(info, alloc)))
         return key
-
-    def changed(self, name: str) -> None:
-        self._keys.pop(name, None)
 
 
 Scored = tuple[float, int] | None

@@ -146,13 +146,14 @@ class _Run:
         self.cluster = cluster
         self.state = state
         self.policy: Policy = policy_named(options.policy)
-        self.filters = FilterContext.build(cluster, options.reservation_grants, options.at)
+        shared = _SharedMemo.of(cluster, state, options, self.policy)
+        self.filters = shared.filters
         self.scores = ScoreContext(rng=random.Random(options.seed))
         self.scores.paths = _PathCache(cluster, state)
-        self._keys = NodeKeys()
-        self._memo: dict[tuple[int, int], tuple[float, int] | None] = {}
-        self._reasons: dict[tuple[int, int, bool], str] = {}
-        self._static: dict[tuple[int, str], bool] = {}
+        self._keys = shared.keys
+        self._memo = shared.scores
+        self._reasons = shared.reasons
+        self._static = shared.static
         self._index = ScoreIndex(state.node_names()) if indexed else None
         if self.policy.needs_fragmentation:
             self.scores.fragmentation = _fgd.FragmentationModel.from_workloads(
@@ -289,7 +290,6 @@ class _Run:
             self._changed(choice.node, released=True)
 
     def _changed(self, name: str, released: bool) -> None:
-        self._keys.changed(name)
         if self._index is not None:
             self._index.changed(name, released)
         self._free_milli.pop(name, None)
@@ -426,7 +426,7 @@ class _Run:
 
     def _node_key(self, name: str) -> int:
         personal = bool(self.filters.granted) or name in self.filters.reserved_for
-        return self._keys.key(name, self.state.info(name), self.state.alloc(name), personal)
+        return self._keys.key(self.state.info(name), self.state.alloc(name), personal)
 
     def _memo_score(self, name: str, pod: Pod, shape: int) -> tuple[float, int] | None:
         """The node's score without gang closeness; labels (selector, affinity) are
@@ -559,6 +559,38 @@ class _Run:
             self.state.info(name), self.state.alloc(name), pod, self.filters
         )
         return status.reason
+
+
+class _SharedMemo:
+    """What placement calls on one state and its copies share: the filter context
+    and every memo that depends only on the model, the options and node keys.
+
+    Kept in ``ClusterState.derived`` per (policy, grants, time); FGD's scores also
+    depend on the workloads of the call, so FGD calls never share.
+    """
+
+    def __init__(self, cluster: Cluster, options: PlacementOptions) -> None:
+        self.cluster = cluster
+        self.filters = FilterContext.build(cluster, options.reservation_grants, options.at)
+        self.keys = NodeKeys()
+        self.scores: dict[tuple[int, int], tuple[float, int] | None] = {}
+        self.reasons: dict[tuple[int, int, bool], str] = {}
+        self.static: dict[tuple[int, str], bool] = {}
+
+    @classmethod
+    def of(
+        cls, cluster: Cluster, state: ClusterState, options: PlacementOptions, policy: Policy
+    ) -> _SharedMemo:
+        if policy.needs_fragmentation:
+            return cls(cluster, options)
+        grants = tuple(sorted((k, tuple(sorted(v))) for k, v in options.reservation_grants.items()))
+        key = ("placement", policy.name, grants, options.at)
+        found = state.derived.get(key)
+        if isinstance(found, _SharedMemo) and found.cluster is cluster:
+            return found
+        memo = cls(cluster, options)
+        state.derived[key] = memo
+        return memo
 
 
 @dataclass(slots=True)

@@ -558,9 +558,7 @@ class JointPlanner:
             for n in self.candidate_names(workload)
             if key is None or self.state.node(n).labels.get(key) == domain
         ]
-        infos = {n: self.state.info(n) for n in names}
-        allocs = {n: self.state.alloc(n) for n in names}
-        return ClusterState(infos, allocs).copy()  # the copy owns nothing: writes clone
+        return self.state.subset(names)  # owns nothing: writes clone
 
     def candidate_names(self, workload: Workload) -> list[str]:
         """Existing nodes that might host a member: the pods' common nodeSelector matches

@@ -9,7 +9,9 @@ when a copy first writes to it (copy-on-write per node).
 ::
 
     ClusterState ── nodes: name → NodeInfo   (static, shared by all copies)
-                 └─ allocs: name → NodeAlloc (mutable, cloned on first write)
+                 ├─ allocs: name → NodeAlloc (mutable, cloned on first write)
+                 └─ derived: caches computed from the model alone (placement's
+                    filter context and memo), shared by all copies and subsets
 """
 
 from __future__ import annotations
@@ -60,7 +62,15 @@ class Allocation:
 class NodeInfo:
     """Static per-node facts computed once: devices by name, GPU devices in order."""
 
-    __slots__ = ("node", "devices", "gpu_devices", "gpus", "counter_capacity", "models")
+    __slots__ = (
+        "node",
+        "devices",
+        "gpu_devices",
+        "gpus",
+        "counter_capacity",
+        "models",
+        "memo_static",
+    )
 
     def __init__(self, node: Node) -> None:
         self.node = node
@@ -72,6 +82,7 @@ class NodeInfo:
         self.counter_capacity = {c.name: dict(c.counters) for c in node.counter_sets}
         models = {g.model for g in node.gpus} | {d.model for d in node.devices if d.gpu}
         self.models: frozenset[str] = frozenset(m for m in models if m)
+        self.memo_static: dict[bool, tuple[object, ...]] = {}  # memo.static_key, computed once
 
 
 class NodeAlloc:
@@ -89,6 +100,7 @@ class NodeAlloc:
         "gpu_nonpartition_milli",
         "gpu_pods",
         "gpu_profiles",
+        "memo_keys",
     )
 
     def __init__(self, info: NodeInfo) -> None:
@@ -106,6 +118,8 @@ class NodeAlloc:
         self.gpu_nonpartition_milli: dict[str, int] = {g: 0 for g in info.gpus}
         self.gpu_pods: dict[str, tuple[str, ...]] = {}
         self.gpu_profiles: dict[str, tuple[str, ...]] = {}
+        # memo key per (memo.NodeKeys, personal): valid until the next write
+        self.memo_keys: dict[tuple[object, bool], int] = {}
 
     def clone(self) -> NodeAlloc:
         other = NodeAlloc.__new__(NodeAlloc)
@@ -120,6 +134,7 @@ class NodeAlloc:
         other.gpu_nonpartition_milli = dict(self.gpu_nonpartition_milli)
         other.gpu_pods = dict(self.gpu_pods)
         other.gpu_profiles = dict(self.gpu_profiles)
+        other.memo_keys = {}
         return other
 
     def device_milli_free(self, device: Device) -> int:
@@ -171,6 +186,7 @@ class ClusterState:
         self._allocs = allocs
         self._owned: set[str] = set(allocs)
         self._order: list[str] = list(infos)
+        self.derived: dict[object, object] = {}
 
     @classmethod
     def from_cluster(cls, cluster: Cluster) -> ClusterState:
@@ -195,7 +211,17 @@ class ClusterState:
         other._allocs = dict(self._allocs)
         other._owned = set()
         other._order = self._order
+        other.derived = self.derived
         self._owned = set()  # both now share every record: the first writer clones
+        return other
+
+    def subset(self, names: Iterable[str]) -> ClusterState:
+        """A copy holding only ``names`` (in that order), sharing records and caches."""
+        names = list(names)
+        other = ClusterState({n: self._infos[n] for n in names}, {})
+        other._allocs = {n: self._allocs[n] for n in names}
+        other.derived = self.derived
+        self._owned = set()
         return other
 
     def add_node(self, node: Node) -> None:
@@ -236,6 +262,7 @@ class ClusterState:
 
     def _change(self, node_name: str, pod_key: str, allocation: Allocation, sign: int) -> None:
         alloc = self._writable(node_name)
+        alloc.memo_keys.clear()
         info = self._infos[node_name]
         alloc.cpu_free_milli -= sign * allocation.cpu_milli
         alloc.memory_free_bytes -= sign * allocation.memory_bytes
