@@ -154,6 +154,7 @@ class _Run:
         self._memo = shared.scores
         self._reasons = shared.reasons
         self._static = shared.static
+        self._needs: dict[int, tuple[Pod, int]] = {}  # id(pod) → (pod, its static needs)
         self._index = ScoreIndex(state.node_names()) if indexed else None
         if self.policy.needs_fragmentation:
             self.scores.fragmentation = _fgd.FragmentationModel.from_workloads(
@@ -455,16 +456,19 @@ class _Run:
 
     def _static_ok(self, info: NodeInfo, alloc: NodeAlloc, pod: Pod, shape: int | None) -> bool:
         """The rules that read no free resources, once per (pod's static needs, node)."""
-        needs = self._keys.intern(
-            (
-                "static",
-                pod.namespace,
-                pod.tolerations,
-                tuple(sorted(pod.node_selector.items())),
-                pod.affinity,
+        cached = self._needs.get(id(pod))
+        if cached is None or cached[0] is not pod:
+            needs = self._keys.intern(
+                (
+                    "static",
+                    pod.namespace,
+                    pod.tolerations,
+                    tuple(sorted(pod.node_selector.items())),
+                    pod.affinity,
+                )
             )
-        )
-        key = (needs, info.node.name)
+            cached = self._needs[id(pod)] = (pod, needs)
+        key = (cached[1], info.node.name)
         verdict = self._static.get(key)
         if verdict is None:
             verdict = all(rule(info, alloc, pod, self.filters).ok for rule in STATIC_RULES)
