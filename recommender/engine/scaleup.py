@@ -254,6 +254,9 @@ class JointPlanner:
     def plan_one(self, workload: Workload) -> WorkloadPlan:
         outcome = place_one(self.cluster, workload, self.state, options_for(self.policy, self.at))
         if outcome.placed:
+            riding = self.ride_additions(workload, outcome)
+            if riding:
+                return self.riding_plan(workload, outcome, riding)
             return self.placed_plan(workload, outcome, RUNS_NOW, ())
         grants = self.grants(workload.namespace)
         if grants:
@@ -320,6 +323,32 @@ class JointPlanner:
                 )
                 changes.add(f"add nodeSelector {selector}")
         return tuple(sorted(changes))
+
+    def ride_additions(self, workload: Workload, outcome: WorkloadOutcome) -> list[NodeAddition]:
+        """The additions (bought for earlier workloads) this workload's pods land on.
+
+        State carries forward, so a later workload may fit in room left on nodes
+        the plan adds for an earlier one: it does not run now, it runs once those
+        nodes exist, and the addition then serves it too.
+        """
+        bound = {b.node for b in outcome.bindings}
+        riding = []
+        for index, addition in enumerate(self.additions):
+            if bound & set(addition.node_names):
+                addition = replace(addition, workloads=(*addition.workloads, workload.key))
+                self.additions[index] = addition
+                riding.append(addition)
+        return riding
+
+    def riding_plan(
+        self, workload: Workload, outcome: WorkloadOutcome, riding: list[NodeAddition]
+    ) -> WorkloadPlan:
+        paid = any(a.reservation is not None for a in riding)
+        verdict = USES_RESERVATION if paid else RUNS_AFTER_SCALE_UP
+        reasons = tuple(
+            f"fits on the {a.node_group} node(s) added for {a.workloads[0]}" for a in riding
+        )
+        return self.placed_plan(workload, outcome, verdict, reasons)
 
     def placed_plan(
         self, workload: Workload, outcome: WorkloadOutcome, verdict: str, reasons: tuple[str, ...]

@@ -60,10 +60,14 @@ def test_it_carries_state_so_the_second_workload_reuses_the_first_ones_node() ->
     pods = (pending("first", 4, priority=10), pending("second", 4))
     cluster = Cluster("c", pods=pods, node_groups=(group("big", 8, 80.0),))
     joint = plan(cluster, "joint")
-    # first buys one 8-GPU node (4 used), second fits the 4 left: runs_now, 1 node in all
+    # first buys one 8-GPU node (4 used), second fits the 4 left on that new node: it runs
+    # after the scale-up (not now: the node does not exist yet), buying nothing itself;
+    # 1 node in all, serving both
     assert joint.outcomes["ml/first"].add_nodes == {"big": 1}
-    assert joint.outcomes["ml/second"].verdict == "runs_now"
+    assert joint.outcomes["ml/second"].verdict == "runs_after_scale_up"
+    assert joint.outcomes["ml/second"].add_nodes == {}
     assert sum(a.count for a in joint.additions) == 1
+    assert joint.additions[0].workloads == ("ml/first", "ml/second")
 
 
 def test_it_never_buys_beyond_max_size_in_naive_mode() -> None:
