@@ -132,6 +132,28 @@ def place_one(
     return _Run(cluster, state, options, (workload,)).place_workload(workload)
 
 
+class Placer:
+    """``place_one`` again and again on one state that only it changes.
+
+    Each call decides exactly as a fresh ``place_one`` (the seeded tie-break
+    restarts, no gang member carries over), but the score index and domain
+    groups survive between calls, so a call costs the nodes that changed, not
+    every node. FGD scores depend on the call's workload: it gets fresh calls.
+    """
+
+    def __init__(self, cluster: Cluster, state: ClusterState, options: PlacementOptions) -> None:
+        self._cluster, self._state, self._options = cluster, state, options
+        reusable = not policy_named(options.policy).needs_fragmentation
+        self._run = _Run(cluster, state, options, ()) if reusable else None
+
+    def place_one(self, workload: Workload) -> WorkloadOutcome:
+        if self._run is None:
+            return place_one(self._cluster, workload, self._state, self._options)
+        self._run.scores.rng = self._run._base.rng = random.Random(self._options.seed)
+        self._run.scores.member_paths = []
+        return self._run.place_workload(workload)
+
+
 class _Run:
     """One placement call: the filter context, policy, seeded randomness and caches."""
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from recommender.engine import costs
-from recommender.engine.placement import place, place_one
+from recommender.engine.placement import Placer, place
 from recommender.engine.scaleup import (
     BLOCKED,
     NAIVE,
@@ -163,6 +163,7 @@ class NaivePlanner:
         # shapes that found no existing node: existing nodes only fill up in this pass,
         # so a later pod of the same shape cannot fit either (saves a full node scan)
         self.no_room: set[str] = set()
+        self.placer = Placer(cluster, state, options_for(policy, at))
 
     def decide(self, pending: Sequence[Workload]) -> NaiveLedger:
         for workload in pending:
@@ -173,10 +174,9 @@ class NaivePlanner:
         return self.ledger
 
     def decide_pod(self, workload: Workload, pod: Pod) -> None:
-        options = options_for(self.policy, self.at)
         shape = pod_shape(pod)
         if shape not in self.no_room:
-            if place_one(self.cluster, without_topology(pod), self.state, options).placed:
+            if self.placer.place_one(without_topology(pod)).placed:
                 return
             self.no_room.add(shape)
         self.ledger.needs_new[workload.key] = True
