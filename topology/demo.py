@@ -42,6 +42,7 @@ from recommender.services import store_evaluation
 from reservations.models import Reservation
 from reservations.services import save_reservation
 from topology import services
+from topology.dra import SHARING_LABEL
 from topology.models import Cluster, Snapshot
 from topology.trace import BLOCK_LABEL, RACK_LABEL, ZONE_LABEL
 
@@ -173,7 +174,7 @@ def node_group_objects() -> list[dict[str, Any]]:
                 "maxSize": 64,
                 "pricePerNodeHour": 28.0,
                 "template": {
-                    "labels": {PRODUCT_LABEL: "G3"},
+                    "labels": {PRODUCT_LABEL: "G3", SHARING_LABEL: "mps"},
                     "taints": [],
                     "allocatable": {
                         "cpu": "96",
@@ -202,7 +203,7 @@ def node_group_objects() -> list[dict[str, Any]]:
                 "maxSize": 40,
                 "pricePerNodeHour": 3.2,
                 "template": {
-                    "labels": {PRODUCT_LABEL: "T4"},
+                    "labels": {PRODUCT_LABEL: "T4", SHARING_LABEL: "mps"},
                     "taints": [],
                     "allocatable": {
                         "cpu": "64",
