@@ -1,9 +1,7 @@
 """The demo login and the `rundemo` server that `make run` ends in."""
 
-import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 
@@ -13,8 +11,7 @@ from django.test import Client
 
 from capacityweb.services import ensure_demo_user
 from tests.conftest import REPO_ROOT, environment_without_services, run_manage, stop_process
-
-SERVER_START_TIMEOUT_SECONDS = 60.0
+from tests.servers import free_port, wait_for_http
 
 
 @pytest.mark.django_db
@@ -43,26 +40,6 @@ def test_it_renders_the_login_page(client: Client) -> None:
     response = client.get("/accounts/login/")
     assert response.status_code == 200
     assert b'name="csrfmiddlewaretoken"' in response.content
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-def wait_for_http(url: str, server: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + SERVER_START_TIMEOUT_SECONDS
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            pytest.fail(f"rundemo exited with {server.returncode}")
-        try:
-            with urllib.request.urlopen(url, timeout=2):
-                return
-        except OSError:
-            time.sleep(0.3)
-    pytest.fail(f"rundemo did not answer {url}")
 
 
 @pytest.fixture(scope="module")

@@ -16,11 +16,8 @@ docs/screenshots), so a test run never rewrites tracked files.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -34,8 +31,8 @@ from tests.conftest import (
     stop_process,
     with_database_name,
 )
+from tests.servers import free_port, wait_for_http
 
-SERVER_START_TIMEOUT_SECONDS = 60.0
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -59,26 +56,6 @@ def screenshot(page: Any, name: str, *, full_page: bool = True) -> bytes:
         target.mkdir(parents=True, exist_ok=True)
         (target / f"{name}.png").write_bytes(image)
     return image
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-def wait_for_http(url: str, server: subprocess.Popen[bytes], log_path: Path) -> None:
-    deadline = time.monotonic() + SERVER_START_TIMEOUT_SECONDS
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            pytest.fail(f"rundemo exited with {server.returncode}:\n{log_path.read_text()}")
-        try:
-            with urllib.request.urlopen(url, timeout=2):
-                return
-        except OSError:
-            time.sleep(0.2)
-    pytest.fail(f"rundemo did not answer {url}:\n{log_path.read_text()}")
 
 
 @pytest.fixture(scope="session")

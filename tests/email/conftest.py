@@ -17,7 +17,6 @@ Builders in digest_period.py; figures derived in test_digest.py.
 from __future__ import annotations
 
 import email
-import socket
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -26,11 +25,7 @@ from email.message import Message
 import pytest
 from aiosmtpd.controller import Controller
 
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+from tests.servers import free_port
 
 
 @dataclass

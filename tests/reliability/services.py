@@ -16,14 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.servers import free_port
+
 PG_BIN_ROOT = Path("/usr/lib/postgresql")
 START_TIMEOUT_SECONDS = 30.0
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def _postgres_bin() -> Path:
