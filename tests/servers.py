@@ -20,17 +20,19 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def _log_tail(log_path: Path | None) -> str:
+    return f":\n{log_path.read_text()}" if log_path else ""
+
+
 def wait_for_http(url: str, server: subprocess.Popen[bytes], log_path: Path | None = None) -> None:
     """Return once ``url`` answers; fail (with the server's log) if it exits or never does."""
     deadline = time.monotonic() + SERVER_START_TIMEOUT_SECONDS
     while time.monotonic() < deadline:
         if server.poll() is not None:
-            log = f":\n{log_path.read_text()}" if log_path else ""
-            pytest.fail(f"server exited with {server.returncode}{log}")
+            pytest.fail(f"server exited with {server.returncode}{_log_tail(log_path)}")
         try:
             with urllib.request.urlopen(url, timeout=2):
                 return
         except OSError:
             time.sleep(0.2)
-    log = f":\n{log_path.read_text()}" if log_path else ""
-    pytest.fail(f"server did not answer {url}{log}")
+    pytest.fail(f"server did not answer {url}{_log_tail(log_path)}")
