@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import statistics
 import sys
@@ -24,16 +23,9 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
+from capacityweb.browser import CHROMIUM_ARGS, chromium_path  # noqa: E402
 from topology.charts import heatmap_view  # noqa: E402
 
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 TARGET_SECONDS = 1.5
 
 
@@ -97,8 +89,8 @@ def main() -> None:
         timings = []
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(
-                executable_path=os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"),
-                args=CHROMIUM_ARGS,
+                executable_path=chromium_path(),
+                args=list(CHROMIUM_ARGS),
             )
             for _ in range(arguments.runs):
                 page = browser.new_page()

@@ -16,6 +16,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
+from capacityweb.browser import chromium_path
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA_DIR = REPO_ROOT / ".." / "shared" / "data"
 SERVICE_VARIABLES = ("DATABASE_URL", "REDIS_URL")
@@ -38,11 +40,6 @@ def services_missing() -> list[str]:
     if not os.environ.get("REDIS_URL", "").startswith("redis://"):
         missing.append("Redis: set REDIS_URL")
     return missing
-
-
-def chromium_path() -> str:
-    """The Chromium binary browser tests drive (CHROMIUM_PATH, default /usr/bin/chromium)."""
-    return os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from capacityweb.browser import CHROMIUM_ARGS
 from tests.conftest import (
     REPO_ROOT,
     chromium_path,
@@ -33,14 +34,6 @@ from tests.conftest import (
 )
 from tests.servers import free_port, wait_for_http
 
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 PASSWORD = "browser-password-1"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -106,7 +99,9 @@ def browser(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        chromium = playwright.chromium.launch(
+            executable_path=chromium_path(), args=list(CHROMIUM_ARGS)
+        )
         try:
             yield chromium
         finally:
