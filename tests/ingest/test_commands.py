@@ -102,3 +102,23 @@ def test_it_replays_the_trace_step_by_step(capsys):
     assert 1 <= snapshots <= 3
     assert Evaluation.objects.filter(cluster__name=name).count() == snapshots
     assert f"{name}: {snapshots} of 3 steps stored" in capsys.readouterr().out
+
+
+def test_it_replays_the_fill_protocol_step_by_step(capsys):
+    """Fill mode: pods arrive until a few no longer fit, then each step replaces
+    some, so every step is a new snapshot of a busy cluster with a short queue."""
+    from recommender.models import Evaluation
+    from topology.models import Snapshot
+
+    name = _name()
+    call_command(
+        "replay", "--cluster", name, "--mode", "fill", "--steps", "2", "--interval", "60",
+        "--max-pending", "5", "--pods-per-step", "30", "--data-dir", str(OPENB_DIR.parent),
+    )  # fmt: skip
+    snapshots = list(Snapshot.objects.filter(cluster__name=name).order_by("taken_at"))
+    assert len(snapshots) == 2
+    assert snapshots[0].content_hash != snapshots[1].content_hash
+    latest = Evaluation.objects.get(snapshot=snapshots[-1])
+    assert latest.gpus_allocated / latest.gpus > 0.85
+    assert 1 <= latest.pending_count <= 5
+    assert f"{name}: 2 of 2 steps stored" in capsys.readouterr().out
