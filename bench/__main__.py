@@ -26,7 +26,7 @@ SUMMARY_PREFIXES = ("scaling ", "http ", "fanout ")
 FULL: dict[str, list[str]] = {
     "parse": [],
     "placement": [],
-    "evaluate": ["--nodes", "10000", "--gangs", "50"],
+    "evaluate": ["--nodes", "10000", "--gangs", "500"],
     "ingest": [],
     "heatmap": [],
     "scaling": [],

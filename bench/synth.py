@@ -9,11 +9,18 @@ shaped like a large GPU fleet, the same for the same arguments::
       │                    nvidia.com/mig-1g.10gb extended resources
       └─ shared nodes      1 in 16: time-sliced GPUs (shareable devices, milli shares)
 
-About half the GPUs are taken by bound pods. Pending demand: gangs of 2–8
+About half the GPUs are taken by bound pods. Pending demand: gangs of 2–16
 pods (whole GPUs, one in three requiring a single block), MIG pods and
 fractional-share pods. One node group per GPU model with placements in
 concrete blocks; reservations by node names, by node selector and by
 unprovisioned node-group capacity. Sizes: ``SIZES`` (1k, 10k, 50k nodes).
+
+``issue_shape=True`` is the snapshot of issue #6 (``bench/evaluate.py``):
+every pending pod is a member of a gang of ``GANG_PODS`` (whole-GPU gangs,
+one in eight a MIG gang, one in eight a GPU-sharing gang) and there are
+``GROUPS_PER_MODEL`` node groups per GPU model (block b's nodes belong to
+group b mod 40), so 10,000 nodes and 500 gangs give 80,000 GPUs, 5,000
+pending pods and 40 node groups.
 
 Pure: no Django, no clock; ``random.Random(seed)`` is the only randomness.
 """
@@ -21,6 +28,7 @@ Pure: no Django, no clock; ``random.Random(seed)`` is the only randomness.
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from topology.hardware import (
@@ -55,6 +63,8 @@ MIG_INSTANCES_PER_NODE = 8 * 7
 ZONES, NODES_PER_BLOCK, NODES_PER_RACK, GPUS_PER_NODE = 4, 64, 8, 8
 GIB = 2**30
 TEAMS = 20
+GANG_PODS = 10
+GROUPS_PER_MODEL = 10
 
 
 def topology() -> Topology:
@@ -108,18 +118,28 @@ def _model_of_block(block: int) -> str:
     return MODELS[block % len(MODELS)]
 
 
-def _group_name(model: str) -> str:
-    return "pool-" + model.split("-")[1].lower()
+def _group_name(model: str, index: int | None = None) -> str:
+    """``pool-h100`` (one group per model) or ``pool-h100-3`` (``GROUPS_PER_MODEL`` of them)."""
+    base = "pool-" + model.split("-")[1].lower()
+    return base if index is None else f"{base}-{index}"
 
 
-def _nodes_and_bound_pods(count: int, rng: random.Random) -> tuple[list[Node], list[Pod]]:
+def _group_index(block: int, per_model: int) -> int | None:
+    """Which of a model's groups block ``block``'s nodes belong to (None: the only one)."""
+    return None if per_model == 1 else (block // len(MODELS)) % per_model
+
+
+def _nodes_and_bound_pods(
+    count: int, rng: random.Random, per_model: int
+) -> tuple[list[Node], list[Pod]]:
     nodes, pods = [], []
     for i in range(count):
         block = i // NODES_PER_BLOCK
         kind = _node_kind(i)
         model = MODELS[1] if kind == "mig" else _model_of_block(block)
         labels = {**block_labels(block), RACK: f"b{block:04d}-r{(i // NODES_PER_RACK) % 8}"}
-        node = gpu_node(f"n{i:05d}", model, labels, kind=kind, group=_group_name(model))
+        group = _group_name(model, _group_index(block, per_model))
+        node = gpu_node(f"n{i:05d}", model, labels, kind=kind, group=group)
         nodes.append(node)
         pods.extend(_bound_pods(node, kind, rng))
     return nodes, pods
@@ -182,26 +202,74 @@ def _pending(gangs: int, rng: random.Random) -> tuple[list[Gang], list[Pod]]:
     return gang_list, pods
 
 
-def _node_groups(nodes: list[Node], blocks: int) -> list[NodeGroup]:
-    groups = []
-    for k, model in enumerate(MODELS):
-        name = _group_name(model)
-        model_blocks = [b for b in range(blocks) if _model_of_block(b) == model][:8]
-        placements = tuple(NodePlacement(block_labels(b), 4) for b in model_blocks)
-        template = gpu_node(f"{name}-template", model, {}, group=name)
-        groups.append(
-            NodeGroup(
-                name,
-                {POOL: name},
-                0,
-                len(nodes) + 64,
-                PRICE_PER_NODE_HOUR[model],
-                template,
-                placements or (NodePlacement(block_labels(k), 4),),
-                current_size=sum(1 for n in nodes if n.node_group == name),
+def _issue_pending(gangs: int, rng: random.Random) -> tuple[list[Gang], list[Pod]]:
+    """Issue #6's demand: ``gangs`` gangs of ``GANG_PODS`` pods, nothing else pending."""
+    gang_list, pods = [], []
+    for g in range(gangs):
+        team = f"team{g % TEAMS:02d}"
+        required = BLOCK if g % 3 == 0 else None
+        gang = Gang(team, f"train-{g:05d}", GANG_PODS, required, priority=g % 3)
+        gang_list.append(gang)
+        member = _issue_member(g, rng)
+        pods.extend(
+            replace(
+                member,
+                namespace=team,
+                name=f"{gang.name}-{p}",
+                gang=gang.key,
+                required_topology=required,
+                priority=gang.priority,
+                arrival=float(g),
             )
+            for p in range(GANG_PODS)
         )
-    return groups
+    return gang_list, pods
+
+
+def _issue_member(g: int, rng: random.Random) -> Pod:
+    """One gang's member shape: whole GPUs of one model, MIG instances or a GPU share."""
+    requests = Resources(cpu_milli=4000, memory_bytes=32 * GIB, pods=1)
+    if g % 8 == 4:
+        mig = Resources(2000, 16 * GIB, 1, {MIG_RESOURCE: rng.choice((1, 2, 7))})
+        return Pod("", "", requests=mig)
+    if g % 8 == 5:
+        return Pod("", "", requests, gpu=GpuRequest(1, milli_per_gpu=rng.choice((250, 500))))
+    model = MODELS[g % len(MODELS)]
+    gpus = rng.choice((4, 8, 8))
+    return Pod("", "", requests, gpu=GpuRequest(gpus), node_selector={PRODUCT: model})
+
+
+def _node_groups(nodes: list[Node], blocks: int, per_model: int) -> list[NodeGroup]:
+    return [
+        _node_group(nodes, blocks, k, model, per_model, index)
+        for k, model in enumerate(MODELS)
+        for index in (range(per_model) if per_model > 1 else (None,))
+    ]
+
+
+def _node_group(
+    nodes: list[Node], blocks: int, k: int, model: str, per_model: int, index: int | None
+) -> NodeGroup:
+    """One group: its template, placements in (up to 8 of) its own blocks, its current size."""
+    name = _group_name(model, index)
+    own = [
+        b
+        for b in range(blocks)
+        if _model_of_block(b) == model and _group_index(b, per_model) == index
+    ][:8]
+    placements = tuple(NodePlacement(block_labels(b), 4) for b in own)
+    template = gpu_node(f"{name}-template", model, {}, group=name)
+    fallback = k if index is None else k + len(MODELS) * index
+    return NodeGroup(
+        name,
+        {POOL: name},
+        0,
+        len(nodes) + 64,
+        PRICE_PER_NODE_HOUR[model],
+        template,
+        placements or (NodePlacement(block_labels(fallback), 4),),
+        current_size=sum(1 for n in nodes if n.node_group == name),
+    )
 
 
 def _reservations(nodes: list[Node], groups: list[NodeGroup]) -> list[Reservation]:
@@ -228,13 +296,21 @@ def _reservations(nodes: list[Node], groups: list[NodeGroup]) -> list[Reservatio
     ]
 
 
-def synthetic_cluster(nodes: int, *, seed: int = 0, gangs: int | None = None) -> Cluster:
-    """A seeded cluster of ``nodes`` 8-GPU nodes; ``gangs`` pending gangs (default nodes/20)."""
+def synthetic_cluster(
+    nodes: int, *, seed: int = 0, gangs: int | None = None, issue_shape: bool = False
+) -> Cluster:
+    """A seeded cluster of ``nodes`` 8-GPU nodes; ``gangs`` pending gangs (default nodes/20).
+
+    ``issue_shape``: issue #6's snapshot (fixed-size gangs only, 40 node groups).
+    """
     rng = random.Random(seed)
-    node_list, bound = _nodes_and_bound_pods(nodes, rng)
-    gang_list, pending = _pending(max(1, nodes // 20) if gangs is None else gangs, rng)
+    per_model = GROUPS_PER_MODEL if issue_shape else 1
+    node_list, bound = _nodes_and_bound_pods(nodes, rng, per_model)
+    gang_count = max(1, nodes // 20) if gangs is None else gangs
+    pending_of = _issue_pending if issue_shape else _pending
+    gang_list, pending = pending_of(gang_count, rng)
     blocks = -(-nodes // NODES_PER_BLOCK)
-    groups = _node_groups(node_list, blocks)
+    groups = _node_groups(node_list, blocks, per_model)
     return Cluster(
         f"synthetic-{nodes}",
         topology=topology(),
