@@ -44,22 +44,37 @@ def pod_gpu_milli(pod: Pod) -> int:
 
 
 def tuned_arrivals(cluster: Cluster, seed: int, ratio: float = TUNE_RATIO) -> list[Pod]:
-    """All pods plus seeded draws with replacement up to ``ratio`` × capacity, shuffled."""
+    """The simulator's order: every pod of the list shuffled, then seeded draws with
+    replacement appended (not shuffled in) until ``ratio`` × capacity.
+
+    Like ``tuneUpPods`` the stop test adds the draw's per-GPU milli, not its total."""
     rng = random.Random(seed)
-    original = list(cluster.pods)
+    arrivals = list(cluster.pods)
+    rng.shuffle(arrivals)
     target_milli = ratio * cluster.gpu_count * 1000
-    total = sum(pod_gpu_milli(p) for p in original)
-    arrivals = list(original)
+    total = sum(pod_gpu_milli(p) for p in arrivals)
+    original = list(cluster.pods)
     index = 0
     while True:
         drawn = rng.choice(original)
-        if total + pod_gpu_milli(drawn) > target_milli:
+        if total + pod_milli_per_gpu(drawn) > target_milli:
             break
         total += pod_gpu_milli(drawn)
         arrivals.append(Pod(**{**_fields(drawn), "name": f"{drawn.name}-tuned-{index}"}))
         index += 1
-    rng.shuffle(arrivals)
     return arrivals
+
+
+def pod_milli_per_gpu(pod: Pod) -> int:
+    return pod.gpu.milli_per_gpu if pod.gpu and pod.gpu.count else 0
+
+
+def shuffled_nodes(cluster: Cluster, seed: int) -> Cluster:
+    """The nodes in a seeded random order, as the simulator ranks them (its node names get
+    a ``rand.Perm`` prefix and its scheduler breaks score ties by smallest name)."""
+    nodes = sorted(cluster.nodes, key=lambda n: n.name)
+    random.Random(f"nodes-{seed}").shuffle(nodes)
+    return Cluster(cluster.name, nodes=nodes)
 
 
 def _fields(pod: Pod) -> dict[str, object]:
@@ -96,7 +111,7 @@ def run_one(job: tuple[str, str, int]) -> tuple[str, str, int, list[float], floa
     arrivals = tuned_arrivals(cluster, seed)
     workloads = [pod_workload(p) for p in arrivals]
     started = time.process_time()
-    nodes_only = Cluster(cluster.name, nodes=cluster.nodes)
+    nodes_only = shuffled_nodes(cluster, seed)
     curve = allocation_curve(nodes_only, workloads, policy, seed, tuple(cluster.pods))
     return family, policy, seed, curve, time.process_time() - started
 

@@ -8,8 +8,17 @@ GPUs too small for it. FGD places a pod where that expected fragmentation
 grows least. This follows the FGD simulator
 (hkust-adsl/kubernetes-scheduler-simulator: ``NodeGpuShareFragAmountScore``,
 ``FGDScorePlugin``): the score is ``int(sigmoid((before − after) / 1000) × 100)``
-— the integer truncation makes many nodes tie, and ties are broken at random
-as kube-scheduler does, which the validation reproduces.
+— the integer truncation makes many nodes tie.
+
+Ties go to the first tied node in cluster order, not to a random one. The
+simulator runs a patched kube-scheduler whose ``selectHost`` keeps the
+lexicographically smallest node name among equal scores "for reproducibility"
+(its stock reservoir sampling is commented out); the node names carry a seeded
+random-permutation prefix, so within a run every node has one fixed rank. That
+matters for cpu-only pods: they score 50 on every node whose typical-pod
+verdicts they leave alone, and a random pick spreads them over the GPU nodes,
+using up cores that GPU pods need later (−5 points on openb_pod_list_default);
+a fixed rank packs them onto the same few nodes until those stop being neutral.
 """
 
 from __future__ import annotations
@@ -153,4 +162,4 @@ def fgd_score(candidate: Candidate, ctx: ScoreContext) -> float:
 
 
 register("fgd", fgd_score)
-POLICIES["fgd"] = Policy("fgd", (("fgd", 1.0),), "random", device_rule=None)
+POLICIES["fgd"] = Policy("fgd", (("fgd", 1.0),), "first", device_rule=None)
