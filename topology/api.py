@@ -1,9 +1,11 @@
 """REST API of the topology app: clusters (and their ingest), snapshots, node groups, nodes.
 
-/api/v1/clusters/               read; POST <id>/ingest/ enqueues an ingest (202)
+/api/v1/clusters/               read; POST <id>/ingest/ enqueues an ingest (202; staff
+                                or topology.change_cluster)
 /api/v1/snapshots/              read; no model_json (nodes/ serves the model)
-/api/v1/node-groups/            CRUD; specs validated by topology.kube (400 names
-                                Kind/name: field: reason, nothing stored)
+/api/v1/node-groups/            CRUD (writes: staff or the model permission); specs
+                                validated by topology.kube (400 names Kind/name:
+                                field: reason, nothing stored)
 /api/v1/nodes/?cluster=         nodes of each cluster's latest evaluation: devices,
                                 topology path, allocation
 """
@@ -26,6 +28,7 @@ from capacityweb.api_urls import (
     WriteThrottleMixin,
     router,
 )
+from capacityweb.permissions import OperatorOrReadOnly
 from recommender.models import Evaluation
 from topology.filters import ClusterFilterSet, NodeFilterSet, NodeGroupFilterSet, SnapshotFilterSet
 from topology.models import Cluster, NodeGroup, Snapshot
@@ -78,6 +81,7 @@ class ClusterSerializer(serializers.ModelSerializer):
 
 
 class ClusterViewSet(WriteThrottleMixin, viewsets.ReadOnlyModelViewSet):
+    permission_classes = [OperatorOrReadOnly]
     queryset = Cluster.objects.annotate(latest_snapshot_at=Max("snapshots__taken_at")).order_by(
         "name"
     )
@@ -172,6 +176,7 @@ class NodeGroupSerializer(serializers.ModelSerializer):
 
 
 class NodeGroupViewSet(WriteThrottleMixin, viewsets.ModelViewSet):
+    permission_classes = [OperatorOrReadOnly]
     queryset = NodeGroup.objects.select_related("cluster").order_by("cluster__name", "name")
     serializer_class = NodeGroupSerializer
     filterset_class = NodeGroupFilterSet

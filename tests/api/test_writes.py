@@ -28,18 +28,18 @@ def post_node_group(client, cluster, spec):
     )
 
 
-def test_it_stores_a_valid_node_group_with_columns_from_its_spec(team_a_client, cluster):
-    response = post_node_group(team_a_client, cluster, NODE_GROUP_SPEC)
+def test_it_stores_a_valid_node_group_with_columns_from_its_spec(staff_client, cluster):
+    response = post_node_group(staff_client, cluster, NODE_GROUP_SPEC)
 
     assert response.status_code == 201, response.content
     body = response.json()
     assert (body["price_per_node_hour"], body["min_size"], body["max_size"]) == (88.0, 0, 16)
 
 
-def test_it_rejects_a_bad_node_group_spec_naming_object_and_field(team_a_client, cluster):
+def test_it_rejects_a_bad_node_group_spec_naming_object_and_field(staff_client, cluster):
     from topology.models import NodeGroup
 
-    response = post_node_group(team_a_client, cluster, {**NODE_GROUP_SPEC, "maxSize": "lots"})
+    response = post_node_group(staff_client, cluster, {**NODE_GROUP_SPEC, "maxSize": "lots"})
 
     assert response.status_code == 400
     [message] = response.json()["spec"]
@@ -112,11 +112,50 @@ def test_it_rejects_a_subscription_with_a_bad_recipient(team_a_client, cluster):
     assert response.json() == {"recipients": ["not-an-address: not an email address"]}
 
 
-def test_it_accepts_an_ingest_request_with_202(team_a_client, cluster):
-    response = team_a_client.post(f"/api/v1/clusters/{cluster.id}/ingest/")
+def test_it_accepts_an_ingest_request_from_staff_with_202(staff_client, cluster):
+    response = staff_client.post(f"/api/v1/clusters/{cluster.id}/ingest/")
 
     assert response.status_code == 202
     assert response.json()["cluster"] == cluster.id
+
+
+def test_it_refuses_an_ingest_request_from_a_team_member_with_403(team_a_client, cluster):
+    response = team_a_client.post(f"/api/v1/clusters/{cluster.id}/ingest/")
+
+    assert response.status_code == 403
+
+
+def test_it_accepts_an_ingest_request_from_a_holder_of_change_cluster(cluster):
+    from django.contrib.auth.models import Permission
+
+    from tests.api.builders import make_user, token_client
+
+    operator = make_user("operator", teams=("team-a",))
+    operator.user_permissions.add(Permission.objects.get(codename="change_cluster"))
+
+    response = token_client(operator).post(f"/api/v1/clusters/{cluster.id}/ingest/")
+
+    assert response.status_code == 202
+
+
+def test_it_refuses_a_node_group_from_a_team_member_and_stores_nothing(team_a_client, cluster):
+    from topology.models import NodeGroup
+
+    response = post_node_group(team_a_client, cluster, NODE_GROUP_SPEC)
+
+    assert response.status_code == 403
+    assert not NodeGroup.objects.exists()
+
+
+def test_it_lets_a_team_member_read_node_groups(team_a_client, cluster):
+    from topology.models import NodeGroup
+
+    NodeGroup.objects.create(cluster=cluster, name="h100-pool", spec=NODE_GROUP_SPEC)
+
+    response = team_a_client.get("/api/v1/node-groups/")
+
+    assert response.status_code == 200
+    assert [row["name"] for row in response.json()["results"]] == ["h100-pool"]
 
 
 def rate_of(scope: str) -> int:
