@@ -162,4 +162,6 @@ def fgd_score(candidate: Candidate, ctx: ScoreContext) -> float:
 
 
 register("fgd", fgd_score)
-POLICIES["fgd"] = Policy("fgd", (("fgd", 1.0),), "first", device_rule=None)
+# Gang closeness as in bestfit: zero for lone pods (all of the openb validation), so
+# FGD's decisions there are the simulator's; gang members still land close together.
+POLICIES["fgd"] = Policy("fgd", (("fgd", 1.0), ("topology", 1.0)), "first", device_rule=None)
