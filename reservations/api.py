@@ -15,7 +15,6 @@ and served as JSON or CSV (``?format=csv`` / ``Accept: text/csv``).
 
 from __future__ import annotations
 
-import smtplib
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -188,13 +187,9 @@ class SubscriptionViewSet(WriteThrottleMixin, viewsets.ModelViewSet):
     def test_email(self, request: Request, pk: str | None = None) -> Response:
         """Send this subscription's digest for its latest period now, marked [test]."""
         subscription = self.get_object()
-        try:
-            outcome = digest.send_test_email(subscription=subscription, now=timezone.now())
-        except (smtplib.SMTPException, OSError) as error:
-            return Response(
-                {"detail": f"mail server unavailable: {error}"},
-                status=status.HTTP_503_SERVICE_UNAVAILABLE,
-            )
+        outcome = digest.send_test_email(subscription=subscription, now=timezone.now())
+        if outcome.status == "mail_server_unavailable":
+            return Response({"detail": outcome.detail}, status=status.HTTP_503_SERVICE_UNAVAILABLE)
         return Response({"status": outcome.status, "message_id": outcome.message_id})
 
 

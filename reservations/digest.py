@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import re
+import smtplib
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from email.mime.image import MIMEImage
@@ -49,6 +50,7 @@ from reservations.selectors import (
 )
 
 logger = logging.getLogger(__name__)
+CHART_ATTEMPTS = 2
 
 TOP_RESERVATIONS = 5
 CHART_CONTENT_ID = "idle-chart"
@@ -216,21 +218,28 @@ def idle_cost_figure(figures: DigestFigures) -> dict[str, Any]:
 def render_chart_png(figures: DigestFigures) -> bytes | None:
     """The chart as PNG via kaleido (headless Chromium); None when it cannot render.
 
+    Kaleido can run its script before its page has loaded it ("kaleido_scopes is
+    not defined") on a busy machine, so a failed render is tried once more.
+
     The HTML part always carries the same figures as a table, so a digest
     without the image loses nothing but the picture.
     """
     if not figures.top_reservations:
         return None
-    try:
-        import plotly.io
+    height = 120 + 40 * len(figures.top_reservations)
+    for attempt in range(1, CHART_ATTEMPTS + 1):
+        try:
+            import plotly.io
 
-        height = 120 + 40 * len(figures.top_reservations)
-        return bytes(
-            plotly.io.to_image(idle_cost_figure(figures), format="png", width=560, height=height)
-        )
-    except Exception:  # noqa: BLE001 — a missing browser must not stop the email
-        logger.warning("digest chart not rendered; sending the table only", exc_info=True)
-        return None
+            return bytes(
+                plotly.io.to_image(
+                    idle_cost_figure(figures), format="png", width=560, height=height
+                )
+            )
+        except Exception:  # noqa: BLE001 — a missing browser must not stop the email
+            logger.warning("digest chart attempt %d failed", attempt, exc_info=True)
+    logger.warning("digest chart not rendered; sending the table only")
+    return None
 
 
 def digest_context(figures: DigestFigures, *, has_chart: bool, test: bool) -> dict[str, Any]:
@@ -300,7 +309,9 @@ def build_message(
 @dataclass(frozen=True)
 class DeliveryOutcome:
     status: str  # "sent" | "already_claimed" | "below_threshold" | "inactive" | "no_recipients"
+    #              | "mail_server_unavailable" (test emails only: the digest task retries)
     message_id: str = ""
+    detail: str = ""
 
 
 def send_digest(*, subscription_id: int, period_start: datetime) -> DeliveryOutcome:
@@ -369,7 +380,12 @@ def send_test_email(*, subscription: Subscription, now: datetime) -> DeliveryOut
     period_start, period_end = due_period(subscription, now)
     figures = digest_figures(subscription, period_start, period_end)
     message = build_message(subscription, figures, test=True)
-    message.send(fail_silently=False)
+    try:
+        message.send(fail_silently=False)
+    except (smtplib.SMTPException, OSError) as error:  # the user asked now: say why, do not raise
+        return DeliveryOutcome(
+            "mail_server_unavailable", detail=f"mail server unavailable: {error}"
+        )
     return DeliveryOutcome("sent", message.extra_headers["Message-ID"])
 
 

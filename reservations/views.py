@@ -8,7 +8,6 @@ CSV the page links to.
 
 from __future__ import annotations
 
-import smtplib
 from collections import defaultdict
 from datetime import datetime, timedelta
 from typing import Any
@@ -115,10 +114,9 @@ def reservations_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
 def send_test_email(request: HttpRequest, cluster_id: int, subscription_id: int) -> HttpResponse:
     """The page's "Send test email" button: the same service as the API's test-email action."""
     subscription = get_object_or_404(Subscription, pk=subscription_id, user=request.user)
-    try:
-        outcome = digest.send_test_email(subscription=subscription, now=timezone.now())
-    except (smtplib.SMTPException, OSError) as error:
-        messages.error(request, f"Test email not sent: mail server unavailable: {error}")
+    outcome = digest.send_test_email(subscription=subscription, now=timezone.now())
+    if outcome.status == "mail_server_unavailable":
+        messages.error(request, f"Test email not sent: {outcome.detail}")
     else:
         messages.success(request, f"Test email: {outcome.status} ({outcome.message_id}).")
     return redirect("reservations", cluster_id=cluster_id)

@@ -211,3 +211,28 @@ def test_it_refuses_a_test_email_for_another_users_subscription(smtp_server, cli
 
     assert client.post(url).status_code == 404
     assert smtp_server.messages == []
+
+
+def test_it_answers_503_when_the_mail_server_refuses_a_test_email_from_the_api(settings, client):
+    period = make_period()
+    client.force_login(period.user)
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", 1  # nothing listens there
+
+    response = client.post(f"/api/v1/subscriptions/{period.subscription.id}/test-email/")
+
+    assert response.status_code == 503
+    assert response.json()["detail"].startswith("mail server unavailable: ")
+
+
+def test_it_says_the_test_email_was_not_sent_when_the_mail_server_refuses(settings, client):
+    period = make_period()
+    client.force_login(period.user)
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", 1
+    button = f"/clusters/{period.cluster.id}/subscriptions/{period.subscription.id}/test-email/"
+
+    response = client.post(button, follow=True)
+
+    assert response.status_code == 200
+    assert "Test email not sent: mail server unavailable: " in response.content.decode()
