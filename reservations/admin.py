@@ -60,5 +60,12 @@ class SubscriptionAdmin(admin.ModelAdmin):
 
 @admin.register(DigestDelivery)
 class DigestDeliveryAdmin(admin.ModelAdmin):
-    list_display = ["subscription", "period_start", "period_end", "sent_at", "message_id"]
+    list_display = [
+        "subscription",
+        "period_start",
+        "period_end",
+        "sent_at",
+        "message_id",
+        "skipped_reason",
+    ]
     list_filter = ["subscription"]

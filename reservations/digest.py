@@ -15,6 +15,9 @@
            (UNIQUE subscription, period_start) — a second run finds the row and stops
         2. commit; only then talk to SMTP
         3. record sent_at and the Message-ID
+       A period below the subscription's threshold is claimed too, with the
+       reason in ``skipped_reason``: it is decided once, and admin shows why
+       no email went out.
 
 At-most-once, deliberately: a worker that dies between the commit and the
 SMTP exchange leaves a claimed delivery with ``sent_at`` empty and no email —
@@ -326,7 +329,7 @@ def send_digest(*, subscription_id: int, period_start: datetime) -> DeliveryOutc
         return DeliveryOutcome("already_claimed")
     figures = digest_figures(subscription, period_start, period_end)
     if figures.idle_cost < subscription.threshold_cost:
-        return DeliveryOutcome("below_threshold")
+        return record_skip(subscription, period_start, period_end, figures)
     message = build_message(subscription, figures)
     delivery = claim_delivery(
         subscription_id=subscription.id, period_start=period_start, period_end=period_end
@@ -348,6 +351,22 @@ def send_digest(*, subscription_id: int, period_start: datetime) -> DeliveryOutc
         sent_at=datetime.now(UTC), message_id=message_id
     )
     return DeliveryOutcome("sent", message_id)
+
+
+def record_skip(
+    subscription: Subscription, period_start: datetime, period_end: datetime, figures: DigestFigures
+) -> DeliveryOutcome:
+    """Claim a below-threshold period with the reason, so it is decided once and shown in admin."""
+    delivery = claim_delivery(
+        subscription_id=subscription.id, period_start=period_start, period_end=period_end
+    )
+    if delivery is None:
+        return DeliveryOutcome("already_claimed")
+    reason = (
+        f"below threshold: idle cost {figures.idle_cost:.2f} < {subscription.threshold_cost:.2f}"
+    )
+    DigestDelivery.objects.filter(id=delivery.id).update(skipped_reason=reason)
+    return DeliveryOutcome("below_threshold", detail=reason)
 
 
 def claim_delivery(

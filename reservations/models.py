@@ -93,6 +93,9 @@ class DigestDelivery(models.Model):
     period_end = models.DateTimeField()
     sent_at = models.DateTimeField(null=True, blank=True)
     message_id = models.CharField(max_length=255, blank=True)
+    skipped_reason = models.CharField(
+        max_length=255, blank=True, help_text="why no email went out for this period"
+    )
 
     class Meta:
         constraints = [

@@ -133,7 +133,19 @@ def test_it_sends_nothing_when_idle_cost_is_below_the_threshold(smtp_server):
 
     assert outcome.status == "below_threshold"
     assert smtp_server.messages == []
-    assert not DigestDelivery.objects.exists()
+    [delivery] = DigestDelivery.objects.all()
+    assert (delivery.sent_at, delivery.message_id) == (None, "")
+    assert delivery.skipped_reason == "below threshold: idle cost 156.00 < 156.01"
+
+
+def test_it_decides_a_period_below_the_threshold_once(smtp_server):
+    period = make_period(threshold_cost=156.01)
+    digest.send_digest(subscription_id=period.subscription.id, period_start=PERIOD_START)
+
+    again = digest.send_digest(subscription_id=period.subscription.id, period_start=PERIOD_START)
+
+    assert again.status == "already_claimed"
+    assert DigestDelivery.objects.count() == 1
 
 
 def test_it_releases_the_claim_when_the_mail_server_is_unreachable(smtp_server, settings):
