@@ -642,12 +642,16 @@ def _closeness_weight(policy: Policy) -> float | None:
     """How gang closeness enters the policy's node score, for scoring members off the
     memo: 0.0 when it does not (no topology rule), its weight when it is the last,
     positive term (the sum is then the memoised score plus weight × closeness, to
-    the bit), None when members must be scored node by node."""
+    the bit), None when members must be scored node by node.
+
+    Closeness is one value per node, equal for every device option there, so a
+    policy that rates device options with its own score (FGD: ``device_rule`` None)
+    picks the same option with or without it: the memo holds for it too."""
     names = [name for name, _ in policy.weights]
     if "topology" not in names:
         return 0.0
     weight = policy.weights[-1][1]
-    if names.index("topology") != len(names) - 1 or weight <= 0 or policy.device_rule is None:
+    if names.index("topology") != len(names) - 1 or weight <= 0:
         return None
     return weight
 

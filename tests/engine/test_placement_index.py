@@ -119,7 +119,7 @@ def _fleet_node(name: str, model: str, labels: dict[str, str]) -> Node:
     )
 
 
-@pytest.mark.parametrize("policy", ["bestfit", "most_allocated"])
+@pytest.mark.parametrize("policy", ["bestfit", "most_allocated", "fgd"])
 def test_it_places_gangs_exactly_as_the_unindexed_path(policy: str) -> None:
     """Gang members scored as memoised score + closeness, inside domains and cluster-wide."""
     cluster, workloads = _gang_fleet(96, 24, seed=2)
