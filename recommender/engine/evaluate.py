@@ -36,6 +36,7 @@ from recommender.engine.scaleup import (
     options_for,
     scale_up,
     workload_gpu_milli,
+    workload_mix,
 )
 from recommender.engine.state import ClusterState
 from recommender.engine.workloads import Workload, pending_workloads
@@ -167,7 +168,8 @@ def evaluate(cluster: Cluster, *, at: datetime, policy: str = "default") -> Eval
     """Everything the dashboard, the API and the CLI show about one snapshot."""
     state = ClusterState.from_cluster(cluster)
     pending = pending_workloads(cluster)
-    scheduler = place(cluster, pending, state=state, options=options_for(policy, at))
+    options = options_for(policy, at, mix=workload_mix(pending))
+    scheduler = place(cluster, pending, state=state, options=options)
     diagnoses = {o.workload: o.diagnosis for o in scheduler.outcomes}
     naive = scale_up(cluster, pending, state=state, mode=NAIVE, at=at, policy=policy)
     joint = scale_up(cluster, pending, state=state, mode=JOINT, at=at, policy=policy)

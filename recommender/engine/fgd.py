@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from topology.hardware import WHOLE_GPU_MILLI, Pod
 
 from .scores import POLICIES, Candidate, Policy, ScoreContext, register
-from .workloads import Workload
 
 POPULARITY_THRESHOLD = 0.95  # simulator default: the most frequent types covering 95 % of pods
 
@@ -82,15 +81,6 @@ class FragmentationModel:
         self.typical = tuple(typical)
         self._cpu_thresholds = sorted({t.cpu_milli for t in self.typical})
         self._cache: dict[tuple[object, ...], float] = {}
-
-    @classmethod
-    def from_workloads(
-        cls, workloads: Iterable[Workload], mix: Sequence[Pod] = ()
-    ) -> FragmentationModel:
-        """Typical pods from ``mix`` (the simulator uses the original pod list, before
-        any resampling) or, when empty, from the workloads being placed."""
-        pods = mix or [p for w in workloads for p in w.pods]
-        return cls(typical_pods(pods))
 
     def cpu_bucket(self, cpu_left_milli: int) -> int:
         """How many typical cpu requests fit: all frag needs to know about the cpu left."""

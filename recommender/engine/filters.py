@@ -54,15 +54,18 @@ class FilterContext:
         cluster: Cluster,
         grants: Mapping[str, frozenset[str]],
         at: datetime | None,
+        reserved_for: Mapping[str, frozenset[str]] | None = None,
     ) -> FilterContext:
+        """``reserved_for``: ``reserved_nodes_at(cluster, at)`` when the caller has it."""
         return cls(
             device_classes={c.name: c for c in cluster.device_classes},
-            reserved_for=_reserved_nodes(cluster, at),
+            reserved_for=reserved_nodes_at(cluster, at) if reserved_for is None else reserved_for,
             granted=dict(grants),
         )
 
 
-def _reserved_nodes(cluster: Cluster, at: datetime | None) -> dict[str, frozenset[str]]:
+def reserved_nodes_at(cluster: Cluster, at: datetime | None) -> dict[str, frozenset[str]]:
+    """Each node held by a reservation active at ``at`` → the namespaces owning it."""
     owners: dict[str, set[str]] = {}
     for reservation in cluster.reservations:
         if at is not None and not reservation.active_at(at):

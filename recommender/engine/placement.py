@@ -34,7 +34,14 @@ from .diagnosis import (
     node_diagnosis,
     unsupported_diagnosis,
 )
-from .filters import RESOURCE_RULES, STATIC_RULES, FilterContext, Status, run_filters
+from .filters import (
+    RESOURCE_RULES,
+    STATIC_RULES,
+    FilterContext,
+    Status,
+    reserved_nodes_at,
+    run_filters,
+)
 from .memo import NO_SCORE, NodeKeys, ScoreIndex, memoisable, pod_shape
 from .scores import (
     MAX_SCORE,
@@ -62,7 +69,8 @@ class PlacementOptions:
     seed: int = 0
     reservation_grants: Mapping[str, frozenset[str]] = field(default_factory=dict)
     at: datetime | None = None
-    # FGD's expected workload ("typical pods"); empty: the workloads being placed
+    # FGD's expected workload ("typical pods"); empty: the workloads being placed.
+    # Calls given the same mix share their memo (the evaluation passes its pending pods).
     workload_mix: tuple[Pod, ...] = ()
 
 
@@ -138,12 +146,14 @@ class Placer:
     Each call decides exactly as a fresh ``place_one`` (the seeded tie-break
     restarts, no gang member carries over), but the score index and domain
     groups survive between calls, so a call costs the nodes that changed, not
-    every node. FGD scores depend on the call's workload: it gets fresh calls.
+    every node. FGD scores depend on the expected workload: without a fixed
+    ``workload_mix`` it is the call's own, so every call is a fresh one.
     """
 
     def __init__(self, cluster: Cluster, state: ClusterState, options: PlacementOptions) -> None:
         self._cluster, self._state, self._options = cluster, state, options
-        reusable = not policy_named(options.policy).needs_fragmentation
+        fgd = policy_named(options.policy).needs_fragmentation
+        reusable = not fgd or bool(options.workload_mix)
         self._run = _Run(cluster, state, options, ()) if reusable else None
 
     def place_one(self, workload: Workload) -> WorkloadOutcome:
@@ -168,7 +178,8 @@ class _Run:
         self.cluster = cluster
         self.state = state
         self.policy: Policy = policy_named(options.policy)
-        shared = _SharedMemo.of(cluster, state, options, self.policy)
+        typical = _typical(state, options, workloads) if self.policy.needs_fragmentation else None
+        shared = _SharedMemo.of(cluster, state, options, self.policy, typical)
         self.filters = shared.filters
         self.scores = ScoreContext(rng=random.Random(options.seed))
         self.scores.paths = _PathCache(cluster, state)
@@ -178,10 +189,7 @@ class _Run:
         self._static = shared.static
         self._needs: dict[int, tuple[Pod, int]] = {}  # id(pod) → (pod, its static needs)
         self._index = ScoreIndex(state.node_names()) if indexed else None
-        if self.policy.needs_fragmentation:
-            self.scores.fragmentation = _fgd.FragmentationModel.from_workloads(
-                workloads, options.workload_mix
-            )
+        self.scores.fragmentation = shared.fragmentation
         # Memoised scores are computed without the gang's members (``base``);
         # closeness to them is added per node (see ``_closeness_weight``).
         self._base = ScoreContext(
@@ -587,17 +595,43 @@ class _Run:
         return status.reason
 
 
+def _typical(
+    state: ClusterState, options: PlacementOptions, workloads: Sequence[Workload]
+) -> tuple[_fgd.TypicalPod, ...]:
+    """FGD's typical pods: of the options' mix (worked out once per mix object and
+    kept with the state's caches), else of the call's own workloads."""
+    mix = options.workload_mix
+    if not mix:
+        return _fgd.typical_pods(p for w in workloads for p in w.pods)
+    key = ("typical pods", id(mix))
+    found = state.derived.get(key)
+    if isinstance(found, tuple) and found[0] is mix:
+        return found[1]
+    typical = _fgd.typical_pods(mix)
+    state.derived[key] = (mix, typical)
+    return typical
+
+
 class _SharedMemo:
     """What placement calls on one state and its copies share: the filter context
     and every memo that depends only on the model, the options and node keys.
 
-    Kept in ``ClusterState.derived`` per (policy, grants, time); FGD's scores also
-    depend on the workloads of the call, so FGD calls never share.
+    Kept in ``ClusterState.derived`` per (policy, grants, time, FGD's typical
+    pods): calls that agree on all of them score every node alike.
     """
 
-    def __init__(self, cluster: Cluster, options: PlacementOptions) -> None:
+    def __init__(
+        self,
+        cluster: Cluster,
+        options: PlacementOptions,
+        typical: tuple[_fgd.TypicalPod, ...] | None,
+        reserved_for: Mapping[str, frozenset[str]],
+    ) -> None:
         self.cluster = cluster
-        self.filters = FilterContext.build(cluster, options.reservation_grants, options.at)
+        self.filters = FilterContext.build(
+            cluster, options.reservation_grants, options.at, reserved_for
+        )
+        self.fragmentation = None if typical is None else _fgd.FragmentationModel(typical)
         self.keys = NodeKeys()
         self.scores: dict[tuple[int, int], tuple[float, int] | None] = {}
         self.reasons: dict[tuple[int, int, bool], str] = {}
@@ -605,18 +639,34 @@ class _SharedMemo:
 
     @classmethod
     def of(
-        cls, cluster: Cluster, state: ClusterState, options: PlacementOptions, policy: Policy
+        cls,
+        cluster: Cluster,
+        state: ClusterState,
+        options: PlacementOptions,
+        policy: Policy,
+        typical: tuple[_fgd.TypicalPod, ...] | None,
     ) -> _SharedMemo:
-        if policy.needs_fragmentation:
-            return cls(cluster, options)
         grants = tuple(sorted((k, tuple(sorted(v))) for k, v in options.reservation_grants.items()))
-        key = ("placement", policy.name, grants, options.at)
+        key = ("placement", policy.name, grants, options.at, typical)
         found = state.derived.get(key)
         if isinstance(found, _SharedMemo) and found.cluster is cluster:
             return found
-        memo = cls(cluster, options)
+        memo = cls(cluster, options, typical, _reserved_for(cluster, state, options.at))
         state.derived[key] = memo
         return memo
+
+
+def _reserved_for(
+    cluster: Cluster, state: ClusterState, at: datetime | None
+) -> Mapping[str, frozenset[str]]:
+    """Which namespaces hold each reserved node: the same for every call at ``at``."""
+    key = ("reserved nodes", at)
+    found = state.derived.get(key)
+    if isinstance(found, tuple) and found[0] is cluster:
+        return found[1]
+    reserved = reserved_nodes_at(cluster, at)
+    state.derived[key] = (cluster, reserved)
+    return reserved
 
 
 @dataclass(slots=True)

@@ -143,9 +143,20 @@ def unique_name(base: str, taken: set[str]) -> str:
 
 
 def options_for(
-    policy: str, at: datetime, grants: Mapping[str, frozenset[str]] | None = None
+    policy: str,
+    at: datetime,
+    grants: Mapping[str, frozenset[str]] | None = None,
+    mix: tuple[Pod, ...] = (),
 ) -> PlacementOptions:
-    return PlacementOptions(policy=policy, reservation_grants=dict(grants or {}), at=at)
+    """``mix``: the pods FGD expects (the evaluation's pending pods), one for every call."""
+    return PlacementOptions(
+        policy=policy, reservation_grants=dict(grants or {}), at=at, workload_mix=mix
+    )
+
+
+def workload_mix(pending: Sequence[Workload]) -> tuple[Pod, ...]:
+    """The pending pods, in order: the expected workload every pass scores against."""
+    return tuple(p for w in pending for p in w.pods)
 
 
 def without_topology(pod: Pod) -> Workload:
@@ -245,14 +256,16 @@ class JointPlanner:
         self.restrict_probes = True
         self.candidates_for: str | None = None
         self.candidates: list[str] = []
+        self.mix: tuple[Pod, ...] = ()
 
     def plan(self, pending: Sequence[Workload]) -> ScaleUpPlan:
+        self.mix = workload_mix(pending)
         outcomes = {w.key: self.plan_one(w) for w in pending}
         total = costs.round_money(sum(a.cost_per_hour for a in self.additions))
         return ScaleUpPlan(JOINT, tuple(self.additions), outcomes, total)
 
     def plan_one(self, workload: Workload) -> WorkloadPlan:
-        outcome = place_one(self.cluster, workload, self.state, options_for(self.policy, self.at))
+        outcome = place_one(self.cluster, workload, self.state, self.options({}))
         if outcome.placed:
             riding = self.ride_additions(workload, outcome)
             if riding:
@@ -295,7 +308,7 @@ class JointPlanner:
         return {namespace: frozenset(names)} if names else {}
 
     def options(self, grants: Mapping[str, frozenset[str]]) -> PlacementOptions:
-        return options_for(self.policy, self.at, grants)
+        return options_for(self.policy, self.at, grants, self.mix)
 
     def used_reservations(self, outcome: WorkloadOutcome) -> tuple[str, ...]:
         bound = {b.node for b in outcome.bindings}

@@ -37,6 +37,7 @@ from recommender.engine.scaleup import (
     pod_shape,
     unique_name,
     without_topology,
+    workload_mix,
 )
 from recommender.engine.state import ClusterState
 from recommender.engine.workloads import Workload
@@ -149,7 +150,9 @@ def waste(counts: Mapping[str, int], demand: Mapping[str, int]) -> float:
 
 
 class NaivePlanner:
-    def __init__(self, cluster: Cluster, state: ClusterState, at: datetime, policy: str) -> None:
+    def __init__(
+        self, cluster: Cluster, state: ClusterState, at: datetime, policy: str, mix: tuple[Pod, ...]
+    ) -> None:
         self.cluster = cluster
         self.state = state
         self.at = at
@@ -163,7 +166,7 @@ class NaivePlanner:
         # shapes that found no existing node: existing nodes only fill up in this pass,
         # so a later pod of the same shape cannot fit either (saves a full node scan)
         self.no_room: set[str] = set()
-        self.placer = Placer(cluster, state, options_for(policy, at))
+        self.placer = Placer(cluster, state, options_for(policy, at, mix=mix))
 
     def decide(self, pending: Sequence[Workload]) -> NaiveLedger:
         for workload in pending:
@@ -244,11 +247,12 @@ def naive_scale_up(
     policy: str = "default",
 ) -> ScaleUpPlan:
     """Decide like the naive autoscaler, then let the real scheduler judge the result."""
-    ledger = NaivePlanner(cluster, state.copy(), at, policy).decide(pending)
+    mix = workload_mix(pending)
+    ledger = NaivePlanner(cluster, state.copy(), at, policy, mix).decide(pending)
     after = state.copy()
     for planned in ledger.planned:
         after.add_node(planned.node)
-    result = place(cluster, pending, state=after, options=options_for(policy, at))
+    result = place(cluster, pending, state=after, options=options_for(policy, at, mix=mix))
     placed = {o.workload: o.placed for o in result.outcomes}
     bound_nodes = {b.node for o in result.outcomes if o.placed for b in o.bindings}
     stranded = {p.node.name: _stranded(p, result.state, bound_nodes) for p in ledger.planned}
