@@ -17,11 +17,12 @@ state untouched when a workload does not fit (no partial gang).
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import compress
 from operator import itemgetter
+from typing import TypeVar, cast
 
 from topology.hardware import Cluster, Pod
 
@@ -603,13 +604,7 @@ def _typical(
     mix = options.workload_mix
     if not mix:
         return _fgd.typical_pods(p for w in workloads for p in w.pods)
-    key = ("typical pods", id(mix))
-    found = state.derived.get(key)
-    if isinstance(found, tuple) and found[0] is mix:
-        return found[1]
-    typical = _fgd.typical_pods(mix)
-    state.derived[key] = (mix, typical)
-    return typical
+    return _kept(state, ("typical pods", id(mix)), mix, lambda: _fgd.typical_pods(mix))
 
 
 class _SharedMemo:
@@ -660,13 +655,21 @@ def _reserved_for(
     cluster: Cluster, state: ClusterState, at: datetime | None
 ) -> Mapping[str, frozenset[str]]:
     """Which namespaces hold each reserved node: the same for every call at ``at``."""
-    key = ("reserved nodes", at)
+    return _kept(state, ("reserved nodes", at), cluster, lambda: reserved_nodes_at(cluster, at))
+
+
+_T = TypeVar("_T")
+
+
+def _kept(state: ClusterState, key: object, source: object, compute: Callable[[], _T]) -> _T:
+    """``compute()`` once for a state and its copies, while ``source`` (the object it
+    is computed from) is the same object."""
     found = state.derived.get(key)
-    if isinstance(found, tuple) and found[0] is cluster:
-        return found[1]
-    reserved = reserved_nodes_at(cluster, at)
-    state.derived[key] = (cluster, reserved)
-    return reserved
+    if isinstance(found, tuple) and found[0] is source:
+        return cast(_T, found[1])
+    value = compute()
+    state.derived[key] = (source, value)
+    return value
 
 
 @dataclass(slots=True)
