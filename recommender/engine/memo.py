@@ -12,7 +12,6 @@ seconds rather than minutes, without changing a single decision.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from itertools import compress, count, islice
 from typing import Any
 
 from topology.hardware import Pod
@@ -109,13 +108,17 @@ NO_SCORE = float("-inf")
 
 
 class _Column:
-    """One pod shape's value for every node, as of change ``seen``."""
+    """One pod shape's value (and device option) for every node, as of change ``seen``."""
 
-    __slots__ = ("values", "seen")
+    __slots__ = ("values", "options", "seen")
 
-    def __init__(self, values: list[Any]) -> None:
+    def __init__(self, values: list[Any], options: list[int], seen: int) -> None:
         self.values = values
-        self.seen = 0
+        self.options = options
+        self.seen = seen
+
+    def copy(self) -> _Column:
+        return _Column(list(self.values), list(self.options), self.seen)
 
 
 class ScoreIndex:
@@ -128,6 +131,10 @@ class ScoreIndex:
     nodes in node order — exactly what the full visit would have found, so the
     tie-break (first, or the seeded uniform pick) sees the same list. Failure
     reasons (the diagnosis of a pod that fits nowhere) are kept the same way.
+
+    The index lives on its state (``ClusterState.watchers``), which reports
+    every change and added node to it, so it outlives one placement call; a
+    copy of the state gets a clone that shares the columns until it writes one.
     """
 
     def __init__(self, node_names: tuple[str, ...]) -> None:
@@ -135,12 +142,27 @@ class ScoreIndex:
         self._position = {name: i for i, name in enumerate(node_names)}
         self._changes: list[int] = []
         self._scores: dict[int, _Column] = {}
-        self._options: dict[int, list[int]] = {}
         self._reasons: dict[int, _Column] = {}
+        self._owned: set[tuple[bool, int]] = set()  # columns this clone may write
+        self._own_positions = True
+
+    def clone(self) -> ScoreIndex:
+        other = ScoreIndex.__new__(ScoreIndex)
+        other.names = self.names
+        other._position = self._position
+        other._changes = list(self._changes)
+        other._scores = dict(self._scores)
+        other._reasons = dict(self._reasons)
+        other._owned = set()
+        other._own_positions = self._own_positions = False
+        self._owned = set()  # both share every column now: the first writer copies
+        return other
 
     def covers(self, node_names: Sequence[str]) -> bool:
         """True when asked about exactly the indexed nodes, in their order."""
-        return len(node_names) == len(self.names) and tuple(node_names) == self.names
+        return node_names is self.names or (
+            len(node_names) == len(self.names) and tuple(node_names) == self.names
+        )
 
     def changed(self, name: str, released: bool) -> None:
         """Log a change; ``released`` (resources given back) may make a node fit again."""
@@ -148,16 +170,33 @@ class ScoreIndex:
         if position is not None:
             self._changes.append(-1 - position if released else position)
 
+    def added(self, name: str) -> None:
+        """A node appended to the state: every column scores it at its next query."""
+        if not self._own_positions:
+            self._position = dict(self._position)
+            self._own_positions = True
+        self._position[name] = len(self.names)
+        self.names = (*self.names, name)
+        self._changes.append(-len(self.names))  # "released": never skipped as a non-fit
+
     def _stale(
-        self, columns: dict[int, _Column], shape: int, empty: object
+        self, columns: dict[int, _Column], shape: int, empty: object, kind: bool
     ) -> tuple[_Column, Iterable[int], set[int]]:
-        """The shape's column, the nodes changed since its last query, and those of
-        them that got resources back."""
+        """The shape's column (this index's own), the nodes changed since its last
+        query, and those of them that got resources back."""
         column = columns.get(shape)
+        size = len(self.names)
         if column is None:
-            column = columns[shape] = _Column([empty] * len(self.names))
-            column.seen = len(self._changes)
-            return column, range(len(self.names)), set()
+            column = columns[shape] = _Column([empty] * size, [0] * size, len(self._changes))
+            self._owned.add((kind, shape))
+            return column, range(size), set()
+        if (kind, shape) not in self._owned:
+            column = columns[shape] = column.copy()
+            self._owned.add((kind, shape))
+        if len(column.values) < size:
+            grow = size - len(column.values)
+            column.values.extend([empty] * grow)
+            column.options.extend([0] * grow)
         changes = self._changes[column.seen :]
         column.seen = len(self._changes)
         stale = {c if c >= 0 else -1 - c for c in changes}
@@ -174,18 +213,11 @@ class ScoreIndex:
             return None
         return found
 
-    def best(self, shape: int, score: Callable[[str], Scored]) -> tuple[float, int]:
-        """The best score for the shape and how many nodes reach it (0: none fits)."""
-        scores, _ = self.column(shape, score)
-        best = max(scores, default=NO_SCORE)
-        return best, (0 if best == NO_SCORE else scores.count(best))
-
     def column(self, shape: int, score: Callable[[str], Scored]) -> tuple[list[float], list[int]]:
         """Every node's score and option index for the shape, brought up to date."""
         fresh = shape not in self._scores
-        column, stale, released = self._stale(self._scores, shape, NO_SCORE)
-        options = self._options.setdefault(shape, [0] * len(self.names))
-        scores, names = column.values, self.names
+        column, stale, released = self._stale(self._scores, shape, NO_SCORE, True)
+        scores, options, names = column.values, column.options, self.names
         for position in stale:
             if scores[position] == NO_SCORE and not fresh and position not in released:
                 continue  # it did not fit, and it only lost resources since: still does not
@@ -196,15 +228,9 @@ class ScoreIndex:
                 scores[position], options[position] = scored
         return scores, options
 
-    def nth_best(self, shape: int, best: float, nth: int) -> tuple[str, int]:
-        """The ``nth`` (0-based, node order) node scoring ``best`` and its option."""
-        scores = self._scores[shape].values
-        position = next(islice(compress(count(), map(best.__eq__, scores)), nth, None))
-        return self.names[position], self._options[shape][position]
-
     def reasons(self, shape: int, reason: Callable[[str], str]) -> list[str]:
         """Every node's first failing filter reason for the shape, in node order."""
-        column, stale, _ = self._stale(self._reasons, shape, "")
+        column, stale, _ = self._stale(self._reasons, shape, "", False)
         for position in stale:
             column.values[position] = reason(self.names[position])
         return list(column.values)

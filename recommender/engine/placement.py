@@ -183,13 +183,14 @@ class _Run:
         shared = _SharedMemo.of(cluster, state, options, self.policy, typical)
         self.filters = shared.filters
         self.scores = ScoreContext(rng=random.Random(options.seed))
-        self.scores.paths = _PathCache(cluster, state)
+        self._layout = _Layout.of(cluster, state)
+        self.scores.paths = self._layout.paths
         self._keys = shared.keys
         self._memo = shared.scores
         self._reasons = shared.reasons
         self._static = shared.static
         self._needs: dict[int, tuple[Pod, int]] = {}  # id(pod) → (pod, its static needs)
-        self._index = ScoreIndex(state.node_names()) if indexed else None
+        self._index = _index_of(state, shared) if indexed else None
         self.scores.fragmentation = shared.fragmentation
         # Memoised scores are computed without the gang's members (``base``);
         # closeness to them is added per node (see ``_closeness_weight``).
@@ -199,10 +200,7 @@ class _Run:
         self._depth = len(cluster.topology.levels)
         weight = _closeness_weight(self.policy)
         self._closeness_weight = 0.0 if self._depth == 0 and weight is not None else weight
-        self._domain_cache: dict[int, list[_Domain]] = {}
-        self._domain_of: dict[int, dict[str, _Domain]] = {}
-        self._free_milli: dict[str, int] = {}
-        self._level_positions: dict[int, dict[tuple[str | None, ...], list[int]]] = {}
+        self._domain_free: dict[int, dict[tuple[str, ...], int]] = {}  # level → key → milli
 
     # --- workloads ----------------------------------------------------------------
 
@@ -246,47 +244,18 @@ class _Run:
         ones too small for the gang's GPUs are skipped before any binding.
         """
         ranked = []
-        for domain in self._level_domains(level_index):
-            if domain.free_milli is None:
-                domain.free_milli = sum(self._free_gpu_milli(n) for n in domain.names)
-            free = domain.free_milli / 1000
-            ranked.append((free < needed_gpus, free, domain.key, domain.names))
+        free_of = self._domain_free.setdefault(level_index, {})
+        for key, names in self._layout.domains(level_index):
+            milli = free_of.get(key)
+            if milli is None:
+                alloc = self.state.alloc
+                milli = free_of[key] = sum(alloc(n).free_gpu_milli for n in names)
+            free = milli / 1000
+            ranked.append((free < needed_gpus, free, key, names))
         ranked.sort(key=lambda item: (item[0], item[1], item[2]))
         return [(names, free) for too_small, free, _, names in ranked if not too_small] or [
             ([], max((free for _, free, _, _ in ranked), default=0.0))
         ]
-
-    def _level_domains(self, level_index: int) -> list[_Domain]:
-        """The level's domains in first-node order, grouped once per run (nodes do not
-        change during a run; their free GPUs are kept per domain, dropped on change)."""
-        domains = self._domain_cache.get(level_index)
-        if domains is not None:
-            return domains
-        groups: dict[tuple[str, ...], _Domain] = {}
-        of: dict[str, _Domain] = {}
-        for name in self.state.node_names():
-            path = self.scores.paths[name][: level_index + 1]
-            if path[level_index] is None:
-                continue  # unknown at this level: never guessed into a domain
-            # An outer level may be unknown (no region label, say): the known values
-            # below it still name the domain, keyed with "" for the unknown ones.
-            key = tuple(v or "" for v in path)
-            domain = groups.get(key)
-            if domain is None:
-                domain = groups[key] = _Domain(key)
-            domain.names.append(name)
-            of[name] = domain
-        self._domain_cache[level_index] = domains = list(groups.values())
-        self._domain_of[level_index] = of
-        return domains
-
-    def _free_gpu_milli(self, node_name: str) -> int:
-        free = self._free_milli.get(node_name)
-        if free is None:
-            alloc = self.state.alloc(node_name)
-            free = sum(max(0, 1000 - used) for used in alloc.gpu_milli.values())
-            self._free_milli[node_name] = free
-        return free
 
     def _place_members(
         self, workload: Workload, node_names: Sequence[str]
@@ -322,13 +291,11 @@ class _Run:
             self._changed(choice.node, released=True)
 
     def _changed(self, name: str, released: bool) -> None:
-        if self._index is not None:
-            self._index.changed(name, released)
-        self._free_milli.pop(name, None)
-        for of in self._domain_of.values():
-            domain = of.get(name)
-            if domain is not None:
-                domain.free_milli = None
+        """Drop the free GPUs kept for the node's domains (the state tells the index)."""
+        for level_index, free_of in self._domain_free.items():
+            key = self._layout.domain_of(level_index).get(name)
+            if key is not None:
+                free_of.pop(key, None)
 
     def _scope(self, node_names: Sequence[str]) -> _Scope:
         if self._index is None:
@@ -390,26 +357,31 @@ class _Run:
         levels with one of them, so the best is the best, over c, of the best
         base score among nodes sharing at least c levels (the members' domains
         at level c) plus c's bonus; only the domains reaching it are searched
-        for ties, never every node.
+        for ties, never every node. A node sharing exactly e levels and tied is
+        found at level e (its level's top is then the best too), so each level
+        looks only at nodes whose score plus that level's bonus is the best.
         """
         members = self.scores.member_paths
         depth = self._depth
         best = NO_SCORE
-        levels: list[tuple[float, list[int]]] = []
+        levels: list[tuple[float, float, list[int]]] = []
         for shared in range(depth + 1):
             bonus = weight * (MAX_SCORE * shared / depth)
             positions = self._shared_positions(shared, members, scope)
-            top = max(_gather(scores, positions), default=NO_SCORE) + bonus
-            levels.append((top, positions))
+            if shared == 0 and scope.members is None:
+                top = max(scores, default=NO_SCORE) + bonus  # the whole index
+            else:
+                top = max(_gather(scores, positions), default=NO_SCORE) + bonus
+            levels.append((top, bonus, positions))
             best = max(best, top)
         if best == NO_SCORE:
             return []
         tied: set[int] = set()
         names, paths = self._index_names(), self.scores.paths
-        for top, positions in levels:
+        for top, bonus, positions in levels:
             if top != best:
                 continue
-            for position in positions:
+            for position in [p for p in positions if scores[p] + bonus == best]:
                 path = paths[names[position]]
                 shared = max(shared_depth(path, m) for m in members)
                 if scores[position] + weight * (MAX_SCORE * shared / depth) == best:
@@ -430,7 +402,7 @@ class _Run:
         prefixes = {m[:shared] for m in members if None not in m[:shared]}
         if not prefixes:
             return []
-        by_prefix = self._prefix_positions(shared)
+        by_prefix = self._layout.prefix_positions(shared)
         found = [p for prefix in prefixes for p in by_prefix.get(prefix, ())]
         if scope.members is None:
             return found
@@ -438,17 +410,6 @@ class _Run:
             return [p for p in found if p in scope.members]
         names, paths = self._index_names(), self.scores.paths
         return [p for p in scope.positions if paths[names[p]][:shared] in prefixes]
-
-    def _prefix_positions(self, shared: int) -> dict[tuple[str | None, ...], list[int]]:
-        by_prefix = self._level_positions.get(shared)
-        if by_prefix is None:
-            by_prefix = {}
-            for position, name in enumerate(self._index_names()):
-                prefix = self.scores.paths[name][:shared]
-                if None not in prefix:
-                    by_prefix.setdefault(prefix, []).append(position)
-            self._level_positions[shared] = by_prefix
-        return by_prefix
 
     def _shape(self, pod: Pod) -> int | None:
         """The memo id of the pod's shape, or None when its score cannot be memoised."""
@@ -672,13 +633,72 @@ def _kept(state: ClusterState, key: object, source: object, compute: Callable[[]
     return value
 
 
-@dataclass(slots=True)
-class _Domain:
-    """One domain of a level: its key, its nodes in node order, their free GPU milli."""
+def _index_of(state: ClusterState, shared: _SharedMemo) -> ScoreIndex:
+    """The state's score index for calls sharing ``shared`` (made on first use; the
+    state keeps it up to date and hands copies a clone)."""
+    index = state.watchers.get(shared)
+    if not isinstance(index, ScoreIndex) or not index.covers(state.node_names()):
+        index = ScoreIndex(state.node_names())
+        state.watchers[shared] = index
+    return index
 
-    key: tuple[str, ...]
-    names: list[str] = field(default_factory=list)
-    free_milli: int | None = None
+
+class _Layout:
+    """What placement derives from the node list alone, for every call on states with
+    that list (``ClusterState.by_nodes``): topology paths, each level's domains,
+    and node positions per shared path prefix (what gang closeness searches)."""
+
+    def __init__(self, cluster: Cluster, state: ClusterState) -> None:
+        self.names = state.node_names()
+        self.paths = _PathCache(cluster, state)
+        self._domains: dict[int, list[tuple[tuple[str, ...], list[str]]]] = {}
+        self._domain_of: dict[int, dict[str, tuple[str, ...]]] = {}
+        self._prefixes: dict[int, dict[tuple[str | None, ...], list[int]]] = {}
+
+    @classmethod
+    def of(cls, cluster: Cluster, state: ClusterState) -> _Layout:
+        key = ("placement layout", cluster.topology)
+        found = state.by_nodes.get(key)
+        if isinstance(found, _Layout) and found.names is state.node_names():
+            return found
+        layout = state.by_nodes[key] = cls(cluster, state)
+        return layout
+
+    def domains(self, level_index: int) -> list[tuple[tuple[str, ...], list[str]]]:
+        """The level's domains (key, nodes in node order), in first-node order."""
+        domains = self._domains.get(level_index)
+        if domains is not None:
+            return domains
+        groups: dict[tuple[str, ...], list[str]] = {}
+        of: dict[str, tuple[str, ...]] = {}
+        for name in self.names:
+            path = self.paths[name][: level_index + 1]
+            if path[level_index] is None:
+                continue  # unknown at this level: never guessed into a domain
+            # An outer level may be unknown (no region label, say): the known values
+            # below it still name the domain, keyed with "" for the unknown ones.
+            key = tuple(v or "" for v in path)
+            groups.setdefault(key, []).append(name)
+            of[name] = key
+        self._domains[level_index] = domains = list(groups.items())
+        self._domain_of[level_index] = of
+        return domains
+
+    def domain_of(self, level_index: int) -> dict[str, tuple[str, ...]]:
+        self.domains(level_index)
+        return self._domain_of[level_index]
+
+    def prefix_positions(self, shared: int) -> dict[tuple[str | None, ...], list[int]]:
+        """Node positions by their path's first ``shared`` levels (all known)."""
+        by_prefix = self._prefixes.get(shared)
+        if by_prefix is None:
+            by_prefix = {}
+            for position, name in enumerate(self.names):
+                prefix = self.paths[name][:shared]
+                if None not in prefix:
+                    by_prefix.setdefault(prefix, []).append(position)
+            self._prefixes[shared] = by_prefix
+        return by_prefix
 
 
 @dataclass(frozen=True, slots=True)
@@ -739,8 +759,7 @@ class _PathCache(dict[str, tuple[str | None, ...]]):
         self._state = state
 
     def __missing__(self, name: str) -> tuple[str | None, ...]:
-        path = self._topology.path(self._state.node(name).labels)
-        self[name] = path
+        path = self[name] = self._state.info(name).path(self._topology)
         return path
 
 

@@ -181,10 +181,13 @@ def lone_node_rejection(
     """Why the real scheduler would refuse ``pod`` on an empty ``node`` (None: it fits).
 
     This is how a template is judged: not by counts but by the same filters
-    that will judge the real node, on a one-node state.
+    that will judge the real node, on a one-node state (of a one-node cluster
+    with the same topology and device classes; no reservations, as a new node
+    is never a reserved one).
     """
-    state = ClusterState.from_cluster(Cluster(name=cluster.name, nodes=(node,)))
-    outcome = place_one(cluster, without_topology(pod), state, options_for(policy, at))
+    alone = replace(cluster, nodes=(node,), pods=(), gangs=(), reservations=())
+    state = ClusterState.from_cluster(alone)
+    outcome = place_one(alone, without_topology(pod), state, options_for(policy, at))
     if outcome.placed:
         return None
     return outcome.diagnosis.summary if outcome.diagnosis else "does not fit"

@@ -94,16 +94,21 @@ def _free_milli_per_domain(
 ) -> dict[str, int]:
     """Free GPU milli of existing nodes per domain, on GPUs of a model the pods accept."""
     wanted = {m for p in workload.pods if p.gpu for m in p.gpu.models}
+    state = planner.state
     per_domain: dict[str, int] = {}
-    for name in planner.state.node_names():
-        domain = planner.state.node(name).labels.get(level_key)
+    for name in state.node_names():
+        info = state.info(name)
+        domain = info.node.labels.get(level_key)
         if domain is None:
             continue
-        free = sum(
-            WHOLE_GPU_MILLI - cell.allocated_milli
-            for cell in planner.state.gpu_cells(name)
-            if not wanted or cell.model in wanted
-        )
+        if not wanted or all(g.model in wanted for g in info.node.gpus):
+            free = state.alloc(name).free_gpu_milli  # every GPU counts: the cached total
+        else:
+            free = sum(
+                WHOLE_GPU_MILLI - cell.allocated_milli
+                for cell in state.gpu_cells(name)
+                if cell.model in wanted
+            )
         per_domain[domain] = per_domain.get(domain, 0) + free
     return per_domain
 

@@ -10,16 +10,21 @@ when a copy first writes to it (copy-on-write per node).
 
     ClusterState ── nodes: name → NodeInfo   (static, shared by all copies)
                  ├─ allocs: name → NodeAlloc (mutable, cloned on first write)
-                 └─ derived: caches computed from the model alone (placement's
-                    filter context and memo), shared by all copies and subsets
+                 ├─ derived: caches computed from the model alone (placement's
+                 │  filter context and memo), shared by all copies and subsets
+                 ├─ by_nodes: caches computed from the node list (domains),
+                 │  shared by copies until a node is added
+                 └─ watchers: what must hear of every change to this state
+                    (placement's score indexes), cloned with each copy
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from topology.hardware import WHOLE_GPU_MILLI, Cluster, Device, Node, Pod
+from topology.hardware import WHOLE_GPU_MILLI, Cluster, Device, Node, Pod, Topology
 
 GPU_MILLI = "gpu_milli"
 
@@ -70,6 +75,7 @@ class NodeInfo:
         "counter_capacity",
         "models",
         "memo_static",
+        "_path",
     )
 
     def __init__(self, node: Node) -> None:
@@ -83,6 +89,14 @@ class NodeInfo:
         models = {g.model for g in node.gpus} | {d.model for d in node.devices if d.gpu}
         self.models: frozenset[str] = frozenset(m for m in models if m)
         self.memo_static: dict[bool, tuple[object, ...]] = {}  # memo.static_key, computed once
+        self._path: tuple[Topology, tuple[str | None, ...]] | None = None
+
+    def path(self, topology: Topology) -> tuple[str | None, ...]:
+        """The node's domain at each level of ``topology`` (computed once)."""
+        cached = self._path
+        if cached is None or cached[0] is not topology:
+            cached = self._path = (topology, topology.path(self.node.labels))
+        return cached[1]
 
 
 class NodeAlloc:
@@ -101,6 +115,7 @@ class NodeAlloc:
         "gpu_pods",
         "gpu_profiles",
         "memo_keys",
+        "_free_gpu_milli",
     )
 
     def __init__(self, info: NodeInfo) -> None:
@@ -120,6 +135,7 @@ class NodeAlloc:
         self.gpu_profiles: dict[str, tuple[str, ...]] = {}
         # memo key per (memo.NodeKeys, personal): valid until the next write
         self.memo_keys: dict[tuple[object, bool], int] = {}
+        self._free_gpu_milli: int | None = None
 
     def clone(self) -> NodeAlloc:
         other = NodeAlloc.__new__(NodeAlloc)
@@ -135,7 +151,23 @@ class NodeAlloc:
         other.gpu_pods = dict(self.gpu_pods)
         other.gpu_profiles = dict(self.gpu_profiles)
         other.memo_keys = {}
+        other._free_gpu_milli = self._free_gpu_milli
         return other
+
+    def changed(self) -> None:
+        """Forget what was derived from the free resources (called on every write)."""
+        self.memo_keys.clear()
+        self._free_gpu_milli = None
+
+    @property
+    def free_gpu_milli(self) -> int:
+        """GPU milli no pod uses, over all the node's GPUs (cached until the next write)."""
+        free = self._free_gpu_milli
+        if free is None:
+            free = self._free_gpu_milli = sum(
+                max(0, WHOLE_GPU_MILLI - used) for used in self.gpu_milli.values()
+            )
+        return free
 
     def device_milli_free(self, device: Device) -> int:
         """Free gpu_milli of a device; 0 once taken exclusively."""
@@ -178,6 +210,16 @@ def _partition_milli(device: Device, info: NodeInfo) -> int:
     return round(fraction * WHOLE_GPU_MILLI)
 
 
+class StateWatcher(Protocol):
+    """Something kept in step with one state: told of every change, cloned with it."""
+
+    def changed(self, name: str, released: bool) -> None: ...
+
+    def added(self, name: str) -> None: ...
+
+    def clone(self) -> StateWatcher: ...
+
+
 class ClusterState:
     """Free resources of every node; copy-on-write per node."""
 
@@ -186,7 +228,12 @@ class ClusterState:
         self._allocs = allocs
         self._owned: set[str] = set(allocs)
         self._order: list[str] = list(infos)
+        self._names: tuple[str, ...] | None = None
         self.derived: dict[object, object] = {}
+        # caches computed from the node list alone: shared by copies until a node is added
+        self.by_nodes: dict[object, object] = {}
+        # watchers of this state alone (copies get clones): placement's score indexes
+        self.watchers: dict[object, StateWatcher] = {}
 
     @classmethod
     def from_cluster(cls, cluster: Cluster) -> ClusterState:
@@ -211,7 +258,10 @@ class ClusterState:
         other._allocs = dict(self._allocs)
         other._owned = set()
         other._order = self._order
+        other._names = self._names
         other.derived = self.derived
+        other.by_nodes = self.by_nodes
+        other.watchers = {key: watcher.clone() for key, watcher in self.watchers.items()}
         self._owned = set()  # both now share every record: the first writer clones
         return other
 
@@ -230,11 +280,18 @@ class ClusterState:
             raise ValueError(f"node {node.name} already exists")
         self._infos = {**self._infos, node.name: NodeInfo(node)}
         self._order = [*self._order, node.name]
+        self._names = None
+        self.by_nodes = {}
         self._allocs[node.name] = NodeAlloc(self._infos[node.name])
         self._owned.add(node.name)
+        for watcher in self.watchers.values():
+            watcher.added(node.name)
 
     def node_names(self) -> tuple[str, ...]:
-        return tuple(self._order)
+        """The nodes in order; the same tuple object until a node is added."""
+        if self._names is None:
+            self._names = tuple(self._order)
+        return self._names
 
     def node(self, name: str) -> Node:
         return self._infos[name].node
@@ -262,7 +319,9 @@ class ClusterState:
 
     def _change(self, node_name: str, pod_key: str, allocation: Allocation, sign: int) -> None:
         alloc = self._writable(node_name)
-        alloc.memo_keys.clear()
+        alloc.changed()
+        for watcher in self.watchers.values():
+            watcher.changed(node_name, sign < 0)
         info = self._infos[node_name]
         alloc.cpu_free_milli -= sign * allocation.cpu_milli
         alloc.memory_free_bytes -= sign * allocation.memory_bytes
