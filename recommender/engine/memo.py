@@ -213,10 +213,15 @@ class ScoreIndex:
             return None
         return found
 
-    def column(self, shape: int, score: Callable[[str], Scored]) -> tuple[list[float], list[int]]:
-        """Every node's score and option index for the shape, brought up to date."""
+    def column(
+        self, shape: int, score: Callable[[str], Scored], only: Iterable[int] | None = None
+    ) -> tuple[list[float], list[int]]:
+        """Every node's score and option index for the shape, brought up to date.
+        ``only``: the positions that can score at all (a new column scores just those)."""
         fresh = shape not in self._scores
         column, stale, released = self._stale(self._scores, shape, NO_SCORE, True)
+        if fresh and only is not None:
+            stale = only
         scores, options, names = column.values, column.options, self.names
         for position in stale:
             if scores[position] == NO_SCORE and not fresh and position not in released:

@@ -245,7 +245,7 @@ class _Run:
         """
         ranked = []
         free_of = self._domain_free.setdefault(level_index, {})
-        for key, names in self._layout.domains(level_index):
+        for key, names in self._layout.domains(level_index).items():
             milli = free_of.get(key)
             if milli is None:
                 alloc = self.state.alloc
@@ -317,7 +317,9 @@ class _Run:
         if shape is not None and indexed and (not members or weight is not None):
             assert self._index is not None
             scores, options = self._index.column(
-                shape, lambda name: self._memo_score(name, pod, shape)
+                shape,
+                lambda name: self._memo_score(name, pod, shape),
+                self._layout.matching(pod.node_selector) if pod.node_selector else None,
             )
             if members and weight:
                 tied = self._closest_best(scores, scope, weight)
@@ -646,14 +648,19 @@ def _index_of(state: ClusterState, shared: _SharedMemo) -> ScoreIndex:
 class _Layout:
     """What placement derives from the node list alone, for every call on states with
     that list (``ClusterState.by_nodes``): topology paths, each level's domains,
-    and node positions per shared path prefix (what gang closeness searches)."""
+    node positions per shared path prefix (what gang closeness searches) and per
+    nodeSelector. A state that adds a node gets an extended copy, not a rebuild.
+    """
 
     def __init__(self, cluster: Cluster, state: ClusterState) -> None:
+        self.cluster = cluster
         self.names = state.node_names()
         self.paths = _PathCache(cluster, state)
-        self._domains: dict[int, list[tuple[tuple[str, ...], list[str]]]] = {}
+        self._info = state.info  # the same NodeInfo for a name in every state sharing this
+        self._domains: dict[int, dict[tuple[str, ...], list[str]]] = {}
         self._domain_of: dict[int, dict[str, tuple[str, ...]]] = {}
         self._prefixes: dict[int, dict[tuple[str | None, ...], list[int]]] = {}
+        self._matching: dict[tuple[tuple[str, str], ...], list[int]] = {}
 
     @classmethod
     def of(cls, cluster: Cluster, state: ClusterState) -> _Layout:
@@ -661,32 +668,69 @@ class _Layout:
         found = state.by_nodes.get(key)
         if isinstance(found, _Layout) and found.names is state.node_names():
             return found
-        layout = state.by_nodes[key] = cls(cluster, state)
+        layout = cls(cluster, state)
+        state.by_nodes[key] = layout
         return layout
 
-    def domains(self, level_index: int) -> list[tuple[tuple[str, ...], list[str]]]:
-        """The level's domains (key, nodes in node order), in first-node order."""
+    def extended(self, state: ClusterState, name: str) -> _Layout:
+        """This layout with ``name`` appended (the state has just added it). What is
+        computed already is copied and grown; every changed list is a new list, so
+        the states still sharing this layout see it unchanged."""
+        other = _Layout.__new__(_Layout)
+        other.cluster, other.names, other._info = self.cluster, state.node_names(), state.info
+        other.paths = _PathCache(self.cluster, state)
+        other.paths.update(self.paths)
+        path, labels = other.paths[name], state.info(name).node.labels
+        position = len(other.names) - 1
+        other._domains, other._domain_of = {}, {}
+        for level_index, domains in self._domains.items():
+            grown, of = dict(domains), dict(self._domain_of[level_index])
+            if path[level_index] is not None:
+                key = _domain_key(path, level_index)
+                grown[key] = [*grown.get(key, ()), name]
+                of[name] = key
+            other._domains[level_index], other._domain_of[level_index] = grown, of
+        other._prefixes = {}
+        for shared, by_prefix in self._prefixes.items():
+            grown_prefixes = dict(by_prefix)
+            if None not in path[:shared]:
+                grown_prefixes[path[:shared]] = [*by_prefix.get(path[:shared], ()), position]
+            other._prefixes[shared] = grown_prefixes
+        other._matching = {
+            selector: [*positions, position] if _matches(labels, selector) else positions
+            for selector, positions in self._matching.items()
+        }
+        return other
+
+    def domains(self, level_index: int) -> dict[tuple[str, ...], list[str]]:
+        """The level's domains: key → nodes in node order, in first-node order."""
         domains = self._domains.get(level_index)
         if domains is not None:
             return domains
-        groups: dict[tuple[str, ...], list[str]] = {}
-        of: dict[str, tuple[str, ...]] = {}
+        domains, of = {}, {}
         for name in self.names:
-            path = self.paths[name][: level_index + 1]
+            path = self.paths[name]
             if path[level_index] is None:
                 continue  # unknown at this level: never guessed into a domain
-            # An outer level may be unknown (no region label, say): the known values
-            # below it still name the domain, keyed with "" for the unknown ones.
-            key = tuple(v or "" for v in path)
-            groups.setdefault(key, []).append(name)
+            key = _domain_key(path, level_index)
+            domains.setdefault(key, []).append(name)
             of[name] = key
-        self._domains[level_index] = domains = list(groups.items())
-        self._domain_of[level_index] = of
+        self._domains[level_index], self._domain_of[level_index] = domains, of
         return domains
 
     def domain_of(self, level_index: int) -> dict[str, tuple[str, ...]]:
         self.domains(level_index)
         return self._domain_of[level_index]
+
+    def matching(self, selector: Mapping[str, str]) -> list[int]:
+        """Positions of the nodes whose labels hold every ``selector`` entry."""
+        key = tuple(sorted(selector.items()))
+        found = self._matching.get(key)
+        if found is None:
+            info = self._info
+            found = [p for p, n in enumerate(self.names) if _matches(info(n).node.labels, key)]
+            self._matching[key] = found
+        return found
 
     def prefix_positions(self, shared: int) -> dict[tuple[str | None, ...], list[int]]:
         """Node positions by their path's first ``shared`` levels (all known)."""
@@ -699,6 +743,17 @@ class _Layout:
                     by_prefix.setdefault(prefix, []).append(position)
             self._prefixes[shared] = by_prefix
         return by_prefix
+
+
+def _domain_key(path: tuple[str | None, ...], level_index: int) -> tuple[str, ...]:
+    """A domain's key: its path down to the level. An outer level may be unknown (no
+    region label, say): the known values below it still name the domain, with ""
+    for the unknown ones."""
+    return tuple(v or "" for v in path[: level_index + 1])
+
+
+def _matches(labels: Mapping[str, str], selector: tuple[tuple[str, str], ...]) -> bool:
+    return all(labels.get(k) == v for k, v in selector)
 
 
 @dataclass(frozen=True, slots=True)

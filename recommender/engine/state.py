@@ -13,7 +13,7 @@ when a copy first writes to it (copy-on-write per node).
                  ├─ derived: caches computed from the model alone (placement's
                  │  filter context and memo), shared by all copies and subsets
                  ├─ by_nodes: caches computed from the node list (domains),
-                 │  shared by copies until a node is added
+                 │  shared by copies until one adds a node (it extends its own)
                  └─ watchers: what must hear of every change to this state
                     (placement's score indexes), cloned with each copy
 """
@@ -220,6 +220,13 @@ class StateWatcher(Protocol):
     def clone(self) -> StateWatcher: ...
 
 
+class NodeListCache(Protocol):
+    """Something derived from a state's node list; a state that adds a node keeps
+    ``extended`` (a new object: the old one stays with the states sharing it)."""
+
+    def extended(self, state: ClusterState, name: str) -> NodeListCache: ...
+
+
 class ClusterState:
     """Free resources of every node; copy-on-write per node."""
 
@@ -231,7 +238,7 @@ class ClusterState:
         self._names: tuple[str, ...] | None = None
         self.derived: dict[object, object] = {}
         # caches computed from the node list alone: shared by copies until a node is added
-        self.by_nodes: dict[object, object] = {}
+        self.by_nodes: dict[object, NodeListCache] = {}
         # watchers of this state alone (copies get clones): placement's score indexes
         self.watchers: dict[object, StateWatcher] = {}
 
@@ -281,9 +288,9 @@ class ClusterState:
         self._infos = {**self._infos, node.name: NodeInfo(node)}
         self._order = [*self._order, node.name]
         self._names = None
-        self.by_nodes = {}
         self._allocs[node.name] = NodeAlloc(self._infos[node.name])
         self._owned.add(node.name)
+        self.by_nodes = {k: v.extended(self, node.name) for k, v in self.by_nodes.items()}
         for watcher in self.watchers.values():
             watcher.added(node.name)
 
