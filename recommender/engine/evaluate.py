@@ -26,7 +26,7 @@ from recommender.engine import costs
 from recommender.engine.evaluate_classes import disagreements
 from recommender.engine.fragmentation import fragmentation
 from recommender.engine.heatmap import HeatCell, heatmap_cells
-from recommender.engine.placement import place
+from recommender.engine.placement import place, prepare
 from recommender.engine.scaleup import (
     JOINT,
     NAIVE,
@@ -169,6 +169,7 @@ def evaluate(cluster: Cluster, *, at: datetime, policy: str = "default") -> Eval
     state = ClusterState.from_cluster(cluster)
     pending = pending_workloads(cluster)
     options = options_for(policy, at, mix=workload_mix(pending))
+    prepare(cluster, pending, state, options)  # every pass below starts from these scores
     scheduler = place(cluster, pending, state=state, options=options)
     diagnoses = {o.workload: o.diagnosis for o in scheduler.outcomes}
     naive = scale_up(cluster, pending, state=state, mode=NAIVE, at=at, policy=policy)

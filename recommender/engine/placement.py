@@ -134,6 +134,23 @@ def place_unindexed(
     return PlacementResult(tuple(run.place_workload(w) for w in workloads), work)
 
 
+def prepare(
+    cluster: Cluster,
+    workloads: Iterable[Workload],
+    state: ClusterState,
+    options: PlacementOptions,
+) -> None:
+    """Score every node once per pod shape of ``workloads`` on ``state`` itself.
+
+    The scores go to the state's score index, which every copy of the state
+    inherits: placement calls on copies (the evaluation's scheduler, naive and
+    joint passes) then re-score only the nodes they changed, instead of each
+    scoring every node again. Decisions are the same with or without it.
+    """
+    workloads = tuple(workloads)
+    _Run(cluster, state, options, workloads).prepare(p for w in workloads for p in w.pods)
+
+
 def place_one(
     cluster: Cluster, workload: Workload, state: ClusterState, options: PlacementOptions
 ) -> WorkloadOutcome:
@@ -201,6 +218,15 @@ class _Run:
         weight = _closeness_weight(self.policy)
         self._closeness_weight = 0.0 if self._depth == 0 and weight is not None else weight
         self._domain_free: dict[int, dict[tuple[str, ...], int]] = {}  # level → key → milli
+
+    def prepare(self, pods: Iterable[Pod]) -> None:
+        shapes: dict[int, Pod] = {}
+        for pod in pods:
+            shape = self._shape(pod)
+            if shape is not None:
+                shapes.setdefault(shape, pod)
+        for shape, pod in shapes.items():
+            self._column(pod, shape)
 
     # --- workloads ----------------------------------------------------------------
 
@@ -316,11 +342,7 @@ class _Run:
         indexed = self._index is not None and scope.positions is not None
         if shape is not None and indexed and (not members or weight is not None):
             assert self._index is not None
-            scores, options = self._index.column(
-                shape,
-                lambda name: self._memo_score(name, pod, shape),
-                self._layout.matching(pod.node_selector) if pod.node_selector else None,
-            )
+            scores, options = self._column(pod, shape)
             if members and weight:
                 tied = self._closest_best(scores, scope, weight)
             else:
@@ -348,6 +370,15 @@ class _Run:
             return None
         name, option_index = best[self._pick(len(best))]
         return self._choice(name, pod, option_index)
+
+    def _column(self, pod: Pod, shape: int) -> tuple[list[float], list[int]]:
+        """Every indexed node's score for the pod's shape (see ``ScoreIndex.column``)."""
+        assert self._index is not None
+        return self._index.column(
+            shape,
+            lambda name: self._memo_score(name, pod, shape),
+            self._layout.matching(pod.node_selector) if pod.node_selector else None,
+        )
 
     def _pick(self, ties: int) -> int:
         return self.scores.rng.randrange(ties) if self.policy.tie_break == "random" else 0
