@@ -151,6 +151,15 @@ def prepare(
     _Run(cluster, state, options, workloads).prepare(p for w in workloads for p in w.pods)
 
 
+def nodes_matching(cluster: Cluster, state: ClusterState, selector: Mapping[str, str]) -> list[str]:
+    """The state's nodes whose labels hold every ``selector`` entry, in node order
+    (kept with the node list, so asking again is cheap)."""
+    names = state.node_names()
+    if not selector:
+        return list(names)
+    return [names[p] for p in _Layout.of(cluster, state).matching(selector)]
+
+
 def place_one(
     cluster: Cluster, workload: Workload, state: ClusterState, options: PlacementOptions
 ) -> WorkloadOutcome:
@@ -343,6 +352,7 @@ class _Run:
         if shape is not None and indexed and (not members or weight is not None):
             assert self._index is not None
             scores, options = self._column(pod, shape)
+            scope = self._narrowed(scope, pod)
             if members and weight:
                 tied = self._closest_best(scores, scope, weight)
             else:
@@ -370,6 +380,13 @@ class _Run:
             return None
         name, option_index = best[self._pick(len(best))]
         return self._choice(name, pod, option_index)
+
+    def _narrowed(self, scope: _Scope, pod: Pod) -> _Scope:
+        """The whole index narrowed to the nodes matching the pod's nodeSelector (the
+        only ones that can score): same best, same ties, fewer positions to read."""
+        if scope.members is not None or not pod.node_selector:
+            return scope
+        return _Scope(scope.names, self._layout.matching(pod.node_selector), None, narrowed=True)
 
     def _column(self, pod: Pod, shape: int) -> tuple[list[float], list[int]]:
         """Every indexed node's score for the pod's shape (see ``ScoreIndex.column``)."""
@@ -401,7 +418,7 @@ class _Run:
         for shared in range(depth + 1):
             bonus = weight * (MAX_SCORE * shared / depth)
             positions = self._shared_positions(shared, members, scope)
-            if shared == 0 and scope.members is None:
+            if shared == 0 and scope.members is None and not scope.narrowed:
                 top = max(scores, default=NO_SCORE) + bonus  # the whole index
             else:
                 top = max(_gather(scores, positions), default=NO_SCORE) + bonus
@@ -457,19 +474,19 @@ class _Run:
     def _memo_score(self, name: str, pod: Pod, shape: int) -> tuple[float, int] | None:
         """The node's score without gang closeness; labels (selector, affinity) are
         checked per node first, the rest depends on the node key only."""
-        if not self._static_ok(self.state.info(name), self.state.alloc(name), pod, shape):
+        if not self._static_ok(self.state.info(name), self.state.alloc(name), pod):
             return None
         key = (shape, self._node_key(name))
         if key in self._memo:
             return self._memo[key]
-        scored = self._score_node(name, pod, shape, self._base)
+        scored = self._score_node(name, pod, self._base)
         self._memo[key] = scored
         return scored
 
-    def _candidates(self, name: str, pod: Pod, shape: int | None = None) -> list[Candidate] | None:
+    def _candidates(self, name: str, pod: Pod) -> list[Candidate] | None:
         info = self.state.info(name)
         alloc = self.state.alloc(name)
-        if not self._static_ok(info, alloc, pod, shape):
+        if not self._static_ok(info, alloc, pod):
             return None
         for rule in RESOURCE_RULES:
             if not rule(info, alloc, pod, self.filters).ok:
@@ -479,8 +496,12 @@ class _Run:
             return None
         return [Candidate(info, alloc, pod, o, _option_gpu_milli(info, o)) for o in options]
 
-    def _static_ok(self, info: NodeInfo, alloc: NodeAlloc, pod: Pod, shape: int | None) -> bool:
-        """The rules that read no free resources, once per (pod's static needs, node)."""
+    def _static_ok(self, info: NodeInfo, alloc: NodeAlloc, pod: Pod) -> bool:
+        return not self._static_reason(info, alloc, pod)
+
+    def _static_reason(self, info: NodeInfo, alloc: NodeAlloc, pod: Pod) -> str:
+        """The first failing rule that reads no free resources ("" when none fails),
+        once per (pod's static needs, node)."""
         cached = self._needs.get(id(pod))
         if cached is None or cached[0] is not pod:
             needs = self._keys.intern(
@@ -494,18 +515,20 @@ class _Run:
             )
             cached = self._needs[id(pod)] = (pod, needs)
         key = (cached[1], info.node.name)
-        verdict = self._static.get(key)
-        if verdict is None:
-            verdict = all(rule(info, alloc, pod, self.filters).ok for rule in STATIC_RULES)
-            self._static[key] = verdict
-        return verdict
+        reason = self._static.get(key)
+        if reason is None:
+            reason = self._static[key] = next(
+                (s.reason for r in STATIC_RULES if not (s := r(info, alloc, pod, self.filters)).ok),
+                "",
+            )
+        return reason
 
     def _score_node(
-        self, name: str, pod: Pod, shape: int | None = None, ctx: ScoreContext | None = None
+        self, name: str, pod: Pod, ctx: ScoreContext | None = None
     ) -> tuple[float, int] | None:
         """The node's score and the index of the device option it would use."""
         ctx = ctx or self.scores
-        candidates = self._candidates(name, pod, shape)
+        candidates = self._candidates(name, pod)
         if candidates is None:
             return None
         if self.policy.device_rule is None:
@@ -575,9 +598,11 @@ class _Run:
         return [self._memo_reason(n, pod, shape) for n in names]
 
     def _memo_reason(self, name: str, pod: Pod, shape: int) -> str:
-        # the label checks (selector, affinity) are per node: their verdict joins the key
-        static = self._static_ok(self.state.info(name), self.state.alloc(name), pod, shape)
-        key = (shape, self._node_key(name), static)
+        """The static rules come first (kept per node), the rest depends on the node key."""
+        static = self._static_reason(self.state.info(name), self.state.alloc(name), pod)
+        if static:
+            return static
+        key = (shape, self._node_key(name))
         reason = self._reasons.get(key)
         if reason is None:
             reason = self._reasons[key] = self._filter_reason(name, pod)
@@ -623,8 +648,8 @@ class _SharedMemo:
         self.fragmentation = None if typical is None else _fgd.FragmentationModel(typical)
         self.keys = NodeKeys()
         self.scores: dict[tuple[int, int], tuple[float, int] | None] = {}
-        self.reasons: dict[tuple[int, int, bool], str] = {}
-        self.static: dict[tuple[int, str], bool] = {}
+        self.reasons: dict[tuple[int, int], str] = {}
+        self.static: dict[tuple[int, str], str] = {}  # first failing static rule, "" if none
 
     @classmethod
     def of(
@@ -790,11 +815,13 @@ def _matches(labels: Mapping[str, str], selector: tuple[tuple[str, str], ...]) -
 @dataclass(frozen=True, slots=True)
 class _Scope:
     """The nodes a pod may go to, with their score-index positions when indexed
-    (ascending) and, for a strict subset, those positions as a set."""
+    (ascending) and, for a strict subset, those positions as a set. ``narrowed``:
+    the whole index, but only the positions listed can score."""
 
     names: Sequence[str]
     positions: list[int] | None
     members: set[int] | None
+    narrowed: bool = False
 
 
 def _closeness_weight(policy: Policy) -> float | None:
@@ -824,7 +851,7 @@ def _gather(values: list[float], positions: list[int]) -> list[float]:
 def _best_positions(scores: list[float], scope: _Scope) -> list[int]:
     """Positions in scope holding the best score, in node order (empty: none fits)."""
     assert scope.positions is not None
-    if scope.members is None:
+    if scope.members is None and not scope.narrowed:
         best = max(scores, default=NO_SCORE)
         if best == NO_SCORE:
             return []

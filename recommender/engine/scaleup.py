@@ -31,7 +31,12 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from recommender.engine import costs
-from recommender.engine.placement import PlacementOptions, WorkloadOutcome, place_one
+from recommender.engine.placement import (
+    PlacementOptions,
+    WorkloadOutcome,
+    nodes_matching,
+    place_one,
+)
 from recommender.engine.state import ClusterState
 from recommender.engine.workloads import Workload, _pod_gpu_milli, pod_workload
 from reservations.idle import reserved_nodes
@@ -470,11 +475,9 @@ class JointPlanner:
         per_pod = _uniform_whole_gpus(workload)
         free: dict[str | None, list[int]] = {}
         for name in self.candidate_names(workload):
-            alloc = self.state.alloc(name)
-            milli = sum(max(0, WHOLE_GPU_MILLI - used) for used in alloc.gpu_milli.values())
             domain = self.state.node(name).labels.get(key) if key else None
             entry = free.setdefault(domain, [0, 0])
-            entry[0] += milli
+            entry[0] += self.state.alloc(name).free_gpu_milli
             if per_pod:
                 entry[1] += self.state.free_gpus(name) // per_pod
         return free
@@ -610,18 +613,11 @@ class JointPlanner:
         and enough GPU is free for the smallest member (cached per workload)."""
         if self.candidates_for == workload.key:
             return self.candidates
-        selector = _common_selector(workload)
         least_milli = min(_pod_gpu_milli(p) for p in workload.pods)
-        names = []
-        for name in self.state.node_names():
-            labels = self.state.node(name).labels
-            if any(labels.get(k) != v for k, v in selector.items()):
-                continue
-            if least_milli > 0:
-                used = self.state.alloc(name).gpu_milli.values()
-                if sum(max(0, WHOLE_GPU_MILLI - u) for u in used) < least_milli:
-                    continue
-            names.append(name)
+        names = nodes_matching(self.cluster, self.state, _common_selector(workload))
+        if least_milli > 0:
+            alloc = self.state.alloc
+            names = [n for n in names if alloc(n).free_gpu_milli >= least_milli]
         self.candidates_for, self.candidates = workload.key, names
         return names
 
