@@ -110,11 +110,15 @@ def place(
     *,
     state: ClusterState | None = None,
     options: PlacementOptions = PlacementOptions(),  # noqa: B008 (frozen, shared safely)
+    diagnose: bool = True,
 ) -> PlacementResult:
-    """Place workloads in order on a copy of ``state`` (default: the cluster's own)."""
+    """Place workloads in order on a copy of ``state`` (default: the cluster's own).
+
+    ``diagnose=False``: a workload that does not fit gets no diagnosis (for callers
+    that only ask whether it fits; finding every node's reason costs a node scan)."""
     work = state.copy() if state is not None else ClusterState.from_cluster(cluster)
     workloads = tuple(workloads)
-    run = _Run(cluster, work, options, workloads)
+    run = _Run(cluster, work, options, workloads, diagnose=diagnose)
     outcomes = tuple(run.place_workload(w) for w in workloads)
     return PlacementResult(outcomes, work)
 
@@ -161,10 +165,17 @@ def nodes_matching(cluster: Cluster, state: ClusterState, selector: Mapping[str,
 
 
 def place_one(
-    cluster: Cluster, workload: Workload, state: ClusterState, options: PlacementOptions
+    cluster: Cluster,
+    workload: Workload,
+    state: ClusterState,
+    options: PlacementOptions,
+    *,
+    diagnose: bool = True,
 ) -> WorkloadOutcome:
-    """Place one workload, mutating ``state``; on failure ``state`` is as before."""
-    return _Run(cluster, state, options, (workload,)).place_workload(workload)
+    """Place one workload, mutating ``state``; on failure ``state`` is as before
+    (``diagnose`` as for ``place``)."""
+    run = _Run(cluster, state, options, (workload,), diagnose=diagnose)
+    return run.place_workload(workload)
 
 
 class Placer:
@@ -177,15 +188,25 @@ class Placer:
     ``workload_mix`` it is the call's own, so every call is a fresh one.
     """
 
-    def __init__(self, cluster: Cluster, state: ClusterState, options: PlacementOptions) -> None:
+    def __init__(
+        self,
+        cluster: Cluster,
+        state: ClusterState,
+        options: PlacementOptions,
+        *,
+        diagnose: bool = True,
+    ) -> None:
         self._cluster, self._state, self._options = cluster, state, options
+        self._diagnose = diagnose
         fgd = policy_named(options.policy).needs_fragmentation
         reusable = not fgd or bool(options.workload_mix)
-        self._run = _Run(cluster, state, options, ()) if reusable else None
+        self._run = _Run(cluster, state, options, (), diagnose=diagnose) if reusable else None
 
     def place_one(self, workload: Workload) -> WorkloadOutcome:
         if self._run is None:
-            return place_one(self._cluster, workload, self._state, self._options)
+            return place_one(
+                self._cluster, workload, self._state, self._options, diagnose=self._diagnose
+            )
         self._run.scores.rng = self._run._base.rng = random.Random(self._options.seed)
         self._run.scores.member_paths = []
         return self._run.place_workload(workload)
@@ -201,9 +222,11 @@ class _Run:
         options: PlacementOptions,
         workloads: Sequence[Workload],
         indexed: bool = True,
+        diagnose: bool = True,
     ) -> None:
         self.cluster = cluster
         self.state = state
+        self.diagnose = diagnose
         self.policy: Policy = policy_named(options.policy)
         typical = _typical(state, options, workloads) if self.policy.needs_fragmentation else None
         shared = _SharedMemo.of(cluster, state, options, self.policy, typical)
@@ -565,6 +588,8 @@ class _Run:
     # --- diagnosis --------------------------------------------------------------------
 
     def _failure(self, workload: Workload, gang_reason: str | None) -> WorkloadOutcome:
+        if not self.diagnose:
+            return WorkloadOutcome(workload.key, False, (), None)
         reasons, placed = self._first_blocked_member(workload)
         if gang_reason is None and workload.kind == "gang" and placed > 0:
             gang_reason = members_reason(placed, len(workload.pods))

@@ -273,7 +273,7 @@ class JointPlanner:
         return ScaleUpPlan(JOINT, tuple(self.additions), outcomes, total)
 
     def plan_one(self, workload: Workload) -> WorkloadPlan:
-        outcome = place_one(self.cluster, workload, self.state, self.options({}))
+        outcome = place_one(self.cluster, workload, self.state, self.options({}), diagnose=False)
         if outcome.placed:
             riding = self.ride_additions(workload, outcome)
             if riding:
@@ -281,7 +281,9 @@ class JointPlanner:
             return self.placed_plan(workload, outcome, RUNS_NOW, ())
         grants = self.grants(workload.namespace)
         if grants:
-            outcome = place_one(self.cluster, workload, self.state, self.options(grants))
+            outcome = place_one(
+                self.cluster, workload, self.state, self.options(grants), diagnose=False
+            )
             if outcome.placed:
                 return self.placed_plan(workload, outcome, USES_RESERVATION, ())
         option = self.best_option(workload)
@@ -587,7 +589,7 @@ class JointPlanner:
         if slot.reservation is not None:
             mine = grants.get(workload.namespace, frozenset())
             grants = {**grants, workload.namespace: mine | {n.name for n in nodes}}
-        outcome = place_one(self.cluster, workload, state, self.options(grants))
+        outcome = place_one(self.cluster, workload, state, self.options(grants), diagnose=False)
         if not outcome.placed:
             return None
         price = slot.group.price_per_node_hour
@@ -630,7 +632,7 @@ class JointPlanner:
         if option.slot.reservation is not None:
             mine = grants.get(workload.namespace, frozenset())
             grants = {**grants, workload.namespace: mine | {n.name for n in option.nodes}}
-        outcome = place_one(self.cluster, workload, state, self.options(grants))
+        outcome = place_one(self.cluster, workload, state, self.options(grants), diagnose=False)
         if not outcome.placed:
             return None
         return replace(option, state=state, outcome=outcome)

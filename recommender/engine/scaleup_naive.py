@@ -166,7 +166,7 @@ class NaivePlanner:
         # shapes that found no existing node: existing nodes only fill up in this pass,
         # so a later pod of the same shape cannot fit either (saves a full node scan)
         self.no_room: set[str] = set()
-        self.placer = Placer(cluster, state, options_for(policy, at, mix=mix))
+        self.placer = Placer(cluster, state, options_for(policy, at, mix=mix), diagnose=False)
 
     def decide(self, pending: Sequence[Workload]) -> NaiveLedger:
         for workload in pending:
@@ -252,7 +252,8 @@ def naive_scale_up(
     after = state.copy()
     for planned in ledger.planned:
         after.add_node(planned.node)
-    result = place(cluster, pending, state=after, options=options_for(policy, at, mix=mix))
+    options = options_for(policy, at, mix=mix)
+    result = place(cluster, pending, state=after, options=options, diagnose=False)
     placed = {o.workload: o.placed for o in result.outcomes}
     bound_nodes = {b.node for o in result.outcomes if o.placed for b in o.bindings}
     stranded = {p.node.name: _stranded(p, result.state, bound_nodes) for p in ledger.planned}
