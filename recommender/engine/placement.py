@@ -143,8 +143,11 @@ def prepare(
     workloads: Iterable[Workload],
     state: ClusterState,
     options: PlacementOptions,
+    *,
+    reasons: bool = False,
 ) -> None:
-    """Score every node once per pod shape of ``workloads`` on ``state`` itself.
+    """Score every node once per pod shape of ``workloads`` on ``state`` itself
+    (and, with ``reasons``, find each node's filter reason for them too).
 
     The scores go to the state's score index, which every copy of the state
     inherits: placement calls on copies (the evaluation's scheduler, naive and
@@ -152,7 +155,8 @@ def prepare(
     scoring every node again. Decisions are the same with or without it.
     """
     workloads = tuple(workloads)
-    _Run(cluster, state, options, workloads).prepare(p for w in workloads for p in w.pods)
+    run = _Run(cluster, state, options, workloads)
+    run.prepare((p for w in workloads for p in w.pods), reasons=reasons)
 
 
 def nodes_matching(cluster: Cluster, state: ClusterState, selector: Mapping[str, str]) -> list[str]:
@@ -251,7 +255,7 @@ class _Run:
         self._closeness_weight = 0.0 if self._depth == 0 and weight is not None else weight
         self._domain_free: dict[int, dict[tuple[str, ...], int]] = {}  # level → key → milli
 
-    def prepare(self, pods: Iterable[Pod]) -> None:
+    def prepare(self, pods: Iterable[Pod], reasons: bool) -> None:
         shapes: dict[int, Pod] = {}
         for pod in pods:
             shape = self._shape(pod)
@@ -259,6 +263,8 @@ class _Run:
                 shapes.setdefault(shape, pod)
         for shape, pod in shapes.items():
             self._column(pod, shape)
+            if reasons:
+                self._node_reasons(pod)
 
     # --- workloads ----------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from recommender.engine.placement import place_one
+from recommender.engine.placement import place_one, prepare
 from recommender.engine.scaleup import _placement_text, gpus_text, workload_gpu_milli
 from recommender.engine.workloads import Workload
 from topology.hardware import WHOLE_GPU_MILLI, NodeGroup
@@ -131,16 +131,20 @@ def _new_milli_per_domain(
 def _largest_try_reason(planner: JointPlanner, workload: Workload, groups: list[NodeGroup]) -> str:
     """What the scheduler says with the most nodes the first usable group can add."""
     group = groups[0]
+    grants = planner.grants(workload.namespace)
+    options = planner.options(grants)
     for index, placement in enumerate(planner.placements(group)):
         count = planner.room(group, index, placement)
         if count < 1:
             continue
+        # every node's reason, found on the plan's state: its copies (this one, and
+        # those for the next blocked workloads of the same shape) start from them
+        prepare(planner.cluster, [workload], planner.state, options, reasons=True)
         state = planner.state.copy()
         taken = set(planner.taken_names)
         for _ in range(count):
             state.add_node(planner.fresh_node(group, placement, taken, None))
-        grants = planner.grants(workload.namespace)
-        outcome = place_one(planner.cluster, workload, state, planner.options(grants))
+        outcome = place_one(planner.cluster, workload, state, options)
         where = _placement_text(placement.labels)
         diagnosis = outcome.diagnosis
         summary = (diagnosis.gang_reason or diagnosis.summary) if diagnosis else "fits"
