@@ -11,7 +11,9 @@ seconds rather than minutes, without changing a single decision.
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
 from collections.abc import Callable, Iterable, Sequence
+from itertools import compress
 from typing import Any
 
 from topology.hardware import Pod
@@ -108,17 +110,47 @@ NO_SCORE = float("-inf")
 
 
 class _Column:
-    """One pod shape's value (and device option) for every node, as of change ``seen``."""
+    """One pod shape's value (and device option) for every node, as of change ``seen``;
+    for scores also the best value and the positions holding it (None: not known)."""
 
-    __slots__ = ("values", "options", "seen")
+    __slots__ = ("values", "options", "seen", "best", "tied")
 
     def __init__(self, values: list[Any], options: list[int], seen: int) -> None:
         self.values = values
         self.options = options
         self.seen = seen
+        self.best: float | None = None
+        self.tied: list[int] = []  # ascending
 
     def copy(self) -> _Column:
-        return _Column(list(self.values), list(self.options), self.seen)
+        other = _Column(list(self.values), list(self.options), self.seen)
+        other.best, other.tied = self.best, list(self.tied)
+        return other
+
+    def set_score(self, position: int, value: float) -> None:
+        """Store a score, keeping the best and its positions when they are known."""
+        old = self.values[position]
+        self.values[position] = value
+        best = self.best
+        if best is None or value == old:
+            return
+        tied = self.tied
+        if value > best:
+            self.best, self.tied = value, [position]
+        elif value == best:
+            insort(tied, position)
+        elif old == best:
+            del tied[bisect_left(tied, position)]
+            if not tied:
+                self.best = None  # found again from all values when next asked
+
+    def top(self) -> tuple[float, list[int]]:
+        """The best score and its positions (ascending; do not mutate)."""
+        if self.best is None:
+            values = self.values
+            self.best = max(values, default=NO_SCORE)
+            self.tied = list(compress(range(len(values)), map(self.best.__eq__, values)))
+        return self.best, self.tied
 
 
 class ScoreIndex:
@@ -228,10 +260,16 @@ class ScoreIndex:
                 continue  # it did not fit, and it only lost resources since: still does not
             scored = score(names[position])
             if scored is None:
-                scores[position] = NO_SCORE
+                column.set_score(position, NO_SCORE)
             else:
-                scores[position], options[position] = scored
+                column.set_score(position, scored[0])
+                options[position] = scored[1]
         return scores, options
+
+    def top(self, shape: int) -> tuple[float, list[int]]:
+        """The shape's best score over every node and the positions holding it, as of
+        its last ``column`` call (NO_SCORE and every position when nothing fits)."""
+        return self._scores[shape].top()
 
     def reasons(self, shape: int, reason: Callable[[str], str]) -> list[str]:
         """Every node's first failing filter reason for the shape, in node order."""

@@ -381,9 +381,11 @@ class _Run:
         if shape is not None and indexed and (not members or weight is not None):
             assert self._index is not None
             scores, options = self._column(pod, shape)
-            scope = self._narrowed(scope, pod)
             if members and weight:
-                tied = self._closest_best(scores, scope, weight)
+                tied = self._closest_best(scores, shape, scope, weight)
+            elif scope.members is None:  # the whole index: its kept best
+                top_score, tied = self._index.top(shape)
+                tied = [] if top_score == NO_SCORE else tied
             else:
                 tied = _best_positions(scores, scope)
             if not tied:
@@ -410,13 +412,6 @@ class _Run:
         name, option_index = best[self._pick(len(best))]
         return self._choice(name, pod, option_index)
 
-    def _narrowed(self, scope: _Scope, pod: Pod) -> _Scope:
-        """The whole index narrowed to the nodes matching the pod's nodeSelector (the
-        only ones that can score): same best, same ties, fewer positions to read."""
-        if scope.members is not None or not pod.node_selector:
-            return scope
-        return _Scope(scope.names, self._layout.matching(pod.node_selector), None, narrowed=True)
-
     def _column(self, pod: Pod, shape: int) -> tuple[list[float], list[int]]:
         """Every indexed node's score for the pod's shape (see ``ScoreIndex.column``)."""
         assert self._index is not None
@@ -429,7 +424,9 @@ class _Run:
     def _pick(self, ties: int) -> int:
         return self.scores.rng.randrange(ties) if self.policy.tie_break == "random" else 0
 
-    def _closest_best(self, scores: list[float], scope: _Scope, weight: float) -> list[int]:
+    def _closest_best(
+        self, scores: list[float], shape: int, scope: _Scope, weight: float
+    ) -> list[int]:
         """Positions (in node order) of the best ``base + weight·closeness`` in scope.
 
         Closeness to the members is c/depth of MAX_SCORE for a node sharing c
@@ -446,10 +443,14 @@ class _Run:
         levels: list[tuple[float, float, list[int]]] = []
         for shared in range(depth + 1):
             bonus = weight * (MAX_SCORE * shared / depth)
-            positions = self._shared_positions(shared, members, scope)
-            if shared == 0 and scope.members is None and not scope.narrowed:
-                top = max(scores, default=NO_SCORE) + bonus  # the whole index
+            if shared == 0 and scope.members is None:
+                # the whole index: its kept best, and only the nodes holding it can tie
+                # (bonus is 0.0 here, so score + bonus == best means score == best)
+                assert self._index is not None
+                top_score, positions = self._index.top(shape)
+                top = top_score + bonus
             else:
+                positions = self._shared_positions(shared, members, scope)
                 top = max(_gather(scores, positions), default=NO_SCORE) + bonus
             levels.append((top, bonus, positions))
             best = max(best, top)
@@ -846,13 +847,11 @@ def _matches(labels: Mapping[str, str], selector: tuple[tuple[str, str], ...]) -
 @dataclass(frozen=True, slots=True)
 class _Scope:
     """The nodes a pod may go to, with their score-index positions when indexed
-    (ascending) and, for a strict subset, those positions as a set. ``narrowed``:
-    the whole index, but only the positions listed can score."""
+    (ascending) and, for a strict subset, those positions as a set."""
 
     names: Sequence[str]
     positions: list[int] | None
     members: set[int] | None
-    narrowed: bool = False
 
 
 def _closeness_weight(policy: Policy) -> float | None:
@@ -880,13 +879,8 @@ def _gather(values: list[float], positions: list[int]) -> list[float]:
 
 
 def _best_positions(scores: list[float], scope: _Scope) -> list[int]:
-    """Positions in scope holding the best score, in node order (empty: none fits)."""
+    """Positions in a domain holding the best score, in node order (empty: none fits)."""
     assert scope.positions is not None
-    if scope.members is None and not scope.narrowed:
-        best = max(scores, default=NO_SCORE)
-        if best == NO_SCORE:
-            return []
-        return list(compress(range(len(scores)), map(best.__eq__, scores)))
     values = _gather(scores, scope.positions)
     best = max(values, default=NO_SCORE)
     if best == NO_SCORE:
