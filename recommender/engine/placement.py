@@ -253,7 +253,7 @@ class _Run:
         self._depth = len(cluster.topology.levels)
         weight = _closeness_weight(self.policy)
         self._closeness_weight = 0.0 if self._depth == 0 and weight is not None else weight
-        self._domain_free: dict[int, dict[tuple[str, ...], int]] = {}  # level → key → milli
+        self._domain_free = _DomainFree.of(state)
 
     def prepare(self, pods: Iterable[Pod], reasons: bool) -> None:
         shapes: dict[int, Pod] = {}
@@ -308,7 +308,7 @@ class _Run:
         ones too small for the gang's GPUs are skipped before any binding.
         """
         ranked = []
-        free_of = self._domain_free.setdefault(level_index, {})
+        free_of = self._domain_free.of_level(self._layout, level_index)
         for key, names in self._layout.domains(level_index).items():
             milli = free_of.get(key)
             if milli is None:
@@ -347,27 +347,15 @@ class _Run:
 
     def _apply(self, pod: Pod, choice: _Choice) -> None:
         self.state.apply(choice.node, pod.key, choice.allocation)
-        self._changed(choice.node, released=False)
 
     def _undo(self, placed: list[tuple[Pod, _Choice]]) -> None:
         for pod, choice in reversed(placed):
             self.state.release(choice.node, pod.key, choice.allocation)
-            self._changed(choice.node, released=True)
-
-    def _changed(self, name: str, released: bool) -> None:
-        """Drop the free GPUs kept for the node's domains (the state tells the index)."""
-        for level_index, free_of in self._domain_free.items():
-            key = self._layout.domain_of(level_index).get(name)
-            if key is not None:
-                free_of.pop(key, None)
 
     def _scope(self, node_names: Sequence[str]) -> _Scope:
         if self._index is None:
             return _Scope(node_names, None, None)
-        if self._index.covers(node_names):
-            return _Scope(node_names, list(range(len(node_names))), None)
-        positions = self._index.positions(node_names)
-        return _Scope(node_names, positions, None if positions is None else set(positions))
+        return self._layout.scope(node_names, self._index)
 
     # --- one pod --------------------------------------------------------------------
 
@@ -723,6 +711,49 @@ def _kept(state: ClusterState, key: object, source: object, compute: Callable[[]
     return value
 
 
+class _DomainFree:
+    """Free GPU milli per topology domain, kept on the state across placement calls
+    (a ``ClusterState`` watcher): a domain's sum is dropped when one of its nodes
+    changes or joins, and summed again when next asked."""
+
+    def __init__(self) -> None:
+        self._free: dict[int, dict[tuple[str, ...], int]] = {}  # level → domain key → milli
+        self._dirty: set[str] = set()
+
+    @classmethod
+    def of(cls, state: ClusterState) -> _DomainFree:
+        found = state.watchers.get(cls)
+        if isinstance(found, _DomainFree):
+            return found
+        kept = cls()
+        state.watchers[cls] = kept
+        return kept
+
+    def changed(self, name: str, released: bool) -> None:
+        self._dirty.add(name)
+
+    def added(self, name: str) -> None:
+        self._dirty.add(name)
+
+    def clone(self) -> _DomainFree:
+        other = _DomainFree()
+        other._free = {level: dict(free) for level, free in self._free.items()}
+        other._dirty = set(self._dirty)
+        return other
+
+    def of_level(self, layout: _Layout, level_index: int) -> dict[tuple[str, ...], int]:
+        """The level's kept sums (the caller fills in missing domains)."""
+        if self._dirty:
+            for level, free in self._free.items():
+                of = layout.domain_of(level)
+                for name in self._dirty:
+                    key = of.get(name)
+                    if key is not None:
+                        free.pop(key, None)
+            self._dirty.clear()
+        return self._free.setdefault(level_index, {})
+
+
 def _index_of(state: ClusterState, shared: _SharedMemo) -> ScoreIndex:
     """The state's score index for calls sharing ``shared`` (made on first use; the
     state keeps it up to date and hands copies a clone)."""
@@ -749,6 +780,7 @@ class _Layout:
         self._domain_of: dict[int, dict[str, tuple[str, ...]]] = {}
         self._prefixes: dict[int, dict[tuple[str | None, ...], list[int]]] = {}
         self._matching: dict[tuple[tuple[str, str], ...], list[int]] = {}
+        self._scopes: dict[int, tuple[Sequence[str], _Scope]] = {}
 
     @classmethod
     def of(cls, cluster: Cluster, state: ClusterState) -> _Layout:
@@ -788,7 +820,22 @@ class _Layout:
             selector: [*positions, position] if _matches(labels, selector) else positions
             for selector, positions in self._matching.items()
         }
+        other._scopes = {}
         return other
+
+    def scope(self, node_names: Sequence[str], index: ScoreIndex) -> _Scope:
+        """``node_names`` (this layout's node list or one of its domains) with their
+        index positions, kept per list object."""
+        found = self._scopes.get(id(node_names))
+        if found is not None and found[0] is node_names:
+            return found[1]
+        if index.covers(node_names):
+            scope = _Scope(node_names, list(range(len(node_names))), None)
+        else:
+            positions = index.positions(node_names)
+            scope = _Scope(node_names, positions, None if positions is None else set(positions))
+        self._scopes[id(node_names)] = (node_names, scope)
+        return scope
 
     def domains(self, level_index: int) -> dict[tuple[str, ...], list[str]]:
         """The level's domains: key → nodes in node order, in first-node order."""

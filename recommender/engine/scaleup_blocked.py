@@ -101,7 +101,7 @@ def _free_milli_per_domain(
         domain = info.node.labels.get(level_key)
         if domain is None:
             continue
-        if not wanted or all(g.model in wanted for g in info.node.gpus):
+        if not wanted or info.gpu_models <= wanted:
             free = state.alloc(name).free_gpu_milli  # every GPU counts: the cached total
         else:
             free = sum(

@@ -74,6 +74,7 @@ class NodeInfo:
         "gpus",
         "counter_capacity",
         "models",
+        "gpu_models",
         "memo_static",
         "_path",
     )
@@ -88,6 +89,7 @@ class NodeInfo:
         self.counter_capacity = {c.name: dict(c.counters) for c in node.counter_sets}
         models = {g.model for g in node.gpus} | {d.model for d in node.devices if d.gpu}
         self.models: frozenset[str] = frozenset(m for m in models if m)
+        self.gpu_models = frozenset(g.model for g in node.gpus)  # None: a GPU of no known model
         self.memo_static: dict[bool, tuple[object, ...]] = {}  # memo.static_key, computed once
         self._path: tuple[Topology, tuple[str | None, ...]] | None = None
 
