@@ -41,7 +41,7 @@ from recommender.engine.scaleup import (
 )
 from recommender.engine.state import ClusterState
 from recommender.engine.workloads import Workload
-from topology.hardware import Cluster, DeviceClass, Node, NodeGroup, Pod
+from topology.hardware import HOSTNAME_LABEL, Cluster, DeviceClass, Node, NodeGroup, Pod
 
 SCALE_UP = "scale_up"
 CPU, MEMORY, PODS, GPUS = "cpu", "memory", "pods", "gpus"
@@ -56,6 +56,12 @@ class PlannedNode:
     free: dict[str, int]
     trigger: str  # the workload whose pod made it buy this node
     domain: Mapping[str, str]  # the placement labels it landed with
+
+    # planned nodes of one kind differ only by name (same labels otherwise, same taints)
+    kind: tuple[str, tuple[tuple[str, str], ...]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.kind = (self.group.name, tuple(sorted(self.domain.items())))
 
 
 @dataclass(slots=True)
@@ -166,6 +172,7 @@ class NaivePlanner:
         # shapes that found no existing node: existing nodes only fill up in this pass,
         # so a later pod of the same shape cannot fit either (saves a full node scan)
         self.no_room: set[str] = set()
+        self.admits: dict[tuple[object, ...], bool] = {}  # (node kind, pod shape) → verdict
         self.placer = Placer(cluster, state, options_for(policy, at, mix=mix), diagnose=False)
 
     def decide(self, pending: Sequence[Workload]) -> NaiveLedger:
@@ -185,7 +192,7 @@ class NaivePlanner:
         self.ledger.needs_new[workload.key] = True
         demand = pod_counts(pod, self.classes)
         for planned in self.ledger.planned:
-            if labels_and_taints_admit(planned.node, pod) and counts_cover(planned.free, demand):
+            if counts_cover(planned.free, demand) and self.admit(planned, pod, shape):
                 take_counts(planned.free, demand)
                 return
         group, reason = self.expand(pod, demand)
@@ -193,6 +200,17 @@ class NaivePlanner:
             self.ledger.reasons[workload.key].append(reason)
             return
         self.buy(group, workload, demand)
+
+    def admit(self, planned: PlannedNode, pod: Pod, shape: str) -> bool:
+        """``labels_and_taints_admit``, once per (kind of planned node, pod shape) unless
+        the pod names nodes by hostname (the one label that differs within a kind)."""
+        if HOSTNAME_LABEL in pod.node_selector or pod.affinity:
+            return labels_and_taints_admit(planned.node, pod)
+        key = (planned.kind, shape)
+        verdict = self.admits.get(key)
+        if verdict is None:
+            verdict = self.admits[key] = labels_and_taints_admit(planned.node, pod)
+        return verdict
 
     def first_domain(self, group: NodeGroup) -> Mapping[str, str]:
         """Where the cloud puts the next node: the first placement with a free slot."""
