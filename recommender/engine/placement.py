@@ -168,6 +168,12 @@ def nodes_matching(cluster: Cluster, state: ClusterState, selector: Mapping[str,
     return [names[p] for p in _Layout.of(cluster, state).matching(selector)]
 
 
+def nodes_by_label(cluster: Cluster, state: ClusterState, key: str) -> dict[str, list[str]]:
+    """The state's nodes grouped by their value of label ``key`` (nodes without it left
+    out), in node order; kept with the node list. Do not mutate."""
+    return _Layout.of(cluster, state).by_label(key)
+
+
 def place_one(
     cluster: Cluster,
     workload: Workload,
@@ -781,6 +787,7 @@ class _Layout:
         self._prefixes: dict[int, dict[tuple[str | None, ...], list[int]]] = {}
         self._matching: dict[tuple[tuple[str, str], ...], list[int]] = {}
         self._scopes: dict[int, tuple[Sequence[str], _Scope]] = {}
+        self._by_label: dict[str, dict[str, list[str]]] = {}
 
     @classmethod
     def of(cls, cluster: Cluster, state: ClusterState) -> _Layout:
@@ -821,7 +828,26 @@ class _Layout:
             for selector, positions in self._matching.items()
         }
         other._scopes = {}
+        other._by_label = {}
+        for label, groups in self._by_label.items():
+            value = labels.get(label)
+            grown_groups = dict(groups)
+            if value is not None:
+                grown_groups[value] = [*groups.get(value, ()), name]
+            other._by_label[label] = grown_groups
         return other
+
+    def by_label(self, key: str) -> dict[str, list[str]]:
+        found = self._by_label.get(key)
+        if found is None:
+            found = {}
+            info = self._info
+            for name in self.names:
+                value = info(name).node.labels.get(key)
+                if value is not None:
+                    found.setdefault(value, []).append(name)
+            self._by_label[key] = found
+        return found
 
     def scope(self, node_names: Sequence[str], index: ScoreIndex) -> _Scope:
         """``node_names`` (this layout's node list or one of its domains) with their

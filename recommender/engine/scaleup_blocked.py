@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from recommender.engine.placement import place_one, prepare
+from recommender.engine.placement import nodes_by_label, place_one, prepare
 from recommender.engine.scaleup import _placement_text, gpus_text, workload_gpu_milli
 from recommender.engine.workloads import Workload
 from topology.hardware import WHOLE_GPU_MILLI, NodeGroup
@@ -96,20 +96,18 @@ def _free_milli_per_domain(
     wanted = {m for p in workload.pods if p.gpu for m in p.gpu.models}
     state = planner.state
     per_domain: dict[str, int] = {}
-    for name in state.node_names():
-        info = state.info(name)
-        domain = info.node.labels.get(level_key)
-        if domain is None:
-            continue
-        if not wanted or info.gpu_models <= wanted:
-            free = state.alloc(name).free_gpu_milli  # every GPU counts: the cached total
-        else:
-            free = sum(
-                WHOLE_GPU_MILLI - cell.allocated_milli
-                for cell in state.gpu_cells(name)
-                if cell.model in wanted
-            )
-        per_domain[domain] = per_domain.get(domain, 0) + free
+    for domain, names in nodes_by_label(planner.cluster, state, level_key).items():
+        free = 0
+        for name in names:
+            if not wanted or state.info(name).gpu_models <= wanted:
+                free += state.alloc(name).free_gpu_milli  # every GPU counts: the cached total
+            else:
+                free += sum(
+                    WHOLE_GPU_MILLI - cell.allocated_milli
+                    for cell in state.gpu_cells(name)
+                    if cell.model in wanted
+                )
+        per_domain[domain] = free
     return per_domain
 
 
