@@ -47,6 +47,12 @@ class FilterContext:
     device_classes: Mapping[str, DeviceClass] = field(default_factory=dict)
     reserved_for: Mapping[str, frozenset[str]] = field(default_factory=dict)
     granted: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # every namespace owning a reserved node: the only ones the reservation rule
+    # tells apart from the rest
+    owners: frozenset[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "owners", frozenset().union(*self.reserved_for.values()))
 
     @classmethod
     def build(

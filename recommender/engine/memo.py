@@ -26,13 +26,15 @@ def memoisable(pod: Pod) -> bool:
     return not pod.claims
 
 
-def pod_shape(pod: Pod) -> tuple[object, ...]:
+def pod_shape(pod: Pod, namespace_class: str) -> tuple[object, ...]:
     """What a pod's filter verdicts and scores depend on. Selector and affinity are
     part of it: they pick nodes by label, which the node key leaves out, so the
-    placement checks them per node (cached) before looking the score up."""
+    placement checks them per node (cached) before looking the score up. The
+    namespace enters only as its class (see ``placement._Run._namespace_class``):
+    namespaces no rule tells apart share their shape."""
     requests = pod.requests
     return (
-        pod.namespace,
+        namespace_class,
         requests.cpu_milli,
         requests.memory_bytes,
         requests.pods,

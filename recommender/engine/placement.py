@@ -488,8 +488,16 @@ class _Run:
     def _shape(self, pod: Pod) -> int | None:
         """The memo id of the pod's shape, or None when its score cannot be memoised."""
         if self._index is not None and memoisable(pod):
-            return self._keys.intern(("pod", *pod_shape(pod)))
+            return self._keys.intern(("pod", *pod_shape(pod, self._namespace_class(pod))))
         return None
+
+    def _namespace_class(self, pod: Pod) -> str:
+        """The pod's namespace where a filter tells it apart (it owns a reservation or
+        holds a grant), else "": the filters treat every other namespace alike."""
+        namespace = pod.namespace
+        if namespace in self.filters.owners or namespace in self.filters.granted:
+            return namespace
+        return ""
 
     def _node_key(self, name: str) -> int:
         personal = bool(self.filters.granted) or name in self.filters.reserved_for
@@ -531,7 +539,7 @@ class _Run:
             needs = self._keys.intern(
                 (
                     "static",
-                    pod.namespace,
+                    self._namespace_class(pod),
                     pod.tolerations,
                     tuple(sorted(pod.node_selector.items())),
                     pod.affinity,
