@@ -737,8 +737,9 @@ _HANDLERS = {
 
 
 def _assemble(collected: _Collected, cluster_name: str) -> Snapshot:
-    node_groups = _checked_node_groups(collected)
-    nodes = _nodes_with_devices(collected, node_groups)
+    nodes, node_groups = assign_node_groups(
+        _nodes_with_devices(collected), _checked_node_groups(collected)
+    )
     pods = tuple(_pod_with_claims(collected, record) for record in collected.pods)
     cluster = Cluster(
         name=cluster_name,
@@ -747,10 +748,7 @@ def _assemble(collected: _Collected, cluster_name: str) -> Snapshot:
         pods=pods,
         gangs=_gangs(collected, pods),
         device_classes=tuple(dc for dc, _ in collected.device_classes.values()),
-        node_groups=tuple(
-            replace(g, current_size=sum(1 for n in nodes if n.node_group == g.name))
-            for g in node_groups
-        ),
+        node_groups=node_groups,
         reservations=_checked_reservations(collected, node_groups),
     )
     return Snapshot(
@@ -782,9 +780,34 @@ def _checked_reservations(
     return tuple(kept)
 
 
-def _nodes_with_devices(
-    collected: _Collected, node_groups: tuple[NodeGroup, ...]
-) -> tuple[Node, ...]:
+def assign_node_groups(
+    nodes: Iterable[Node], node_groups: Iterable[NodeGroup]
+) -> tuple[tuple[Node, ...], tuple[NodeGroup, ...]]:
+    """Nodes and groups made consistent: each node belongs to the first group (by
+    name) whose nodeSelector matches its labels and carries that group's price (no
+    group: none); each group's current size is its number of members.
+
+    Called whenever the groups change (parse, stored configuration merged into a
+    source's model), so a group's size never lags behind its nodes.
+    """
+    groups = tuple(sorted(node_groups, key=lambda g: g.name))
+    members: list[Node] = []
+    for node in nodes:
+        group = next(
+            (g for g in groups if g.node_selector and _selects(g.node_selector, node)), None
+        )
+        members.append(
+            replace(
+                node,
+                node_group=group.name if group else None,
+                price_per_node_hour=group.price_per_node_hour if group else None,
+            )
+        )
+    sizes = Counter(n.node_group for n in members if n.node_group)
+    return tuple(members), tuple(replace(g, current_size=sizes[g.name]) for g in groups)
+
+
+def _nodes_with_devices(collected: _Collected) -> tuple[Node, ...]:
     by_node: dict[str, list[Any]] = {}
     counter_sets: dict[tuple[str, str], list[Any]] = {}
     for _, parsed in collected.slices:
@@ -804,15 +827,7 @@ def _nodes_with_devices(
             for counter in counter_sets.get(key, [])
             if counter.name in used
         ]
-        node = _with_gpus(node, gpu_count, devices, sets)
-        group = next(
-            (g for g in node_groups if g.node_selector and _selects(g.node_selector, node)), None
-        )
-        if group is not None:
-            node = replace(
-                node, node_group=group.name, price_per_node_hour=group.price_per_node_hour
-            )
-        nodes.append(node)
+        nodes.append(_with_gpus(node, gpu_count, devices, sets))
     return tuple(nodes)
 
 

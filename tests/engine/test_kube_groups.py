@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from topology.kube import parse_objects
+from topology.kube import assign_node_groups, parse_objects
 
 API = "capacityweb.io/v1alpha1"
 
@@ -116,3 +116,13 @@ def test_it_reads_topology_levels_outermost_first():
 
 def test_it_uses_the_default_topology_without_a_topology_object():
     assert parse().cluster.topology.levels[1].name == "zone"
+
+
+def test_it_reassigns_nodes_and_sizes_when_the_node_groups_change():
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": {"p": "b"}}}
+    cluster = parse(node, group("a", nodeSelector={"p": "a"})).cluster
+    assert (cluster.nodes[0].node_group, cluster.node_groups[0].current_size) == (None, 0)
+    replaced = parse(group("a", nodeSelector={"p": "b"}, pricePerNodeHour=3.0)).cluster.node_groups
+    nodes, groups = assign_node_groups(cluster.nodes, replaced)
+    assert (nodes[0].node_group, nodes[0].price_per_node_hour) == ("a", 3.0)
+    assert [(g.name, g.current_size) for g in groups] == [("a", 1)]

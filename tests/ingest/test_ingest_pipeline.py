@@ -112,6 +112,39 @@ def test_it_merges_stored_node_groups_and_reservations_into_the_model():
 
 
 @pytest.mark.django_db
+def test_it_counts_source_nodes_in_a_node_group_kept_only_in_the_database():
+    from topology import services
+    from topology.adapters import cluster_from_snapshot
+
+    cluster = _cluster()
+    group = {
+        "apiVersion": "capacityweb.io/v1alpha1",
+        "kind": "NodeGroup",
+        "metadata": {"name": "h100"},
+        "spec": {
+            "nodeSelector": {"pool": "h100"},
+            "minSize": 0,
+            "maxSize": 8,
+            "pricePerNodeHour": 80.0,
+            "template": {"allocatable": {"cpu": "8", "nvidia.com/gpu": "8"}},
+        },
+    }
+    services.save_node_groups(cluster=cluster, objects=[group])
+    nodes = [
+        ("test", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}})
+        for name, labels in (("h1", {"pool": "h100"}), ("h2", {"pool": "h100"}), ("c1", {}))
+    ]
+    snapshot = services.ingest_snapshot(cluster=cluster, taken_at=TAKEN_AT, objects=nodes)
+    model = cluster_from_snapshot(snapshot)
+    assert [(g.name, g.current_size) for g in model.node_groups] == [("h100", 2)]
+    assert [(n.name, n.node_group, n.price_per_node_hour) for n in model.nodes] == [
+        ("h1", "h100", 80.0),
+        ("h2", "h100", 80.0),
+        ("c1", None, None),
+    ]
+
+
+@pytest.mark.django_db
 def test_it_stores_an_evaluation_idempotently():
     from recommender.models import Evaluation, Recommendation, WorkloadVerdict
     from recommender.services import store_evaluation
