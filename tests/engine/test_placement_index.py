@@ -1,6 +1,7 @@
 """The score index (memo.ScoreIndex) changes no decision: same bindings as visiting every node."""
 
 import csv
+import dataclasses
 import random
 from pathlib import Path
 
@@ -10,6 +11,7 @@ from recommender.engine.placement import PlacementOptions, place, place_unindexe
 from recommender.engine.workloads import Workload, pending_workloads, pod_workload
 from topology.hardware import (
     Cluster,
+    Reservation,
     Device,
     Gang,
     Gpu,
@@ -129,3 +131,26 @@ def test_it_places_gangs_exactly_as_the_unindexed_path(policy: str) -> None:
     assert [o.bindings for o in indexed.outcomes] == [o.bindings for o in reference.outcomes]
     assert [o.diagnosis for o in indexed.outcomes] == [o.diagnosis for o in reference.outcomes]
     assert 0 < sum(o.placed for o in indexed.outcomes) < len(workloads)
+
+
+@pytest.mark.parametrize("policy", ["bestfit", "fgd"])
+def test_it_keeps_reserved_nodes_apart_per_namespace_as_the_unindexed_path(policy: str) -> None:
+    """Namespaces owning no reservation share score columns; the owner and a team
+    granted nothing must still see the reserved nodes differently."""
+    cluster, workloads = _gang_fleet(96, 24, seed=4)
+    reserved = tuple(n.name for n in cluster.nodes[:32])
+    cluster = dataclasses.replace(
+        cluster, reservations=(Reservation("team0-r", ("team0",), node_names=reserved),)
+    )
+    options = PlacementOptions(policy=policy, seed=5)
+    indexed = place(cluster, workloads, options=options)
+    reference = place_unindexed(cluster, workloads, options=options)
+    assert [o.bindings for o in indexed.outcomes] == [o.bindings for o in reference.outcomes]
+    assert [o.diagnosis for o in indexed.outcomes] == [o.diagnosis for o in reference.outcomes]
+    on_reserved = {
+        o.workload.partition("/")[0]
+        for o in indexed.outcomes
+        for b in o.bindings
+        if b.node in reserved
+    }
+    assert on_reserved == {"team0"}  # the owner uses them, nobody else does
