@@ -51,7 +51,6 @@ from .scores import (
     Policy,
     ScoreContext,
     policy_named,
-    shared_depth,
 )
 from .state import (
     Allocation,
@@ -427,9 +426,9 @@ class _Run:
         levels with one of them, so the best is the best, over c, of the best
         base score among nodes sharing at least c levels (the members' domains
         at level c) plus c's bonus; only the domains reaching it are searched
-        for ties, never every node. A node sharing exactly e levels and tied is
-        found at level e (its level's top is then the best too), so each level
-        looks only at nodes whose score plus that level's bonus is the best.
+        for ties, never every node. A node found at level c with score + c's
+        bonus equal to the best shares exactly c levels (sharing e > c, it would
+        score more than the best at level e), so that sum is its full score.
         """
         members = self.scores.member_paths
         depth = self._depth
@@ -451,15 +450,9 @@ class _Run:
         if best == NO_SCORE:
             return []
         tied: set[int] = set()
-        names, paths = self._index_names(), self.scores.paths
         for top, bonus, positions in levels:
-            if top != best:
-                continue
-            for position in [p for p in positions if scores[p] + bonus == best]:
-                path = paths[names[position]]
-                shared = max(shared_depth(path, m) for m in members)
-                if scores[position] + weight * (MAX_SCORE * shared / depth) == best:
-                    tied.add(position)
+            if top == best:
+                tied.update(p for p in positions if scores[p] + bonus == best)
         return sorted(tied)
 
     def _index_names(self) -> tuple[str, ...]:

@@ -173,6 +173,9 @@ class NaivePlanner:
         # so a later pod of the same shape cannot fit either (saves a full node scan)
         self.no_room: set[str] = set()
         self.admits: dict[tuple[object, ...], bool] = {}  # (node kind, pod shape) → verdict
+        self.templates: dict[tuple[object, ...], tuple[Node, dict[str, int]]] = {}
+        # planned nodes with GPUs left, in purchase order: the only ones a GPU pod can take
+        self.with_gpus: list[PlannedNode] = []
         self.placer = Placer(cluster, state, options_for(policy, at, mix=mix), diagnose=False)
 
     def decide(self, pending: Sequence[Workload]) -> NaiveLedger:
@@ -191,9 +194,12 @@ class NaivePlanner:
             self.no_room.add(shape)
         self.ledger.needs_new[workload.key] = True
         demand = pod_counts(pod, self.classes)
-        for planned in self.ledger.planned:
+        needs_gpus = demand.get(GPUS, 0) > 0
+        for planned in self.with_gpus if needs_gpus else self.ledger.planned:
             if counts_cover(planned.free, demand) and self.admit(planned, pod, shape):
                 take_counts(planned.free, demand)
+                if planned.free.get(GPUS, 0) <= 0 and needs_gpus:
+                    self.with_gpus.remove(planned)
                 return
         group, reason = self.expand(pod, demand)
         if group is None:
@@ -231,9 +237,8 @@ class NaivePlanner:
         fitting: list[tuple[float, str, NodeGroup]] = []
         full: list[str] = []
         for group in self.groups:
-            template = new_node(group, self.first_domain(group), f"{group.name}-template")
-            counts = template_counts(template, self.classes)
-            if not (labels_and_taints_admit(template, pod) and counts_cover(counts, demand)):
+            template, counts = self.template(group)
+            if not (counts_cover(counts, demand) and labels_and_taints_admit(template, pod)):
                 continue
             if group.current_size + self.added.get(group.name, 0) >= group.max_size:
                 full.append(f"max size {group.max_size} reached for node group {group.name}")
@@ -245,6 +250,16 @@ class NaivePlanner:
             return None, f"pod {pod.name}: " + "; ".join(full)
         return None, f"pod {pod.name}: no node group template covers its requests by counts"
 
+    def template(self, group: NodeGroup) -> tuple[Node, dict[str, int]]:
+        """The group's next node as the autoscaler sees it, and its counts (kept per domain)."""
+        domain = self.first_domain(group)
+        key = (group.name, tuple(sorted(domain.items())))
+        found = self.templates.get(key)
+        if found is None:
+            node = new_node(group, domain, f"{group.name}-template")
+            found = self.templates[key] = (node, template_counts(node, self.classes))
+        return found
+
     def buy(self, group: NodeGroup, workload: Workload, demand: Mapping[str, int]) -> None:
         name = unique_name(f"{group.name}-naive-{len(self.taken)}", self.taken)
         domain = self.first_domain(group)
@@ -252,7 +267,10 @@ class NaivePlanner:
         node = new_node(group, domain, name)
         free = template_counts(node, self.classes)
         take_counts(free, demand)
-        self.ledger.planned.append(PlannedNode(group, node, free, workload.key, domain))
+        planned = PlannedNode(group, node, free, workload.key, domain)
+        self.ledger.planned.append(planned)
+        if free.get(GPUS, 0) > 0:
+            self.with_gpus.append(planned)
         self.added[group.name] = self.added.get(group.name, 0) + 1
 
 
