@@ -1,14 +1,14 @@
-"""ORM ⇄ engine for the recommender: an evaluate() JSON result to rows."""
+"""ORM ⇄ engine for the recommender: an evaluate() result to rows."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-import yaml
-
+from recommender.engine.evaluate import Evaluation as EngineEvaluation
+from recommender.engine.report import recommendation_yaml
 from recommender.models import Evaluation, Recommendation, WorkloadVerdict
-from topology.adapters import PROJECT_API_VERSION
+from topology.hardware import NodeGroup
 
 
 def evaluation_figures(result: Mapping[str, Any]) -> dict[str, Any]:
@@ -26,37 +26,27 @@ def evaluation_figures(result: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def recommendation_yaml(item: Mapping[str, Any]) -> str:
-    """The scale-up to apply, as a NodeGroup object naming where the new nodes land."""
-    if item.get("yaml"):
-        return str(item["yaml"])
-    document = {
-        "apiVersion": PROJECT_API_VERSION,
-        "kind": "NodeGroup",
-        "metadata": {"name": item["nodeGroup"]},
-        "spec": {
-            "scaleUp": {"count": int(item["count"])},
-            "placement": [
-                {"labels": dict(item.get("placement") or {}), "maxNewNodes": int(item["count"])}
-            ],
-        },
-    }
-    return yaml.safe_dump(document, sort_keys=False)
-
-
-def recommendations(evaluation: Evaluation, result: Mapping[str, Any]) -> list[Recommendation]:
-    return [
-        Recommendation(
-            evaluation=evaluation,
-            node_group=str(item["nodeGroup"]),
-            count=int(item["count"]),
-            placement=dict(item.get("placement") or {}),
-            cost_per_hour=float(item.get("costPerHour") or 0.0),
-            workloads=list(item.get("workloads") or []),
-            yaml=recommendation_yaml(item),
+def recommendations(
+    evaluation: Evaluation, result: EngineEvaluation, node_groups: Iterable[NodeGroup]
+) -> list[Recommendation]:
+    """Rows of the engine's recommendations, each with the YAML to apply
+    (``report.recommendation_yaml``, the text report's too)."""
+    groups = tuple(node_groups)
+    rows = []
+    for rec in result.recommendations:
+        item = rec.to_json()
+        rows.append(
+            Recommendation(
+                evaluation=evaluation,
+                node_group=rec.node_group,
+                count=rec.count,
+                placement=item["placement"],
+                cost_per_hour=rec.cost_per_hour,
+                workloads=item["workloads"],
+                yaml=recommendation_yaml(rec, result, groups),
+            )
         )
-        for item in result.get("recommendations") or []
-    ]
+    return rows
 
 
 def verdicts(evaluation: Evaluation, result: Mapping[str, Any]) -> list[WorkloadVerdict]:

@@ -21,7 +21,8 @@ from topology.models import Snapshot
 def store_evaluation(*, snapshot: Snapshot) -> Evaluation:
     """Run the engine on the snapshot and store its result, replacing any earlier one."""
     model = cluster_from_snapshot(snapshot)
-    result = evaluate(model, at=snapshot.taken_at).to_json()
+    evaluated = evaluate(model, at=snapshot.taken_at)
+    result = evaluated.to_json()
     with transaction.atomic():
         Snapshot.objects.select_for_update().filter(pk=snapshot.pk).first()
         evaluation, _created = Evaluation.objects.update_or_create(
@@ -36,7 +37,9 @@ def store_evaluation(*, snapshot: Snapshot) -> Evaluation:
         Recommendation.objects.filter(evaluation=evaluation).delete()
         WorkloadVerdict.objects.filter(evaluation=evaluation).delete()
         IdleSample.objects.filter(evaluation=evaluation).delete()
-        Recommendation.objects.bulk_create(adapters.recommendations(evaluation, result))
+        Recommendation.objects.bulk_create(
+            adapters.recommendations(evaluation, evaluated, model.node_groups)
+        )
         WorkloadVerdict.objects.bulk_create(adapters.verdicts(evaluation, result), batch_size=1000)
         IdleSample.objects.bulk_create(
             idle_samples(

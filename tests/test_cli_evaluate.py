@@ -33,8 +33,22 @@ def test_it_prints_a_text_report_with_the_yaml_to_apply() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "ml/train (gang, 2 pods, 16 GPUs): runs after scale-up" in result.stdout
-    assert "kind: ProvisioningRequest" in result.stdout
     assert "stranded 160.00/h (16 GPUs nobody uses)" in result.stdout
+    # the h100 group has 4 nodes (a1, a2, c1, c2); the plan adds 2 in block b1
+    node_group_patch = (
+        "    kind: NodeGroup\n    metadata:\n      name: h100\n    spec:\n      minSize: 6\n"
+    )
+    assert node_group_patch in result.stdout
+    assert (
+        "    # the new nodes must land in cloud.google.com/gce-topology-block=b1\n" in result.stdout
+    )
+    provisioning_request = (
+        "    kind: ProvisioningRequest\n    metadata:\n      name: train\n      namespace: ml\n"
+        "    spec:\n      provisioningClassName: best-effort-atomic-scale-up.autoscaling.x-k8s.io\n"
+        "      podSets:\n      - count: 2\n        podTemplateRef:\n          name: train\n"
+    )
+    assert provisioning_request in result.stdout
+    assert "targetSize" not in result.stdout
 
 
 def test_it_exits_2_naming_file_object_field_and_reason_on_bad_input(tmp_path: Path) -> None:

@@ -7,10 +7,18 @@
     What to do       node-group size changes / ProvisioningRequests, with YAML
     Reservations     idle reserved GPUs to reuse, and what they cost while idle
 
-The YAML is of two shapes: a merge patch of the capacityweb NodeGroup (for
-``kubectl patch --type merge``), and for gangs an
-``autoscaling.x-k8s.io/v1`` ProvisioningRequest with the atomic scale-up
-class, so the autoscaler buys all of the gang's capacity or none.
+The YAML of a recommendation comes from ONE function, ``recommendation_yaml``,
+used by this report and stored with the recommendation for the page and the
+API. It holds what an operator can apply:
+
+- a merge patch (RFC 7386) of the NodeGroup raising ``spec.minSize`` to the
+  size the plan needs (``spec.maxSize`` too, only when the plan goes past it);
+  a merge patch of ``placement`` would replace the group's whole list of
+  domains, so where the nodes must land is said in a comment instead;
+- for each gang it serves, the alternative for clusters whose
+  cluster-autoscaler runs ProvisioningRequest: an ``autoscaling.x-k8s.io/v1``
+  ProvisioningRequest of class best-effort-atomic-scale-up, so the autoscaler
+  buys all of the gang's capacity or none.
 
 Pure: no Django, no I/O, no clock; the same Evaluation renders the same text.
 """
@@ -23,8 +31,13 @@ from typing import Any
 import yaml
 
 from recommender.engine.evaluate import Evaluation, Recommendation, WorkloadEvaluation
+from topology.hardware import NodeGroup
 
+NODE_GROUP_API_VERSION = "capacityweb.io/v1alpha1"
+PROVISIONING_API_VERSION = "autoscaling.x-k8s.io/v1"
 ATOMIC_CLASS = "best-effort-atomic-scale-up.autoscaling.x-k8s.io"
+CONSUME_ANNOTATION = "autoscaling.x-k8s.io/consume-provisioning-request"
+CLASS_ANNOTATION = "autoscaling.x-k8s.io/provisioning-class-name"
 VERDICT_TEXT = {
     "runs_now": "runs now",
     "uses_reservation": "reuse a reservation",
@@ -37,13 +50,17 @@ def money(amount: float) -> str:
     return f"{amount:,.2f}/h"
 
 
-def render_text(evaluation: Evaluation) -> str:
-    """The whole report, sections in the order a reader acts on them."""
+def render_text(evaluation: Evaluation, node_groups: Iterable[NodeGroup]) -> str:
+    """The whole report, sections in the order a reader acts on them.
+
+    ``node_groups``: the evaluated cluster's groups (their min and max sizes
+    shape the YAML to apply).
+    """
     parts = [
         _header(evaluation),
         _pending(evaluation.workloads),
         _naive(evaluation),
-        _what_to_do(evaluation),
+        _what_to_do(evaluation, tuple(node_groups)),
         _reservations(evaluation),
     ]
     return "\n".join(p for p in parts if p) + "\n"
@@ -93,22 +110,18 @@ def _naive(evaluation: Evaluation) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _what_to_do(evaluation: Evaluation) -> str:
+def _what_to_do(evaluation: Evaluation, node_groups: tuple[NodeGroup, ...]) -> str:
     lines = [f"== What to do instead ({money(evaluation.joint_per_hour)}) =="]
     if not evaluation.recommendations:
         lines.append("buy nothing")
-    gangs = {w.key for w in evaluation.workloads if w.kind == "gang"}
     for rec in evaluation.recommendations:
         paid = f", paid by reservation {rec.reservation}" if rec.reservation else ""
         lines.append(
             f"* add {rec.count} x {rec.node_group}{_where(rec.placement)} "
             f"for {', '.join(rec.workloads)} ({money(rec.cost_per_hour)}{paid})"
         )
-        lines.append(_yaml_block(node_group_patch(rec, evaluation)))
-        for key in rec.workloads:
-            if key in gangs:
-                workload = next(w for w in evaluation.workloads if w.key == key)
-                lines.append(_yaml_block(provisioning_request(workload)))
+        text = recommendation_yaml(rec, evaluation, node_groups)
+        lines += [f"    {line}" if line else "" for line in text.rstrip().splitlines()]
     for w in evaluation.workloads:
         if w.joint.changes:
             lines.append(f"* {w.key}: " + "; ".join(w.joint.changes))
@@ -133,35 +146,65 @@ def _reservations(evaluation: Evaluation) -> str:
 
 
 def _where(placement: Mapping[str, str]) -> str:
-    if not placement:
-        return ""
-    return " in " + ", ".join(f"{k}={v}" for k, v in sorted(placement.items()))
+    return f" in {_labels_text(placement)}" if placement else ""
 
 
-def _yaml_block(document: Mapping[str, Any]) -> str:
-    text = yaml.safe_dump(dict(document), sort_keys=False, default_flow_style=False)
-    return "\n".join(f"    {line}" for line in ["---", *text.rstrip().splitlines()])
+# --- the YAML to apply ----------------------------------------------------------
 
 
-def node_group_patch(rec: Recommendation, evaluation: Evaluation) -> dict[str, Any]:
-    """``kubectl patch nodegroups.capacityweb.io NAME --type merge --patch-file …``."""
+def recommendation_yaml(
+    rec: Recommendation, evaluation: Evaluation, node_groups: Iterable[NodeGroup]
+) -> str:
+    """YAML documents (with comments saying how to apply them) for one recommendation."""
+    groups = {g.name: g for g in node_groups}
+    documents = [_node_group_document(rec, evaluation, groups.get(rec.node_group))]
+    by_key = {w.key: w for w in evaluation.workloads}
+    for key in rec.workloads:
+        workload = by_key.get(key)
+        if workload is not None and workload.kind == "gang":
+            documents.append(_provisioning_document(workload, rec.placement))
+    return "---\n".join(documents)
+
+
+def planned_size(rec: Recommendation, evaluation: Evaluation) -> tuple[int, int]:
+    """(current size, size after this recommendation) of its node group.
+
+    Recommendations of one group count in order: the second one's size includes
+    the first one's nodes, so the patches applied in order (or only the last)
+    give the group every node the plan adds to it.
+    """
     current = evaluation.node_group_sizes.get(rec.node_group, 0)
+    added = 0
+    for other in evaluation.recommendations:
+        if other.node_group == rec.node_group:
+            added += other.count
+        if other == rec:
+            break
+    return current, current + added
+
+
+def node_group_patch(
+    rec: Recommendation, evaluation: Evaluation, group: NodeGroup | None
+) -> dict[str, Any]:
+    """The merge patch: ``minSize`` raised to the planned size (never lowered), and
+    ``maxSize`` only when the planned size is beyond it."""
+    _current, size = planned_size(rec, evaluation)
+    spec: dict[str, int] = {"minSize": max(size, group.min_size) if group else size}
+    if group is not None and size > group.max_size:
+        spec["maxSize"] = size
     return {
-        "apiVersion": "capacityweb.io/v1alpha1",
+        "apiVersion": NODE_GROUP_API_VERSION,
         "kind": "NodeGroup",
         "metadata": {"name": rec.node_group},
-        "spec": {
-            "targetSize": current + rec.count,
-            "placement": [{"labels": dict(sorted(rec.placement.items())), "newNodes": rec.count}],
-        },
+        "spec": spec,
     }
 
 
 def provisioning_request(workload: WorkloadEvaluation) -> dict[str, Any]:
-    """All-or-nothing capacity for a gang (pod template: the gang's first member's spec)."""
+    """All of a gang's pending pods, provisioned atomically (autoscaling.x-k8s.io/v1)."""
     namespace, _, name = workload.key.partition("/")
     return {
-        "apiVersion": "autoscaling.x-k8s.io/v1",
+        "apiVersion": PROVISIONING_API_VERSION,
         "kind": "ProvisioningRequest",
         "metadata": {"name": name, "namespace": namespace},
         "spec": {
@@ -169,3 +212,42 @@ def provisioning_request(workload: WorkloadEvaluation) -> dict[str, Any]:
             "podSets": [{"count": workload.pods, "podTemplateRef": {"name": name}}],
         },
     }
+
+
+def _node_group_document(
+    rec: Recommendation, evaluation: Evaluation, group: NodeGroup | None
+) -> str:
+    current, size = planned_size(rec, evaluation)
+    paid = f", paid by reservation {rec.reservation}" if rec.reservation else ""
+    comments = [
+        f"NodeGroup {rec.node_group}: from {current} to {size} nodes (+{rec.count}{paid}) "
+        f"for {', '.join(rec.workloads)}",
+        "merge patch (RFC 7386): the raised minSize makes the group grow now;",
+        "lower it again once the work is done",
+    ]
+    if rec.placement:
+        comments.append(f"the new nodes must land in {_labels_text(rec.placement)}")
+    return _document(comments, node_group_patch(rec, evaluation, group))
+
+
+def _provisioning_document(workload: WorkloadEvaluation, placement: Mapping[str, str]) -> str:
+    namespace, _, name = workload.key.partition("/")
+    selector = ", ".join(f"{k}: {v}" for k, v in sorted(placement.items()))
+    comments = [
+        f"or, where cluster-autoscaler runs ProvisioningRequest: all {workload.pods} pods "
+        f"of {workload.key} or none.",
+        f"podTemplateRef names a PodTemplate in {namespace} holding the pod spec of a member"
+        + (f" (nodeSelector {selector});" if selector else ";"),
+        f"the pods carry the annotations {CONSUME_ANNOTATION}: {name}",
+        f"and {CLASS_ANNOTATION}: {ATOMIC_CLASS}",
+    ]
+    return _document(comments, provisioning_request(workload))
+
+
+def _document(comments: Iterable[str], body: Mapping[str, Any]) -> str:
+    text = yaml.safe_dump(dict(body), sort_keys=False, default_flow_style=False)
+    return "".join(f"# {line}\n" for line in comments) + text
+
+
+def _labels_text(labels: Mapping[str, str]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(labels.items()))

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import html
 import json
 from datetime import timedelta
 from typing import Any
 
 import pytest
+import yaml
 from django.utils import timezone
 from django.utils.html import escape
 
@@ -210,8 +212,26 @@ def test_it_shows_each_recommendation_with_its_yaml(
     content = signed_in.get(page_url(topology_evaluation, "recommendations")).content.decode()
     assert f"Add {recommendation.count} × {recommendation.node_group}" in content
     assert f'data-copy-target="yaml-{recommendation.id}"' in content
-    assert recommendation.yaml.splitlines()[0] in content
+    assert recommendation.yaml in html.unescape(content)
     assert "<code>ml/train</code>" in content
+
+
+def test_it_stores_the_node_group_patch_and_provisioning_request_to_apply(
+    topology_evaluation: Any,
+) -> None:
+    # h100 has 4 nodes in the snapshot (a1, a2, c1, c2); the plan adds 2 in block b1
+    patch, request = yaml.safe_load_all(topology_evaluation.recommendations.get().yaml)
+    assert patch == {
+        "apiVersion": "capacityweb.io/v1alpha1",
+        "kind": "NodeGroup",
+        "metadata": {"name": "h100"},
+        "spec": {"minSize": 6},
+    }
+    assert request["kind"] == "ProvisioningRequest"
+    assert request["spec"] == {
+        "provisioningClassName": "best-effort-atomic-scale-up.autoscaling.x-k8s.io",
+        "podSets": [{"count": 2, "podTemplateRef": {"name": "train"}}],
+    }
 
 
 def test_it_pins_the_recommendations_page_query_count(

@@ -52,7 +52,7 @@ class Command(BaseCommand):
         if options["format"] == "json":
             self.stdout.write(json.dumps(evaluation.to_json(), sort_keys=True, indent=2))
         else:
-            self.stdout.write(render_text(evaluation), ending="")
+            self.stdout.write(render_text(evaluation, snapshot.cluster.node_groups), ending="")
 
     def fail(self, errors: list[ModelError]) -> None:
         for error in errors:

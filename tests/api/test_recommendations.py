@@ -1,0 +1,43 @@
+"""/api/v1/recommendations/: what to add, with the YAML an operator applies."""
+
+import pytest
+import yaml
+
+from tests.web.fixtures import ingest_and_evaluate, scenario_objects
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_serves_the_node_group_patch_and_provisioning_request_to_apply(team_a_client, cluster):
+    ingest_and_evaluate(cluster, scenario_objects("topology-block"))
+    (item,) = team_a_client.get("/api/v1/recommendations/", {"cluster": cluster.pk}).json()[
+        "results"
+    ]
+    assert (item["node_group"], item["count"], item["cost_per_hour"]) == ("h100", 2, 160.0)
+    patch, request = yaml.safe_load_all(item["yaml"])
+    # 4 h100 nodes in the snapshot + 2 -> minSize 6; maxSize 8 needs no change
+    assert patch["spec"] == {"minSize": 6}
+    assert "# the new nodes must land in cloud.google.com/gce-topology-block=b1" in item["yaml"]
+    assert (request["apiVersion"], request["kind"]) == (
+        "autoscaling.x-k8s.io/v1",
+        "ProvisioningRequest",
+    )
+    assert request["metadata"] == {"name": "train", "namespace": "ml"}
+    assert request["spec"]["podSets"] == [{"count": 2, "podTemplateRef": {"name": "train"}}]
+
+
+def test_it_starts_paid_reserved_nodes_through_the_same_patch(team_a_client, cluster):
+    ingest_and_evaluate(cluster, scenario_objects("reservation-paid-unprovisioned"))
+    (item,) = team_a_client.get("/api/v1/recommendations/", {"cluster": cluster.pk}).json()[
+        "results"
+    ]
+    # o1 is the h100 group's one node; the paid, unstarted node makes it 2
+    assert list(yaml.safe_load_all(item["yaml"])) == [
+        {
+            "apiVersion": "capacityweb.io/v1alpha1",
+            "kind": "NodeGroup",
+            "metadata": {"name": "h100"},
+            "spec": {"minSize": 2},
+        }
+    ]
+    assert "paid by reservation team-a-paid" in item["yaml"]

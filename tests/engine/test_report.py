@@ -1,0 +1,118 @@
+"""The YAML to apply for a recommendation (report.recommendation_yaml), on bundled scenarios.
+
+Expected sizes are read off the scenario files: topology-block has four
+existing h100 nodes (a1, a2, c1, c2 carry pool: h100) and the joint plan adds
+2 in block b1 for the 2-member gang ml/train.
+"""
+
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from recommender.engine.evaluate import Evaluation, evaluate
+from recommender.engine.report import recommendation_yaml, render_text
+from topology.files import read_objects
+from topology.hardware import NodeGroup
+from topology.kube import parse_objects
+
+SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
+AT = datetime(2026, 12, 2, tzinfo=UTC)
+ATOMIC = "best-effort-atomic-scale-up.autoscaling.x-k8s.io"
+
+
+def evaluated(name: str) -> tuple[Evaluation, tuple[NodeGroup, ...]]:
+    snapshot = parse_objects(read_objects(SCENARIOS / f"{name}.yaml"), cluster_name=name)
+    return evaluate(snapshot.cluster, at=AT), snapshot.cluster.node_groups
+
+
+def documents(text: str) -> list[dict[str, Any]]:
+    return list(yaml.safe_load_all(text))
+
+
+def test_it_raises_min_size_to_the_current_size_plus_the_recommended_nodes() -> None:
+    evaluation, groups = evaluated("topology-block")
+    (rec,) = evaluation.recommendations
+    patch = documents(recommendation_yaml(rec, evaluation, groups))[0]
+    assert patch == {
+        "apiVersion": "capacityweb.io/v1alpha1",
+        "kind": "NodeGroup",
+        "metadata": {"name": "h100"},
+        "spec": {"minSize": 6},  # 4 existing + 2; max 8 is not reached: no maxSize
+    }
+
+
+def test_it_names_where_the_new_nodes_must_land_in_a_comment_not_in_the_patch() -> None:
+    evaluation, groups = evaluated("topology-block")
+    text = recommendation_yaml(evaluation.recommendations[0], evaluation, groups)
+    assert "# NodeGroup h100: from 4 to 6 nodes (+2) for ml/train\n" in text
+    assert "# the new nodes must land in cloud.google.com/gce-topology-block=b1\n" in text
+    assert "placement" not in documents(text)[0]["spec"]
+
+
+def test_it_offers_an_atomic_provisioning_request_for_a_gang() -> None:
+    evaluation, groups = evaluated("topology-block")
+    request = documents(recommendation_yaml(evaluation.recommendations[0], evaluation, groups))[1]
+    assert request == {
+        "apiVersion": "autoscaling.x-k8s.io/v1",
+        "kind": "ProvisioningRequest",
+        "metadata": {"name": "train", "namespace": "ml"},
+        "spec": {
+            "provisioningClassName": ATOMIC,
+            "podSets": [{"count": 2, "podTemplateRef": {"name": "train"}}],
+        },
+    }
+
+
+def test_it_offers_no_provisioning_request_for_a_lone_pod() -> None:
+    evaluation, groups = evaluated("agreement-scale-up")
+    (rec,) = evaluation.recommendations
+    assert [d["kind"] for d in documents(recommendation_yaml(rec, evaluation, groups))] == [
+        "NodeGroup"
+    ]
+
+
+def test_it_raises_max_size_only_when_the_plan_goes_past_it() -> None:
+    evaluation, groups = evaluated("topology-block")
+    (rec,) = evaluation.recommendations
+    smaller = tuple(replace(g, max_size=5) for g in groups)
+    assert documents(recommendation_yaml(rec, evaluation, smaller))[0]["spec"] == {
+        "minSize": 6,
+        "maxSize": 6,
+    }
+
+
+def test_it_never_lowers_a_min_size_already_above_the_plan() -> None:
+    evaluation, groups = evaluated("topology-block")
+    (rec,) = evaluation.recommendations
+    higher = tuple(replace(g, min_size=7) for g in groups)
+    assert documents(recommendation_yaml(rec, evaluation, higher))[0]["spec"] == {"minSize": 7}
+
+
+def test_it_counts_earlier_recommendations_of_the_same_group() -> None:
+    evaluation, groups = evaluated("topology-block")
+    (rec,) = evaluation.recommendations
+    other = replace(rec, count=1, placement={"cloud.google.com/gce-topology-block": "b3"})
+    both = replace(evaluation, recommendations=(rec, other))
+    first, second = (documents(recommendation_yaml(r, both, groups))[0] for r in (rec, other))
+    assert (first["spec"], second["spec"]) == ({"minSize": 6}, {"minSize": 7})
+
+
+def test_it_says_when_paid_reserved_capacity_is_started() -> None:
+    evaluation, groups = evaluated("reservation-paid-unprovisioned")
+    (rec,) = evaluation.recommendations
+    text = recommendation_yaml(rec, evaluation, groups)
+    # o1 is the group's one node; the reservation's paid node makes 2
+    assert "from 1 to 2 nodes (+1, paid by reservation team-a-paid)" in text
+    assert documents(text)[0]["spec"] == {"minSize": 2}
+
+
+def test_it_prints_the_same_yaml_in_the_text_report() -> None:
+    evaluation, groups = evaluated("topology-block")
+    report = render_text(evaluation, groups)
+    yaml_text = recommendation_yaml(evaluation.recommendations[0], evaluation, groups)
+    indented = "\n".join(f"    {line}" for line in yaml_text.rstrip().splitlines())
+    assert indented in report
+    assert "targetSize" not in report
