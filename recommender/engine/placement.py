@@ -432,14 +432,17 @@ class _Run:
         """
         members = self.scores.member_paths
         depth = self._depth
+        assert self._index is not None
+        ceiling = self._index.top(shape)[0]  # no node in any scope scores more
         best = NO_SCORE
         levels: list[tuple[float, float, list[int]]] = []
-        for shared in range(depth + 1):
+        for shared in range(depth, -1, -1):  # deepest (largest bonus) first
             bonus = weight * (MAX_SCORE * shared / depth)
+            if ceiling + bonus < best:
+                continue  # even the best node of the index could not reach the best here
             if shared == 0 and scope.members is None:
                 # the whole index: its kept best, and only the nodes holding it can tie
                 # (bonus is 0.0 here, so score + bonus == best means score == best)
-                assert self._index is not None
                 top_score, positions = self._index.top(shape)
                 top = top_score + bonus
             else:
