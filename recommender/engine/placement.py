@@ -12,6 +12,17 @@ Binding happens in a ``ClusterState`` copy, never in the caller's state, so
 the autoscaler can ask "what if" as often as it likes. ``place_one`` is the
 in-place variant for callers that manage copies themselves; it leaves the
 state untouched when a workload does not fit (no partial gang).
+
+What makes thousands of such calls on a 10,000-node state affordable, without
+changing a decision (``place_unindexed`` is the reference the tests compare to)::
+
+    _SharedMemo   per (policy, grants, time, FGD mix), in ClusterState.derived:
+                  filter context, static verdicts, scores per (pod shape, node key)
+    ScoreIndex    per state and memo, a watcher of the state: every node's score
+                  per pod shape, re-scored only where nodes changed; copies clone it
+    _Layout       per node list, in ClusterState.by_nodes: topology paths, domains,
+                  selector matches; extended (not rebuilt) when a node is added
+    _DomainFree   per state, a watcher: free GPU milli per topology domain
 """
 
 from __future__ import annotations
