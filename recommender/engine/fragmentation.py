@@ -61,14 +61,38 @@ def task_mix(pending: Iterable[Workload]) -> Counter[TaskShape]:
     return Counter(shape for w in pending for p in w.pods if (shape := task_shape(p)) is not None)
 
 
-def unusable_milli(state: ClusterState, node_name: str, shape: TaskShape) -> int:
+@dataclass(frozen=True, slots=True)
+class FreeView:
+    """What fragmentation reads of one node: free milli per GPU, GPU models, host room."""
+
+    free: tuple[int, ...]  # per GPU, sorted
+    models: frozenset[str | None]
+    cpu_free_milli: int
+    memory_free_bytes: int
+
+    @classmethod
+    def of(cls, state: ClusterState, node_name: str) -> FreeView:
+        info, alloc = state.info(node_name), state.alloc(node_name)
+        used = alloc.gpu_milli
+        return cls(
+            tuple(
+                sorted(
+                    WHOLE_GPU_MILLI - min(WHOLE_GPU_MILLI, used.get(g.name, 0))
+                    for g in info.node.gpus
+                )
+            ),
+            info.gpu_models,
+            alloc.cpu_free_milli,
+            alloc.memory_free_bytes,
+        )
+
+
+def unusable_milli(view: FreeView, shape: TaskShape) -> int:
     """Free GPU milli of the node that a task of this shape cannot use."""
-    cells = state.gpu_cells(node_name)
-    free = [WHOLE_GPU_MILLI - c.allocated_milli for c in cells]
-    alloc = state.alloc(node_name)
-    models_ok = not shape.models or any(c.model in shape.models for c in cells)
+    free = view.free
+    models_ok = not shape.models or any(m in shape.models for m in view.models)
     fits_host = (
-        alloc.cpu_free_milli >= shape.cpu_milli and alloc.memory_free_bytes >= shape.memory_bytes
+        view.cpu_free_milli >= shape.cpu_milli and view.memory_free_bytes >= shape.memory_bytes
     )
     if not (models_ok and fits_host):
         return sum(free)
@@ -82,15 +106,23 @@ def unusable_milli(state: ClusterState, node_name: str, shape: TaskShape) -> int
 def node_fragmentation(
     state: ClusterState, node_names: Iterable[str], mix: Counter[TaskShape]
 ) -> dict[str, int]:
-    """Node → expected unusable free GPU milli over the mix (rounded to whole milli)."""
+    """Node → expected unusable free GPU milli over the mix (rounded to whole milli).
+
+    Nodes in the same free state (most of a fleet: empty, or full) are worked out once.
+    """
     total = sum(mix.values())
     result: dict[str, int] = {}
+    known: dict[FreeView, int] = {}
     for name in node_names:
-        if total == 0 or not state.gpu_cells(name):
+        view = FreeView.of(state, name)
+        if total == 0 or not view.free:
             result[name] = 0
             continue
-        weighted = sum(n * unusable_milli(state, name, shape) for shape, n in mix.items())
-        result[name] = round(weighted / total)
+        value = known.get(view)
+        if value is None:
+            weighted = sum(n * unusable_milli(view, shape) for shape, n in mix.items())
+            value = known[view] = round(weighted / total)
+        result[name] = value
     return result
 
 
