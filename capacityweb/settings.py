@@ -8,6 +8,7 @@ meaning, in .env.example.
 """
 
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
@@ -87,6 +88,19 @@ DATABASES = {
     "default": env.db_url_config(env.str("DATABASE_URL", default="") or SQLITE_DEFAULT_URL),
 }
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=0)
+# A connection pool per web process (Postgres only; compose's web service turns it on).
+# Under ASGI every request runs its sync code on a thread of its own, so a persistent
+# connection (CONN_MAX_AGE) would be one per request thread, never reused; without a pool
+# each request pays a new connection and its password exchange, more than most views cost
+# (docs/BENCHMARKS.md, "HTTP"). Requires CONN_MAX_AGE=0. Off for Celery workers (forked).
+DATABASE_POOL = env.bool("DATABASE_POOL", default=False) and DATABASES["default"][
+    "ENGINE"
+].endswith("postgresql")
+if DATABASE_POOL:
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1,
+        "max_size": env.int("DATABASE_POOL_SIZE", default=8),
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -136,6 +150,33 @@ else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {"polling_interval": 0.1}
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
+# --- Caches ----------------------------------------------------------------------
+# "default" holds the API throttle counters; with Redis it is shared by every web worker
+# (otherwise each worker would allow the whole rate). It uses REDIS_URL's server with the
+# next database number (CACHE_URL to choose), so clearing it never touches the Celery
+# queues or channel groups. "heatmap" keeps heatmap payloads, which never change once an
+# evaluation is stored, in each web process: a hit is a memory copy of the bytes, not a
+# megabyte over the network; bounded by entry count and age.
+CACHE_URL = env.str("CACHE_URL", default="")
+if not CACHE_URL and REDIS_URL:
+    _redis = urlsplit(REDIS_URL)
+    _redis_db = int(_redis.path.strip("/") or 0)
+    CACHE_URL = urlunsplit(_redis._replace(path=f"/{_redis_db + 1}"))
+HEATMAP_CACHE_SECONDS = env.int("HEATMAP_CACHE_SECONDS", default=3600)
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+        if CACHE_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    ),
+    "heatmap": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "heatmap",
+        "TIMEOUT": HEATMAP_CACHE_SECONDS,
+        "OPTIONS": {"MAX_ENTRIES": env.int("HEATMAP_CACHE_ENTRIES", default=64)},
+    },
+}
+
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -157,6 +198,8 @@ SNAPSHOT_RETENTION_DAYS = env.int("SNAPSHOT_RETENTION_DAYS", default=30)
 MAX_SNAPSHOT_BYTES = env.int("MAX_SNAPSHOT_BYTES", default=64 * 1024 * 1024)
 MAX_SNAPSHOT_OBJECTS = env.int("MAX_SNAPSHOT_OBJECTS", default=200_000)
 DEMO_PASSWORD = env.str("DEMO_PASSWORD", default="capacityweb-demo")
+# Worker processes of `manage.py serve` (the production web tier; Uvicorn's own variable).
+WEB_CONCURRENCY = env.int("WEB_CONCURRENCY", default=2)
 
 # --- REST API ----------------------------------------------------------------
 REST_FRAMEWORK = {

@@ -4,10 +4,13 @@
                               └─< WorkloadVerdict  (why each workload is where it is)
 
 ``result`` keeps the whole evaluate() JSON; the columns copy the figures pages
-and the API filter or sort on.
+and the API filter or sort on, so a page of figures (the overview) never loads
+the JSON. ``stored_at`` changes whenever ``result`` is (re)written: responses
+derived from the result are cached and validated (ETag) by it.
 """
 
 from django.db import models
+from django.utils import timezone
 
 from topology.models import Cluster, Snapshot
 
@@ -25,6 +28,11 @@ class Evaluation(models.Model):
     naive_cost_per_hour = models.FloatField(default=0.0)
     joint_cost_per_hour = models.FloatField(default=0.0)
     stranded_cost_per_hour = models.FloatField(default=0.0)
+    stranded_gpus = models.PositiveIntegerField(
+        default=0, help_text="GPUs the naive autoscaler adds that the scheduler cannot use"
+    )
+    idle_reserved_cost_per_hour = models.FloatField(default=0.0)
+    stored_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         indexes = [models.Index(fields=["cluster", "-taken_at"], name="evaluation_cluster_taken")]

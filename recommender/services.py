@@ -7,7 +7,11 @@ snapshot (a redelivered task) leaves exactly the rows one run leaves.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from django.db import transaction
+from django.utils import timezone
 
 from recommender import adapters
 from recommender.engine.evaluate import evaluate
@@ -16,6 +20,21 @@ from reservations.adapters import idle_samples
 from reservations.models import IdleSample, Reservation
 from topology.adapters import cluster_from_snapshot
 from topology.models import Snapshot
+
+
+def overview_figures(result: Mapping[str, Any]) -> dict[str, Any]:
+    """The overview's per-cluster figures that are sums over the result's lists, stored as
+    columns so the overview reads a few numbers instead of the whole result JSON."""
+    return {
+        "stranded_gpus": sum(
+            int((workload.get("naive") or {}).get("strandedGpus") or 0)
+            for workload in result.get("workloads") or []
+        ),
+        "idle_reserved_cost_per_hour": sum(
+            float(reservation.get("costPerHour") or 0)
+            for reservation in result.get("idleReservations") or []
+        ),
+    }
 
 
 def store_evaluation(*, snapshot: Snapshot) -> Evaluation:
@@ -32,6 +51,8 @@ def store_evaluation(*, snapshot: Snapshot) -> Evaluation:
                 "taken_at": snapshot.taken_at,
                 "result": result,
                 **adapters.evaluation_figures(result),
+                **overview_figures(result),
+                "stored_at": timezone.now(),
             },
         )
         Recommendation.objects.filter(evaluation=evaluation).delete()

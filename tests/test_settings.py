@@ -23,6 +23,9 @@ print(json.dumps({
     "embedded_worker": settings.EMBEDDED_WORKER,
     "debug": settings.DEBUG,
     "first_app": settings.INSTALLED_APPS[0],
+    "cache": settings.CACHES["default"]["BACKEND"].rsplit(".", 1)[-1],
+    "cache_location": settings.CACHES["default"].get("LOCATION", ""),
+    "pool": settings.DATABASES["default"].get("OPTIONS", {}).get("pool"),
 }))
 """
 
@@ -86,6 +89,23 @@ def test_it_refuses_the_insecure_default_secret_in_production() -> None:
     result = run_manage("check", environment=environment)
     assert result.returncode != 0
     assert "SECRET_KEY must be set" in result.stderr
+
+
+def test_it_keeps_the_throttle_cache_in_redis_beside_broker_and_channel_layer() -> None:
+    loaded = settings_under(REDIS_URL=REDIS_URL)
+    assert loaded["cache"] == "RedisCache"
+    assert loaded["cache_location"] == "redis://127.0.0.1:6379/1"
+
+
+def test_it_keeps_the_cache_in_process_memory_without_redis() -> None:
+    assert settings_under()["cache"] == "LocMemCache"
+
+
+def test_it_pools_postgres_connections_when_asked() -> None:
+    assert settings_under(DATABASE_URL=POSTGRES_URL)["pool"] is None
+    pooled = settings_under(DATABASE_URL=POSTGRES_URL, DATABASE_POOL="true")["pool"]
+    assert pooled == {"min_size": 1, "max_size": 8}
+    assert settings_under(DATABASE_POOL="true")["pool"] is None  # SQLite has no pool
 
 
 def test_it_documents_every_environment_variable_in_env_example() -> None:

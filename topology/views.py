@@ -18,10 +18,12 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.cache import get_conditional_response
+from django.utils.http import http_date
 
 from recommender.models import Evaluation
 from reservations.models import Reservation
-from topology import charts
+from topology import charts, selectors
 from topology.models import Cluster, Snapshot
 
 SNAPSHOT_PICKER_LIMIT = 50
@@ -63,8 +65,12 @@ def requested_snapshot_id(request: HttpRequest) -> int | None:
     return int(raw)
 
 
-def cluster_page(request: HttpRequest, cluster_id: int) -> ClusterPage:
-    """Load the cluster, the picker lists and the chosen snapshot's evaluation (4 queries)."""
+def cluster_page(request: HttpRequest, cluster_id: int, *, with_result: bool = True) -> ClusterPage:
+    """Load the cluster, the picker lists and the chosen snapshot's evaluation (4 queries).
+
+    ``with_result=False`` leaves the evaluation's result JSON unread, for views that
+    need only its id and columns.
+    """
     clusters = list(Cluster.objects.order_by("name").only("id", "name"))
     cluster = next((c for c in clusters if c.id == cluster_id), None)
     if cluster is None:
@@ -87,7 +93,10 @@ def cluster_page(request: HttpRequest, cluster_id: int) -> ClusterPage:
             if snapshot is None:
                 raise Http404("no such snapshot in this cluster")
             snapshots.append(snapshot)
-    evaluation = Evaluation.objects.filter(snapshot_id=snapshot.id).first() if snapshot else None
+    evaluations = Evaluation.objects.filter(snapshot_id=snapshot.id) if snapshot else None
+    if evaluations is not None and not with_result:
+        evaluations = evaluations.defer("result")
+    evaluation = evaluations.first() if evaluations is not None else None
     is_latest = snapshot is None or (bool(snapshots) and snapshot.id == snapshots[0].id)
     return ClusterPage(cluster, clusters, snapshots, snapshot, evaluation, is_latest)
 
@@ -103,28 +112,11 @@ def stale_after(cluster: Cluster) -> timedelta:
     return STALE_AFTER
 
 
-def stranded_gpus(result: dict[str, Any] | None) -> int:
-    """GPUs the naive autoscaler would add that the scheduler still could not use."""
-    if not result:
-        return 0
-    return sum(
-        int((workload.get("naive") or {}).get("strandedGpus") or 0)
-        for workload in result.get("workloads", [])
-    )
-
-
-def idle_reserved_cost(result: dict[str, Any] | None) -> float:
-    if not result:
-        return 0.0
-    return sum(float(r.get("costPerHour") or 0) for r in result.get("idleReservations", []))
-
-
 def overview_row(
     cluster: Cluster, snapshot: Snapshot | None, evaluation: Evaluation | None
 ) -> dict[str, Any]:
     now = timezone.now()
     age = now - snapshot.taken_at if snapshot else None
-    result = evaluation.result if evaluation else None
     return {
         "cluster": cluster,
         "snapshot": snapshot,
@@ -132,14 +124,16 @@ def overview_row(
         "age": age,
         "stale": age is None or age > stale_after(cluster),
         "errors": list(snapshot.errors or []) if snapshot else [],
-        "stranded_gpus": stranded_gpus(result),
-        "idle_reserved_cost_per_hour": idle_reserved_cost(result),
     }
 
 
 @login_required
 def overview(request: HttpRequest) -> HttpResponse:
-    """Per cluster: GPU counts, idle reserved and stranded $/h, pending, freshness (3 queries)."""
+    """Per cluster: GPU counts, idle reserved and stranded $/h, pending, freshness (3 queries).
+
+    Every figure is an Evaluation column: the result JSON (megabytes for a large
+    cluster) is never loaded here.
+    """
     latest = Snapshot.objects.filter(cluster=OuterRef("pk")).order_by("-taken_at").values("id")[:1]
     clusters = list(Cluster.objects.order_by("name").annotate(latest_snapshot_id=Subquery(latest)))
     snapshot_ids = [c.latest_snapshot_id for c in clusters if c.latest_snapshot_id]
@@ -150,7 +144,8 @@ def overview(request: HttpRequest) -> HttpResponse:
         )
     }
     evaluations = {
-        e.snapshot_id: e for e in Evaluation.objects.filter(snapshot_id__in=snapshot_ids)
+        e.snapshot_id: e
+        for e in Evaluation.objects.filter(snapshot_id__in=snapshot_ids).defer("result")
     }
     rows = [
         overview_row(
@@ -209,13 +204,28 @@ def topology_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
 
 
 @login_required
-def topology_data(request: HttpRequest, cluster_id: int) -> JsonResponse:
-    """The heatmap payload for ``?domain=&snapshot=&<filters>`` (page updates and benchmark)."""
-    page = cluster_page(request, cluster_id)
+def topology_data(request: HttpRequest, cluster_id: int) -> HttpResponse:
+    """The heatmap payload for ``?domain=&snapshot=&<filters>`` (page updates and benchmark).
+
+    Built once per evaluation, domain and filters and then served from the cache
+    (topology.selectors); the ETag names it, so a client that has it gets a 304.
+    ``no-cache``: the same URL shows the next evaluation, so clients revalidate.
+    """
+    page = cluster_page(request, cluster_id, with_result=False)
     domain = charts.parse_domain(request.GET.get("domain", ""))
-    view = charts.heatmap_view(
-        heatmap_cells(page), domain=domain, filters=heatmap_filters(request, cluster_id)
-    )
-    view["snapshot"] = page.snapshot.id if page.snapshot else None
-    view["evaluation"] = page.evaluation.id if page.evaluation else None
-    return JsonResponse(view)
+    filters = heatmap_filters(request, cluster_id)
+    evaluation = page.evaluation
+    if evaluation is None:
+        view = charts.heatmap_view([], domain=domain, filters=filters)
+        view.update(snapshot=page.snapshot.id if page.snapshot else None, evaluation=None)
+        return JsonResponse(view)
+    etag = selectors.heatmap_etag(evaluation=evaluation, domain=domain, filters=filters)
+    last_modified = int(evaluation.stored_at.timestamp())
+    response = get_conditional_response(request, etag=etag, last_modified=last_modified)
+    if response is None:
+        body = selectors.heatmap_json(evaluation=evaluation, domain=domain, filters=filters)
+        response = HttpResponse(body, content_type="application/json")
+    response.headers["ETag"] = etag
+    response.headers["Last-Modified"] = http_date(last_modified)
+    response.headers["Cache-Control"] = "private, no-cache"
+    return response

@@ -103,6 +103,20 @@ def test_it_pins_the_overview_query_count(
         assert signed_in.get("/").status_code == 200
 
 
+def test_it_reads_no_evaluation_result_json_on_the_overview(
+    signed_in: Any, topology_evaluation: Any
+) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries:
+        content = signed_in.get("/").content.decode()
+    evaluation_reads = [q["sql"] for q in queries if '"recommender_evaluation"' in q["sql"]]
+    assert evaluation_reads
+    assert not any('"recommender_evaluation"."result"' in sql for sql in evaluation_reads)
+    assert f'data-counter="strandedGpus">{topology_evaluation.stranded_gpus}<' in content
+
+
 def heatmap_payload(response: Any) -> dict[str, Any]:
     content = response.content.decode()
     start = content.index('<script id="heatmap-data" type="application/json">')
@@ -123,6 +137,82 @@ def test_it_serves_the_same_heatmap_as_json(signed_in: Any, evaluation: Any) -> 
     payload = response.json()
     assert payload["cellCount"] == evaluation.result["cluster"]["gpus"]
     assert payload["evaluation"] == evaluation.id
+
+
+def heatmap_data_url(evaluation: Any, query: str = "") -> str:
+    return f"/clusters/{evaluation.cluster_id}/topology/data.json{query}"
+
+
+def test_it_serves_the_heatmap_data_again_with_the_same_etag(
+    signed_in: Any, evaluation: Any
+) -> None:
+    first = signed_in.get(heatmap_data_url(evaluation))
+    again = signed_in.get(heatmap_data_url(evaluation))
+    assert first.status_code == again.status_code == 200
+    assert first["ETag"].startswith('"') and again["ETag"] == first["ETag"]
+    assert again.content == first.content
+    assert first["Cache-Control"] == "private, no-cache"
+    assert first["Last-Modified"]
+
+
+def test_it_answers_304_without_a_body_when_the_client_has_the_heatmap_data(
+    signed_in: Any, evaluation: Any
+) -> None:
+    etag = signed_in.get(heatmap_data_url(evaluation))["ETag"]
+    response = signed_in.get(heatmap_data_url(evaluation), HTTP_IF_NONE_MATCH=etag)
+    assert response.status_code == 304
+    assert response.content == b""
+    assert response["ETag"] == etag
+
+
+def test_it_serves_a_new_evaluation_under_a_new_etag(signed_in: Any, evaluation: Any) -> None:
+    etag = signed_in.get(heatmap_data_url(evaluation))["ETag"]
+    objects = [*scenario_objects("reservation-idle-nodes"), gpu_node("newer-1", 4)]
+    newer = ingest_and_evaluate(
+        evaluation.cluster, objects, taken_at=evaluation.taken_at + timedelta(minutes=1)
+    )
+    response = signed_in.get(heatmap_data_url(evaluation), HTTP_IF_NONE_MATCH=etag)
+    assert response.status_code == 200
+    assert response["ETag"] != etag
+    assert response.json()["evaluation"] == newer.id
+    assert response.json()["cellCount"] == newer.result["cluster"]["gpus"]
+
+
+def test_it_rebuilds_the_heatmap_data_when_its_snapshot_is_evaluated_again(
+    signed_in: Any, evaluation: Any
+) -> None:
+    from recommender.services import store_evaluation
+
+    etag = signed_in.get(heatmap_data_url(evaluation))["ETag"]
+    again = store_evaluation(snapshot=evaluation.snapshot)
+    response = signed_in.get(heatmap_data_url(evaluation), HTTP_IF_NONE_MATCH=etag)
+    assert again.id == evaluation.id
+    assert response.status_code == 200
+    assert response["ETag"] != etag
+
+
+def test_it_gives_each_heatmap_domain_and_filter_its_own_etag(
+    signed_in: Any, evaluation: Any
+) -> None:
+    whole = signed_in.get(heatmap_data_url(evaluation))
+    node = signed_in.get(heatmap_data_url(evaluation, "?domain=~/~/~/x1"))
+    team = signed_in.get(heatmap_data_url(evaluation, "?team=team-a"))
+    assert len({whole["ETag"], node["ETag"], team["ETag"]}) == 3
+    assert [whole.json()["level"], node.json()["level"]] == ["cluster", "node"]
+    assert team.json()["rowPaths"] == ["~/~/~/r1"]
+
+
+def test_it_pins_the_heatmap_data_query_counts(
+    signed_in: Any, evaluation: Any, django_assert_num_queries: Any
+) -> None:
+    url = heatmap_data_url(evaluation)
+    # session, user, clusters, snapshots, evaluation (without its result), heatmap cells
+    with django_assert_num_queries(6):
+        etag = signed_in.get(url)["ETag"]
+    with django_assert_num_queries(5):  # served from the cache: the result is not read
+        assert signed_in.get(url).status_code == 200
+    with django_assert_num_queries(5):
+        assert signed_in.get(url, HTTP_IF_NONE_MATCH=etag).status_code == 304
 
 
 def test_it_drills_into_a_node_with_one_row_per_gpu(signed_in: Any, evaluation: Any) -> None:
