@@ -2,7 +2,7 @@
 
     connect ─► anonymous? close 4401 ─► unknown cluster? close 4404
             └► join events.cluster_group(id) ─► send events.snapshot_messages(latest)
-    group "cluster.message" ─► forward its message as JSON
+    group "cluster.messages" ─► forward its JSON texts as they are
     client {"type": "resync"} ─► send the snapshot again
 
 Thin, as the Channels docs show it: authenticate, join the group, forward. What
@@ -29,9 +29,9 @@ def cluster_exists(cluster_id: int) -> bool:
 
 
 @database_sync_to_async
-def current_messages(cluster_id: int) -> list[dict[str, Any]]:
+def current_texts(cluster_id: int) -> list[str]:
     evaluation = selectors.latest_evaluation(cluster_id=cluster_id)
-    return events.snapshot_messages(evaluation) if evaluation is not None else []
+    return events.snapshot_texts(evaluation) if evaluation is not None else []
 
 
 class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
@@ -76,8 +76,10 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             await self.send_snapshot()
 
     async def send_snapshot(self) -> None:
-        for message in await current_messages(self.cluster_id):
-            await self.send_json(message)
+        for text in await current_texts(self.cluster_id):
+            await self.send(text_data=text)
 
-    async def cluster_message(self, event: dict[str, Any]) -> None:
-        await self.send_json(event["message"])
+    async def cluster_messages(self, event: dict[str, Any]) -> None:
+        """One publish: the texts were encoded once by events, for every socket."""
+        for text in event["texts"]:
+            await self.send(text_data=text)

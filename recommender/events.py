@@ -3,7 +3,9 @@
 ::
 
     evaluate_snapshot task ─► publish_evaluation(evaluation)
-                                 └─► group "cluster.<id>" ─► consumer.cluster_message ─► browser
+        └─► ONE group message "cluster.messages" {texts: [3 JSON texts]} to group "cluster.<id>"
+              └─► channels_redis: one copy per web process ─► consumer.cluster_messages
+                    └─► each browser socket: the 3 texts as they are (no re-encoding)
 
 Every message is typed and versioned::
 
@@ -13,14 +15,19 @@ Every message is typed and versioned::
 ``snapshot_messages`` is the current state; consumers send it on connect,
 then forward what ``publish_evaluation`` sends.
 
-The heatmap message carries a summary and the URL of the heatmap data, not
-the cells: a 6,000-GPU cluster's cells are over a megabyte, above Daphne's
-WebSocket frame limit, and fanning them out to hundreds of browsers would
-cost more than each page fetching the one level it shows.
+Messages are summaries with the URL of the full data, not the data: a
+6,000-GPU cluster's heatmap cells are over a megabyte and its pending
+workloads with diagnoses tens of kilobytes, and fanning them out to hundreds
+of browsers would cost more than each page fetching what it shows. The three
+are encoded once per publish and travel as one group message, so a publish
+to N sockets is one channel-layer dispatch per socket, not three plus three
+JSON encodings (docs/BENCHMARKS.md, "WebSocket fan-out").
 """
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -30,10 +37,9 @@ from django.urls import reverse
 from recommender.models import Evaluation
 
 MESSAGE_VERSION = 1
-GROUP_MESSAGE_TYPE = "cluster.message"
+GROUP_MESSAGE_TYPE = "cluster.messages"  # handled by ClusterConsumer.cluster_messages
 HEATMAP_KEYS = ("cluster",)
 MAX_MESSAGE_BYTES = 256 * 1024  # well under Daphne's 1 MiB WebSocket payload limit
-PENDING_KEYS = ("workloads", "diagnoses")
 RECOMMENDATION_KEYS = ("recommendations", "idleReservations", "cost")
 
 
@@ -66,20 +72,38 @@ def _heatmap_message(evaluation: Evaluation) -> dict[str, Any]:
     return message
 
 
+def _pending_message(evaluation: Evaluation) -> dict[str, Any]:
+    """How many workloads are pending and their verdicts; the rows are at ``dataUrl``."""
+    message = _message(evaluation, "pending.update", ())
+    workloads = (evaluation.result or {}).get("workloads") or []
+    message["data"]["pending"] = len(workloads)
+    message["data"]["verdicts"] = dict(
+        sorted(Counter(str(w.get("verdict")) for w in workloads).items())
+    )
+    message["data"]["dataUrl"] = (
+        f"{reverse('pending-workload-list')}?evaluation={evaluation.pk}&latest=false"
+    )
+    return message
+
+
 def snapshot_messages(evaluation: Evaluation) -> list[dict[str, Any]]:
     """The cluster's current state as the three typed messages."""
     return [
         _heatmap_message(evaluation),
-        _message(evaluation, "pending.update", PENDING_KEYS),
+        _pending_message(evaluation),
         _message(evaluation, "recommendations.update", RECOMMENDATION_KEYS),
     ]
 
 
+def snapshot_texts(evaluation: Evaluation) -> list[str]:
+    """The three messages as the JSON text frames sockets send."""
+    return [json.dumps(message) for message in snapshot_messages(evaluation)]
+
+
 def publish_evaluation(evaluation: Evaluation) -> None:
-    """Send the evaluation's messages to its cluster's group."""
+    """Send the evaluation's messages to its cluster's group, as one group message."""
     layer = get_channel_layer()
     if layer is None:
         return
-    group = cluster_group(evaluation.cluster_id)
-    for message in snapshot_messages(evaluation):
-        async_to_sync(layer.group_send)(group, {"type": GROUP_MESSAGE_TYPE, "message": message})
+    event = {"type": GROUP_MESSAGE_TYPE, "texts": snapshot_texts(evaluation)}
+    async_to_sync(layer.group_send)(cluster_group(evaluation.cluster_id), event)

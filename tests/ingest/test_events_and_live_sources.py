@@ -47,7 +47,11 @@ def test_it_describes_the_full_state_as_three_typed_versioned_messages(demo_eval
     heatmap, pending, recommendations = (m["data"] for m in messages)
     assert heatmap["cells"] == len(demo_evaluation.result["heatmap"])
     assert heatmap["dataUrl"] == f"/clusters/{demo_evaluation.cluster_id}/topology/data.json"
-    assert len(pending["workloads"]) == demo_evaluation.pending_count
+    assert pending["pending"] == demo_evaluation.pending_count
+    assert sum(pending["verdicts"].values()) == demo_evaluation.pending_count
+    assert pending["dataUrl"] == (
+        f"/api/v1/pending-workloads/?evaluation={demo_evaluation.pk}&latest=false"
+    )
     assert recommendations["cost"] == demo_evaluation.result["cost"]
 
 

@@ -7,6 +7,7 @@ read, and not on the live sockets of browsers showing the newer one.
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from typing import Any
 
@@ -59,7 +60,7 @@ async def pushed_evaluations(layer: Any, channel: str) -> set[int]:
     try:
         while True:
             event = await asyncio.wait_for(layer.receive(channel), RECEIVE_TIMEOUT_SECONDS)
-            seen.add(event["message"]["evaluation"])
+            seen.update(json.loads(text)["evaluation"] for text in event["texts"])
     except TimeoutError:
         return seen
 

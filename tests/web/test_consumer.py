@@ -120,3 +120,42 @@ async def test_it_forwards_a_newly_published_evaluation(
     await socket.disconnect()
     assert {m["evaluation"] for m in messages} == {newer.id}
     assert messages[0]["data"]["cluster"]["gpus"] == newer.result["cluster"]["gpus"]
+
+
+async def test_it_publishes_an_evaluation_as_one_group_message_of_three_texts(
+    evaluation: Any,
+) -> None:
+    import asyncio
+    import json
+
+    from channels.layers import get_channel_layer
+
+    from recommender import events
+
+    layer = get_channel_layer()
+    channel = await layer.new_channel()
+    await layer.group_add(events.cluster_group(evaluation.cluster_id), channel)
+    await sync_to_async(events.publish_evaluation)(evaluation)
+    event = await asyncio.wait_for(layer.receive(channel), TIMEOUT_SECONDS)
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(layer.receive(channel), 0.5)
+    await layer.group_discard(events.cluster_group(evaluation.cluster_id), channel)
+    messages = [json.loads(text) for text in event["texts"]]
+    assert [m["type"] for m in messages] == MESSAGE_TYPES
+    assert {m["evaluation"] for m in messages} == {evaluation.id}
+
+
+async def test_it_sends_a_summary_of_pending_work_with_the_url_of_its_rows(
+    session_cookie: bytes, evaluation: Any
+) -> None:
+    socket = communicator(evaluation.cluster_id, cookie=session_cookie)
+    await socket.connect(TIMEOUT_SECONDS)
+    pending = (await receive_snapshot(socket))[1]["data"]
+    await socket.disconnect()
+    assert "workloads" not in pending and "diagnoses" not in pending
+    assert pending["pending"] == evaluation.pending_count
+    assert pending["verdicts"] == {
+        verdict: sum(1 for w in evaluation.result["workloads"] if w["verdict"] == verdict)
+        for verdict in pending["verdicts"]
+    }
+    assert pending["dataUrl"].endswith(f"?evaluation={evaluation.id}&latest=false")
