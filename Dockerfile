@@ -1,4 +1,5 @@
-# capacityweb image: one image for web (daphne), worker and beat; compose picks the command.
+# capacityweb image: one image for web (manage.py serve: Uvicorn workers), worker and beat;
+# compose picks the command.
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -23,4 +24,5 @@ RUN mkdir -p var && DEBUG=true python manage.py collectstatic --noinput \
 
 USER capacityweb
 EXPOSE 8000
-CMD ["daphne", "--bind", "0.0.0.0", "--port", "8000", "capacityweb.asgi:application"]
+# WEB_CONCURRENCY worker processes (default 2); DATABASE_POOL=true as in compose.yaml.
+CMD ["python", "manage.py", "serve", "--host", "0.0.0.0", "--port", "8000"]

@@ -2,8 +2,9 @@
 
 ::
 
-    N aiohttp clients ─ws─► daphne (capacityweb.asgi) ─► ClusterConsumer ─► group
-    bench: recommender.events.publish_evaluation(e) ─► channels_redis ─► every consumer
+    N aiohttp clients ─ws─► manage.py serve (Uvicorn workers) ─► ClusterConsumer ─► group
+    bench: recommender.events.publish_evaluation(e) ─► channels_redis ─► each worker
+                                                     ─► its consumers
 
 Each client connects (25 handshakes in flight at most) with a session cookie
 and an allowed Origin, reads the
@@ -14,6 +15,7 @@ within the timeout (lost). The baseline in the same run is one client.
 Bounded: connects and waits each have a wall-clock limit. Only 127.0.0.1.
 
     DATABASE_URL=postgres://… REDIS_URL=redis://… python -m bench.fanout [--clients 100,200,500]
+        [--server serve|daphne] [--workers 2]
 """
 
 from __future__ import annotations
@@ -27,13 +29,13 @@ from typing import Any
 
 import aiohttp
 
-from bench.http import BenchSite, bench_site, percentile
+from bench.http import DEFAULT_WORKERS, BenchSite, add_server_arguments, bench_site, percentile
 
 MESSAGES_PER_EVALUATION = 3
 CONNECT_LIMIT_SECONDS = 60.0
 DELIVERY_LIMIT_SECONDS = 10.0
 TARGET_P99_SECONDS = 1.0
-CONNECTS_AT_ONCE = 25  # daphne's listen backlog is 50: browsers arrive spread out, not at once
+CONNECTS_AT_ONCE = 25  # Daphne's listen backlog is 50: browsers arrive spread out, not at once
 
 
 async def _receive(socket: aiohttp.ClientWebSocketResponse, count: int, limit: float) -> bool:
@@ -108,7 +110,7 @@ async def fan_out(site: BenchSite, clients: int) -> dict[str, Any]:
 
 
 def _use_site_settings(site: BenchSite) -> None:
-    """This process publishes like a worker does: same database and channel layer as daphne."""
+    """This process publishes like a worker does: same database and channel layer as the web."""
     for key in ("DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE", "EMBEDDED_WORKER"):
         os.environ[key] = site.environment[key]
     import django
@@ -116,16 +118,18 @@ def _use_site_settings(site: BenchSite) -> None:
     django.setup()
 
 
-def run(client_counts: list[int], nodes: int) -> dict[str, Any]:
+def run(
+    client_counts: list[int], nodes: int, server_kind: str = "serve", workers: int = DEFAULT_WORKERS
+) -> dict[str, Any]:
     rows = []
-    with bench_site(nodes=nodes) as site:
+    with bench_site(nodes=nodes, server_kind=server_kind, workers=workers) as site:
         _use_site_settings(site)
         _publish(_evaluation(site))  # warm: the first publish opens this process's Redis pool
         for clients in [1, *client_counts]:
             row = asyncio.run(fan_out(site, clients))
             rows.append(row)
             print(json.dumps(row), flush=True)
-    return {"nodes": nodes, "rows": rows}
+    return {"nodes": nodes, "server": server_kind, "workers": workers, "rows": rows}
 
 
 def summary(result: dict[str, Any]) -> list[str]:
@@ -150,8 +154,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", default="100,200,500")
     parser.add_argument("--nodes", type=int, default=100, help="synthetic cluster size")
+    add_server_arguments(parser)
     args = parser.parse_args(argv)
-    result = run([int(c) for c in args.clients.split(",")], args.nodes)
+    result = run([int(c) for c in args.clients.split(",")], args.nodes, args.server, args.workers)
     print("\n".join(summary(result)))
     return result
 

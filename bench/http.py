@@ -4,7 +4,8 @@
 
     bench ─► fresh database capacityweb_bench_<pid> on DATABASE_URL's server ─► migrate
           ─► load: bench.synth cluster (1k nodes) ingested + evaluated, a user, a token
-          ─► daphne capacityweb.asgi:application on 127.0.0.1:<free port>, REDIS_URL
+          ─► manage.py serve (Uvicorn, --workers N, as compose's web service; --server
+             daphne: the single Daphne process measured before) on 127.0.0.1:<free port>
           ─► asyncio/aiohttp clients: 10 / 50 / 100 at once, each request timed
           ─► p50/p95/p99 per endpoint and concurrency; the database is dropped
 
@@ -14,6 +15,7 @@ measured in the same run (the ratio column). Every load loop is bounded by a
 request count and a wall-clock limit. Only 127.0.0.1.
 
     DATABASE_URL=postgres://… REDIS_URL=redis://… python -m bench.http [--nodes 1000]
+        [--server serve|daphne] [--workers 2]
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import argparse
 import asyncio
 import json
 import os
+import secrets
 import socket
 import statistics
 import subprocess
@@ -42,6 +45,7 @@ CONCURRENCY = (10, 50, 100)
 REQUESTS_PER_CLIENT = 10
 LIMIT_SECONDS_PER_RUN = 60.0
 TARGET_P99_MS = 200.0
+DEFAULT_WORKERS = 2
 LOAD = """
 import json, sys, django
 django.setup()
@@ -83,7 +87,7 @@ def with_database(url: str, name: str) -> str:
 
 @dataclass
 class BenchSite:
-    """A migrated, loaded database and a daphne server in front of it."""
+    """A migrated, loaded database and a web server in front of it."""
 
     base_url: str
     environment: dict[str, str]
@@ -117,19 +121,44 @@ def _wait_for_http(url: str, server: subprocess.Popen[bytes], limit_seconds: flo
     deadline = time.monotonic() + limit_seconds
     while time.monotonic() < deadline:
         if server.poll() is not None:
-            raise RuntimeError(f"daphne exited {server.returncode}")
+            raise RuntimeError(f"the web server exited {server.returncode}")
         try:
             with urllib.request.urlopen(url, timeout=1) as response:  # noqa: S310 - 127.0.0.1
                 if response.status == 200:
                     return
         except OSError:
             time.sleep(0.1)
-    raise RuntimeError(f"daphne did not answer {url}")
+    raise RuntimeError(f"the web server did not answer {url}")
+
+
+def server_command(server_kind: str, port: int, workers: int) -> list[str]:
+    """``serve``: the production web tier (manage.py serve, Uvicorn workers); ``daphne``: the
+    single Daphne process measured before it, kept for comparisons in one run."""
+    if server_kind == "daphne":
+        daphne = Path(sys.executable).with_name("daphne")
+        return [str(daphne), "-b", "127.0.0.1", "-p", str(port), "capacityweb.asgi:application"]
+    return [sys.executable, "manage.py", "serve", "--port", str(port), "--workers", str(workers)]
+
+
+def _wait_for_workers(log_path: Path, server: subprocess.Popen[bytes], workers: int) -> None:
+    """Until each Uvicorn worker has loaded Django (it logs "Started server process")."""
+    deadline = time.monotonic() + 60
+    while log_path.read_text(errors="replace").count("Started server process") < workers:
+        if server.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"web workers did not start:\n{log_path.read_text()[-3000:]}")
+        time.sleep(0.1)
 
 
 @contextmanager
-def bench_site(*, nodes: int, redis_url: str | None = None, **extra: str) -> Iterator[BenchSite]:
-    """Database + data + daphne for one benchmark; everything removed afterwards."""
+def bench_site(
+    *,
+    nodes: int,
+    redis_url: str | None = None,
+    server_kind: str = "serve",
+    workers: int = DEFAULT_WORKERS,
+    **extra: str,
+) -> Iterator[BenchSite]:
+    """Database + data + web server for one benchmark; everything removed afterwards."""
     database_url, default_redis = required_environment()
     name = f"capacityweb_bench_{os.getpid()}"
     _admin(database_url, f"CREATE DATABASE {name}")
@@ -139,7 +168,12 @@ def bench_site(*, nodes: int, redis_url: str | None = None, **extra: str) -> Ite
         "DATABASE_URL": with_database(database_url, name),
         "REDIS_URL": redis_url or default_redis,
         "EMBEDDED_WORKER": "false",
-        "DEBUG": "true",
+        # The web service's settings in compose.yaml (no debug, a connection pool per
+        # process) over plain HTTP: TLS and its redirect are a proxy's job in front of it.
+        "DEBUG": "false",
+        "DATABASE_POOL": "true",
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "SECURE_SSL_REDIRECT": "false",
         "LOG_LEVEL": "WARNING",
         "THROTTLE_RATE_REPORTS": "100000000/minute",
         **extra,
@@ -149,11 +183,10 @@ def bench_site(*, nodes: int, redis_url: str | None = None, **extra: str) -> Ite
         _run([sys.executable, "manage.py", "migrate", "--noinput"], environment)
         loaded = json.loads(_run([sys.executable, "-c", LOAD, str(nodes)], environment))
         port = free_port()
-        daphne = Path(sys.executable).with_name("daphne")
-        server_log = Path(tempfile.mkstemp(prefix="capacityweb-bench-daphne-", suffix=".log")[1])
+        server_log = Path(tempfile.mkstemp(prefix="capacityweb-bench-web-", suffix=".log")[1])
         with server_log.open("wb") as log:
             server = subprocess.Popen(
-                [str(daphne), "-b", "127.0.0.1", "-p", str(port), "capacityweb.asgi:application"],
+                server_command(server_kind, port, workers),
                 cwd=REPO_ROOT,
                 env=environment,
                 stdout=log,
@@ -161,6 +194,7 @@ def bench_site(*, nodes: int, redis_url: str | None = None, **extra: str) -> Ite
             )
         base_url = f"http://127.0.0.1:{port}"
         _wait_for_http(f"{base_url}/health/live", server)
+        _wait_for_workers(server_log, server, workers if server_kind == "serve" else 0)
         yield BenchSite(base_url, environment, **loaded, server_log=server_log)
     finally:
         if server is not None:
@@ -224,9 +258,9 @@ def percentile(sorted_values: list[float], p: float) -> float:
     return sorted_values[index]
 
 
-def run(nodes: int) -> dict[str, Any]:
+def run(nodes: int, server_kind: str = "serve", workers: int = DEFAULT_WORKERS) -> dict[str, Any]:
     rows = []
-    with bench_site(nodes=nodes) as site:
+    with bench_site(nodes=nodes, server_kind=server_kind, workers=workers) as site:
         for name, (path, headers) in endpoints(site).items():
             for clients in CONCURRENCY:
                 row = {"endpoint": name, "clients": clients}
@@ -236,7 +270,19 @@ def run(nodes: int) -> dict[str, Any]:
     baseline = {r["clients"]: r["p99"] for r in rows if r["endpoint"].startswith("baseline")}
     for row in rows:
         row["p99VsBaseline"] = row["p99"] / baseline[row["clients"]]
-    return {"nodes": nodes, "rows": rows}
+    return {"nodes": nodes, "server": server_kind, "workers": workers, "rows": rows}
+
+
+def add_server_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--server",
+        choices=("serve", "daphne"),
+        default="serve",
+        help="serve: manage.py serve (Uvicorn workers, as deployed); daphne: one Daphne process",
+    )
+    parser.add_argument(
+        "--workers", type=int, default=DEFAULT_WORKERS, help="worker processes of serve"
+    )
 
 
 def summary(result: dict[str, Any]) -> list[str]:
@@ -256,8 +302,11 @@ def summary(result: dict[str, Any]) -> list[str]:
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=1000, help="synthetic cluster size")
+    add_server_arguments(parser)
     args = parser.parse_args(argv)
-    result = run(args.nodes)
+    workers = f" ({args.workers} workers)" if args.server == "serve" else ""
+    print(f"http: {args.server}{workers}", flush=True)
+    result = run(args.nodes, args.server, args.workers)
     print("\n".join(summary(result)))
     return result
 

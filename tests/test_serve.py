@@ -1,0 +1,119 @@
+"""`manage.py serve`, the production web tier: Uvicorn workers on one port, with the
+connection pool on, serving pages, the cached heatmap data and live sockets from the
+test database and Redis, as compose.yaml runs it and bench/http.py measures it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from asgiref.sync import sync_to_async
+
+from tests.conftest import REPO_ROOT, stop_process, with_database_name
+from tests.servers import free_port, wait_for_http
+from tests.web.fixtures import ingest_and_evaluate, make_cluster, scenario_objects
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+WORKERS = 2
+REQUESTS = 20  # several per worker, so pooled connections are reused
+TIMEOUT_SECONDS = 10
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[str]:
+    """`manage.py serve --workers 2` on the test database; yields host:port."""
+    from django.conf import settings
+
+    port = free_port()
+    environment = {
+        **os.environ,
+        "DATABASE_URL": with_database_name(
+            os.environ["DATABASE_URL"], settings.DATABASES["default"]["NAME"]
+        ),
+        "EMBEDDED_WORKER": "false",
+        "DATABASE_POOL": "true",
+    }
+    log_path = tmp_path / "serve.log"
+    with log_path.open("wb") as log:
+        server = subprocess.Popen(
+            [sys.executable, "manage.py", "serve", "--port", str(port), "--workers", str(WORKERS)],
+            cwd=REPO_ROOT,
+            env=environment,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_for_http(f"http://127.0.0.1:{port}/health/live", server, log_path)
+        yield f"127.0.0.1:{port}"
+    finally:
+        stop_process(server)
+    assert "Traceback" not in log_path.read_text(), log_path.read_text()
+
+
+@pytest.fixture
+def site(client: Any, db: None) -> dict[str, Any]:
+    from django.contrib.auth.models import User
+
+    user = User.objects.create_user("serve-viewer", password="serve-password-1")
+    evaluation = ingest_and_evaluate(make_cluster("served"), scenario_objects("topology-block"))
+    client.force_login(user)
+    return {"evaluation": evaluation, "cookie": f"sessionid={client.cookies['sessionid'].value}"}
+
+
+@pytest.mark.asyncio
+async def test_it_serves_pages_and_cached_heatmap_data_from_its_workers(
+    served: str, site: dict[str, Any]
+) -> None:
+    evaluation = site["evaluation"]
+    headers = {"Cookie": site["cookie"]}
+    data_url = f"http://{served}/clusters/{evaluation.cluster_id}/topology/data.json"
+    async with aiohttp.ClientSession(headers=headers) as http:
+        overview_statuses = []
+        for _ in range(REQUESTS):
+            async with http.get(f"http://{served}/", allow_redirects=False) as response:
+                overview_statuses.append(response.status)
+                overview = await response.text()
+        async with http.get(data_url) as response:
+            etag = response.headers["ETag"]
+            payload = await response.json()
+        async with http.get(data_url, headers={"If-None-Match": etag}) as response:
+            revalidated = response.status
+    assert overview_statuses == [200] * REQUESTS
+    assert f'data-evaluation="{evaluation.id}"' in overview
+    assert payload["evaluation"] == evaluation.id
+    assert revalidated == 304
+
+
+@pytest.mark.asyncio
+async def test_it_sends_live_updates_through_its_workers(served: str, site: dict[str, Any]) -> None:
+    from recommender import events
+
+    evaluation = site["evaluation"]
+    url = f"ws://{served}/ws/clusters/{evaluation.cluster_id}/"
+    headers = {"Origin": "http://127.0.0.1", "Cookie": site["cookie"]}
+    async with aiohttp.ClientSession() as http:
+        sockets = [await http.ws_connect(url, headers=headers) for _ in range(2 * WORKERS)]
+        snapshots = [
+            [await s.receive_json(timeout=TIMEOUT_SECONDS) for _ in range(3)] for s in sockets
+        ]
+        await sync_to_async(events.publish_evaluation)(evaluation)
+        published = [
+            [json.loads(await s.receive_str(timeout=TIMEOUT_SECONDS)) for _ in range(3)]
+            for s in sockets
+        ]
+        await asyncio.gather(*(s.close() for s in sockets))
+    for messages in [*snapshots, *published]:
+        assert [m["type"] for m in messages] == [
+            "heatmap.update",
+            "pending.update",
+            "recommendations.update",
+        ]
+        assert {m["evaluation"] for m in messages} == {evaluation.id}
