@@ -22,10 +22,11 @@ import time
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SUMMARY_PREFIXES = ("scaling ", "http ", "fanout ")
+SUMMARY_PREFIXES = ("scaling ", "http ", "fanout ", "openb ")
 FULL: dict[str, list[str]] = {
     "parse": [],
     "placement": [],
+    "openb": [],
     "evaluate": ["--nodes", "10000", "--gangs", "500"],
     "ingest": [],
     "heatmap": [],
