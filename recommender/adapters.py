@@ -30,7 +30,8 @@ def recommendations(
     evaluation: Evaluation, result: EngineEvaluation, node_groups: Iterable[NodeGroup]
 ) -> list[Recommendation]:
     """Rows of the engine's recommendations, each with the YAML to apply
-    (``report.recommendation_yaml``, the text report's too)."""
+    (``report.recommendation_yaml``, the text report's too) and the group's size
+    when evaluated."""
     groups = tuple(node_groups)
     rows = []
     for rec in result.recommendations:
@@ -40,6 +41,7 @@ def recommendations(
                 evaluation=evaluation,
                 node_group=rec.node_group,
                 count=rec.count,
+                current_size=result.node_group_sizes.get(rec.node_group, 0),
                 placement=item["placement"],
                 cost_per_hour=rec.cost_per_hour,
                 workloads=item["workloads"],

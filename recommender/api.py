@@ -81,6 +81,7 @@ class RecommendationSerializer(serializers.ModelSerializer):
             "taken_at",
             "node_group",
             "count",
+            "current_size",
             "placement",
             "cost_per_hour",
             "workloads",

@@ -49,6 +49,9 @@ class Recommendation(models.Model):
     )
     node_group = models.CharField(max_length=200)
     count = models.PositiveIntegerField()
+    current_size = models.PositiveIntegerField(
+        default=0, help_text="nodes in the group when evaluated (the YAML raises minSize from it)"
+    )
     placement = models.JSONField(default=dict)
     cost_per_hour = models.FloatField(default=0.0)
     workloads = models.JSONField(default=list)

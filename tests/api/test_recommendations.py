@@ -14,6 +14,7 @@ def test_it_serves_the_node_group_patch_and_provisioning_request_to_apply(team_a
         "results"
     ]
     assert (item["node_group"], item["count"], item["cost_per_hour"]) == ("h100", 2, 160.0)
+    assert item["current_size"] == 4  # a1, a2, c1, c2 carry pool: h100
     patch, request = yaml.safe_load_all(item["yaml"])
     # 4 h100 nodes in the snapshot + 2 -> minSize 6; maxSize 8 needs no change
     assert patch["spec"] == {"minSize": 6}
@@ -32,6 +33,7 @@ def test_it_starts_paid_reserved_nodes_through_the_same_patch(team_a_client, clu
         "results"
     ]
     # o1 is the h100 group's one node; the paid, unstarted node makes it 2
+    assert (item["current_size"], item["count"]) == (1, 1)
     assert list(yaml.safe_load_all(item["yaml"])) == [
         {
             "apiVersion": "capacityweb.io/v1alpha1",
