@@ -11,13 +11,13 @@ from recommender.engine.placement import PlacementOptions, place, place_unindexe
 from recommender.engine.workloads import Workload, pending_workloads, pod_workload
 from topology.hardware import (
     Cluster,
-    Reservation,
     Device,
     Gang,
     Gpu,
     GpuRequest,
     Node,
     Pod,
+    Reservation,
     Resources,
     Topology,
     TopologyLevel,
