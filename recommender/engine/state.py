@@ -201,15 +201,39 @@ def device_gpu_milli(device: Device, take: DeviceTake, info: NodeInfo) -> int:
 
 
 def _partition_milli(device: Device, info: NodeInfo) -> int:
-    """A partition's share of its GPU: the largest fraction of any counter it consumes."""
-    fraction = 0.0
+    """A partition's share of its GPU: the largest fraction it takes of any kind of
+    counter in its set.
+
+    Counters of one kind may be split per unit (``memory-slice-0`` … ``-7``, or
+    ``memorySlice0`` … ``7`` in KEP 4815, capacity 1 each): they are summed per
+    kind, so 4 of 8 memory slices is a half, not four wholes. Kinds with a single
+    unit (a JPEG or OFA engine) say which engine a profile holds, not how much of
+    the GPU: they count only when no kind has more than one unit.
+    """
+    fractions: list[float] = []
+    single_units: list[float] = []
     for use in device.consumes:
         capacity = info.counter_capacity.get(use.counter_set, {})
+        totals: dict[str, int] = {}
+        taken: dict[str, int] = {}
+        for name, total in capacity.items():
+            kind = counter_kind(name)
+            totals[kind] = totals.get(kind, 0) + total
         for name, amount in use.counters.items():
-            total = capacity.get(name, 0)
+            kind = counter_kind(name)
+            taken[kind] = taken.get(kind, 0) + amount
+        for kind, amount in taken.items():
+            total = totals.get(kind, 0)
             if total > 0:
-                fraction = max(fraction, amount / total)
-    return round(fraction * WHOLE_GPU_MILLI)
+                (fractions if total > 1 else single_units).append(amount / total)
+    fraction = max(fractions or single_units or [0.0])
+    return round(min(1.0, fraction) * WHOLE_GPU_MILLI)
+
+
+def counter_kind(name: str) -> str:
+    """``memory-slice-3`` and ``memorySlice3`` → their kind (``memory-slice``,
+    ``memorySlice``); a name without a unit number is its own kind."""
+    return name.rstrip("0123456789").rstrip("-_") or name
 
 
 class StateWatcher(Protocol):

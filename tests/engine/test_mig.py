@@ -101,3 +101,30 @@ def test_it_gives_partitions_their_share_of_gpu_memory():
     memory = {d.profile: d.memory_bytes for d in devices}
     assert memory["1g.10gb"] == 10 * 2**30
     assert memory["7g.80gb"] == 80 * 2**30
+
+
+def _gpu_share_of(model: str, profile_name: str) -> int:
+    """The GPU milli one partition of ``profile_name`` occupies, as the heatmap shows it."""
+    from recommender.engine.state import DeviceTake, NodeInfo, device_gpu_milli
+    from topology.hardware import Gpu, Node
+
+    counters, devices = partitionable_gpu("gpu-0", model)
+    node = Node("n", gpus=(Gpu("gpu-0", model=model),), devices=devices, counter_sets=(counters,))
+    device = next(d for d in devices if d.profile == profile_name)
+    return device_gpu_milli(device, DeviceTake(device.name, {}, exclusive=True), NodeInfo(node))
+
+
+@pytest.mark.parametrize(
+    ("model", "profile_name", "milli"),
+    [
+        (A100_40GB, "1g.5gb", 143),  # 1 of 7 compute slices (1 of 8 memory slices)
+        (A100_40GB, "3g.20gb", 500),  # 4 of 8 memory slices (3 of 7 compute)
+        (A100_40GB, "4g.20gb", 571),  # 4 of 7 compute slices
+        (A100_40GB, "7g.40gb", 1000),
+        (H100_80GB, "3g.40gb", 500),
+    ],
+)
+def test_it_counts_a_partition_as_its_share_of_the_gpu_not_the_whole_gpu(
+    model: str, profile_name: str, milli: int
+) -> None:
+    assert _gpu_share_of(model, profile_name) == milli
