@@ -314,6 +314,9 @@ class DeviceRequest:
     allocation_mode: str = "ExactCount"  # ExactCount | All
     selectors: tuple[AttributeSelector, ...] = ()
     capacity_requests: Mapping[str, int] = field(default_factory=dict)
+    # the devices asked for are GPUs or parts of one (what GPU demand counts); the
+    # engine decides it against the cluster's devices (workloads.pending_workloads)
+    gpu: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -93,7 +93,9 @@ def _sharing_mismatch(cluster: Cluster, naive: WorkloadPlan, joint: WorkloadPlan
     if naive.add_nodes and not naive.schedulable_after:
         return True
     if not naive.add_nodes and joint.verdict == RUNS_AFTER_SCALE_UP:
-        return True
+        # naive counted room for it on nodes it already planned; a mismatch only if
+        # that room was not real (riding along on those nodes is what joint does too)
+        return not naive.schedulable_after
     return bool(naive.add_nodes) and added_gpus(cluster, naive) != added_gpus(cluster, joint)
 
 

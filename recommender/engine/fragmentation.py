@@ -51,6 +51,8 @@ def task_shape(pod: Pod) -> TaskShape | None:
         )
     for claim in pod.claims:
         for request in claim.requests:
+            if not request.gpu:
+                continue
             share = request.capacity_requests.get("gpu_milli")
             milli = share if share is not None else WHOLE_GPU_MILLI
             return TaskShape(request.count, milli, (), resources.cpu_milli, resources.memory_bytes)

@@ -7,9 +7,11 @@ one by one is exactly the mistake the naive autoscaler makes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from topology.hardware import WHOLE_GPU_MILLI, Cluster, Gang, Pod
+from topology.hardware import WHOLE_GPU_MILLI, Cluster, Device, DeviceRequest, Gang, Pod
+
+from .allocate import selector_matches
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +38,8 @@ def _pod_gpu_milli(pod: Pod) -> int:
     gpu_milli = pod.gpu.total_milli if pod.gpu else 0
     for claim in pod.claims:
         for request in claim.requests:
+            if not request.gpu:
+                continue  # a NIC, say: not GPU demand
             share = request.capacity_requests.get("gpu_milli")
             gpu_milli += request.count * (share if share is not None else WHOLE_GPU_MILLI)
     return gpu_milli
@@ -92,7 +96,9 @@ def pending_workloads(cluster: Cluster) -> tuple[Workload, ...]:
     bound_by_gang: dict[str, int] = {}
     members: dict[str, list[Pod]] = {}
     singles: list[Workload] = []
+    gpu_requests = _GpuRequests(cluster)
     for pod in cluster.pods:
+        pod = gpu_requests.marked(pod)
         if pod.gang is None:
             if pod.node_name is None:
                 singles.append(pod_workload(pod))
@@ -106,6 +112,37 @@ def pending_workloads(cluster: Cluster) -> tuple[Workload, ...]:
         still_needed = max(1, workload.min_member - bound_by_gang.get(key, 0))
         result.append(_with_min_member(workload, min(still_needed, len(pods))))
     return tuple(sorted(result, key=sort_key))
+
+
+class _GpuRequests:
+    """Which DRA requests ask for GPUs (or parts of one): those whose device class and
+    selectors match GPU devices of the cluster or of a node-group template. A request
+    matching no device anywhere keeps counting as GPU demand (nothing says otherwise)."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self._classes = {c.name: c for c in cluster.device_classes}
+        nodes = [*cluster.nodes, *(g.template for g in cluster.node_groups)]
+        self._devices: list[Device] = [d for n in nodes for d in n.devices]
+        self._known: dict[tuple[object, ...], bool] = {}
+
+    def marked(self, pod: Pod) -> Pod:
+        if not pod.claims:
+            return pod
+        claims = tuple(
+            replace(claim, requests=tuple(self._marked(r) for r in claim.requests))
+            for claim in pod.claims
+        )
+        return pod if claims == pod.claims else replace(pod, claims=claims)
+
+    def _marked(self, request: DeviceRequest) -> DeviceRequest:
+        key = (request.device_class, request.selectors)
+        gpu = self._known.get(key)
+        if gpu is None:
+            device_class = self._classes.get(request.device_class)
+            selectors = (*(device_class.selectors if device_class else ()), *request.selectors)
+            matched = [d for d in self._devices if all(selector_matches(d, s) for s in selectors)]
+            gpu = self._known[key] = not matched or any(d.gpu is not None for d in matched)
+        return request if gpu == request.gpu else replace(request, gpu=gpu)
 
 
 def _with_min_member(workload: Workload, min_member: int) -> Workload:
