@@ -7,11 +7,11 @@
       ├── …          each with its own database and channel-layer connections
       └── worker N   N = --workers, else WEB_CONCURRENCY (settings)
 
-Why not Daphne here: one Daphne process runs every sync Django view on one
-thread, so concurrent clients queue behind each other, and Daphne cannot fork
-workers behind one port (docs/BENCHMARKS.md, "HTTP"). The Dockerfile, compose
-and bench/http.py all start the web tier through this command, so what is
-measured is what is deployed. `make run` keeps Daphne (`rundemo`): one process
+Why not Daphne here: Daphne is one process, so every request's Django code
+shares one interpreter lock (one core), and it cannot fork workers behind one
+port (docs/BENCHMARKS.md, "HTTP"). The Dockerfile, compose and bench/http.py
+all start the web tier through this command, so what is measured is what is
+deployed. `make run` keeps Daphne (`rundemo`): one process
 with the embedded worker, no services.
 """
 
