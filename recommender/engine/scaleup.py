@@ -229,14 +229,26 @@ class Slot:
 
 @dataclass(frozen=True, slots=True)
 class Option:
-    """One way to run a workload with new nodes: cheapest wins, then fewest nodes, then order."""
+    """One way to run a workload with new nodes: cheapest wins, then fewest nodes, then order.
+
+    ``parts``: how many new nodes from which slot, usually one slot; several
+    when no single slot can host the whole workload (``scaleup_mixed``).
+    ``nodes`` holds them part by part.
+    """
 
     cost_per_hour: float
-    count: int
-    slot: Slot
+    parts: tuple[tuple[Slot, int], ...]
     nodes: tuple[Node, ...]
     state: ClusterState
     outcome: WorkloadOutcome
+
+    @property
+    def count(self) -> int:
+        return sum(count for _, count in self.parts)
+
+    @property
+    def slot(self) -> Slot:
+        return self.parts[0][0]
 
 
 class JointPlanner:
@@ -300,7 +312,11 @@ class JointPlanner:
         self.candidates_for = None
         for restrict in (True, False):
             self.restrict_probes = restrict
-            option = self.cheapest_reserved_option(workload) or self.cheapest_option(workload)
+            option = (
+                self.cheapest_reserved_option(workload)
+                or self.cheapest_option(workload)
+                or self.mixed_option(workload)
+            )
             if option is None:
                 return None
             if (confirmed := self.confirmed(workload, option)) is not None:
@@ -451,6 +467,11 @@ class JointPlanner:
                     break
         return best
 
+    def mixed_option(self, workload: Workload) -> Option | None:
+        from recommender.engine.scaleup_mixed import mixed_option
+
+        return mixed_option(self, workload)
+
     def lands_in_a_domain(
         self, workload: Workload, group: NodeGroup, placement: NodePlacement
     ) -> bool:
@@ -571,30 +592,38 @@ class JointPlanner:
     def probe(
         self, workload: Workload, slot: Slot, count: int, grants: Mapping[str, frozenset[str]]
     ) -> Option | None:
-        """Place the workload on the slot's candidate nodes plus ``count`` new ones.
+        """Place the workload on the slot's candidate nodes plus ``count`` new ones."""
+        return self.probe_parts(workload, ((slot, count),), grants)
+
+    def probe_parts(
+        self,
+        workload: Workload,
+        parts: tuple[tuple[Slot, int], ...],
+        grants: Mapping[str, frozenset[str]],
+    ) -> Option | None:
+        """Place the workload on candidate nodes plus the parts' new nodes.
 
         The probe state holds only existing nodes that could host a member
         (see ``candidate_names``): the filters would reject the others anyway,
         and a probe then costs the candidates, not the whole cluster. The
-        chosen option is confirmed on the full state in ``take``.
+        chosen option is confirmed on the full state in ``take``. Every part
+        lands in the first part's domain of the required level.
         """
-        state = self.probe_state(workload, slot)
+        state = self.probe_state(workload, parts[0][0])
         taken = set(self.taken_names)
         nodes = tuple(
             self.fresh_node(slot.group, slot.placement, taken, slot.reservation)
+            for slot, count in parts
             for _ in range(count)
         )
         for node in nodes:
             state.add_node(node)
-        if slot.reservation is not None:
-            mine = grants.get(workload.namespace, frozenset())
-            grants = {**grants, workload.namespace: mine | {n.name for n in nodes}}
+        grants = _with_paid_nodes(grants, workload, nodes)
         outcome = place_one(self.cluster, workload, state, self.options(grants), diagnose=False)
         if not outcome.placed:
             return None
-        price = slot.group.price_per_node_hour
-        cost = 0.0 if slot.reservation else costs.nodes_cost_per_hour(count, price)
-        return Option(cost, count, slot, nodes, state, outcome)
+        cost = sum(_part_cost(slot, count) for slot, count in parts)
+        return Option(costs.round_money(cost), parts, nodes, state, outcome)
 
     def probe_state(self, workload: Workload, slot: Slot) -> ClusterState:
         if not self.restrict_probes:
@@ -628,10 +657,7 @@ class JointPlanner:
         state = self.state.copy()
         for node in option.nodes:
             state.add_node(node)
-        grants = self.grants(workload.namespace)
-        if option.slot.reservation is not None:
-            mine = grants.get(workload.namespace, frozenset())
-            grants = {**grants, workload.namespace: mine | {n.name for n in option.nodes}}
+        grants = _with_paid_nodes(self.grants(workload.namespace), workload, option.nodes)
         outcome = place_one(self.cluster, workload, state, self.options(grants), diagnose=False)
         if not outcome.placed:
             return None
@@ -649,51 +675,57 @@ class JointPlanner:
 
     def take(self, workload: Workload, option: Option) -> WorkloadPlan:
         self.state = option.state
-        group = option.slot.group.name
-        names = tuple(n.name for n in option.nodes)
-        self.taken_names.update(names)
-        self.added_per_group[group] = self.added_per_group.get(group, 0) + option.count
-        slot = (group, option.slot.index)
-        self.added_per_slot[slot] = self.added_per_slot.get(slot, 0) + option.count
-        if option.slot.reservation is not None:
-            used = self.reservation_nodes_used.get(option.slot.reservation, 0)
-            self.reservation_nodes_used[option.slot.reservation] = used + option.count
-            self.provisioned.setdefault(option.slot.reservation, []).extend(names)
-        self.additions.append(
-            NodeAddition(
-                group,
-                option.count,
-                dict(option.slot.placement.labels),
-                names,
-                (workload.key,),
-                option.cost_per_hour,
-                option.slot.reservation,
+        self.taken_names.update(n.name for n in option.nodes)
+        start = 0
+        for slot, count in option.parts:
+            names = tuple(n.name for n in option.nodes[start : start + count])
+            start += count
+            group = slot.group.name
+            self.added_per_group[group] = self.added_per_group.get(group, 0) + count
+            key = (group, slot.index)
+            self.added_per_slot[key] = self.added_per_slot.get(key, 0) + count
+            if slot.reservation is not None:
+                used = self.reservation_nodes_used.get(slot.reservation, 0)
+                self.reservation_nodes_used[slot.reservation] = used + count
+                self.provisioned.setdefault(slot.reservation, []).extend(names)
+            self.additions.append(
+                NodeAddition(
+                    group,
+                    count,
+                    dict(slot.placement.labels),
+                    names,
+                    (workload.key,),
+                    _part_cost(slot, count),
+                    slot.reservation,
+                )
             )
-        )
         return self.option_plan(workload, option)
 
     def option_plan(self, workload: Workload, option: Option) -> WorkloadPlan:
-        where = _placement_text(option.slot.placement.labels)
         used = self.used_reservations(option.outcome)
-        if option.slot.reservation is not None:
-            reason = (
-                f"provision {option.count} paid node(s) of reservation {option.slot.reservation} "
-                f"in group {option.slot.group.name}{where} (no extra cost)"
-            )
-            verdict = USES_RESERVATION
-        else:
-            reason = (
-                f"add {option.count} node(s) of group {option.slot.group.name}{where} "
-                f"for {option.cost_per_hour:g}/h"
-            )
-            verdict = RUNS_AFTER_SCALE_UP
+        reasons = []
+        add_nodes: dict[str, int] = {}
+        for slot, count in option.parts:
+            where = _placement_text(slot.placement.labels)
+            add_nodes[slot.group.name] = add_nodes.get(slot.group.name, 0) + count
+            if slot.reservation is not None:
+                reasons.append(
+                    f"provision {count} paid node(s) of reservation {slot.reservation} "
+                    f"in group {slot.group.name}{where} (no extra cost)"
+                )
+            else:
+                reasons.append(
+                    f"add {count} node(s) of group {slot.group.name}{where} "
+                    f"for {_part_cost(slot, count):g}/h"
+                )
+        paid = all(slot.reservation is not None for slot, _ in option.parts)
         changes = self.changes(workload, option.outcome)
         return WorkloadPlan(
             workload.key,
-            verdict,
-            add_nodes={option.slot.group.name: option.count},
+            USES_RESERVATION if paid else RUNS_AFTER_SCALE_UP,
+            add_nodes=add_nodes,
             reservations=used,
-            reasons=(reason, *changes),
+            reasons=(*reasons, *changes),
             schedulable_after=True,
             changes=changes,
         )
@@ -704,6 +736,24 @@ class JointPlanner:
         from recommender.engine.scaleup_blocked import blocked_reasons
 
         return blocked_reasons(self, workload)
+
+
+def _with_paid_nodes(
+    grants: Mapping[str, frozenset[str]], workload: Workload, nodes: Sequence[Node]
+) -> Mapping[str, frozenset[str]]:
+    """The grants plus new nodes of the workload's reservations (tainted for it) it may use."""
+    paid = {n.name for n in nodes if any(t.key == RESERVATION_TAINT_KEY for t in n.taints)}
+    if not paid:
+        return grants
+    mine = grants.get(workload.namespace, frozenset())
+    return {**grants, workload.namespace: mine | paid}
+
+
+def _part_cost(slot: Slot, count: int) -> float:
+    """New nodes of one slot per hour; paid reserved capacity costs nothing more."""
+    if slot.reservation is not None:
+        return 0.0
+    return costs.nodes_cost_per_hour(count, slot.group.price_per_node_hour)
 
 
 def _better(option: Option, best: Option) -> bool:

@@ -1,0 +1,97 @@
+"""New nodes from several slots when no single slot can host the whole workload.
+
+A slot (one group's placement domain) may have too little room for a gang,
+or no group alone may carry every member, while nodes from two slots would:
+naive buys one node here and one there and the gang runs. The joint plan
+must then not call the gang blocked. Only when the single-slot search found
+nothing, per domain of the required level (every slot, without one)::
+
+    slots, cheapest node first ──► their room, node after node
+    ──► probe with every node: fails → no mixed option in this domain
+    ──► binary search for the shortest prefix under which the whole gang runs
+
+Filling the cheapest slot first is a heuristic (it need not find the cheapest
+mix), but each option is checked by the same ``place_one`` and confirmed on
+the full state like any other.
+
+Pure: no Django, no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from recommender.engine.scaleup import Option, Slot, _better
+
+if TYPE_CHECKING:
+    from recommender.engine.scaleup import JointPlanner
+    from recommender.engine.workloads import Workload
+
+
+def mixed_option(planner: JointPlanner, workload: Workload) -> Option | None:
+    if len(workload.pods) < 2:
+        return None  # one pod lands on one node: a single slot or nothing
+    best: Option | None = None
+    grants = planner.grants(workload.namespace)
+    for slots in _slots_per_domain(planner, workload).values():
+        if len(slots) < 2:
+            continue  # one slot: the single-slot search has tried it
+        sequence = [slot for slot, room in slots for _ in range(room)]
+        option = _shortest_prefix(planner, workload, sequence, grants)
+        if option is not None and (best is None or _better(option, best)):
+            best = option
+    return best
+
+
+def _slots_per_domain(
+    planner: JointPlanner, workload: Workload
+) -> dict[str | None, list[tuple[Slot, int]]]:
+    """Purchasable slots with room, cheapest node first, per domain of the required level."""
+    key = workload.required_topology
+    per_domain: dict[str | None, list[tuple[Slot, int]]] = {}
+    order = 0
+    for group in sorted(planner.groups, key=lambda g: (g.price_per_node_hour, g.name)):
+        if planner.compatible(group, workload) is not None:
+            continue
+        for index, placement in enumerate(planner.placements(group)):
+            order += 1
+            if not planner.lands_in_a_domain(workload, group, placement):
+                continue
+            room = min(planner.room(group, index, placement), planner.most_nodes(workload, group))
+            if room < 1:
+                continue
+            domain = (placement.labels.get(key) or group.template.labels.get(key)) if key else None
+            per_domain.setdefault(domain, []).append((Slot(group, index, placement, order), room))
+    return per_domain
+
+
+def _shortest_prefix(
+    planner: JointPlanner,
+    workload: Workload,
+    sequence: list[Slot],
+    grants: dict[str, frozenset[str]],
+) -> Option | None:
+    """The shortest prefix of ``sequence`` (one slot per new node) that runs the workload."""
+    found = planner.probe_parts(workload, _parts(sequence), grants)
+    if found is None:
+        return None
+    failed, works = 0, len(sequence)  # no new node: the existing ones already failed
+    while failed + 1 < works:
+        middle = (failed + works) // 2
+        trial = planner.probe_parts(workload, _parts(sequence[:middle]), grants)
+        if trial is None:
+            failed = middle
+        else:
+            found, works = trial, middle
+    return found
+
+
+def _parts(sequence: list[Slot]) -> tuple[tuple[Slot, int], ...]:
+    """Consecutive new nodes of one slot as (slot, count)."""
+    parts: list[tuple[Slot, int]] = []
+    for slot in sequence:
+        if parts and parts[-1][0] is slot:
+            parts[-1] = (slot, parts[-1][1] + 1)
+        else:
+            parts.append((slot, 1))
+    return tuple(parts)
