@@ -21,7 +21,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from recommender.engine.scaleup import Option, Slot, _better
+from recommender.engine.scaleup import (
+    Option,
+    Slot,
+    _better,
+    _uniform_whole_gpus,
+    workload_gpu_milli,
+)
+from topology.hardware import WHOLE_GPU_MILLI
 
 if TYPE_CHECKING:
     from recommender.engine.scaleup import JointPlanner
@@ -33,9 +40,12 @@ def mixed_option(planner: JointPlanner, workload: Workload) -> Option | None:
         return None  # one pod lands on one node: a single slot or nothing
     best: Option | None = None
     grants = planner.grants(workload.namespace)
-    for slots in _slots_per_domain(planner, workload).values():
+    free = planner.free_milli_by_domain(workload)
+    for domain, slots in _slots_per_domain(planner, workload).items():
         if len(slots) < 2:
             continue  # one slot: the single-slot search has tried it
+        if not _enough_gpus(workload, free.get(domain, [0, 0]), slots):
+            continue
         sequence = [slot for slot, room in slots for _ in range(room)]
         option = _shortest_prefix(planner, workload, sequence, grants)
         if option is not None and (best is None or _better(option, best)):
@@ -63,6 +73,21 @@ def _slots_per_domain(
             domain = (placement.labels.get(key) or group.template.labels.get(key)) if key else None
             per_domain.setdefault(domain, []).append((Slot(group, index, placement, order), room))
     return per_domain
+
+
+def _enough_gpus(workload: Workload, free: list[int], slots: list[tuple[Slot, int]]) -> bool:
+    """GPU arithmetic before any probe: existing free GPU milli of the domain plus every
+    new node's must cover the workload, and for members of g whole GPUs each, the
+    members that fit (node by node, ⌊GPUs/g⌋) must reach ``min_member``."""
+    free_milli, members_fitting = free
+    new_gpus = sum(slot.group.template.gpu_count * room for slot, room in slots)
+    if free_milli + new_gpus * WHOLE_GPU_MILLI < workload_gpu_milli(workload):
+        return False
+    per_pod = _uniform_whole_gpus(workload)
+    if not per_pod:
+        return True
+    new_members = sum(slot.group.template.gpu_count // per_pod * room for slot, room in slots)
+    return members_fitting + new_members >= workload.min_member
 
 
 def _shortest_prefix(
