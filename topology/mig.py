@@ -92,6 +92,24 @@ def mig_model(product: str | None) -> str | None:
     return None
 
 
+MIG_RESOURCE_PREFIX = "nvidia.com/mig-"  # device plugin, mixed strategy: one resource a profile
+
+
+def instance_share(model: str | None, name: str) -> float:
+    """The part of its GPU one instance of profile ``name`` holds: the larger of its
+    compute (of 7) and memory (of 8) slices. Unknown tables: compute from the name
+    (``3g.…`` → 3 of 7)."""
+    table = mig_model(model) or (model if model in PROFILES else None)
+    if table is not None:
+        for candidate in PROFILES[table]:
+            if candidate.name == name:
+                return max(
+                    candidate.compute / COMPUTE_SLICES, candidate.memory_slices / MEMORY_SLICES
+                )
+    compute, _, _ = name.partition("g.")
+    return min(1.0, int(compute) / COMPUTE_SLICES) if compute.isdigit() else 1.0
+
+
 def profile(model: str, name: str) -> MigProfile:
     for candidate in PROFILES[model]:
         if candidate.name == name:

@@ -30,8 +30,7 @@ from recommender.engine.scaleup import (
 )
 from recommender.engine.workloads import Workload
 from topology.hardware import AttributeSelector, Cluster, DeviceClass, Pod
-
-MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
+from topology.mig import MIG_RESOURCE_PREFIX
 
 
 def uses_sharing(cluster: Cluster, pod: Pod) -> bool:

@@ -24,7 +24,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from topology.hardware import WHOLE_GPU_MILLI, Cluster, Device, Node, Pod, Topology
+from topology.hardware import WHOLE_GPU_MILLI, Cluster, Device, Gpu, Node, Pod, Topology
+from topology.mig import MIG_RESOURCE_PREFIX, instance_share
 
 GPU_MILLI = "gpu_milli"
 
@@ -75,6 +76,7 @@ class NodeInfo:
         "counter_capacity",
         "models",
         "gpu_models",
+        "mig_mode_gpus",
         "memo_static",
         "_path",
     )
@@ -90,6 +92,10 @@ class NodeInfo:
         models = {g.model for g in node.gpus} | {d.model for d in node.devices if d.gpu}
         self.models: frozenset[str] = frozenset(m for m in models if m)
         self.gpu_models = frozenset(g.model for g in node.gpus)  # None: a GPU of no known model
+        # GPUs in MIG mode under the device plugin's mixed strategy: no whole device, their
+        # instances are extended resources (nvidia.com/mig-<profile>)
+        whole = {d.gpu for d in self.gpu_devices}
+        self.mig_mode_gpus = tuple(g for g in node.gpus if g.name not in whole)
         self.memo_static: dict[bool, tuple[object, ...]] = {}  # memo.static_key, computed once
         self._path: tuple[Topology, tuple[str | None, ...]] | None = None
 
@@ -118,6 +124,7 @@ class NodeAlloc:
         "gpu_profiles",
         "memo_keys",
         "_free_gpu_milli",
+        "mig_instances",
     )
 
     def __init__(self, info: NodeInfo) -> None:
@@ -138,6 +145,8 @@ class NodeAlloc:
         # memo key per (memo.NodeKeys, personal): valid until the next write
         self.memo_keys: dict[tuple[object, bool], int] = {}
         self._free_gpu_milli: int | None = None
+        # (pod, MIG resource) → the GPUs its instances were counted on, to give them back
+        self.mig_instances: dict[tuple[str, str], tuple[str, ...]] = {}
 
     def clone(self) -> NodeAlloc:
         other = NodeAlloc.__new__(NodeAlloc)
@@ -154,6 +163,7 @@ class NodeAlloc:
         other.gpu_profiles = dict(self.gpu_profiles)
         other.memo_keys = {}
         other._free_gpu_milli = self._free_gpu_milli
+        other.mig_instances = dict(self.mig_instances)
         return other
 
     def changed(self) -> None:
@@ -361,6 +371,8 @@ class ClusterState:
         alloc.pods_free -= sign * allocation.pods
         for name, amount in allocation.extended.items():
             alloc.extended_free[name] = alloc.extended_free.get(name, 0) - sign * amount
+            if name.startswith(MIG_RESOURCE_PREFIX) and info.mig_mode_gpus:
+                _change_mig_instances(alloc, info, pod_key, name, amount, sign)
         for take in allocation.devices:
             _change_device(alloc, info, pod_key, take, sign)
 
@@ -424,6 +436,58 @@ def _change_gpu(alloc: NodeAlloc, device: Device, pod_key: str, milli: int, sign
         alloc.gpu_profiles[gpu] = (
             (*profiles, device.profile) if sign > 0 else _without(profiles, device.profile)
         )
+
+
+def _change_mig_instances(
+    alloc: NodeAlloc, info: NodeInfo, pod_key: str, resource: str, amount: int, sign: int
+) -> None:
+    """Count MIG instances taken as extended resources on GPUs in MIG mode.
+
+    The device plugin does not say which GPU holds an instance; each is counted on
+    the first MIG-mode GPU (node order) with room for it, else the least used one,
+    so the heatmap, stranded GPUs and free GPU figures see it. The GPUs chosen are
+    kept per pod, and given back exactly on release.
+    """
+    profile = resource.removeprefix(MIG_RESOURCE_PREFIX)
+    key = (pod_key, resource)
+    if sign < 0:
+        gpus = alloc.mig_instances.pop(key, ())
+    else:
+        gpus = ()
+        for _ in range(amount):
+            gpu = _gpu_for_instance(alloc, info, profile)
+            gpus = (*gpus, gpu.name)
+            _count_instance(alloc, gpu.name, pod_key, profile, _instance_milli(gpu, profile), 1)
+        alloc.mig_instances[key] = gpus
+        return
+    gpu_of = {g.name: g for g in info.mig_mode_gpus}
+    for name in gpus:
+        milli = _instance_milli(gpu_of[name], profile)
+        _count_instance(alloc, name, pod_key, profile, milli, -1)
+
+
+def _instance_milli(gpu: Gpu, profile: str) -> int:
+    return round(instance_share(gpu.model, profile) * WHOLE_GPU_MILLI)
+
+
+def _gpu_for_instance(alloc: NodeAlloc, info: NodeInfo, profile: str) -> Gpu:
+    gpus = info.mig_mode_gpus
+    for gpu in gpus:
+        if alloc.gpu_milli.get(gpu.name, 0) + _instance_milli(gpu, profile) <= WHOLE_GPU_MILLI:
+            return gpu
+    return min(gpus, key=lambda g: alloc.gpu_milli.get(g.name, 0))
+
+
+def _count_instance(
+    alloc: NodeAlloc, gpu: str, pod_key: str, profile: str, milli: int, sign: int
+) -> None:
+    alloc.gpu_milli[gpu] = alloc.gpu_milli.get(gpu, 0) + sign * milli
+    pods, profiles = alloc.gpu_pods.get(gpu, ()), alloc.gpu_profiles.get(gpu, ())
+    if sign > 0:
+        alloc.gpu_pods[gpu], alloc.gpu_profiles[gpu] = (*pods, pod_key), (*profiles, profile)
+    else:
+        alloc.gpu_pods[gpu] = _without(pods, pod_key)
+        alloc.gpu_profiles[gpu] = _without(profiles, profile)
 
 
 def _without(items: tuple[str, ...], item: str) -> tuple[str, ...]:

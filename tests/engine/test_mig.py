@@ -128,3 +128,56 @@ def test_it_counts_a_partition_as_its_share_of_the_gpu_not_the_whole_gpu(
     model: str, profile_name: str, milli: int
 ) -> None:
     assert _gpu_share_of(model, profile_name) == milli
+
+
+def _mixed_strategy_node():  # type: ignore[no-untyped-def]
+    """A100-40GB ×8 under the device plugin's mixed strategy: gpu-0…5 whole, gpu-6/7 in
+    MIG mode, their four 3g.20gb instances advertised as an extended resource."""
+    from topology.hardware import Device, Gpu, Node, Resources
+
+    gpus = tuple(Gpu(f"gpu-{i}", model=A100_40GB) for i in range(8))
+    whole = tuple(
+        Device(g.name, gpu=g.name, model=A100_40GB, capacity={"gpu_milli": 1000}) for g in gpus[:6]
+    )
+    allocatable = Resources(
+        cpu_milli=64_000, memory_bytes=2**39, pods=110, extended={"nvidia.com/mig-3g.20gb": 4}
+    )
+    return Node("mixed", allocatable=allocatable, gpus=gpus, devices=whole)
+
+
+def _mig_pod(name: str, node: str | None):  # type: ignore[no-untyped-def]
+    from topology.hardware import Pod, Resources
+
+    requests = Resources(cpu_milli=1000, pods=1, extended={"nvidia.com/mig-3g.20gb": 1})
+    return Pod("serve", name, requests=requests, node_name=node)
+
+
+def test_it_counts_mig_instances_taken_as_extended_resources_on_the_mig_mode_gpus() -> None:
+    from recommender.engine.state import ClusterState
+    from topology.hardware import Cluster
+
+    pods = tuple(_mig_pod(f"p{i}", "mixed") for i in range(3))
+    state = ClusterState.from_cluster(Cluster("c", nodes=(_mixed_strategy_node(),), pods=pods))
+    cells = {c.gpu: c for c in state.gpu_cells("mixed")}
+    # 3g.20gb holds 4 of 8 memory slices: two fill gpu-6, the third goes to gpu-7
+    assert [cells[g].allocated_milli for g in ("gpu-5", "gpu-6", "gpu-7")] == [0, 1000, 500]
+    assert cells["gpu-6"].pods == ("serve/p0", "serve/p1")
+    assert cells["gpu-7"].profiles == ("3g.20gb",)
+
+
+def test_it_gives_mig_instances_back_exactly_on_release() -> None:
+    from recommender.engine.state import ClusterState, pod_allocation_base
+    from topology.hardware import Cluster
+
+    bound = (_mig_pod("p0", "mixed"),)
+    state = ClusterState.from_cluster(Cluster("c", nodes=(_mixed_strategy_node(),), pods=bound))
+    extra = _mig_pod("p1", None)
+    state.apply("mixed", extra.key, pod_allocation_base(extra))
+    assert state.gpu_cells("mixed")[6].allocated_milli == 1000
+    state.release("mixed", extra.key, pod_allocation_base(extra))
+    cells = state.gpu_cells("mixed")
+    assert (cells[6].allocated_milli, cells[6].pods, cells[7].allocated_milli) == (
+        500,
+        ("serve/p0",),
+        0,
+    )
