@@ -26,7 +26,7 @@ Pure: no Django, no I/O, no clock (``at`` is passed in).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
@@ -444,9 +444,26 @@ class JointPlanner:
         first slot with room is probed.
         """
         best: Option | None = None
-        order = 0
         grants = self.grants(workload.namespace)
         free = self.free_milli_by_domain(workload)
+        searched: set[str] = set()
+        for slot, room in self.purchase_slots(workload):
+            group = slot.group
+            if workload.required_topology is None and group.name in searched:
+                continue  # without a required level, a group's slots are alike
+            low = self.fewest_nodes(workload, group, slot.placement, free)
+            if room < low or (best and low * group.price_per_node_hour >= best.cost_per_hour):
+                continue
+            option = self.search(workload, slot, room, grants, low, best)
+            if option and (best is None or _better(option, best)):
+                best = option
+            searched.add(group.name)
+        return best
+
+    def purchase_slots(self, workload: Workload) -> Iterator[tuple[Slot, int]]:
+        """Where new nodes can be bought for the workload, cheapest node first (then
+        group name, then placement order): each slot with its room for the workload."""
+        order = 0
         for group in sorted(self.groups, key=lambda g: (g.price_per_node_hour, g.name)):
             if self.compatible(group, workload) is not None:
                 continue
@@ -455,17 +472,7 @@ class JointPlanner:
                 if not self.lands_in_a_domain(workload, group, placement):
                     continue
                 room = min(self.room(group, index, placement), self.most_nodes(workload, group))
-                low = self.fewest_nodes(workload, group, placement, free)
-                price = group.price_per_node_hour
-                if room < low or (best and low * price >= best.cost_per_hour):
-                    continue
-                slot = Slot(group, index, placement, order)
-                option = self.search(workload, slot, room, grants, low, best)
-                if option and (best is None or _better(option, best)):
-                    best = option
-                if workload.required_topology is None:
-                    break
-        return best
+                yield Slot(group, index, placement, order), room
 
     def mixed_option(self, workload: Workload) -> Option | None:
         from recommender.engine.scaleup_mixed import mixed_option

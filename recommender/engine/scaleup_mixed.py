@@ -59,19 +59,12 @@ def _slots_per_domain(
     """Purchasable slots with room, cheapest node first, per domain of the required level."""
     key = workload.required_topology
     per_domain: dict[str | None, list[tuple[Slot, int]]] = {}
-    order = 0
-    for group in sorted(planner.groups, key=lambda g: (g.price_per_node_hour, g.name)):
-        if planner.compatible(group, workload) is not None:
+    for slot, room in planner.purchase_slots(workload):
+        if room < 1:
             continue
-        for index, placement in enumerate(planner.placements(group)):
-            order += 1
-            if not planner.lands_in_a_domain(workload, group, placement):
-                continue
-            room = min(planner.room(group, index, placement), planner.most_nodes(workload, group))
-            if room < 1:
-                continue
-            domain = (placement.labels.get(key) or group.template.labels.get(key)) if key else None
-            per_domain.setdefault(domain, []).append((Slot(group, index, placement, order), room))
+        labels = slot.placement.labels
+        domain = (labels.get(key) or slot.group.template.labels.get(key)) if key else None
+        per_domain.setdefault(domain, []).append((slot, room))
     return per_domain
 
 
