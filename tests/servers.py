@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import socket
 import subprocess
+import sys
 import time
 import urllib.request
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,29 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+@contextmanager
+def manage_py_server(
+    arguments: list[str], environment: Mapping[str, str], log_path: Path, ready_url: str
+) -> Iterator[subprocess.Popen[bytes]]:
+    """``python manage.py <arguments>`` from the repository, its output in ``log_path``;
+    yields once ``ready_url`` answers, stops it (by its PID) afterwards."""
+    from tests.conftest import REPO_ROOT, stop_process
+
+    with log_path.open("wb") as log:
+        server = subprocess.Popen(
+            [sys.executable, "manage.py", *arguments],
+            cwd=REPO_ROOT,
+            env=dict(environment),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_for_http(ready_url, server, log_path)
+        yield server
+    finally:
+        stop_process(server)
 
 
 def _log_tail(log_path: Path | None) -> str:

@@ -7,8 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,8 +15,8 @@ import aiohttp
 import pytest
 from asgiref.sync import sync_to_async
 
-from tests.conftest import REPO_ROOT, stop_process, with_database_name
-from tests.servers import free_port, wait_for_http
+from tests.conftest import with_database_name
+from tests.servers import free_port, manage_py_server
 from tests.web.fixtures import ingest_and_evaluate, make_cluster, scenario_objects
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
@@ -42,19 +40,9 @@ def served(tmp_path: Path) -> Iterator[str]:
         "DATABASE_POOL": "true",
     }
     log_path = tmp_path / "serve.log"
-    with log_path.open("wb") as log:
-        server = subprocess.Popen(
-            [sys.executable, "manage.py", "serve", "--port", str(port), "--workers", str(WORKERS)],
-            cwd=REPO_ROOT,
-            env=environment,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        wait_for_http(f"http://127.0.0.1:{port}/health/live", server, log_path)
+    arguments = ["serve", "--port", str(port), "--workers", str(WORKERS)]
+    with manage_py_server(arguments, environment, log_path, f"http://127.0.0.1:{port}/health/live"):
         yield f"127.0.0.1:{port}"
-    finally:
-        stop_process(server)
     assert "Traceback" not in log_path.read_text(), log_path.read_text()
 
 

@@ -16,8 +16,6 @@ docs/screenshots), so a test run never rewrites tracked files.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,10 +27,9 @@ from tests.conftest import (
     REPO_ROOT,
     chromium_path,
     services_missing,
-    stop_process,
     with_database_name,
 )
-from tests.servers import free_port, wait_for_http
+from tests.servers import free_port, manage_py_server
 
 PASSWORD = "browser-password-1"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -68,19 +65,10 @@ def live_url(django_db_setup: None, tmp_path_factory: pytest.TempPathFactory) ->
         "EMBEDDED_WORKER": "false",
         "DEBUG": "true",
     }
-    with log_path.open("wb") as log:
-        server = subprocess.Popen(
-            [sys.executable, "manage.py", "rundemo", "--port", str(port)],
-            cwd=REPO_ROOT,
-            env=environment,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        wait_for_http(f"http://127.0.0.1:{port}/accounts/login/", server, log_path)
+    arguments = ["rundemo", "--port", str(port)]
+    ready = f"http://127.0.0.1:{port}/accounts/login/"
+    with manage_py_server(arguments, environment, log_path, ready):
         yield f"http://127.0.0.1:{port}"
-    finally:
-        stop_process(server)
 
 
 @pytest.fixture
