@@ -101,11 +101,12 @@ def instance_share(model: str | None, name: str) -> float:
     (``3g.…`` → 3 of 7)."""
     table = mig_model(model) or (model if model in PROFILES else None)
     if table is not None:
-        for candidate in PROFILES[table]:
-            if candidate.name == name:
-                return max(
-                    candidate.compute / COMPUTE_SLICES, candidate.memory_slices / MEMORY_SLICES
-                )
+        try:
+            mig = profile(table, name)
+        except ValueError:
+            pass  # not a profile of this table: read the name
+        else:
+            return max(mig.compute / COMPUTE_SLICES, mig.memory_slices / MEMORY_SLICES)
     compute, _, _ = name.partition("g.")
     return min(1.0, int(compute) / COMPUTE_SLICES) if compute.isdigit() else 1.0
 

@@ -820,8 +820,7 @@ class _Layout:
         the states still sharing this layout see it unchanged."""
         other = _Layout.__new__(_Layout)
         other.cluster, other.names, other._info = self.cluster, state.node_names(), state.info
-        other.paths = _PathCache(self.cluster, state)
-        other.paths.update(self.paths)
+        other.paths = _PathCache(self.cluster, state)  # filled again lazily from NodeInfo
         path, labels = other.paths[name], state.info(name).node.labels
         position = len(other.names) - 1
         other._domains, other._domain_of = {}, {}

@@ -74,6 +74,7 @@ class NodeInfo:
         "gpu_devices",
         "gpus",
         "counter_capacity",
+        "counter_kind_totals",
         "models",
         "gpu_models",
         "mig_mode_gpus",
@@ -89,6 +90,13 @@ class NodeInfo:
         )
         self.gpus = {g.name: g for g in node.gpus}
         self.counter_capacity = {c.name: dict(c.counters) for c in node.counter_sets}
+        # per counter set, capacity summed per kind of counter (see _partition_milli)
+        self.counter_kind_totals: dict[str, dict[str, int]] = {}
+        for counter_set in node.counter_sets:
+            totals = self.counter_kind_totals[counter_set.name] = {}
+            for name, total in counter_set.counters.items():
+                kind = counter_kind(name)
+                totals[kind] = totals.get(kind, 0) + total
         models = {g.model for g in node.gpus} | {d.model for d in node.devices if d.gpu}
         self.models: frozenset[str] = frozenset(m for m in models if m)
         self.gpu_models = frozenset(g.model for g in node.gpus)  # None: a GPU of no known model
@@ -223,12 +231,8 @@ def _partition_milli(device: Device, info: NodeInfo) -> int:
     fractions: list[float] = []
     single_units: list[float] = []
     for use in device.consumes:
-        capacity = info.counter_capacity.get(use.counter_set, {})
-        totals: dict[str, int] = {}
+        totals = info.counter_kind_totals.get(use.counter_set, {})
         taken: dict[str, int] = {}
-        for name, total in capacity.items():
-            kind = counter_kind(name)
-            totals[kind] = totals.get(kind, 0) + total
         for name, amount in use.counters.items():
             kind = counter_kind(name)
             taken[kind] = taken.get(kind, 0) + amount
@@ -421,21 +425,30 @@ def _change_device(
         for name, amount in take.capacity.items():
             free[name] = free.get(name, device.capacity.get(name, 0)) - sign * amount
     if device.gpu is not None:
-        _change_gpu(alloc, device, pod_key, device_gpu_milli(device, take, info), sign)
+        milli = device_gpu_milli(device, take, info)
+        partition = device.profile is not None and bool(device.consumes)
+        _change_gpu(alloc, device.gpu, pod_key, milli, sign, device.profile, partition)
 
 
-def _change_gpu(alloc: NodeAlloc, device: Device, pod_key: str, milli: int, sign: int) -> None:
-    gpu = device.gpu or ""
+def _change_gpu(
+    alloc: NodeAlloc,
+    gpu: str,
+    pod_key: str,
+    milli: int,
+    sign: int,
+    profile: str | None,
+    partition: bool,
+) -> None:
+    """Count (sign 1) or give back (-1) ``milli`` of a physical GPU for a pod, with the
+    partition profile it holds there, if any."""
     alloc.gpu_milli[gpu] = alloc.gpu_milli.get(gpu, 0) + sign * milli
-    if device.profile is None or not device.consumes:
+    if not partition:
         alloc.gpu_nonpartition_milli[gpu] = alloc.gpu_nonpartition_milli.get(gpu, 0) + sign * milli
     pods = alloc.gpu_pods.get(gpu, ())
     alloc.gpu_pods[gpu] = (*pods, pod_key) if sign > 0 else _without(pods, pod_key)
-    if device.profile is not None:
+    if profile is not None:
         profiles = alloc.gpu_profiles.get(gpu, ())
-        alloc.gpu_profiles[gpu] = (
-            (*profiles, device.profile) if sign > 0 else _without(profiles, device.profile)
-        )
+        alloc.gpu_profiles[gpu] = (*profiles, profile) if sign > 0 else _without(profiles, profile)
 
 
 def _change_mig_instances(
@@ -457,13 +470,14 @@ def _change_mig_instances(
         for _ in range(amount):
             gpu = _gpu_for_instance(alloc, info, profile)
             gpus = (*gpus, gpu.name)
-            _count_instance(alloc, gpu.name, pod_key, profile, _instance_milli(gpu, profile), 1)
+            milli = _instance_milli(gpu, profile)
+            _change_gpu(alloc, gpu.name, pod_key, milli, 1, profile, partition=True)
         alloc.mig_instances[key] = gpus
         return
     gpu_of = {g.name: g for g in info.mig_mode_gpus}
     for name in gpus:
         milli = _instance_milli(gpu_of[name], profile)
-        _count_instance(alloc, name, pod_key, profile, milli, -1)
+        _change_gpu(alloc, name, pod_key, milli, -1, profile, partition=True)
 
 
 def _instance_milli(gpu: Gpu, profile: str) -> int:
@@ -476,18 +490,6 @@ def _gpu_for_instance(alloc: NodeAlloc, info: NodeInfo, profile: str) -> Gpu:
         if alloc.gpu_milli.get(gpu.name, 0) + _instance_milli(gpu, profile) <= WHOLE_GPU_MILLI:
             return gpu
     return min(gpus, key=lambda g: alloc.gpu_milli.get(g.name, 0))
-
-
-def _count_instance(
-    alloc: NodeAlloc, gpu: str, pod_key: str, profile: str, milli: int, sign: int
-) -> None:
-    alloc.gpu_milli[gpu] = alloc.gpu_milli.get(gpu, 0) + sign * milli
-    pods, profiles = alloc.gpu_pods.get(gpu, ()), alloc.gpu_profiles.get(gpu, ())
-    if sign > 0:
-        alloc.gpu_pods[gpu], alloc.gpu_profiles[gpu] = (*pods, pod_key), (*profiles, profile)
-    else:
-        alloc.gpu_pods[gpu] = _without(pods, pod_key)
-        alloc.gpu_profiles[gpu] = _without(profiles, profile)
 
 
 def _without(items: tuple[str, ...], item: str) -> tuple[str, ...]:
