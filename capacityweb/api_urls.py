@@ -27,6 +27,7 @@ from rest_framework.filters import OrderingFilter
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.routers import DefaultRouter
+from rest_framework.settings import api_settings
 
 router = DefaultRouter()
 api_paths: list[Any] = []  # views that are not viewsets (the reports): apps append paths
@@ -54,6 +55,10 @@ class WriteThrottleMixin:
 
 
 class ThrottledObtainAuthToken(ObtainAuthToken):
+    """DRF's ObtainAuthToken sets ``throttle_classes = ()``: put the default ones back, so
+    password guesses count against the ``writes`` rate like any other write."""
+
+    throttle_classes = api_settings.DEFAULT_THROTTLE_CLASSES
     throttle_scope = "writes"
 
 

@@ -1,6 +1,7 @@
 """ASGI entry point: HTTP goes to Django, WebSockets to the apps' routing.
 
-    http      ──► Django (pages, REST API)
+    http      ──► Django (pages, REST API), middleware and view in one thread hop
+                  (capacityweb.handlers)
     websocket ──► AllowedHostsOriginValidator ► AuthMiddlewareStack ► URLRouter
                   (recommender.routing.websocket_urlpatterns: /ws/clusters/<id>/)
 
@@ -10,9 +11,11 @@ registry is ready when consumers import models (as the Channels docs require).
 
 import os
 
-from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "capacityweb.settings")
+
+from capacityweb.handlers import get_asgi_application  # noqa: E402
+
 django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402

@@ -212,7 +212,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.ScopedRateThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["capacityweb.throttling.CountingScopedRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {
         "writes": env.str("THROTTLE_RATE_WRITES", default="120/minute"),
         "reports": env.str("THROTTLE_RATE_REPORTS", default="60/minute"),

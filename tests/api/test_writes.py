@@ -173,6 +173,23 @@ def test_it_throttles_a_burst_of_writes_with_429(team_a_client, cluster):
     assert statuses[-1] == 429
 
 
+def test_it_throttles_password_guesses_at_the_token_endpoint_with_429(cluster, monkeypatch):
+    from rest_framework.test import APIClient
+
+    from capacityweb.throttling import CountingScopedRateThrottle
+
+    # Each guess hashes a password (~0.4 s): keep the burst inside one rate window.
+    monkeypatch.setattr(CountingScopedRateThrottle, "timer", staticmethod(lambda: 1_800_000_000.0))
+    guesser = APIClient()
+    statuses = [
+        guesser.post("/api/v1/auth-token/", {"username": "dave", "password": f"guess-{n}"}).status_code
+        for n in range(rate_of("writes") + 1)
+    ]
+
+    assert set(statuses[:-1]) == {400}
+    assert statuses[-1] == 429
+
+
 def test_it_throttles_a_burst_of_report_requests_with_429(team_a_client, cluster):
     statuses = [
         team_a_client.get("/api/v1/reports/waste/").status_code

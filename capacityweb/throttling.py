@@ -1,0 +1,54 @@
+"""API throttles: DRF's scoped rates, counted with one atomic increment per request.
+
+DRF's ``SimpleRateThrottle`` reads the client's request history (a list of
+timestamps) from the cache, appends and writes it back. Under concurrent
+requests that is a race — several web workers read the same history and each
+lets its request through — and the value grows with the rate (60,000 floats
+pickled both ways per request at 1,000/minute). Here each (scope, client,
+window) has one integer counter in the cache; ``incr`` is atomic in Redis
+(and under a lock in the local-memory cache), so N concurrent requests count N
+and the N+1st gets 429.
+
+A fixed window lets at most twice the rate through across one window boundary;
+``wait()`` (the Retry-After header) is the time left in the current window.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework.throttling import ScopedRateThrottle, SimpleRateThrottle
+
+
+class WindowCounterThrottle(SimpleRateThrottle):
+    """SimpleRateThrottle's rate and cache key, counted per fixed window."""
+
+    def allow_request(self, request: Any, view: Any) -> bool:
+        if self.rate is None:
+            return True
+        key = self.get_cache_key(request, view)
+        if key is None:
+            return True
+        self.now = self.timer()
+        window = int(self.now // self.duration)
+        self.window_end = (window + 1) * self.duration
+        counter = f"{key}_w{window}"
+        # add() is a no-op when the counter exists; +1 s so it outlives its window.
+        self.cache.add(counter, 0, timeout=self.duration + 1)
+        try:
+            count = self.cache.incr(counter)
+        except ValueError:  # expired between add and incr: this request opens it again
+            self.cache.add(counter, 1, timeout=self.duration + 1)
+            count = 1
+        return count <= self.num_requests
+
+    def wait(self) -> float:
+        return max(0.0, self.window_end - self.now)
+
+
+class CountingScopedRateThrottle(ScopedRateThrottle, WindowCounterThrottle):
+    """``throttle_scope`` of the view picks the rate (as ScopedRateThrottle); counted per window.
+
+    ScopedRateThrottle.allow_request sets the scope and rate, then its ``super()``
+    call reaches WindowCounterThrottle (method resolution order), not DRF's history.
+    """
