@@ -11,7 +11,6 @@ registry is ready when consumers import models (as the Channels docs require).
 
 import os
 
-
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "capacityweb.settings")
 
 from capacityweb.handlers import get_asgi_application  # noqa: E402

@@ -182,7 +182,9 @@ def test_it_throttles_password_guesses_at_the_token_endpoint_with_429(cluster, m
     monkeypatch.setattr(CountingScopedRateThrottle, "timer", staticmethod(lambda: 1_800_000_000.0))
     guesser = APIClient()
     statuses = [
-        guesser.post("/api/v1/auth-token/", {"username": "dave", "password": f"guess-{n}"}).status_code
+        guesser.post(
+            "/api/v1/auth-token/", {"username": "dave", "password": f"guess-{n}"}
+        ).status_code
         for n in range(rate_of("writes") + 1)
     ]
 
