@@ -15,9 +15,11 @@ and served as JSON or CSV (``?format=csv`` / ``Accept: text/csv``).
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from django.core.cache import cache
 from django.core.validators import validate_email
 from django.urls import path
 from django.utils import timezone
@@ -47,6 +49,8 @@ from reservations.filters import (
 from reservations.models import IdleSample, Reservation, Subscription
 from reservations.teams import sees_all_teams, team_namespaces
 from topology.api import validate_project_object
+
+REPORT_CACHE_SECONDS = 300  # the key names the data's version: this only bounds memory
 
 # --- reservations ---------------------------------------------------------------------
 
@@ -229,7 +233,13 @@ class WasteReportSerializer(serializers.Serializer):
 
 
 class ReportView(generics.GenericAPIView):
-    """One report: its FilterSet validates the parameters, a selector computes the rows."""
+    """One report: its FilterSet validates the parameters, a selector computes the rows.
+
+    A report over an explicit range (``start`` and ``end`` given) whose view has a
+    ``data_version`` is kept in the default cache (shared by the web workers) under
+    its arguments and that version, so a dashboard polling it is not recomputing
+    it; any change to the data it reads changes the version, hence the key.
+    """
 
     throttle_scope = "reports"
     renderer_classes = [*api_settings.DEFAULT_RENDERER_CLASSES, CSVRenderer]
@@ -240,12 +250,28 @@ class ReportView(generics.GenericAPIView):
     def report(self, **arguments: Any) -> dict[str, Any]:
         raise NotImplementedError
 
+    def data_version(self, **arguments: Any) -> str | None:
+        """What the report reads, as a digest; None: not cached."""
+        return None
+
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         filterset = self.filterset_class(request.query_params, queryset=self.queryset)
         if not filterset.is_valid():
             raise serializers.ValidationError(filterset.errors)
-        data = self.report(**filterset.report_arguments())
-        return Response(self.get_serializer(data).data)
+        arguments = filterset.report_arguments()
+        explicit_range = "start" in request.query_params and "end" in request.query_params
+        version = self.data_version(**arguments) if explicit_range else None
+        if version is None:
+            return Response(self.get_serializer(self.report(**arguments)).data)
+        key = (
+            f"report:{self.csv_filename}:{version}:"
+            + hashlib.sha256(repr(sorted(arguments.items())).encode()).hexdigest()[:32]
+        )
+        data = cache.get(key)
+        if data is None:
+            data = dict(self.get_serializer(self.report(**arguments)).data)
+            cache.set(key, data, timeout=REPORT_CACHE_SECONDS)
+        return Response(data)
 
 
 class IdleReservationsReportView(ReportView):
@@ -264,6 +290,9 @@ class IdleReservationsReportView(ReportView):
 
     def report(self, **arguments: Any) -> dict[str, Any]:
         return selectors.idle_report(**arguments)
+
+    def data_version(self, **arguments: Any) -> str | None:
+        return selectors.idle_report_version(arguments["group_by"])
 
 
 class WasteReportView(ReportView):

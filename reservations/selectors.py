@@ -12,6 +12,7 @@ grouping by node group or GPU model) and one for the samples.
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Max, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Max, Min, OuterRef, Q, QuerySet, Subquery
 
 from recommender.models import Evaluation
 from reservations.idle import idle_gpu_hours
@@ -191,6 +192,38 @@ def idle_report(
         "rows": rows,
         "totals": _summed("total", per_reservation),
     }
+
+
+def idle_report_version(group_by: str = "reservation") -> str:
+    """A digest that changes whenever ``idle_report(group_by=...)`` could (2–4 small queries).
+
+    Samples are only ever added (a re-stored evaluation's samples are deleted and
+    written anew, with new ids) or pruned from the oldest, so the lowest and
+    highest sample id stand for the samples; reservations (and their clusters'
+    names) are read whole. Grouping by node group or GPU model also reads the
+    node groups and the latest evaluations' GPU cells.
+    """
+    parts: list[Any] = [
+        IdleSample.objects.aggregate(first=Min("id"), last=Max("id")),
+        list(
+            Reservation.objects.order_by("id").values_list(
+                "id",
+                "cluster_id",
+                "cluster__name",
+                "name",
+                "owner_namespaces",
+                "spec",
+                "start",
+                "end",
+            )
+        ),
+    ]
+    if group_by in ("node_group", "gpu_model"):
+        parts.append(
+            list(NodeGroup.objects.order_by("id").values_list("id", "cluster_id", "name", "spec"))
+        )
+        parts.append(Evaluation.objects.aggregate(last=Max("id")))
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
 
 
 def _summed(group: str, members: Sequence[ReservationIdle]) -> dict[str, Any]:

@@ -144,3 +144,48 @@ def test_it_rejects_an_unknown_grouping(team_a_client, samples):
 
     assert response.status_code == 400
     assert list(response.json()) == ["group_by"]
+
+
+# --- the report cache: an unchanged report is not recomputed, a changed one is at once ---
+
+
+def test_it_does_not_recompute_an_unchanged_idle_report(team_a_client, samples):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    first = idle_rows(team_a_client)
+    with CaptureQueriesContext(connection) as queries:
+        again = idle_rows(team_a_client)
+
+    assert again == first
+    assert not [q for q in queries.captured_queries if "taken_at" in q["sql"]]
+
+
+def test_it_reports_a_new_sample_at_once(team_a_client, samples):
+    from reservations.models import Reservation
+
+    idle_rows(team_a_client)
+    e2 = Reservation.objects.get(name="ra").idle_samples.get(idle_gpus=6).evaluation
+    add_sample(Reservation.objects.get(name="rb"), e2, reserved=4, idle=0, cost_per_hour=0.0)
+
+    # rb idle only 06:00→12:00 now: 6 h × 4 = 24 GPU-h, $24
+    assert idle_rows(team_a_client)[1] == ("prod-gpu/rb", 24.0, 24.0)
+
+
+def test_it_reports_a_renamed_reservation_and_pruned_samples_at_once(team_a_client, samples):
+    from reservations.models import IdleSample, Reservation
+
+    idle_rows(team_a_client)
+    Reservation.objects.filter(name="rb").update(name="rb-renamed")
+    assert idle_rows(team_a_client)[1][0] == "prod-gpu/rb-renamed"
+
+    IdleSample.objects.filter(reservation__name="rb-renamed").delete()  # retention pruning
+    assert idle_rows(team_a_client)[1] == ("prod-gpu/rb-renamed", 0.0, 0.0)
+
+
+def test_it_groups_by_the_node_groups_of_a_newer_evaluation_at_once(team_a_client, samples):
+    idle_rows(team_a_client, group_by="node_group")
+    moved = [{**cell, "nodeGroup": "moved-pool"} for cell in HEATMAP]
+    make_evaluation(samples, at(2, 6), result={"heatmap": moved})
+
+    assert [row[0] for row in idle_rows(team_a_client, group_by="node_group")] == ["moved-pool"]
