@@ -177,6 +177,10 @@ CACHES = {
     },
 }
 
+# Sessions are read from the cache (Redis when set) and written through to the database, so
+# a page view costs a cache read, not a query; a cache miss falls back to the database.
+SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 from django.core.cache import caches
 from django.core.serializers.json import DjangoJSONEncoder
-from django.db.models import QuerySet
+from django.db.models import QuerySet, Subquery
 
 from recommender.models import Evaluation
 from topology import charts
@@ -49,6 +49,17 @@ def snapshots(*, cluster_id: int) -> QuerySet[Snapshot]:
 
 def node_groups(*, cluster_id: int) -> QuerySet[NodeGroup]:
     return NodeGroup.objects.filter(cluster_id=cluster_id).order_by("name")
+
+
+def shown_evaluation(cluster_id: int, snapshot_id: int | None) -> Evaluation | None:
+    """The evaluation a cluster page shows (``?snapshot=`` or the latest snapshot's), in one
+    query, without its result JSON; None when there is none (``cluster_page`` says why)."""
+    if snapshot_id is None:
+        latest = Snapshot.objects.filter(cluster_id=cluster_id).order_by("-taken_at")
+        evaluations = Evaluation.objects.filter(snapshot_id=Subquery(latest.values("id")[:1]))
+    else:
+        evaluations = Evaluation.objects.filter(snapshot_id=snapshot_id)
+    return evaluations.filter(cluster_id=cluster_id).defer("result").first()
 
 
 def heatmap_etag(

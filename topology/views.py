@@ -8,18 +8,22 @@ queries, whatever the cluster's size.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
+from django.core.cache import cache
 from django.db.models import OuterRef, Subquery
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.cache import get_conditional_response
 from django.utils.http import http_date
+from django.utils.safestring import mark_safe
 
 from recommender.models import Evaluation
 from reservations.models import Reservation
@@ -29,6 +33,7 @@ from topology.models import Cluster, Snapshot
 SNAPSHOT_PICKER_LIMIT = 50
 STALE_AFTER = timedelta(minutes=15)
 STALE_INTERVAL_FACTOR = 3
+OVERVIEW_CARDS_SECONDS = 10
 HEATMAP_FILTER_KEYS = ("node_group", "model", "reservation", "team")
 
 
@@ -129,13 +134,49 @@ def overview_row(
 
 @login_required
 def overview(request: HttpRequest) -> HttpResponse:
-    """Per cluster: GPU counts, idle reserved and stranded $/h, pending, freshness (3 queries).
+    """Per cluster: GPU counts, idle reserved and stranded $/h, pending, freshness.
 
-    Every figure is an Evaluation column: the result JSON (megabytes for a large
-    cluster) is never loaded here.
+    One query reads each cluster with its latest snapshot's and evaluation's ids;
+    the cluster cards rendered from them are kept in the default cache (shared by
+    the web workers) for OVERVIEW_CARDS_SECONDS under those ids, so a new snapshot
+    or evaluation shows at once and only the "… ago" figures may lag by that much.
+    On a miss, two more queries read the snapshots and the evaluations' figures
+    (Evaluation columns: the result JSON, megabytes for a large cluster, is never
+    loaded here).
     """
     latest = Snapshot.objects.filter(cluster=OuterRef("pk")).order_by("-taken_at").values("id")[:1]
-    clusters = list(Cluster.objects.order_by("name").annotate(latest_snapshot_id=Subquery(latest)))
+    shown = Evaluation.objects.filter(snapshot_id=OuterRef("latest_snapshot_id"))
+    clusters = list(
+        Cluster.objects.order_by("name").annotate(
+            latest_snapshot_id=Subquery(latest),
+            latest_evaluation_id=Subquery(shown.values("id")[:1]),
+            latest_evaluation_stored_at=Subquery(shown.values("stored_at")[:1]),
+        )
+    )
+    identity = [
+        (
+            c.id,
+            c.name,
+            stale_after(c).total_seconds(),
+            c.latest_snapshot_id,
+            c.latest_evaluation_id,
+            c.latest_evaluation_stored_at,
+        )
+        for c in clusters
+    ]
+    key = "overview-cards:" + hashlib.sha256(repr(identity).encode()).hexdigest()[:32]
+    cards = cache.get(key)
+    if cards is None:
+        cards = render_to_string(
+            "dashboard/_overview_cards.html", {"rows": overview_rows(clusters)}
+        )
+        cache.set(key, cards, timeout=OVERVIEW_CARDS_SECONDS)
+    context = {"cards": mark_safe(cards), "section": "overview"}  # noqa: S308 - rendered above
+    return render(request, "dashboard/overview.html", context)
+
+
+def overview_rows(clusters: list[Cluster]) -> list[dict[str, Any]]:
+    """Clusters annotated with ``latest_snapshot_id`` → the cards' rows (2 queries)."""
     snapshot_ids = [c.latest_snapshot_id for c in clusters if c.latest_snapshot_id]
     snapshots = {
         s.id: s
@@ -147,7 +188,7 @@ def overview(request: HttpRequest) -> HttpResponse:
         e.snapshot_id: e
         for e in Evaluation.objects.filter(snapshot_id__in=snapshot_ids).defer("result")
     }
-    rows = [
+    return [
         overview_row(
             cluster,
             snapshots.get(cluster.latest_snapshot_id),
@@ -155,7 +196,6 @@ def overview(request: HttpRequest) -> HttpResponse:
         )
         for cluster in clusters
     ]
-    return render(request, "dashboard/overview.html", {"rows": rows, "section": "overview"})
 
 
 # --- topology heatmap ------------------------------------------------------------
@@ -209,13 +249,15 @@ def topology_data(request: HttpRequest, cluster_id: int) -> HttpResponse:
 
     Built once per evaluation, domain and filters and then served from the cache
     (topology.selectors); the ETag names it, so a client that has it gets a 304.
+    One query finds the evaluation shown (the picker lists of ``cluster_page`` are
+    not needed here).
     ``no-cache``: the same URL shows the next evaluation, so clients revalidate.
     """
-    page = cluster_page(request, cluster_id, with_result=False)
     domain = charts.parse_domain(request.GET.get("domain", ""))
     filters = heatmap_filters(request, cluster_id)
-    evaluation = page.evaluation
-    if evaluation is None:
+    evaluation = selectors.shown_evaluation(cluster_id, requested_snapshot_id(request))
+    if evaluation is None:  # no cluster or snapshot (404), or a snapshot not evaluated yet
+        page = cluster_page(request, cluster_id, with_result=False)
         view = charts.heatmap_view([], domain=domain, filters=filters)
         view.update(snapshot=page.snapshot.id if page.snapshot else None, evaluation=None)
         return JsonResponse(view)

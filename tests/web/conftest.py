@@ -16,6 +16,16 @@ from tests.web.fixtures import (
 )
 
 
+@pytest.fixture(autouse=True)
+def empty_cache() -> Any:
+    """Sessions and cached page parts live in the default cache; each test starts without."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
 @pytest.fixture
 def user(db: None) -> Any:
     from django.contrib.auth.models import User

@@ -99,8 +99,25 @@ def test_it_lists_the_last_snapshots_errors_with_object_field_and_reason(
 def test_it_pins_the_overview_query_count(
     signed_in: Any, evaluation: Any, django_assert_num_queries: Any
 ) -> None:
-    with django_assert_num_queries(5):  # session, user, clusters, snapshots, evaluations
+    # The session comes from the cache; the cards are rendered once, then kept.
+    with django_assert_num_queries(4):  # user, clusters + latest ids, snapshots, evaluations
         assert signed_in.get("/").status_code == 200
+    with django_assert_num_queries(2):  # user, clusters + latest ids
+        assert signed_in.get("/").status_code == 200
+
+
+def test_it_shows_a_new_evaluation_on_the_overview_at_once(signed_in: Any, cluster: Any) -> None:
+    first = ingest_and_evaluate(
+        cluster, scenario_objects("topology-block"), taken_at=timezone.now() - timedelta(hours=1)
+    )
+    assert f"Last snapshot #{first.snapshot_id}," in signed_in.get("/").content.decode()
+    objects = [*scenario_objects("topology-block"), gpu_node("extra-1", 4)]
+    second = ingest_and_evaluate(cluster, objects, taken_at=timezone.now())
+
+    content = signed_in.get("/").content.decode()  # the cached cards name the first one
+
+    assert f"Last snapshot #{second.snapshot_id}," in content
+    assert f'data-counter="gpus">{first.gpus + 4}<' in content
 
 
 def test_it_reads_no_evaluation_result_json_on_the_overview(
@@ -206,12 +223,12 @@ def test_it_pins_the_heatmap_data_query_counts(
     signed_in: Any, evaluation: Any, django_assert_num_queries: Any
 ) -> None:
     url = heatmap_data_url(evaluation)
-    # session, user, clusters, snapshots, evaluation (without its result), heatmap cells
-    with django_assert_num_queries(6):
+    # user, evaluation shown (without its result), heatmap cells; the session is cached
+    with django_assert_num_queries(3):
         etag = signed_in.get(url)["ETag"]
-    with django_assert_num_queries(5):  # served from the cache: the result is not read
+    with django_assert_num_queries(2):  # served from the cache: the result is not read
         assert signed_in.get(url).status_code == 200
-    with django_assert_num_queries(5):
+    with django_assert_num_queries(2):
         assert signed_in.get(url, HTTP_IF_NONE_MATCH=etag).status_code == 304
 
 
@@ -244,7 +261,7 @@ def heatmap_payload_from(content: str) -> dict[str, Any]:
 def test_it_pins_the_topology_page_query_count(
     signed_in: Any, evaluation: Any, django_assert_num_queries: Any
 ) -> None:
-    with django_assert_num_queries(5):  # session, user, clusters, snapshots, evaluation
+    with django_assert_num_queries(4):  # user, clusters, snapshots, evaluation (session cached)
         assert signed_in.get(page_url(evaluation, "topology")).status_code == 200
 
 
@@ -290,8 +307,8 @@ def test_it_filters_pending_workloads_by_disagreement_class(
 def test_it_pins_the_pending_page_query_count(
     signed_in: Any, evaluation: Any, django_assert_num_queries: Any
 ) -> None:
-    # session, user, clusters, snapshots, evaluation, the filter's evaluation, verdicts
-    with django_assert_num_queries(7):
+    # user, clusters, snapshots, evaluation, the filter's evaluation, verdicts (session cached)
+    with django_assert_num_queries(6):
         assert signed_in.get(page_url(evaluation, "pending")).status_code == 200
 
 
@@ -327,7 +344,7 @@ def test_it_stores_the_node_group_patch_and_provisioning_request_to_apply(
 def test_it_pins_the_recommendations_page_query_count(
     signed_in: Any, topology_evaluation: Any, django_assert_num_queries: Any
 ) -> None:
-    with django_assert_num_queries(6):  # session, user, clusters, snapshots, evaluation, rows
+    with django_assert_num_queries(5):  # user, clusters, snapshots, evaluation, rows
         assert signed_in.get(page_url(topology_evaluation, "recommendations")).status_code == 200
 
 
