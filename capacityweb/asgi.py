@@ -1,6 +1,6 @@
 """ASGI entry point: HTTP goes to Django, WebSockets to the apps' routing.
 
-    http      ──► Django (pages, REST API), middleware and view in one thread hop
+    http      ──► Django (pages, REST API), middleware and view on a thread pool
                   (capacityweb.handlers)
     websocket ──► AllowedHostsOriginValidator ► AuthMiddlewareStack ► URLRouter
                   (recommender.routing.websocket_urlpatterns: /ws/clusters/<id>/)

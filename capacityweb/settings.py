@@ -89,10 +89,10 @@ DATABASES = {
 }
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=0)
 # A connection pool per web process (Postgres only; compose's web service turns it on).
-# Under ASGI every request runs its sync code on a thread of its own, so a persistent
-# connection (CONN_MAX_AGE) would be one per request thread, never reused; without a pool
-# each request pays a new connection and its password exchange, more than most views cost
-# (docs/BENCHMARKS.md, "HTTP"). Requires CONN_MAX_AGE=0. Off for Celery workers (forked).
+# Without a pool each request pays a new connection and its password exchange, more than
+# most views cost (docs/BENCHMARKS.md, "HTTP"): the request threads (WEB_THREADS) take
+# connections from it and give them back after each request. Requires CONN_MAX_AGE=0.
+# Off for Celery workers (forked).
 DATABASE_POOL = env.bool("DATABASE_POOL", default=False) and DATABASES["default"][
     "ENGINE"
 ].endswith("postgresql")
@@ -101,6 +101,9 @@ if DATABASE_POOL:
         "min_size": 1,
         "max_size": env.int("DATABASE_POOL_SIZE", default=8),
     }
+    # Django then has the pool check each connection it hands out (one empty round trip):
+    # one Postgres closed (a restart, an idle timeout) is replaced instead of failing a request.
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -165,7 +168,7 @@ if not CACHE_URL and REDIS_URL:
 HEATMAP_CACHE_SECONDS = env.int("HEATMAP_CACHE_SECONDS", default=3600)
 CACHES = {
     "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+        {"BACKEND": "capacityweb.cache.SharedRedisCache", "LOCATION": CACHE_URL}
         if CACHE_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     ),
@@ -204,6 +207,8 @@ MAX_SNAPSHOT_OBJECTS = env.int("MAX_SNAPSHOT_OBJECTS", default=200_000)
 DEMO_PASSWORD = env.str("DEMO_PASSWORD", default="capacityweb-demo")
 # Worker processes of `manage.py serve` (the production web tier; Uvicorn's own variable).
 WEB_CONCURRENCY = env.int("WEB_CONCURRENCY", default=2)
+# Threads per web process that run Django's middleware and views (capacityweb.handlers).
+WEB_THREADS = env.int("WEB_THREADS", default=4)
 
 # --- REST API ----------------------------------------------------------------
 REST_FRAMEWORK = {

@@ -23,6 +23,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 WORKERS = 2
 REQUESTS = 20  # several per worker, so pooled connections are reused
 TIMEOUT_SECONDS = 10
+SERVER_APPLICATION_NAME = "capacityweb-serve-under-test"  # its connections in pg_stat_activity
 
 
 @pytest.fixture
@@ -35,7 +36,8 @@ def served(tmp_path: Path) -> Iterator[str]:
         **os.environ,
         "DATABASE_URL": with_database_name(
             os.environ["DATABASE_URL"], settings.DATABASES["default"]["NAME"]
-        ),
+        )
+        + f"?application_name={SERVER_APPLICATION_NAME}",
         "EMBEDDED_WORKER": "false",
         "DATABASE_POOL": "true",
     }
@@ -105,3 +107,41 @@ async def test_it_sends_live_updates_through_its_workers(served: str, site: dict
             "recommendations.update",
         ]
         assert {m["evaluation"] for m in messages} == {evaluation.id}
+
+
+def terminate_server_connections() -> int:
+    """Postgres closes every connection of the server under test (as a restart would)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+            " WHERE application_name = %s",
+            [SERVER_APPLICATION_NAME],
+        )
+        return int(cursor.fetchone()[0])
+
+
+@pytest.mark.asyncio
+async def test_it_answers_every_request_after_postgres_closes_its_connections(
+    served: str, site: dict[str, Any]
+) -> None:
+    """Request threads and pooled connections outlive requests: a closed one is replaced."""
+    headers = {"Cookie": site["cookie"]}
+    url = f"http://{served}/clusters/{site['evaluation'].cluster_id}/topology/"
+
+    async def statuses(http: aiohttp.ClientSession) -> list[int]:
+        async def one() -> int:
+            async with http.get(url, allow_redirects=False) as response:
+                await response.read()
+                return response.status
+
+        return list(await asyncio.gather(*(one() for _ in range(REQUESTS))))
+
+    async with aiohttp.ClientSession(headers=headers) as http:
+        before = await statuses(http)
+        closed = await sync_to_async(terminate_server_connections)()
+        after = await statuses(http)
+    assert before == [200] * REQUESTS
+    assert closed >= WORKERS  # each worker's pool keeps at least one
+    assert after == [200] * REQUESTS

@@ -93,7 +93,7 @@ def test_it_refuses_the_insecure_default_secret_in_production() -> None:
 
 def test_it_keeps_the_throttle_cache_in_redis_beside_broker_and_channel_layer() -> None:
     loaded = settings_under(REDIS_URL=REDIS_URL)
-    assert loaded["cache"] == "RedisCache"
+    assert loaded["cache"] == "SharedRedisCache"
     assert loaded["cache_location"] == "redis://127.0.0.1:6379/1"
 
 
