@@ -96,6 +96,23 @@ class BenchSite:
     session: str
     token: str
     server_log: Path
+    server_pid: int
+
+
+def process_tree_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process and all its descendants so far (Linux /proc)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total, pending = 0.0, [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / ticks
+            for task in Path(f"/proc/{current}/task").iterdir():
+                pending += [int(c) for c in (task / "children").read_text().split()]
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # exited meanwhile
+    return total
 
 
 def _admin(database_url: str, sql: str) -> None:
@@ -195,7 +212,9 @@ def bench_site(
         base_url = f"http://127.0.0.1:{port}"
         _wait_for_http(f"{base_url}/health/live", server)
         _wait_for_workers(server_log, server, workers if server_kind == "serve" else 0)
-        yield BenchSite(base_url, environment, **loaded, server_log=server_log)
+        yield BenchSite(
+            base_url, environment, **loaded, server_log=server_log, server_pid=server.pid
+        )
     finally:
         if server is not None:
             server.terminate()
@@ -232,18 +251,31 @@ async def _client(
     return latencies, failures
 
 
-async def load(url: str, headers: dict[str, str], clients: int) -> dict[str, Any]:
-    """``clients`` concurrent clients, REQUESTS_PER_CLIENT requests each, bounded in time."""
+async def load(
+    url: str, headers: dict[str, str], clients: int, server_pid: int | None = None
+) -> dict[str, Any]:
+    """``clients`` concurrent clients, REQUESTS_PER_CLIENT requests each, bounded in time.
+
+    With ``server_pid``, also the server's CPU time per request (all its processes):
+    with the load generator on the same cores, throughput — hence latency under a
+    closed loop — is bound by it.
+    """
     deadline = time.monotonic() + LIMIT_SECONDS_PER_RUN
     connector = aiohttp.TCPConnector(limit=clients)
     timeout = aiohttp.ClientTimeout(total=LIMIT_SECONDS_PER_RUN)
     async with aiohttp.ClientSession(connector=connector, timeout=timeout) as http:
         await _client(http, url, headers, 1, deadline)  # warm the server's caches once
+        cpu_before = process_tree_cpu_seconds(server_pid) if server_pid else 0.0
+        started = time.monotonic()
         runs = await asyncio.gather(
             *(_client(http, url, headers, REQUESTS_PER_CLIENT, deadline) for _ in range(clients))
         )
+        elapsed = time.monotonic() - started
+        cpu = process_tree_cpu_seconds(server_pid) - cpu_before if server_pid else 0.0
     latencies = sorted(ms for run, _ in runs for ms in run)
     return {
+        "requestsPerSecond": len(latencies) / elapsed,
+        "serverCpuMsPerRequest": 1000 * cpu / len(latencies) if server_pid else None,
         "requests": len(latencies),
         "non200": sum(failures for _, failures in runs),
         "p50": percentile(latencies, 50),
@@ -264,7 +296,9 @@ def run(nodes: int, server_kind: str = "serve", workers: int = DEFAULT_WORKERS) 
         for name, (path, headers) in endpoints(site).items():
             for clients in CONCURRENCY:
                 row = {"endpoint": name, "clients": clients}
-                row.update(asyncio.run(load(site.base_url + path, headers, clients)))
+                row.update(
+                    asyncio.run(load(site.base_url + path, headers, clients, site.server_pid))
+                )
                 rows.append(row)
                 print(json.dumps(row), flush=True)
     baseline = {r["clients"]: r["p99"] for r in rows if r["endpoint"].startswith("baseline")}
@@ -294,7 +328,9 @@ def summary(result: dict[str, Any]) -> list[str]:
         lines.append(
             f"http {row['endpoint']:<22} {row['clients']:>3} clients: p50 {row['p50']:6.1f} "
             f"p95 {row['p95']:6.1f} p99 {row['p99']:6.1f} ms (x{row['p99VsBaseline']:.1f} "
-            f"baseline), {row['requests']} req, {row['non200']} non-200{verdict}"
+            f"baseline), {row['requests']} req, {row['requestsPerSecond']:.0f} req/s, "
+            f"server CPU {row['serverCpuMsPerRequest']:.1f} ms/req, "
+            f"{row['non200']} non-200{verdict}"
         )
     return lines
 
