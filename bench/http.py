@@ -3,7 +3,7 @@
 ::
 
     bench ─► fresh database capacityweb_bench_<pid> on DATABASE_URL's server ─► migrate
-          ─► load: bench.synth cluster (1k nodes) ingested + evaluated, a user, a token
+          ─► load: bench.synth cluster (1k nodes) ingested + evaluated + published, a user, a token
           ─► manage.py serve (Uvicorn, --workers N, as compose's web service; --server
              daphne: the single Daphne process measured before) on 127.0.0.1:<free port>
           ─► asyncio/aiohttp clients: 10 / 50 / 100 at once, each request timed
@@ -53,6 +53,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from rest_framework.authtoken.models import Token
 from bench.synth import AT, synthetic_cluster
+from recommender import events
 from recommender.services import store_evaluation
 from topology import services
 from topology.models import Cluster
@@ -60,6 +61,7 @@ nodes = int(sys.argv[1])
 cluster = Cluster.objects.create(name="bench", source_kind="files", source_settings={})
 snapshot = services.ingest_snapshot(cluster=cluster, taken_at=AT, model=synthetic_cluster(nodes))
 evaluation = store_evaluation(snapshot=snapshot)
+events.publish_evaluation(evaluation)  # as the evaluate task does (warms the heatmap)
 user = User.objects.create_user("bench", is_staff=True)  # no password: force_login
 client = Client()
 client.force_login(user)

@@ -154,8 +154,9 @@ else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
 # --- Caches ----------------------------------------------------------------------
-# "default" holds the API throttle counters; with Redis it is shared by every web worker
-# (otherwise each worker would allow the whole rate). It uses REDIS_URL's server with the
+# "default" holds the API throttle counters, sessions (cached_db), the idle report, the
+# overview cards and each evaluation's default heatmap view; with Redis it is shared by
+# every web worker (otherwise each worker would allow the whole rate). It uses REDIS_URL's server with the
 # next database number (CACHE_URL to choose), so clearing it never touches the Celery
 # queues or channel groups. "heatmap" keeps heatmap payloads, which never change once an
 # evaluation is stored, in each web process: a hit is a memory copy of the bytes, not a

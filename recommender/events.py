@@ -35,6 +35,7 @@ from channels.layers import get_channel_layer
 from django.urls import reverse
 
 from recommender.models import Evaluation
+from topology import selectors
 
 MESSAGE_VERSION = 1
 GROUP_MESSAGE_TYPE = "cluster.messages"  # handled by ClusterConsumer.cluster_messages
@@ -101,9 +102,14 @@ def snapshot_texts(evaluation: Evaluation) -> list[str]:
 
 
 def publish_evaluation(evaluation: Evaluation) -> None:
-    """Send the evaluation's messages to its cluster's group, as one group message."""
+    """Send the evaluation's messages to its cluster's group, as one group message.
+
+    First the default heatmap view goes into the shared cache: every open page
+    fetches it (``dataUrl``) as soon as the message arrives.
+    """
     layer = get_channel_layer()
     if layer is None:
         return
+    selectors.warm_heatmap(evaluation)
     event = {"type": GROUP_MESSAGE_TYPE, "texts": snapshot_texts(evaluation)}
     async_to_sync(layer.group_send)(cluster_group(evaluation.cluster_id), event)

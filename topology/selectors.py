@@ -18,6 +18,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 
+from django.conf import settings
 from django.core.cache import caches
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db.models import QuerySet, Subquery
@@ -26,7 +27,8 @@ from recommender.models import Evaluation
 from topology import charts
 from topology.models import Cluster, NodeGroup, Snapshot
 
-HEATMAP_CACHE = "heatmap"
+HEATMAP_CACHE = "heatmap"  # per process
+HEATMAP_SHARED_CACHE = "default"  # Redis when set: shared by the web processes
 HEATMAP_PAYLOAD_VERSION = 1  # bump when the payload's shape changes: old entries stop matching
 
 
@@ -81,19 +83,49 @@ def heatmap_etag(
 def heatmap_json(
     *, evaluation: Evaluation, domain: Sequence[str], filters: charts.HeatmapFilters
 ) -> bytes:
-    """The heatmap payload as JSON bytes, built once per process and ETag, then kept."""
-    cache = caches[HEATMAP_CACHE]
+    """The heatmap payload as JSON bytes, built once and then kept.
+
+    Each web process keeps payloads in memory (HEATMAP_CACHE: a hit is a copy of the
+    bytes, not a megabyte over the network). The default view (no domain, no filter),
+    which every page load and live update fetches, is also kept in the shared cache,
+    where ``warm_heatmap`` puts it when the evaluation is published: no web process
+    builds it (before, each built it once, holding up its other requests meanwhile).
+    """
+    local = caches[HEATMAP_CACHE]
     key = "heatmap:" + heatmap_etag(evaluation=evaluation, domain=domain, filters=filters)
-    body: bytes | None = cache.get(key)
+    body: bytes | None = local.get(key)
     if body is None:
-        cells = (
-            Evaluation.objects.filter(pk=evaluation.pk)
-            .values_list("result__heatmap", flat=True)
-            .first()
-        )
-        view = charts.heatmap_view(cells or [], domain=domain, filters=filters)
-        view["snapshot"] = evaluation.snapshot_id
-        view["evaluation"] = evaluation.pk
-        body = json.dumps(view, cls=DjangoJSONEncoder).encode()
-        cache.set(key, body)
+        shared = caches[HEATMAP_SHARED_CACHE] if is_default_view(domain, filters) else None
+        body = shared.get(key) if shared is not None else None
+        if body is None:
+            body = build_heatmap_json(evaluation=evaluation, domain=domain, filters=filters)
+            if shared is not None:
+                shared.set(key, body, timeout=settings.HEATMAP_CACHE_SECONDS)
+        local.set(key, body)
     return body
+
+
+def is_default_view(domain: Sequence[str], filters: charts.HeatmapFilters) -> bool:
+    return not domain and filters == charts.HeatmapFilters()
+
+
+def build_heatmap_json(
+    *, evaluation: Evaluation, domain: Sequence[str], filters: charts.HeatmapFilters
+) -> bytes:
+    cells = (
+        Evaluation.objects.filter(pk=evaluation.pk)
+        .values_list("result__heatmap", flat=True)
+        .first()
+    )
+    view = charts.heatmap_view(cells or [], domain=domain, filters=filters)
+    view["snapshot"] = evaluation.snapshot_id
+    view["evaluation"] = evaluation.pk
+    return json.dumps(view, cls=DjangoJSONEncoder).encode()
+
+
+def warm_heatmap(evaluation: Evaluation) -> None:
+    """Put the evaluation's default heatmap view in the shared cache (at publish time)."""
+    domain, filters = (), charts.HeatmapFilters()
+    key = "heatmap:" + heatmap_etag(evaluation=evaluation, domain=domain, filters=filters)
+    body = build_heatmap_json(evaluation=evaluation, domain=domain, filters=filters)
+    caches[HEATMAP_SHARED_CACHE].set(key, body, timeout=settings.HEATMAP_CACHE_SECONDS)

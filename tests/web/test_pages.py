@@ -232,6 +232,19 @@ def test_it_pins_the_heatmap_data_query_counts(
         assert signed_in.get(url, HTTP_IF_NONE_MATCH=etag).status_code == 304
 
 
+def test_it_serves_a_published_evaluations_heatmap_without_building_it(
+    signed_in: Any, evaluation: Any, django_assert_num_queries: Any
+) -> None:
+    from recommender import events
+
+    events.publish_evaluation(evaluation)  # as the evaluate task does
+
+    with django_assert_num_queries(2):  # user, evaluation shown: the cells are never read
+        payload = signed_in.get(heatmap_data_url(evaluation)).json()
+    assert payload["evaluation"] == evaluation.id
+    assert payload["cellCount"] == evaluation.result["cluster"]["gpus"]
+
+
 def test_it_drills_into_a_node_with_one_row_per_gpu(signed_in: Any, evaluation: Any) -> None:
     response = signed_in.get(
         f"/clusters/{evaluation.cluster_id}/topology/data.json?domain=~/~/~/x1"
