@@ -100,9 +100,10 @@ def test_it_pins_the_overview_query_count(
     signed_in: Any, evaluation: Any, django_assert_num_queries: Any
 ) -> None:
     # The session comes from the cache; the cards are rendered once, then kept.
-    with django_assert_num_queries(4):  # user, clusters + latest ids, snapshots, evaluations
+    # user, latest ids per cluster, clusters, snapshots, evaluations
+    with django_assert_num_queries(5):
         assert signed_in.get("/").status_code == 200
-    with django_assert_num_queries(2):  # user, clusters + latest ids
+    with django_assert_num_queries(2):  # user, latest ids per cluster
         assert signed_in.get("/").status_code == 200
 
 
