@@ -156,29 +156,24 @@ else:
 # --- Caches ----------------------------------------------------------------------
 # "default" holds the API throttle counters, sessions (cached_db), the idle report, the
 # overview cards and each evaluation's default heatmap view; with Redis it is shared by
-# every web worker (otherwise each worker would allow the whole rate). It uses REDIS_URL's server with the
-# next database number (CACHE_URL to choose), so clearing it never touches the Celery
-# queues or channel groups. "heatmap" keeps heatmap payloads, which never change once an
-# evaluation is stored, in each web process: a hit is a memory copy of the bytes, not a
-# megabyte over the network; bounded by entry count and age.
+# every web worker (otherwise each worker would allow the whole rate). It uses REDIS_URL's
+# server with the next database number (CACHE_URL to choose), so clearing it never
+# touches the Celery queues or channel groups. Heatmap payloads, which never change once
+# an evaluation is stored, are also kept in each web process (HEATMAP_LOCAL_BYTES).
 CACHE_URL = env.str("CACHE_URL", default="")
 if not CACHE_URL and REDIS_URL:
     _redis = urlsplit(REDIS_URL)
     _redis_db = int(_redis.path.strip("/") or 0)
     CACHE_URL = urlunsplit(_redis._replace(path=f"/{_redis_db + 1}"))
-HEATMAP_CACHE_SECONDS = env.int("HEATMAP_CACHE_SECONDS", default=3600)
+HEATMAP_CACHE_SECONDS = env.int("HEATMAP_CACHE_SECONDS", default=3600)  # in the shared cache
+# Heatmap payloads each web process keeps in memory (topology.selectors.LOCAL_PAYLOADS).
+HEATMAP_LOCAL_BYTES = env.int("HEATMAP_LOCAL_BYTES", default=256 * 1024 * 1024)
 CACHES = {
     "default": (
         {"BACKEND": "capacityweb.cache.SharedRedisCache", "LOCATION": CACHE_URL}
         if CACHE_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     ),
-    "heatmap": {
-        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
-        "LOCATION": "heatmap",
-        "TIMEOUT": HEATMAP_CACHE_SECONDS,
-        "OPTIONS": {"MAX_ENTRIES": env.int("HEATMAP_CACHE_ENTRIES", default=64)},
-    },
 }
 
 # Sessions are read from the cache (Redis when set) and written through to the database, so

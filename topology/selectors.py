@@ -4,7 +4,8 @@ The heatmap payload is cached::
 
     data.json ─► heatmap_etag(evaluation, domain, filters)   (no query: id + stored_at)
                    ├─ client sent it (If-None-Match) ─► 304, nothing read or built
-                   └─ heatmap_json ─► caches["heatmap"] hit ─► the stored bytes
+                   └─ heatmap_json ─► this process's LOCAL_PAYLOADS hit ─► the stored bytes
+                                      default view: shared cache hit ─► bytes, kept
                                       miss ─► result["heatmap"] only ─► charts ─► bytes, kept
 
 An evaluation's result is immutable once stored (rewritten only by a re-run of
@@ -16,20 +17,57 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 
 from django.conf import settings
 from django.core.cache import caches
 from django.core.serializers.json import DjangoJSONEncoder
-from django.db.models import QuerySet, Subquery
+from django.db.models import QuerySet
 
 from recommender.models import Evaluation
 from topology import charts
 from topology.models import Cluster, NodeGroup, Snapshot
 
-HEATMAP_CACHE = "heatmap"  # per process
 HEATMAP_SHARED_CACHE = "default"  # Redis when set: shared by the web processes
 HEATMAP_PAYLOAD_VERSION = 1  # bump when the payload's shape changes: old entries stop matching
+
+
+class BytesLRU:
+    """Immutable payloads by key, in this process, least recently used out past ``max_bytes``.
+
+    Django's local-memory cache pickles each value in and out (a copy of every
+    megabyte per hit) and bounds entries by count, not size; bytes need neither.
+    Thread-safe: the web process's request threads share it.
+    """
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.size = 0
+        self._entries: OrderedDict[str, bytes] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> bytes | None:
+        with self._lock:
+            body = self._entries.get(key)
+            if body is not None:
+                self._entries.move_to_end(key)
+            return body
+
+    def set(self, key: str, body: bytes) -> None:
+        if len(body) > self.max_bytes:
+            return
+        with self._lock:
+            previous = self._entries.pop(key, None)
+            self.size += len(body) - (len(previous) if previous is not None else 0)
+            self._entries[key] = body
+            while self.size > self.max_bytes:
+                _, evicted = self._entries.popitem(last=False)
+                self.size -= len(evicted)
+
+
+LOCAL_PAYLOADS = BytesLRU(settings.HEATMAP_LOCAL_BYTES)
 
 
 def enabled_clusters() -> QuerySet[Cluster]:
@@ -54,14 +92,26 @@ def node_groups(*, cluster_id: int) -> QuerySet[NodeGroup]:
 
 
 def shown_evaluation(cluster_id: int, snapshot_id: int | None) -> Evaluation | None:
-    """The evaluation a cluster page shows (``?snapshot=`` or the latest snapshot's), in one
-    query, without its result JSON; None when there is none (``cluster_page`` says why)."""
+    """The evaluation a cluster page shows (``?snapshot=`` or the latest snapshot's), with
+    only its ids and ``stored_at``; None when there is none (``cluster_page`` says why).
+
+    One query, written out: every heatmap data request runs it, and the ORM's building
+    and compiling of it cost more CPU than the query.
+    """
+    evaluations, snapshots = Evaluation._meta.db_table, Snapshot._meta.db_table
     if snapshot_id is None:
-        latest = Snapshot.objects.filter(cluster_id=cluster_id).order_by("-taken_at")
-        evaluations = Evaluation.objects.filter(snapshot_id=Subquery(latest.values("id")[:1]))
+        snapshot = (
+            f"(SELECT s.id FROM {snapshots} s WHERE s.cluster_id = %s"
+            " ORDER BY s.taken_at DESC LIMIT 1)"
+        )
+        params = [cluster_id, cluster_id]
     else:
-        evaluations = Evaluation.objects.filter(snapshot_id=snapshot_id)
-    return evaluations.filter(cluster_id=cluster_id).defer("result").first()
+        snapshot, params = "%s", [snapshot_id, cluster_id]
+    sql = (
+        f"SELECT id, snapshot_id, cluster_id, stored_at FROM {evaluations}"  # noqa: S608 - no input
+        f" WHERE snapshot_id = {snapshot} AND cluster_id = %s ORDER BY taken_at DESC LIMIT 1"
+    )
+    return next(iter(Evaluation.objects.raw(sql, params)), None)
 
 
 def heatmap_etag(
@@ -85,13 +135,13 @@ def heatmap_json(
 ) -> bytes:
     """The heatmap payload as JSON bytes, built once and then kept.
 
-    Each web process keeps payloads in memory (HEATMAP_CACHE: a hit is a copy of the
-    bytes, not a megabyte over the network). The default view (no domain, no filter),
+    Each web process keeps payloads in memory (LOCAL_PAYLOADS: a hit is the bytes
+    themselves, not a megabyte over the network). The default view (no domain, no filter),
     which every page load and live update fetches, is also kept in the shared cache,
     where ``warm_heatmap`` puts it when the evaluation is published: no web process
     builds it (before, each built it once, holding up its other requests meanwhile).
     """
-    local = caches[HEATMAP_CACHE]
+    local = LOCAL_PAYLOADS
     key = "heatmap:" + heatmap_etag(evaluation=evaluation, domain=domain, filters=filters)
     body: bytes | None = local.get(key)
     if body is None:
