@@ -33,14 +33,16 @@ class WindowCounterThrottle(SimpleRateThrottle):
         window = int(self.now // self.duration)
         self.window_end = (window + 1) * self.duration
         counter = f"{key}_w{window}"
-        # add() is a no-op when the counter exists; +1 s so it outlives its window.
-        self.cache.add(counter, 0, timeout=self.duration + 1)
+        return self._count(counter) <= self.num_requests
+
+    def _count(self, counter: str) -> int:
+        """Add this request to the counter and return its value (atomic in the cache)."""
         try:
-            count = self.cache.incr(counter)
-        except ValueError:  # expired between add and incr: this request opens it again
-            self.cache.add(counter, 1, timeout=self.duration + 1)
-            count = 1
-        return count <= self.num_requests
+            return int(self.cache.incr(counter))
+        except ValueError:  # the window's first request: open its counter (+1 s: it outlives it)
+            if self.cache.add(counter, 1, timeout=self.duration + 1):
+                return 1
+            return int(self.cache.incr(counter))  # another request opened it meanwhile
 
     def wait(self) -> float:
         return max(0.0, self.window_end - self.now)

@@ -52,6 +52,16 @@ class ReportFilterSet(django_filters.FilterSet):
     def filter_nothing(self, queryset: QuerySet[Any], name: str, value: Any) -> QuerySet[Any]:
         return queryset  # parameters of the report, not of the rows it starts from
 
+    def get_form_class(self) -> type[Any]:
+        """Built once per report FilterSet class, not per request: its fields depend on
+        nothing of the request (django-filter builds a new form class on every call, and
+        each form instance copies the fields anyway)."""
+        form_class = type(self).__dict__.get("_form_class")
+        if form_class is None:
+            form_class = super().get_form_class()
+            type(self)._form_class = form_class
+        return form_class
+
     def clean_range(self, now: datetime) -> None:
         data = self.form.cleaned_data
         end = data.get("end") or now

@@ -20,6 +20,36 @@ def test_it_authenticates_with_a_token(team_a_client, cluster):
     assert [row["name"] for row in response.json()["results"]] == ["prod-gpu"]
 
 
+def test_it_refuses_an_unknown_token(cluster):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION="Token not-a-token-of-anyone")
+
+    response = client.get("/api/v1/clusters/")
+
+    assert response.status_code in (401, 403)  # 403: session auth is listed first
+    assert response.json()["detail"] == "Invalid token."
+
+
+def test_it_refuses_the_token_of_a_deactivated_user(cluster):
+    user = make_user("erin")
+    client = token_client(user)
+    user.is_active = False
+    user.save()
+
+    response = client.get("/api/v1/clusters/")
+
+    assert response.status_code in (401, 403)
+    assert response.json()["detail"] == "User inactive or deleted."
+
+
+def test_it_refuses_a_deleted_token(team_a_client, cluster):
+    from rest_framework.authtoken.models import Token
+
+    Token.objects.all().delete()
+
+    assert team_a_client.get("/api/v1/clusters/").status_code in (401, 403)
+
+
 def test_it_authenticates_with_a_session(client, cluster):
     client.force_login(make_user("carol"))
 
