@@ -43,6 +43,16 @@ class SharedClientRedisCacheClient(RedisCacheClient):
 class SharedRedisCache(RedisCache):
     """Django's RedisCache whose client (and so its connection pools) is per process."""
 
+    def count(self, key: str, timeout: int) -> int:
+        """Add 1 to the counter at ``key`` and return it; a new counter starts at 1 and
+        expires after ``timeout`` seconds. One atomic INCR (plus EXPIRE for a new one)."""
+        key = self.make_and_validate_key(key)
+        client = self._cache.get_client(key, write=True)
+        value = int(client.incr(key))
+        if value == 1:
+            client.expire(key, timeout)
+        return value
+
     @cached_property
     def _cache(self) -> RedisCacheClient:
         identity = repr((self._servers, sorted(self._options.items())))

@@ -5,9 +5,9 @@ timestamps) from the cache, appends and writes it back. Under concurrent
 requests that is a race — several web workers read the same history and each
 lets its request through — and the value grows with the rate (60,000 floats
 pickled both ways per request at 1,000/minute). Here each (scope, client,
-window) has one integer counter in the cache; ``incr`` is atomic in Redis
-(and under a lock in the local-memory cache), so N concurrent requests count N
-and the N+1st gets 429.
+window) has one integer counter in the cache; one Redis INCR (``count`` of
+capacityweb.cache.SharedRedisCache) or ``incr`` under the local-memory cache's
+lock is atomic, so N concurrent requests count N and the N+1st gets 429.
 
 A fixed window lets at most twice the rate through across one window boundary;
 ``wait()`` (the Retry-After header) is the time left in the current window.
@@ -37,6 +37,9 @@ class WindowCounterThrottle(SimpleRateThrottle):
 
     def _count(self, counter: str) -> int:
         """Add this request to the counter and return its value (atomic in the cache)."""
+        count = getattr(self.cache, "count", None)  # capacityweb.cache.SharedRedisCache
+        if count is not None:
+            return int(count(counter, timeout=self.duration + 1))
         try:
             return int(self.cache.incr(counter))
         except ValueError:  # the window's first request: open its counter (+1 s: it outlives it)
