@@ -20,6 +20,7 @@ WebSockets do not pass here (capacityweb.asgi routes them to Channels).
 
 from __future__ import annotations
 
+import gc
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -64,4 +65,8 @@ class ThreadPoolASGIHandler(ASGIHandler):
 def get_asgi_application() -> ThreadPoolASGIHandler:
     """As django.core.asgi.get_asgi_application, with the thread-pool handler."""
     django.setup(set_prefix=False)
-    return ThreadPoolASGIHandler()
+    handler = ThreadPoolASGIHandler()
+    # Everything loaded so far (Django, the apps, the URL and template machinery) lives as
+    # long as the process: keep it out of the garbage collector's full passes.
+    gc.freeze()
+    return handler
