@@ -1,10 +1,13 @@
-"""API authentication: DRF's token scheme, with the token's user read in one plain query.
+"""Who is asking: the session's user for pages, the token's user for the API, one plain
+query each.
 
-DRF's TokenAuthentication runs ``Token.objects.select_related("user").get(key=...)``
-on every API request; building and compiling that join was a quarter of the CPU
-of a cached report request in bench.http. The query here is the same join,
-written out; the answers are DRF's (401 "Invalid token." for an unknown key,
-"User inactive or deleted." for an inactive user).
+Every authenticated request reads its user. Django's ModelBackend runs
+``User.objects.get(pk=...)`` and DRF's TokenAuthentication
+``Token.objects.select_related("user").get(key=...)``; building and compiling those
+queries was 15–25 % of the CPU of a cached page or report request in bench.http.
+The queries here are the same, written out, and so are the answers (no user for
+an unknown or inactive one; DRF's 401 "Invalid token." and "User inactive or
+deleted.").
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.backends import ModelBackend as DjangoModelBackend
+from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions
 from rest_framework.authtoken.models import Token
@@ -34,3 +39,25 @@ class TokenAuthentication(authentication.TokenAuthentication):
         if not user.is_active:
             raise exceptions.AuthenticationFailed(_("User inactive or deleted."))
         return user, Token(key=key, user=user, created=user.token_created)
+
+
+class ModelBackend(DjangoModelBackend):
+    """Django's ModelBackend (passwords, permissions); ``get_user`` in one plain query.
+
+    Listed before Django's in AUTHENTICATION_BACKENDS: new sessions name this one,
+    sessions made before it keep Django's.
+    """
+
+    def get_user(self, user_id: Any) -> Any:
+        user_model = get_user_model()
+        try:
+            pk = user_model._meta.pk.to_python(user_id)
+        except ValidationError:
+            return None
+        found = user_model.objects.raw(
+            f"SELECT * FROM {user_model._meta.db_table}"  # noqa: S608 - no input
+            f" WHERE {user_model._meta.pk.column} = %s",
+            [pk],
+        )
+        user = next(iter(found), None)
+        return user if user is not None and self.user_can_authenticate(user) else None

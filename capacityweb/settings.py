@@ -106,6 +106,12 @@ if DATABASE_POOL:
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# capacityweb's first (the user in one plain query); Django's for sessions made before it.
+AUTHENTICATION_BACKENDS = [
+    "capacityweb.authentication.ModelBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
