@@ -2,11 +2,12 @@
 
 Django keeps a cache object per thread (``django.core.cache.caches``), and its
 RedisCache builds a connection pool per object and a ``redis.Redis`` client per
-operation. The ASGI handler runs each request in a thread of its own, so every
-request opened a new TCP connection to Redis (and its RESP3 handshake) for the
-session read: a fifth of a page's CPU in bench.http. redis-py's pools and
-clients are thread-safe; here they are shared by every thread of the process,
-keyed by the servers and options, so connections are reused across requests.
+operation. Under Django's own ASGI handler, which ran each request on a thread of
+its own, every request opened a new TCP connection to Redis (and its RESP3
+handshake) for the session read: a fifth of a page's CPU in bench.http; threads
+that live longer (capacityweb.handlers, Celery, Channels' database threads) still
+each paid one. redis-py's pools and clients are thread-safe; here they are shared
+by every thread of the process, keyed by the servers and options.
 """
 
 from __future__ import annotations
