@@ -16,7 +16,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend as DjangoModelBackend
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions
 from rest_framework.authtoken.models import Token
@@ -45,8 +45,18 @@ class ModelBackend(DjangoModelBackend):
     """Django's ModelBackend (passwords, permissions); ``get_user`` in one plain query.
 
     Listed before Django's in AUTHENTICATION_BACKENDS: new sessions name this one,
-    sessions made before it keep Django's.
+    sessions made before it keep Django's. A failed password check ends the login
+    here (PermissionDenied: Django's answer is then "no user"), so Django's entry,
+    listed only for those sessions, does not hash the password a second time.
     """
+
+    def authenticate(
+        self, request: Any, username: Any = None, password: Any = None, **kwargs: Any
+    ) -> Any:
+        user = super().authenticate(request, username=username, password=password, **kwargs)
+        if user is None:
+            raise PermissionDenied("wrong credentials")
+        return user
 
     def get_user(self, user_id: Any) -> Any:
         user_model = get_user_model()

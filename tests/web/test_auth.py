@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth.hashers import MD5PasswordHasher
+
 
 def test_it_signs_out_a_deactivated_user(signed_in: Any, user: Any) -> None:
     assert signed_in.get("/").status_code == 200
@@ -30,3 +32,29 @@ def test_it_names_its_own_backend_in_new_sessions(client: Any, user: Any) -> Non
 
     assert client.session["_auth_user_backend"] == "capacityweb.authentication.ModelBackend"
     assert client.get("/").wsgi_request.user == user
+
+
+class CountingHasher(MD5PasswordHasher):
+    """Django's MD5 hasher (fast), counting how often it hashes a password."""
+
+    algorithm = "counting-md5"
+    calls = 0
+
+    def encode(self, password: str, salt: str) -> str:
+        type(self).calls += 1
+        return super().encode(password, salt)
+
+
+def test_it_checks_a_wrong_password_once(client: Any, settings: Any, db: None) -> None:
+    from django.contrib.auth.hashers import get_hasher
+    from django.contrib.auth.models import User
+
+    settings.PASSWORD_HASHERS = ["tests.web.test_auth.CountingHasher"]
+    User.objects.create_user("frank", password="right-password-1")
+    counting = type(get_hasher("counting-md5"))  # the class as Django imported it
+    counting.calls = 0
+
+    assert not client.login(username="frank", password="wrong-password-1")
+
+    assert counting.calls == 1  # not a second time by Django's backend, listed after
+    assert client.login(username="frank", password="right-password-1")
