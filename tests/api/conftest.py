@@ -7,10 +7,14 @@ from builders import make_user, token_client
 
 
 @pytest.fixture(autouse=True)
-def fresh_throttle_counters():
-    """Throttle history lives in the cache; each test starts with none."""
+def fresh_throttle_counters(monkeypatch):
+    """Throttle counters live in the cache; each test starts with none, and the throttle's
+    clock stands still, so a burst never straddles two rate windows (minutes)."""
     from django.core.cache import cache
 
+    from capacityweb.throttling import CountingScopedRateThrottle
+
+    monkeypatch.setattr(CountingScopedRateThrottle, "timer", staticmethod(lambda: 1_800_000_000.0))
     cache.clear()
     yield
     cache.clear()
