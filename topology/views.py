@@ -15,7 +15,6 @@ from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
-from django.db import connection
 from django.db.models import OuterRef, Subquery
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
@@ -138,14 +137,17 @@ def overview(request: HttpRequest) -> HttpResponse:
     """Per cluster: GPU counts, idle reserved and stranded $/h, pending, freshness.
 
     One query reads each cluster with its latest snapshot's and evaluation's ids
-    (``overview_identity``); the cluster cards rendered from them are kept in the
+    (``selectors.overview_identity``); the cluster cards rendered from them are kept in the
     default cache (shared by the web workers) for OVERVIEW_CARDS_SECONDS under those
     ids, so a new snapshot or evaluation shows at once and only the "… ago" figures
     may lag by that much. On a miss, three more queries read the clusters, the
     snapshots and the evaluations' figures (Evaluation columns: the result JSON,
     megabytes for a large cluster, is never loaded here).
     """
-    key = "overview-cards:" + hashlib.sha256(repr(overview_identity()).encode()).hexdigest()[:32]
+    key = (
+        "overview-cards:"
+        + hashlib.sha256(repr(selectors.overview_identity()).encode()).hexdigest()[:32]
+    )
     cards = cache.get(key)
     if cards is None:
         latest = Snapshot.objects.filter(cluster=OuterRef("pk")).order_by("-taken_at")
@@ -160,33 +162,6 @@ def overview(request: HttpRequest) -> HttpResponse:
         cache.set(key, cards, timeout=OVERVIEW_CARDS_SECONDS)
     context = {"cards": mark_safe(cards), "section": "overview"}  # noqa: S308 - rendered above
     return render(request, "dashboard/overview.html", context)
-
-
-def overview_identity() -> list[tuple[Any, ...]]:
-    """Per cluster, by name: id, name, source settings, latest snapshot id, its evaluations'
-    ids and write times — what the overview cards are rendered from.
-
-    One query, written out: it runs on every overview request, and the ORM's building
-    and compiling of the same query (three correlated subqueries) cost more CPU than
-    the rest of a cached page.
-    """
-    cluster, snapshot = Cluster._meta.db_table, Snapshot._meta.db_table
-    evaluation = Evaluation._meta.db_table
-    sql = f"""
-        SELECT c.id, c.name, c.source_settings, c.latest_snapshot_id, e.id, e.stored_at
-        FROM (
-            SELECT id, name, source_settings, (
-                SELECT s.id FROM {snapshot} s WHERE s.cluster_id = {cluster}.id
-                ORDER BY s.taken_at DESC LIMIT 1
-            ) AS latest_snapshot_id
-            FROM {cluster}
-        ) c
-        LEFT JOIN {evaluation} e ON e.snapshot_id = c.latest_snapshot_id
-        ORDER BY c.name, c.id, e.id
-    """  # noqa: S608 - table names from the models, no input
-    with connection.cursor() as cursor:
-        cursor.execute(sql)
-        return cursor.fetchall()
 
 
 def overview_rows(clusters: list[Cluster]) -> list[dict[str, Any]]:
