@@ -463,19 +463,17 @@ def _change_mig_instances(
     """
     profile = resource.removeprefix(MIG_RESOURCE_PREFIX)
     key = (pod_key, resource)
-    if sign < 0:
-        gpus = alloc.mig_instances.pop(key, ())
-    else:
-        gpus = ()
-        for _ in range(amount):
+    if sign > 0:
+        chosen: list[str] = []
+        for _ in range(amount):  # one at a time: each instance counts before the next picks
             gpu = _gpu_for_instance(alloc, info, profile)
-            gpus = (*gpus, gpu.name)
             milli = _instance_milli(gpu, profile)
             _change_gpu(alloc, gpu.name, pod_key, milli, 1, profile, partition=True)
-        alloc.mig_instances[key] = gpus
+            chosen.append(gpu.name)
+        alloc.mig_instances[key] = tuple(chosen)
         return
     gpu_of = {g.name: g for g in info.mig_mode_gpus}
-    for name in gpus:
+    for name in alloc.mig_instances.pop(key, ()):
         milli = _instance_milli(gpu_of[name], profile)
         _change_gpu(alloc, name, pod_key, milli, -1, profile, partition=True)
 
