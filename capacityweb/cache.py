@@ -12,6 +12,7 @@ by every thread of the process, keyed by the servers and options.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from typing import Any
 
@@ -19,6 +20,13 @@ from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 from django.utils.functional import cached_property
 
 _clients: dict[str, RedisCacheClient] = {}
+
+
+def stable_digest(value: Any) -> str:
+    """A short, stable name for a value (its ``repr``): cache keys and data versions."""
+    return hashlib.sha256(repr(value).encode()).hexdigest()[:32]
+
+
 _clients_lock = threading.Lock()
 
 

@@ -15,7 +15,6 @@ and served as JSON or CSV (``?format=csv`` / ``Accept: text/csv``).
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -37,6 +36,7 @@ from capacityweb.api_urls import (
     api_paths,
     router,
 )
+from capacityweb.cache import stable_digest
 from capacityweb.renderers import CSVRenderer
 from recommender.models import Evaluation
 from reservations import digest, selectors, services
@@ -263,10 +263,7 @@ class ReportView(generics.GenericAPIView):
         version = self.data_version(**arguments) if explicit_range else None
         if version is None:
             return Response(self.get_serializer(self.report(**arguments)).data)
-        key = (
-            f"report:{self.csv_filename}:{version}:"
-            + hashlib.sha256(repr(sorted(arguments.items())).encode()).hexdigest()[:32]
-        )
+        key = f"report:{self.csv_filename}:{version}:{stable_digest(sorted(arguments.items()))}"
         data = cache.get(key)
         if data is None:
             data = dict(self.get_serializer(self.report(**arguments)).data)

@@ -12,7 +12,6 @@ grouping by node group or GPU model) and one for the samples.
 
 from __future__ import annotations
 
-import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import connection
 from django.db.models import Max, OuterRef, Q, QuerySet, Subquery
 
+from capacityweb.cache import stable_digest
 from recommender.models import Evaluation
 from reservations.idle import idle_gpu_hours
 from reservations.models import IdleSample, Reservation, Subscription
@@ -224,7 +224,7 @@ def idle_report_version(group_by: str = "reservation") -> str:
             list(NodeGroup.objects.order_by("id").values_list("id", "cluster_id", "name", "spec"))
         )
         parts.append(Evaluation.objects.aggregate(last=Max("id")))
-    return hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
+    return stable_digest(parts)
 
 
 def _summed(group: str, members: Sequence[ReservationIdle]) -> dict[str, Any]:

@@ -170,18 +170,27 @@ def heatmap_json(
     where ``warm_heatmap`` puts it when the evaluation is published: no web process
     builds it (before, each built it once, holding up its other requests meanwhile).
     """
-    local = LOCAL_PAYLOADS
-    key = "heatmap:" + heatmap_etag(evaluation=evaluation, domain=domain, filters=filters)
-    body: bytes | None = local.get(key)
+    key = heatmap_key(evaluation=evaluation, domain=domain, filters=filters)
+    body: bytes | None = LOCAL_PAYLOADS.get(key)
     if body is None:
-        shared = caches[HEATMAP_SHARED_CACHE] if is_default_view(domain, filters) else None
-        body = shared.get(key) if shared is not None else None
+        shared = is_default_view(domain, filters)
+        body = caches[HEATMAP_SHARED_CACHE].get(key) if shared else None
         if body is None:
             body = build_heatmap_json(evaluation=evaluation, domain=domain, filters=filters)
-            if shared is not None:
-                shared.set(key, body, timeout=settings.HEATMAP_CACHE_SECONDS)
-        local.set(key, body)
+            if shared:
+                keep_shared(key, body)
+        LOCAL_PAYLOADS.set(key, body)
     return body
+
+
+def heatmap_key(
+    *, evaluation: Evaluation, domain: Sequence[str], filters: charts.HeatmapFilters
+) -> str:
+    return "heatmap:" + heatmap_etag(evaluation=evaluation, domain=domain, filters=filters)
+
+
+def keep_shared(key: str, body: bytes) -> None:
+    caches[HEATMAP_SHARED_CACHE].set(key, body, timeout=settings.HEATMAP_CACHE_SECONDS)
 
 
 def is_default_view(domain: Sequence[str], filters: charts.HeatmapFilters) -> bool:
@@ -205,6 +214,5 @@ def build_heatmap_json(
 def warm_heatmap(evaluation: Evaluation) -> None:
     """Put the evaluation's default heatmap view in the shared cache (at publish time)."""
     domain, filters = (), charts.HeatmapFilters()
-    key = "heatmap:" + heatmap_etag(evaluation=evaluation, domain=domain, filters=filters)
-    body = build_heatmap_json(evaluation=evaluation, domain=domain, filters=filters)
-    caches[HEATMAP_SHARED_CACHE].set(key, body, timeout=settings.HEATMAP_CACHE_SECONDS)
+    key = heatmap_key(evaluation=evaluation, domain=domain, filters=filters)
+    keep_shared(key, build_heatmap_json(evaluation=evaluation, domain=domain, filters=filters))

@@ -8,7 +8,6 @@ queries, whatever the cluster's size.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -25,6 +24,7 @@ from django.utils.cache import get_conditional_response
 from django.utils.http import http_date
 from django.utils.safestring import mark_safe
 
+from capacityweb.cache import stable_digest
 from recommender.models import Evaluation
 from reservations.models import Reservation
 from topology import charts, selectors
@@ -144,10 +144,7 @@ def overview(request: HttpRequest) -> HttpResponse:
     snapshots and the evaluations' figures (Evaluation columns: the result JSON,
     megabytes for a large cluster, is never loaded here).
     """
-    key = (
-        "overview-cards:"
-        + hashlib.sha256(repr(selectors.overview_identity()).encode()).hexdigest()[:32]
-    )
+    key = "overview-cards:" + stable_digest(selectors.overview_identity())
     cards = cache.get(key)
     if cards is None:
         latest = Snapshot.objects.filter(cluster=OuterRef("pk")).order_by("-taken_at")
