@@ -268,16 +268,19 @@ async def load(
     async with aiohttp.ClientSession(connector=connector, timeout=timeout) as http:
         await _client(http, url, headers, 1, deadline)  # warm the server's caches once
         cpu_before = process_tree_cpu_seconds(server_pid) if server_pid else 0.0
+        client_cpu_before = time.process_time()
         started = time.monotonic()
         runs = await asyncio.gather(
             *(_client(http, url, headers, REQUESTS_PER_CLIENT, deadline) for _ in range(clients))
         )
         elapsed = time.monotonic() - started
         cpu = process_tree_cpu_seconds(server_pid) - cpu_before if server_pid else 0.0
+        client_cpu = time.process_time() - client_cpu_before
     latencies = sorted(ms for run, _ in runs for ms in run)
     return {
         "requestsPerSecond": len(latencies) / elapsed,
         "serverCpuMsPerRequest": 1000 * cpu / len(latencies) if server_pid else None,
+        "clientCpuMsPerRequest": 1000 * client_cpu / len(latencies),
         "requests": len(latencies),
         "non200": sum(failures for _, failures in runs),
         "p50": percentile(latencies, 50),
@@ -332,6 +335,7 @@ def summary(result: dict[str, Any]) -> list[str]:
             f"p95 {row['p95']:6.1f} p99 {row['p99']:6.1f} ms (x{row['p99VsBaseline']:.1f} "
             f"baseline), {row['requests']} req, {row['requestsPerSecond']:.0f} req/s, "
             f"server CPU {row['serverCpuMsPerRequest']:.1f} ms/req, "
+            f"load generator CPU {row['clientCpuMsPerRequest']:.1f} ms/req, "
             f"{row['non200']} non-200{verdict}"
         )
     return lines

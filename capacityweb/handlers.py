@@ -5,15 +5,24 @@ hooks. Django's own ``ASGIHandler`` builds an async middleware chain and calls
 each hook through ``sync_to_async`` (``MiddlewareMixin.__acall__``), about a
 dozen thread hops per request, each on a thread created for that request
 (``ThreadSensitiveContext``), with its own database wrapper and cache client:
-2.9 ms of CPU for ``/health/live`` in bench.http. Here:
+2.9 ms of CPU for ``/health/live`` in bench.http. Here, per request:
+
+    event loop: read the body ─► one hop to a pool thread ─────────────► send
+    pool thread:      request_started ► request ► middleware + view ► close()
+                      (request_finished: stale connections closed, as under WSGI)
 
 - the middleware chain is built synchronously, as under WSGI;
-- the ASGI side calls it once per request, on a fixed pool of ``WEB_THREADS``
-  threads that live as long as the process, so each thread's database wrapper
-  and connections are reused;
-- as Django's request_started/request_finished handlers do, stale or broken
-  database connections are closed before and after each request, on the
-  request's thread (the signals themselves run on asgiref's shared thread).
+- it runs on a fixed pool of ``WEB_THREADS`` threads that live as long as the
+  process, so each thread's database wrapper and connections are reused;
+- Django's request_started and request_finished signals run on that thread too
+  (Django's handler sends each from the event loop, one more hop each, to a
+  thread that is not the request's), so their handlers close the stale or
+  broken database connections of the thread that used them;
+- a response with its content in memory is closed (request_finished) before
+  it is sent, in the same hop, and sent as one message; a streaming one is
+  closed after its last chunk, as Django's handler does;
+- a body that fits in FILE_UPLOAD_MAX_MEMORY_SIZE is kept in memory, not in a
+  SpooledTemporaryFile.
 
 WebSockets do not pass here (capacityweb.asgi routes them to Channels).
 """
@@ -21,19 +30,23 @@ WebSockets do not pass here (capacityweb.asgi routes them to Channels).
 from __future__ import annotations
 
 import gc
+import io
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import IO, Any
 
 import django
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.core.handlers.asgi import ASGIHandler
-from django.db import close_old_connections
-from django.http import HttpRequest, HttpResponseBase
+from django.core import signals
+from django.core.exceptions import RequestAborted
+from django.core.handlers.asgi import ASGIHandler, get_script_prefix
+from django.http import FileResponse, HttpResponseBase
+from django.urls import set_script_prefix
 
 
 class ThreadPoolASGIHandler(ASGIHandler):
-    """ASGIHandler whose middleware chain and view run synchronously on a thread pool."""
+    """ASGIHandler whose request, middleware chain and view run on a thread pool."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -44,22 +57,84 @@ class ThreadPoolASGIHandler(ASGIHandler):
     def load_middleware(self, is_async: bool = False) -> None:
         super().load_middleware(is_async=False)
 
+    def on_pool(self, function: Any) -> Any:
+        # sync_to_async, not loop.run_in_executor: async_to_sync in a view (health
+        # checks, publishing) then runs on this event loop instead of a new one.
+        return sync_to_async(function, thread_sensitive=False, executor=self.executor)
+
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         # Django's opens a ThreadSensitiveContext (a new thread per request) here.
         if scope["type"] != "http":
             raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
         await self.handle(scope, receive, send)
 
-    async def get_response_async(self, request: HttpRequest) -> HttpResponseBase:
-        respond = sync_to_async(self.respond, thread_sensitive=False, executor=self.executor)
-        return await respond(request)
-
-    def respond(self, request: HttpRequest) -> HttpResponseBase:
-        close_old_connections()
+    async def handle(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         try:
-            return self.get_response(request)
+            body_file = await self.read_body(receive)
+        except RequestAborted:
+            return
+        set_script_prefix(get_script_prefix(scope))
+        try:
+            response = await self.on_pool(self.respond)(scope, body_file)
+            try:
+                await self.send_response(response, send)
+            finally:
+                if response.streaming:
+                    await self.on_pool(response.close)()
         finally:
-            close_old_connections()
+            body_file.close()
+
+    def respond(self, scope: dict[str, Any], body_file: IO[bytes]) -> HttpResponseBase:
+        """On a pool thread: the whole request but sending the response."""
+        signals.request_started.send(sender=self.__class__, scope=scope)
+        request, response = self.create_request(scope, body_file)
+        if request is not None:
+            response = self.get_response(request)
+            response._handler_class = self.__class__
+            if isinstance(response, FileResponse):
+                response.block_size = self.chunk_size
+        if not response.streaming:
+            response.close()  # sends request_finished
+        return response
+
+    async def read_body(self, receive: Any) -> IO[bytes]:
+        """As Django's, but a body within FILE_UPLOAD_MAX_MEMORY_SIZE stays a BytesIO."""
+        limit = settings.FILE_UPLOAD_MAX_MEMORY_SIZE
+        body_file: IO[bytes] = io.BytesIO()
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                body_file.close()
+                raise RequestAborted()
+            body_file.write(message.get("body", b""))
+            if isinstance(body_file, io.BytesIO) and body_file.tell() > limit:
+                spooled = tempfile.SpooledTemporaryFile(max_size=limit, mode="w+b")  # noqa: SIM115
+                spooled.write(body_file.getvalue())  # over max_size: now a file on disk
+                body_file = spooled
+            if not message.get("more_body", False):
+                break
+        body_file.seek(0)
+        return body_file
+
+    async def send_response(self, response: HttpResponseBase, send: Any) -> None:
+        if response.streaming:
+            await super().send_response(response, send)
+            return
+        headers = [
+            (
+                name.encode("ascii") if isinstance(name, str) else bytes(name),
+                value.encode("latin1") if isinstance(value, str) else bytes(value),
+            )
+            for name, value in response.items()
+        ]
+        headers += [
+            (b"Set-Cookie", cookie.output(header="").encode("ascii").strip())
+            for cookie in response.cookies.values()
+        ]
+        await send(
+            {"type": "http.response.start", "status": response.status_code, "headers": headers}
+        )
+        await send({"type": "http.response.body", "body": response.content})
 
 
 def get_asgi_application() -> ThreadPoolASGIHandler:

@@ -1,0 +1,192 @@
+"""capacityweb.handlers through the real ASGI application (capacityweb.asgi), in process:
+the request body as the server hands it over, Django's request signals on the request's
+own thread, responses with their content in memory and streamed ones."""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+import pytest
+from asgiref.testing import ApplicationCommunicator
+from django.core import signals
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
+
+TIMEOUT_SECONDS = 10
+NODE_GROUP_SPEC = {
+    "nodeSelector": {"pool": "h100"},
+    "minSize": 0,
+    "maxSize": 4,
+    "pricePerNodeHour": 88.0,
+    "template": {
+        "labels": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},
+        "allocatable": {"cpu": "208", "memory": "1800Gi", "pods": "110", "nvidia.com/gpu": "8"},
+    },
+}
+
+
+def http_scope(method: str, path: str, headers: list[tuple[bytes, bytes]]) -> dict[str, Any]:
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"host", b"127.0.0.1"), *headers],
+        "client": ("127.0.0.1", 40000),
+        "server": ("127.0.0.1", 8000),
+    }
+
+
+async def exchange(
+    method: str,
+    path: str,
+    body_parts: list[bytes],
+    headers: list[tuple[bytes, bytes]] = (),
+    application: Any = None,
+) -> tuple[dict[str, Any], bytes, int]:
+    """Send the body in ``body_parts`` messages (capacityweb.asgi's application unless
+    another is given); the start message, the body, and how many body messages the
+    response took."""
+    if application is None:
+        from capacityweb.asgi import application
+    headers = [*headers, (b"content-length", str(sum(map(len, body_parts))).encode())]
+    app = ApplicationCommunicator(application, http_scope(method, path, headers))
+    for index, part in enumerate(body_parts or [b""]):
+        more = index < len(body_parts) - 1
+        await app.send_input({"type": "http.request", "body": part, "more_body": more})
+    start = await app.receive_output(TIMEOUT_SECONDS)
+    body, messages = b"", 0
+    while True:
+        message = await app.receive_output(TIMEOUT_SECONDS)
+        body, messages = body + message.get("body", b""), messages + 1
+        if not message.get("more_body", False):
+            break
+    await app.wait(TIMEOUT_SECONDS)
+    return start, body, messages
+
+
+@pytest.fixture
+def finished_on() -> Any:
+    """Names of the threads request_finished was sent on, in order."""
+    threads: list[str] = []
+
+    def record(**kwargs: Any) -> None:
+        threads.append(threading.current_thread().name)
+
+    signals.request_finished.connect(record)
+    yield threads
+    signals.request_finished.disconnect(record)
+
+
+async def read(function: Any) -> Any:
+    """``function()`` on another thread, whose database connection is closed afterwards
+    (left open, it would keep the test database from being dropped)."""
+    from asgiref.sync import sync_to_async
+    from django.db import connection
+
+    def run() -> Any:
+        try:
+            return function()
+        finally:
+            connection.close()
+
+    return await sync_to_async(run)()
+
+
+@pytest.fixture
+def cluster(db: None) -> Any:
+    from topology.models import Cluster
+
+    return Cluster.objects.create(name="c1", source_kind="files", source_settings={})
+
+
+@pytest.fixture
+def staff_token(db: None) -> bytes:
+    from django.contrib.auth.models import User
+    from rest_framework.authtoken.models import Token
+
+    user = User.objects.create_user("operator", is_staff=True)
+    return f"Token {Token.objects.create(user=user).key}".encode()
+
+
+async def test_it_reassembles_a_body_sent_in_several_messages(
+    staff_token: bytes, cluster: Any
+) -> None:
+    from topology.models import NodeGroup
+
+    payload = json.dumps({"cluster": cluster.id, "name": "h100-pool", "spec": NODE_GROUP_SPEC})
+    payload = payload.encode()
+    parts = [payload[:10], payload[10:40], payload[40:]]
+
+    start, body, _ = await exchange(
+        "POST",
+        "/api/v1/node-groups/",
+        parts,
+        [(b"authorization", staff_token), (b"content-type", b"application/json")],
+    )
+
+    assert start["status"] == 201, body
+    stored = await read(lambda: NodeGroup.objects.get(cluster=cluster))
+    assert (stored.name, stored.max_size) == ("h100-pool", 4)
+
+
+async def test_it_takes_a_body_over_the_in_memory_limit_and_still_reads_it(
+    staff_token: bytes, cluster: Any, settings: Any
+) -> None:
+    """Past FILE_UPLOAD_MAX_MEMORY_SIZE the body moves to a spooled file (on disk); the
+    view must still read all of it."""
+    from topology.models import NodeGroup
+
+    settings.FILE_UPLOAD_MAX_MEMORY_SIZE = 16
+    payload = json.dumps({"cluster": cluster.id, "name": "big", "spec": NODE_GROUP_SPEC}).encode()
+    parts = [payload[i : i + 7] for i in range(0, len(payload), 7)]
+
+    start, body, _ = await exchange(
+        "POST",
+        "/api/v1/node-groups/",
+        parts,
+        [(b"authorization", staff_token), (b"content-type", b"application/json")],
+    )
+
+    assert start["status"] == 201, body
+    assert await read(NodeGroup.objects.filter(name="big").count) == 1
+
+
+async def test_it_sends_request_finished_once_on_the_request_thread(finished_on: list[str]) -> None:
+    start, body, messages = await exchange("GET", "/health/live", [])
+
+    assert start["status"] == 200
+    assert json.loads(body)["status"] == "ok"
+    assert messages == 1  # content in memory: one body message
+    assert len(finished_on) == 1
+    assert finished_on[0].startswith("django-http")
+
+
+async def test_it_streams_a_static_file_and_then_finishes_the_request(
+    finished_on: list[str], settings: Any
+) -> None:
+    """WhiteNoise answers a static file with a streaming FileResponse: sent in chunks,
+    request_finished once it is all sent."""
+    from django.contrib.staticfiles import finders
+
+    from capacityweb.handlers import ThreadPoolASGIHandler
+
+    settings.WHITENOISE_USE_FINDERS = True  # no collectstatic in tests: from static/
+    handler = ThreadPoolASGIHandler()
+
+    start, body, messages = await exchange(
+        "GET", "/static/css/capacityweb.css", [], application=handler
+    )
+
+    assert start["status"] == 200
+    with open(finders.find("css/capacityweb.css"), "rb") as on_disk:
+        assert body == on_disk.read()
+    assert messages > 1
+    assert len(finished_on) == 1
