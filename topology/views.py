@@ -20,7 +20,7 @@ from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.cache import get_conditional_response
+from django.utils.cache import get_conditional_response, patch_vary_headers
 from django.utils.http import http_date
 from django.utils.safestring import mark_safe
 
@@ -187,6 +187,23 @@ def overview_rows(clusters: list[Cluster]) -> list[dict[str, Any]]:
 # --- topology heatmap ------------------------------------------------------------
 
 
+def accepts_gzip(request: HttpRequest) -> bool:
+    """Whether Accept-Encoding gives gzip (by name, else ``*``) a q-value above 0
+    (RFC 9110 §12.5.3)."""
+    weights = {}
+    for coding in request.headers.get("Accept-Encoding", "").split(","):
+        name, *parameters = (part.strip() for part in coding.split(";"))
+        weight = 1.0
+        for parameter in parameters:
+            if parameter.lower().startswith("q="):
+                try:
+                    weight = float(parameter[2:])
+                except ValueError:
+                    weight = 0.0
+        weights[name.lower()] = weight
+    return weights.get("gzip", weights.get("x-gzip", weights.get("*", 0.0))) > 0
+
+
 def heatmap_filters(request: HttpRequest, cluster_id: int) -> charts.HeatmapFilters:
     team = request.GET.get("team", "").strip()
     team_reservations: frozenset[str] = frozenset()
@@ -235,6 +252,8 @@ def topology_data(request: HttpRequest, cluster_id: int) -> HttpResponse:
 
     Built once per evaluation, domain and filters and then served from the cache
     (topology.selectors); the ETag names it, so a client that has it gets a 304.
+    Sent gzip-compressed (kept so, not compressed per request) to a client that accepts
+    it, as browsers do: 38 kB instead of 0.8 MB for a 1k-node cluster.
     One query finds the evaluation shown (the picker lists of ``cluster_page`` are
     not needed here).
     ``no-cache``: the same URL shows the next evaluation, so clients revalidate.
@@ -247,12 +266,17 @@ def topology_data(request: HttpRequest, cluster_id: int) -> HttpResponse:
         view = charts.heatmap_view([], domain=domain, filters=filters)
         view.update(snapshot=page.snapshot.id if page.snapshot else None, evaluation=None)
         return JsonResponse(view)
-    etag = selectors.heatmap_etag(evaluation=evaluation, domain=domain, filters=filters)
+    payload = {"evaluation": evaluation, "domain": domain, "filters": filters}
+    encoding = "gzip" if accepts_gzip(request) else "identity"
+    etag = selectors.heatmap_etag(**payload, encoding=encoding)
     last_modified = int(evaluation.stored_at.timestamp())
     response = get_conditional_response(request, etag=etag, last_modified=last_modified)
     if response is None:
-        body = selectors.heatmap_json(evaluation=evaluation, domain=domain, filters=filters)
+        body = selectors.heatmap_json(**payload, encoding=encoding)
         response = HttpResponse(body, content_type="application/json")
+        if encoding == "gzip":
+            response.headers["Content-Encoding"] = "gzip"
+    patch_vary_headers(response, ["Accept-Encoding"])
     response.headers["ETag"] = etag
     response.headers["Last-Modified"] = http_date(last_modified)
     response.headers["Cache-Control"] = "private, no-cache"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import html
 import json
 from datetime import timedelta
@@ -220,6 +221,44 @@ def test_it_gives_each_heatmap_domain_and_filter_its_own_etag(
     assert team.json()["rowPaths"] == ["~/~/~/r1"]
 
 
+def test_it_sends_the_heatmap_data_gzipped_to_a_client_that_accepts_gzip(
+    signed_in: Any, evaluation: Any
+) -> None:
+    plain = signed_in.get(heatmap_data_url(evaluation))
+    zipped = signed_in.get(heatmap_data_url(evaluation), HTTP_ACCEPT_ENCODING="br, gzip;q=0.8")
+
+    assert zipped["Content-Encoding"] == "gzip"
+    assert "Content-Encoding" not in plain
+    assert gzip.decompress(zipped.content) == plain.content
+    assert len(zipped.content) < len(plain.content)
+    assert zipped["ETag"] != plain["ETag"]  # different bytes, different tags
+    assert "Accept-Encoding" in zipped["Vary"] and "Accept-Encoding" in plain["Vary"]
+
+
+@pytest.mark.parametrize(
+    "accept_encoding", ["", "identity", "gzip;q=0", "br", "*;q=0", "gzip;q=0, *", "gzip;q=x"]
+)
+def test_it_sends_the_heatmap_data_as_is_unless_gzip_is_accepted(
+    signed_in: Any, evaluation: Any, accept_encoding: str
+) -> None:
+    response = signed_in.get(heatmap_data_url(evaluation), HTTP_ACCEPT_ENCODING=accept_encoding)
+    assert "Content-Encoding" not in response
+    assert response.json()["evaluation"] == evaluation.id
+
+
+def test_it_answers_304_to_a_gzip_client_that_has_the_gzipped_heatmap_data(
+    signed_in: Any, evaluation: Any
+) -> None:
+    url = heatmap_data_url(evaluation)
+    etag = signed_in.get(url, HTTP_ACCEPT_ENCODING="gzip")["ETag"]
+
+    again = signed_in.get(url, HTTP_ACCEPT_ENCODING="gzip", HTTP_IF_NONE_MATCH=etag)
+    plain = signed_in.get(url, HTTP_IF_NONE_MATCH=etag)  # the tag of the other coding
+
+    assert (again.status_code, again.content) == (304, b"")
+    assert plain.status_code == 200 and plain.json()["evaluation"] == evaluation.id
+
+
 def test_it_pins_the_heatmap_data_query_counts(
     signed_in: Any, evaluation: Any, django_assert_num_queries: Any
 ) -> None:
@@ -244,6 +283,23 @@ def test_it_serves_a_published_evaluations_heatmap_without_building_it(
         payload = signed_in.get(heatmap_data_url(evaluation)).json()
     assert payload["evaluation"] == evaluation.id
     assert payload["cellCount"] == evaluation.result["cluster"]["gpus"]
+
+
+def test_it_keeps_a_published_evaluations_heatmap_gzipped_in_the_shared_cache(
+    evaluation: Any,
+) -> None:
+    from django.core.cache import caches
+
+    from recommender import events
+    from topology import charts, selectors
+
+    events.publish_evaluation(evaluation)
+
+    view = {"evaluation": evaluation, "domain": (), "filters": charts.HeatmapFilters()}
+    shared = caches[selectors.HEATMAP_SHARED_CACHE]
+    zipped = shared.get(selectors.heatmap_key(**view, encoding="gzip"))
+    assert zipped is not None
+    assert gzip.decompress(zipped) == shared.get(selectors.heatmap_key(**view))
 
 
 def test_it_drills_into_a_node_with_one_row_per_gpu(signed_in: Any, evaluation: Any) -> None:
