@@ -58,3 +58,43 @@ def test_it_checks_a_wrong_password_once(client: Any, settings: Any, db: None) -
 
     assert counting.calls == 1  # not a second time by Django's backend, listed after
     assert client.login(username="frank", password="right-password-1")
+
+
+def stored_fields(user: Any) -> dict[str, Any]:
+    return {f.attname: getattr(user, f.attname) for f in type(user)._meta.concrete_fields}
+
+
+def test_it_reads_the_sessions_and_the_tokens_user_as_the_orm_does(user: Any) -> None:
+    """Every column, with the database's converters (SQLite keeps datetimes as text)."""
+    from datetime import datetime
+
+    from django.contrib.auth.models import User
+    from django.utils import timezone
+    from rest_framework.authtoken.models import Token
+
+    from capacityweb.authentication import ModelBackend, TokenAuthentication
+
+    User.objects.filter(pk=user.pk).update(last_login=timezone.now())
+    expected = stored_fields(User.objects.get(pk=user.pk))
+    token = Token.objects.create(user=user)
+
+    from_session = ModelBackend().get_user(user.pk)
+    from_token, read_token = TokenAuthentication().authenticate_credentials(token.key)
+
+    assert stored_fields(from_session) == stored_fields(from_token) == expected
+    assert isinstance(from_session.last_login, datetime)
+    assert isinstance(from_token.date_joined, datetime)
+    assert (read_token.key, read_token.created) == (token.key, token.created)
+    assert not from_session._state.adding and from_session._state.db == "default"
+
+
+def test_it_finds_no_user_for_an_unknown_id_or_token(user: Any) -> None:
+    import pytest
+    from rest_framework.exceptions import AuthenticationFailed
+
+    from capacityweb.authentication import ModelBackend, TokenAuthentication
+
+    assert ModelBackend().get_user(user.pk + 1000) is None
+    assert ModelBackend().get_user("not-a-number") is None
+    with pytest.raises(AuthenticationFailed, match="Invalid token"):
+        TokenAuthentication().authenticate_credentials("no-such-token")
