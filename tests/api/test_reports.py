@@ -146,6 +146,22 @@ def test_it_rejects_an_unknown_grouping(team_a_client, samples):
     assert list(response.json()) == ["group_by"]
 
 
+def test_each_report_filterset_has_filters_of_its_own(samples):
+    """The filters are copied one level deep per instance (ReportParameters), not shared."""
+    from reservations.filters import IdleReportFilterSet
+    from reservations.models import IdleSample
+
+    first = IdleReportFilterSet({**RANGE, "group_by": "team"}, IdleSample.objects.all())
+    second = IdleReportFilterSet({**RANGE, "group_by": "colour"}, IdleSample.objects.all())
+
+    assert first.is_valid() and not second.is_valid()
+    assert first.report_arguments()["group_by"] == "team"
+    for name, base in IdleReportFilterSet.base_filters.items():
+        assert len({id(base), id(first.filters[name]), id(second.filters[name])}) == 3
+        assert (first.filters[name].parent, second.filters[name].parent) == (first, second)
+    assert first.qs.count() == IdleSample.objects.count() == 3  # parameters filter no rows
+
+
 # --- the report cache: an unchanged report is not recomputed, a changed one is at once ---
 
 
