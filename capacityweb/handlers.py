@@ -20,7 +20,8 @@ dozen thread hops per request, each on a thread created for that request
   broken database connections of the thread that used them;
 - a response with its content in memory is closed (request_finished) before
   it is sent, in the same hop, and sent as one message; a streaming one is
-  closed after its last chunk, as Django's handler does;
+  closed after its last chunk, as Django's handler does, and a synchronous
+  stream (a static file) is read chunk by chunk on the pool, not whole;
 - a body that fits in FILE_UPLOAD_MAX_MEMORY_SIZE is kept in memory, not in a
   SpooledTemporaryFile.
 
@@ -117,7 +118,7 @@ class ThreadPoolASGIHandler(ASGIHandler):
         return body_file
 
     async def send_response(self, response: HttpResponseBase, send: Any) -> None:
-        if response.streaming:
+        if response.streaming and response.is_async:
             await super().send_response(response, send)
             return
         headers = [
@@ -134,7 +135,16 @@ class ThreadPoolASGIHandler(ASGIHandler):
         await send(
             {"type": "http.response.start", "status": response.status_code, "headers": headers}
         )
-        await send({"type": "http.response.body", "body": response.content})
+        if not response.streaming:
+            await send({"type": "http.response.body", "body": response.content})
+            return
+        # A synchronous iterator (WhiteNoise's files): each chunk read on a pool thread as
+        # it is sent. Django's handler reads it whole into a list first.
+        chunks = iter(response.streaming_content)
+        read = self.on_pool(next)
+        while (chunk := await read(chunks, None)) is not None:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body"})
 
 
 def get_asgi_application() -> ThreadPoolASGIHandler:

@@ -110,16 +110,21 @@ async def test_it_sends_live_updates_through_its_workers(served: str, site: dict
 
 
 def terminate_server_connections() -> int:
-    """Postgres closes every connection of the server under test (as a restart would)."""
+    """Postgres closes every connection of the server under test (as a restart would).
+    Runs on a thread of its own, whose connection it closes: left open, it would keep
+    the test database from being dropped."""
     from django.db import connection
 
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
-            " WHERE application_name = %s",
-            [SERVER_APPLICATION_NAME],
-        )
-        return int(cursor.fetchone()[0])
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                " WHERE application_name = %s",
+                [SERVER_APPLICATION_NAME],
+            )
+            return int(cursor.fetchone()[0])
+    finally:
+        connection.close()
 
 
 @pytest.mark.asyncio

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+import warnings
 from typing import Any
 
 import pytest
@@ -158,21 +159,26 @@ async def test_it_sends_request_finished_once_on_the_request_thread(finished_on:
 async def test_it_streams_a_static_file_and_then_finishes_the_request(
     finished_on: list[str], settings: Any
 ) -> None:
-    """WhiteNoise answers a static file with a streaming FileResponse: sent in chunks,
-    request_finished once it is all sent."""
+    """WhiteNoise answers a static file with a streaming FileResponse (a synchronous
+    iterator): sent chunk by chunk, request_finished once it is all sent."""
     from django.contrib.staticfiles import finders
 
     from capacityweb.handlers import ThreadPoolASGIHandler
 
     settings.WHITENOISE_USE_FINDERS = True  # no collectstatic in tests: from static/
     handler = ThreadPoolASGIHandler()
+    handler.chunk_size = 1024  # FileResponse.block_size: several chunks of this file
 
-    start, body, messages = await exchange(
-        "GET", "/static/css/capacityweb.css", [], application=handler
-    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        start, body, messages = await exchange(
+            "GET", "/static/css/capacityweb.css", [], application=handler
+        )
 
     assert start["status"] == 200
     with open(finders.find("css/capacityweb.css"), "rb") as on_disk:
         assert body == on_disk.read()
-    assert messages > 1
+    assert messages > 2  # chunks, then the empty last message
     assert len(finished_on) == 1
+    # Django's handler would read the file whole into a list first, and say so.
+    assert not [w for w in caught if "consume synchronous iterators" in str(w.message)]
