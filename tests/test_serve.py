@@ -7,6 +7,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
+import socket
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,8 +32,15 @@ SERVER_APPLICATION_NAME = "capacityweb-serve-under-test"  # its connections in p
 
 
 @pytest.fixture
-def served(tmp_path: Path) -> Iterator[str]:
-    """`manage.py serve --workers 2` on the test database; yields host:port."""
+def served(supervised: tuple[str, subprocess.Popen[bytes]]) -> str:
+    """`manage.py serve --workers 2` on the test database: its host:port."""
+    return supervised[0]
+
+
+@pytest.fixture
+def supervised(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """`manage.py serve --workers 2` on the test database; yields host:port and its
+    process (the supervisor of the workers)."""
     from django.conf import settings
 
     port = free_port()
@@ -43,9 +55,42 @@ def served(tmp_path: Path) -> Iterator[str]:
     }
     log_path = tmp_path / "serve.log"
     arguments = ["serve", "--port", str(port), "--workers", str(WORKERS)]
-    with manage_py_server(arguments, environment, log_path, f"http://127.0.0.1:{port}/health/live"):
-        yield f"127.0.0.1:{port}"
+    ready = f"http://127.0.0.1:{port}/health/live"
+    with manage_py_server(arguments, environment, log_path, ready) as server:
+        wait_for(lambda: len(worker_pids(server.pid)) == WORKERS, "both workers started")
+        yield f"127.0.0.1:{port}", server
     assert "Traceback" not in log_path.read_text(), log_path.read_text()
+
+
+def worker_pids(supervisor: int) -> set[int]:
+    """The live web workers of ``supervisor`` (multiprocessing's resource tracker aside)."""
+    pids = set()
+    for task in Path(f"/proc/{supervisor}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            if is_alive(int(child)) and b"spawn_main" in read_proc(int(child), "cmdline"):
+                pids.add(int(child))
+    return pids
+
+
+def read_proc(pid: int, name: str) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/{name}").read_bytes()
+    except (FileNotFoundError, ProcessLookupError):
+        return b""
+
+
+def is_alive(pid: int) -> bool:
+    """Running, not a zombie waiting to be reaped."""
+    stat = read_proc(pid, "stat")
+    return bool(stat) and stat.rsplit(b")", 1)[1].split()[0] != b"Z"
+
+
+def wait_for(condition: Any, what: str, seconds: float = 60.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"not within {seconds:.0f} s: {what}")
+        time.sleep(0.2)
 
 
 @pytest.fixture
@@ -150,3 +195,67 @@ async def test_it_answers_every_request_after_postgres_closes_its_connections(
     assert before == [200] * REQUESTS
     assert closed >= WORKERS  # each worker's pool keeps at least one
     assert after == [200] * REQUESTS
+
+
+@pytest.mark.asyncio
+async def test_it_restarts_a_worker_that_dies_and_keeps_answering(
+    supervised: tuple[str, subprocess.Popen[bytes]], site: dict[str, Any]
+) -> None:
+    address, server = supervised
+    workers = worker_pids(server.pid)
+    victim = min(workers)
+
+    os.kill(victim, signal.SIGKILL)
+    wait_for(
+        lambda: victim not in worker_pids(server.pid) and len(worker_pids(server.pid)) == WORKERS,
+        "a new worker in place of the killed one",
+    )
+
+    url = f"http://{address}/clusters/{site['evaluation'].cluster_id}/topology/data.json"
+    async with aiohttp.ClientSession(headers={"Cookie": site["cookie"]}) as http:
+
+        async def one() -> int:
+            async with http.get(url) as response:
+                await response.read()
+                return response.status
+
+        statuses = await asyncio.gather(*(one() for _ in range(REQUESTS)))
+    assert statuses == [200] * REQUESTS
+    assert server.poll() is None
+
+
+def test_its_workers_exit_when_it_is_killed(
+    supervised: tuple[str, subprocess.Popen[bytes]],
+) -> None:
+    """Even by SIGKILL (no chance to stop them): no worker outlives it holding the port."""
+    address, server = supervised
+    workers = worker_pids(server.pid)
+
+    server.kill()
+    server.wait(timeout=10)
+
+    wait_for(lambda: not any(is_alive(pid) for pid in workers), "the workers exited")
+    host, port = address.split(":")
+    with socket.socket() as probe:  # no SO_REUSEPORT: fails while any worker listens
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        probe.bind((host, int(port)))
+
+
+@pytest.mark.django_db(transaction=False)
+def test_it_refuses_a_port_that_is_taken_with_exit_2() -> None:
+    from tests.conftest import REPO_ROOT
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "manage.py", "serve", "--port", str(port)],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "EMBEDDED_WORKER": "false"},
+        )
+    assert done.returncode == 2, done.stderr
+    assert f"--host/--port: cannot listen on 127.0.0.1:{port}" in done.stderr
