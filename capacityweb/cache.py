@@ -20,14 +20,12 @@ from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 from django.utils.functional import cached_property
 
 _clients: dict[str, RedisCacheClient] = {}
+_clients_lock = threading.Lock()
 
 
 def stable_digest(value: Any) -> str:
     """A short, stable name for a value (its ``repr``): cache keys and data versions."""
     return hashlib.sha256(repr(value).encode()).hexdigest()[:32]
-
-
-_clients_lock = threading.Lock()
 
 
 class SharedClientRedisCacheClient(RedisCacheClient):

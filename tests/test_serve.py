@@ -172,6 +172,17 @@ def terminate_server_connections() -> int:
         connection.close()
 
 
+async def concurrent_statuses(http: aiohttp.ClientSession, url: str) -> list[int]:
+    """The statuses of REQUESTS concurrent GETs of ``url`` (redirects not followed)."""
+
+    async def one() -> int:
+        async with http.get(url, allow_redirects=False) as response:
+            await response.read()
+            return response.status
+
+    return list(await asyncio.gather(*(one() for _ in range(REQUESTS))))
+
+
 @pytest.mark.asyncio
 async def test_it_answers_every_request_after_postgres_closes_its_connections(
     served: str, site: dict[str, Any]
@@ -180,18 +191,10 @@ async def test_it_answers_every_request_after_postgres_closes_its_connections(
     headers = {"Cookie": site["cookie"]}
     url = f"http://{served}/clusters/{site['evaluation'].cluster_id}/topology/"
 
-    async def statuses(http: aiohttp.ClientSession) -> list[int]:
-        async def one() -> int:
-            async with http.get(url, allow_redirects=False) as response:
-                await response.read()
-                return response.status
-
-        return list(await asyncio.gather(*(one() for _ in range(REQUESTS))))
-
     async with aiohttp.ClientSession(headers=headers) as http:
-        before = await statuses(http)
+        before = await concurrent_statuses(http, url)
         closed = await sync_to_async(terminate_server_connections)()
-        after = await statuses(http)
+        after = await concurrent_statuses(http, url)
     assert before == [200] * REQUESTS
     assert closed >= WORKERS  # each worker's pool keeps at least one
     assert after == [200] * REQUESTS
@@ -213,13 +216,7 @@ async def test_it_restarts_a_worker_that_dies_and_keeps_answering(
 
     url = f"http://{address}/clusters/{site['evaluation'].cluster_id}/topology/data.json"
     async with aiohttp.ClientSession(headers={"Cookie": site["cookie"]}) as http:
-
-        async def one() -> int:
-            async with http.get(url) as response:
-                await response.read()
-                return response.status
-
-        statuses = await asyncio.gather(*(one() for _ in range(REQUESTS)))
+        statuses = await concurrent_statuses(http, url)
     assert statuses == [200] * REQUESTS
     assert server.poll() is None
 
