@@ -37,9 +37,9 @@ import urllib3
 from kubernetes import client, config, watch
 from kubernetes.client.exceptions import ApiException
 
-from recommender.engine.placement import PlacementOptions, place
-from recommender.engine.state import ClusterState
-from recommender.engine.workloads import pod_workload
+from recommender.engine.scheduler.placement import PlacementOptions, place
+from recommender.engine.scheduler.state import ClusterState
+from recommender.engine.scheduler.workloads import pod_workload
 from topology.files import OPENB_NODE_LIST, read_objects
 from topology.hardware import (
     WHOLE_GPU_MILLI,

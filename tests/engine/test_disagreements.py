@@ -2,9 +2,9 @@
 
 from datetime import UTC, datetime
 
-from recommender.engine.evaluate_classes import disagreements
-from recommender.engine.scaleup import RUNS_AFTER_SCALE_UP, WorkloadPlan
-from recommender.engine.workloads import pod_workload
+from recommender.engine.autoscaler.plan import RUNS_AFTER_SCALE_UP, WorkloadPlan
+from recommender.engine.evaluate.classes import disagreements
+from recommender.engine.scheduler.workloads import pod_workload
 from topology.hardware import Cluster, GpuRequest, Pod
 
 AT = datetime(2026, 12, 3, tzinfo=UTC)

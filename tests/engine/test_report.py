@@ -12,8 +12,8 @@ from typing import Any
 
 import yaml
 
-from recommender.engine.evaluate import Evaluation, evaluate
-from recommender.engine.report import recommendation_yaml, render_text
+from recommender.engine.evaluate.evaluation import Evaluation, evaluate
+from recommender.engine.evaluate.report import recommendation_yaml, render_text
 from topology.files import read_objects
 from topology.hardware import NodeGroup
 from topology.kube import parse_objects

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from recommender.engine.evaluate import evaluate
+from recommender.engine.evaluate.evaluation import evaluate
 from topology.files import read_objects
 from topology.kube import parse_objects
 

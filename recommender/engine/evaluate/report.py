@@ -30,7 +30,7 @@ from typing import Any
 
 import yaml
 
-from recommender.engine.evaluate import Evaluation, Recommendation, WorkloadEvaluation
+from recommender.engine.evaluate.evaluation import Evaluation, Recommendation, WorkloadEvaluation
 from topology.hardware import NodeGroup
 
 NODE_GROUP_API_VERSION = "capacityweb.io/v1alpha1"

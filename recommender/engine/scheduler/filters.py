@@ -15,7 +15,7 @@ from datetime import datetime
 from topology.hardware import Cluster, DeviceClass, Pod, Reservation, Taint
 
 from .allocate import claim_takes, gpu_options
-from .state import NodeAlloc, NodeInfo
+from .records import NodeAlloc, NodeInfo
 
 UNSCHEDULABLE = "node(s) were unschedulable"
 NOT_READY = "node(s) were not ready"

@@ -24,8 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from recommender.engine import costs
-from recommender.engine.placement import Placer, place
-from recommender.engine.scaleup import (
+from recommender.engine.autoscaler.plan import (
     BLOCKED,
     NAIVE,
     RUNS_NOW,
@@ -39,8 +38,9 @@ from recommender.engine.scaleup import (
     without_topology,
     workload_mix,
 )
-from recommender.engine.state import ClusterState
-from recommender.engine.workloads import Workload
+from recommender.engine.scheduler.placement import Placer, place
+from recommender.engine.scheduler.state import ClusterState
+from recommender.engine.scheduler.workloads import Workload
 from topology.hardware import HOSTNAME_LABEL, Cluster, DeviceClass, Node, NodeGroup, Pod
 
 SCALE_UP = "scale_up"

@@ -21,14 +21,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 
-from recommender.engine.scaleup import (
+from recommender.engine.autoscaler.plan import (
     RUNS_AFTER_SCALE_UP,
     USES_RESERVATION,
     WorkloadPlan,
     lone_node_rejection,
     new_node,
 )
-from recommender.engine.workloads import Workload
+from recommender.engine.scheduler.workloads import Workload
 from topology.hardware import AttributeSelector, Cluster, DeviceClass, Pod
 from topology.mig import MIG_RESOURCE_PREFIX
 

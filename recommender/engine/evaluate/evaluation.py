@@ -23,23 +23,23 @@ from datetime import datetime
 from typing import Any
 
 from recommender.engine import costs
-from recommender.engine.evaluate_classes import disagreements
-from recommender.engine.fragmentation import fragmentation
-from recommender.engine.heatmap import HeatCell, heatmap_cells
-from recommender.engine.placement import place, prepare
-from recommender.engine.scaleup import (
+from recommender.engine.autoscaler.plan import (
     JOINT,
     NAIVE,
     NodeAddition,
     ScaleUpPlan,
     WorkloadPlan,
     options_for,
-    scale_up,
     workload_gpu_milli,
     workload_mix,
 )
-from recommender.engine.state import ClusterState
-from recommender.engine.workloads import Workload, pending_workloads
+from recommender.engine.autoscaler.scale_up import scale_up
+from recommender.engine.evaluate.classes import disagreements
+from recommender.engine.evaluate.fragmentation import fragmentation
+from recommender.engine.evaluate.heatmap import HeatCell, heatmap_cells
+from recommender.engine.scheduler.placement import place, prepare
+from recommender.engine.scheduler.state import ClusterState
+from recommender.engine.scheduler.workloads import Workload, pending_workloads
 from reservations.idle import idle_reserved_gpus
 from topology.hardware import Cluster
 

@@ -55,6 +55,13 @@ from .filters import (
     run_filters,
 )
 from .memo import NO_SCORE, NodeKeys, ScoreIndex, memoisable, pod_shape
+from .records import (
+    Allocation,
+    NodeAlloc,
+    NodeInfo,
+    device_gpu_milli,
+    pod_allocation_base,
+)
 from .scores import (
     MAX_SCORE,
     SCORE_RULES,
@@ -63,14 +70,7 @@ from .scores import (
     ScoreContext,
     policy_named,
 )
-from .state import (
-    Allocation,
-    ClusterState,
-    NodeAlloc,
-    NodeInfo,
-    device_gpu_milli,
-    pod_allocation_base,
-)
+from .state import ClusterState
 from .workloads import Workload
 
 

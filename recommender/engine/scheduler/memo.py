@@ -18,7 +18,7 @@ from typing import Any
 
 from topology.hardware import Pod
 
-from .state import NodeAlloc, NodeInfo
+from .records import NodeAlloc, NodeInfo
 
 
 def memoisable(pod: Pod) -> bool:
