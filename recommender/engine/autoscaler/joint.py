@@ -86,6 +86,7 @@ class JointPlanner(OptionSearch):
             if (confirmed := self.confirmed(workload, option)) is not None:
                 return confirmed
         return None
+
     def used_reservations(self, outcome: WorkloadOutcome) -> tuple[str, ...]:
         bound = {b.node for b in outcome.bindings}
         return tuple(
@@ -156,6 +157,7 @@ class JointPlanner(OptionSearch):
             schedulable_after=True,
             changes=changes,
         )
+
     def take(self, workload: Workload, option: Option) -> WorkloadPlan:
         self.state = option.state
         self.taken_names.update(n.name for n in option.nodes)

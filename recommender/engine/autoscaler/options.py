@@ -92,6 +92,7 @@ class Option:
     def slot(self) -> Slot:
         return self.parts[0][0]
 
+
 class OptionSearch:
     """The joint plan's ledger (state, slots used, names taken, reservations) and the
     search for options over it; ``joint.JointPlanner`` decides with it."""
@@ -132,6 +133,7 @@ class OptionSearch:
 
     def options(self, grants: Mapping[str, frozenset[str]]) -> PlacementOptions:
         return options_for(self.policy, self.at, grants, self.mix)
+
     # -- node-group options
 
     def room(self, group: NodeGroup, index: int, placement: NodePlacement) -> int:
@@ -198,6 +200,7 @@ class OptionSearch:
                     continue
                 room = min(self.room(group, index, placement), self.most_nodes(workload, group))
                 yield Slot(group, index, placement, order), room
+
     def lands_in_a_domain(
         self, workload: Workload, group: NodeGroup, placement: NodePlacement
     ) -> bool:
