@@ -74,7 +74,7 @@ class Option:
     """One way to run a workload with new nodes: cheapest wins, then fewest nodes, then order.
 
     ``parts``: how many new nodes from which slot, usually one slot; several
-    when no single slot can host the whole workload (``scaleup_mixed``).
+    when no single slot can host the whole workload (``mixed``).
     ``nodes`` holds them part by part.
     """
 
