@@ -193,7 +193,8 @@ class Placer:
 
 
 class _Run:
-    """One placement call: the filter context, policy, seeded randomness and caches."""
+    """One placement call: workloads in order, gangs in domains, all members or none
+    (each pod's filter, score and pick is ``self.pick``'s)."""
 
     def __init__(
         self,
