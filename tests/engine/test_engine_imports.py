@@ -1,5 +1,6 @@
-"""The engine's packages import downwards only, with no cycle, and never hide an
-import inside a function (the way a cycle used to be dodged)."""
+"""The engine's packages import downwards only, with no cycle, no private name of
+another module, and never an import hidden inside a function (the way a cycle
+used to be dodged)."""
 
 import ast
 import subprocess
@@ -37,6 +38,18 @@ def test_it_finds_an_import_inside_a_function_or_a_branch() -> None:
     source = "import os\n\ndef f():\n    from os import path\n    return path\n"
     source += "if os.name:\n    import sys\n"
     assert _nested_import_lines(source) == [4, 7]
+
+
+def test_it_imports_no_private_name_from_another_engine_module() -> None:
+    private = [
+        f"{path.relative_to(REPO_ROOT)}: {node.module}.{alias.name}"
+        for path in sorted(ENGINE.rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+        if alias.name.startswith("_") and not alias.name.startswith("__")
+    ]
+    assert private == []
 
 
 def test_it_keeps_engine_packages_layered_and_acyclic() -> None:

@@ -42,7 +42,7 @@ from recommender.engine.scheduler.placement import (
     place_one,
 )
 from recommender.engine.scheduler.state import ClusterState
-from recommender.engine.scheduler.workloads import Workload, _pod_gpu_milli
+from recommender.engine.scheduler.workloads import Workload, pod_gpu_milli
 from reservations.idle import reserved_nodes
 from topology.hardware import (
     WHOLE_GPU_MILLI,
@@ -373,7 +373,7 @@ class OptionSearch:
         and enough GPU is free for the smallest member (cached per workload)."""
         if self.candidates_for == workload.key:
             return self.candidates
-        least_milli = min(_pod_gpu_milli(p) for p in workload.pods)
+        least_milli = min(pod_gpu_milli(p) for p in workload.pods)
         names = nodes_matching(self.cluster, self.state, _common_selector(workload))
         if least_milli > 0:
             alloc = self.state.alloc
