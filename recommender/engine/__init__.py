@@ -12,6 +12,7 @@ contracts ``engine-layers`` and ``engine-acyclic`` in ``.importlinter``)::
     costs       money per hour (a leaf: imports nothing of the engine)
 
 Who may import the engine: the shell (topology's sources, recommender's
-services and adapters, bench, tests). The engine imports only ``topology``'s
-pure modules and ``reservations.idle``.
+services and adapters, bench, tests). Outside itself the engine imports only
+``topology.hardware`` and the pure helpers of ``topology`` (``mig``), and
+``reservations.idle``; the ``pure-core`` contract holds them all to no Django.
 """
