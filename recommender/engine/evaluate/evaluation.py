@@ -39,9 +39,9 @@ from recommender.engine.evaluate.fragmentation import fragmentation
 from recommender.engine.evaluate.heatmap import HeatCell, heatmap_cells
 from recommender.engine.scheduler.placement import place, prepare
 from recommender.engine.scheduler.state import ClusterState
-from recommender.engine.scheduler.workloads import Workload, pending_workloads
+from recommender.engine.scheduler.workloads import Workload, pending_workloads, pod_gpu_milli
 from reservations.idle import idle_reserved_gpus
-from topology.hardware import Cluster
+from topology.hardware import WHOLE_GPU_MILLI, Cluster
 
 SCHEMA_VERSION = 1
 
@@ -57,6 +57,10 @@ class WorkloadEvaluation:
     disagreements: tuple[str, ...]
     diagnosis: str
     gang_reason: str | None
+    # what waiting costs: GPU-hours since the pods were created (None: a creation
+    # time is unknown), and GPUs that already-running members of the gang hold idle
+    waiting_gpu_hours: float | None = None
+    idle_member_gpus: float = 0
 
     def to_json(self) -> dict[str, Any]:
         gpus = self.gpu_milli / 1000
@@ -77,7 +81,13 @@ class WorkloadEvaluation:
                 "reservations": sorted(self.joint.reservations),
             },
             "disagreements": list(self.disagreements),
+            "waitingGpuHours": self.waiting_gpu_hours,
+            "idleMemberGpus": _whole_if_integer(self.idle_member_gpus),
         }
+
+
+def _whole_if_integer(value: float) -> float:
+    return int(value) if float(value).is_integer() else value
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,7 +232,31 @@ def _workload_evaluation(
         disagreements=disagreements(cluster, workload, naive_plan, joint_plan, at, policy),
         diagnosis=diagnosis.summary if diagnosis is not None else "schedulable now",
         gang_reason=diagnosis.gang_reason if diagnosis is not None else None,
+        waiting_gpu_hours=waiting_gpu_hours(workload, at),
+        idle_member_gpus=idle_member_gpus(cluster, workload),
     )
+
+
+def waiting_gpu_hours(workload: Workload, at: datetime) -> float | None:
+    """GPU-hours the workload's pending pods have waited since their creation.
+
+    None when any pod's creation time is unknown (0): unknown is not zero.
+    """
+    if any(p.arrival <= 0 for p in workload.pods):
+        return None
+    now = at.timestamp()
+    milli_seconds = sum(pod_gpu_milli(p) * max(0.0, now - p.arrival) for p in workload.pods)
+    return round(milli_seconds / WHOLE_GPU_MILLI / 3600, 2)
+
+
+def idle_member_gpus(cluster: Cluster, workload: Workload) -> float:
+    """GPUs held by a gang's members that already run while the rest cannot start."""
+    if workload.kind != "gang":
+        return 0
+    held = sum(
+        pod_gpu_milli(p) for p in cluster.pods if p.gang == workload.key and p.node_name is not None
+    )
+    return held / WHOLE_GPU_MILLI
 
 
 def _allocated_gpus(cluster: Cluster, state: ClusterState) -> int:

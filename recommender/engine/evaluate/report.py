@@ -85,9 +85,22 @@ def _pending(workloads: Iterable[WorkloadEvaluation]) -> str:
         lines += [f"    plan: {reason}" for reason in w.joint.reasons]
         if w.disagreements:
             lines.append(f"    naive autoscaler disagrees: {', '.join(w.disagreements)}")
+        if "never-scales" in w.disagreements:
+            lines.append(f"    never scales: {_waiting_text(w)}")
     if len(lines) == 1:
         lines.append("nothing is pending")
     return "\n".join(lines) + "\n"
+
+
+def _waiting_text(workload: WorkloadEvaluation) -> str:
+    """What the phantom capacity costs: the autoscaler adds nothing, the workload waits."""
+    waited = workload.waiting_gpu_hours
+    text = "the autoscaler adds nothing while it cannot run; "
+    text += "waited an unknown time" if waited is None else f"{waited} GPU-hours waited so far"
+    if workload.idle_member_gpus:
+        idle = workload.to_json()["idleMemberGpus"]
+        text += f"; its running members hold {idle} GPUs idle"
+    return text
 
 
 def _naive(evaluation: Evaluation) -> str:
