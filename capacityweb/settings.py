@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_celery_beat",
     "channels",
     "topology",
@@ -234,6 +235,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Why GPU jobs are Pending and what the autoscaler should add.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI and ReDoc from the installed sidecar package (static files), not a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # --- Production hardening (effective when DEBUG is off) ------------------------
