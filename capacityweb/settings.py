@@ -203,7 +203,7 @@ DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="capacityweb@localhos
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
 
 # --- capacityweb ---------------------------------------------------------------
-DASHBOARD_BASE_URL = env.str("DASHBOARD_BASE_URL", default="http://127.0.0.1:8000")
+DASHBOARD_BASE_URL = env.str("DASHBOARD_BASE_URL", default="")
 SNAPSHOT_RETENTION_DAYS = env.int("SNAPSHOT_RETENTION_DAYS", default=30)
 MAX_SNAPSHOT_BYTES = env.int("MAX_SNAPSHOT_BYTES", default=64 * 1024 * 1024)
 MAX_SNAPSHOT_OBJECTS = env.int("MAX_SNAPSHOT_OBJECTS", default=200_000)
