@@ -86,7 +86,7 @@ def visit(page: Any, url: str, drawn: str | None = None) -> bool:
     return True
 
 
-def test_no_signed_in_page_requests_anything_beyond_the_host(
+def test_it_requests_nothing_beyond_the_host_from_any_signed_in_page(
     page: Any, live_url: str, cluster: Any
 ) -> None:
     urls = record_requests(page)
@@ -104,7 +104,7 @@ def test_no_signed_in_page_requests_anything_beyond_the_host(
     assert not_drawn == []
 
 
-def test_no_signed_out_page_requests_anything_beyond_the_host(
+def test_it_requests_nothing_beyond_the_host_from_the_sign_in_pages(
     signed_out_page: Any, live_url: str
 ) -> None:
     urls = record_requests(signed_out_page)
@@ -117,7 +117,7 @@ def test_no_signed_out_page_requests_anything_beyond_the_host(
     assert leaving == [], "requests beyond the host:\n" + "\n".join(leaving)
 
 
-def test_swagger_ui_draws_the_api_operations(page: Any, live_url: str) -> None:
+def test_it_draws_the_api_operations_in_swagger_ui(page: Any, live_url: str) -> None:
     page.goto(f"{live_url}/api/docs/")
 
     title = page.locator("#swagger-ui .info .title")
@@ -128,7 +128,7 @@ def test_swagger_ui_draws_the_api_operations(page: Any, live_url: str) -> None:
     assert page.errors == []
 
 
-def test_redoc_draws_the_api_reference(page: Any, live_url: str) -> None:
+def test_it_draws_the_api_reference_in_redoc(page: Any, live_url: str) -> None:
     page.goto(f"{live_url}/api/redoc/")
 
     heading = page.locator("h1", has_text="capacityweb API")
