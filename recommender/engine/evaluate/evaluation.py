@@ -37,6 +37,7 @@ from recommender.engine.autoscaler.scale_up import scale_up
 from recommender.engine.evaluate.classes import disagreements
 from recommender.engine.evaluate.fragmentation import fragmentation
 from recommender.engine.evaluate.heatmap import HeatCell, heatmap_cells
+from recommender.engine.evaluate.patches import size_patch
 from recommender.engine.scheduler.placement import place, prepare
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload, pending_workloads, pod_gpu_milli
@@ -110,6 +111,28 @@ class Recommendation:
 
 
 @dataclass(frozen=True, slots=True)
+class GroupTotal:
+    """All recommendations of one node group together, and the one patch that applies them."""
+
+    node_group: str
+    cards: int
+    current_size: int
+    add_nodes: int
+    cost_per_hour: float
+    patch: Mapping[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "nodeGroup": self.node_group,
+            "cards": self.cards,
+            "currentSize": self.current_size,
+            "addNodes": self.add_nodes,
+            "costPerHour": self.cost_per_hour,
+            "patch": dict(self.patch),
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class IdleReservation:
     name: str
     reserved_gpus: int
@@ -136,6 +159,7 @@ class Evaluation:
     fragmentation_nodes: Mapping[str, int]
     fragmentation_domains: Mapping[str, int]
     node_group_sizes: Mapping[str, int]  # current size per group (for the size patch)
+    group_totals: tuple[GroupTotal, ...] = ()
 
     @property
     def gpus_idle_reserved(self) -> int:
@@ -158,6 +182,7 @@ class Evaluation:
             "workloads": [w.to_json() for w in self.workloads],
             "recommendations": [r.to_json() for r in self.recommendations],
             "idleReservations": [r.to_json() for r in self.idle_reservations],
+            "nodeGroupTotals": [t.to_json() for t in self.group_totals],
             "cost": {
                 "naivePerHour": self.naive_plan.cost_per_hour,
                 "jointPerHour": self.joint_per_hour,
@@ -189,6 +214,7 @@ def evaluate(cluster: Cluster, *, at: datetime, policy: str = "default") -> Eval
         _workload_evaluation(cluster, w, naive, joint, diagnoses.get(w.key), at, policy)
         for w in sorted(pending, key=_name_order)
     )
+    recommended = recommendations(joint.additions)
     return Evaluation(
         cluster_name=cluster.name,
         at=at,
@@ -196,7 +222,7 @@ def evaluate(cluster: Cluster, *, at: datetime, policy: str = "default") -> Eval
         gpus=cluster.gpu_count,
         gpus_allocated=_allocated_gpus(cluster, state),
         workloads=workloads,
-        recommendations=recommendations(joint.additions),
+        recommendations=recommended,
         idle_reservations=_idle_reservations(cluster, state, at),
         naive_plan=naive,
         joint_plan=joint,
@@ -204,7 +230,33 @@ def evaluate(cluster: Cluster, *, at: datetime, policy: str = "default") -> Eval
         fragmentation_nodes=per_node,
         fragmentation_domains=per_domain,
         node_group_sizes={g.name: g.current_size for g in cluster.node_groups},
+        group_totals=group_totals(cluster, recommended),
     )
+
+
+def group_totals(
+    cluster: Cluster, recommended: tuple[Recommendation, ...]
+) -> tuple[GroupTotal, ...]:
+    """Per node group with recommendations: their nodes added up, and the size patch."""
+    groups = {g.name: g for g in cluster.node_groups}
+    totals = []
+    for name in sorted({r.node_group for r in recommended}):
+        mine = [r for r in recommended if r.node_group == name]
+        group = groups.get(name)
+        current = group.current_size if group else 0
+        added = sum(r.count for r in mine)
+        bounds = (group.min_size, group.max_size) if group else (None, None)
+        totals.append(
+            GroupTotal(
+                node_group=name,
+                cards=len(mine),
+                current_size=current,
+                add_nodes=added,
+                cost_per_hour=costs.round_money(sum(r.cost_per_hour for r in mine)),
+                patch=size_patch(name, current + added, *bounds),
+            )
+        )
+    return tuple(totals)
 
 
 def _name_order(workload: Workload) -> tuple[str, str]:
