@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from recommender.engine.placement import nodes_by_label, place_one, prepare
-from recommender.engine.scaleup import _placement_text, gpus_text, workload_gpu_milli
+from recommender.engine.scaleup import _placement_text, gpus_text
 from recommender.engine.workloads import Workload
 from topology.hardware import WHOLE_GPU_MILLI, NodeGroup
 
@@ -79,7 +79,7 @@ def _topology_reason(
     for group in groups:
         for domain, new_milli in _new_milli_per_domain(planner, group, level.key).items():
             reach[domain] = reach.get(domain, 0) + new_milli
-    needed = workload_gpu_milli(workload)
+    needed = workload.floor_gpu_milli
     largest = max(reach.values(), default=0)
     if largest >= needed:
         return None

@@ -40,6 +40,7 @@ from recommender.engine.scaleup import (
     workload_mix,
 )
 from recommender.engine.state import ClusterState
+from recommender.engine.units import advertised_gpus
 from recommender.engine.workloads import Workload
 from topology.hardware import HOSTNAME_LABEL, Cluster, DeviceClass, Node, NodeGroup, Pod
 
@@ -79,7 +80,7 @@ def template_counts(node: Node, device_classes: Mapping[str, DeviceClass]) -> di
         CPU: node.allocatable.cpu_milli,
         MEMORY: node.allocatable.memory_bytes,
         PODS: node.allocatable.pods,
-        GPUS: node.gpu_count,
+        GPUS: advertised_gpus(node),
     }
     counts.update({f"ext:{k}": v for k, v in node.allocatable.extended.items()})
     for device in node.devices:

@@ -54,16 +54,39 @@ def test_it_takes_gpu_model_and_memory_from_gfd_labels():
     assert not n.devices[0].shareable
 
 
-def test_it_marks_time_sliced_gpus_shareable_and_counts_physical_gpus():
+def test_it_models_time_slicing_replicas_as_counted_units_on_the_physical_gpus():
+    # k8s-device-plugin sharing.timeSlicing, replicas 4, 2 physical T4: allocatable
+    # nvidia.com/gpu 8 = 2 x 4; each replica is one unit of a quarter of its GPU
     labels = {
         "nvidia.com/gpu.product": "Tesla-T4-SHARED",
         "nvidia.com/gpu.replicas": "4",
         "nvidia.com/gpu.sharing-strategy": "time-slicing",
+        "nvidia.com/gpu.count": "2",
+        "nvidia.com/gpu.memory": "15360",
     }
     (n,) = parse(node(labels=labels, allocatable={"nvidia.com/gpu": "8"})).cluster.nodes
     assert n.gpu_count == 2
-    assert all(d.shareable for d in n.devices)
     assert n.gpus[0].model == "Tesla-T4"
+    assert len(n.devices) == 8
+    assert [d.unit_gpu_milli for d in n.devices] == [250] * 8
+    assert sorted((d.gpu, d.name) for d in n.devices)[:4] == [
+        ("gpu-0", f"gpu-0-replica-{r}") for r in range(4)
+    ]
+    assert {d.memory_bytes for d in n.devices} == {15360 * 2**20}  # time-slicing: all of it
+    assert not any(d.shareable for d in n.devices)
+
+
+def test_it_gives_each_mps_replica_its_share_of_gpu_memory():
+    labels = {
+        "nvidia.com/gpu.product": "Tesla-T4-SHARED",
+        "nvidia.com/gpu.replicas": "3",
+        "nvidia.com/gpu.sharing-strategy": "mps",
+        "nvidia.com/gpu.memory": "15360",
+    }
+    (n,) = parse(node(labels=labels, allocatable={"nvidia.com/gpu": "3"})).cluster.nodes
+    assert n.gpu_count == 1
+    assert sorted(d.unit_gpu_milli for d in n.devices) == [333, 333, 334]
+    assert {d.memory_bytes for d in n.devices} == {15360 * 2**20 // 3}
 
 
 def test_it_models_mig_single_strategy_instances_on_their_parent_gpus():
@@ -76,6 +99,23 @@ def test_it_models_mig_single_strategy_instances_on_their_parent_gpus():
     assert len(n.devices) == 14
     assert {d.profile for d in n.devices} == {"1g.5gb"}
     assert {d.gpu for d in n.devices} == {"gpu-0", "gpu-1"}
+    # one instance holds max(1/7 compute, 1/8 memory) of its GPU; memory from the
+    # MIG table when GFD gives none: 5 of 40 GiB
+    assert {d.unit_gpu_milli for d in n.devices} == {143}
+    assert {d.memory_bytes for d in n.devices} == {5 * 2**30}
+
+
+def test_it_reads_mig_single_device_memory_from_the_gfd_label_in_megabytes():
+    labels = {
+        "nvidia.com/mig.strategy": "single",
+        "nvidia.com/gpu.product": "A100-SXM4-40GB-MIG-3g.20gb",
+        "nvidia.com/gpu.count": "2",
+        "nvidia.com/gpu.memory": "20096",
+    }
+    (n,) = parse(node(labels=labels, allocatable={"nvidia.com/gpu": "2"})).cluster.nodes
+    assert n.gpu_count == 1  # two 3g.20gb instances per A100
+    assert {d.memory_bytes for d in n.devices} == {20096 * 10**6}
+    assert {d.unit_gpu_milli for d in n.devices} == {500}
 
 
 def test_it_keeps_mig_mixed_instances_as_extended_resources():
