@@ -22,7 +22,6 @@ from topology.hardware import (
 )
 
 from .state import GPU_MILLI, Allocation, DeviceTake, NodeAlloc, NodeInfo, pod_allocation_base
-from .units import preferred_units
 
 INSUFFICIENT_GPU = "Insufficient nvidia.com/gpu"
 INSUFFICIENT_SHARE = "Insufficient nvidia.com/gpu share"
@@ -60,9 +59,9 @@ def gpu_options(info: NodeInfo, alloc: NodeAlloc, request: GpuRequest) -> list[O
 
     A share (milli < 1000) may use any shareable GPU device with enough free
     gpu_milli: one option per device. Whole GPUs need untouched devices; the
-    lowest-indexed ones are taken (as the device plugin does), counted units
-    (replicas, MIG-single instances) as its distributed policy picks them
-    (``units.preferred_units``): one option.
+    lowest-indexed ones are taken (as the device plugin does; replicas are
+    ordered so that this spreads them like its distributed policy,
+    ``topology.dra.replica_units``): one option.
     """
     devices = info.gpu_devices
     if not devices:
@@ -78,7 +77,7 @@ def gpu_options(info: NodeInfo, alloc: NodeAlloc, request: GpuRequest) -> list[O
     free = [d for d in matching if alloc.is_untouched(d)]
     if len(free) < request.count:
         return INSUFFICIENT_GPU
-    chosen = preferred_units(alloc, free, request.count)
+    chosen = free[: request.count]
     return [tuple(DeviceTake(d.name, {GPU_MILLI: WHOLE_GPU_MILLI}, False) for d in chosen)]
 
 

@@ -8,6 +8,11 @@ seventh of an H100 by its counters (KEP-4815 partitionable devices). Counting
 either as a whole GPU prunes domains where the pods do fit, so the comparison
 uses the least each pod can occupy anywhere in the cluster.
 
+``advertised_gpus`` is the supply side of the same count: the
+``nvidia.com/gpu`` a node advertises, which a count-based autoscaler reads
+from a template (cluster-autoscaler's binpacking estimator compares requests
+with the template node's allocatable).
+
 Pure: no Django.
 """
 
@@ -16,10 +21,26 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from topology import mig
-from topology.hardware import GPU_RESOURCE, WHOLE_GPU_MILLI, Cluster, Device, DeviceRequest, Pod
+from topology.hardware import (
+    GPU_RESOURCE,
+    WHOLE_GPU_MILLI,
+    Cluster,
+    Device,
+    DeviceRequest,
+    Node,
+    Pod,
+)
 
 from .allocate import selector_matches
 from .state import NodeInfo, partition_fraction
+
+
+def advertised_gpus(node: Node) -> int:
+    """``nvidia.com/gpu`` as the node advertises it: its physical GPUs, each GPU
+    that carries counted units (replicas, MIG-single instances) once per unit."""
+    with_units = {d.gpu for d in node.devices if d.unit_gpu_milli is not None}
+    units = sum(1 for d in node.devices if d.unit_gpu_milli is not None)
+    return node.gpu_count - len(with_units) + units
 
 
 class GpuDemandFloor:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from recommender.engine import costs
+from recommender.engine.demand import advertised_gpus
 from recommender.engine.placement import Placer, place
 from recommender.engine.scaleup import (
     BLOCKED,
@@ -40,7 +41,6 @@ from recommender.engine.scaleup import (
     workload_mix,
 )
 from recommender.engine.state import ClusterState
-from recommender.engine.units import advertised_gpus
 from recommender.engine.workloads import Workload
 from topology.hardware import HOSTNAME_LABEL, Cluster, DeviceClass, Node, NodeGroup, Pod
 
