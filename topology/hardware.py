@@ -30,6 +30,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 GPU_RESOURCE = "nvidia.com/gpu"
+# time-slicing/MPS replicas under the device plugin's renameByDefault: a separate
+# extended resource, drawn as GPU units too (see topology.dra.plugin_gpus)
+SHARED_GPU_RESOURCE = "nvidia.com/gpu.shared"
 WHOLE_GPU_MILLI = 1000
 UNKNOWN = None  # a domain value a node's labels do not give: shown as unknown, never guessed
 

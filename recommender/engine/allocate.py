@@ -59,9 +59,7 @@ def gpu_options(info: NodeInfo, alloc: NodeAlloc, request: GpuRequest) -> list[O
 
     A share (milli < 1000) may use any shareable GPU device with enough free
     gpu_milli: one option per device. Whole GPUs need untouched devices; the
-    lowest-indexed ones are taken (as the device plugin does; replicas are
-    ordered so that this spreads them like its distributed policy,
-    ``topology.dra.replica_units``): one option.
+    lowest-indexed ones are taken (as the device plugin does): one option.
     """
     devices = info.gpu_devices
     if not devices:

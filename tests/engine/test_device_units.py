@@ -228,3 +228,46 @@ def _blocks() -> Topology:
     return Topology(
         (TopologyLevel(BLOCK, "block"), TopologyLevel("kubernetes.io/hostname", "host"))
     )
+
+
+def _pod_object(name: str, resource: str) -> dict[str, object]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "ns"},
+        "spec": {"containers": [{"name": "c", "resources": {"limits": {resource: "1"}}}]},
+        "status": {"phase": "Pending"},
+    }
+
+
+def _node_object(name: str, labels: dict[str, str], allocatable: dict[str, str]) -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels},
+        "status": {"allocatable": {"cpu": "64", "memory": "256Gi", "pods": "110", **allocatable}},
+    }
+
+
+def test_it_counts_renamed_replicas_as_nvidia_gpu_shared_units() -> None:
+    # sharing.timeSlicing.renameByDefault: the replicas are advertised as
+    # nvidia.com/gpu.shared (2 T4 x 4 = 8) and the product keeps its plain name;
+    # pods asking nvidia.com/gpu.shared run there 8 at a time, and only there
+    shared = _node_object(
+        "t4",
+        {"nvidia.com/gpu.product": "Tesla-T4", "nvidia.com/gpu.replicas": "4"},
+        {"nvidia.com/gpu.shared": "8"},
+    )
+    plain = _node_object("a100", {"nvidia.com/gpu.product": "A100"}, {GPU_RESOURCE: "8"})
+    pods = [_pod_object(f"p{i}", "nvidia.com/gpu.shared") for i in range(9)]
+    snapshot = parse_objects([("test", o) for o in (shared, plain, *pods)], cluster_name="t")
+    cluster = snapshot.cluster
+    assert [n.gpu_count for n in cluster.nodes] == [2, 8]
+    result = place(cluster, pending_workloads(cluster))
+    assert {b.node for o in result.outcomes for b in o.bindings} == {"t4"}
+    assert [o.placed for o in result.outcomes] == [True] * 8 + [False]
+    diagnosis = result.outcomes[-1].diagnosis
+    assert diagnosis is not None
+    # t4 has 8 of 8 requested, a100 advertises none: both short of the resource
+    assert diagnosis.summary == "0/2 nodes are available: 2 Insufficient nvidia.com/gpu.shared."
+    assert [c.allocated_milli for c in result.state.gpu_cells("t4")] == [1000, 1000]
