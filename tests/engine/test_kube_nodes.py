@@ -271,3 +271,18 @@ def test_it_assigns_nodes_to_node_groups_by_selector():
     n1, n2 = snapshot.cluster.nodes
     assert (n1.node_group, n1.price_per_node_hour, n2.node_group) == ("pool-a", 3.5, None)
     assert snapshot.cluster.node_groups[0].current_size == 1
+
+
+def test_it_splits_time_sliced_mig_single_instances_over_their_replicas():
+    # MIG single + sharing.timeSlicing replicas 2: 7 instances x 2 = 14 advertised;
+    # each replica holds half of a 1g.5gb instance's share (143 -> 72 + 71)
+    labels = {
+        "nvidia.com/mig.strategy": "single",
+        "nvidia.com/gpu.product": "A100-SXM4-40GB-MIG-1g.5gb-SHARED",
+        "nvidia.com/gpu.replicas": "2",
+    }
+    (n,) = parse(node(labels=labels, allocatable={"nvidia.com/gpu": "14"})).cluster.nodes
+    assert n.gpu_count == 1
+    assert len(n.devices) == 14
+    assert sorted({d.unit_gpu_milli for d in n.devices}) == [71, 72]
+    assert {d.profile for d in n.devices} == {"1g.5gb"}
