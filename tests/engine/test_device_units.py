@@ -15,10 +15,12 @@ import pytest
 
 from recommender.engine.demand import GpuDemandFloor
 from recommender.engine.evaluate import evaluate
+from recommender.engine.heatmap import heatmap_cells
 from recommender.engine.placement import place
 from recommender.engine.scaleup_naive import GPUS, template_counts
 from recommender.engine.state import ClusterState
 from recommender.engine.workloads import pending_workloads
+from topology.charts import hover_text
 from topology.hardware import (
     GPU_RESOURCE,
     Cluster,
@@ -271,3 +273,24 @@ def test_it_counts_renamed_replicas_as_nvidia_gpu_shared_units() -> None:
     # t4 has 8 of 8 requested, a100 advertises none: both short of the resource
     assert diagnosis.summary == "0/2 nodes are available: 2 Insufficient nvidia.com/gpu.shared."
     assert [c.allocated_milli for c in result.state.gpu_cells("t4")] == [1000, 1000]
+
+
+def test_the_heatmap_draws_physical_gpus_with_their_replicas_in_use() -> None:
+    node = time_sliced("t4", physical=2, replicas=4)
+    pods = tuple(gpu_pod(f"p{i}") for i in range(3))
+    cluster = Cluster("c", nodes=(node,), pods=pods)
+    state = place(cluster, pending_workloads(cluster)).state
+    cells = heatmap_cells(cluster, state)
+    # 3 pods spread gpu-0, gpu-1, gpu-0: 2 and 1 of each GPU's 4 replicas
+    assert [(c.gpu, c.units, c.allocated_milli) for c in cells] == [
+        ("gpu-0", "2/4 replicas", 500),
+        ("gpu-1", "1/4 replicas", 250),
+    ]
+    assert "2/4 replicas" in hover_text(cells[0].to_json(), 0.5)
+
+
+def test_the_heatmap_adds_no_units_key_for_whole_gpus() -> None:
+    node = plugin_node("a100", {"nvidia.com/gpu.product": "A100"}, 2)
+    cluster = Cluster("c", nodes=(node,))
+    cells = heatmap_cells(cluster, ClusterState.from_cluster(cluster))
+    assert all("units" not in c.to_json() for c in cells)
