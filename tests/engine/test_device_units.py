@@ -10,6 +10,7 @@ the engine prints.
 
 from dataclasses import replace
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +22,7 @@ from recommender.engine.scaleup_naive import GPUS, template_counts
 from recommender.engine.state import ClusterState
 from recommender.engine.workloads import pending_workloads
 from topology.charts import hover_text
+from topology.files import read_objects
 from topology.hardware import (
     GPU_RESOURCE,
     Cluster,
@@ -185,12 +187,24 @@ def test_the_naive_autoscaler_counts_the_advertised_replicas_of_a_template() -> 
     assert template_counts(template, {})[GPUS] == 8
 
 
-def test_it_weighs_a_one_gpu_request_by_the_smallest_unit_in_the_cluster() -> None:
-    whole = plugin_node("whole", {"nvidia.com/gpu.product": "Tesla-T4"}, 2)
+def test_it_weighs_a_gpu_request_by_the_smallest_unit_a_node_it_may_use_offers() -> None:
+    whole = plugin_node("whole", {"nvidia.com/gpu.product": "A100", "pool": "a100"}, 2)
     assert GpuDemandFloor(Cluster("c", nodes=(whole,))).pod_milli(gpu_pod("p", gpus=2)) == 2000
-    shared = time_sliced("t4", physical=1, replicas=4)
+    shared = time_sliced("t4", physical=1, replicas=4, pool="t4")
     floor = GpuDemandFloor(Cluster("c", nodes=(whole, shared)))
-    assert floor.pod_milli(gpu_pod("p", gpus=2)) == 500
+    assert floor.pod_milli(gpu_pod("any", gpus=2)) == 500  # may land on the replicas
+    pinned = gpu_pod("pinned", gpus=2, node_selector={"pool": "a100"})
+    assert floor.pod_milli(pinned) == 2000  # only whole A100s admit it
+
+
+def test_it_weighs_a_dra_partition_by_the_counters_it_consumes() -> None:
+    # the H100 of tests/scenarios/sharing-dra-partitions-gang: a 1g.10gb takes
+    # compute 1 of 7 and 1 of 8 memory slices -> 1/7 of the GPU, rounded down
+    path = Path(__file__).parents[1] / "scenarios" / "sharing-dra-partitions-gang.yaml"
+    cluster = parse_objects(read_objects(path), cluster_name="t").cluster
+    (gang, _extra) = pending_workloads(cluster)
+    assert gang.floor_gpu_milli == 7 * 142
+    assert gang.gpus == 7  # reported: the devices requested
 
 
 def test_it_places_a_time_sliced_gang_in_a_block_with_fewer_gpus_than_members() -> None:
