@@ -32,7 +32,7 @@ from topology.hardware import (
 )
 
 from .allocate import selector_matches
-from .state import NodeInfo, partition_fraction
+from .state import NodeAlloc, NodeInfo, partition_fraction
 
 
 def advertised_gpus(node: Node) -> int:
@@ -41,6 +41,14 @@ def advertised_gpus(node: Node) -> int:
     with_units = {d.gpu for d in node.devices if d.unit_gpu_milli is not None}
     units = sum(1 for d in node.devices if d.unit_gpu_milli is not None)
     return node.gpu_count - len(with_units) + units
+
+
+def free_units(info: NodeInfo, alloc: NodeAlloc) -> int | None:
+    """Untouched counted units of a node; None when its GPUs carry none."""
+    units = [d for d in info.gpu_devices if d.unit_gpu_milli is not None]
+    if not units:
+        return None
+    return sum(1 for d in units if alloc.is_untouched(d))
 
 
 class GpuDemandFloor:

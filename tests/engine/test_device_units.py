@@ -16,6 +16,7 @@ import pytest
 
 from recommender.engine.demand import GpuDemandFloor
 from recommender.engine.evaluate import evaluate
+from recommender.engine.fragmentation import node_fragmentation, task_mix
 from recommender.engine.heatmap import heatmap_cells
 from recommender.engine.placement import place
 from recommender.engine.scaleup_naive import GPUS, template_counts
@@ -308,3 +309,16 @@ def test_the_heatmap_adds_no_units_key_for_whole_gpus() -> None:
     cluster = Cluster("c", nodes=(node,))
     cells = heatmap_cells(cluster, ClusterState.from_cluster(cluster))
     assert all("units" not in c.to_json() for c in cells)
+
+
+@pytest.mark.parametrize(("gpus_asked", "unusable"), [(1, 0), (7, 0), (8, 1750)])
+def test_free_replicas_of_a_partly_used_gpu_are_not_fragmentation(
+    gpus_asked: int, unusable: int
+) -> None:
+    # 2 T4 x 4 replicas, one replica of gpu-0 taken: 7 units free (750 + 1000
+    # milli). A task of 1 or 7 GPUs can use them all; one of 8 none of them.
+    node = time_sliced("t4", physical=2, replicas=4)
+    running = gpu_pod("running", node="t4")
+    state = ClusterState.from_cluster(Cluster("c", nodes=(node,), pods=(running,)))
+    mix = task_mix(pending_workloads(Cluster("c", pods=(gpu_pod("p", gpus=gpus_asked),))))
+    assert node_fragmentation(state, ["t4"], mix) == {"t4": unusable}
