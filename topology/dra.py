@@ -21,6 +21,7 @@ allocated device's driver domain.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -404,6 +405,13 @@ def _mig_memory(labels: dict[str, str], table: str | None, profile_name: str) ->
     except ValueError:
         return None
     return mig.MEMORY_BYTES[table] * slices // mig.MEMORY_SLICES
+
+
+def mig_resource_replicas(labels: Mapping[str, str], resource: str) -> int:
+    """Replicas of a mixed-strategy MIG resource: GFD labels each resource it
+    advertises ``<resource>.replicas`` (``nvidia.com/mig-1g.5gb.replicas``), R > 1
+    when the instances are time-sliced (each advertised unit is then 1/R of one)."""
+    return _label_int(dict(labels), f"{resource}.replicas") or 1
 
 
 def _whole(gpu: Gpu) -> Device:
