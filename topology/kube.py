@@ -218,8 +218,8 @@ def _allocatable(ctx: ObjectContext, raw: Any, field_name: str) -> tuple[Resourc
         pods=whole_count(values.get("pods", 0)),
         extended=extended,
     )
-    gpus = values.get(GPU_RESOURCE) or values.get(SHARED_GPU_RESOURCE, 0)  # renamed replicas
-    return resources, whole_count(gpus)
+    gpus = whole_count(values.get(GPU_RESOURCE, 0))
+    return resources, gpus or whole_count(values.get(SHARED_GPU_RESOURCE, 0))  # renamed replicas
 
 
 def _taints(ctx: ObjectContext, raw: Any, field_name: str) -> tuple[Taint, ...]:
