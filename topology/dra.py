@@ -277,7 +277,7 @@ def plugin_gpus(
     """
     product = labels.get(PRODUCT_LABEL) or None
     strategy = labels.get(MIG_STRATEGY_LABEL, "none")
-    replicas = _label_int(labels, REPLICAS_LABEL) or 1
+    replicas = _label_int(labels, REPLICAS_LABEL) or _implied_replicas(labels, gpu_allocatable)
     if strategy == "single" and product and "-MIG-" in product:
         return _single_strategy(labels, product, gpu_allocatable, replicas)
     model = _model(product)
@@ -295,6 +295,23 @@ def plugin_gpus(
             Gpu(name=f"gpu-{i}", model=model, memory_bytes=memory) for i in range(physical, total)
         ]
     return tuple(gpus), devices
+
+
+def _implied_replicas(labels: dict[str, str], gpu_allocatable: int) -> int:
+    """Replicas when GFD gives no ``nvidia.com/gpu.replicas`` (older releases): a
+    node without MIG that says it shares its GPUs (product ``-SHARED``, or a
+    sharing strategy) and advertises a multiple of its physical
+    ``nvidia.com/gpu.count`` advertises each GPU that many times."""
+    physical = _label_int(labels, COUNT_LABEL)
+    shared = (labels.get(PRODUCT_LABEL) or "").endswith("-SHARED") or labels.get(SHARING_LABEL) in (
+        "time-slicing",
+        "mps",
+    )
+    if labels.get(MIG_STRATEGY_LABEL, "none") != "none" or not physical or not shared:
+        return 1
+    if gpu_allocatable > physical and gpu_allocatable % physical == 0:
+        return gpu_allocatable // physical
+    return 1
 
 
 def replica_units(

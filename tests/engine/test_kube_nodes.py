@@ -286,3 +286,11 @@ def test_it_splits_time_sliced_mig_single_instances_over_their_replicas():
     assert len(n.devices) == 14
     assert sorted({d.unit_gpu_milli for d in n.devices}) == [71, 72]
     assert {d.profile for d in n.devices} == {"1g.5gb"}
+
+
+def test_it_infers_replicas_from_the_physical_count_when_gfd_gives_none():
+    # 2 physical GPUs (GFD count) advertised as 8: 4 replicas each
+    labels = {"nvidia.com/gpu.product": "Tesla-T4-SHARED", "nvidia.com/gpu.count": "2"}
+    (n,) = parse(node(labels=labels, allocatable={"nvidia.com/gpu": "8"})).cluster.nodes
+    assert n.gpu_count == 2
+    assert [d.unit_gpu_milli for d in n.devices] == [250] * 8
