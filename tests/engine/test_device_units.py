@@ -13,6 +13,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from recommender.engine.demand import GpuDemandFloor
 from recommender.engine.evaluate import evaluate
@@ -322,3 +324,49 @@ def test_free_replicas_of_a_partly_used_gpu_are_not_fragmentation(
     state = ClusterState.from_cluster(Cluster("c", nodes=(node,), pods=(running,)))
     mix = task_mix(pending_workloads(Cluster("c", pods=(gpu_pod("p", gpus=gpus_asked),))))
     assert node_fragmentation(state, ["t4"], mix) == {"t4": unusable}
+
+
+NODE_SHAPES = st.tuples(
+    st.integers(min_value=1, max_value=4),  # physical GPUs
+    st.sampled_from([1, 2, 3, 4, 7]),  # replicas
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    shapes=st.lists(NODE_SHAPES, min_size=1, max_size=3),
+    asks=st.lists(st.integers(min_value=1, max_value=5), min_size=1, max_size=12),
+)
+def test_placements_on_replica_nodes_always_pass_the_count_from_scratch(
+    shapes: list[tuple[int, int]], asks: list[int]
+) -> None:
+    """Re-checked from scratch as kube-scheduler counts: on every node the GPUs asked
+    by the pods placed there stay within what it advertises, each pod's units lie
+    on that node, no unit is taken twice, and no physical GPU is drawn over full."""
+    nodes = tuple(time_sliced(f"n{i}", p, r) for i, (p, r) in enumerate(shapes))
+    pods = tuple(gpu_pod(f"p{i:02d}", gpus=n) for i, n in enumerate(asks))
+    cluster = Cluster("c", nodes=nodes, pods=pods)
+    result = place(cluster, pending_workloads(cluster))
+    asked = {p.key: p.gpu_count for p in pods}
+    advertised = {n.name: len(n.devices) for n in nodes}
+    per_node: dict[str, int] = {}
+    taken: list[tuple[str, str]] = []
+    for outcome in result.outcomes:
+        for binding in outcome.bindings:
+            per_node[binding.node] = per_node.get(binding.node, 0) + asked[binding.pod]
+            assert len(binding.devices) == asked[binding.pod]
+            taken += [(binding.node, d) for d in binding.devices]
+    assert all(per_node[n] <= advertised[n] for n in per_node)
+    assert len(taken) == len(set(taken))
+    for node in nodes:
+        names = {d.name for d in node.devices}
+        assert {d for n, d in taken if n == node.name} <= names
+        assert all(c.allocated_milli <= 1000 for c in result.state.gpu_cells(node.name))
+    # and nothing fits that the count would have refused: an unplaced pod asks more
+    # than any node had left when its turn came
+    left = dict(advertised)
+    for outcome, pod in zip(result.outcomes, sorted(pods, key=lambda p: p.key), strict=True):
+        if outcome.placed:
+            left[outcome.bindings[0].node] -= asked[pod.key]
+        else:
+            assert all(asked[pod.key] > free for free in left.values())
