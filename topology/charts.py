@@ -122,6 +122,8 @@ def hover_text(cell: Mapping[str, Any], z: float) -> str:
     allocation = "allocation unknown" if z == UNKNOWN_Z else f"{round(z * 100)}% allocated"
     pods = ", ".join(str(pod) for pod in cell.get("pods") or ()) or "no pods"
     parts = [allocation, pods]
+    if cell.get("units"):  # counted units of a shared GPU: "3/4 replicas"
+        parts.insert(1, str(cell["units"]))
     if cell.get("model"):
         parts.insert(0, str(cell["model"]))
     if cell.get("reservation"):

@@ -10,7 +10,8 @@ Pure. Two builders, in the precedence DESIGN.md gives:
   ``parentUUID`` / ``uuid`` / ``deviceID`` / counter set) share one Gpu.
 - ``plugin_gpus``: ``nvidia.com/gpu`` allocatable plus GPU feature discovery
   labels (product, memory in MiB, count, MIG strategy single/mixed, sharing
-  replicas) → Gpus and whole (or MIG-instance) Devices.
+  replicas) → Gpus and the units the kubelet advertises: whole GPUs, or
+  MIG-single instances and time-slicing/MPS replicas (``Device.unit_gpu_milli``).
 
 Every GPU Device carries capacity ``gpu_milli: 1000`` by convention; DRA
 capacities are stored under qualified names (``gpu.nvidia.com/memory``) in
@@ -20,6 +21,7 @@ allocated device's driver domain.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -254,12 +256,20 @@ def plugin_gpus(
 ) -> tuple[tuple[Gpu, ...], tuple[Device, ...]]:
     """GPUs of a device-plugin node, from ``nvidia.com/gpu`` allocatable and GFD labels.
 
-    - no MIG: one whole Device per GPU; shareable when GFD reports a
-      time-slicing/MPS strategy or replicas > 1 (the allocatable count is
-      then GPUs × replicas, so the physical count comes from the labels);
+    kube-scheduler only counts ``nvidia.com/gpu`` (an extended resource): a node
+    takes pods while their requests sum to at most its allocatable. So every
+    unit the kubelet advertises becomes one Device a pod takes whole, on the
+    physical Gpu it lives on (what the heatmap draws):
+
+    - no MIG, no sharing: one whole Device per GPU;
+    - time-slicing / MPS (``nvidia.com/gpu.replicas`` R > 1, NVIDIA
+      k8s-device-plugin ``sharing.timeSlicing`` / ``sharing.mps``): allocatable
+      is GPUs x R, so ``ceil(allocatable / R)`` physical GPUs each carry up to R
+      replica units of 1/R of the GPU (see ``replica_units``);
     - MIG ``single``: ``nvidia.com/gpu`` counts MIG instances of one profile
-      (product ``A100-SXM4-40GB-MIG-1g.5gb``); each instance is a Device with
-      that profile on its parent Gpu;
+      (product ``A100-SXM4-40GB-MIG-1g.5gb``, NVIDIA k8s-device-plugin
+      ``internal/lm/mig-strategy.go``); each instance is a unit Device with
+      that profile on its parent Gpu, holding the profile's share of it;
     - MIG ``mixed``: ``nvidia.com/gpu`` counts the GPUs outside MIG mode;
       MIG instances stay extended resources (``nvidia.com/mig-<profile>``) and
       the remaining GPUs of ``nvidia.com/gpu.count`` appear as Gpus without
@@ -267,34 +277,102 @@ def plugin_gpus(
     """
     product = labels.get(PRODUCT_LABEL) or None
     strategy = labels.get(MIG_STRATEGY_LABEL, "none")
+    replicas = _label_int(labels, REPLICAS_LABEL) or _implied_replicas(labels, gpu_allocatable)
     if strategy == "single" and product and "-MIG-" in product:
-        return _single_strategy(labels, product, gpu_allocatable)
-    replicas = _label_int(labels, REPLICAS_LABEL) or 1
-    shared = replicas > 1 or labels.get(SHARING_LABEL, "none") not in ("none", "")
+        return _single_strategy(labels, product, gpu_allocatable, replicas)
     model = _model(product)
-    physical = gpu_allocatable // replicas
+    physical = -(-gpu_allocatable // replicas)
     memory = (_label_int(labels, MEMORY_LABEL) or 0) * MIB or None
     gpus = [Gpu(name=f"gpu-{i}", model=model, memory_bytes=memory) for i in range(physical)]
-    devices = [_whole(gpu, shared) for gpu in gpus]
+    if replicas > 1:
+        mps = labels.get(SHARING_LABEL) == "mps"
+        devices = replica_units(gpus, replicas, gpu_allocatable, WHOLE_GPU_MILLI, mps=mps)
+    else:
+        devices = tuple(_whole(gpu) for gpu in gpus)
     if strategy == "mixed":
         total = max(_label_int(labels, COUNT_LABEL) or 0, physical)
         gpus += [
             Gpu(name=f"gpu-{i}", model=model, memory_bytes=memory) for i in range(physical, total)
         ]
-    return tuple(gpus), tuple(devices)
+    return tuple(gpus), devices
+
+
+def _implied_replicas(labels: dict[str, str], gpu_allocatable: int) -> int:
+    """Replicas when GFD gives no ``nvidia.com/gpu.replicas`` (older releases): a
+    node without MIG that says it shares its GPUs (product ``-SHARED``, or a
+    sharing strategy) and advertises a multiple of its physical
+    ``nvidia.com/gpu.count`` advertises each GPU that many times."""
+    physical = _label_int(labels, COUNT_LABEL)
+    shared = (labels.get(PRODUCT_LABEL) or "").endswith("-SHARED") or labels.get(SHARING_LABEL) in (
+        "time-slicing",
+        "mps",
+    )
+    if labels.get(MIG_STRATEGY_LABEL, "none") != "none" or not physical or not shared:
+        return 1
+    if gpu_allocatable > physical and gpu_allocatable % physical == 0:
+        return gpu_allocatable // physical
+    return 1
+
+
+def replica_units(
+    gpus: list[Gpu], replicas: int, units: int, gpu_milli: int, *, mps: bool = False
+) -> tuple[Device, ...]:
+    """``units`` advertised replicas over ``gpus``, R per GPU, each holding 1/R of
+    ``gpu_milli`` (the split adds up to it exactly: 1000 over 3 is 334, 333, 333).
+
+    GPUs fill in order (replicas of an unhealthy GPU are withdrawn together, so a
+    short allocatable misses whole GPUs at the end). The tuple is ordered replica
+    by replica across GPUs, so taking the lowest free units spreads pods over the
+    physical GPUs as the device plugin's default ``distributed`` allocation policy
+    does (``internal/rm/allocate.go``). Under MPS each replica is limited to 1/R of
+    the GPU memory; under time-slicing it sees all of it.
+    """
+    devices = []
+    for replica in range(replicas):
+        for index, gpu in enumerate(gpus):
+            if index * replicas + replica >= units:
+                continue
+            share = gpu_milli // replicas + (1 if replica < gpu_milli % replicas else 0)
+            memory = gpu.memory_bytes
+            if mps and memory is not None:
+                memory //= replicas
+            devices.append(
+                Device(
+                    name=f"{gpu.name}-replica-{replica}",
+                    driver=GPU_RESOURCE,
+                    gpu=gpu.name,
+                    model=gpu.model,
+                    memory_bytes=memory,
+                    capacity={"gpu_milli": WHOLE_GPU_MILLI},
+                    unit_gpu_milli=share,
+                )
+            )
+    return tuple(devices)
 
 
 def _single_strategy(
-    labels: dict[str, str], product: str, instances: int
+    labels: dict[str, str], product: str, allocatable: int, replicas: int
 ) -> tuple[tuple[Gpu, ...], tuple[Device, ...]]:
+    """MIG instances of one profile advertised as ``nvidia.com/gpu`` (possibly replicated).
+
+    GFD overrides ``nvidia.com/gpu.count`` with the number of MIG devices and
+    ``nvidia.com/gpu.memory`` with one device's memory in MB; the physical GPUs
+    are the instances over the profile's instances per GPU (7 x 1g.5gb on an
+    A100-40GB). Each instance holds its profile's share of the GPU: the larger of
+    its compute (of 7) and memory (of 8) slices.
+    """
     model, _, profile_name = product.partition("-MIG-")
+    model = _model(model) or model
+    profile_name = profile_name.removesuffix("-SHARED")
     table = mig.mig_model(model)
     try:
         per_gpu = mig.max_instances(table, profile_name) if table else 1
     except ValueError:
         per_gpu = 1
+    instances = -(-allocatable // replicas)
     physical = -(-instances // per_gpu) if instances else 0
-    memory = (_label_int(labels, MEMORY_LABEL) or 0) * 10**6 or None  # MB per MIG device
+    memory = _mig_memory(labels, table, profile_name)
+    share = round(mig.instance_share(table or model, profile_name) * WHOLE_GPU_MILLI)
     gpus = tuple(Gpu(name=f"gpu-{i}", model=model) for i in range(physical))
     devices = tuple(
         Device(
@@ -305,13 +383,55 @@ def _single_strategy(
             memory_bytes=memory,
             profile=profile_name,
             capacity={"gpu_milli": WHOLE_GPU_MILLI},
+            unit_gpu_milli=share,
         )
         for i in range(instances)
     )
+    if replicas > 1:
+        devices = _replicated(devices, replicas, allocatable)
     return gpus, devices
 
 
-def _whole(gpu: Gpu, shareable: bool) -> Device:
+def _replicated(units: tuple[Device, ...], replicas: int, advertised: int) -> tuple[Device, ...]:
+    """Time-sliced MIG instances: R replicas of each unit, each 1/R of the unit's share."""
+    copies = []
+    for index, unit in enumerate(units):
+        share = unit.unit_gpu_milli or 0
+        for replica in range(replicas):
+            if index * replicas + replica < advertised:
+                part = share // replicas + (1 if replica < share % replicas else 0)
+                copies.append(
+                    (
+                        replica,
+                        index,
+                        replace(unit, name=f"{unit.name}-replica-{replica}", unit_gpu_milli=part),
+                    )
+                )
+    return tuple(device for _, _, device in sorted(copies, key=lambda c: (c[0], c[1])))
+
+
+def _mig_memory(labels: dict[str, str], table: str | None, profile_name: str) -> int | None:
+    """One MIG device's memory: GFD's label (MB), else the profile's slices of the GPU."""
+    labelled = _label_int(labels, MEMORY_LABEL)
+    if labelled:
+        return labelled * 10**6
+    if table is None:
+        return None
+    try:
+        slices = mig.profile(table, profile_name).memory_slices
+    except ValueError:
+        return None
+    return mig.MEMORY_BYTES[table] * slices // mig.MEMORY_SLICES
+
+
+def mig_resource_replicas(labels: Mapping[str, str], resource: str) -> int:
+    """Replicas of a mixed-strategy MIG resource: GFD labels each resource it
+    advertises ``<resource>.replicas`` (``nvidia.com/mig-1g.5gb.replicas``), R > 1
+    when the instances are time-sliced (each advertised unit is then 1/R of one)."""
+    return _label_int(dict(labels), f"{resource}.replicas") or 1
+
+
+def _whole(gpu: Gpu) -> Device:
     return Device(
         name=gpu.name,
         driver=GPU_RESOURCE,
@@ -319,7 +439,6 @@ def _whole(gpu: Gpu, shareable: bool) -> Device:
         model=gpu.model,
         memory_bytes=gpu.memory_bytes,
         capacity={"gpu_milli": WHOLE_GPU_MILLI},
-        shareable=shareable,
     )
 
 

@@ -30,6 +30,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 GPU_RESOURCE = "nvidia.com/gpu"
+# time-slicing/MPS replicas under the device plugin's renameByDefault: a separate
+# extended resource, drawn as GPU units too (see topology.dra.plugin_gpus)
+SHARED_GPU_RESOURCE = "nvidia.com/gpu.shared"
 WHOLE_GPU_MILLI = 1000
 UNKNOWN = None  # a domain value a node's labels do not give: shown as unknown, never guessed
 
@@ -226,7 +229,11 @@ class Device:
     - whole GPU: ``consumes`` empty, ``shareable`` False;
     - partition (MIG-like): ``profile`` set, ``consumes`` draws from a CounterSet;
     - consumable: ``shareable`` True (DRA allowMultipleAllocations): several
-      pods draw ``capacity`` (e.g. ``gpu_milli`` 1000, ``memory`` bytes) at once.
+      pods draw ``capacity`` (e.g. ``gpu_milli`` 1000, ``memory`` bytes) at once;
+    - counted unit: ``unit_gpu_milli`` set. The device plugin advertises
+      ``nvidia.com/gpu`` as a count and kube-scheduler only counts it, so a
+      MIG-single instance or a time-slicing/MPS replica is one unit of that
+      count, taken whole by one pod, several per physical GPU.
 
     ``gpu`` names the physical Gpu the device lives on (None for non-GPU devices).
     ``attributes`` are DRA attributes by qualified name (e.g.
@@ -244,6 +251,11 @@ class Device:
     consumes: tuple[CounterConsumption, ...] = ()
     shareable: bool = False
     pool: str = ""
+    # one advertised unit of a counted device-plugin resource that shares its physical
+    # GPU with the GPU's other units (a MIG instance under the single strategy, a
+    # time-slicing or MPS replica): taking it holds this much of the GPU and leaves the
+    # other units free; None for a device that is the whole GPU or a DRA device
+    unit_gpu_milli: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,6 +30,7 @@ from topology import dra
 from topology.cel import CelUnsupported, compile_selector
 from topology.hardware import (
     GPU_RESOURCE,
+    SHARED_GPU_RESOURCE,
     AttributeSelector,
     Cluster,
     CounterSet,
@@ -217,7 +218,8 @@ def _allocatable(ctx: ObjectContext, raw: Any, field_name: str) -> tuple[Resourc
         pods=whole_count(values.get("pods", 0)),
         extended=extended,
     )
-    return resources, whole_count(values.get(GPU_RESOURCE, 0))
+    gpus = whole_count(values.get(GPU_RESOURCE, 0))
+    return resources, gpus or whole_count(values.get(SHARED_GPU_RESOURCE, 0))  # renamed replicas
 
 
 def _taints(ctx: ObjectContext, raw: Any, field_name: str) -> tuple[Taint, ...]:
@@ -321,7 +323,9 @@ def _pod_requests(ctx: ObjectContext, spec: dict[str, Any]) -> tuple[Resources, 
     merged = Counter({k: max(total[k], init_peak[k]) for k in {*total, *init_peak}})
     for key, value in ctx.mapping(spec.get("overhead"), "spec.overhead").items():
         merged[key] += _base_units(key, ctx.quantity(value, f"spec.overhead.{key}"))
-    gpu_count = merged.pop(GPU_RESOURCE, 0)
+    # renamed replicas stay an extended resource (only such nodes advertise it) and
+    # also take GPU units there, like nvidia.com/gpu
+    gpu_count = merged.pop(GPU_RESOURCE, 0) + merged.get(SHARED_GPU_RESOURCE, 0)
     resources = Resources(
         cpu_milli=merged.pop("cpu", 0),
         memory_bytes=merged.pop("memory", 0),

@@ -54,16 +54,39 @@ def test_it_takes_gpu_model_and_memory_from_gfd_labels():
     assert not n.devices[0].shareable
 
 
-def test_it_marks_time_sliced_gpus_shareable_and_counts_physical_gpus():
+def test_it_models_time_slicing_replicas_as_counted_units_on_the_physical_gpus():
+    # k8s-device-plugin sharing.timeSlicing, replicas 4, 2 physical T4: allocatable
+    # nvidia.com/gpu 8 = 2 x 4; each replica is one unit of a quarter of its GPU
     labels = {
         "nvidia.com/gpu.product": "Tesla-T4-SHARED",
         "nvidia.com/gpu.replicas": "4",
         "nvidia.com/gpu.sharing-strategy": "time-slicing",
+        "nvidia.com/gpu.count": "2",
+        "nvidia.com/gpu.memory": "15360",
     }
     (n,) = parse(node(labels=labels, allocatable={"nvidia.com/gpu": "8"})).cluster.nodes
     assert n.gpu_count == 2
-    assert all(d.shareable for d in n.devices)
     assert n.gpus[0].model == "Tesla-T4"
+    assert len(n.devices) == 8
+    assert [d.unit_gpu_milli for d in n.devices] == [250] * 8
+    assert sorted((d.gpu, d.name) for d in n.devices)[:4] == [
+        ("gpu-0", f"gpu-0-replica-{r}") for r in range(4)
+    ]
+    assert {d.memory_bytes for d in n.devices} == {15360 * 2**20}  # time-slicing: all of it
+    assert not any(d.shareable for d in n.devices)
+
+
+def test_it_gives_each_mps_replica_its_share_of_gpu_memory():
+    labels = {
+        "nvidia.com/gpu.product": "Tesla-T4-SHARED",
+        "nvidia.com/gpu.replicas": "3",
+        "nvidia.com/gpu.sharing-strategy": "mps",
+        "nvidia.com/gpu.memory": "15360",
+    }
+    (n,) = parse(node(labels=labels, allocatable={"nvidia.com/gpu": "3"})).cluster.nodes
+    assert n.gpu_count == 1
+    assert sorted(d.unit_gpu_milli for d in n.devices) == [333, 333, 334]
+    assert {d.memory_bytes for d in n.devices} == {15360 * 2**20 // 3}
 
 
 def test_it_models_mig_single_strategy_instances_on_their_parent_gpus():
@@ -76,6 +99,23 @@ def test_it_models_mig_single_strategy_instances_on_their_parent_gpus():
     assert len(n.devices) == 14
     assert {d.profile for d in n.devices} == {"1g.5gb"}
     assert {d.gpu for d in n.devices} == {"gpu-0", "gpu-1"}
+    # one instance holds max(1/7 compute, 1/8 memory) of its GPU; memory from the
+    # MIG table when GFD gives none: 5 of 40 GiB
+    assert {d.unit_gpu_milli for d in n.devices} == {143}
+    assert {d.memory_bytes for d in n.devices} == {5 * 2**30}
+
+
+def test_it_reads_mig_single_device_memory_from_the_gfd_label_in_megabytes():
+    labels = {
+        "nvidia.com/mig.strategy": "single",
+        "nvidia.com/gpu.product": "A100-SXM4-40GB-MIG-3g.20gb",
+        "nvidia.com/gpu.count": "2",
+        "nvidia.com/gpu.memory": "20096",
+    }
+    (n,) = parse(node(labels=labels, allocatable={"nvidia.com/gpu": "2"})).cluster.nodes
+    assert n.gpu_count == 1  # two 3g.20gb instances per A100
+    assert {d.memory_bytes for d in n.devices} == {20096 * 10**6}
+    assert {d.unit_gpu_milli for d in n.devices} == {500}
 
 
 def test_it_keeps_mig_mixed_instances_as_extended_resources():
@@ -231,3 +271,26 @@ def test_it_assigns_nodes_to_node_groups_by_selector():
     n1, n2 = snapshot.cluster.nodes
     assert (n1.node_group, n1.price_per_node_hour, n2.node_group) == ("pool-a", 3.5, None)
     assert snapshot.cluster.node_groups[0].current_size == 1
+
+
+def test_it_splits_time_sliced_mig_single_instances_over_their_replicas():
+    # MIG single + sharing.timeSlicing replicas 2: 7 instances x 2 = 14 advertised;
+    # each replica holds half of a 1g.5gb instance's share (143 -> 72 + 71)
+    labels = {
+        "nvidia.com/mig.strategy": "single",
+        "nvidia.com/gpu.product": "A100-SXM4-40GB-MIG-1g.5gb-SHARED",
+        "nvidia.com/gpu.replicas": "2",
+    }
+    (n,) = parse(node(labels=labels, allocatable={"nvidia.com/gpu": "14"})).cluster.nodes
+    assert n.gpu_count == 1
+    assert len(n.devices) == 14
+    assert sorted({d.unit_gpu_milli for d in n.devices}) == [71, 72]
+    assert {d.profile for d in n.devices} == {"1g.5gb"}
+
+
+def test_it_infers_replicas_from_the_physical_count_when_gfd_gives_none():
+    # 2 physical GPUs (GFD count) advertised as 8: 4 replicas each
+    labels = {"nvidia.com/gpu.product": "Tesla-T4-SHARED", "nvidia.com/gpu.count": "2"}
+    (n,) = parse(node(labels=labels, allocatable={"nvidia.com/gpu": "8"})).cluster.nodes
+    assert n.gpu_count == 2
+    assert [d.unit_gpu_milli for d in n.devices] == [250] * 8

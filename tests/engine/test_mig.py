@@ -1,7 +1,11 @@
 """MIG profile math: which mixes of instances coexist on one GPU."""
 
+from dataclasses import replace
+
 import pytest
 
+from recommender.engine.scheduler.state import ClusterState
+from topology.hardware import Cluster
 from topology.mig import (
     A100_40GB,
     A100_80GB,
@@ -182,3 +186,20 @@ def test_it_gives_mig_instances_back_exactly_on_release() -> None:
         ("serve/p0",),
         0,
     )
+
+
+def test_it_draws_time_sliced_mixed_mig_instances_as_their_replica_share() -> None:
+    # mixed strategy, sharing.timeSlicing replicas 2 on nvidia.com/mig-3g.20gb: GFD
+    # labels nvidia.com/mig-3g.20gb.replicas=2 and the 4 instances are advertised as
+    # 8; each unit is half of a 3g.20gb (half of 500 milli), so 3 units fit gpu-6
+    node = _mixed_strategy_node()
+    node = replace(
+        node,
+        labels={"nvidia.com/mig-3g.20gb.replicas": "2"},
+        allocatable=replace(node.allocatable, extended={"nvidia.com/mig-3g.20gb": 8}),
+    )
+    pods = tuple(_mig_pod(f"p{i}", "mixed") for i in range(3))
+    state = ClusterState.from_cluster(Cluster("c", nodes=(node,), pods=pods))
+    cells = {c.gpu: c for c in state.gpu_cells("mixed")}
+    assert [cells[g].allocated_milli for g in ("gpu-6", "gpu-7")] == [750, 0]
+    assert state.alloc("mixed").extended_free == {"nvidia.com/mig-3g.20gb": 5}

@@ -42,6 +42,7 @@ from recommender.engine.autoscaler.plan import (
     without_topology,
     workload_mix,
 )
+from recommender.engine.scheduler.demand import advertised_gpus
 from recommender.engine.scheduler.placement import Placer, place
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload
@@ -85,7 +86,7 @@ def template_counts(node: Node, device_classes: Mapping[str, DeviceClass]) -> di
         CPU: node.allocatable.cpu_milli,
         MEMORY: node.allocatable.memory_bytes,
         PODS: node.allocatable.pods,
-        GPUS: node.gpu_count,
+        GPUS: advertised_gpus(node),
     }
     counts.update({f"ext:{k}": v for k, v in node.allocatable.extended.items()})
     for device in node.devices:

@@ -14,7 +14,7 @@ change):
 from __future__ import annotations
 
 from recommender.engine.autoscaler.options import OptionSearch
-from recommender.engine.autoscaler.plan import gpus_text, placement_text, workload_gpu_milli
+from recommender.engine.autoscaler.plan import gpus_text, placement_text
 from recommender.engine.scheduler.placement import nodes_by_label, place_one, prepare
 from recommender.engine.scheduler.workloads import Workload
 from topology.hardware import WHOLE_GPU_MILLI, NodeGroup
@@ -75,7 +75,7 @@ def _topology_reason(
     for group in groups:
         for domain, new_milli in _new_milli_per_domain(planner, group, level.key).items():
             reach[domain] = reach.get(domain, 0) + new_milli
-    needed = workload_gpu_milli(workload)
+    needed = workload.floor_gpu_milli
     largest = max(reach.values(), default=0)
     if largest >= needed:
         return None

@@ -26,7 +26,6 @@ from recommender.engine.autoscaler.options import (
     better,
     uniform_whole_gpus,
 )
-from recommender.engine.autoscaler.plan import workload_gpu_milli
 from recommender.engine.scheduler.workloads import Workload
 from topology.hardware import WHOLE_GPU_MILLI
 
@@ -70,7 +69,7 @@ def _enough_gpus(workload: Workload, free: list[int], slots: list[tuple[Slot, in
     members that fit (node by node, ⌊GPUs/g⌋) must reach ``min_member``."""
     free_milli, members_fitting = free
     new_gpus = sum(slot.group.template.gpu_count * room for slot, room in slots)
-    if free_milli + new_gpus * WHOLE_GPU_MILLI < workload_gpu_milli(workload):
+    if free_milli + new_gpus * WHOLE_GPU_MILLI < workload.floor_gpu_milli:
         return False
     per_pod = uniform_whole_gpus(workload)
     if not per_pod:

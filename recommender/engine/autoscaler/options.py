@@ -33,7 +33,6 @@ from recommender.engine.autoscaler.plan import (
     options_for,
     pod_shape,
     unique_name,
-    workload_gpu_milli,
 )
 from recommender.engine.scheduler.placement import (
     PlacementOptions,
@@ -256,7 +255,7 @@ class OptionSearch:
             missing = workload.min_member - members_fitting
         else:
             per_node = group.template.gpu_count * WHOLE_GPU_MILLI
-            missing = workload_gpu_milli(workload) - free_milli
+            missing = workload.floor_gpu_milli - free_milli
         if missing <= 0 or per_node <= 0:
             return 1
         return max(1, -(-missing // per_node))
@@ -431,7 +430,11 @@ def better(option: Option, best: Option) -> bool:
 
 def uniform_whole_gpus(workload: Workload) -> int:
     """g when every member asks for exactly g whole device-plugin GPUs and nothing else
-    GPU-like; 0 otherwise (then only milli arithmetic applies)."""
+    GPU-like; 0 otherwise (then only milli arithmetic applies). Also 0 where a GPU
+    asked may be a counted unit smaller than a physical GPU (a time-slicing replica,
+    a MIG-single instance): per-GPU member arithmetic would then overcount."""
+    if workload.least_gpus < workload.gpus:
+        return 0
     counts = {
         p.gpu.count if p.gpu and not p.gpu.is_share and not p.claims else 0 for p in workload.pods
     }

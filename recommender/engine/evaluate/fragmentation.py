@@ -11,7 +11,10 @@ often each task shape occurs. For one shape:
 - a whole-GPU task of ``c`` GPUs: unusable are the free milli of partly used
   GPUs, and all free milli when fewer than ``c`` GPUs are wholly free;
 - a share of ``m`` milli: unusable are the free milli of GPUs with less than
-  ``m`` free.
+  ``m`` free;
+- on a node whose GPUs carry counted units (time-slicing/MPS replicas,
+  MIG-single instances), a GPU asked is one unit: nothing is unusable while
+  ``c`` units are free, everything once fewer are.
 
 Nothing pending with GPUs means nothing is unusable for it: 0 everywhere.
 Domains aggregate nodes by topology path, keyed ``zone=z1/block=b1``.
@@ -25,6 +28,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from recommender.engine.scheduler.demand import free_units
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload
 from topology.hardware import HOSTNAME_LABEL, WHOLE_GPU_MILLI, Cluster, Pod
@@ -71,6 +75,7 @@ class FreeView:
     models: frozenset[str | None]
     cpu_free_milli: int
     memory_free_bytes: int
+    free_units: int | None = None  # untouched counted units (replicas, MIG-single); None: none
 
     @classmethod
     def of(cls, state: ClusterState, node_name: str) -> FreeView:
@@ -86,6 +91,7 @@ class FreeView:
             info.gpu_models,
             alloc.cpu_free_milli,
             alloc.memory_free_bytes,
+            free_units(info, alloc),
         )
 
 
@@ -98,6 +104,9 @@ def unusable_milli(view: FreeView, shape: TaskShape) -> int:
     )
     if not (models_ok and fits_host):
         return sum(free)
+    if shape.milli_per_gpu >= WHOLE_GPU_MILLI and view.free_units is not None:
+        # a GPU asked is one counted unit: any free unit serves, partly used GPU or not
+        return 0 if view.free_units >= shape.gpu_count else sum(free)
     if shape.milli_per_gpu >= WHOLE_GPU_MILLI:
         if sum(1 for f in free if f == WHOLE_GPU_MILLI) < shape.gpu_count:
             return sum(free)

@@ -33,8 +33,10 @@ class HeatCell:
     pods: tuple[str, ...]
     reservation: str | None
     node_group: str | None
+    units: str | None = None  # counted units on this GPU: "3/4 replicas", "5/7 MIG 1g.5gb"
 
     def to_json(self) -> dict[str, Any]:
+        shares = {"units": self.units} if self.units is not None else {}
         return {
             "zone": self.zone,
             "block": self.block,
@@ -46,6 +48,7 @@ class HeatCell:
             "pods": list(self.pods),
             "reservation": self.reservation,
             "nodeGroup": self.node_group,
+            **shares,
         }
 
 
@@ -83,6 +86,18 @@ def heatmap_cells(cluster: Cluster, state: ClusterState) -> tuple[HeatCell, ...]
                     pods=tuple(sorted(cell.pods)),
                     reservation=reserved.get(node.name),
                     node_group=node.node_group,
+                    units=units_text(node, cell.gpu, len(cell.pods)),
                 )
             )
     return tuple(cells)
+
+
+def units_text(node: Node, gpu: str, taken: int) -> str | None:
+    """How many of a GPU's counted units (time-slicing/MPS replicas, MIG-single
+    instances) are in use, e.g. "3/4 replicas"; None for a GPU that is one unit."""
+    units = [d for d in node.devices if d.gpu == gpu and d.unit_gpu_milli is not None]
+    if not units:
+        return None
+    profile = units[0].profile
+    kind = f"MIG {profile}" if profile else "replicas"
+    return f"{taken}/{len(units)} {kind}"

@@ -61,7 +61,15 @@ def static_key(info: NodeInfo, personal: bool) -> tuple[object, ...]:
         tuple(sorted(allocatable.extended.items())),
         tuple((g.model, g.memory_bytes) for g in node.gpus),
         tuple(
-            (d.name, d.gpu, d.model, d.memory_bytes, d.shareable, tuple(sorted(d.capacity.items())))
+            (
+                d.name,
+                d.gpu,
+                d.model,
+                d.memory_bytes,
+                d.shareable,
+                tuple(sorted(d.capacity.items())),
+                d.unit_gpu_milli,
+            )
             for d in info.gpu_devices
         ),
         tuple(d.name for d in node.devices if d.consumes),

@@ -246,7 +246,7 @@ class _Run:
         levels = [index] if required else list(range(index, -1, -1))
         best_free = 0.0
         for level_index in levels:
-            for domain_nodes, free_gpus in self._domains(level_index, workload.gpus):
+            for domain_nodes, free_gpus in self._domains(level_index, workload.least_gpus):
                 best_free = max(best_free, free_gpus)
                 bindings = self._place_members(workload, domain_nodes)
                 if bindings is not None:
@@ -257,8 +257,8 @@ class _Run:
                 return WorkloadOutcome(workload.key, True, bindings, None)
             return self._failure(workload, None)
         name = self.cluster.topology.levels[index].name
-        if best_free < workload.gpus:
-            return self._failure(workload, block_reason(workload.gpus, name, best_free))
+        if best_free < workload.least_gpus:
+            return self._failure(workload, block_reason(workload.least_gpus, name, best_free))
         return self._failure(workload, f"does not fit in any single {name}")
 
     def _domains(self, level_index: int, needed_gpus: float) -> list[tuple[list[str], float]]:

@@ -73,7 +73,11 @@ class NodeInfo:
         self.node = node
         self.devices: dict[str, Device] = {d.name: d for d in node.devices}
         self.gpu_devices: tuple[Device, ...] = tuple(
-            d for d in node.devices if d.gpu is not None and d.profile is None and not d.consumes
+            d
+            for d in node.devices
+            if d.gpu is not None
+            and (d.profile is None or d.unit_gpu_milli is not None)
+            and not d.consumes
         )
         self.gpus = {g.name: g for g in node.gpus}
         self.counter_capacity = {c.name: dict(c.counters) for c in node.counter_sets}
@@ -189,8 +193,8 @@ class NodeAlloc:
         """Whole-device use needs the device and its physical GPU entirely unused."""
         if device.name in self.exclusive:
             return False
-        if device.gpu is not None and self.gpu_milli.get(device.gpu, 0) > 0:
-            return False
+        if device.unit_gpu_milli is None and self.gpu_milli.get(device.gpu or "", 0) > 0:
+            return False  # a counted unit shares its GPU with the GPU's other units
         capacity = device.capacity
         free = self.device_free.get(device.name, {})
         return all(free.get(k, v) == v for k, v in capacity.items())
@@ -198,6 +202,8 @@ class NodeAlloc:
 
 def device_gpu_milli(device: Device, take: DeviceTake, info: NodeInfo) -> int:
     """How much of the physical GPU a take occupies (for cells and the GPU ratio)."""
+    if device.unit_gpu_milli is not None:
+        return device.unit_gpu_milli
     if not take.exclusive:
         return take.capacity.get(GPU_MILLI, 0)
     if device.profile is None or not device.consumes:
@@ -206,6 +212,10 @@ def device_gpu_milli(device: Device, take: DeviceTake, info: NodeInfo) -> int:
 
 
 def _partition_milli(device: Device, info: NodeInfo) -> int:
+    return round(min(1.0, partition_fraction(device, info)) * WHOLE_GPU_MILLI)
+
+
+def partition_fraction(device: Device, info: NodeInfo) -> float:
     """A partition's share of its GPU: the largest fraction it takes of any kind of
     counter in its set.
 
@@ -227,8 +237,7 @@ def _partition_milli(device: Device, info: NodeInfo) -> int:
             total = totals.get(kind, 0)
             if total > 0:
                 (fractions if total > 1 else single_units).append(amount / total)
-    fraction = max(fractions or single_units or [0.0])
-    return round(min(1.0, fraction) * WHOLE_GPU_MILLI)
+    return max(fractions or single_units or [0.0])
 
 
 def counter_kind(name: str) -> str:

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Protocol
 
+from topology.dra import mig_resource_replicas
 from topology.hardware import WHOLE_GPU_MILLI, Cluster, Gpu, Node
 from topology.mig import MIG_RESOURCE_PREFIX, instance_share
 
@@ -247,30 +248,32 @@ def _change_mig_instances(
     kept per pod, and given back exactly on release.
     """
     profile = resource.removeprefix(MIG_RESOURCE_PREFIX)
+    replicas = mig_resource_replicas(info.node.labels, resource)  # time-sliced instances
     key = (pod_key, resource)
     if sign > 0:
         chosen: list[str] = []
         for _ in range(amount):  # one at a time: each instance counts before the next picks
-            gpu = _gpu_for_instance(alloc, info, profile)
-            milli = _instance_milli(gpu, profile)
+            gpu = _gpu_for_instance(alloc, info, profile, replicas)
+            milli = _instance_milli(gpu, profile, replicas)
             _change_gpu(alloc, gpu.name, pod_key, milli, 1, profile, partition=True)
             chosen.append(gpu.name)
         alloc.mig_instances[key] = tuple(chosen)
         return
     gpu_of = {g.name: g for g in info.mig_mode_gpus}
     for name in alloc.mig_instances.pop(key, ()):
-        milli = _instance_milli(gpu_of[name], profile)
+        milli = _instance_milli(gpu_of[name], profile, replicas)
         _change_gpu(alloc, name, pod_key, milli, -1, profile, partition=True)
 
 
-def _instance_milli(gpu: Gpu, profile: str) -> int:
-    return round(instance_share(gpu.model, profile) * WHOLE_GPU_MILLI)
+def _instance_milli(gpu: Gpu, profile: str, replicas: int = 1) -> int:
+    return round(instance_share(gpu.model, profile) * WHOLE_GPU_MILLI) // replicas
 
 
-def _gpu_for_instance(alloc: NodeAlloc, info: NodeInfo, profile: str) -> Gpu:
+def _gpu_for_instance(alloc: NodeAlloc, info: NodeInfo, profile: str, replicas: int) -> Gpu:
     gpus = info.mig_mode_gpus
     for gpu in gpus:
-        if alloc.gpu_milli.get(gpu.name, 0) + _instance_milli(gpu, profile) <= WHOLE_GPU_MILLI:
+        taken = alloc.gpu_milli.get(gpu.name, 0)
+        if taken + _instance_milli(gpu, profile, replicas) <= WHOLE_GPU_MILLI:
             return gpu
     return min(gpus, key=lambda g: alloc.gpu_milli.get(g.name, 0))
 

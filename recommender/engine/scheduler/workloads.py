@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from topology.hardware import WHOLE_GPU_MILLI, Cluster, Device, DeviceRequest, Gang, Pod
 
 from .allocate import selector_matches
+from .demand import GpuDemandFloor
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,11 +28,26 @@ class Workload:
     preferred_topology: str | None = None
     priority: int = 0
     arrival: float = 0.0
+    # the least physical GPU milli the pods can occupy (demand.GpuDemandFloor); None:
+    # not worked out, the GPUs requested stand in
+    least_gpu_milli: int | None = None
 
     @property
     def gpus(self) -> float:
         """Whole GPUs requested; a share counts as its milli / 1000."""
         return sum(pod_gpu_milli(p) for p in self.pods) / WHOLE_GPU_MILLI
+
+    @property
+    def floor_gpu_milli(self) -> int:
+        """Physical GPU milli the pods occupy at least (a replica or a partition is a
+        fraction of a GPU): what GPU arithmetic compares with free GPU milli."""
+        if self.least_gpu_milli is None:
+            return sum(pod_gpu_milli(p) for p in self.pods)
+        return self.least_gpu_milli
+
+    @property
+    def least_gpus(self) -> float:
+        return self.floor_gpu_milli / WHOLE_GPU_MILLI
 
 
 def pod_gpu_milli(pod: Pod) -> int:
@@ -111,6 +127,8 @@ def pending_workloads(cluster: Cluster) -> tuple[Workload, ...]:
         workload = _gang_workload(key, pods, gangs.get(key))
         still_needed = max(1, workload.min_member - bound_by_gang.get(key, 0))
         result.append(_with_min_member(workload, min(still_needed, len(pods))))
+    floor = GpuDemandFloor(cluster)
+    result = [replace(w, least_gpu_milli=floor.workload_milli(w.pods)) for w in result]
     return tuple(sorted(result, key=sort_key))
 
 
