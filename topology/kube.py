@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from topology import dra
+from topology import dra, workloads_k8s
 from topology.cel import CelUnsupported, compile_selector
 from topology.hardware import (
     GPU_RESOURCE,
@@ -117,6 +117,9 @@ class _Collected:
     kueue_topology: Topology | None = None
     errors: list[ModelError] = field(default_factory=list)
     ignored: Counter[str] = field(default_factory=Counter)
+    read: Counter[str] = field(default_factory=Counter)
+    controllers: list[workloads_k8s.Controller] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
     seen: set[str] = field(default_factory=set)
     generated: Counter[tuple[str, str]] = field(default_factory=Counter)
 
@@ -143,6 +146,7 @@ def _parse_one(collected: _Collected, source: str, obj: Any) -> None:
             return
         _claim_identity(collected, ctx, kind)
         handler(collected, ctx, obj)
+        collected.read[f"{kind} ({obj.get('apiVersion', '')})"] += 1
     except ModelError as error:
         collected.errors.append(error)
     except RecursionError:
@@ -161,7 +165,7 @@ def _identify(collected: _Collected, source: str, obj: dict[str, Any]):  # type:
     namespace = bare.text(meta.get("namespace"), "metadata.namespace")
     if kind in _NAMESPACED and not namespace:
         namespace = "default"
-    if not name and kind == "Pod" and meta.get("generateName"):
+    if not name and kind in ("Pod", *workloads_k8s.NAMESPACED_KINDS) and meta.get("generateName"):
         prefix = bare.text(meta.get("generateName"), "metadata.generateName")
         name = f"{prefix}{collected.generated[(namespace, prefix)]}"
         collected.generated[(namespace, prefix)] += 1
@@ -183,7 +187,14 @@ def _handler(kind: str, group: str):  # type: ignore[no-untyped-def]
     return _HANDLERS.get((kind, group)) or _HANDLERS.get((kind, "*"))
 
 
-_NAMESPACED = ("Pod", "ResourceClaim", "ResourceClaimTemplate", "PodGroup", "Workload")
+_NAMESPACED = (
+    "Pod",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
+    "PodGroup",
+    "Workload",
+    *workloads_k8s.NAMESPACED_KINDS,
+)
 
 
 # --- nodes ----------------------------------------------------------------------------
@@ -730,6 +741,7 @@ _HANDLERS = {
     ("Topology", KUEUE_GROUP): _topology,
     ("NodeGroup", PROJECT_GROUP): _node_group,
     ("Reservation", PROJECT_GROUP): _reservation,
+    **{kind: workloads_k8s.collect for kind in workloads_k8s.CONTROLLER_KINDS},
 }
 
 
@@ -737,6 +749,7 @@ _HANDLERS = {
 
 
 def _assemble(collected: _Collected, cluster_name: str) -> Snapshot:
+    workloads_k8s.add_wanted_pods(collected, _pod)
     nodes, node_groups = assign_node_groups(
         _nodes_with_devices(collected), _checked_node_groups(collected)
     )
@@ -752,7 +765,11 @@ def _assemble(collected: _Collected, cluster_name: str) -> Snapshot:
         reservations=_checked_reservations(collected, node_groups),
     )
     return Snapshot(
-        cluster=cluster, errors=tuple(collected.errors), ignored=dict(collected.ignored)
+        cluster=cluster,
+        errors=tuple(collected.errors),
+        ignored=dict(collected.ignored),
+        read=dict(collected.read),
+        notes=tuple(collected.notes),
     )
 
 
