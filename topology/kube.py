@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from topology import dra, workloads_k8s
+from topology import dra, topology_k8s, workloads_k8s
 from topology.cel import CelUnsupported, compile_selector
 from topology.hardware import (
     GPU_RESOURCE,
@@ -54,7 +54,6 @@ from topology.hardware import (
     Taint,
     Toleration,
     Topology,
-    TopologyLevel,
 )
 from topology.kubefields import ObjectContext, object_label, type_name
 from topology.quantity import cpu_milli, memory_bytes, parse_quantity, whole_count
@@ -83,9 +82,6 @@ LIVE_PHASES = ("", "Pending", "Running")
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 CORE_RESOURCES = ("cpu", "memory", "pods", GPU_RESOURCE)
-LEVEL_NAMES = dict(
-    (key, name) for key, name in ((lv.key, lv.name) for lv in Topology.default().levels)
-)
 
 
 # --- what the first pass collects ---------------------------------------------------
@@ -114,7 +110,7 @@ class _Collected:
     node_groups: list[tuple[ObjectContext, NodeGroup]] = field(default_factory=list)
     reservations: list[tuple[ObjectContext, Reservation]] = field(default_factory=list)
     topology: Topology | None = None
-    kueue_topology: Topology | None = None
+    discovered: topology_k8s.Discovered = field(default_factory=topology_k8s.Discovered)
     errors: list[ModelError] = field(default_factory=list)
     ignored: Counter[str] = field(default_factory=Counter)
     read: Counter[str] = field(default_factory=Counter)
@@ -596,22 +592,11 @@ def _kep_workload(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]
 
 
 def _topology(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None:
-    spec = ctx.mapping(obj.get("spec"), "spec")
-    levels = []
-    for path, level in ctx.items(spec.get("levels"), "spec.levels"):
-        key = ctx.text(level.get("nodeLabel"), f"{path}.nodeLabel", required=True)
-        levels.append(TopologyLevel(key, LEVEL_NAMES.get(key) or key.rpartition("/")[2]))
-    if not levels:
-        ctx.fail("spec.levels", "needs at least one level")
-    if len({lv.key for lv in levels}) != len(levels):
-        ctx.fail("spec.levels", "a node label appears twice")
-    topology = Topology(tuple(levels))
-    if obj.get("apiVersion", "").startswith(PROJECT_GROUP):
-        if collected.topology is not None:
-            ctx.fail("kind", "only one capacityweb.io Topology per cluster")
-        collected.topology = topology
-    elif collected.kueue_topology is None:
-        collected.kueue_topology = topology
+    """The project's Topology; Kueue/KAI/Volcano ones are topology_k8s's (and win)."""
+    topology = topology_k8s.level_topology(ctx, ctx.mapping(obj.get("spec"), "spec"))
+    if collected.topology is not None:
+        ctx.fail("kind", "only one capacityweb.io Topology per cluster")
+    collected.topology = topology
 
 
 def _node_group(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None:
@@ -738,7 +723,9 @@ _HANDLERS = {
     ("PodGroup", GANG_GROUP): _kep_pod_group,
     ("Workload", GANG_GROUP): _kep_workload,
     ("Topology", PROJECT_GROUP): _topology,
-    ("Topology", KUEUE_GROUP): _topology,
+    ("Topology", KUEUE_GROUP): topology_k8s.collect_levels,
+    ("Topology", topology_k8s.KAI): topology_k8s.collect_levels,
+    ("HyperNode", topology_k8s.VOLCANO_TOPOLOGY): topology_k8s.collect_hypernode,
     ("NodeGroup", PROJECT_GROUP): _node_group,
     ("Reservation", PROJECT_GROUP): _reservation,
     **{kind: workloads_k8s.collect for kind in workloads_k8s.CONTROLLER_KINDS},
@@ -754,9 +741,14 @@ def _assemble(collected: _Collected, cluster_name: str) -> Snapshot:
         _nodes_with_devices(collected), _checked_node_groups(collected)
     )
     pods = tuple(_pod_with_claims(collected, record) for record in collected.pods)
+    topology, topology_source, topology_notes = topology_k8s.choose(
+        collected.topology, collected.discovered
+    )
+    collected.notes.extend(topology_notes)
     cluster = Cluster(
         name=cluster_name,
-        topology=collected.topology or collected.kueue_topology or Topology.default(),
+        topology=topology,
+        topology_source=topology_source,
         nodes=nodes,
         pods=pods,
         gangs=_gangs(collected, pods),
