@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from topology import dra, topology_k8s, workloads_k8s
+from topology import dra, quotas, topology_k8s, workloads_k8s
 from topology.cel import CelUnsupported, compile_selector
 from topology.hardware import (
     GPU_RESOURCE,
@@ -47,6 +47,7 @@ from topology.hardware import (
     NodePlacement,
     NodeSelectorTerm,
     Pod,
+    QuotaQueue,
     Reservation,
     ReservedNodeGroupCapacity,
     Resources,
@@ -116,6 +117,8 @@ class _Collected:
     read: Counter[str] = field(default_factory=Counter)
     controllers: list[workloads_k8s.Controller] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    queues: list[QuotaQueue] = field(default_factory=list)
+    local_queues: dict[str, str] = field(default_factory=dict)  # "ns/name" → "ClusterQueue/cq"
     seen: set[str] = field(default_factory=set)
     generated: Counter[tuple[str, str]] = field(default_factory=Counter)
 
@@ -189,6 +192,7 @@ _NAMESPACED = (
     "ResourceClaimTemplate",
     "PodGroup",
     "Workload",
+    "LocalQueue",
     *workloads_k8s.NAMESPACED_KINDS,
 )
 
@@ -729,6 +733,7 @@ _HANDLERS = {
     ("NodeGroup", PROJECT_GROUP): _node_group,
     ("Reservation", PROJECT_GROUP): _reservation,
     **{kind: workloads_k8s.collect for kind in workloads_k8s.CONTROLLER_KINDS},
+    **{kind: quotas.parse_queue for kind in quotas.QUEUE_KINDS},
 }
 
 
@@ -755,6 +760,7 @@ def _assemble(collected: _Collected, cluster_name: str) -> Snapshot:
         device_classes=tuple(dc for dc, _ in collected.device_classes.values()),
         node_groups=node_groups,
         reservations=_checked_reservations(collected, node_groups),
+        queues=quotas.assembled_queues(collected),
     )
     return Snapshot(
         cluster=cluster,

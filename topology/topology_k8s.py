@@ -130,8 +130,10 @@ def hypernode_levels(
 def _member_label_key(member: dict[str, Any]) -> tuple[str | None, str]:
     if member.get("type") == "HyperNode":
         return None, "members are HyperNodes (a domain of domains, not a node label)"
-    selector = member.get("selector") if isinstance(member.get("selector"), dict) else {}
-    match = selector.get("labelMatch") if isinstance(selector.get("labelMatch"), dict) else None
+    raw = member.get("selector")
+    selector: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    raw_match = selector.get("labelMatch")
+    match: dict[str, Any] | None = raw_match if isinstance(raw_match, dict) else None
     if match is not None:
         labels = match.get("matchLabels") or {}
         if isinstance(labels, dict) and len(labels) == 1 and not match.get("matchExpressions"):

@@ -224,7 +224,8 @@ def _job_pod_of(pod: Pod, job: str) -> bool:
 
 
 def _free_names(prefix: str, taken: set[str], count: int) -> list[str]:
-    names, index = [], 0
+    names: list[str] = []
+    index = 0
     while len(names) < count:
         if str(index) not in taken:
             names.append(f"{prefix}-{index}")
@@ -380,9 +381,10 @@ def _declared_gang(controller: Controller) -> tuple[Gang, str]:
     min_member = ctx.integer(spec.get("minMember"), "spec.minMember", default=1, minimum=0)
     queue_name = ctx.text(spec.get("queue"), "spec.queue")
     if controller.group == "scheduling.volcano.sh":
-        queue = f"VolcanoQueue/{queue_name or 'default'}"
-        gang = Gang(controller.namespace, controller.name, min_member, queue=queue)
-        return gang, f"{ctx.object}: Volcano gang of minMember {min_member} in queue {queue}"
+        volcano_queue = f"VolcanoQueue/{queue_name or 'default'}"
+        gang = Gang(controller.namespace, controller.name, min_member, queue=volcano_queue)
+        note = f"{ctx.object}: Volcano gang of minMember {min_member} in queue {volcano_queue}"
+        return gang, note
     topology = ctx.mapping(spec.get("topologyConstraint"), "spec.topologyConstraint")
     queue = f"KaiQueue/{queue_name}" if queue_name else None
     gang = Gang(
@@ -452,7 +454,8 @@ def _pod_object(
     controller: Controller, template: dict[str, Any], name: str, labels: dict[str, str]
 ) -> dict[str, Any]:
     """The pod a controller creates from ``template`` (metadata merged, phase Pending)."""
-    meta = template.get("metadata") if isinstance(template.get("metadata"), dict) else {}
+    raw_meta = template.get("metadata")
+    meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
     owner_meta = controller.obj.get("metadata") or {}
     return {
         "apiVersion": "v1",
