@@ -93,6 +93,9 @@ def parse_queue(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None
         collected.local_queues[f"{namespace}/{name}"] = f"ClusterQueue/{target}"
     elif kind == "ClusterQueue":
         collected.queues.append(_cluster_queue(ctx, name, spec))
+        checks = spec.get("admissionChecks") or spec.get("admissionChecksStrategy")
+        if checks:
+            collected.notes.append(f"{ctx.object}: admission checks not modelled (quota only)")
     elif group == VOLCANO:
         capability = ctx.mapping(spec.get("capability"), "spec.capability")
         limit = {
@@ -262,8 +265,8 @@ def _admit(
             if free is not None and amount > free:
                 shown = name.removesuffix("#quota")
                 reason = (
-                    f"waiting for quota in queue {shown} (needs {_number(resource, amount)} "
-                    f"{resource}, free {_number(resource, max(0, free))})"
+                    f"waiting for quota in queue {shown} (needs {amount_text(resource, amount)} "
+                    f"{resource}, free {amount_text(resource, max(0, free))})"
                 )
                 return QuotaWait(shown, reason, autoscaler_sees_pods=not queue.hides_pending_pods)
     for name in checked:
@@ -295,7 +298,7 @@ def _free(
     return own + (lent if cap is None else min(cap, lent))
 
 
-def _number(resource: str, amount: int) -> str:
+def amount_text(resource: str, amount: int) -> str:
     """Amount in the resource's usual unit: cores (or millicores), Gi/Mi/Ki, or a count."""
     if resource == "cpu":
         return str(amount // 1000) if amount % 1000 == 0 else f"{amount}m"

@@ -161,10 +161,8 @@ def expand(
             notes.append(f"{controller.ctx.object}: {result}")
             continue
         wanted.append(result)
-        existing = "" if result.pods else " (all already exist)"
-        notes.append(
-            f"{controller.ctx.object}: {len(result.pods)} pod(s) not yet created{existing}"
-        )
+        if not result.pods:
+            notes.append(f"{controller.ctx.object}: every pod it wants already exists")
     return wanted, gangs, notes
 
 
