@@ -281,7 +281,8 @@ def _pod(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None
         priority=ctx.integer(spec.get("priority"), "spec.priority"),
         arrival=_arrival(ctx, meta.get("creationTimestamp")),
         node_name=ctx.text(spec.get("nodeName"), "spec.nodeName") or None,
-        gang=_gang_name(ctx, namespace, labels, spec),
+        gang=_gang_name(ctx, namespace, labels, spec)
+        or workloads_k8s.annotated_gang(namespace, annotations),
         required_topology=annotations.get(REQUIRED_TOPOLOGY) or None,
         preferred_topology=annotations.get(PREFERRED_TOPOLOGY) or None,
         unsupported=tuple(affinity_unsupported + _annotation_unsupported(annotations)),

@@ -72,7 +72,7 @@ JOBSET_JOB_INDEX = "jobset.sigs.k8s.io/job-index"
 LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
 LWS_GROUP_INDEX = "leaderworkerset.sigs.k8s.io/group-index"
 VOLCANO_JOB_NAME = "volcano.sh/job-name"
-KAI_QUEUE_LABELS = ("kai.scheduler/queue", "runai/queue")
+GANG_ANNOTATIONS = ("scheduling.k8s.io/group-name", "pod-group-name")
 
 CONTROLLER_KINDS = (
     ("Job", "batch"),
@@ -124,6 +124,19 @@ class Controller:
         return [
             (str(r.get("kind", "")), str(r.get("name", ""))) for r in refs if isinstance(r, dict)
         ]
+
+
+def annotated_gang(namespace: str, annotations: dict[str, str]) -> str | None:
+    """The PodGroup a Volcano or KAI pod belongs to, named by an annotation.
+
+    Volcano: ``scheduling.k8s.io/group-name`` (volcano-sh/apis
+    ``KubeGroupNameAnnotationKey``); KAI: ``pod-group-name`` (KAI-Scheduler
+    ``PodGroupAnnotationForPod``).
+    """
+    for key in GANG_ANNOTATIONS:
+        if annotations.get(key):
+            return f"{namespace}/{annotations[key]}"
+    return None
 
 
 def collect(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:

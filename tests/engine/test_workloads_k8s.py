@@ -267,3 +267,44 @@ def test_it_leaves_a_jobsets_child_jobs_to_the_jobset():
         "js-w-1-0",
         "js-w-1-1",
     ]
+
+
+def annotated_pod(name, annotations):
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "annotations": annotations},
+        "spec": {"containers": [{"name": "c"}]},
+        "status": {"phase": "Pending"},
+    }
+
+
+def test_it_puts_a_volcano_pod_in_the_pod_group_its_annotation_names(gangs):
+    objects = read_objects(gangs / "volcano-podgroup-artifact.yaml")
+    objects.append(("x", annotated_pod("w-0", {"scheduling.k8s.io/group-name": "test-pg"})))
+    snapshot = parse_objects(objects, cluster_name="t")
+    (pod,) = snapshot.cluster.pods
+    assert pod.gang == "default/test-pg"
+    assert gang(snapshot, "default/test-pg").queue == "VolcanoQueue/default"
+
+
+def test_it_puts_a_kai_pod_in_the_pod_group_its_annotation_names():
+    snapshot = parse(annotated_pod("w-0", {"pod-group-name": "pg-1"}))
+    assert [p.gang for p in snapshot.cluster.pods] == ["default/pg-1"]
+
+
+def test_it_reads_a_kep4671_pod_group_as_a_gang_of_its_min_count(gangs):
+    snapshot = parse_file(gangs / "kep4671-podgroup-scheduling-k8s-io-v1beta1.yaml")
+    assert [(g.key, g.min_member) for g in snapshot.cluster.gangs] == [
+        ("default/training-worker-0", 100)
+    ]
+    assert snapshot.cluster.pods == ()
+
+
+def test_it_reads_a_kep4671_workload_alone_as_no_gang_and_no_pod(gangs):
+    # a Workload only holds templates: a gang exists once a PodGroup or pods name it
+    for name in ("kep4671-workload-scheduling-k8s-io-v1beta1.yaml",
+                 "kep4671-user-story-workload-jobset.yaml"):  # fmt: skip
+        snapshot = parse_file(gangs / name)
+        assert (snapshot.cluster.gangs, snapshot.cluster.pods) == ((), ())
+        assert snapshot.read == {"Workload (scheduling.k8s.io/v1beta1)": 1}
