@@ -104,6 +104,9 @@ def parse_queue(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None
         collected.queues.append(QuotaQueue(f"VolcanoQueue/{name}", limit))
     else:
         collected.queues.extend(_kai_queues(ctx, name, spec))
+        if spec.get("parentQueue"):
+            parent = spec["parentQueue"]
+            collected.notes.append(f"{ctx.object}: parent queue {parent} limits not modelled")
 
 
 def _amount(ctx: ObjectContext, resource: str, raw: Any, path: str) -> int:

@@ -183,3 +183,10 @@ def test_it_gives_waiting_workloads_the_waiting_verdict_and_buys_nothing_for_the
     (workload,) = evaluate(cluster, at=AT).to_json()["workloads"]
     assert workload["verdict"] == "waiting"
     assert workload["joint"]["addNodes"] == {}
+
+
+def test_it_notes_that_a_kai_parent_queues_limits_are_not_modelled():
+    child = {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "metadata": {"name": "c"},
+             "spec": {"parentQueue": "org", "resources": {"gpu": {"limit": 4}}}}  # fmt: skip
+    snapshot = parse_objects([("q", child)], cluster_name="t")
+    assert snapshot.notes == ("Queue/c: parent queue org limits not modelled",)

@@ -308,3 +308,13 @@ def test_it_reads_a_kep4671_workload_alone_as_no_gang_and_no_pod(gangs):
         snapshot = parse_file(gangs / name)
         assert (snapshot.cluster.gangs, snapshot.cluster.pods) == ((), ())
         assert snapshot.read == {"Workload (scheduling.k8s.io/v1beta1)": 1}
+
+
+def test_it_names_the_controller_when_its_pod_template_is_invalid():
+    bad = job("broken", parallelism=2)
+    bad["spec"]["template"]["spec"]["containers"] = "not-a-list"
+    snapshot = parse_objects([("jobs.yaml", bad)], cluster_name="t")
+    assert [str(e) for e in snapshot.errors] == [
+        "jobs.yaml: Job/ml/broken: pod template (spec.containers): must be a list, got string"
+    ]
+    assert snapshot.cluster.pods == ()
