@@ -72,6 +72,8 @@ JOBSET_JOB_INDEX = "jobset.sigs.k8s.io/job-index"
 LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
 LWS_GROUP_INDEX = "leaderworkerset.sigs.k8s.io/group-index"
 VOLCANO_JOB_NAME = "volcano.sh/job-name"
+JOBSET_EXCLUSIVE = "alpha.jobset.sigs.k8s.io/exclusive-topology"
+LWS_EXCLUSIVE = "leaderworkerset.sigs.k8s.io/exclusive-topology"
 GANG_ANNOTATIONS = ("scheduling.k8s.io/group-name", "pod-group-name")
 
 CONTROLLER_KINDS = (
@@ -278,7 +280,8 @@ def _jobset(controller: Controller, pods: list[Pod]) -> Wanted | str:
                 _pod_object(controller, template, f"{job_name}-{n}", labels)
                 for n in range(have, want)
             ]
-    return _wanted(controller, tuple(objects), queue)
+    wanted = _wanted(controller, tuple(objects), queue)
+    return replace(wanted, unsupported=_exclusive(controller, JOBSET_EXCLUSIVE, "JobSet"))
 
 
 def _leader_worker_set(controller: Controller, pods: list[Pod]) -> Wanted | str:
@@ -308,7 +311,8 @@ def _leader_worker_set(controller: Controller, pods: list[Pod]) -> Wanted | str:
             objects.append(pod)
         gangs.append(Gang(controller.namespace, group_name, size))
     queue = _kueue_queue(controller)
-    return Wanted(controller.ctx.object, tuple(objects), tuple(gangs), queue)
+    reasons = _exclusive(controller, LWS_EXCLUSIVE, "LeaderWorkerSet")
+    return Wanted(controller.ctx.object, tuple(objects), tuple(gangs), queue, reasons)
 
 
 def _kueue_workload(controller: Controller, pods: list[Pod]) -> Wanted | str:
@@ -438,6 +442,16 @@ _BUILDERS: dict[tuple[str, str], Callable[[Controller, list[Pod]], Wanted | str]
 
 def _live(pods: list[Pod], namespace: str) -> Iterator[Pod]:
     return (p for p in pods if p.namespace == namespace and p.synthesized_by is None)
+
+
+def _exclusive(controller: Controller, annotation: str, kind: str) -> tuple[str, ...]:
+    """One Job (one group) per topology domain: not modelled, so said."""
+    meta = controller.ctx.mapping(controller.obj.get("metadata"), "metadata")
+    annotations = controller.ctx.labels(meta.get("annotations"), "metadata.annotations")
+    if annotation in annotations:
+        level = annotations[annotation]
+        return (f"{kind} exclusive placement per {level} ({annotation}) not supported",)
+    return ()
 
 
 def _kueue_queue(controller: Controller) -> str | None:

@@ -318,3 +318,28 @@ def test_it_names_the_controller_when_its_pod_template_is_invalid():
         "jobs.yaml: Job/ml/broken: pod template (spec.containers): must be a list, got string"
     ]
     assert snapshot.cluster.pods == ()
+
+
+def test_it_reports_a_jobsets_exclusive_topology_as_unsupported():
+    child = job("unused", parallelism=1)
+    jobset = {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {
+            "name": "js",
+            "namespace": "ml",
+            "annotations": {
+                "alpha.jobset.sigs.k8s.io/exclusive-topology": "cloud.google.com/gke-nodepool"
+            },
+        },
+        "spec": {
+            "replicatedJobs": [{"name": "w", "replicas": 2, "template": {"spec": child["spec"]}}]
+        },
+    }
+    snapshot = parse(jobset)
+    assert {p.unsupported for p in snapshot.cluster.pods} == {
+        (
+            "JobSet exclusive placement per cloud.google.com/gke-nodepool"
+            " (alpha.jobset.sigs.k8s.io/exclusive-topology) not supported",
+        )
+    }
