@@ -113,3 +113,7 @@ def test_it_reports_the_dra_folder_with_its_deployments_replicas() -> None:
         "Deployment/gpu-test6/pod": 4,
     }
     assert found["pods"] == {"bound": 0, "pending": 12}  # 4 Pods + 2 x 4 replicas
+    gpu_test4 = next(
+        s for s in found["synthesized"] if s["controller"] == "Deployment/gpu-test4/pod"
+    )
+    assert gpu_test4["podNames"] == [f"gpu-test4/pod-pending-{i}" for i in range(4)]

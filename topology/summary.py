@@ -21,6 +21,10 @@ def snapshot_summary(snapshot: Snapshot, refused: Sequence[ModelError] = ()) -> 
     cluster = snapshot.cluster
     pending = [p for p in cluster.pods if p.node_name is None]
     synthesized = Counter(p.synthesized_by for p in cluster.pods if p.synthesized_by)
+    names: dict[str, list[str]] = {}
+    for pod in cluster.pods:
+        if pod.synthesized_by:
+            names.setdefault(pod.synthesized_by, []).append(f"{pod.namespace}/{pod.name}")
     return {
         "ignored": [{"kind": k, "count": n} for k, n in sorted(snapshot.ignored.items())],
         "unsupported": [
@@ -33,7 +37,10 @@ def snapshot_summary(snapshot: Snapshot, refused: Sequence[ModelError] = ()) -> 
             "rejected": [str(e) for e in [*refused, *snapshot.errors]],
             "nodes": len(cluster.nodes),
             "pods": {"bound": len(cluster.pods) - len(pending), "pending": len(pending)},
-            "synthesized": [{"controller": c, "pods": n} for c, n in sorted(synthesized.items())],
+            "synthesized": [
+                {"controller": c, "pods": n, "podNames": names[c]}
+                for c, n in sorted(synthesized.items())
+            ],
             "gangs": [_gang(g) for g in cluster.gangs],
             "queues": [
                 {

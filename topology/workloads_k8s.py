@@ -316,8 +316,18 @@ def _leader_worker_set(controller: Controller, pods: list[Pod]) -> Wanted | str:
 
 
 def _kueue_workload(controller: Controller, pods: list[Pod]) -> Wanted | str:
+    """A Workload with no owner in the input: its pod sets, unless it is deactivated
+    (``spec.active: false``) or already admitted (its pods exist, just not exported)."""
     ctx, obj = controller.ctx, controller.obj
     spec = ctx.mapping(obj.get("spec"), "spec")
+    if spec.get("active") is False:
+        return "deactivated (spec.active: false), creates no pods"
+    admission = ctx.mapping(
+        ctx.mapping(obj.get("status"), "status").get("admission"), "status.admission"
+    )
+    if admission:
+        queue = ctx.text(admission.get("clusterQueue"), "status.admission.clusterQueue")
+        return f"admitted to ClusterQueue {queue}; its pods are not in the input (not counted)"
     objects = []
     for path, pod_set in ctx.items(spec.get("podSets"), "spec.podSets"):
         set_name = ctx.text(pod_set.get("name"), f"{path}.name", required=True)

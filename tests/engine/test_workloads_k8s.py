@@ -343,3 +343,26 @@ def test_it_reports_a_jobsets_exclusive_topology_as_unsupported():
             " (alpha.jobset.sigs.k8s.io/exclusive-topology) not supported",
         )
     }
+
+
+def kueue_workload(**extra):
+    pod_set = {"name": "main", "count": 2, "template": {"spec": {"containers": [{"name": "c"}]}}}
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta1",
+        "kind": "Workload",
+        "metadata": {"name": "wl", "namespace": "ml"},
+        "spec": {"queueName": "lq", "podSets": [pod_set]},
+        **extra,
+    }
+
+
+def test_it_creates_no_pods_for_an_admitted_or_deactivated_kueue_workload():
+    admitted = parse(kueue_workload(status={"admission": {"clusterQueue": "cq"}}))
+    assert admitted.cluster.pods == ()
+    assert admitted.notes == (
+        "Workload/ml/wl: admitted to ClusterQueue cq; its pods are not in the input (not counted)",
+    )
+    inactive = kueue_workload()
+    inactive["spec"]["active"] = False
+    assert parse(inactive).cluster.pods == ()
+    assert [p.name for p in parse(kueue_workload()).cluster.pods] == ["wl-main-0", "wl-main-1"]
