@@ -143,7 +143,7 @@ def _parse_one(collected: _Collected, source: str, obj: Any) -> None:
         if handler is None:
             collected.ignored[f"{kind} ({obj.get('apiVersion', '')})"] += 1
             return
-        _claim_identity(collected, ctx, kind)
+        _claim_identity(collected, ctx, group)
         handler(collected, ctx, obj)
         collected.read[f"{kind} ({obj.get('apiVersion', '')})"] += 1
     except ModelError as error:
@@ -176,10 +176,13 @@ def _identify(collected: _Collected, source: str, obj: dict[str, Any]):  # type:
     return ctx, kind, group
 
 
-def _claim_identity(collected: _Collected, ctx: ObjectContext, kind: str) -> None:
-    if ctx.object in collected.seen:
+def _claim_identity(collected: _Collected, ctx: ObjectContext, group: str) -> None:
+    """Kind, namespace and name are unique per API group (a batch and a Volcano Job may
+    share a name)."""
+    identity = f"{group} {ctx.object}"
+    if identity in collected.seen:
         ctx.fail("metadata.name", "duplicate: an earlier object has the same kind, namespace, name")
-    collected.seen.add(ctx.object)
+    collected.seen.add(identity)
 
 
 def _handler(kind: str, group: str):  # type: ignore[no-untyped-def]

@@ -366,3 +366,14 @@ def test_it_creates_no_pods_for_an_admitted_or_deactivated_kueue_workload():
     inactive["spec"]["active"] = False
     assert parse(inactive).cluster.pods == ()
     assert [p.name for p in parse(kueue_workload()).cluster.pods] == ["wl-main-0", "wl-main-1"]
+
+
+def test_it_keeps_a_batch_job_and_a_volcano_job_of_the_same_name_apart():
+    volcano = {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": {"name": "train", "namespace": "ml"},
+        "spec": {"tasks": [{"name": "w", "replicas": 1, "template": {"spec": {"containers": []}}}]},
+    }
+    snapshot = parse(job("train", parallelism=1), volcano)
+    assert sorted(p.name for p in snapshot.cluster.pods) == ["train-pending-0", "train-w-0"]
