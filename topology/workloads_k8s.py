@@ -57,7 +57,7 @@ domain of its required level.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from topology.hardware import Gang, ModelError, Pod
@@ -108,6 +108,7 @@ class Controller:
     kind: str
     group: str
     obj: dict[str, Any]
+    owners: tuple[tuple[str, str], ...]  # (kind, name) of metadata.ownerReferences
 
     @property
     def namespace(self) -> str:
@@ -116,16 +117,6 @@ class Controller:
     @property
     def name(self) -> str:
         return self.ctx.object.rpartition("/")[2]
-
-    @property
-    def owners(self) -> list[tuple[str, str]]:
-        refs = self.ctx.sequence(
-            self.ctx.mapping(self.obj.get("metadata"), "metadata").get("ownerReferences"),
-            "metadata.ownerReferences",
-        )
-        return [
-            (str(r.get("kind", "")), str(r.get("name", ""))) for r in refs if isinstance(r, dict)
-        ]
 
 
 def annotated_gang(namespace: str, annotations: dict[str, str]) -> str | None:
@@ -145,40 +136,69 @@ def collect(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
     """topology.kube handler: controllers are expanded once every pod has been read."""
     api_version = str(obj.get("apiVersion", ""))
     group = api_version.rpartition("/")[0]
-    collected.controllers.append(Controller(ctx, str(obj["kind"]), group, obj))
+    meta = ctx.mapping(obj.get("metadata"), "metadata")
+    owners = tuple(
+        (ctx.text(ref.get("kind"), f"{path}.kind"), ctx.text(ref.get("name"), f"{path}.name"))
+        for path, ref in ctx.items(meta.get("ownerReferences"), "metadata.ownerReferences")
+    )
+    collected.controllers.append(Controller(ctx, str(obj["kind"]), group, obj, owners))
 
 
-def expand(
-    controllers: list[Controller], pods: list[Pod]
-) -> tuple[list[Wanted], list[Gang], list[str]]:
-    """Every controller → the pods it will still create; declared gangs; notes."""
+@dataclass(slots=True)
+class Expansion:
+    wanted: list[Wanted] = field(default_factory=list)
+    gangs: list[Gang] = field(default_factory=list)  # declared without pods of their own
+    notes: list[str] = field(default_factory=list)
+    errors: list[ModelError] = field(default_factory=list)
+
+
+_MALFORMED = (TypeError, ValueError, KeyError, AttributeError, IndexError, ArithmeticError)
+
+
+def expand(controllers: list[Controller], pods: list[Pod]) -> Expansion:
+    """Every controller → the pods it will still create; declared gangs; notes; a
+    controller that cannot be read becomes an error, the others are kept."""
     present = {(c.kind, c.namespace, c.name) for c in controllers}
     present |= {("Pod", p.namespace, p.name) for p in pods}
-    wanted: list[Wanted] = []
-    gangs: list[Gang] = []
-    notes: list[str] = []
+    expansion = Expansion()
     for controller in controllers:
-        owner = _present_owner(controller, present)
-        if owner and controller.kind != "ReplicaSet":  # a Deployment counts through its RS
-            notes.append(f"{controller.ctx.object}: counted through its owner {owner}")
-            continue
-        if controller.kind == "PodGroup":
-            gang, note = _declared_gang(controller)
-            gangs.append(gang)
-            notes.append(note)
-            continue
-        if controller.kind == "Deployment" and _has_replica_set(controller, controllers):
-            notes.append(f"{controller.ctx.object}: counted through its ReplicaSet")
-            continue
-        build = _BUILDERS[(controller.kind, controller.group)]
-        result = build(controller, pods)
-        if isinstance(result, str):
-            notes.append(f"{controller.ctx.object}: {result}")
-            continue
-        wanted.append(result)
-        if not result.pods:
-            notes.append(f"{controller.ctx.object}: every pod it wants already exists")
-    return wanted, gangs, notes
+        try:
+            _expand_one(expansion, controller, controllers, present, pods)
+        except ModelError as error:
+            expansion.errors.append(error)
+        except _MALFORMED as error:
+            ctx = controller.ctx
+            expansion.errors.append(ModelError(ctx.source, ctx.object, "", f"malformed: {error!r}"))
+    return expansion
+
+
+def _expand_one(
+    expansion: Expansion,
+    controller: Controller,
+    controllers: list[Controller],
+    present: set[tuple[str, str, str]],
+    pods: list[Pod],
+) -> None:
+    label = controller.ctx.object
+    owner = _present_owner(controller, present)
+    if owner and controller.kind != "ReplicaSet":  # a Deployment counts through its RS
+        expansion.notes.append(f"{label}: counted through its owner {owner}")
+        return
+    if controller.kind == "PodGroup":
+        gang, note = _declared_gang(controller)
+        expansion.gangs.append(gang)
+        expansion.notes.append(note)
+        return
+    if controller.kind == "Deployment" and _has_replica_set(controller, controllers):
+        expansion.notes.append(f"{label}: counted through its ReplicaSet")
+        return
+    result = _BUILDERS[(controller.kind, controller.group)](controller, pods)
+    if isinstance(result, str):
+        expansion.notes.append(f"{label}: {result}")
+        return
+    expansion.wanted.append(result)
+    if not result.pods:
+        expansion.notes.append(f"{label}: every pod it wants already exists")
 
 
 def _present_owner(controller: Controller, present: set[tuple[str, str, str]]) -> str | None:
@@ -326,8 +346,10 @@ def _kueue_workload(controller: Controller, pods: list[Pod]) -> Wanted | str:
         ctx.mapping(obj.get("status"), "status").get("admission"), "status.admission"
     )
     if admission:
-        queue = ctx.text(admission.get("clusterQueue"), "status.admission.clusterQueue")
-        return f"admitted to ClusterQueue {queue}; its pods are not in the input (not counted)"
+        cluster_queue = ctx.text(admission.get("clusterQueue"), "status.admission.clusterQueue")
+        return (
+            f"admitted to ClusterQueue {cluster_queue}; its pods are not in the input (not counted)"
+        )
     objects = []
     for path, pod_set in ctx.items(spec.get("podSets"), "spec.podSets"):
         set_name = ctx.text(pod_set.get("name"), f"{path}.name", required=True)
@@ -524,8 +546,10 @@ def synthesized(pod: Pod, wanted: Wanted) -> Pod:
 def add_wanted_pods(collected: Any, parse_pod: Callable[[Any, ObjectContext, Any], None]) -> None:
     """topology.kube assembly hook: synthesized pods parsed by kube's own Pod parser."""
     pods = [record.pod for record in collected.pods]
-    wanted, declared, notes = expand(collected.controllers, pods)
-    for item in wanted:
+    expansion = expand(collected.controllers, pods)
+    collected.errors.extend(expansion.errors)
+    declared = list(expansion.gangs)
+    for item in expansion.wanted:
         source = next(
             c.ctx.source for c in collected.controllers if c.ctx.object == item.controller
         )
@@ -547,4 +571,4 @@ def add_wanted_pods(collected: Any, parse_pod: Callable[[Any, ObjectContext, Any
         declared += list(item.gangs)
     for gang in declared:
         collected.pod_groups.setdefault((gang.namespace, gang.name), gang)
-    collected.notes.extend(notes)
+    collected.notes.extend(expansion.notes)
