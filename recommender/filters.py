@@ -62,6 +62,7 @@ DISAGREEMENT_CLASSES = (
     "partial-gang",
     "sharing",
     "device-model",
+    "quota",
 )
 
 

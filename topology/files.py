@@ -37,12 +37,25 @@ def read_objects(
     *,
     max_bytes: int = DEFAULT_MAX_BYTES,
     max_objects: int = DEFAULT_MAX_OBJECTS,
+    skipped: list[ModelError] | None = None,
 ) -> list[tuple[str, dict[str, Any]]]:
-    """Every object in the file, directory or stdin, each with its source label."""
+    """Every object in the file, directory or stdin, each with its source label.
+
+    With ``skipped``, a file that is refused (not valid JSON/YAML, not objects,
+    an alias bomb...) is recorded there and the other files are still read; the
+    byte and object limits always raise.
+    """
     objects: list[tuple[str, dict[str, Any]]] = []
     budget = [max_bytes, max_bytes]  # [remaining, limit]
     for source, data in _inputs(path_or_dash, budget):
-        for obj in _objects_in(source, data):
+        try:
+            found = list(_objects_in(source, data))
+        except ModelError as error:
+            if skipped is None:
+                raise
+            skipped.append(error)
+            continue
+        for obj in found:
             objects.append((source, obj))
             if len(objects) > max_objects:
                 raise ModelError(source, "", "", f"more than max_objects={max_objects} objects")

@@ -370,6 +370,8 @@ class Pod:
     required_topology: str | None = None  # level label key (Kueue podset-required-topology)
     preferred_topology: str | None = None
     unsupported: tuple[str, ...] = ()  # reasons this pod uses something we do not model
+    queue: str | None = None  # quota queue reference (see topology.quotas), None: no queue
+    synthesized_by: str | None = None  # "Kind/ns/name" of the controller that will create it
 
     @property
     def key(self) -> str:
@@ -390,6 +392,7 @@ class Gang:
     required_topology: str | None = None
     preferred_topology: str | None = None
     priority: int = 0
+    queue: str | None = None  # quota queue reference of the whole group (see topology.quotas)
 
     @property
     def key(self) -> str:
@@ -444,6 +447,29 @@ class Reservation:
         return namespace in self.owner_namespaces
 
 
+# --- queues and quotas (Kueue, Volcano, KAI) ---------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class QuotaQueue:
+    """A queue that admits work against a quota before the scheduler sees it.
+
+    ``name`` is the reference pods and gangs carry in ``queue`` (e.g.
+    ``ClusterQueue/cq``, ``VolcanoQueue/q``, ``KaiQueue/q``); amounts are in the
+    pod's base units (cpu milli, memory bytes, whole GPUs / extended units).
+    ``limit`` is what may be admitted in total without borrowing (Kueue
+    nominalQuota, Volcano capability, KAI limit); ``borrowing_limit`` None means
+    unbounded borrowing from the cohort (Kueue), 0 none.
+    """
+
+    name: str
+    limit: Mapping[str, int]
+    cohort: str | None = None
+    borrowing_limit: Mapping[str, int] | None = None
+    local_queues: tuple[str, ...] = ()  # "namespace/name" of the LocalQueues pointing here
+    hides_pending_pods: bool = False  # Kueue: a job is suspended (pods gated) until admitted
+
+
 # --- the whole --------------------------------------------------------------------
 
 
@@ -459,6 +485,8 @@ class Cluster:
     device_classes: tuple[DeviceClass, ...] = ()
     node_groups: tuple[NodeGroup, ...] = ()
     reservations: tuple[Reservation, ...] = ()
+    queues: tuple[QuotaQueue, ...] = ()
+    topology_source: str = "default"  # which object defined the levels ("Kind/name" or default)
 
     @property
     def gpu_count(self) -> int:
@@ -478,3 +506,5 @@ class Snapshot:
     cluster: Cluster
     errors: tuple[ModelError, ...] = ()
     ignored: Mapping[str, int] = field(default_factory=dict)  # kinds not modelled → count
+    read: Mapping[str, int] = field(default_factory=dict)  # "Kind (apiVersion)" modelled → count
+    notes: tuple[str, ...] = ()  # what was read but not (fully) modelled, one line each

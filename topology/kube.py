@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from topology import dra
+from topology import dra, quotas, topology_k8s, workloads_k8s
 from topology.cel import CelUnsupported, compile_selector
 from topology.hardware import (
     GPU_RESOURCE,
@@ -48,6 +48,7 @@ from topology.hardware import (
     NodePlacement,
     NodeSelectorTerm,
     Pod,
+    QuotaQueue,
     Reservation,
     ReservedNodeGroupCapacity,
     Resources,
@@ -55,7 +56,6 @@ from topology.hardware import (
     Taint,
     Toleration,
     Topology,
-    TopologyLevel,
 )
 from topology.kubefields import ObjectContext, object_label, type_name
 from topology.quantity import cpu_milli, memory_bytes, parse_quantity, whole_count
@@ -84,9 +84,6 @@ LIVE_PHASES = ("", "Pending", "Running")
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 CORE_RESOURCES = ("cpu", "memory", "pods", GPU_RESOURCE)
-LEVEL_NAMES = dict(
-    (key, name) for key, name in ((lv.key, lv.name) for lv in Topology.default().levels)
-)
 
 
 # --- what the first pass collects ---------------------------------------------------
@@ -115,9 +112,14 @@ class _Collected:
     node_groups: list[tuple[ObjectContext, NodeGroup]] = field(default_factory=list)
     reservations: list[tuple[ObjectContext, Reservation]] = field(default_factory=list)
     topology: Topology | None = None
-    kueue_topology: Topology | None = None
+    discovered: topology_k8s.Discovered = field(default_factory=topology_k8s.Discovered)
     errors: list[ModelError] = field(default_factory=list)
     ignored: Counter[str] = field(default_factory=Counter)
+    read: Counter[str] = field(default_factory=Counter)
+    controllers: list[workloads_k8s.Controller] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    queues: list[QuotaQueue] = field(default_factory=list)
+    local_queues: dict[str, str] = field(default_factory=dict)  # "ns/name" → "ClusterQueue/cq"
     seen: set[str] = field(default_factory=set)
     generated: Counter[tuple[str, str]] = field(default_factory=Counter)
 
@@ -142,8 +144,9 @@ def _parse_one(collected: _Collected, source: str, obj: Any) -> None:
         if handler is None:
             collected.ignored[f"{kind} ({obj.get('apiVersion', '')})"] += 1
             return
-        _claim_identity(collected, ctx, kind)
+        _claim_identity(collected, ctx, group)
         handler(collected, ctx, obj)
+        collected.read[f"{kind} ({obj.get('apiVersion', '')})"] += 1
     except ModelError as error:
         collected.errors.append(error)
     except RecursionError:
@@ -162,7 +165,7 @@ def _identify(collected: _Collected, source: str, obj: dict[str, Any]):  # type:
     namespace = bare.text(meta.get("namespace"), "metadata.namespace")
     if kind in _NAMESPACED and not namespace:
         namespace = "default"
-    if not name and kind == "Pod" and meta.get("generateName"):
+    if not name and kind in ("Pod", *workloads_k8s.NAMESPACED_KINDS) and meta.get("generateName"):
         prefix = bare.text(meta.get("generateName"), "metadata.generateName")
         name = f"{prefix}{collected.generated[(namespace, prefix)]}"
         collected.generated[(namespace, prefix)] += 1
@@ -174,17 +177,28 @@ def _identify(collected: _Collected, source: str, obj: dict[str, Any]):  # type:
     return ctx, kind, group
 
 
-def _claim_identity(collected: _Collected, ctx: ObjectContext, kind: str) -> None:
-    if ctx.object in collected.seen:
+def _claim_identity(collected: _Collected, ctx: ObjectContext, group: str) -> None:
+    """Kind, namespace and name are unique per API group (a batch and a Volcano Job may
+    share a name)."""
+    identity = f"{group} {ctx.object}"
+    if identity in collected.seen:
         ctx.fail("metadata.name", "duplicate: an earlier object has the same kind, namespace, name")
-    collected.seen.add(ctx.object)
+    collected.seen.add(identity)
 
 
 def _handler(kind: str, group: str):  # type: ignore[no-untyped-def]
     return _HANDLERS.get((kind, group)) or _HANDLERS.get((kind, "*"))
 
 
-_NAMESPACED = ("Pod", "ResourceClaim", "ResourceClaimTemplate", "PodGroup", "Workload")
+_NAMESPACED = (
+    "Pod",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
+    "PodGroup",
+    "Workload",
+    "LocalQueue",
+    *workloads_k8s.NAMESPACED_KINDS,
+)
 
 
 # --- nodes ----------------------------------------------------------------------------
@@ -272,7 +286,8 @@ def _pod(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None
         priority=ctx.integer(spec.get("priority"), "spec.priority"),
         arrival=_arrival(ctx, meta.get("creationTimestamp")),
         node_name=ctx.text(spec.get("nodeName"), "spec.nodeName") or None,
-        gang=_gang_name(ctx, namespace, labels, spec),
+        gang=_gang_name(ctx, namespace, labels, spec)
+        or workloads_k8s.annotated_gang(namespace, annotations),
         required_topology=annotations.get(REQUIRED_TOPOLOGY) or None,
         preferred_topology=annotations.get(PREFERRED_TOPOLOGY) or None,
         unsupported=tuple(affinity_unsupported + _annotation_unsupported(annotations)),
@@ -589,22 +604,11 @@ def _kep_workload(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]
 
 
 def _topology(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None:
-    spec = ctx.mapping(obj.get("spec"), "spec")
-    levels = []
-    for path, level in ctx.items(spec.get("levels"), "spec.levels"):
-        key = ctx.text(level.get("nodeLabel"), f"{path}.nodeLabel", required=True)
-        levels.append(TopologyLevel(key, LEVEL_NAMES.get(key) or key.rpartition("/")[2]))
-    if not levels:
-        ctx.fail("spec.levels", "needs at least one level")
-    if len({lv.key for lv in levels}) != len(levels):
-        ctx.fail("spec.levels", "a node label appears twice")
-    topology = Topology(tuple(levels))
-    if obj.get("apiVersion", "").startswith(PROJECT_GROUP):
-        if collected.topology is not None:
-            ctx.fail("kind", "only one capacityweb.io Topology per cluster")
-        collected.topology = topology
-    elif collected.kueue_topology is None:
-        collected.kueue_topology = topology
+    """The project's Topology; Kueue/KAI/Volcano ones are topology_k8s's (and win)."""
+    topology = topology_k8s.level_topology(ctx, ctx.mapping(obj.get("spec"), "spec"))
+    if collected.topology is not None:
+        ctx.fail("kind", "only one capacityweb.io Topology per cluster")
+    collected.topology = topology
 
 
 def _node_group(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None:
@@ -731,9 +735,13 @@ _HANDLERS = {
     ("PodGroup", GANG_GROUP): _kep_pod_group,
     ("Workload", GANG_GROUP): _kep_workload,
     ("Topology", PROJECT_GROUP): _topology,
-    ("Topology", KUEUE_GROUP): _topology,
+    ("Topology", KUEUE_GROUP): topology_k8s.collect_levels,
+    ("Topology", topology_k8s.KAI): topology_k8s.collect_levels,
+    ("HyperNode", topology_k8s.VOLCANO_TOPOLOGY): topology_k8s.collect_hypernode,
     ("NodeGroup", PROJECT_GROUP): _node_group,
     ("Reservation", PROJECT_GROUP): _reservation,
+    **{kind: workloads_k8s.collect for kind in workloads_k8s.CONTROLLER_KINDS},
+    **{kind: quotas.parse_queue for kind in quotas.QUEUE_KINDS},
 }
 
 
@@ -741,22 +749,33 @@ _HANDLERS = {
 
 
 def _assemble(collected: _Collected, cluster_name: str) -> Snapshot:
+    workloads_k8s.add_wanted_pods(collected, _pod)
     nodes, node_groups = assign_node_groups(
         _nodes_with_devices(collected), _checked_node_groups(collected)
     )
     pods = tuple(_pod_with_claims(collected, record) for record in collected.pods)
+    topology, topology_source, topology_notes = topology_k8s.choose(
+        collected.topology, collected.discovered
+    )
+    collected.notes.extend(topology_notes)
     cluster = Cluster(
         name=cluster_name,
-        topology=collected.topology or collected.kueue_topology or Topology.default(),
+        topology=topology,
+        topology_source=topology_source,
         nodes=nodes,
         pods=pods,
         gangs=_gangs(collected, pods),
         device_classes=tuple(dc for dc, _ in collected.device_classes.values()),
         node_groups=node_groups,
         reservations=_checked_reservations(collected, node_groups),
+        queues=quotas.assembled_queues(collected),
     )
     return Snapshot(
-        cluster=cluster, errors=tuple(collected.errors), ignored=dict(collected.ignored)
+        cluster=cluster,
+        errors=tuple(collected.errors),
+        ignored=dict(collected.ignored),
+        read=dict(collected.read),
+        notes=tuple(collected.notes),
     )
 
 

@@ -39,6 +39,20 @@ def test_it_reads_a_directory_in_sorted_order_labelling_each_source(tmp_path):
     ]  # fmt: skip
 
 
+def test_it_records_a_refused_file_and_reads_the_others_when_asked(tmp_path):
+    write(tmp_path, "a.yaml", "kind: Node\nmetadata: {name: n1}\n")
+    write(tmp_path, "b.yaml", "kind: [unclosed\n")
+    write(tmp_path, "c.yaml", "kind: Pod\n")
+    skipped = []
+    objects = read_objects(tmp_path, skipped=skipped)
+    assert [o["kind"] for _, o in objects] == ["Node", "Pod"]
+    assert [(e.source.rsplit("/", 1)[1], e.reason.split(":")[0]) for e in skipped] == [
+        ("b.yaml", "not valid YAML")
+    ]
+    with pytest.raises(ModelError, match="not valid YAML"):
+        read_objects(tmp_path)  # without ``skipped`` the first refusal still raises
+
+
 def test_it_refuses_input_over_max_bytes(tmp_path):
     path = write(tmp_path, "big.yaml", "kind: Node\n" * 100)
     with pytest.raises(ModelError, match="max_bytes=100"):

@@ -185,9 +185,12 @@ def test_it_marks_a_pod_whose_cel_is_beyond_the_subset_unsupported(shared_data):
     objects = read_objects(shared_data / path)
     claim_ref = [{"name": "a100", "resourceClaimTemplateName": "a100"}]
     objects.append(("x", pod("p", namespace="gpu-test6", resourceClaims=claim_ref)))
-    (p,) = parse_objects(objects, cluster_name="t").cluster.pods
-    assert any(r.startswith("CEL expression not supported: ") for r in p.unsupported)
-    assert "lowerAscii" in " ".join(p.unsupported)
+    pods = {p.name: p for p in parse_objects(objects, cluster_name="t").cluster.pods}
+    # the file's Deployment (4 replicas, no status) creates pod-pending-0..3 from the same template
+    assert sorted(pods) == ["p", "pod-pending-0", "pod-pending-1", "pod-pending-2", "pod-pending-3"]
+    for p in pods.values():
+        assert any(r.startswith("CEL expression not supported: ") for r in p.unsupported)
+        assert "lowerAscii" in " ".join(p.unsupported)
 
 
 def test_it_marks_a_pod_with_a_missing_claim_unsupported():

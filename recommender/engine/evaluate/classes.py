@@ -37,6 +37,7 @@ from recommender.engine.autoscaler.plan import (
     BLOCKED,
     RUNS_AFTER_SCALE_UP,
     USES_RESERVATION,
+    WAITING,
     WorkloadPlan,
     lone_node_rejection,
     new_node,
@@ -89,7 +90,8 @@ def disagreements(
     workload run, and the scheduler still cannot place it afterwards.
     """
     bought = bool(naive.add_nodes)
-    failed = not naive.schedulable_after and (bought or naive.verdict != BLOCKED)
+    believed = bought or naive.verdict not in (BLOCKED, WAITING)
+    failed = not naive.schedulable_after and believed
     sharing = any(uses_sharing(cluster, p) for p in workload.pods)
     classes = []
     if never_scales(naive, joint):
@@ -115,8 +117,8 @@ def never_scales(naive: WorkloadPlan, joint: WorkloadPlan) -> bool:
     workload), or naive believes nothing can help while the joint plan finds a
     way. When both say nothing can help, they agree: no disagreement.
     """
-    if naive.add_nodes or naive.schedulable_after:
-        return False
+    if naive.add_nodes or naive.schedulable_after or WAITING in (naive.verdict, joint.verdict):
+        return False  # a held workload (gate, quota) is no autoscaler's to scale for
     return naive.verdict != BLOCKED or joint.verdict in (RUNS_AFTER_SCALE_UP, USES_RESERVATION)
 
 

@@ -18,7 +18,7 @@ Pure: no Django, no I/O, no clock (``at`` is passed in).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -34,6 +34,7 @@ from recommender.engine.autoscaler.plan import (
     workload_mix,
 )
 from recommender.engine.autoscaler.scale_up import scale_up
+from recommender.engine.evaluate import quotas
 from recommender.engine.evaluate.classes import disagreements
 from recommender.engine.evaluate.fragmentation import fragmentation
 from recommender.engine.evaluate.heatmap import HeatCell, heatmap_cells
@@ -203,16 +204,23 @@ def evaluate(cluster: Cluster, *, at: datetime, policy: str = "default") -> Eval
     """Everything the dashboard, the API and the CLI show about one snapshot."""
     state = ClusterState.from_cluster(cluster)
     pending = pending_workloads(cluster)
+    waiting = quotas.quota_waiting(cluster, pending)
     options = options_for(policy, at, mix=workload_mix(pending))
     prepare(cluster, pending, state, options)  # every pass below starts from these scores
     scheduler = place(cluster, pending, state=state, options=options)
     diagnoses = {o.workload: o.diagnosis for o in scheduler.outcomes}
-    naive = scale_up(cluster, pending, state=state, mode=NAIVE, at=at, policy=policy)
-    joint = scale_up(cluster, pending, state=state, mode=JOINT, at=at, policy=policy)
+    seen, admitted = quotas.seen_by_autoscaler(pending, waiting), quotas.admitted(pending, waiting)
+    naive = scale_up(cluster, seen, state=state, mode=NAIVE, at=at, policy=policy)
+    joint = scale_up(cluster, admitted, state=state, mode=JOINT, at=at, policy=policy)
+    naive, joint = (quotas.with_waiting(cluster, plan, waiting) for plan in (naive, joint))
     per_node, per_domain = fragmentation(cluster, state, pending)
     workloads = tuple(
         _workload_evaluation(cluster, w, naive, joint, diagnoses.get(w.key), at, policy)
         for w in sorted(pending, key=_name_order)
+    )
+    workloads = tuple(
+        replace(w, disagreements=quotas.with_quota_class(w.disagreements, w.naive, w.key, waiting))
+        for w in workloads
     )
     recommended = recommendations(joint.additions)
     return Evaluation(

@@ -4,8 +4,8 @@ What lives here: the working state over the hardware model (``records``,
 ``state``: what is free where, copy-on-write), device choice (``allocate``:
 GPU counts, shares, partitions, DRA claims), the demand (``workloads``: pods
 and gangs; ``demand``: what a pod weighs in physical GPUs, and what a node
-advertises, as the device plugin counts it), the Filter rules (``filters``, registered with their kind), the
-Score rules and policies (``scores``, ``fgd``), failure reasons
+advertises, as the device plugin counts it), the Filter rules (``filters``,
+registered with their kind), the Score rules and policies (``scores``, ``fgd``), failure reasons
 (``diagnosis``), the placement algorithm (``placement``, per-pod choice in
 ``pick``) and what keeps it fast without changing a decision (``memo``,
 ``caches``), and the trace replay's first-fit binding (``first_fit``).

@@ -1,10 +1,12 @@
 """``manage.py evaluate FILE|DIR|- [--format text|json] [--at TIMESTAMP]``.
 
-Thin on purpose: read_objects → parse_objects → evaluate → print. Bad input
-(unreadable file, invalid object, bad ``--at``) prints one
-``file: Kind/ns/name: field: reason`` line each on stderr and exits 2; no
-traceback ever reaches the user. ``--at`` defaults to now (the only clock
-read, here in the shell, never in the engine).
+Thin on purpose: read_objects → parse_objects → evaluate → print. First what
+was read (kinds read, ignored, rejected, pods found and synthesized from
+controllers, gangs, queues, topology source, unsupported): nothing is dropped
+silently. Bad input (unreadable file, invalid object, bad ``--at``) prints one
+``file: Kind/ns/name: field: reason`` line each on stderr and exits 2, after
+evaluating what could be read; no traceback ever reaches the user. ``--at``
+defaults to now (the only clock read, here in the shell, never in the engine).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from recommender.engine.evaluate.report import render_text
 from topology.files import read_objects
 from topology.hardware import ModelError
 from topology.kube import parse_objects
+from topology.summary import render_summary, snapshot_summary
 
 BAD_INPUT_EXIT_CODE = 2
 
@@ -38,21 +41,26 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             at = parse_at(options["at"])
+            refused: list[ModelError] = []
             objects = read_objects(
                 options["path"],
                 max_bytes=settings.MAX_SNAPSHOT_BYTES,
                 max_objects=settings.MAX_SNAPSHOT_OBJECTS,
+                skipped=refused,
             )
         except ModelError as error:
             self.fail([error])
         snapshot = parse_objects(objects, cluster_name=options["cluster_name"])
-        if snapshot.errors:
-            self.fail(list(snapshot.errors))
+        summary = snapshot_summary(snapshot, refused)
         evaluation = evaluate(snapshot.cluster, at=at)
         if options["format"] == "json":
-            self.stdout.write(json.dumps(evaluation.to_json(), sort_keys=True, indent=2))
+            document = {**evaluation.to_json(), **summary}
+            self.stdout.write(json.dumps(document, sort_keys=True, indent=2))
         else:
+            self.stdout.write(render_summary(summary), ending="")
             self.stdout.write(render_text(evaluation, snapshot.cluster.node_groups), ending="")
+        if refused or snapshot.errors:
+            self.fail([*refused, *snapshot.errors])
 
     def fail(self, errors: list[ModelError]) -> None:
         for error in errors:

@@ -1,0 +1,89 @@
+"""Quota-waiting work in the evaluation: who the autoscalers plan for, and the verdict.
+
+Pure. ``topology.quotas.quota_waiting`` says which pending workloads wait for
+queue quota. Here:
+
+- the joint plan never buys for them: they are not given to it, and their
+  verdict is ``waiting`` with the queue's reason;
+- the naive autoscaler buys for those whose pods it sees (Volcano, KAI: pods
+  Pending and Unschedulable) exactly as cluster-autoscaler does
+  (kubernetes/autoscaler#9828): the nodes it adds are stranded, the pods stay
+  in the queue; it does not see Kueue's (job suspended, pods gated);
+- a workload naive buys for while it waits for quota gets the ``quota``
+  disagreement class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+from recommender.engine import costs
+from recommender.engine.autoscaler.plan import WAITING, ScaleUpPlan, WorkloadPlan
+from recommender.engine.scheduler.workloads import Workload
+from topology.hardware import Cluster
+from topology.quotas import QuotaWait, quota_waiting
+
+QUOTA_CLASS = "quota"
+
+__all__ = [
+    "WAITING",
+    "admitted",
+    "quota_waiting",
+    "seen_by_autoscaler",
+    "with_quota_class",
+    "with_waiting",
+]
+
+
+def admitted(pending: Sequence[Workload], waiting: Mapping[str, QuotaWait]) -> Sequence[Workload]:
+    """What the joint plan may plan for: everything not held by a queue."""
+    if not waiting:
+        return pending
+    return [w for w in pending if w.key not in waiting]
+
+
+def seen_by_autoscaler(
+    pending: Sequence[Workload], waiting: Mapping[str, QuotaWait]
+) -> Sequence[Workload]:
+    """What cluster-autoscaler sees: all but the pods a queue manager keeps gated."""
+    if not waiting:
+        return pending
+    return [w for w in pending if w.key not in waiting or waiting[w.key].autoscaler_sees_pods]
+
+
+def with_waiting(
+    cluster: Cluster, plan: ScaleUpPlan, waiting: Mapping[str, QuotaWait]
+) -> ScaleUpPlan:
+    """The plan with a ``waiting`` outcome for each held workload it did not plan, and
+    every GPU it bought for a held workload counted stranded (the queue keeps it off)."""
+    if not waiting:
+        return plan
+    outcomes = dict(plan.outcomes)
+    gpus_per_node = {g.name: g.template.gpu_count for g in cluster.node_groups}
+    stranded_gpus, stranded_cost = plan.stranded_gpus, plan.stranded_per_hour
+    for key, wait in waiting.items():
+        outcome = outcomes.get(key)
+        if outcome is None:
+            outcomes[key] = WorkloadPlan(key, WAITING, reasons=(wait.reason,))
+            continue
+        if outcome.add_nodes and outcome.stranded_gpus == 0:
+            gpus = sum(n * gpus_per_node.get(g, 0) for g, n in outcome.add_nodes.items())
+            outcomes[key] = replace(outcome, stranded_gpus=gpus)
+            stranded_gpus += gpus
+            stranded_cost += sum(a.cost_per_hour for a in plan.additions if a.workloads == (key,))
+    return replace(
+        plan,
+        outcomes=outcomes,
+        stranded_gpus=stranded_gpus,
+        stranded_per_hour=costs.round_money(stranded_cost),
+    )
+
+
+def with_quota_class(
+    classes: tuple[str, ...], naive: WorkloadPlan, key: str, waiting: Mapping[str, QuotaWait]
+) -> tuple[str, ...]:
+    """``quota`` when naive buys nodes for a workload that waits for its queue."""
+    if key in waiting and naive.add_nodes:
+        return (*classes, QUOTA_CLASS)
+    return classes

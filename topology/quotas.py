@@ -1,0 +1,312 @@
+"""Queues and quotas: work that waits for quota, not for nodes.
+
+Pure: no Django, no I/O. A workload whose queue has no free quota is not
+scheduled whatever the cluster holds; buying nodes for it buys nothing
+(kubernetes/autoscaler#9828, NVIDIA/KAI-Scheduler#1615, volcano-sh/volcano#4710).
+
+Queues read (``parse_queue`` is the topology.kube handler):
+
+- Kueue ``ClusterQueue`` (kubernetes-sigs/kueue ``apis/kueue/v1beta1/clusterqueue_types.go``):
+  ``spec.resourceGroups[].flavors[].resources[]`` ``nominalQuota`` and
+  ``borrowingLimit``, ``spec.cohort`` (``cohortName`` in v1beta2). Flavors are
+  summed per resource (which flavor a workload is assigned is not modelled).
+  ``LocalQueue`` ``spec.clusterQueue`` links a namespace's queue name (pod or
+  job label ``kueue.x-k8s.io/queue-name``) to it. A Kueue job is suspended,
+  its pods gated, until admitted: the cluster autoscaler never sees them.
+- Volcano ``Queue`` (volcano-sh/apis ``pkg/apis/scheduling/v1beta1/types.go``):
+  ``spec.capability``. Its pods are created and stay Pending, Unschedulable:
+  the cluster autoscaler sees them and scales up (volcano#4710).
+- KAI ``Queue`` (``scheduling.run.ai/v2``): ``spec.resources.{gpu,cpu,memory}.limit``
+  (``-1`` unlimited; gpu in GPUs, cpu in millicores, memory in megabytes);
+  ``quota`` for non-preemptible work (priority >= 100, KAI's default split).
+  Its pods are marked Unschedulable: the autoscaler scales up (autoscaler#9828).
+
+``quota_waiting`` walks the pending workloads in scheduling order, like the
+queue managers admit them: used = requests of the bound pods of the queue plus
+what earlier pending workloads of the queue were admitted; a workload whose
+request exceeds ``limit + borrowable - used`` for some resource waits::
+
+    waiting for quota in queue ClusterQueue/cq (needs 8 nvidia.com/gpu, free 0)
+
+Borrowing (Kueue cohorts): up to ``borrowingLimit`` (unbounded when unset)
+of what the other ClusterQueues of the cohort leave unused (lendingLimit not
+modelled).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+from topology.hardware import GPU_RESOURCE, Cluster, Gang, Pod, QuotaQueue
+from topology.kubefields import ObjectContext
+from topology.quantity import cpu_milli, memory_bytes, whole_count
+
+KUEUE = "kueue.x-k8s.io"
+VOLCANO = "scheduling.volcano.sh"
+KAI = "scheduling.run.ai"
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+KAI_QUEUE_LABELS = ("kai.scheduler/queue", "runai/queue")
+NON_PREEMPTIBLE_PRIORITY = 100  # KAI: priority >= 100 is non-preemptible by default
+QUEUE_KINDS = (
+    ("ClusterQueue", KUEUE),
+    ("LocalQueue", KUEUE),
+    ("Queue", VOLCANO),
+    ("Queue", KAI),
+)
+KAI_UNITS = {GPU_RESOURCE: 1, "cpu": 1, "memory": 1_000_000}  # per unit of the Queue spec
+KAI_RESOURCES = {"gpu": GPU_RESOURCE, "cpu": "cpu", "memory": "memory"}
+
+
+class _Workload(Protocol):
+    @property
+    def key(self) -> str: ...
+    @property
+    def pods(self) -> tuple[Pod, ...]: ...
+    @property
+    def priority(self) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class QuotaWait:
+    """Why a workload waits, and whether the cluster autoscaler sees its pods at all."""
+
+    queue: str
+    reason: str
+    autoscaler_sees_pods: bool
+
+
+# --- parsing ------------------------------------------------------------------------------
+
+
+def parse_queue(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
+    """topology.kube handler: queues are kept until assembly links LocalQueues."""
+    group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+    kind = str(obj["kind"])
+    spec = ctx.mapping(obj.get("spec"), "spec")
+    name = ctx.object.rpartition("/")[2]
+    if kind == "LocalQueue":
+        target = ctx.text(spec.get("clusterQueue"), "spec.clusterQueue", required=True)
+        namespace = ctx.object.split("/")[1]
+        collected.local_queues[f"{namespace}/{name}"] = f"ClusterQueue/{target}"
+    elif kind == "ClusterQueue":
+        collected.queues.append(_cluster_queue(ctx, name, spec))
+        checks = spec.get("admissionChecks") or spec.get("admissionChecksStrategy")
+        if checks:
+            collected.notes.append(f"{ctx.object}: admission checks not modelled (quota only)")
+    elif group == VOLCANO:
+        capability = ctx.mapping(spec.get("capability"), "spec.capability")
+        limit = {
+            str(k): _amount(ctx, str(k), v, f"spec.capability.{k}") for k, v in capability.items()
+        }
+        collected.queues.append(QuotaQueue(f"VolcanoQueue/{name}", limit))
+    else:
+        collected.queues.extend(_kai_queues(ctx, name, spec))
+        if spec.get("parentQueue"):
+            parent = spec["parentQueue"]
+            collected.notes.append(f"{ctx.object}: parent queue {parent} limits not modelled")
+
+
+def _amount(ctx: ObjectContext, resource: str, raw: Any, path: str) -> int:
+    quantity = ctx.quantity(raw, path)
+    if resource == "cpu":
+        return cpu_milli(quantity)
+    if resource == "memory":
+        return memory_bytes(quantity)
+    return whole_count(quantity)
+
+
+def _cluster_queue(ctx: ObjectContext, name: str, spec: dict[str, Any]) -> QuotaQueue:
+    nominal: Counter[str] = Counter()
+    borrowing: Counter[str] = Counter()
+    unbounded: set[str] = set()
+    for group_path, group in ctx.items(spec.get("resourceGroups"), "spec.resourceGroups"):
+        for flavor_path, flavor in ctx.items(group.get("flavors"), f"{group_path}.flavors"):
+            for path, resource in ctx.items(flavor.get("resources"), f"{flavor_path}.resources"):
+                key = ctx.text(resource.get("name"), f"{path}.name", required=True)
+                nominal[key] += _amount(
+                    ctx, key, resource.get("nominalQuota", 0), f"{path}.nominalQuota"
+                )
+                if resource.get("borrowingLimit") is None:
+                    unbounded.add(key)
+                else:
+                    borrowing[key] += _amount(
+                        ctx, key, resource["borrowingLimit"], f"{path}.borrowingLimit"
+                    )
+    cohort = ctx.text(spec.get("cohort", spec.get("cohortName")), "spec.cohort") or None
+    limits = None if cohort is None else {k: borrowing[k] for k in nominal if k not in unbounded}
+    return QuotaQueue(
+        f"ClusterQueue/{name}",
+        dict(nominal),
+        cohort=cohort,
+        borrowing_limit=limits,
+        hides_pending_pods=True,
+    )
+
+
+def _kai_queues(ctx: ObjectContext, name: str, spec: dict[str, Any]) -> list[QuotaQueue]:
+    """Two views of one KAI queue: its limit (all work) and its quota (non-preemptible)."""
+    resources = ctx.mapping(spec.get("resources"), "spec.resources")
+    limit: dict[str, int] = {}
+    quota: dict[str, int] = {}
+    for field_name, resource in KAI_RESOURCES.items():
+        entry = ctx.mapping(resources.get(field_name), f"spec.resources.{field_name}")
+        unit = KAI_UNITS[resource]
+        for target, key in ((limit, "limit"), (quota, "quota")):
+            value = ctx.number(
+                entry.get(key), f"spec.resources.{field_name}.{key}", default=-1, minimum=-1
+            )
+            if value >= 0:
+                target[resource] = int(value * unit)
+    return [QuotaQueue(f"KaiQueue/{name}", limit), QuotaQueue(f"KaiQueue/{name}#quota", quota)]
+
+
+def assembled_queues(collected: Any) -> tuple[QuotaQueue, ...]:
+    """Queues with the LocalQueues that point at them, sorted by name."""
+    local: dict[str, list[str]] = {}
+    for local_name, target in collected.local_queues.items():
+        local.setdefault(target, []).append(local_name)
+    return tuple(
+        sorted(
+            (
+                replace(q, local_queues=tuple(sorted(local.get(q.name, []))))
+                for q in collected.queues
+            ),
+            key=lambda q: q.name,
+        )
+    )
+
+
+# --- which queue a pod or workload is in ---------------------------------------------------
+
+
+def pod_queue(pod: Pod, gangs: Mapping[str, Gang], local_queues: Mapping[str, str]) -> str | None:
+    """The queue reference, LocalQueues resolved to their ClusterQueue."""
+    reference = pod.queue
+    if reference is None and pod.labels.get(KUEUE_QUEUE_LABEL):
+        reference = f"LocalQueue/{pod.namespace}/{pod.labels[KUEUE_QUEUE_LABEL]}"
+    if reference is None:
+        reference = next(
+            (
+                f"KaiQueue/{pod.labels[label]}"
+                for label in KAI_QUEUE_LABELS
+                if pod.labels.get(label)
+            ),
+            None,
+        )
+    if reference is None and pod.gang is not None and pod.gang in gangs:
+        reference = gangs[pod.gang].queue
+    if reference is not None and reference.startswith("LocalQueue/"):
+        local = reference.removeprefix("LocalQueue/")
+        return local_queues.get(local, reference)
+    return reference
+
+
+def _requests(pods: Iterable[Pod]) -> Counter[str]:
+    total: Counter[str] = Counter()
+    for pod in pods:
+        total["cpu"] += pod.requests.cpu_milli
+        total["memory"] += pod.requests.memory_bytes
+        total[GPU_RESOURCE] += pod.gpu_count
+        total.update(pod.requests.extended)
+    return Counter({k: v for k, v in total.items() if v})
+
+
+# --- who waits -------------------------------------------------------------------------------
+
+
+def quota_waiting(cluster: Cluster, pending: Sequence[_Workload]) -> dict[str, QuotaWait]:
+    """Per pending workload key (in scheduling order) that cannot be admitted: why."""
+    queues = {q.name: q for q in cluster.queues}
+    if not queues:
+        return {}
+    gangs = {g.key: g for g in cluster.gangs}
+    local_queues = {lq: q.name for q in cluster.queues for lq in q.local_queues}
+    used: dict[str, Counter[str]] = {}
+    for pod in cluster.bound_pods():
+        queue = pod_queue(pod, gangs, local_queues)
+        if queue is not None:
+            used.setdefault(queue, Counter()).update(_requests([pod]))
+            used.setdefault(f"{queue}#quota", Counter()).update(_requests([pod]))
+    waiting = {}
+    for workload in pending:
+        queue = next(
+            (q for p in workload.pods if (q := pod_queue(p, gangs, local_queues)) is not None),
+            None,
+        )
+        if queue is None:
+            continue
+        wait = _admit(queues, used, queue, workload)
+        if wait is not None:
+            waiting[workload.key] = wait
+    return waiting
+
+
+def _admit(
+    queues: Mapping[str, QuotaQueue],
+    used: dict[str, Counter[str]],
+    queue_name: str,
+    workload: _Workload,
+) -> QuotaWait | None:
+    if queue_name.startswith("LocalQueue/"):
+        if any(q.name.startswith("ClusterQueue/") for q in queues.values()):
+            reason = f"waiting: LocalQueue {queue_name.removeprefix('LocalQueue/')} not found"
+            return QuotaWait(queue_name, reason, autoscaler_sees_pods=False)
+        return None  # no Kueue queue in the input at all: nothing to check against
+    checked = [queue_name]
+    if queue_name.startswith("KaiQueue/") and workload.priority >= NON_PREEMPTIBLE_PRIORITY:
+        checked.append(f"{queue_name}#quota")
+    need = _requests(workload.pods)
+    for name in checked:
+        queue = queues.get(name)
+        if queue is None:
+            continue
+        for resource, amount in sorted(need.items()):
+            free = _free(queues, used, queue, resource)
+            if free is not None and amount > free:
+                shown = name.removesuffix("#quota")
+                reason = (
+                    f"waiting for quota in queue {shown} (needs {amount_text(resource, amount)} "
+                    f"{resource}, free {amount_text(resource, max(0, free))})"
+                )
+                return QuotaWait(shown, reason, autoscaler_sees_pods=not queue.hides_pending_pods)
+    for name in checked:
+        used.setdefault(name, Counter()).update(need)
+    return None
+
+
+def _free(
+    queues: Mapping[str, QuotaQueue],
+    used: dict[str, Counter[str]],
+    queue: QuotaQueue,
+    resource: str,
+) -> int | None:
+    """What the queue may still admit of ``resource``; None: the queue does not limit it."""
+    if resource not in queue.limit:
+        if queue.hides_pending_pods:  # Kueue: a resource the ClusterQueue does not cover
+            return 0
+        return None
+    own = queue.limit[resource] - used.get(queue.name, Counter())[resource]
+    if queue.cohort is None:
+        return own
+    lent = sum(
+        max(0, other.limit.get(resource, 0) - used.get(other.name, Counter())[resource])
+        for other in queues.values()
+        if other.cohort == queue.cohort and other.name != queue.name
+    )
+    borrowing = queue.borrowing_limit or {}
+    cap = borrowing.get(resource) if resource in borrowing else None
+    return own + (lent if cap is None else min(cap, lent))
+
+
+def amount_text(resource: str, amount: int) -> str:
+    """Amount in the resource's usual unit: cores (or millicores), Gi/Mi/Ki, or a count."""
+    if resource == "cpu":
+        return str(amount // 1000) if amount % 1000 == 0 else f"{amount}m"
+    if resource == "memory":
+        for unit, size in (("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
+            if amount % size == 0:
+                return f"{amount // size}{unit}"
+    return str(amount)
