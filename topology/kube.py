@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from topology import dra
+from topology import dra, podaffinity
 from topology.cel import CelUnsupported, compile_selector
 from topology.hardware import (
     GPU_RESOURCE,
@@ -113,6 +113,7 @@ class _Collected:
     group_templates: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
     node_groups: list[tuple[ObjectContext, NodeGroup]] = field(default_factory=list)
     reservations: list[tuple[ObjectContext, Reservation]] = field(default_factory=list)
+    namespaces: dict[str, dict[str, str]] = field(default_factory=dict)
     topology: Topology | None = None
     kueue_topology: Topology | None = None
     errors: list[ModelError] = field(default_factory=list)
@@ -274,6 +275,7 @@ def _pod(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None
         required_topology=annotations.get(REQUIRED_TOPOLOGY) or None,
         preferred_topology=annotations.get(PREFERRED_TOPOLOGY) or None,
         unsupported=tuple(affinity_unsupported + _annotation_unsupported(annotations)),
+        **_inter_pod(ctx, spec, namespace, labels),
     )
     total = annotations.get(KUEUE_TOTAL_ANNOTATION)
     record = _PodRecord(pod, _claim_refs(ctx, spec.get("resourceClaims")))
@@ -282,6 +284,22 @@ def _pod(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None
             total, f"metadata.annotations.{KUEUE_TOTAL_ANNOTATION}", minimum=1
         )
     collected.pods.append(record)
+
+
+def _inter_pod(
+    ctx: ObjectContext, spec: dict[str, Any], namespace: str, labels: dict[str, str]
+) -> dict[str, Any]:
+    """podAffinity, podAntiAffinity and topologySpreadConstraints (``topology.podaffinity``)."""
+    terms, score_only = podaffinity.pod_terms(ctx, spec, namespace, labels)
+    return {"pod_terms": terms, "score_only": score_only}
+
+
+def _namespace(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None:
+    """A Namespace's labels: what inter-pod terms' namespaceSelector matches."""
+    meta = ctx.mapping(obj.get("metadata"), "metadata")
+    name = ctx.text(meta.get("name"), "metadata.name", required=True)
+    labels = ctx.labels(meta.get("labels"), "metadata.labels")
+    collected.namespaces[name] = podaffinity.namespace_labels(name, labels)
 
 
 def _arrival(ctx: ObjectContext, raw: Any) -> float:
@@ -719,6 +737,7 @@ def _reserved_group(ctx: ObjectContext, raw: Any) -> ReservedNodeGroupCapacity |
 _HANDLERS = {
     ("Node", "*"): _node,
     ("Pod", "*"): _pod,
+    ("Namespace", "*"): _namespace,
     ("ResourceSlice", "*"): _resource_slice,
     ("ResourceClaim", "*"): _resource_claim,
     ("ResourceClaimTemplate", "*"): _resource_claim_template,
@@ -741,6 +760,7 @@ def _assemble(collected: _Collected, cluster_name: str) -> Snapshot:
         _nodes_with_devices(collected), _checked_node_groups(collected)
     )
     pods = tuple(_pod_with_claims(collected, record) for record in collected.pods)
+    pods = podaffinity.needing_namespaces(pods, bool(collected.namespaces))
     cluster = Cluster(
         name=cluster_name,
         topology=collected.topology or collected.kueue_topology or Topology.default(),
@@ -750,6 +770,7 @@ def _assemble(collected: _Collected, cluster_name: str) -> Snapshot:
         device_classes=tuple(dc for dc, _ in collected.device_classes.values()),
         node_groups=node_groups,
         reservations=_checked_reservations(collected, node_groups),
+        namespace_labels=collected.namespaces,
     )
     return Snapshot(
         cluster=cluster, errors=tuple(collected.errors), ignored=dict(collected.ignored)
