@@ -173,6 +173,9 @@ class NaivePlanner:
         # so a later pod of the same shape cannot fit either (saves a full node scan)
         self.no_room: set[str] = set()
         self.admits: dict[tuple[object, ...], bool] = {}  # (node kind, pod shape) → verdict
+        # some pod's placement depends on the pods around a node (InterPodAffinity,
+        # PodTopologySpread): "no room for this shape" must then tell labels apart
+        self.labels_matter = any(p.pod_terms for p in cluster.pods)
         self.templates: dict[tuple[object, ...], tuple[Node, dict[str, int]]] = {}
         # planned nodes with GPUs left, in purchase order: the only ones a GPU pod can take
         self.with_gpus: list[PlannedNode] = []
@@ -188,10 +191,13 @@ class NaivePlanner:
 
     def decide_pod(self, workload: Workload, pod: Pod) -> None:
         shape = pod_shape(pod)
+        if self.labels_matter:  # inter-pod terms: pods of one shape differ by their labels
+            shape = repr((shape, pod.pod_terms, sorted(pod.labels.items())))
         if shape not in self.no_room:
             if self.placer.place_one(without_topology(pod)).placed:
                 return
-            self.no_room.add(shape)
+            if not pod.pod_terms.affinity:  # required pod affinity may be met by a later pod
+                self.no_room.add(shape)
         self.ledger.needs_new[workload.key] = True
         demand = pod_counts(pod, self.classes)
         needs_gpus = demand.get(GPUS, 0) > 0
