@@ -38,6 +38,7 @@ from recommender.engine.autoscaler.plan import (
     without_topology,
     workload_mix,
 )
+from recommender.engine.scheduler import interpod
 from recommender.engine.scheduler.placement import Placer, place
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload
@@ -56,6 +57,7 @@ class PlannedNode:
     free: dict[str, int]
     trigger: str  # the workload whose pod made it buy this node
     domain: Mapping[str, str]  # the placement labels it landed with
+    pods: list[Pod] = field(default_factory=list)  # what the estimate put on it
 
     # planned nodes of one kind differ only by name (same labels otherwise, same taints)
     kind: tuple[str, tuple[tuple[str, str], ...]] = field(init=False)
@@ -202,8 +204,13 @@ class NaivePlanner:
         demand = pod_counts(pod, self.classes)
         needs_gpus = demand.get(GPUS, 0) > 0
         for planned in self.with_gpus if needs_gpus else self.ledger.planned:
-            if counts_cover(planned.free, demand) and self.admit(planned, pod, shape):
+            if (
+                counts_cover(planned.free, demand)
+                and self.admit(planned, pod, shape)
+                and self.pods_admit(planned, pod)
+            ):
                 take_counts(planned.free, demand)
+                planned.pods.append(pod)
                 if planned.free.get(GPUS, 0) <= 0 and needs_gpus:
                     self.with_gpus.remove(planned)
                 return
@@ -211,7 +218,7 @@ class NaivePlanner:
         if group is None:
             self.ledger.reasons[workload.key].append(reason)
             return
-        self.buy(group, workload, demand)
+        self.buy(group, workload, demand).pods.append(pod)
 
     def admit(self, planned: PlannedNode, pod: Pod, shape: str) -> bool:
         """``labels_and_taints_admit``, once per (kind of planned node, pod shape) unless
@@ -266,7 +273,21 @@ class NaivePlanner:
             found = self.templates[key] = (node, template_counts(node, self.classes))
         return found
 
-    def buy(self, group: NodeGroup, workload: Workload, demand: Mapping[str, int]) -> None:
+    def pods_admit(self, planned: PlannedNode, pod: Pod) -> bool:
+        """InterPodAffinity and PodTopologySpread on a planned node, with the pods the
+        estimate put on planned nodes: cluster-autoscaler's binpacking estimator runs
+        the scheduler's filters on its template nodes (``estimator/binpacking_estimator.go``)."""
+        if not self.labels_matter:
+            return True
+        existing = (
+            (self.state.node(n), self.state.alloc(n).placed) for n in self.state.node_names()
+        )
+        planned_nodes = ((p.node, p.pods) for p in self.ledger.planned)
+        return interpod.fits(
+            pod, planned.node, (*existing, *planned_nodes), self.cluster.namespace_labels
+        )
+
+    def buy(self, group: NodeGroup, workload: Workload, demand: Mapping[str, int]) -> PlannedNode:
         name = unique_name(f"{group.name}-naive-{len(self.taken)}", self.taken)
         domain = self.first_domain(group)
         self.count_slot(group, domain)
@@ -278,6 +299,7 @@ class NaivePlanner:
         if free.get(GPUS, 0) > 0:
             self.with_gpus.append(planned)
         self.added[group.name] = self.added.get(group.name, 0) + 1
+        return planned
 
 
 def naive_scale_up(

@@ -176,6 +176,21 @@ def _count_matching(constraint: SpreadConstraint, namespace: str, placed: Sequen
     return sum(1 for p in placed if p.namespace == namespace and selector.matches(p.labels))
 
 
+def fits(
+    pod: Pod,
+    node: Node,
+    nodes: Iterable[tuple[Node, Sequence[Pod]]],
+    namespace_labels: Mapping[str, Mapping[str, str]],
+) -> bool:
+    """Whether both filters pass ``node`` for the pod among ``nodes`` (every node with
+    its pods, ``node`` included): one PreFilter, one Filter."""
+    around = tuple(nodes)
+    if not pod.pod_terms and not any(p.pod_terms.anti_affinity for _, ps in around for p in ps):
+        return True
+    cycle = prefilter(pod, around, namespace_labels)
+    return not (spread_reason(node.labels, cycle) or affinity_reason(node.labels, cycle))
+
+
 # --- Filter -------------------------------------------------------------------------
 
 
