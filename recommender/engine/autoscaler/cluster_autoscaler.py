@@ -33,6 +33,7 @@ from recommender.engine.autoscaler.plan import (
     WorkloadPlan,
     new_node,
     options_for,
+    placement_text,
     pod_shape,
     unique_name,
     without_topology,
@@ -253,6 +254,9 @@ class NaivePlanner:
             template, counts = self.template(group)
             if not (counts_cover(counts, demand) and labels_and_taints_admit(template, pod)):
                 continue
+            if not self.pods_admit(template, pod):
+                full.append(_pods_refuse(group, self.first_domain(group)))
+                continue
             if group.current_size + self.added.get(group.name, 0) >= group.max_size:
                 full.append(f"max size {group.max_size} reached for node group {group.name}")
                 continue
@@ -273,19 +277,21 @@ class NaivePlanner:
             found = self.templates[key] = (node, template_counts(node, self.classes))
         return found
 
-    def pods_admit(self, planned: PlannedNode, pod: Pod) -> bool:
-        """InterPodAffinity and PodTopologySpread on a planned node, with the pods the
-        estimate put on planned nodes: cluster-autoscaler's binpacking estimator runs
-        the scheduler's filters on its template nodes (``estimator/binpacking_estimator.go``)."""
+    def pods_admit(self, planned: PlannedNode | Node, pod: Pod) -> bool:
+        """InterPodAffinity and PodTopologySpread on a planned node (or a group's next,
+        empty node), with the pods the estimate put on planned nodes: cluster-autoscaler's
+        binpacking estimator runs the scheduler's filters on its template nodes
+        (``estimator/binpacking_estimator.go``)."""
         if not self.labels_matter:
             return True
         existing = (
             (self.state.node(n), self.state.alloc(n).placed) for n in self.state.node_names()
         )
-        planned_nodes = ((p.node, p.pods) for p in self.ledger.planned)
-        return interpod.fits(
-            pod, planned.node, (*existing, *planned_nodes), self.cluster.namespace_labels
-        )
+        around = [*existing, *((p.node, p.pods) for p in self.ledger.planned)]
+        node = planned.node if isinstance(planned, PlannedNode) else planned
+        if not isinstance(planned, PlannedNode):
+            around.append((node, ()))
+        return interpod.fits(pod, node, around, self.cluster.namespace_labels)
 
     def buy(self, group: NodeGroup, workload: Workload, demand: Mapping[str, int]) -> PlannedNode:
         name = unique_name(f"{group.name}-naive-{len(self.taken)}", self.taken)
@@ -300,6 +306,11 @@ class NaivePlanner:
             self.with_gpus.append(planned)
         self.added[group.name] = self.added.get(group.name, 0) + 1
         return planned
+
+
+def _pods_refuse(group: NodeGroup, domain: Mapping[str, str]) -> str:
+    where = placement_text(domain)
+    return f"pod affinity or topology spread refuses the next node of group {group.name}{where}"
 
 
 def naive_scale_up(
