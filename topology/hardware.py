@@ -205,7 +205,7 @@ class PodAffinityTerm:
 
     selector: PodSelector
     topology_key: str
-    namespaces: frozenset[str] = frozenset()
+    namespaces: tuple[str, ...] = ()
     namespace_selector: PodSelector | None = None  # None: not given (matches no namespace)
 
     def matches(

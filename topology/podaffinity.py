@@ -105,9 +105,13 @@ def _affinity_term(
     ]
     if merged and not chosen.nothing:
         chosen = PodSelector((*chosen.requirements, *merged))
-    names = frozenset(
-        ctx.text(n, f"{path}.namespaces[{i}]")
-        for i, n in enumerate(ctx.sequence(raw.get("namespaces"), f"{path}.namespaces"))
+    names = tuple(
+        sorted(
+            {
+                ctx.text(n, f"{path}.namespaces[{i}]")
+                for i, n in enumerate(ctx.sequence(raw.get("namespaces"), f"{path}.namespaces"))
+            }
+        )
     )
     raw_ns_selector = raw.get("namespaceSelector")
     ns_selector = (
@@ -116,7 +120,7 @@ def _affinity_term(
         else selector(ctx, raw_ns_selector, f"{path}.namespaceSelector")
     )
     if not names and ns_selector is None:
-        names = frozenset({namespace})
+        names = (namespace,)
     return PodAffinityTerm(chosen, topology_key, names, ns_selector)
 
 

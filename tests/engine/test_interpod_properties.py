@@ -62,9 +62,9 @@ def clusters(draw: st.DrawFn) -> Cluster:
         anti: tuple[PodAffinityTerm, ...] = ()
         spread: tuple[SpreadConstraint, ...] = ()
         if "anti" in kind:
-            anti = (PodAffinityTerm(_selector(other), key, frozenset({namespace})),)
+            anti = (PodAffinityTerm(_selector(other), key, (namespace,)),)
         if kind == "affinity":
-            affinity = (PodAffinityTerm(_selector(other), key, frozenset({namespace})),)
+            affinity = (PodAffinityTerm(_selector(other), key, (namespace,)),)
         if "spread" in kind:
             skew = draw(st.integers(1, 2))
             spread = (SpreadConstraint(skew, draw(st.sampled_from(KEYS)), _selector(app)),)
@@ -159,7 +159,7 @@ def test_every_placement_passes_every_filter_rechecked_from_scratch(cluster: Clu
 
 def test_the_checker_refuses_a_second_replica_next_to_the_first() -> None:
     """The checker itself can fail: hostname anti-affinity against a placed twin."""
-    term = PodAffinityTerm(_selector("x"), HOSTNAME_LABEL, frozenset({"a"}))
+    term = PodAffinityTerm(_selector("x"), HOSTNAME_LABEL, ("a",))
     twin = Pod("a", "t", labels={"app": "x"}, pod_terms=PodPlacementTerms(anti_affinity=(term,)))
     node = Node("n0", labels={HOSTNAME_LABEL: "n0"}, allocatable=Resources(8000, pods=110))
     placed: Placed = [(twin, node)]

@@ -40,7 +40,7 @@ NS = "default"
 
 def term(key: str, op: str, values: tuple[str, ...], topology_key: str, *more: LabelRequirement):
     return PodAffinityTerm(
-        PodSelector((LabelRequirement(key, op, values), *more)), topology_key, frozenset({NS})
+        PodSelector((LabelRequirement(key, op, values), *more)), topology_key, (NS,)
     )
 
 
@@ -114,7 +114,7 @@ AFFINITY_CASES = [
                 PodAffinityTerm(
                     PodSelector((LabelRequirement("service", "In", ("securityscan", "value2")),)),
                     "",
-                    frozenset({"DiffNameSpace"}),
+                    ("DiffNameSpace",),
                 ),
             ),
         ),
