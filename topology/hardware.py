@@ -175,6 +175,83 @@ def _is_int(text: str) -> bool:
     return text.lstrip("-").isdigit()
 
 
+# --- inter-pod constraints (InterPodAffinity, PodTopologySpread) ---------------
+
+
+@dataclass(frozen=True, slots=True)
+class PodSelector:
+    """A metav1.LabelSelector over pod (or namespace) labels: requirements ANDed.
+
+    ``nothing`` is the nil selector, which matches no pod (as
+    ``LabelSelectorAsSelector(nil)`` does); no requirements match every pod.
+    """
+
+    requirements: tuple[LabelRequirement, ...] = ()
+    nothing: bool = False
+
+    @property
+    def empty(self) -> bool:
+        """``{}``: matches everything (PodTopologySpread counts no pod with it)."""
+        return not self.nothing and not self.requirements
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        return not self.nothing and all(r.matches(labels) for r in self.requirements)
+
+
+@dataclass(frozen=True, slots=True)
+class PodAffinityTerm:
+    """One required (anti-)affinity term: pods matching ``selector`` in ``namespaces``
+    (or in namespaces matching ``namespace_selector``) within ``topology_key``.
+
+    ``namespaces`` is already defaulted: a term naming neither namespaces nor a
+    namespaceSelector means the owning pod's own namespace."""
+
+    selector: PodSelector
+    topology_key: str
+    namespaces: tuple[str, ...] = ()
+    namespace_selector: PodSelector | None = None  # None: not given (matches no namespace)
+
+    def matches(
+        self, namespace: str, labels: Mapping[str, str], namespace_labels: Mapping[str, str]
+    ) -> bool:
+        """kube-scheduler's ``AffinityTerm.Matches``: namespace first, then labels."""
+        selected = self.namespace_selector
+        if namespace in self.namespaces or (
+            selected is not None and selected.matches(namespace_labels)
+        ):
+            return self.selector.matches(labels)
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class SpreadConstraint:
+    """One DoNotSchedule topologySpreadConstraint, matchLabelKeys merged into
+    ``selector``; defaults as kube-scheduler's: minDomains 1, nodeAffinityPolicy
+    Honor, nodeTaintsPolicy Ignore."""
+
+    max_skew: int
+    topology_key: str
+    selector: PodSelector
+    min_domains: int = 1
+    honor_node_affinity: bool = True
+    honor_node_taints: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PodPlacementTerms:
+    """What a pod asks of the pods around it (required terms only: they filter)."""
+
+    affinity: tuple[PodAffinityTerm, ...] = ()
+    anti_affinity: tuple[PodAffinityTerm, ...] = ()
+    spread: tuple[SpreadConstraint, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.affinity or self.anti_affinity or self.spread)
+
+
+NO_POD_TERMS = PodPlacementTerms()
+
+
 # --- capacity -----------------------------------------------------------------
 
 
@@ -372,6 +449,10 @@ class Pod:
     unsupported: tuple[str, ...] = ()  # reasons this pod uses something we do not model
     queue: str | None = None  # quota queue reference (see topology.quotas), None: no queue
     synthesized_by: str | None = None  # "Kind/ns/name" of the controller that will create it
+    # required podAffinity / podAntiAffinity / DoNotSchedule topologySpreadConstraints
+    pod_terms: PodPlacementTerms = NO_POD_TERMS
+    # what only scores (preferred terms, ScheduleAnyway): not modelled, said so
+    score_only: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
@@ -487,6 +568,8 @@ class Cluster:
     reservations: tuple[Reservation, ...] = ()
     queues: tuple[QuotaQueue, ...] = ()
     topology_source: str = "default"  # which object defined the levels ("Kind/name" or default)
+    # Namespace objects read: name → labels (namespaceSelector of inter-pod terms)
+    namespace_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     @property
     def gpu_count(self) -> int:

@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from topology import dra, quotas, topology_k8s, workloads_k8s
+from topology import dra, podaffinity, quotas, topology_k8s, workloads_k8s
 from topology.cel import CelUnsupported, compile_selector
 from topology.hardware import (
     GPU_RESOURCE,
@@ -111,6 +111,7 @@ class _Collected:
     group_templates: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
     node_groups: list[tuple[ObjectContext, NodeGroup]] = field(default_factory=list)
     reservations: list[tuple[ObjectContext, Reservation]] = field(default_factory=list)
+    namespaces: dict[str, dict[str, str]] = field(default_factory=dict)
     topology: Topology | None = None
     discovered: topology_k8s.Discovered = field(default_factory=topology_k8s.Discovered)
     errors: list[ModelError] = field(default_factory=list)
@@ -291,6 +292,7 @@ def _pod(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None
         required_topology=annotations.get(REQUIRED_TOPOLOGY) or None,
         preferred_topology=annotations.get(PREFERRED_TOPOLOGY) or None,
         unsupported=tuple(affinity_unsupported + _annotation_unsupported(annotations)),
+        **_inter_pod(ctx, spec, namespace, labels),
     )
     total = annotations.get(KUEUE_TOTAL_ANNOTATION)
     record = _PodRecord(pod, _claim_refs(ctx, spec.get("resourceClaims")))
@@ -299,6 +301,22 @@ def _pod(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None
             total, f"metadata.annotations.{KUEUE_TOTAL_ANNOTATION}", minimum=1
         )
     collected.pods.append(record)
+
+
+def _inter_pod(
+    ctx: ObjectContext, spec: dict[str, Any], namespace: str, labels: dict[str, str]
+) -> dict[str, Any]:
+    """podAffinity, podAntiAffinity and topologySpreadConstraints (``topology.podaffinity``)."""
+    terms, score_only = podaffinity.pod_terms(ctx, spec, namespace, labels)
+    return {"pod_terms": terms, "score_only": score_only}
+
+
+def _namespace(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None:
+    """A Namespace's labels: what inter-pod terms' namespaceSelector matches."""
+    meta = ctx.mapping(obj.get("metadata"), "metadata")
+    name = ctx.text(meta.get("name"), "metadata.name", required=True)
+    labels = ctx.labels(meta.get("labels"), "metadata.labels")
+    collected.namespaces[name] = podaffinity.namespace_labels(name, labels)
 
 
 def _arrival(ctx: ObjectContext, raw: Any) -> float:
@@ -727,6 +745,7 @@ def _reserved_group(ctx: ObjectContext, raw: Any) -> ReservedNodeGroupCapacity |
 _HANDLERS = {
     ("Node", "*"): _node,
     ("Pod", "*"): _pod,
+    ("Namespace", "*"): _namespace,
     ("ResourceSlice", "*"): _resource_slice,
     ("ResourceClaim", "*"): _resource_claim,
     ("ResourceClaimTemplate", "*"): _resource_claim_template,
@@ -758,6 +777,7 @@ def _assemble(collected: _Collected, cluster_name: str) -> Snapshot:
         collected.topology, collected.discovered
     )
     collected.notes.extend(topology_notes)
+    pods = podaffinity.needing_namespaces(pods, bool(collected.namespaces))
     cluster = Cluster(
         name=cluster_name,
         topology=topology,
@@ -769,6 +789,7 @@ def _assemble(collected: _Collected, cluster_name: str) -> Snapshot:
         node_groups=node_groups,
         reservations=_checked_reservations(collected, node_groups),
         queues=quotas.assembled_queues(collected),
+        namespace_labels=collected.namespaces,
     )
     return Snapshot(
         cluster=cluster,

@@ -134,6 +134,22 @@ def test_it_keeps_static_rules_blind_to_what_is_free(rule: Rule) -> None:
     assert all(free == full for free, full in _verdicts(rule))
 
 
-@pytest.mark.parametrize("rule", [r for r in RULES if r.kind != "static"], ids=lambda r: r.name)
+@pytest.mark.parametrize(
+    "rule", [r for r in RULES if r.kind in ("resource", "device")], ids=lambda r: r.name
+)
 def test_it_lets_resource_and_device_rules_see_what_is_free(rule: Rule) -> None:
     assert any(free and not full for free, full in _verdicts(rule))
+
+
+@pytest.mark.parametrize("rule", [r for r in RULES if r.kind == "pods"], ids=lambda r: r.name)
+def test_it_keeps_pod_rules_blind_to_what_is_free(rule: Rule) -> None:
+    """InterPodAffinity and PodTopologySpread read the pods around a node, never its
+    free resources (and pass pods without terms when no pod around matters)."""
+    assert all(free and full for free, full in _verdicts(rule))
+
+
+def test_it_has_the_inter_pod_rules_after_the_device_rules() -> None:
+    assert [r.name for r in RULES if r.kind == "pods"] == [
+        "pod_topology_spread",
+        "inter_pod_affinity",
+    ]

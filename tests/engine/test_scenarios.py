@@ -2,9 +2,10 @@
 matches its hand-derived ``<name>.expected.yaml``.
 
 An expected file lists only what it asserts: per workload the keys given
-(plus ``reasonsContain``: substrings of its reasons), and the top-level
+(plus ``reasonsContain``: substrings of its reasons), the top-level
 ``cluster``, ``recommendations``, ``idleReservations``, ``cost`` and
-``nodeGroupTotals`` exactly (each when the expected file gives it).
+``nodeGroupTotals`` exactly (each when the expected file gives it), and
+``diagnoses``: the scheduler's summary for the workloads named.
 """
 
 import json
@@ -53,6 +54,8 @@ def test_it_matches_the_expected_outcome(name: str) -> None:
     for key in EXACT_KEYS:
         if key in expected:
             assert result[key] == expected[key], key
+    for workload_name, summary in expected.get("diagnoses", {}).items():
+        assert result["diagnoses"][workload_name]["summary"] == summary, workload_name
     workloads = {w["name"]: w for w in result["workloads"]}
     assert sorted(workloads) == sorted(expected["workloads"])
     for workload_name, wanted in expected["workloads"].items():

@@ -3,6 +3,7 @@
 import json
 from dataclasses import replace
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -41,6 +42,14 @@ def test_it_round_trips_dra_claims_and_selectors(shared_data):
     ]
     cluster = parse_objects(objects, cluster_name="dra").cluster
     assert any(pod.claims for pod in cluster.pods)
+    assert cluster_from_json(json.loads(_dumps(cluster_to_json(cluster)))) == cluster
+
+
+def test_it_round_trips_inter_pod_terms_and_namespace_labels():
+    scenario = Path(__file__).resolve().parents[1] / "scenarios" / "interpod-spread-wrong-zone.yaml"
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "serve"}}
+    cluster = parse_objects([*read_objects(scenario), ("ns", namespace)], cluster_name="t").cluster
+    assert cluster.namespace_labels and any(pod.pod_terms for pod in cluster.pods)
     assert cluster_from_json(json.loads(_dumps(cluster_to_json(cluster)))) == cluster
 
 

@@ -37,11 +37,13 @@ from recommender.engine.autoscaler.plan import (
     WorkloadPlan,
     new_node,
     options_for,
+    placement_text,
     pod_shape,
     unique_name,
     without_topology,
     workload_mix,
 )
+from recommender.engine.scheduler import interpod
 from recommender.engine.scheduler.demand import advertised_gpus
 from recommender.engine.scheduler.placement import Placer, place
 from recommender.engine.scheduler.state import ClusterState
@@ -63,6 +65,7 @@ class PlannedNode:
     free: dict[str, int]
     trigger: str  # the workload whose pod made it buy this node
     domain: Mapping[str, str]  # the placement labels it landed with
+    pods: list[Pod] = field(default_factory=list)  # what the estimate put on it
 
     # planned nodes of one kind differ only by name (same labels otherwise, same taints)
     kind: tuple[str, tuple[tuple[str, str], ...]] = field(init=False)
@@ -180,6 +183,9 @@ class NaivePlanner:
         # so a later pod of the same shape cannot fit either (saves a full node scan)
         self.no_room: set[str] = set()
         self.admits: dict[tuple[object, ...], bool] = {}  # (node kind, pod shape) → verdict
+        # some pod's placement depends on the pods around a node (InterPodAffinity,
+        # PodTopologySpread): "no room for this shape" must then tell labels apart
+        self.labels_matter = any(p.pod_terms for p in cluster.pods)
         self.templates: dict[tuple[object, ...], tuple[Node, dict[str, int]]] = {}
         # planned nodes with GPUs left, in purchase order: the only ones a GPU pod can take
         self.with_gpus: list[PlannedNode] = []
@@ -203,16 +209,24 @@ class NaivePlanner:
             )
             return
         shape = pod_shape(pod)
+        if self.labels_matter:  # inter-pod terms: pods of one shape differ by their labels
+            shape = repr((shape, pod.pod_terms, sorted(pod.labels.items())))
         if shape not in self.no_room:
             if self.placer.place_one(without_topology(pod)).placed:
                 return
-            self.no_room.add(shape)
+            if not pod.pod_terms.affinity:  # required pod affinity may be met by a later pod
+                self.no_room.add(shape)
         self.ledger.needs_new[workload.key] = True
         demand = pod_counts(pod, self.classes)
         needs_gpus = demand.get(GPUS, 0) > 0
         for planned in self.with_gpus if needs_gpus else self.ledger.planned:
-            if counts_cover(planned.free, demand) and self.admit(planned, pod, shape):
+            if (
+                counts_cover(planned.free, demand)
+                and self.admit(planned, pod, shape)
+                and self.pods_admit(planned, pod)
+            ):
                 take_counts(planned.free, demand)
+                planned.pods.append(pod)
                 if planned.free.get(GPUS, 0) <= 0 and needs_gpus:
                     self.with_gpus.remove(planned)
                 return
@@ -220,7 +234,7 @@ class NaivePlanner:
         if group is None:
             self.ledger.reasons[workload.key].append(reason)
             return
-        self.buy(group, workload, demand)
+        self.buy(group, workload, demand).pods.append(pod)
 
     def admit(self, planned: PlannedNode, pod: Pod, shape: str) -> bool:
         """``labels_and_taints_admit``, once per (kind of planned node, pod shape) unless
@@ -255,6 +269,9 @@ class NaivePlanner:
             template, counts = self.template(group)
             if not (counts_cover(counts, demand) and labels_and_taints_admit(template, pod)):
                 continue
+            if not self.pods_admit(template, pod):
+                full.append(_pods_refuse(group, self.first_domain(group)))
+                continue
             if group.current_size + self.added.get(group.name, 0) >= group.max_size:
                 full.append(f"max size {group.max_size} reached for node group {group.name}")
                 continue
@@ -275,7 +292,23 @@ class NaivePlanner:
             found = self.templates[key] = (node, template_counts(node, self.classes))
         return found
 
-    def buy(self, group: NodeGroup, workload: Workload, demand: Mapping[str, int]) -> None:
+    def pods_admit(self, planned: PlannedNode | Node, pod: Pod) -> bool:
+        """InterPodAffinity and PodTopologySpread on a planned node (or a group's next,
+        empty node), with the pods the estimate put on planned nodes: cluster-autoscaler's
+        binpacking estimator runs the scheduler's filters on its template nodes
+        (``estimator/binpacking_estimator.go``)."""
+        if not self.labels_matter:
+            return True
+        existing = (
+            (self.state.node(n), self.state.alloc(n).placed) for n in self.state.node_names()
+        )
+        around = [*existing, *((p.node, p.pods) for p in self.ledger.planned)]
+        node = planned.node if isinstance(planned, PlannedNode) else planned
+        if not isinstance(planned, PlannedNode):
+            around.append((node, ()))
+        return interpod.fits(pod, node, around, self.cluster.namespace_labels)
+
+    def buy(self, group: NodeGroup, workload: Workload, demand: Mapping[str, int]) -> PlannedNode:
         name = unique_name(f"{group.name}-naive-{len(self.taken)}", self.taken)
         domain = self.first_domain(group)
         self.count_slot(group, domain)
@@ -287,6 +320,12 @@ class NaivePlanner:
         if free.get(GPUS, 0) > 0:
             self.with_gpus.append(planned)
         self.added[group.name] = self.added.get(group.name, 0) + 1
+        return planned
+
+
+def _pods_refuse(group: NodeGroup, domain: Mapping[str, str]) -> str:
+    where = placement_text(domain)
+    return f"pod affinity or topology spread refuses the next node of group {group.name}{where}"
 
 
 def naive_scale_up(

@@ -119,6 +119,8 @@ class OptionSearch:
         self.candidates_for: str | None = None
         self.candidates: list[str] = []
         self.mix: tuple[Pod, ...] = ()
+        # some pod repels others from a node's domains: every placement may then differ
+        self.any_anti_affinity = any(p.pod_terms.anti_affinity for p in cluster.pods)
 
     # -- reservations
 
@@ -175,7 +177,7 @@ class OptionSearch:
         searched: set[str] = set()
         for slot, room in self.purchase_slots(workload):
             group = slot.group
-            if workload.required_topology is None and group.name in searched:
+            if group.name in searched and self.slots_alike(workload):
                 continue  # without a required level, a group's slots are alike
             low = self.fewest_nodes(workload, group, slot.placement, free)
             if room < low or (best and low * group.price_per_node_hour >= best.cost_per_hour):
@@ -185,6 +187,14 @@ class OptionSearch:
                 best = option
             searched.add(group.name)
         return best
+
+    def slots_alike(self, workload: Workload) -> bool:
+        """Whether every placement of a group serves the workload alike: no required
+        level, and no pod whose verdict depends on the pods in a node's domains
+        (inter-pod terms of its own, or any pod's required anti-affinity)."""
+        if workload.required_topology is not None:
+            return False
+        return not self.any_anti_affinity and not any(p.pod_terms for p in workload.pods)
 
     def purchase_slots(self, workload: Workload) -> Iterator[tuple[Slot, int]]:
         """Where new nodes can be bought for the workload, cheapest node first (then

@@ -21,6 +21,7 @@ from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload, pod_workload
 from topology.hardware import (
     HOSTNAME_LABEL,
+    NO_POD_TERMS,
     WHOLE_GPU_MILLI,
     Cluster,
     Node,
@@ -147,6 +148,9 @@ def lone_node_rejection(
     """
     alone = replace(cluster, nodes=(node,), pods=(), gangs=(), reservations=())
     state = ClusterState.from_cluster(alone)
+    # the pods around a node, and the template's domain, are no property of the template:
+    # inter-pod terms are judged where the node lands (the probes on the full state)
+    pod = replace(pod, pod_terms=NO_POD_TERMS)
     outcome = place_one(alone, without_topology(pod), state, options_for(policy, at))
     if outcome.placed:
         return None

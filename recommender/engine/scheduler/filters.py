@@ -8,10 +8,12 @@ one registration, ``@rule(kind)``, where the kind says what it reads:
 - ``static``: the node and the pod only, never what is free (the placement
   keeps their verdict per node, across every binding);
 - ``resource``: what is free on the node (cpu, memory, pods, extended);
-- ``device``: which devices could serve the pod (GPUs, shares, DRA claims).
+- ``device``: which devices could serve the pod (GPUs, shares, DRA claims);
+- ``pods``: the pods placed around the node (InterPodAffinity, PodTopologySpread),
+  read through the pod's PreFilter state, ``FilterContext.cycle`` (``interpod``).
 
-Rules run static, then resource, then device, in registration order within a
-kind; the groups are derived from the kind, never from a position in a list.
+Rules run static, then resource, then device, then pods, in registration order
+within a kind; the groups are derived from the kind, never from a position in a list.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Literal, get_args
 
 from topology.hardware import Cluster, DeviceClass, Pod, Reservation, Taint
 
+from . import interpod
 from .allocate import claim_takes, gpu_options
 from .records import NodeAlloc, NodeInfo
 
@@ -56,6 +59,9 @@ class FilterContext:
     device_classes: Mapping[str, DeviceClass] = field(default_factory=dict)
     reserved_for: Mapping[str, frozenset[str]] = field(default_factory=dict)
     granted: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # the PreFilter state of the pod being filtered, for the ``pods`` rules (None: no
+    # pod around any node matters to it)
+    cycle: interpod.PodCycle | None = None
     # every namespace owning a reserved node: the only ones the reservation rule
     # tells apart from the rest
     owners: frozenset[str] = field(init=False)
@@ -99,7 +105,7 @@ def _holds(reservation: Reservation, node_name: str, labels: Mapping[str, str]) 
 
 
 Check = Callable[[NodeInfo, NodeAlloc, Pod, FilterContext], Status]
-RuleKind = Literal["static", "resource", "device"]
+RuleKind = Literal["static", "resource", "device", "pods"]
 KINDS: tuple[RuleKind, ...] = get_args(RuleKind)  # also the order in which kinds run
 
 
@@ -213,6 +219,35 @@ def device_claims(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext
     return Status(False, takes) if isinstance(takes, str) else OK
 
 
+@rule("pods")
+def pod_topology_spread(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext) -> Status:
+    """PodTopologySpread, DoNotSchedule constraints (podtopologyspread/filtering.go)."""
+    if not pod.pod_terms.spread:
+        return OK
+    reason = interpod.spread_reason(info.node.labels, _cycle(pod, ctx))
+    return Status(False, reason) if reason else OK
+
+
+@rule("pods")
+def inter_pod_affinity(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext) -> Status:
+    """InterPodAffinity: required (anti-)affinity, and placed pods' anti-affinity
+    against this pod (interpodaffinity/filtering.go)."""
+    terms = pod.pod_terms
+    if ctx.cycle is None and not (terms.affinity or terms.anti_affinity):
+        return OK  # nothing placed matters to this pod (the placement says so)
+    reason = interpod.affinity_reason(info.node.labels, _cycle(pod, ctx))
+    return Status(False, reason) if reason else OK
+
+
+def _cycle(pod: Pod, ctx: FilterContext) -> interpod.PodCycle:
+    cycle = ctx.cycle
+    if cycle is None or cycle.pod is not pod:
+        raise ValueError(
+            f"pod {pod.key} carries inter-pod terms: filter it with its PreFilter state"
+        )
+    return cycle
+
+
 def _in_kind_order(rules: list[Rule]) -> tuple[Rule, ...]:
     return tuple(sorted(rules, key=lambda r: KINDS.index(r.kind)))  # stable: registration order
 
@@ -224,6 +259,7 @@ def _checks(kind: RuleKind) -> tuple[Check, ...]:
 RULES: tuple[Rule, ...] = _in_kind_order(_REGISTERED)
 STATIC_RULES: tuple[Check, ...] = _checks("static")  # read the node and pod, never what is free
 RESOURCE_RULES: tuple[Check, ...] = _checks("resource")
+POD_RULES: tuple[Check, ...] = _checks("pods")  # read the pods placed around the node
 _ALL_CHECKS: tuple[Check, ...] = tuple(r.check for r in RULES)
 
 

@@ -16,15 +16,16 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import compress
 from operator import itemgetter
 
 from topology.hardware import Cluster, Pod
 
+from . import interpod
 from .allocate import Option, claim_takes, gpu_options, with_devices
-from .caches import Layout, Scope, SharedMemo, index_of
-from .filters import RESOURCE_RULES, STATIC_RULES, Status, run_filters
+from .caches import Layout, Scope, SharedMemo, index_of, kept
+from .filters import POD_RULES, RESOURCE_RULES, STATIC_RULES, FilterContext, Status, run_filters
 from .memo import NO_SCORE, memoisable, pod_shape
 from .records import Allocation, NodeAlloc, NodeInfo, device_gpu_milli, pod_allocation_base
 from .scores import MAX_SCORE, SCORE_RULES, Candidate, Policy, ScoreContext
@@ -63,6 +64,10 @@ class NodePicker:
         self._static = shared.static
         self._needs: dict[int, tuple[Pod, int]] = {}  # id(pod) → (pod, its static needs)
         self.index = index_of(state, shared) if indexed else None
+        # which pods depend on the pods placed around a node (never memoised)
+        self._inter_pod = kept(
+            state, "inter-pod index", cluster, lambda: interpod.InterPodIndex(cluster)
+        )
         self.scores.fragmentation = shared.fragmentation
         # Memoised scores are computed without the gang's members (``base``);
         # closeness to them is added per node (see ``closeness_weight``).
@@ -202,7 +207,7 @@ class NodePicker:
 
     def shape(self, pod: Pod) -> int | None:
         """The memo id of the pod's shape, or None when its score cannot be memoised."""
-        if self.index is not None and memoisable(pod):
+        if self.index is not None and memoisable(pod) and not self._inter_pod.sensitive(pod):
             return self._keys.intern(("pod", *pod_shape(pod, self._namespace_class(pod))))
         return None
 
@@ -237,6 +242,10 @@ class NodePicker:
             return None
         for rule in RESOURCE_RULES:
             if not rule(info, alloc, pod, self.filters).ok:
+                return None
+        if self._inter_pod.sensitive(pod):
+            context = self._context(pod)
+            if not all(rule(info, alloc, pod, context).ok for rule in POD_RULES):
                 return None
         options = self._device_options(name, pod)
         if isinstance(options, str):
@@ -334,9 +343,23 @@ class NodePicker:
 
     def _filter_reason(self, name: str, pod: Pod) -> str:
         status: Status = run_filters(
-            self.state.info(name), self.state.alloc(name), pod, self.filters
+            self.state.info(name), self.state.alloc(name), pod, self._context(pod)
         )
         return status.reason
+
+    def _context(self, pod: Pod) -> FilterContext:
+        """The filter context, with the pod's PreFilter state (``interpod.prefilter``,
+        once per pod and state change) when the pods placed around a node matter to it."""
+        if not self._inter_pod.sensitive(pod):
+            return self.filters
+        cycles = interpod.PodCycles.of(self.state)
+        context = cycles.get(pod)
+        if not isinstance(context, FilterContext):
+            state = self.state
+            nodes = ((state.node(n), state.alloc(n).placed) for n in state.node_names())
+            cycle = interpod.prefilter(pod, nodes, self._inter_pod.namespace_labels)
+            context = cycles.put(pod, replace(self.filters, cycle=cycle))
+        return context
 
 
 def closeness_weight(policy: Policy) -> float | None:

@@ -306,11 +306,11 @@ class _Run:
         return tuple(_binding(pod, choice) for pod, choice in placed)
 
     def _apply(self, pod: Pod, choice: Choice) -> None:
-        self.state.apply(choice.node, pod.key, choice.allocation)
+        self.state.apply(choice.node, pod.key, choice.allocation, pod)
 
     def _undo(self, placed: list[tuple[Pod, Choice]]) -> None:
         for pod, choice in reversed(placed):
-            self.state.release(choice.node, pod.key, choice.allocation)
+            self.state.release(choice.node, pod.key, choice.allocation, pod)
 
     # --- diagnosis --------------------------------------------------------------------
 

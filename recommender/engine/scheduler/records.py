@@ -124,6 +124,7 @@ class NodeAlloc:
         "memo_keys",
         "_free_gpu_milli",
         "mig_instances",
+        "placed",
     )
 
     def __init__(self, info: NodeInfo) -> None:
@@ -146,6 +147,8 @@ class NodeAlloc:
         self._free_gpu_milli: int | None = None
         # (pod, MIG resource) → the GPUs its instances were counted on, to give them back
         self.mig_instances: dict[tuple[str, str], tuple[str, ...]] = {}
+        # the pods bound or placed here, for the rules that read them (``interpod``)
+        self.placed: tuple[Pod, ...] = ()
 
     def clone(self) -> NodeAlloc:
         other = NodeAlloc.__new__(NodeAlloc)
@@ -163,6 +166,7 @@ class NodeAlloc:
         other.memo_keys = {}
         other._free_gpu_milli = self._free_gpu_milli
         other.mig_instances = dict(self.mig_instances)
+        other.placed = self.placed
         return other
 
     def changed(self) -> None:

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from topology.dra import mig_resource_replicas
-from topology.hardware import WHOLE_GPU_MILLI, Cluster, Gpu, Node
+from topology.hardware import WHOLE_GPU_MILLI, Cluster, Gpu, Node, Pod
 from topology.mig import MIG_RESOURCE_PREFIX, instance_share
 
 from .allocate import bound_allocation
@@ -82,6 +82,7 @@ class ClusterState:
                     info.node.name,
                     pod.key,
                     bound_allocation(info, state.alloc(info.node.name), pod),
+                    pod,
                 )
         return state
 
@@ -142,17 +143,30 @@ class ClusterState:
             self._owned.add(name)
         return self._allocs[name]
 
-    def apply(self, node_name: str, pod_key: str, allocation: Allocation) -> None:
-        """Take ``allocation`` on the node for ``pod_key``."""
-        self._change(node_name, pod_key, allocation, sign=1)
+    def apply(
+        self, node_name: str, pod_key: str, allocation: Allocation, pod: Pod | None = None
+    ) -> None:
+        """Take ``allocation`` on the node for ``pod_key`` (``pod``: kept on the node for
+        the rules that read the pods around it)."""
+        self._change(node_name, pod_key, allocation, sign=1, pod=pod)
 
-    def release(self, node_name: str, pod_key: str, allocation: Allocation) -> None:
+    def release(
+        self, node_name: str, pod_key: str, allocation: Allocation, pod: Pod | None = None
+    ) -> None:
         """Give back exactly what ``apply`` took (used to undo a failed gang)."""
-        self._change(node_name, pod_key, allocation, sign=-1)
+        self._change(node_name, pod_key, allocation, sign=-1, pod=pod)
 
-    def _change(self, node_name: str, pod_key: str, allocation: Allocation, sign: int) -> None:
+    def _change(
+        self, node_name: str, pod_key: str, allocation: Allocation, sign: int, pod: Pod | None
+    ) -> None:
         alloc = self._writable(node_name)
         alloc.changed()
+        if pod is not None:
+            alloc.placed = (
+                (*alloc.placed, pod)
+                if sign > 0
+                else tuple(p for p in alloc.placed if p.key != pod_key)
+            )
         for watcher in self.watchers.values():
             watcher.changed(node_name, sign < 0)
         info = self._infos[node_name]
