@@ -27,7 +27,7 @@ import psycopg
 from tests.servers import ServerUnavailable, ThrowawayPostgres, ThrowawayRedis
 
 DATABASE = "capacityweb"
-ROLE = "capacityweb"
+ROLE = "capacityweb"  # password: the same, as in .ci/run and compose
 
 
 def say(message: str) -> None:
@@ -44,7 +44,7 @@ def throwaway_postgres() -> Iterator[str]:
             admin.execute(f"CREATE ROLE {ROLE} LOGIN CREATEDB PASSWORD '{ROLE}'")
             admin.execute(f"CREATE DATABASE {DATABASE} OWNER {ROLE}")
         say(f"started Postgres ({server.source}: {server.bin}) on 127.0.0.1:{server.port}")
-        yield f"postgres://{ROLE}:{ROLE}@127.0.0.1:{server.port}/{DATABASE}"
+        yield f"postgres://capacityweb:capacityweb@127.0.0.1:{server.port}/{DATABASE}"
     finally:
         if (server.data / "postmaster.pid").exists():
             server.stop()
