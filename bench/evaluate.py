@@ -24,10 +24,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.synth import AT, synthetic_cluster  # noqa: E402
-from recommender.engine.evaluate import evaluate  # noqa: E402
-from recommender.engine.scaleup import scale_up  # noqa: E402
-from recommender.engine.state import ClusterState  # noqa: E402
-from recommender.engine.workloads import pending_workloads  # noqa: E402
+from recommender.engine.autoscaler.scale_up import scale_up  # noqa: E402
+from recommender.engine.evaluate.evaluation import evaluate  # noqa: E402
+from recommender.engine.scheduler.state import ClusterState  # noqa: E402
+from recommender.engine.scheduler.workloads import pending_workloads  # noqa: E402
 
 
 def timed(label: str, action):  # type: ignore[no-untyped-def]

@@ -25,13 +25,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.synth import BLOCK, MODELS, PRODUCT, TEAMS, synthetic_cluster  # noqa: E402
-from recommender.engine.placement import (  # noqa: E402
+from recommender.engine.scheduler.placement import (  # noqa: E402
     PlacementOptions,
     PlacementResult,
     place,
     place_unindexed,
 )
-from recommender.engine.workloads import pending_workloads  # noqa: E402
+from recommender.engine.scheduler.workloads import pending_workloads  # noqa: E402
 from topology.hardware import Cluster, Gang, GpuRequest, Pod, Resources  # noqa: E402
 
 PODS_PER_GANG = 10

@@ -27,7 +27,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 CHILD = """
 import json, resource, sys, time
 from bench.synth import AT, synthetic_cluster
-from recommender.engine.evaluate import evaluate
+from recommender.engine.evaluate.evaluation import evaluate
 nodes, gangs, seed = (int(a) for a in sys.argv[1:4])
 cluster = synthetic_cluster(nodes, seed=seed, gangs=gangs)
 started = time.perf_counter()

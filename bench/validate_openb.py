@@ -33,8 +33,8 @@ REPO = Path(__file__).resolve().parents[1]
 # standard library's http for kaleido's imports: put the repository there instead.
 sys.path[:] = [str(REPO)] + [e for e in sys.path if Path(e or ".").resolve() != REPO / "bench"]
 
-from recommender.engine.placement import PlacementOptions, place  # noqa: E402
-from recommender.engine.workloads import Workload, pod_workload  # noqa: E402
+from recommender.engine.scheduler.placement import PlacementOptions, place  # noqa: E402
+from recommender.engine.scheduler.workloads import Workload, pod_workload  # noqa: E402
 from topology.files import read_openb  # noqa: E402
 from topology.hardware import Cluster, Pod  # noqa: E402
 

@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_celery_beat",
     "channels",
     "topology",
@@ -202,7 +203,7 @@ DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="capacityweb@localhos
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
 
 # --- capacityweb ---------------------------------------------------------------
-DASHBOARD_BASE_URL = env.str("DASHBOARD_BASE_URL", default="http://127.0.0.1:8000")
+DASHBOARD_BASE_URL = env.str("DASHBOARD_BASE_URL", default="")
 SNAPSHOT_RETENTION_DAYS = env.int("SNAPSHOT_RETENTION_DAYS", default=30)
 MAX_SNAPSHOT_BYTES = env.int("MAX_SNAPSHOT_BYTES", default=64 * 1024 * 1024)
 MAX_SNAPSHOT_OBJECTS = env.int("MAX_SNAPSHOT_OBJECTS", default=200_000)
@@ -236,6 +237,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Why GPU jobs are Pending and what the autoscaler should add.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI and ReDoc from the installed sidecar package (static files), not a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # --- Production hardening (effective when DEBUG is off) ------------------------

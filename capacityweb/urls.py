@@ -5,7 +5,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from capacityweb import views
+from capacityweb import api_docs, views
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -14,7 +14,12 @@ urlpatterns = [
     path("api/v1/", include("capacityweb.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
-    path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),
+    path(
+        "api/redoc/",
+        SpectacularRedocView.as_view(url_name="schema", template_name="capacityweb/redoc.html"),
+        name="redoc",
+    ),
+    path("api/redoc/redoc.standalone.js", api_docs.redoc_bundle, name="redoc-bundle"),
     path("", include("topology.urls")),
     path("", include("reservations.urls")),
     path("", include("recommender.urls")),

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from recommender.engine.evaluate import Evaluation as EngineEvaluation
-from recommender.engine.report import recommendation_yaml
+from recommender.engine.evaluate.evaluation import Evaluation as EngineEvaluation
+from recommender.engine.evaluate.report import recommendation_yaml
 from recommender.models import Evaluation, Recommendation, WorkloadVerdict
 from topology.hardware import NodeGroup
 

@@ -55,7 +55,14 @@ class RecommendationFilterSet(LatestEvaluationFilterSet):
         fields = ["cluster", "evaluation", "latest", "node_group"]
 
 
-DISAGREEMENT_CLASSES = ("topology", "reservation", "partial-gang", "sharing", "device-model")
+DISAGREEMENT_CLASSES = (
+    "never-scales",
+    "topology",
+    "reservation",
+    "partial-gang",
+    "sharing",
+    "device-model",
+)
 
 
 class WorkloadVerdictFilterSet(LatestEvaluationFilterSet):

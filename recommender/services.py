@@ -14,7 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from recommender import adapters
-from recommender.engine.evaluate import evaluate
+from recommender.engine.evaluate.evaluation import evaluate
 from recommender.models import Evaluation, Recommendation, WorkloadVerdict
 from reservations.adapters import idle_samples
 from reservations.models import IdleSample, Reservation

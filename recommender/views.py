@@ -13,6 +13,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from recommender import selectors
+from recommender.engine.evaluate.report import group_yaml
 from recommender.filters import DISAGREEMENT_CLASSES, WorkloadVerdictFilterSet
 from recommender.models import WorkloadVerdict
 from topology.views import cluster_page
@@ -64,7 +65,11 @@ def recommendations_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
     )
     context = page.context("recommendations")
     context["recommendations"] = recommendations
-    context["idle_reservations"] = (
-        (page.evaluation.result or {}).get("idleReservations", []) if page.evaluation else []
-    )
+    result = (page.evaluation.result or {}) if page.evaluation else {}
+    context["idle_reservations"] = result.get("idleReservations", [])
+    context["group_totals"] = [
+        {**total, "yaml": group_yaml(total)}
+        for total in result.get("nodeGroupTotals", [])
+        if total["cards"] > 1
+    ]
     return render(request, "dashboard/recommendations.html", context)

@@ -69,6 +69,11 @@ def period_length_days(cadence: str) -> int:
     return 7 if cadence == Subscription.Cadence.WEEKLY else 1
 
 
+def zone_name(subscription: Subscription) -> str:
+    """The subscription's IANA time zone; UTC when it has none (and the email says UTC)."""
+    return subscription.timezone or "UTC"
+
+
 def _local_due(day: date, hour: int, zone: ZoneInfo) -> datetime:
     return datetime.combine(day, time(hour=hour), tzinfo=zone)
 
@@ -80,7 +85,7 @@ def due_period(subscription: Subscription, now: datetime) -> tuple[datetime, dat
     ``weekday`` (weekly, 0 = Monday). Periods are counted in local calendar
     days, so a daily period across a DST change is 23 or 25 hours long.
     """
-    zone = ZoneInfo(subscription.timezone)
+    zone = ZoneInfo(zone_name(subscription))
     local_now = now.astimezone(zone)
     days = period_length_days(subscription.cadence)
     day = local_now.date()
@@ -95,7 +100,7 @@ def due_period(subscription: Subscription, now: datetime) -> tuple[datetime, dat
 
 def period_end_for(subscription: Subscription, period_start: datetime) -> datetime:
     """The end of the period that starts at ``period_start`` (same local hour, days later)."""
-    zone = ZoneInfo(subscription.timezone)
+    zone = ZoneInfo(zone_name(subscription))
     local_start = period_start.astimezone(zone)
     days = period_length_days(subscription.cadence)
     end = _local_due(local_start.date() + timedelta(days=days), local_start.hour, zone)
@@ -114,6 +119,7 @@ class DigestFigures:
     timezone: str
     clusters: tuple[str, ...]
     team: str
+    sampled_reserved_gpu_hours: float
     idle_gpu_hours: float
     idle_cost: float
     previous_idle_gpu_hours: float
@@ -123,6 +129,11 @@ class DigestFigures:
     joint_cost: float
     top_reservations: tuple[ReservationIdle, ...] = ()
     links: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def has_samples(self) -> bool:
+        """Whether samples saw any reserved GPU in the period: without them, idle is unknown."""
+        return self.sampled_reserved_gpu_hours > 0
 
     @property
     def idle_cost_change(self) -> float:
@@ -154,9 +165,10 @@ def digest_figures(
     return DigestFigures(
         period_start=period_start,
         period_end=period_end,
-        timezone=subscription.timezone,
+        timezone=zone_name(subscription),
         clusters=tuple(name for _, name in clusters),
         team=subscription.team,
+        sampled_reserved_gpu_hours=round(sum(row.reserved_gpu_hours for row in current), 6),
         idle_gpu_hours=round(sum(row.idle_gpu_hours for row in current), 6),
         idle_cost=round(sum(row.idle_cost for row in current), 6),
         previous_idle_gpu_hours=round(sum(row.idle_gpu_hours for row in previous), 6),
@@ -172,12 +184,16 @@ def digest_figures(
 def dashboard_links(
     cluster_ids: list[int], period_start: datetime, period_end: datetime
 ) -> dict[str, str]:
-    """Absolute links back to the dashboard (DASHBOARD_BASE_URL) for this period.
+    """Links back to the dashboard for this period: absolute under DASHBOARD_BASE_URL.
+
+    A scheduled digest has no request to take the server's address from, so
+    without DASHBOARD_BASE_URL the links are paths, and the email says so
+    (``links_are_paths``) rather than guessing a host and port.
 
     The pages are per cluster; a digest over several clusters links to the
     overview, which lists them all.
     """
-    base = settings.DASHBOARD_BASE_URL.rstrip("/")
+    base = dashboard_base_url()
     overview = f"{base}{reverse('overview')}"
     if len(cluster_ids) != 1:
         return {"overview": overview, "reservations": overview, "recommendations": overview}
@@ -190,6 +206,11 @@ def dashboard_links(
         "reservations": f"{base}{reverse('reservations', args=[cluster_id])}?{query}",
         "recommendations": f"{base}{reverse('recommendations', args=[cluster_id])}",
     }
+
+
+def dashboard_base_url() -> str:
+    """DASHBOARD_BASE_URL without its trailing slash; empty when it is not configured."""
+    return str(settings.DASHBOARD_BASE_URL).strip().rstrip("/")
 
 
 # --- rendering --------------------------------------------------------------------------
@@ -251,12 +272,22 @@ def render_chart_png(figures: DigestFigures) -> bytes | None:
     return None
 
 
+def local_time(moment: datetime, zone: str) -> str:
+    """``moment`` on the wall clock of the IANA zone ``zone``, as the email shows it.
+
+    Formatted here, not with the template's ``date`` filter: Django converts an
+    aware datetime to the current time zone (UTC) before a filter formats it,
+    which showed UTC times labelled with the subscriber's zone.
+    """
+    return f"{moment.astimezone(ZoneInfo(zone)):%Y-%m-%d %H:%M}"
+
+
 def digest_context(figures: DigestFigures, *, has_chart: bool, test: bool) -> dict[str, Any]:
-    zone = ZoneInfo(figures.timezone)
     return {
         "figures": figures,
-        "local_start": figures.period_start.astimezone(zone),
-        "local_end": figures.period_end.astimezone(zone),
+        "local_start": local_time(figures.period_start, figures.timezone),
+        "local_end": local_time(figures.period_end, figures.timezone),
+        "links_are_paths": not dashboard_base_url(),
         "clusters": ", ".join(figures.clusters) or "no clusters",
         "team": figures.team or "all teams",
         "change": figures.idle_cost_change,
@@ -268,12 +299,13 @@ def digest_context(figures: DigestFigures, *, has_chart: bool, test: bool) -> di
 
 
 def digest_subject(figures: DigestFigures, *, test: bool) -> str:
-    zone = ZoneInfo(figures.timezone)
-    start = figures.period_start.astimezone(zone)
     prefix = "[test] " if test else ""
+    since = f"since {local_time(figures.period_start, figures.timezone)} {figures.timezone}"
+    if not figures.has_samples:
+        return f"{prefix}capacityweb: no samples of reserved GPUs {since}"
     return (
         f"{prefix}capacityweb: ${figures.idle_cost:,.2f} of idle reserved GPUs "
-        f"({figures.idle_gpu_hours:,.1f} GPU-h) since {start:%Y-%m-%d %H:%M} {figures.timezone}"
+        f"({figures.idle_gpu_hours:,.1f} GPU-h) {since}"
     )
 
 

@@ -37,9 +37,10 @@ import urllib3
 from kubernetes import client, config, watch
 from kubernetes.client.exceptions import ApiException
 
-from recommender.engine.placement import PlacementOptions, place
-from recommender.engine.state import ClusterState
-from recommender.engine.workloads import pod_workload
+from recommender.engine.scheduler.first_fit import bind_first_fit
+from recommender.engine.scheduler.placement import PlacementOptions, place
+from recommender.engine.scheduler.state import ClusterState
+from recommender.engine.scheduler.workloads import pod_workload
 from topology.files import OPENB_NODE_LIST, read_objects
 from topology.hardware import (
     WHOLE_GPU_MILLI,
@@ -735,70 +736,6 @@ class _Fill:
     pending: tuple[Pod, ...]
     position: dict[str, int]
     end: int  # ring index of the first arrival after the fill
-
-
-def bind_first_fit(pods: Iterable[Pod], nodes: Iterable[Node]) -> tuple[list[Pod], list[Pod]]:
-    """Bind pods in order to the first node with room (cpu, memory, GPU model and milli).
-
-    Shares go to the fullest GPU that still fits them; whole GPUs need free
-    GPUs. Pods no node can hold stay unbound (returned second).
-    """
-    free = [_FreeNode(node) for node in nodes]
-    bound: list[Pod] = []
-    unplaced: list[Pod] = []
-    for pod in pods:
-        target = next((f for f in free if f.fits(pod)), None)
-        if target is None:
-            unplaced.append(pod)
-            continue
-        target.take(pod)
-        bound.append(replace(pod, node_name=target.node.name))
-    return bound, unplaced
-
-
-class _FreeNode:
-    __slots__ = ("node", "cpu_milli", "memory_bytes", "pods", "gpu_milli")
-
-    def __init__(self, node: Node) -> None:
-        self.node = node
-        self.cpu_milli = node.allocatable.cpu_milli
-        self.memory_bytes = node.allocatable.memory_bytes
-        self.pods = node.allocatable.pods or 110
-        self.gpu_milli = [WHOLE_GPU_MILLI] * node.gpu_count
-
-    def fits(self, pod: Pod) -> bool:
-        requests = pod.requests
-        if requests.cpu_milli > self.cpu_milli or requests.memory_bytes > self.memory_bytes:
-            return False
-        if self.pods < 1:
-            return False
-        request = pod.gpu
-        if request is None:
-            return True
-        model = self.node.gpus[0].model if self.node.gpus else None
-        if request.models and model not in request.models:
-            return False
-        if request.is_share:
-            return any(m >= request.milli_per_gpu for m in self.gpu_milli)
-        return sum(1 for m in self.gpu_milli if m == WHOLE_GPU_MILLI) >= request.count
-
-    def take(self, pod: Pod) -> None:
-        self.cpu_milli -= pod.requests.cpu_milli
-        self.memory_bytes -= pod.requests.memory_bytes
-        self.pods -= 1
-        request = pod.gpu
-        if request is None:
-            return
-        if request.is_share:
-            fitting = [i for i, m in enumerate(self.gpu_milli) if m >= request.milli_per_gpu]
-            index = min(fitting, key=lambda i: (self.gpu_milli[i], i))
-            self.gpu_milli[index] -= request.milli_per_gpu
-            return
-        taken = 0
-        for index, milli in enumerate(self.gpu_milli):
-            if milli == WHOLE_GPU_MILLI and taken < request.count:
-                self.gpu_milli[index] = 0
-                taken += 1
 
 
 def _openb_csv_folder(data_dir: Path) -> Path:

@@ -41,13 +41,22 @@ class Period:
     subscription: object
 
 
-def make_period(*, recipients: str = "ops@example.test", threshold_cost: float = 0.0) -> Period:
-    """Rows for the fixture period (see the module docstring)."""
+def make_period(
+    *,
+    recipients: str = "ops@example.test",
+    threshold_cost: float = 0.0,
+    timezone: str = "UTC",
+    hour: int = 8,
+    samples: dict[str, list[tuple[datetime, int, int, float]]] | None = None,
+) -> Period:
+    """Rows for the fixture period (see the module docstring); ``samples`` replaces SAMPLES."""
     from django.contrib.auth.models import User
 
     from recommender.models import Evaluation
     from reservations.models import IdleSample, Reservation, Subscription
     from topology.models import Cluster, Snapshot
+
+    samples = SAMPLES if samples is None else samples
 
     cluster = Cluster.objects.create(name="prod-gpu", source_kind="files")
     evaluations = {}
@@ -74,7 +83,7 @@ def make_period(*, recipients: str = "ops@example.test", threshold_cost: float =
             spec={"owner": {"namespaces": [namespace]}, "nodeNames": [f"{name}-node"]},
             price_per_gpu_hour=price,
         )
-        for taken_at, reserved, idle, cost in SAMPLES[name]:
+        for taken_at, reserved, idle, cost in samples.get(name, []):
             IdleSample.objects.create(
                 reservation=reservations[name],
                 evaluation=evaluations[taken_at],
@@ -88,8 +97,8 @@ def make_period(*, recipients: str = "ops@example.test", threshold_cost: float =
         user=user,
         recipients=recipients,
         cadence="daily",
-        timezone="UTC",
-        hour=8,
+        timezone=timezone,
+        hour=hour,
         threshold_cost=threshold_cost,
     )
     subscription.clusters.add(cluster)

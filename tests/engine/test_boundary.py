@@ -1,10 +1,13 @@
 """The pure core imports no Django, DRF, Celery or Channels (as .importlinter says).
 
-Each module in PURE_MODULES is imported in a fresh interpreter and the
-interpreter's sys.modules is inspected. Add a module here when you create it;
-a listed module that does not exist is a failure, not a skip.
+The pure modules and the forbidden packages are read from the ``pure-core``
+contract of .importlinter, the one list (the Makefile's mypy run reads it
+too). Each module is imported in a fresh interpreter and the interpreter's
+sys.modules is inspected; a listed module that does not exist is a failure,
+not a skip.
 """
 
+import configparser
 import json
 import subprocess
 import sys
@@ -14,13 +17,17 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
-PURE_MODULES = [
-    "topology.hardware",
-    "recommender.engine",
-    "reservations.idle",
-]
+PURE_CORE = "importlinter:contract:pure-core"
 
-FORBIDDEN_TOP_LEVEL_PACKAGES = {"django", "rest_framework", "celery", "channels", "capacityweb"}
+
+def _contract_list(key: str) -> list[str]:
+    config = configparser.ConfigParser()
+    config.read(REPO_ROOT / ".importlinter", encoding="utf-8")
+    return config[PURE_CORE][key].split()
+
+
+PURE_MODULES = _contract_list("source_modules")
+FORBIDDEN_TOP_LEVEL_PACKAGES = set(_contract_list("forbidden_modules"))
 
 PROBE = """
 import importlib, json, pkgutil, sys
@@ -48,6 +55,13 @@ def imported_top_level_packages(module_name: str) -> set[str]:
 def test_it_imports_pure_module_without_frameworks(module_name: str) -> None:
     leaked = imported_top_level_packages(module_name) & FORBIDDEN_TOP_LEVEL_PACKAGES
     assert not leaked, f"{module_name} pulls in {sorted(leaked)}"
+
+
+def test_it_reads_every_pure_module_from_the_contract() -> None:
+    assert {"topology.hardware", "topology.kube", "recommender.engine", "reservations.idle"} <= set(
+        PURE_MODULES
+    )
+    assert {"django", "rest_framework", "celery", "channels"} <= FORBIDDEN_TOP_LEVEL_PACKAGES
 
 
 def test_it_detects_a_framework_import() -> None:

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from recommender.engine.placement import PlacementOptions, place
-from recommender.engine.workloads import pod_workload
+from recommender.engine.scheduler.placement import PlacementOptions, place
+from recommender.engine.scheduler.workloads import pod_workload
 from topology.hardware import Cluster, Pod
 from topology.trace import trace_nodes, trace_pods
 

@@ -2,7 +2,7 @@
 
 from datetime import UTC, datetime, timedelta
 
-from recommender.engine.state import ClusterState
+from recommender.engine.scheduler.state import ClusterState
 from reservations.idle import idle_gpu_hours, idle_reserved_gpus
 from topology.hardware import (
     Cluster,

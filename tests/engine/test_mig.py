@@ -105,7 +105,7 @@ def test_it_gives_partitions_their_share_of_gpu_memory():
 
 def _gpu_share_of(model: str, profile_name: str) -> int:
     """The GPU milli one partition of ``profile_name`` occupies, as the heatmap shows it."""
-    from recommender.engine.state import DeviceTake, NodeInfo, device_gpu_milli
+    from recommender.engine.scheduler.records import DeviceTake, NodeInfo, device_gpu_milli
     from topology.hardware import Gpu, Node
 
     counters, devices = partitionable_gpu("gpu-0", model)
@@ -153,7 +153,7 @@ def _mig_pod(name: str, node: str | None):  # type: ignore[no-untyped-def]
 
 
 def test_it_counts_mig_instances_taken_as_extended_resources_on_the_mig_mode_gpus() -> None:
-    from recommender.engine.state import ClusterState
+    from recommender.engine.scheduler.state import ClusterState
     from topology.hardware import Cluster
 
     pods = tuple(_mig_pod(f"p{i}", "mixed") for i in range(3))
@@ -166,7 +166,8 @@ def test_it_counts_mig_instances_taken_as_extended_resources_on_the_mig_mode_gpu
 
 
 def test_it_gives_mig_instances_back_exactly_on_release() -> None:
-    from recommender.engine.state import ClusterState, pod_allocation_base
+    from recommender.engine.scheduler.records import pod_allocation_base
+    from recommender.engine.scheduler.state import ClusterState
     from topology.hardware import Cluster
 
     bound = (_mig_pod("p0", "mixed"),)

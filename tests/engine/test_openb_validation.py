@@ -4,8 +4,8 @@ import csv
 import random
 from pathlib import Path
 
-from recommender.engine.placement import PlacementOptions, place
-from recommender.engine.workloads import pod_workload
+from recommender.engine.scheduler.placement import PlacementOptions, place
+from recommender.engine.scheduler.workloads import pod_workload
 from topology.hardware import Cluster
 from topology.trace import trace_nodes, trace_pods
 

@@ -1,8 +1,8 @@
 """Placement: Filter → Score → Bind on small hand-built clusters (no Django)."""
 
-from recommender.engine.placement import PlacementOptions, place, place_one
-from recommender.engine.state import ClusterState
-from recommender.engine.workloads import pending_workloads
+from recommender.engine.scheduler.placement import PlacementOptions, place, place_one
+from recommender.engine.scheduler.state import ClusterState
+from recommender.engine.scheduler.workloads import pending_workloads
 from topology.hardware import (
     Cluster,
     Device,

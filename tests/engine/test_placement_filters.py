@@ -2,11 +2,11 @@
 
 from datetime import UTC, datetime
 
-from recommender.engine.diagnosis import nodes_summary
-from recommender.engine.filters import FilterContext, run_filters
-from recommender.engine.placement import PlacementOptions, place
-from recommender.engine.state import ClusterState
-from recommender.engine.workloads import pending_workloads
+from recommender.engine.scheduler.diagnosis import nodes_summary
+from recommender.engine.scheduler.filters import FilterContext, run_filters
+from recommender.engine.scheduler.placement import PlacementOptions, place
+from recommender.engine.scheduler.state import ClusterState
+from recommender.engine.scheduler.workloads import pending_workloads
 from topology.hardware import (
     AttributeSelector,
     Cluster,

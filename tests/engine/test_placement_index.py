@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from recommender.engine.placement import PlacementOptions, place, place_unindexed
-from recommender.engine.workloads import Workload, pending_workloads, pod_workload
+from recommender.engine.scheduler.placement import PlacementOptions, place, place_unindexed
+from recommender.engine.scheduler.workloads import Workload, pending_workloads, pod_workload
 from topology.hardware import (
     Cluster,
     Device,

@@ -12,10 +12,10 @@ from typing import Any
 
 import yaml
 
-from recommender.engine.evaluate import Evaluation, evaluate
-from recommender.engine.report import recommendation_yaml, render_text
+from recommender.engine.evaluate.evaluation import Evaluation, evaluate, group_totals
+from recommender.engine.evaluate.report import group_yaml, recommendation_yaml, render_text
 from topology.files import read_objects
-from topology.hardware import NodeGroup
+from topology.hardware import Cluster, NodeGroup
 from topology.kube import parse_objects
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
@@ -47,7 +47,7 @@ def test_it_raises_min_size_to_the_current_size_plus_the_recommended_nodes() -> 
 def test_it_names_where_the_new_nodes_must_land_in_a_comment_not_in_the_patch() -> None:
     evaluation, groups = evaluated("topology-block")
     text = recommendation_yaml(evaluation.recommendations[0], evaluation, groups)
-    assert "# NodeGroup h100: from 4 to 6 nodes (+2) for ml/train\n" in text
+    assert "# NodeGroup h100: +2 nodes for ml/train (this card alone: from 4 to 6)\n" in text
     assert "# the new nodes must land in cloud.google.com/gce-topology-block=b1\n" in text
     assert "placement" not in documents(text)[0]["spec"]
 
@@ -91,13 +91,30 @@ def test_it_never_lowers_a_min_size_already_above_the_plan() -> None:
     assert documents(recommendation_yaml(rec, evaluation, higher))[0]["spec"] == {"minSize": 7}
 
 
-def test_it_counts_earlier_recommendations_of_the_same_group() -> None:
+def test_it_makes_each_card_of_a_group_its_own_delta() -> None:
+    # h100 has 4 nodes; one card adds 2 (b1), another 1 (b3): applied alone, each
+    # buys exactly its own nodes, whatever the order
     evaluation, groups = evaluated("topology-block")
     (rec,) = evaluation.recommendations
     other = replace(rec, count=1, placement={"cloud.google.com/gce-topology-block": "b3"})
     both = replace(evaluation, recommendations=(rec, other))
     first, second = (documents(recommendation_yaml(r, both, groups))[0] for r in (rec, other))
-    assert (first["spec"], second["spec"]) == ({"minSize": 6}, {"minSize": 7})
+    assert (first["spec"], second["spec"]) == ({"minSize": 6}, {"minSize": 5})
+
+
+def test_it_gives_one_apply_all_patch_per_group_correct_applied_once() -> None:
+    evaluation, groups = evaluated("topology-block")
+    (rec,) = evaluation.recommendations
+    other = replace(rec, count=1, placement={"cloud.google.com/gce-topology-block": "b3"})
+    recommended = (rec, other)
+    totals = group_totals(Cluster("c", node_groups=groups), recommended)
+    both = replace(evaluation, recommendations=recommended, group_totals=totals)
+    (total,) = totals
+    (patch,) = documents(group_yaml(total.to_json()))
+    assert patch["spec"] == {"minSize": 7}  # 4 + 2 + 1
+    report = render_text(both, groups)
+    assert "apply all for node group h100" in report
+    assert "from 4 to 7 nodes (+3)" in report
 
 
 def test_it_says_when_paid_reserved_capacity_is_started() -> None:
@@ -105,7 +122,8 @@ def test_it_says_when_paid_reserved_capacity_is_started() -> None:
     (rec,) = evaluation.recommendations
     text = recommendation_yaml(rec, evaluation, groups)
     # o1 is the group's one node; the reservation's paid node makes 2
-    assert "from 1 to 2 nodes (+1, paid by reservation team-a-paid)" in text
+    assert "+1 nodes, paid by reservation team-a-paid for" in text
+    assert "(this card alone: from 1 to 2)" in text
     assert documents(text)[0]["spec"] == {"minSize": 2}
 
 

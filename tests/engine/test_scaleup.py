@@ -2,9 +2,9 @@
 
 from datetime import UTC, datetime
 
-from recommender.engine.scaleup import scale_up
-from recommender.engine.state import ClusterState
-from recommender.engine.workloads import pending_workloads
+from recommender.engine.autoscaler.scale_up import scale_up
+from recommender.engine.scheduler.state import ClusterState
+from recommender.engine.scheduler.workloads import pending_workloads
 from topology.hardware import (
     Cluster,
     Device,

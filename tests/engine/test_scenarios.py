@@ -3,7 +3,8 @@ matches its hand-derived ``<name>.expected.yaml``.
 
 An expected file lists only what it asserts: per workload the keys given
 (plus ``reasonsContain``: substrings of its reasons), and the top-level
-``cluster``, ``recommendations``, ``idleReservations`` and ``cost`` exactly.
+``cluster``, ``recommendations``, ``idleReservations``, ``cost`` and
+``nodeGroupTotals`` exactly (each when the expected file gives it).
 """
 
 import json
@@ -14,13 +15,13 @@ from typing import Any
 import pytest
 import yaml
 
-from recommender.engine.evaluate import evaluate
+from recommender.engine.evaluate.evaluation import evaluate
 from topology.files import read_objects
 from topology.kube import parse_objects
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 EXPECTED_SUFFIX = ".expected.yaml"
-EXACT_KEYS = ("cluster", "recommendations", "idleReservations", "cost")
+EXACT_KEYS = ("cluster", "recommendations", "idleReservations", "cost", "nodeGroupTotals")
 
 
 def scenario_names() -> list[str]:

@@ -469,3 +469,18 @@ def test_it_pins_the_reservations_page_query_count(
 ) -> None:
     with django_assert_max_num_queries(14):
         assert signed_in.get(page_url(evaluation, "reservations")).status_code == 200
+
+
+def test_it_gives_each_card_its_own_delta_and_one_apply_all_block_per_group(
+    signed_in: Any, cluster: Any
+) -> None:
+    # h100 has no node; the plan adds 1 node in b1 and 1 in b3: two cards of +1
+    evaluation = ingest_and_evaluate(cluster, scenario_objects("topology-preferred-split"))
+    cards = list(evaluation.recommendations.all())
+    assert [next(yaml.safe_load_all(c.yaml))["spec"] for c in cards] == [{"minSize": 1}] * 2
+    content = html.unescape(signed_in.get(page_url(evaluation, "recommendations")).content.decode())
+    assert content.count('<span class="muted">(this card alone: from 0 to 1)</span>') == 2
+    assert "Apply all for node group h100" in content
+    block = content[content.index('data-node-group-total="h100"') :]
+    (patch,) = yaml.safe_load_all(block[block.index("# NodeGroup") : block.index("</code>")])
+    assert patch["spec"] == {"minSize": 2}

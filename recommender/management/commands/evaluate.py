@@ -17,8 +17,8 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
-from recommender.engine.evaluate import evaluate
-from recommender.engine.report import render_text
+from recommender.engine.evaluate.evaluation import evaluate
+from recommender.engine.evaluate.report import render_text
 from topology.files import read_objects
 from topology.hardware import ModelError
 from topology.kube import parse_objects

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from topology.hardware import WHOLE_GPU_MILLI, Pod
 
-from .state import DeviceTake, NodeAlloc, NodeInfo
+from .records import DeviceTake, NodeAlloc, NodeInfo
 
 MAX_SCORE = 100.0
 BESTFIT_MAX_CPU_MILLI = 128_000

@@ -11,10 +11,14 @@ The YAML of a recommendation comes from ONE function, ``recommendation_yaml``,
 used by this report and stored with the recommendation for the page and the
 API. It holds what an operator can apply:
 
-- a merge patch (RFC 7386) of the NodeGroup raising ``spec.minSize`` to the
-  size the plan needs (``spec.maxSize`` too, only when the plan goes past it);
-  a merge patch of ``placement`` would replace the group's whole list of
-  domains, so where the nodes must land is said in a comment instead;
+- a merge patch (RFC 7386) of the NodeGroup raising ``spec.minSize`` by this
+  recommendation's own nodes (``spec.maxSize`` too, only when that goes past
+  it): each card is self-contained, so applying one team's card buys exactly
+  its nodes; a merge patch sets an absolute size, so two cards of one group
+  do not add up: for that, ``group_yaml`` gives one "apply all" patch per
+  group, correct when applied once. A merge patch of ``placement`` would
+  replace the group's whole list of domains, so where the nodes must land is
+  said in a comment instead;
 - for each gang it serves, the alternative for clusters whose
   cluster-autoscaler runs ProvisioningRequest: an ``autoscaling.x-k8s.io/v1``
   ProvisioningRequest of class best-effort-atomic-scale-up, so the autoscaler
@@ -30,10 +34,10 @@ from typing import Any
 
 import yaml
 
-from recommender.engine.evaluate import Evaluation, Recommendation, WorkloadEvaluation
+from recommender.engine.evaluate.evaluation import Evaluation, Recommendation, WorkloadEvaluation
+from recommender.engine.evaluate.patches import size_patch
 from topology.hardware import NodeGroup
 
-NODE_GROUP_API_VERSION = "capacityweb.io/v1alpha1"
 PROVISIONING_API_VERSION = "autoscaling.x-k8s.io/v1"
 ATOMIC_CLASS = "best-effort-atomic-scale-up.autoscaling.x-k8s.io"
 CONSUME_ANNOTATION = "autoscaling.x-k8s.io/consume-provisioning-request"
@@ -85,9 +89,22 @@ def _pending(workloads: Iterable[WorkloadEvaluation]) -> str:
         lines += [f"    plan: {reason}" for reason in w.joint.reasons]
         if w.disagreements:
             lines.append(f"    naive autoscaler disagrees: {', '.join(w.disagreements)}")
+        if "never-scales" in w.disagreements:
+            lines.append(f"    never scales: {_waiting_text(w)}")
     if len(lines) == 1:
         lines.append("nothing is pending")
     return "\n".join(lines) + "\n"
+
+
+def _waiting_text(workload: WorkloadEvaluation) -> str:
+    """What the phantom capacity costs: the autoscaler adds nothing, the workload waits."""
+    waited = workload.waiting_gpu_hours
+    text = "the autoscaler adds nothing while it cannot run; "
+    text += "waited an unknown time" if waited is None else f"{waited} GPU-hours waited so far"
+    if workload.idle_member_gpus:
+        idle = workload.to_json()["idleMemberGpus"]
+        text += f"; its running members hold {idle} GPUs idle"
+    return text
 
 
 def _naive(evaluation: Evaluation) -> str:
@@ -122,6 +139,11 @@ def _what_to_do(evaluation: Evaluation, node_groups: tuple[NodeGroup, ...]) -> s
         )
         text = recommendation_yaml(rec, evaluation, node_groups)
         lines += [f"    {line}" if line else "" for line in text.rstrip().splitlines()]
+    for total in evaluation.group_totals:
+        if total.cards > 1:
+            lines.append(f"* apply all for node group {total.node_group}:")
+            text = group_yaml(total.to_json())
+            lines += [f"    {line}" if line else "" for line in text.rstrip().splitlines()]
     for w in evaluation.workloads:
         if w.joint.changes:
             lines.append(f"* {w.key}: " + "; ".join(w.joint.changes))
@@ -167,37 +189,42 @@ def recommendation_yaml(
 
 
 def planned_size(rec: Recommendation, evaluation: Evaluation) -> tuple[int, int]:
-    """(current size, size after this recommendation) of its node group.
-
-    Recommendations of one group count in order: the second one's size includes
-    the first one's nodes, so the patches applied in order (or only the last)
-    give the group every node the plan adds to it.
-    """
+    """(current size, size after this recommendation alone) of its node group."""
     current = evaluation.node_group_sizes.get(rec.node_group, 0)
-    added = 0
-    for other in evaluation.recommendations:
-        if other.node_group == rec.node_group:
-            added += other.count
-        if other == rec:
-            break
-    return current, current + added
+    return current, current + rec.count
+
+
+def group_added(evaluation: Evaluation, node_group: str) -> tuple[int, int]:
+    """(cards, nodes) that all recommendations of one group add together."""
+    counts = [r.count for r in evaluation.recommendations if r.node_group == node_group]
+    return len(counts), sum(counts)
 
 
 def node_group_patch(
     rec: Recommendation, evaluation: Evaluation, group: NodeGroup | None
 ) -> dict[str, Any]:
-    """The merge patch: ``minSize`` raised to the planned size (never lowered), and
-    ``maxSize`` only when the planned size is beyond it."""
+    """This card's merge patch: ``minSize`` raised by its own nodes (never lowered),
+    and ``maxSize`` only when that is beyond it."""
     _current, size = planned_size(rec, evaluation)
-    spec: dict[str, int] = {"minSize": max(size, group.min_size) if group else size}
-    if group is not None and size > group.max_size:
-        spec["maxSize"] = size
-    return {
-        "apiVersion": NODE_GROUP_API_VERSION,
-        "kind": "NodeGroup",
-        "metadata": {"name": rec.node_group},
-        "spec": spec,
-    }
+    if group is None:
+        return size_patch(rec.node_group, size, None, None)
+    return size_patch(rec.node_group, size, group.min_size, group.max_size)
+
+
+def group_yaml(total: Mapping[str, Any]) -> str:
+    """One "apply all" patch for every recommendation of a group, correct applied once.
+
+    ``total``: an entry of the evaluation JSON's ``nodeGroupTotals`` (the page
+    renders the stored JSON with this same function).
+    """
+    current, added = total["currentSize"], total["addNodes"]
+    comments = [
+        f"NodeGroup {total['nodeGroup']}, all {total['cards']} recommendations together: "
+        f"from {current} to {current + added} nodes (+{added})",
+        "apply this once INSTEAD of the cards' own patches (merge patches set a size,",
+        "they do not add up)",
+    ]
+    return _document(comments, total["patch"])
 
 
 def provisioning_request(workload: WorkloadEvaluation) -> dict[str, Any]:
@@ -220,11 +247,17 @@ def _node_group_document(
     current, size = planned_size(rec, evaluation)
     paid = f", paid by reservation {rec.reservation}" if rec.reservation else ""
     comments = [
-        f"NodeGroup {rec.node_group}: from {current} to {size} nodes (+{rec.count}{paid}) "
-        f"for {', '.join(rec.workloads)}",
+        f"NodeGroup {rec.node_group}: +{rec.count} nodes{paid} for {', '.join(rec.workloads)} "
+        f"(this card alone: from {current} to {size})",
         "merge patch (RFC 7386): the raised minSize makes the group grow now;",
         "lower it again once the work is done",
     ]
+    cards, added = group_added(evaluation, rec.node_group)
+    if cards > 1:
+        comments.append(
+            f"with the other {cards - 1} card(s) of {rec.node_group} (+{added} in all), "
+            "apply the group's apply-all patch instead"
+        )
     if rec.placement:
         comments.append(f"the new nodes must land in {_labels_text(rec.placement)}")
     return _document(comments, node_group_patch(rec, evaluation, group))

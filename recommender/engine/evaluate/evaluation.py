@@ -23,25 +23,26 @@ from datetime import datetime
 from typing import Any
 
 from recommender.engine import costs
-from recommender.engine.evaluate_classes import disagreements
-from recommender.engine.fragmentation import fragmentation
-from recommender.engine.heatmap import HeatCell, heatmap_cells
-from recommender.engine.placement import place, prepare
-from recommender.engine.scaleup import (
+from recommender.engine.autoscaler.plan import (
     JOINT,
     NAIVE,
     NodeAddition,
     ScaleUpPlan,
     WorkloadPlan,
     options_for,
-    scale_up,
     workload_gpu_milli,
     workload_mix,
 )
-from recommender.engine.state import ClusterState
-from recommender.engine.workloads import Workload, pending_workloads
+from recommender.engine.autoscaler.scale_up import scale_up
+from recommender.engine.evaluate.classes import disagreements
+from recommender.engine.evaluate.fragmentation import fragmentation
+from recommender.engine.evaluate.heatmap import HeatCell, heatmap_cells
+from recommender.engine.evaluate.patches import size_patch
+from recommender.engine.scheduler.placement import place, prepare
+from recommender.engine.scheduler.state import ClusterState
+from recommender.engine.scheduler.workloads import Workload, pending_workloads, pod_gpu_milli
 from reservations.idle import idle_reserved_gpus
-from topology.hardware import Cluster
+from topology.hardware import WHOLE_GPU_MILLI, Cluster
 
 SCHEMA_VERSION = 1
 
@@ -57,6 +58,10 @@ class WorkloadEvaluation:
     disagreements: tuple[str, ...]
     diagnosis: str
     gang_reason: str | None
+    # what waiting costs: GPU-hours since the pods were created (None: a creation
+    # time is unknown), and GPUs that already-running members of the gang hold idle
+    waiting_gpu_hours: float | None = None
+    idle_member_gpus: float = 0
 
     def to_json(self) -> dict[str, Any]:
         gpus = self.gpu_milli / 1000
@@ -77,7 +82,13 @@ class WorkloadEvaluation:
                 "reservations": sorted(self.joint.reservations),
             },
             "disagreements": list(self.disagreements),
+            "waitingGpuHours": self.waiting_gpu_hours,
+            "idleMemberGpus": _whole_if_integer(self.idle_member_gpus),
         }
+
+
+def _whole_if_integer(value: float) -> float:
+    return int(value) if float(value).is_integer() else value
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +107,28 @@ class Recommendation:
             "placement": dict(sorted(self.placement.items())),
             "costPerHour": self.cost_per_hour,
             "workloads": list(self.workloads),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class GroupTotal:
+    """All recommendations of one node group together, and the one patch that applies them."""
+
+    node_group: str
+    cards: int
+    current_size: int
+    add_nodes: int
+    cost_per_hour: float
+    patch: Mapping[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "nodeGroup": self.node_group,
+            "cards": self.cards,
+            "currentSize": self.current_size,
+            "addNodes": self.add_nodes,
+            "costPerHour": self.cost_per_hour,
+            "patch": dict(self.patch),
         }
 
 
@@ -126,6 +159,7 @@ class Evaluation:
     fragmentation_nodes: Mapping[str, int]
     fragmentation_domains: Mapping[str, int]
     node_group_sizes: Mapping[str, int]  # current size per group (for the size patch)
+    group_totals: tuple[GroupTotal, ...] = ()
 
     @property
     def gpus_idle_reserved(self) -> int:
@@ -148,6 +182,7 @@ class Evaluation:
             "workloads": [w.to_json() for w in self.workloads],
             "recommendations": [r.to_json() for r in self.recommendations],
             "idleReservations": [r.to_json() for r in self.idle_reservations],
+            "nodeGroupTotals": [t.to_json() for t in self.group_totals],
             "cost": {
                 "naivePerHour": self.naive_plan.cost_per_hour,
                 "jointPerHour": self.joint_per_hour,
@@ -179,6 +214,7 @@ def evaluate(cluster: Cluster, *, at: datetime, policy: str = "default") -> Eval
         _workload_evaluation(cluster, w, naive, joint, diagnoses.get(w.key), at, policy)
         for w in sorted(pending, key=_name_order)
     )
+    recommended = recommendations(joint.additions)
     return Evaluation(
         cluster_name=cluster.name,
         at=at,
@@ -186,7 +222,7 @@ def evaluate(cluster: Cluster, *, at: datetime, policy: str = "default") -> Eval
         gpus=cluster.gpu_count,
         gpus_allocated=_allocated_gpus(cluster, state),
         workloads=workloads,
-        recommendations=recommendations(joint.additions),
+        recommendations=recommended,
         idle_reservations=_idle_reservations(cluster, state, at),
         naive_plan=naive,
         joint_plan=joint,
@@ -194,7 +230,33 @@ def evaluate(cluster: Cluster, *, at: datetime, policy: str = "default") -> Eval
         fragmentation_nodes=per_node,
         fragmentation_domains=per_domain,
         node_group_sizes={g.name: g.current_size for g in cluster.node_groups},
+        group_totals=group_totals(cluster, recommended),
     )
+
+
+def group_totals(
+    cluster: Cluster, recommended: tuple[Recommendation, ...]
+) -> tuple[GroupTotal, ...]:
+    """Per node group with recommendations: their nodes added up, and the size patch."""
+    groups = {g.name: g for g in cluster.node_groups}
+    totals = []
+    for name in sorted({r.node_group for r in recommended}):
+        mine = [r for r in recommended if r.node_group == name]
+        group = groups.get(name)
+        current = group.current_size if group else 0
+        added = sum(r.count for r in mine)
+        bounds = (group.min_size, group.max_size) if group else (None, None)
+        totals.append(
+            GroupTotal(
+                node_group=name,
+                cards=len(mine),
+                current_size=current,
+                add_nodes=added,
+                cost_per_hour=costs.round_money(sum(r.cost_per_hour for r in mine)),
+                patch=size_patch(name, current + added, *bounds),
+            )
+        )
+    return tuple(totals)
 
 
 def _name_order(workload: Workload) -> tuple[str, str]:
@@ -222,7 +284,31 @@ def _workload_evaluation(
         disagreements=disagreements(cluster, workload, naive_plan, joint_plan, at, policy),
         diagnosis=diagnosis.summary if diagnosis is not None else "schedulable now",
         gang_reason=diagnosis.gang_reason if diagnosis is not None else None,
+        waiting_gpu_hours=waiting_gpu_hours(workload, at),
+        idle_member_gpus=idle_member_gpus(cluster, workload),
     )
+
+
+def waiting_gpu_hours(workload: Workload, at: datetime) -> float | None:
+    """GPU-hours the workload's pending pods have waited since their creation.
+
+    None when any pod's creation time is unknown (0): unknown is not zero.
+    """
+    if any(p.arrival <= 0 for p in workload.pods):
+        return None
+    now = at.timestamp()
+    milli_seconds = sum(pod_gpu_milli(p) * max(0.0, now - p.arrival) for p in workload.pods)
+    return round(milli_seconds / WHOLE_GPU_MILLI / 3600, 2)
+
+
+def idle_member_gpus(cluster: Cluster, workload: Workload) -> float:
+    """GPUs held by a gang's members that already run while the rest cannot start."""
+    if workload.kind != "gang":
+        return 0
+    held = sum(
+        pod_gpu_milli(p) for p in cluster.pods if p.gang == workload.key and p.node_name is not None
+    )
+    return held / WHOLE_GPU_MILLI
 
 
 def _allocated_gpus(cluster: Cluster, state: ClusterState) -> int:

@@ -21,7 +21,7 @@ from topology.hardware import (
     Pod,
 )
 
-from .state import GPU_MILLI, Allocation, DeviceTake, NodeAlloc, NodeInfo, pod_allocation_base
+from .records import GPU_MILLI, Allocation, DeviceTake, NodeAlloc, NodeInfo, pod_allocation_base
 
 INSUFFICIENT_GPU = "Insufficient nvidia.com/gpu"
 INSUFFICIENT_SHARE = "Insufficient nvidia.com/gpu share"

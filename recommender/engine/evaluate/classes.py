@@ -1,7 +1,19 @@
 """Why the naive autoscaler and the joint plan disagree about one workload.
 
-Each class names the mistake a count-based, pod-by-pod autoscaler makes, and
-is only raised when it shows (no false alarms when both agree):
+The disagreement is one of belief. The modelled autoscaler believes one of
+three things about a pending workload: "it will run" (cluster-autoscaler's
+filter-out-schedulable found room on existing or upcoming nodes, so it adds
+nothing: ``core/podlistprocessor/filter_out_schedulable.go``), "nodes X will
+make it run" (a scale-up), or "nothing can help" (no group's template fits:
+``NotTriggerScaleUp``). Whenever that belief differs from what the scheduler
+simulation finds, the workload is in disagreement.
+
+The outcome ``never-scales`` is the phantom-capacity case: the autoscaler adds
+nothing for the workload (it believes it fits, or rides on nodes bought for
+another, or that nothing can help while the joint plan finds a way) and the
+scheduler still cannot place it, so it waits for ever. The other classes name
+the cause, the mistake a count-based, pod-by-pod autoscaler makes, and are only
+raised when it shows (no false alarms when both agree):
 
 - ``reservation``: naive buys while the joint plan reuses an owned reservation
   (idle reserved nodes, or paid capacity not yet started);
@@ -21,14 +33,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 
-from recommender.engine.scaleup import (
+from recommender.engine.autoscaler.plan import (
+    BLOCKED,
     RUNS_AFTER_SCALE_UP,
     USES_RESERVATION,
     WorkloadPlan,
     lone_node_rejection,
     new_node,
 )
-from recommender.engine.workloads import Workload
+from recommender.engine.scheduler.workloads import Workload
 from topology.hardware import AttributeSelector, Cluster, DeviceClass, Pod
 from topology.mig import MIG_RESOURCE_PREFIX
 
@@ -70,11 +83,17 @@ def disagreements(
     at: datetime,
     policy: str,
 ) -> tuple[str, ...]:
-    """The disagreement classes of one workload, in the contract's order."""
+    """The disagreement classes of one workload, in the contract's order.
+
+    ``failed``: naive believed its nodes, or the room it counted, would make the
+    workload run, and the scheduler still cannot place it afterwards.
+    """
     bought = bool(naive.add_nodes)
-    failed = bought and not naive.schedulable_after
+    failed = not naive.schedulable_after and (bought or naive.verdict != BLOCKED)
     sharing = any(uses_sharing(cluster, p) for p in workload.pods)
     classes = []
+    if never_scales(naive, joint):
+        classes.append("never-scales")
     if bought and joint.verdict == USES_RESERVATION:
         classes.append("reservation")
     if failed and workload.required_topology is not None:
@@ -86,6 +105,19 @@ def disagreements(
     if failed and not sharing and _template_rejects(cluster, workload, naive, at, policy):
         classes.append("device-model")
     return tuple(classes)
+
+
+def never_scales(naive: WorkloadPlan, joint: WorkloadPlan) -> bool:
+    """The autoscaler adds nothing for a workload the scheduler cannot place.
+
+    Either naive believes it runs (it fits existing or upcoming nodes by
+    cluster-autoscaler's own simulation, or rides on nodes bought for another
+    workload), or naive believes nothing can help while the joint plan finds a
+    way. When both say nothing can help, they agree: no disagreement.
+    """
+    if naive.add_nodes or naive.schedulable_after:
+        return False
+    return naive.verdict != BLOCKED or joint.verdict in (RUNS_AFTER_SCALE_UP, USES_RESERVATION)
 
 
 def _sharing_mismatch(cluster: Cluster, naive: WorkloadPlan, joint: WorkloadPlan) -> bool:

@@ -3,6 +3,10 @@
 What it does, deliberately, because this is what capacityweb measures:
 
 - pod by pod, in scheduling order; a gang is just its pods;
+- expendable pods (priority below ``--expendable-pods-priority-cutoff``,
+  default -10) never trigger a scale-up
+  (``core/podlistprocessor/filter_out_expendable.go``, ``core/utils``'s
+  ``FilterOutExpendableAndSplit``);
 - a pod that the real scheduler can put on an existing node triggers nothing;
 - otherwise a pod fits an already-planned new node, or a group whose template
   *counts* cover it (cpu, memory, pods, extended resources, GPU count, DRA
@@ -24,8 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from recommender.engine import costs
-from recommender.engine.placement import Placer, place
-from recommender.engine.scaleup import (
+from recommender.engine.autoscaler.plan import (
     BLOCKED,
     NAIVE,
     RUNS_NOW,
@@ -39,11 +42,14 @@ from recommender.engine.scaleup import (
     without_topology,
     workload_mix,
 )
-from recommender.engine.state import ClusterState
-from recommender.engine.workloads import Workload
+from recommender.engine.scheduler.placement import Placer, place
+from recommender.engine.scheduler.state import ClusterState
+from recommender.engine.scheduler.workloads import Workload
 from topology.hardware import HOSTNAME_LABEL, Cluster, DeviceClass, Node, NodeGroup, Pod
 
 SCALE_UP = "scale_up"
+# cluster-autoscaler's --expendable-pods-priority-cutoff default (main.go flags)
+EXPENDABLE_PODS_PRIORITY_CUTOFF = -10
 CPU, MEMORY, PODS, GPUS = "cpu", "memory", "pods", "gpus"
 
 
@@ -187,6 +193,14 @@ class NaivePlanner:
         return self.ledger
 
     def decide_pod(self, workload: Workload, pod: Pod) -> None:
+        if pod.priority < EXPENDABLE_PODS_PRIORITY_CUTOFF:
+            self.ledger.needs_new[workload.key] = True
+            self.ledger.reasons[workload.key].append(
+                f"pod {pod.name}: expendable (priority {pod.priority} is below "
+                f"--expendable-pods-priority-cutoff {EXPENDABLE_PODS_PRIORITY_CUTOFF}): "
+                "cluster-autoscaler never scales up for it"
+            )
+            return
         shape = pod_shape(pod)
         if shape not in self.no_room:
             if self.placer.place_one(without_topology(pod)).placed:

@@ -1,25 +1,20 @@
-"""The autoscaler simulation: what would be added, naive and joint.
+"""Where new nodes could come from, and the cheapest way to run a workload with them.
 
-Two modes over the same model and the same scheduler simulation:
-
-- ``naive`` is cluster-autoscaler without ProvisioningRequest. Pod by pod,
-  it asks "does a template's allocatable *count* cover this pod?", picks a
-  group with the least-waste expander, and never looks at gangs, GPU models,
-  partitions, shares, reservations or where the new node lands. Only after
-  deciding do we ask the real scheduler what actually runs on the result:
-  whatever does not, and every added GPU nobody uses, is stranded.
-- ``joint`` asks the scheduler first. Per workload, in priority order::
-
-      existing nodes ──► idle owned reservations ──► paid, unprovisioned
-      reserved nodes ──► cheapest node-group option in a concrete domain
-      ──► blocked, with the reason
-
-  Every step is a call to the SAME ``place_one``; the state is carried
-  forward so the second gang sees what the first one took.
+A ``Slot`` is one node group's placement domain (optionally a reservation's
+paid, unprovisioned capacity); an ``Option`` is new nodes from one or more
+slots under which the whole workload runs, found by asking the SAME
+``place_one`` as the scheduler simulation.
 
 The search is bounded: per (group, placement domain) one probe at the largest
 count the domain allows, then a binary search for the smallest count that
-works; options that cannot beat the best price so far are never probed.
+works; options that cannot beat the best price so far are never probed::
+
+    purchase slots, cheapest node first ──► GPU-arithmetic lower bound
+    ──► gallop up (low, 2·low, … room) ──► binary search down ──► Option
+
+``OptionSearch`` carries what the search reads and the joint plan writes (the
+state, slots used, names taken); ``joint.JointPlanner`` extends it with the
+per-workload decisions, ``mixed`` and ``explain`` read it.
 
 Pure: no Django, no I/O, no clock (``at`` is passed in).
 """
@@ -27,21 +22,29 @@ Pure: no Django, no I/O, no clock (``at`` is passed in).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from recommender.engine import costs
-from recommender.engine.placement import (
+from recommender.engine.autoscaler.plan import (
+    NodeAddition,
+    lone_node_rejection,
+    new_node,
+    options_for,
+    pod_shape,
+    unique_name,
+    workload_gpu_milli,
+)
+from recommender.engine.scheduler.placement import (
     PlacementOptions,
     WorkloadOutcome,
     nodes_matching,
     place_one,
 )
-from recommender.engine.state import ClusterState
-from recommender.engine.workloads import Workload, _pod_gpu_milli, pod_workload
+from recommender.engine.scheduler.state import ClusterState
+from recommender.engine.scheduler.workloads import Workload, pod_gpu_milli
 from reservations.idle import reserved_nodes
 from topology.hardware import (
-    HOSTNAME_LABEL,
     WHOLE_GPU_MILLI,
     Cluster,
     Node,
@@ -52,168 +55,7 @@ from topology.hardware import (
     Taint,
 )
 
-NAIVE = "naive"
-JOINT = "joint"
 RESERVATION_TAINT_KEY = "capacityweb.io/reservation"
-
-RUNS_NOW = "runs_now"
-USES_RESERVATION = "uses_reservation"
-RUNS_AFTER_SCALE_UP = "runs_after_scale_up"
-BLOCKED = "blocked"
-
-
-@dataclass(frozen=True, slots=True)
-class NodeAddition:
-    """New nodes of one group in one placement domain, bought for some workloads.
-
-    ``reservation`` names the reservation whose paid capacity these nodes
-    provision (their cost is then already paid: ``cost_per_hour`` 0).
-    """
-
-    node_group: str
-    count: int
-    placement: Mapping[str, str]
-    node_names: tuple[str, ...]
-    workloads: tuple[str, ...]
-    cost_per_hour: float
-    reservation: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class WorkloadPlan:
-    """One workload's outcome under one mode."""
-
-    workload: str
-    verdict: str
-    add_nodes: Mapping[str, int] = field(default_factory=dict)
-    reservations: tuple[str, ...] = ()
-    reasons: tuple[str, ...] = ()
-    schedulable_after: bool = False
-    stranded_gpus: int = 0
-    changes: tuple[str, ...] = ()  # what to apply to the workload (tolerations, selectors)
-
-
-@dataclass(frozen=True, slots=True)
-class ScaleUpPlan:
-    mode: str
-    additions: tuple[NodeAddition, ...]
-    outcomes: Mapping[str, WorkloadPlan]
-    cost_per_hour: float
-    stranded_gpus: int = 0
-    stranded_per_hour: float = 0.0
-
-
-def scale_up(
-    cluster: Cluster,
-    pending: Sequence[Workload],
-    *,
-    state: ClusterState,
-    mode: str,
-    at: datetime,
-    policy: str = "default",
-) -> ScaleUpPlan:
-    """What ``mode`` would add for ``pending``; never mutates ``state``."""
-    if mode == NAIVE:
-        from recommender.engine.scaleup_naive import naive_scale_up
-
-        return naive_scale_up(cluster, pending, state=state, at=at, policy=policy)
-    if mode == JOINT:
-        return JointPlanner(cluster, state.copy(), at, policy).plan(pending)
-    raise ValueError(f"unknown scale-up mode {mode!r}")
-
-
-# --- shared helpers ---------------------------------------------------------------
-
-
-def new_node(group: NodeGroup, placement: Mapping[str, str], name: str) -> Node:
-    """A template node made concrete: its name, its domain labels, its group and price."""
-    labels = {**group.template.labels, **placement, HOSTNAME_LABEL: name}
-    return replace(
-        group.template,
-        name=name,
-        labels=labels,
-        node_group=group.name,
-        price_per_node_hour=group.price_per_node_hour,
-    )
-
-
-def unique_name(base: str, taken: set[str]) -> str:
-    """``base`` or ``base-2``, ``base-3``…: never collides with an existing node."""
-    name, suffix = base, 1
-    while name in taken:
-        suffix += 1
-        name = f"{base}-{suffix}"
-    taken.add(name)
-    return name
-
-
-def options_for(
-    policy: str,
-    at: datetime,
-    grants: Mapping[str, frozenset[str]] | None = None,
-    mix: tuple[Pod, ...] = (),
-) -> PlacementOptions:
-    """``mix``: the pods FGD expects (the evaluation's pending pods), one for every call."""
-    return PlacementOptions(
-        policy=policy, reservation_grants=dict(grants or {}), at=at, workload_mix=mix
-    )
-
-
-def workload_mix(pending: Sequence[Workload]) -> tuple[Pod, ...]:
-    """The pending pods, in order: the expected workload every pass scores against."""
-    return tuple(p for w in pending for p in w.pods)
-
-
-def without_topology(pod: Pod) -> Workload:
-    """A pod as a lone workload, topology and gang ignored (how a pod-by-pod autoscaler sees it)."""
-    return replace(pod_workload(pod), required_topology=None, preferred_topology=None)
-
-
-def gpus_text(gpu_milli: int) -> str:
-    """GPU counts for humans: whole where whole (16), else to a tenth (2.5)."""
-    if gpu_milli % WHOLE_GPU_MILLI == 0:
-        return str(gpu_milli // WHOLE_GPU_MILLI)
-    return f"{gpu_milli / WHOLE_GPU_MILLI:.1f}"
-
-
-def workload_gpu_milli(workload: Workload) -> int:
-    return round(workload.gpus * WHOLE_GPU_MILLI)
-
-
-def lone_node_rejection(
-    cluster: Cluster, node: Node, pod: Pod, policy: str, at: datetime
-) -> str | None:
-    """Why the real scheduler would refuse ``pod`` on an empty ``node`` (None: it fits).
-
-    This is how a template is judged: not by counts but by the same filters
-    that will judge the real node, on a one-node state (of a one-node cluster
-    with the same topology and device classes; no reservations, as a new node
-    is never a reserved one).
-    """
-    alone = replace(cluster, nodes=(node,), pods=(), gangs=(), reservations=())
-    state = ClusterState.from_cluster(alone)
-    outcome = place_one(alone, without_topology(pod), state, options_for(policy, at))
-    if outcome.placed:
-        return None
-    return outcome.diagnosis.summary if outcome.diagnosis else "does not fit"
-
-
-def pod_shape(pod: Pod) -> str:
-    """A key equal for pods the scheduler cannot tell apart (names aside)."""
-    return repr(
-        (
-            pod.namespace,
-            pod.requests,
-            pod.gpu,
-            pod.claims,
-            sorted(pod.node_selector.items()),
-            pod.affinity,
-            pod.tolerations,
-        )
-    )
-
-
-# --- joint ---------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,7 +74,7 @@ class Option:
     """One way to run a workload with new nodes: cheapest wins, then fewest nodes, then order.
 
     ``parts``: how many new nodes from which slot, usually one slot; several
-    when no single slot can host the whole workload (``scaleup_mixed``).
+    when no single slot can host the whole workload (``mixed``).
     ``nodes`` holds them part by part.
     """
 
@@ -251,8 +93,9 @@ class Option:
         return self.parts[0][0]
 
 
-class JointPlanner:
-    """Carries the state, the slots used and the names taken across workloads."""
+class OptionSearch:
+    """The joint plan's ledger (state, slots used, names taken, reservations) and the
+    search for options over it; ``joint.JointPlanner`` decides with it."""
 
     def __init__(self, cluster: Cluster, state: ClusterState, at: datetime, policy: str) -> None:
         self.cluster = cluster
@@ -278,51 +121,6 @@ class JointPlanner:
         self.candidates: list[str] = []
         self.mix: tuple[Pod, ...] = ()
 
-    def plan(self, pending: Sequence[Workload]) -> ScaleUpPlan:
-        self.mix = workload_mix(pending)
-        outcomes = {w.key: self.plan_one(w) for w in pending}
-        total = costs.round_money(sum(a.cost_per_hour for a in self.additions))
-        return ScaleUpPlan(JOINT, tuple(self.additions), outcomes, total)
-
-    def plan_one(self, workload: Workload) -> WorkloadPlan:
-        outcome = place_one(self.cluster, workload, self.state, self.options({}), diagnose=False)
-        if outcome.placed:
-            riding = self.ride_additions(workload, outcome)
-            if riding:
-                return self.riding_plan(workload, outcome, riding)
-            return self.placed_plan(workload, outcome, RUNS_NOW, ())
-        grants = self.grants(workload.namespace)
-        if grants:
-            outcome = place_one(
-                self.cluster, workload, self.state, self.options(grants), diagnose=False
-            )
-            if outcome.placed:
-                return self.placed_plan(workload, outcome, USES_RESERVATION, ())
-        option = self.best_option(workload)
-        if option is None:
-            return WorkloadPlan(workload.key, BLOCKED, reasons=self.blocked_reasons(workload))
-        return self.take(workload, option)
-
-    def best_option(self, workload: Workload) -> Option | None:
-        """Reserved capacity first, then the cheapest purchase; confirmed on the full state.
-
-        Should the full state disagree with the probe (a greedy choice among
-        more nodes), the search is repeated on full-state probes.
-        """
-        self.candidates_for = None
-        for restrict in (True, False):
-            self.restrict_probes = restrict
-            option = (
-                self.cheapest_reserved_option(workload)
-                or self.cheapest_option(workload)
-                or self.mixed_option(workload)
-            )
-            if option is None:
-                return None
-            if (confirmed := self.confirmed(workload, option)) is not None:
-                return confirmed
-        return None
-
     # -- reservations
 
     def owned(self, namespace: str) -> tuple[Reservation, ...]:
@@ -335,77 +133,6 @@ class JointPlanner:
 
     def options(self, grants: Mapping[str, frozenset[str]]) -> PlacementOptions:
         return options_for(self.policy, self.at, grants, self.mix)
-
-    def used_reservations(self, outcome: WorkloadOutcome) -> tuple[str, ...]:
-        bound = {b.node for b in outcome.bindings}
-        return tuple(
-            r.name
-            for r in self.active
-            if bound & {*self.reserved[r.name], *self.provisioned.get(r.name, [])}
-        )
-
-    def changes(self, workload: Workload, outcome: WorkloadOutcome) -> tuple[str, ...]:
-        """What the pods must carry to land where the plan puts them (tolerations, selectors)."""
-        changes: set[str] = set()
-        pods = {p.key: p for p in workload.pods}
-        for binding in outcome.bindings:
-            pod = pods.get(binding.pod)
-            node = self.state.node(binding.node)
-            for taint in node.taints:
-                if pod is not None and not _tolerated(pod, taint):
-                    changes.add(f"add toleration {_taint_text(taint)}")
-        for name in self.used_reservations(outcome):
-            reservation = next(r for r in self.active if r.name == name)
-            if reservation.node_selector:
-                selector = ",".join(
-                    f"{k}={v}" for k, v in sorted(reservation.node_selector.items())
-                )
-                changes.add(f"add nodeSelector {selector}")
-        return tuple(sorted(changes))
-
-    def ride_additions(self, workload: Workload, outcome: WorkloadOutcome) -> list[NodeAddition]:
-        """The additions (bought for earlier workloads) this workload's pods land on.
-
-        State carries forward, so a later workload may fit in room left on nodes
-        the plan adds for an earlier one: it does not run now, it runs once those
-        nodes exist, and the addition then serves it too.
-        """
-        bound = {b.node for b in outcome.bindings}
-        riding = []
-        for index, addition in enumerate(self.additions):
-            if bound & set(addition.node_names):
-                addition = replace(addition, workloads=(*addition.workloads, workload.key))
-                self.additions[index] = addition
-                riding.append(addition)
-        return riding
-
-    def riding_plan(
-        self, workload: Workload, outcome: WorkloadOutcome, riding: list[NodeAddition]
-    ) -> WorkloadPlan:
-        paid = any(a.reservation is not None for a in riding)
-        verdict = USES_RESERVATION if paid else RUNS_AFTER_SCALE_UP
-        reasons = tuple(
-            f"fits on the {a.node_group} node(s) added for {a.workloads[0]}" for a in riding
-        )
-        return self.placed_plan(workload, outcome, verdict, reasons)
-
-    def placed_plan(
-        self, workload: Workload, outcome: WorkloadOutcome, verdict: str, reasons: tuple[str, ...]
-    ) -> WorkloadPlan:
-        used = self.used_reservations(outcome)
-        if verdict == RUNS_NOW:
-            changes: tuple[str, ...] = ()
-        else:
-            changes = self.changes(workload, outcome)
-            reasons = (*reasons, *(f"reuse idle reservation {name}" for name in used), *changes)
-        return WorkloadPlan(
-            workload.key,
-            verdict,
-            reservations=used,
-            reasons=reasons,
-            schedulable_after=True,
-            changes=changes,
-        )
 
     # -- node-group options
 
@@ -455,7 +182,7 @@ class JointPlanner:
             if room < low or (best and low * group.price_per_node_hour >= best.cost_per_hour):
                 continue
             option = self.search(workload, slot, room, grants, low, best)
-            if option and (best is None or _better(option, best)):
+            if option and (best is None or better(option, best)):
                 best = option
             searched.add(group.name)
         return best
@@ -474,11 +201,6 @@ class JointPlanner:
                 room = min(self.room(group, index, placement), self.most_nodes(workload, group))
                 yield Slot(group, index, placement, order), room
 
-    def mixed_option(self, workload: Workload) -> Option | None:
-        from recommender.engine.scaleup_mixed import mixed_option
-
-        return mixed_option(self, workload)
-
     def lands_in_a_domain(
         self, workload: Workload, group: NodeGroup, placement: NodePlacement
     ) -> bool:
@@ -490,7 +212,7 @@ class JointPlanner:
 
     def most_nodes(self, workload: Workload, group: NodeGroup) -> int:
         """Upper bound: enough new nodes to host every member on new nodes alone."""
-        per_pod = _uniform_whole_gpus(workload)
+        per_pod = uniform_whole_gpus(workload)
         if per_pod and group.template.gpu_count >= per_pod:
             return -(-len(workload.pods) // (group.template.gpu_count // per_pod))
         return len(workload.pods)
@@ -502,7 +224,7 @@ class JointPlanner:
         """Free whole GPUs and free GPU milli of candidate nodes per domain of the
         required level (None: the whole cluster): ``[free milli, members that fit]``."""
         key = self.domain_key(workload)
-        per_pod = _uniform_whole_gpus(workload)
+        per_pod = uniform_whole_gpus(workload)
         free: dict[str | None, list[int]] = {}
         for name in self.candidate_names(workload):
             domain = self.state.node(name).labels.get(key) if key else None
@@ -528,7 +250,7 @@ class JointPlanner:
         key = self.domain_key(workload)
         domain = (placement.labels.get(key) or group.template.labels.get(key)) if key else None
         free_milli, members_fitting = free.get(domain, [0, 0])
-        per_pod = _uniform_whole_gpus(workload)
+        per_pod = uniform_whole_gpus(workload)
         if per_pod:
             per_node = group.template.gpu_count // per_pod
             missing = workload.min_member - members_fitting
@@ -555,7 +277,7 @@ class JointPlanner:
                     continue
                 slot = Slot(group, index, placement, order, reservation.name)
                 option = self.search(workload, slot, room, self.grants(workload.namespace))
-                if option and (best is None or _better(option, best)):
+                if option and (best is None or better(option, best)):
                     best = option
         return best
 
@@ -629,7 +351,7 @@ class JointPlanner:
         outcome = place_one(self.cluster, workload, state, self.options(grants), diagnose=False)
         if not outcome.placed:
             return None
-        cost = sum(_part_cost(slot, count) for slot, count in parts)
+        cost = sum(part_cost(slot, count) for slot, count in parts)
         return Option(costs.round_money(cost), parts, nodes, state, outcome)
 
     def probe_state(self, workload: Workload, slot: Slot) -> ClusterState:
@@ -651,7 +373,7 @@ class JointPlanner:
         and enough GPU is free for the smallest member (cached per workload)."""
         if self.candidates_for == workload.key:
             return self.candidates
-        least_milli = min(_pod_gpu_milli(p) for p in workload.pods)
+        least_milli = min(pod_gpu_milli(p) for p in workload.pods)
         names = nodes_matching(self.cluster, self.state, _common_selector(workload))
         if least_milli > 0:
             alloc = self.state.alloc
@@ -680,70 +402,6 @@ class JointPlanner:
         taint = Taint(RESERVATION_TAINT_KEY, reservation, "NoSchedule")
         return replace(node, taints=(*node.taints, taint))
 
-    def take(self, workload: Workload, option: Option) -> WorkloadPlan:
-        self.state = option.state
-        self.taken_names.update(n.name for n in option.nodes)
-        start = 0
-        for slot, count in option.parts:
-            names = tuple(n.name for n in option.nodes[start : start + count])
-            start += count
-            group = slot.group.name
-            self.added_per_group[group] = self.added_per_group.get(group, 0) + count
-            key = (group, slot.index)
-            self.added_per_slot[key] = self.added_per_slot.get(key, 0) + count
-            if slot.reservation is not None:
-                used = self.reservation_nodes_used.get(slot.reservation, 0)
-                self.reservation_nodes_used[slot.reservation] = used + count
-                self.provisioned.setdefault(slot.reservation, []).extend(names)
-            self.additions.append(
-                NodeAddition(
-                    group,
-                    count,
-                    dict(slot.placement.labels),
-                    names,
-                    (workload.key,),
-                    _part_cost(slot, count),
-                    slot.reservation,
-                )
-            )
-        return self.option_plan(workload, option)
-
-    def option_plan(self, workload: Workload, option: Option) -> WorkloadPlan:
-        used = self.used_reservations(option.outcome)
-        reasons = []
-        add_nodes: dict[str, int] = {}
-        for slot, count in option.parts:
-            where = _placement_text(slot.placement.labels)
-            add_nodes[slot.group.name] = add_nodes.get(slot.group.name, 0) + count
-            if slot.reservation is not None:
-                reasons.append(
-                    f"provision {count} paid node(s) of reservation {slot.reservation} "
-                    f"in group {slot.group.name}{where} (no extra cost)"
-                )
-            else:
-                reasons.append(
-                    f"add {count} node(s) of group {slot.group.name}{where} "
-                    f"for {_part_cost(slot, count):g}/h"
-                )
-        paid = all(slot.reservation is not None for slot, _ in option.parts)
-        changes = self.changes(workload, option.outcome)
-        return WorkloadPlan(
-            workload.key,
-            USES_RESERVATION if paid else RUNS_AFTER_SCALE_UP,
-            add_nodes=add_nodes,
-            reservations=used,
-            reasons=(*reasons, *changes),
-            schedulable_after=True,
-            changes=changes,
-        )
-
-    # -- blocked
-
-    def blocked_reasons(self, workload: Workload) -> tuple[str, ...]:
-        from recommender.engine.scaleup_blocked import blocked_reasons
-
-        return blocked_reasons(self, workload)
-
 
 def _with_paid_nodes(
     grants: Mapping[str, frozenset[str]], workload: Workload, nodes: Sequence[Node]
@@ -756,14 +414,14 @@ def _with_paid_nodes(
     return {**grants, workload.namespace: mine | paid}
 
 
-def _part_cost(slot: Slot, count: int) -> float:
+def part_cost(slot: Slot, count: int) -> float:
     """New nodes of one slot per hour; paid reserved capacity costs nothing more."""
     if slot.reservation is not None:
         return 0.0
     return costs.nodes_cost_per_hour(count, slot.group.price_per_node_hour)
 
 
-def _better(option: Option, best: Option) -> bool:
+def better(option: Option, best: Option) -> bool:
     return (option.cost_per_hour, option.count, option.slot.order) < (
         best.cost_per_hour,
         best.count,
@@ -771,7 +429,7 @@ def _better(option: Option, best: Option) -> bool:
     )
 
 
-def _uniform_whole_gpus(workload: Workload) -> int:
+def uniform_whole_gpus(workload: Workload) -> int:
     """g when every member asks for exactly g whole device-plugin GPUs and nothing else
     GPU-like; 0 otherwise (then only milli arithmetic applies)."""
     counts = {
@@ -788,20 +446,3 @@ def _common_selector(workload: Workload) -> dict[str, str]:
         for k, v in first.node_selector.items()
         if all(p.node_selector.get(k) == v for p in rest)
     }
-
-
-def _tolerated(pod: Pod, taint: Taint) -> bool:
-    if taint.effect == "PreferNoSchedule":
-        return True
-    return any(t.tolerates(taint) for t in pod.tolerations)
-
-
-def _taint_text(taint: Taint) -> str:
-    value = f"={taint.value}" if taint.value else ""
-    return f"{taint.key}{value}:{taint.effect}"
-
-
-def _placement_text(labels: Mapping[str, str]) -> str:
-    if not labels:
-        return ""
-    return " in " + ",".join(f"{k}={v}" for k, v in sorted(labels.items()))

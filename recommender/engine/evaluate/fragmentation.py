@@ -25,8 +25,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from recommender.engine.state import ClusterState
-from recommender.engine.workloads import Workload
+from recommender.engine.scheduler.state import ClusterState
+from recommender.engine.scheduler.workloads import Workload
 from topology.hardware import HOSTNAME_LABEL, WHOLE_GPU_MILLI, Cluster, Pod
 
 

@@ -13,20 +13,16 @@ change):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from recommender.engine.placement import nodes_by_label, place_one, prepare
-from recommender.engine.scaleup import _placement_text, gpus_text, workload_gpu_milli
-from recommender.engine.workloads import Workload
+from recommender.engine.autoscaler.options import OptionSearch
+from recommender.engine.autoscaler.plan import gpus_text, placement_text, workload_gpu_milli
+from recommender.engine.scheduler.placement import nodes_by_label, place_one, prepare
+from recommender.engine.scheduler.workloads import Workload
 from topology.hardware import WHOLE_GPU_MILLI, NodeGroup
-
-if TYPE_CHECKING:
-    from recommender.engine.scaleup import JointPlanner
 
 PRODUCT_LABEL = "nvidia.com/gpu.product"
 
 
-def blocked_reasons(planner: JointPlanner, workload: Workload) -> tuple[str, ...]:
+def blocked_reasons(planner: OptionSearch, workload: Workload) -> tuple[str, ...]:
     rejections = {g.name: planner.compatible(g, workload) for g in planner.groups}
     usable = [g for g in planner.groups if rejections[g.name] is None]
     if not usable:
@@ -40,7 +36,7 @@ def blocked_reasons(planner: JointPlanner, workload: Workload) -> tuple[str, ...
 
 
 def _no_group_reason(
-    planner: JointPlanner, workload: Workload, rejections: dict[str, str | None]
+    planner: OptionSearch, workload: Workload, rejections: dict[str, str | None]
 ) -> str:
     if not planner.groups:
         return "no node group is configured to add nodes from"
@@ -60,12 +56,12 @@ def _template_model(group: NodeGroup) -> str | None:
     return group.template.labels.get(PRODUCT_LABEL)
 
 
-def _group_room(planner: JointPlanner, group: NodeGroup) -> int:
+def _group_room(planner: OptionSearch, group: NodeGroup) -> int:
     return sum(planner.room(group, i, p) for i, p in enumerate(planner.placements(group)))
 
 
 def _topology_reason(
-    planner: JointPlanner, workload: Workload, groups: list[NodeGroup]
+    planner: OptionSearch, workload: Workload, groups: list[NodeGroup]
 ) -> str | None:
     """ "needs 16 GPUs in one block; the largest block reaches 12 at max size" (or None)."""
     if workload.required_topology is None:
@@ -90,7 +86,7 @@ def _topology_reason(
 
 
 def _free_milli_per_domain(
-    planner: JointPlanner, level_key: str, workload: Workload
+    planner: OptionSearch, level_key: str, workload: Workload
 ) -> dict[str, int]:
     """Free GPU milli of existing nodes per domain, on GPUs of a model the pods accept."""
     wanted = {m for p in workload.pods if p.gpu for m in p.gpu.models}
@@ -112,7 +108,7 @@ def _free_milli_per_domain(
 
 
 def _new_milli_per_domain(
-    planner: JointPlanner, group: NodeGroup, level_key: str
+    planner: OptionSearch, group: NodeGroup, level_key: str
 ) -> dict[str, int]:
     """GPU milli a group can still add per domain; nodes landing with no domain count nowhere."""
     group_room = group.max_size - group.current_size - planner.added_per_group.get(group.name, 0)
@@ -126,7 +122,7 @@ def _new_milli_per_domain(
     return {d: nodes * WHOLE_GPU_MILLI for d, nodes in per_domain.items()}
 
 
-def _largest_try_reason(planner: JointPlanner, workload: Workload, groups: list[NodeGroup]) -> str:
+def _largest_try_reason(planner: OptionSearch, workload: Workload, groups: list[NodeGroup]) -> str:
     """What the scheduler says with the most nodes the first usable group can add."""
     group = groups[0]
     grants = planner.grants(workload.namespace)
@@ -143,7 +139,7 @@ def _largest_try_reason(planner: JointPlanner, workload: Workload, groups: list[
         for _ in range(count):
             state.add_node(planner.fresh_node(group, placement, taken, None))
         outcome = place_one(planner.cluster, workload, state, options)
-        where = _placement_text(placement.labels)
+        where = placement_text(placement.labels)
         diagnosis = outcome.diagnosis
         summary = (diagnosis.gang_reason or diagnosis.summary) if diagnosis else "fits"
         return f"with {count} new node(s) of group {group.name}{where}: {summary}"

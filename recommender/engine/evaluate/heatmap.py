@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from recommender.engine.state import ClusterState
+from recommender.engine.scheduler.state import ClusterState
 from reservations.idle import reserved_nodes
 from topology.hardware import Cluster, Node
 

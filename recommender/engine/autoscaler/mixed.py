@@ -19,23 +19,19 @@ Pure: no Django, no I/O, no clock.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from recommender.engine.scaleup import (
+from recommender.engine.autoscaler.options import (
     Option,
+    OptionSearch,
     Slot,
-    _better,
-    _uniform_whole_gpus,
-    workload_gpu_milli,
+    better,
+    uniform_whole_gpus,
 )
+from recommender.engine.autoscaler.plan import workload_gpu_milli
+from recommender.engine.scheduler.workloads import Workload
 from topology.hardware import WHOLE_GPU_MILLI
 
-if TYPE_CHECKING:
-    from recommender.engine.scaleup import JointPlanner
-    from recommender.engine.workloads import Workload
 
-
-def mixed_option(planner: JointPlanner, workload: Workload) -> Option | None:
+def mixed_option(planner: OptionSearch, workload: Workload) -> Option | None:
     if len(workload.pods) < 2:
         return None  # one pod lands on one node: a single slot or nothing
     best: Option | None = None
@@ -48,13 +44,13 @@ def mixed_option(planner: JointPlanner, workload: Workload) -> Option | None:
             continue
         sequence = [slot for slot, room in slots for _ in range(room)]
         option = _shortest_prefix(planner, workload, sequence, grants)
-        if option is not None and (best is None or _better(option, best)):
+        if option is not None and (best is None or better(option, best)):
             best = option
     return best
 
 
 def _slots_per_domain(
-    planner: JointPlanner, workload: Workload
+    planner: OptionSearch, workload: Workload
 ) -> dict[str | None, list[tuple[Slot, int]]]:
     """Purchasable slots with room, cheapest node first, per domain of the required level."""
     key = workload.required_topology
@@ -76,7 +72,7 @@ def _enough_gpus(workload: Workload, free: list[int], slots: list[tuple[Slot, in
     new_gpus = sum(slot.group.template.gpu_count * room for slot, room in slots)
     if free_milli + new_gpus * WHOLE_GPU_MILLI < workload_gpu_milli(workload):
         return False
-    per_pod = _uniform_whole_gpus(workload)
+    per_pod = uniform_whole_gpus(workload)
     if not per_pod:
         return True
     new_members = sum(slot.group.template.gpu_count // per_pod * room for slot, room in slots)
@@ -84,7 +80,7 @@ def _enough_gpus(workload: Workload, free: list[int], slots: list[tuple[Slot, in
 
 
 def _shortest_prefix(
-    planner: JointPlanner,
+    planner: OptionSearch,
     workload: Workload,
     sequence: list[Slot],
     grants: dict[str, frozenset[str]],

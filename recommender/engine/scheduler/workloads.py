@@ -31,10 +31,10 @@ class Workload:
     @property
     def gpus(self) -> float:
         """Whole GPUs requested; a share counts as its milli / 1000."""
-        return sum(_pod_gpu_milli(p) for p in self.pods) / WHOLE_GPU_MILLI
+        return sum(pod_gpu_milli(p) for p in self.pods) / WHOLE_GPU_MILLI
 
 
-def _pod_gpu_milli(pod: Pod) -> int:
+def pod_gpu_milli(pod: Pod) -> int:
     gpu_milli = pod.gpu.total_milli if pod.gpu else 0
     for claim in pod.claims:
         for request in claim.requests:

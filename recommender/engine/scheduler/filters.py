@@ -2,8 +2,16 @@
 
 Each rule is a small function ``(info, alloc, pod, context) -> Status``; the
 first failing rule's reason is the node's reason, as kube-scheduler reports
-it, and the diagnosis counts nodes per reason. A new rule is a new function
-appended to ``RULES``, not a new branch in an old one.
+it, and the diagnosis counts nodes per reason. A new rule is one function and
+one registration, ``@rule(kind)``, where the kind says what it reads:
+
+- ``static``: the node and the pod only, never what is free (the placement
+  keeps their verdict per node, across every binding);
+- ``resource``: what is free on the node (cpu, memory, pods, extended);
+- ``device``: which devices could serve the pod (GPUs, shares, DRA claims).
+
+Rules run static, then resource, then device, in registration order within a
+kind; the groups are derived from the kind, never from a position in a list.
 """
 
 from __future__ import annotations
@@ -11,11 +19,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Literal, get_args
 
 from topology.hardware import Cluster, DeviceClass, Pod, Reservation, Taint
 
 from .allocate import claim_takes, gpu_options
-from .state import NodeAlloc, NodeInfo
+from .records import NodeAlloc, NodeInfo
 
 UNSCHEDULABLE = "node(s) were unschedulable"
 NOT_READY = "node(s) were not ready"
@@ -89,17 +98,48 @@ def _holds(reservation: Reservation, node_name: str, labels: Mapping[str, str]) 
     return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
 
 
-Rule = Callable[[NodeInfo, NodeAlloc, Pod, FilterContext], Status]
+Check = Callable[[NodeInfo, NodeAlloc, Pod, FilterContext], Status]
+RuleKind = Literal["static", "resource", "device"]
+KINDS: tuple[RuleKind, ...] = get_args(RuleKind)  # also the order in which kinds run
 
 
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A Filter rule: its name (the function's), what it reads, and the check."""
+
+    name: str
+    kind: RuleKind
+    check: Check
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"filter rule {self.name}: kind {self.kind!r} is not one of {KINDS}")
+
+
+_REGISTERED: list[Rule] = []
+
+
+def rule(kind: RuleKind) -> Callable[[Check], Check]:
+    """Register the decorated function as a Filter rule of ``kind``."""
+
+    def register(check: Check) -> Check:
+        _REGISTERED.append(Rule(check.__name__, kind, check))
+        return check
+
+    return register
+
+
+@rule("static")
 def node_ready(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext) -> Status:
     return OK if info.node.ready else Status(False, NOT_READY)
 
 
+@rule("static")
 def node_schedulable(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext) -> Status:
     return Status(False, UNSCHEDULABLE) if info.node.unschedulable else OK
 
 
+@rule("static")
 def taints_tolerated(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext) -> Status:
     if info.node.name in ctx.granted.get(pod.namespace, frozenset()):
         return OK
@@ -115,6 +155,7 @@ def untolerated_taint_reason(taint: Taint) -> str:
     return f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
 
 
+@rule("static")
 def node_affinity(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext) -> Status:
     labels = info.node.labels
     if any(labels.get(k) != v for k, v in pod.node_selector.items()):
@@ -124,6 +165,7 @@ def node_affinity(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext
     return OK
 
 
+@rule("static")
 def reservation(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext) -> Status:
     owners = ctx.reserved_for.get(info.node.name)
     if owners is None or pod.namespace in owners:
@@ -133,6 +175,7 @@ def reservation(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext) 
     return Status(False, RESERVED)
 
 
+@rule("resource")
 def node_resources(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext) -> Status:
     requests = pod.requests
     if requests.cpu_milli > alloc.cpu_free_milli:
@@ -144,6 +187,7 @@ def node_resources(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContex
     return OK
 
 
+@rule("resource")
 def extended_resources(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext) -> Status:
     for name, amount in pod.requests.extended.items():
         if amount > alloc.extended_free.get(name, 0):
@@ -151,6 +195,7 @@ def extended_resources(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterCo
     return OK
 
 
+@rule("device")
 def gpu_devices(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext) -> Status:
     """GPU count, model, memory and fractional share (device plugin / trace demand)."""
     if pod.gpu is None or pod.gpu.count == 0:
@@ -159,6 +204,7 @@ def gpu_devices(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext) 
     return Status(False, options) if isinstance(options, str) else OK
 
 
+@rule("device")
 def device_claims(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext) -> Status:
     """DRA claims: class + request selectors, counts, capacity, counters, matchAttribute."""
     if not pod.claims:
@@ -167,27 +213,24 @@ def device_claims(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext
     return Status(False, takes) if isinstance(takes, str) else OK
 
 
-RULES: tuple[Rule, ...] = (
-    node_ready,
-    node_schedulable,
-    taints_tolerated,
-    node_affinity,
-    reservation,
-    node_resources,
-    extended_resources,
-    gpu_devices,
-    device_claims,
-)
+def _in_kind_order(rules: list[Rule]) -> tuple[Rule, ...]:
+    return tuple(sorted(rules, key=lambda r: KINDS.index(r.kind)))  # stable: registration order
 
-NODE_RULES: tuple[Rule, ...] = RULES[:-2]  # everything but device allocation
-STATIC_RULES: tuple[Rule, ...] = RULES[:5]  # read the node and pod only, never what is free
-RESOURCE_RULES: tuple[Rule, ...] = NODE_RULES[5:]
+
+def _checks(kind: RuleKind) -> tuple[Check, ...]:
+    return tuple(r.check for r in RULES if r.kind == kind)
+
+
+RULES: tuple[Rule, ...] = _in_kind_order(_REGISTERED)
+STATIC_RULES: tuple[Check, ...] = _checks("static")  # read the node and pod, never what is free
+RESOURCE_RULES: tuple[Check, ...] = _checks("resource")
+_ALL_CHECKS: tuple[Check, ...] = tuple(r.check for r in RULES)
 
 
 def run_filters(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext) -> Status:
     """The first failing rule's status, or OK."""
-    for rule in RULES:
-        status = rule(info, alloc, pod, ctx)
+    for check in _ALL_CHECKS:
+        status = check(info, alloc, pod, ctx)
         if not status.ok:
             return status
     return OK

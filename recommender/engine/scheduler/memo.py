@@ -18,7 +18,7 @@ from typing import Any
 
 from topology.hardware import Pod
 
-from .state import NodeAlloc, NodeInfo
+from .records import NodeAlloc, NodeInfo
 
 
 def memoisable(pod: Pod) -> bool:
@@ -30,7 +30,7 @@ def pod_shape(pod: Pod, namespace_class: str) -> tuple[object, ...]:
     """What a pod's filter verdicts and scores depend on. Selector and affinity are
     part of it: they pick nodes by label, which the node key leaves out, so the
     placement checks them per node (cached) before looking the score up. The
-    namespace enters only as its class (see ``placement._Run._namespace_class``):
+    namespace enters only as its class (see ``pick.NodePicker._namespace_class``):
     namespaces no rule tells apart share their shape."""
     requests = pod.requests
     return (

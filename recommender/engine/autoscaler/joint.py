@@ -1,0 +1,227 @@
+"""The joint autoscaler: ours, asking the scheduler first.
+
+Per workload, in priority order::
+
+    existing nodes ──► idle owned reservations ──► paid, unprovisioned
+    reserved nodes ──► cheapest node-group option in a concrete domain
+    ──► several slots at once (``mixed``) ──► blocked, with the reason (``explain``)
+
+Every step is a call to the SAME ``place_one`` as the scheduler simulation;
+the state is carried forward so the second gang sees what the first one took.
+Options are found by ``options.OptionSearch``, which this planner extends.
+
+Pure: no Django, no I/O, no clock (``at`` is passed in).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from recommender.engine import costs
+from recommender.engine.autoscaler.explain import blocked_reasons
+from recommender.engine.autoscaler.mixed import mixed_option
+from recommender.engine.autoscaler.options import Option, OptionSearch, part_cost
+from recommender.engine.autoscaler.plan import (
+    BLOCKED,
+    JOINT,
+    RUNS_AFTER_SCALE_UP,
+    RUNS_NOW,
+    USES_RESERVATION,
+    NodeAddition,
+    ScaleUpPlan,
+    WorkloadPlan,
+    placement_text,
+    workload_mix,
+)
+from recommender.engine.scheduler.placement import WorkloadOutcome, place_one
+from recommender.engine.scheduler.workloads import Workload
+from topology.hardware import Pod, Taint
+
+
+class JointPlanner(OptionSearch):
+    """Carries the state, the slots used and the names taken across workloads."""
+
+    def plan(self, pending: Sequence[Workload]) -> ScaleUpPlan:
+        self.mix = workload_mix(pending)
+        outcomes = {w.key: self.plan_one(w) for w in pending}
+        total = costs.round_money(sum(a.cost_per_hour for a in self.additions))
+        return ScaleUpPlan(JOINT, tuple(self.additions), outcomes, total)
+
+    def plan_one(self, workload: Workload) -> WorkloadPlan:
+        outcome = place_one(self.cluster, workload, self.state, self.options({}), diagnose=False)
+        if outcome.placed:
+            riding = self.ride_additions(workload, outcome)
+            if riding:
+                return self.riding_plan(workload, outcome, riding)
+            return self.placed_plan(workload, outcome, RUNS_NOW, ())
+        grants = self.grants(workload.namespace)
+        if grants:
+            outcome = place_one(
+                self.cluster, workload, self.state, self.options(grants), diagnose=False
+            )
+            if outcome.placed:
+                return self.placed_plan(workload, outcome, USES_RESERVATION, ())
+        option = self.best_option(workload)
+        if option is None:
+            return WorkloadPlan(workload.key, BLOCKED, reasons=blocked_reasons(self, workload))
+        return self.take(workload, option)
+
+    def best_option(self, workload: Workload) -> Option | None:
+        """Reserved capacity first, then the cheapest purchase; confirmed on the full state.
+
+        Should the full state disagree with the probe (a greedy choice among
+        more nodes), the search is repeated on full-state probes.
+        """
+        self.candidates_for = None
+        for restrict in (True, False):
+            self.restrict_probes = restrict
+            option = (
+                self.cheapest_reserved_option(workload)
+                or self.cheapest_option(workload)
+                or mixed_option(self, workload)
+            )
+            if option is None:
+                return None
+            if (confirmed := self.confirmed(workload, option)) is not None:
+                return confirmed
+        return None
+
+    def used_reservations(self, outcome: WorkloadOutcome) -> tuple[str, ...]:
+        bound = {b.node for b in outcome.bindings}
+        return tuple(
+            r.name
+            for r in self.active
+            if bound & {*self.reserved[r.name], *self.provisioned.get(r.name, [])}
+        )
+
+    def changes(self, workload: Workload, outcome: WorkloadOutcome) -> tuple[str, ...]:
+        """What the pods must carry to land where the plan puts them (tolerations, selectors)."""
+        changes: set[str] = set()
+        pods = {p.key: p for p in workload.pods}
+        for binding in outcome.bindings:
+            pod = pods.get(binding.pod)
+            node = self.state.node(binding.node)
+            for taint in node.taints:
+                if pod is not None and not _tolerated(pod, taint):
+                    changes.add(f"add toleration {_taint_text(taint)}")
+        for name in self.used_reservations(outcome):
+            reservation = next(r for r in self.active if r.name == name)
+            if reservation.node_selector:
+                selector = ",".join(
+                    f"{k}={v}" for k, v in sorted(reservation.node_selector.items())
+                )
+                changes.add(f"add nodeSelector {selector}")
+        return tuple(sorted(changes))
+
+    def ride_additions(self, workload: Workload, outcome: WorkloadOutcome) -> list[NodeAddition]:
+        """The additions (bought for earlier workloads) this workload's pods land on.
+
+        State carries forward, so a later workload may fit in room left on nodes
+        the plan adds for an earlier one: it does not run now, it runs once those
+        nodes exist, and the addition then serves it too.
+        """
+        bound = {b.node for b in outcome.bindings}
+        riding = []
+        for index, addition in enumerate(self.additions):
+            if bound & set(addition.node_names):
+                addition = replace(addition, workloads=(*addition.workloads, workload.key))
+                self.additions[index] = addition
+                riding.append(addition)
+        return riding
+
+    def riding_plan(
+        self, workload: Workload, outcome: WorkloadOutcome, riding: list[NodeAddition]
+    ) -> WorkloadPlan:
+        paid = any(a.reservation is not None for a in riding)
+        verdict = USES_RESERVATION if paid else RUNS_AFTER_SCALE_UP
+        reasons = tuple(
+            f"fits on the {a.node_group} node(s) added for {a.workloads[0]}" for a in riding
+        )
+        return self.placed_plan(workload, outcome, verdict, reasons)
+
+    def placed_plan(
+        self, workload: Workload, outcome: WorkloadOutcome, verdict: str, reasons: tuple[str, ...]
+    ) -> WorkloadPlan:
+        used = self.used_reservations(outcome)
+        if verdict == RUNS_NOW:
+            changes: tuple[str, ...] = ()
+        else:
+            changes = self.changes(workload, outcome)
+            reasons = (*reasons, *(f"reuse idle reservation {name}" for name in used), *changes)
+        return WorkloadPlan(
+            workload.key,
+            verdict,
+            reservations=used,
+            reasons=reasons,
+            schedulable_after=True,
+            changes=changes,
+        )
+
+    def take(self, workload: Workload, option: Option) -> WorkloadPlan:
+        self.state = option.state
+        self.taken_names.update(n.name for n in option.nodes)
+        start = 0
+        for slot, count in option.parts:
+            names = tuple(n.name for n in option.nodes[start : start + count])
+            start += count
+            group = slot.group.name
+            self.added_per_group[group] = self.added_per_group.get(group, 0) + count
+            key = (group, slot.index)
+            self.added_per_slot[key] = self.added_per_slot.get(key, 0) + count
+            if slot.reservation is not None:
+                used = self.reservation_nodes_used.get(slot.reservation, 0)
+                self.reservation_nodes_used[slot.reservation] = used + count
+                self.provisioned.setdefault(slot.reservation, []).extend(names)
+            self.additions.append(
+                NodeAddition(
+                    group,
+                    count,
+                    dict(slot.placement.labels),
+                    names,
+                    (workload.key,),
+                    part_cost(slot, count),
+                    slot.reservation,
+                )
+            )
+        return self.option_plan(workload, option)
+
+    def option_plan(self, workload: Workload, option: Option) -> WorkloadPlan:
+        used = self.used_reservations(option.outcome)
+        reasons = []
+        add_nodes: dict[str, int] = {}
+        for slot, count in option.parts:
+            where = placement_text(slot.placement.labels)
+            add_nodes[slot.group.name] = add_nodes.get(slot.group.name, 0) + count
+            if slot.reservation is not None:
+                reasons.append(
+                    f"provision {count} paid node(s) of reservation {slot.reservation} "
+                    f"in group {slot.group.name}{where} (no extra cost)"
+                )
+            else:
+                reasons.append(
+                    f"add {count} node(s) of group {slot.group.name}{where} "
+                    f"for {part_cost(slot, count):g}/h"
+                )
+        paid = all(slot.reservation is not None for slot, _ in option.parts)
+        changes = self.changes(workload, option.outcome)
+        return WorkloadPlan(
+            workload.key,
+            USES_RESERVATION if paid else RUNS_AFTER_SCALE_UP,
+            add_nodes=add_nodes,
+            reservations=used,
+            reasons=(*reasons, *changes),
+            schedulable_after=True,
+            changes=changes,
+        )
+
+
+def _tolerated(pod: Pod, taint: Taint) -> bool:
+    if taint.effect == "PreferNoSchedule":
+        return True
+    return any(t.tolerates(taint) for t in pod.tolerations)
+
+
+def _taint_text(taint: Taint) -> str:
+    value = f"={taint.value}" if taint.value else ""
+    return f"{taint.key}{value}:{taint.effect}"

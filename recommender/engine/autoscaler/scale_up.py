@@ -1,0 +1,35 @@
+"""``scale_up``: what one modelled autoscaler would add for the pending workloads.
+
+``naive`` is the cluster's real autoscaler as its code does it
+(``cluster_autoscaler``); ``joint`` is ours (``joint``). Both return a
+``plan.ScaleUpPlan`` and never mutate the state they are given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from recommender.engine.autoscaler.cluster_autoscaler import naive_scale_up
+from recommender.engine.autoscaler.joint import JointPlanner
+from recommender.engine.autoscaler.plan import JOINT, NAIVE, ScaleUpPlan
+from recommender.engine.scheduler.state import ClusterState
+from recommender.engine.scheduler.workloads import Workload
+from topology.hardware import Cluster
+
+
+def scale_up(
+    cluster: Cluster,
+    pending: Sequence[Workload],
+    *,
+    state: ClusterState,
+    mode: str,
+    at: datetime,
+    policy: str = "default",
+) -> ScaleUpPlan:
+    """What ``mode`` would add for ``pending``; never mutates ``state``."""
+    if mode == NAIVE:
+        return naive_scale_up(cluster, pending, state=state, at=at, policy=policy)
+    if mode == JOINT:
+        return JointPlanner(cluster, state.copy(), at, policy).plan(pending)
+    raise ValueError(f"unknown scale-up mode {mode!r}")

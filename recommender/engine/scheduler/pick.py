@@ -1,0 +1,404 @@
+"""One pod: filter the nodes, score the feasible (node, devices), pick the best.
+
+::
+
+    pod ──► static rules (kept per node) ──► resource and device rules
+        ──► score per device option (policy) ──► best score; ties: first or seeded pick
+
+For a pod whose verdict depends only on the node's template and free
+resources (``memo.memoisable``), the score is memoised per (pod shape, node
+key) and kept per node in the state's score index, so a pick costs the nodes
+that changed. Gang closeness is added on top of the memoised score (see
+``closeness_weight``). Also the per-node failure reasons a diagnosis counts.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import compress
+from operator import itemgetter
+
+from topology.hardware import Cluster, Pod
+
+from .allocate import Option, claim_takes, gpu_options, with_devices
+from .caches import Layout, Scope, SharedMemo, index_of
+from .filters import RESOURCE_RULES, STATIC_RULES, Status, run_filters
+from .memo import NO_SCORE, memoisable, pod_shape
+from .records import Allocation, NodeAlloc, NodeInfo, device_gpu_milli, pod_allocation_base
+from .scores import MAX_SCORE, SCORE_RULES, Candidate, Policy, ScoreContext
+from .state import ClusterState
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    node: str
+    allocation: Allocation
+    gpu_milli: int
+
+
+class NodePicker:
+    """Filter and score the nodes for one pod, and pick one (kube-scheduler's
+    scheduling cycle for a pod), through the caches of ``caches``."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        state: ClusterState,
+        policy: Policy,
+        shared: SharedMemo,
+        seed: int,
+        indexed: bool,
+    ) -> None:
+        self.state = state
+        self.policy = policy
+        self.filters = shared.filters
+        self.scores = ScoreContext(rng=random.Random(seed))
+        self.layout = Layout.of(cluster, state)
+        self.scores.paths = self.layout.paths
+        self._keys = shared.keys
+        self._memo = shared.scores
+        self._reasons = shared.reasons
+        self._static = shared.static
+        self._needs: dict[int, tuple[Pod, int]] = {}  # id(pod) → (pod, its static needs)
+        self.index = index_of(state, shared) if indexed else None
+        self.scores.fragmentation = shared.fragmentation
+        # Memoised scores are computed without the gang's members (``base``);
+        # closeness to them is added per node (see ``closeness_weight``).
+        self._base = ScoreContext(
+            rng=self.scores.rng, paths=self.scores.paths, fragmentation=self.scores.fragmentation
+        )
+        self._depth = len(cluster.topology.levels)
+        weight = closeness_weight(self.policy)
+        self._closeness_weight = 0.0 if self._depth == 0 and weight is not None else weight
+
+    def restart(self, seed: int) -> None:
+        """As a fresh picker: the seeded tie-break restarts, no gang member carries over."""
+        self.scores.rng = self._base.rng = random.Random(seed)
+        self.scores.member_paths = []
+
+    def scope(self, node_names: Sequence[str]) -> Scope:
+        if self.index is None:
+            return Scope(node_names, None, None)
+        return self.layout.scope(node_names, self.index)
+
+    def best_node(self, pod: Pod, scope: Scope) -> Choice | None:
+        """Highest score wins; equal scores: the first, or a seeded uniform pick (as
+        kube-scheduler's selectHost does) when the policy says "random"."""
+        shape = self.shape(pod)
+        members = self.scores.member_paths
+        weight = self._closeness_weight
+        indexed = self.index is not None and scope.positions is not None
+        if shape is not None and indexed and (not members or weight is not None):
+            assert self.index is not None
+            scores, options = self.column(pod, shape)
+            if members and weight:
+                tied = self._closest_best(scores, shape, scope, weight)
+            elif scope.members is None:  # the whole index: its kept best
+                top_score, tied = self.index.top(shape)
+                tied = [] if top_score == NO_SCORE else tied
+            else:
+                tied = _best_positions(scores, scope)
+            if not tied:
+                return None
+            position = tied[self._pick(len(tied))]
+            return self._choice(self.index.names[position], pod, options[position])
+        best: list[tuple[str, int]] = []
+        best_score = float("-inf")
+        for name in scope.names:
+            scored = (
+                self._memo_score(name, pod, shape)
+                if shape is not None and (not members or weight == 0.0)
+                else self._score_node(name, pod)
+            )
+            if scored is None:
+                continue
+            score, option_index = scored
+            if score > best_score:
+                best, best_score = [(name, option_index)], score
+            elif score == best_score:
+                best.append((name, option_index))
+        if not best:
+            return None
+        name, option_index = best[self._pick(len(best))]
+        return self._choice(name, pod, option_index)
+
+    def column(self, pod: Pod, shape: int) -> tuple[list[float], list[int]]:
+        """Every indexed node's score for the pod's shape (see ``ScoreIndex.column``)."""
+        assert self.index is not None
+        return self.index.column(
+            shape,
+            lambda name: self._memo_score(name, pod, shape),
+            self.layout.matching(pod.node_selector) if pod.node_selector else None,
+        )
+
+    def _pick(self, ties: int) -> int:
+        return self.scores.rng.randrange(ties) if self.policy.tie_break == "random" else 0
+
+    def _closest_best(
+        self, scores: list[float], shape: int, scope: Scope, weight: float
+    ) -> list[int]:
+        """Positions (in node order) of the best ``base + weight·closeness`` in scope.
+
+        Closeness to the members is c/depth of MAX_SCORE for a node sharing c
+        levels with one of them, so the best is the best, over c, of the best
+        base score among nodes sharing at least c levels (the members' domains
+        at level c) plus c's bonus; only the domains reaching it are searched
+        for ties, never every node. A node found at level c with score + c's
+        bonus equal to the best shares exactly c levels (sharing e > c, it would
+        score more than the best at level e), so that sum is its full score.
+        """
+        members = self.scores.member_paths
+        depth = self._depth
+        assert self.index is not None
+        ceiling = self.index.top(shape)[0]  # no node in any scope scores more
+        best = NO_SCORE
+        levels: list[tuple[float, float, list[int]]] = []
+        for shared in range(depth, -1, -1):  # deepest (largest bonus) first
+            bonus = weight * (MAX_SCORE * shared / depth)
+            if ceiling + bonus < best:
+                continue  # even the best node of the index could not reach the best here
+            if shared == 0 and scope.members is None:
+                # the whole index: its kept best, and only the nodes holding it can tie
+                # (bonus is 0.0 here, so score + bonus == best means score == best)
+                top_score, positions = self.index.top(shape)
+                top = top_score + bonus
+            else:
+                positions = self._shared_positions(shared, members, scope)
+                top = max(_gather(scores, positions), default=NO_SCORE) + bonus
+            levels.append((top, bonus, positions))
+            best = max(best, top)
+        if best == NO_SCORE:
+            return []
+        tied: set[int] = set()
+        for top, bonus, positions in levels:
+            if top == best:
+                tied.update(p for p in positions if scores[p] + bonus == best)
+        return sorted(tied)
+
+    def _index_names(self) -> tuple[str, ...]:
+        assert self.index is not None
+        return self.index.names
+
+    def _shared_positions(
+        self, shared: int, members: list[tuple[str | None, ...]], scope: Scope
+    ) -> list[int]:
+        """Scope positions whose nodes share at least ``shared`` levels with a member."""
+        assert scope.positions is not None
+        if shared == 0:
+            return scope.positions
+        prefixes = {m[:shared] for m in members if None not in m[:shared]}
+        if not prefixes:
+            return []
+        by_prefix = self.layout.prefix_positions(shared)
+        found = [p for prefix in prefixes for p in by_prefix.get(prefix, ())]
+        if scope.members is None:
+            return found
+        if len(found) <= len(scope.positions):
+            return [p for p in found if p in scope.members]
+        names, paths = self._index_names(), self.scores.paths
+        return [p for p in scope.positions if paths[names[p]][:shared] in prefixes]
+
+    def shape(self, pod: Pod) -> int | None:
+        """The memo id of the pod's shape, or None when its score cannot be memoised."""
+        if self.index is not None and memoisable(pod):
+            return self._keys.intern(("pod", *pod_shape(pod, self._namespace_class(pod))))
+        return None
+
+    def _namespace_class(self, pod: Pod) -> str:
+        """The pod's namespace where a filter tells it apart (it owns a reservation or
+        holds a grant), else "": the filters treat every other namespace alike."""
+        namespace = pod.namespace
+        if namespace in self.filters.owners or namespace in self.filters.granted:
+            return namespace
+        return ""
+
+    def _node_key(self, name: str) -> int:
+        personal = bool(self.filters.granted) or name in self.filters.reserved_for
+        return self._keys.key(self.state.info(name), self.state.alloc(name), personal)
+
+    def _memo_score(self, name: str, pod: Pod, shape: int) -> tuple[float, int] | None:
+        """The node's score without gang closeness; labels (selector, affinity) are
+        checked per node first, the rest depends on the node key only."""
+        if not self._static_ok(self.state.info(name), self.state.alloc(name), pod):
+            return None
+        key = (shape, self._node_key(name))
+        if key in self._memo:
+            return self._memo[key]
+        scored = self._score_node(name, pod, self._base)
+        self._memo[key] = scored
+        return scored
+
+    def _candidates(self, name: str, pod: Pod) -> list[Candidate] | None:
+        info = self.state.info(name)
+        alloc = self.state.alloc(name)
+        if not self._static_ok(info, alloc, pod):
+            return None
+        for rule in RESOURCE_RULES:
+            if not rule(info, alloc, pod, self.filters).ok:
+                return None
+        options = self._device_options(name, pod)
+        if isinstance(options, str):
+            return None
+        return [Candidate(info, alloc, pod, o, _option_gpu_milli(info, o)) for o in options]
+
+    def _static_ok(self, info: NodeInfo, alloc: NodeAlloc, pod: Pod) -> bool:
+        return not self._static_reason(info, alloc, pod)
+
+    def _static_reason(self, info: NodeInfo, alloc: NodeAlloc, pod: Pod) -> str:
+        """The first failing rule that reads no free resources ("" when none fails),
+        once per (pod's static needs, node)."""
+        cached = self._needs.get(id(pod))
+        if cached is None or cached[0] is not pod:
+            needs = self._keys.intern(
+                (
+                    "static",
+                    self._namespace_class(pod),
+                    pod.tolerations,
+                    tuple(sorted(pod.node_selector.items())),
+                    pod.affinity,
+                )
+            )
+            cached = self._needs[id(pod)] = (pod, needs)
+        key = (cached[1], info.node.name)
+        reason = self._static.get(key)
+        if reason is None:
+            reason = self._static[key] = next(
+                (s.reason for r in STATIC_RULES if not (s := r(info, alloc, pod, self.filters)).ok),
+                "",
+            )
+        return reason
+
+    def _score_node(
+        self, name: str, pod: Pod, ctx: ScoreContext | None = None
+    ) -> tuple[float, int] | None:
+        """The node's score and the index of the device option it would use."""
+        ctx = ctx or self.scores
+        candidates = self._candidates(name, pod)
+        if candidates is None:
+            return None
+        if self.policy.device_rule is None:
+            scores = [self.policy.score(c, ctx) for c in _distinct(candidates)]
+            best = max(range(len(scores)), key=lambda i: scores[i])
+            return scores[best], _distinct_index(candidates, best)
+        device_rule = SCORE_RULES[self.policy.device_rule]
+        index = max(range(len(candidates)), key=lambda i: device_rule(candidates[i], ctx))
+        return self.policy.score(candidates[index], ctx), index
+
+    def _choice(self, name: str, pod: Pod, option_index: int) -> Choice:
+        candidates = self._candidates(name, pod)
+        assert candidates is not None
+        chosen = candidates[option_index]
+        allocation = with_devices(pod_allocation_base(pod), chosen.devices)
+        return Choice(name, allocation, chosen.gpu_milli)
+
+    def _device_options(self, name: str, pod: Pod) -> list[Option] | str:
+        info = self.state.info(name)
+        alloc = self.state.alloc(name)
+        options: list[Option] = [()]
+        if pod.gpu is not None and pod.gpu.count > 0:
+            found = gpu_options(info, alloc, pod.gpu)
+            if isinstance(found, str):
+                return found
+            options = found
+        if pod.claims:
+            takes = claim_takes(info, alloc, pod, self.filters.device_classes)
+            if isinstance(takes, str):
+                return takes
+            options = [(*o, *takes) for o in options]
+        return options
+
+    # --- why not -------------------------------------------------------------------
+
+    def node_reasons(self, pod: Pod) -> list[str]:
+        """Each node's first failing filter reason ("" where the pod would fit)."""
+        names = self.state.node_names()
+        shape = self.shape(pod)
+        if shape is None:
+            return [self._filter_reason(n, pod) for n in names]
+        if self.index is not None and self.index.covers(names):
+            return self.index.reasons(shape, lambda name: self._memo_reason(name, pod, shape))
+        return [self._memo_reason(n, pod, shape) for n in names]
+
+    def _memo_reason(self, name: str, pod: Pod, shape: int) -> str:
+        """The static rules come first (kept per node), the rest depends on the node key."""
+        static = self._static_reason(self.state.info(name), self.state.alloc(name), pod)
+        if static:
+            return static
+        key = (shape, self._node_key(name))
+        reason = self._reasons.get(key)
+        if reason is None:
+            reason = self._reasons[key] = self._filter_reason(name, pod)
+        return reason
+
+    def _filter_reason(self, name: str, pod: Pod) -> str:
+        status: Status = run_filters(
+            self.state.info(name), self.state.alloc(name), pod, self.filters
+        )
+        return status.reason
+
+
+def closeness_weight(policy: Policy) -> float | None:
+    """How gang closeness enters the policy's node score, for scoring members off the
+    memo: 0.0 when it does not (no topology rule), its weight when it is the last,
+    positive term (the sum is then the memoised score plus weight × closeness, to
+    the bit), None when members must be scored node by node.
+
+    Closeness is one value per node, equal for every device option there, so a
+    policy that rates device options with its own score (FGD: ``device_rule`` None)
+    picks the same option with or without it: the memo holds for it too."""
+    names = [name for name, _ in policy.weights]
+    if "topology" not in names:
+        return 0.0
+    weight = policy.weights[-1][1]
+    if names.index("topology") != len(names) - 1 or weight <= 0:
+        return None
+    return weight
+
+
+def _gather(values: list[float], positions: list[int]) -> list[float]:
+    if len(positions) > 1:
+        return list(itemgetter(*positions)(values))
+    return [values[p] for p in positions]
+
+
+def _best_positions(scores: list[float], scope: Scope) -> list[int]:
+    """Positions in a domain holding the best score, in node order (empty: none fits)."""
+    assert scope.positions is not None
+    values = _gather(scores, scope.positions)
+    best = max(values, default=NO_SCORE)
+    if best == NO_SCORE:
+        return []
+    return list(compress(scope.positions, map(best.__eq__, values)))
+
+
+def _free_signature(candidate: Candidate) -> tuple[int, ...]:
+    alloc, devices = candidate.alloc, candidate.info.devices
+    return tuple(alloc.device_milli_free(devices[t.device]) for t in candidate.devices)
+
+
+def _distinct(candidates: list[Candidate]) -> list[Candidate]:
+    """One candidate per distinct free-capacity pattern: equal GPUs score equally."""
+    seen: set[tuple[int, ...]] = set()
+    kept = []
+    for candidate in candidates:
+        signature = _free_signature(candidate)
+        if signature not in seen:
+            seen.add(signature)
+            kept.append(candidate)
+    return kept
+
+
+def _distinct_index(candidates: list[Candidate], distinct_position: int) -> int:
+    target = _free_signature(_distinct(candidates)[distinct_position])
+    return next(i for i, c in enumerate(candidates) if _free_signature(c) == target)
+
+
+def _option_gpu_milli(info: NodeInfo, option: Option) -> int:
+    total = 0
+    for take in option:
+        device = info.devices[take.device]
+        if device.gpu is not None:
+            total += device_gpu_milli(device, take, info)
+    return total
