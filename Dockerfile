@@ -9,12 +9,19 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 WORKDIR /app
 RUN useradd --create-home --uid 1000 capacityweb
 
+# psycopg's pure build (requirements/runtime.txt) loads the system libpq, as psycopg
+# advises for production rather than its binary wheel.
+RUN apt-get update && apt-get install -y --no-install-recommends libpq5 \
+    && rm -rf /var/lib/apt/lists/*
+COPY requirements/runtime.txt requirements/runtime.txt
+RUN pip install --require-hashes -r requirements/runtime.txt
+
 COPY pyproject.toml README.md ./
 COPY capacityweb ./capacityweb
 COPY topology ./topology
 COPY reservations ./reservations
 COPY recommender ./recommender
-RUN pip install .
+RUN pip install --no-deps .
 
 COPY manage.py ./
 COPY templates ./templates

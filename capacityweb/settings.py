@@ -230,6 +230,8 @@ REST_FRAMEWORK = {
         "reports": env.str("THROTTLE_RATE_REPORTS", default="60/minute"),
     },
 }
+# Service accounts no rate applies to (capacityweb.throttling), e.g. a schema fuzzer.
+THROTTLE_EXEMPT_USERNAMES = env.list("THROTTLE_EXEMPT_USERNAMES", default=[])
 SPECTACULAR_SETTINGS = {
     "TITLE": "capacityweb API",
     "DESCRIPTION": "Why GPU jobs are Pending and what the autoscaler should add.",

@@ -44,6 +44,7 @@ from django.db import IntegrityError, transaction
 from django.template.loader import render_to_string
 from django.urls import reverse
 
+from capacityweb.browser import chromium_path, missing_chromium_message
 from reservations.models import DigestDelivery, Subscription
 from reservations.selectors import (
     ReservationIdle,
@@ -240,27 +241,32 @@ def idle_cost_figure(figures: DigestFigures) -> dict[str, Any]:
 
 
 def render_chart_png(figures: DigestFigures) -> bytes | None:
-    """The chart as PNG via kaleido (headless Chromium); None when it cannot render.
+    """The chart as PNG via kaleido in capacityweb.browser's Chromium; None when it cannot.
 
-    Kaleido can run its script before its page has loaded it ("kaleido_scopes is
-    not defined") on a busy machine, so a failed render is tried once more.
+    Kaleido is given the browser path itself (on its own it looks only on PATH
+    and in its download folder), so it draws in the Chromium CHROMIUM_PATH names.
+    With no Chromium at all, no render is tried and the log says so. Kaleido can
+    run its script before its page has loaded it ("kaleido_scopes is not
+    defined") on a busy machine, so a failed render is tried once more.
 
     The HTML part always carries the same figures as a table, so a digest
     without the image loses nothing but the picture.
     """
     if not figures.top_reservations:
         return None
-    height = 120 + 40 * len(figures.top_reservations)
+    browser = chromium_path()
+    if browser is None:
+        message = missing_chromium_message()
+        logger.warning("digest chart not rendered (%s): sending the table only", message)
+        return None
+    options = {"format": "png", "width": 560, "height": 120 + 40 * len(figures.top_reservations)}
     for attempt in range(1, CHART_ATTEMPTS + 1):
         try:
-            import plotly.io
+            import kaleido
 
-            return bytes(
-                plotly.io.to_image(
-                    idle_cost_figure(figures), format="png", width=560, height=height
-                )
-            )
-        except Exception:  # noqa: BLE001 — a missing browser must not stop the email
+            figure = idle_cost_figure(figures)
+            return bytes(kaleido.calc_fig_sync(figure, opts=options, kopts={"path": browser}))
+        except Exception:  # noqa: BLE001 — a browser that fails must not stop the email
             logger.warning("digest chart attempt %d failed", attempt, exc_info=True)
     logger.warning("digest chart not rendered; sending the table only")
     return None

@@ -2,7 +2,8 @@
 
 Nothing here imports Django at module level: tests/engine/ runs with
 ``-p no:django``. Integration and browser tests FAIL (never skip) when the
-services they need are missing, naming what to set up.
+services they need are missing, naming what to set up; ``make test`` starts
+Postgres and Redis itself (tests/with_services.py) when they are not configured.
 """
 
 import os
@@ -16,7 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
-from capacityweb.browser import chromium_path
+from capacityweb.browser import chromium_path, missing_chromium_message
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA_DIR = REPO_ROOT / ".." / "shared" / "data"
@@ -36,21 +37,27 @@ def services_missing() -> list[str]:
     """Name each service variable the integration tests need and the environment lacks."""
     missing = []
     if not os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://")):
-        missing.append("Postgres: set DATABASE_URL")
+        missing.append("Postgres: run `make test` (it starts one) or set DATABASE_URL")
     if not os.environ.get("REDIS_URL", "").startswith("redis://"):
-        missing.append("Redis: set REDIS_URL")
+        missing.append("Redis: run `make test` (it starts one) or set REDIS_URL")
     return missing
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Stop at once, with the install hint, when selected browser tests have no Chromium:
+    a missing browser is found in the first minute, not after the rest of the suite."""
+    if chromium_path() is None and any(
+        item.get_closest_marker("browser") for item in session.items
+    ):
+        pytest.exit(f"browser tests selected: {missing_chromium_message()}", returncode=1)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Fail, not skip, a test whose services are absent, saying how to provide them."""
     if item.get_closest_marker("integration") and (missing := services_missing()):
-        pytest.fail(f"needs {', '.join(missing)}; see .ci/run", pytrace=False)
-    if item.get_closest_marker("browser") and not Path(chromium_path()).exists():
-        pytest.fail(
-            f"needs Chromium at {chromium_path()}: apt-get install chromium or set CHROMIUM_PATH",
-            pytrace=False,
-        )
+        pytest.fail(f"needs {', '.join(missing)}", pytrace=False)
+    if item.get_closest_marker("browser") and chromium_path() is None:
+        pytest.fail(missing_chromium_message(), pytrace=False)
 
 
 def environment_without_services(**overrides: str) -> dict[str, str]:
@@ -128,7 +135,7 @@ def celery_worker_process(
     so their rows are committed and visible to the worker. Yields its node name.
     """
     if missing := services_missing():
-        pytest.fail(f"needs {', '.join(missing)}; see .ci/run", pytrace=False)
+        pytest.fail(f"needs {', '.join(missing)}", pytrace=False)
     from django.conf import settings
 
     test_database_name = settings.DATABASES["default"]["NAME"]

@@ -61,3 +61,10 @@ def test_it_asks_to_retry_when_the_window_ends():
     throttle.allow_request(authenticated_request(1), ReportsView())
 
     assert throttle.wait() == 15
+
+
+def test_it_never_throttles_a_user_named_exempt(settings):
+    settings.THROTTLE_EXEMPT_USERNAMES = ["user-3"]
+
+    assert allowed_of(3, START, 150) == 150  # past the rate of 100, all in one window
+    assert allowed_of(4, START, 150) == 100  # anyone else still has the rate

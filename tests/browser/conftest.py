@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from capacityweb.browser import CHROMIUM_ARGS
+from capacityweb.browser import CHROMIUM_ARGS, missing_chromium_message
 from tests.conftest import (
     REPO_ROOT,
     chromium_path,
@@ -52,7 +52,7 @@ def screenshot(page: Any, name: str, *, full_page: bool = True) -> bytes:
 def live_url(django_db_setup: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Base URL of a Daphne server (rundemo, static files served) on the test database."""
     if missing := services_missing():
-        pytest.fail(f"browser tests need {', '.join(missing)}; see .ci/run", pytrace=False)
+        pytest.fail(f"browser tests need {', '.join(missing)}", pytrace=False)
     from django.conf import settings
 
     port = free_port()
@@ -81,15 +81,14 @@ def browser(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     driver lives for one test only, and so does the async-unsafe allowance the ORM
     calls between page actions need.
     """
-    if not Path(chromium_path()).exists():
-        pytest.fail("install Debian package chromium (or set CHROMIUM_PATH)", pytrace=False)
+    executable = chromium_path()
+    if executable is None:
+        pytest.fail(missing_chromium_message(), pytrace=False)
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=chromium_path(), args=list(CHROMIUM_ARGS)
-        )
+        chromium = playwright.chromium.launch(executable_path=executable, args=list(CHROMIUM_ARGS))
         try:
             yield chromium
         finally:

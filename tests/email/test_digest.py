@@ -13,6 +13,7 @@ Figures of the fixture period [03-09 08:00, 03-10 08:00) UTC, by hand:
       naive 360 + 144 = $504, joint 240 + 96 = $336, stranded 120 + 48 = $168
 """
 
+import logging
 from datetime import UTC, datetime
 
 import pytest
@@ -86,6 +87,7 @@ def test_it_links_back_to_the_dashboard(smtp_server, client):
     assert client.get(f"{path}?{query}").status_code == 200
 
 
+@pytest.mark.browser
 def test_it_inlines_the_chart_as_a_png_the_html_references(smtp_server):
     period = make_period()
 
@@ -97,6 +99,26 @@ def test_it_inlines_the_chart_as_a_png_the_html_references(smtp_server):
     assert len(images) == 1 and images[0]["Content-ID"] == "<idle-chart>"
     assert images[0].get_payload(decode=True).startswith(b"\x89PNG")
     assert 'src="cid:idle-chart"' in text_and_html(message)[1]
+
+
+def test_it_sends_the_table_without_a_chart_and_logs_why_when_there_is_no_chromium(
+    smtp_server, monkeypatch, caplog
+):
+    period = make_period()
+    monkeypatch.setenv("CHROMIUM_PATH", "/nonexistent/chromium")
+
+    with caplog.at_level(logging.WARNING, logger="reservations.digest"):
+        outcome = digest.send_digest(
+            subscription_id=period.subscription.id, period_start=PERIOD_START
+        )
+
+    message = smtp_server.messages[0]
+    html = text_and_html(message)[1]
+    assert outcome.status == "sent"
+    assert [part for part in message.walk() if part.get_content_type() == "image/png"] == []
+    assert "cid:idle-chart" not in html
+    assert html.index("prod-gpu/r1") < html.index("prod-gpu/r2")  # the figures, as a table
+    assert "digest chart not rendered (CHROMIUM_PATH=/nonexistent/chromium" in caplog.text
 
 
 def test_it_sends_once_when_the_task_runs_twice_for_the_same_period(smtp_server):

@@ -21,7 +21,7 @@ import psycopg
 import pytest
 
 from tests.conftest import REPO_ROOT, environment_without_services, run_manage
-from tests.reliability.services import ThrowawayPostgres
+from tests.servers import ThrowawayPostgres
 
 DATABASE = "capacityweb_fault"
 SCENARIO = REPO_ROOT / "tests" / "scenarios" / "reservation-idle-nodes.yaml"

@@ -23,7 +23,7 @@ from asgiref.sync import sync_to_async
 from django.test import override_settings
 
 from tests.conftest import REPO_ROOT, stop_process, with_database_name
-from tests.reliability.services import ThrowawayRedis, free_port
+from tests.servers import ThrowawayRedis, free_port
 from tests.web.fixtures import gpu_node, ingest_and_evaluate, make_cluster, scenario_objects
 
 pytestmark = [
@@ -39,13 +39,13 @@ MESSAGE_TIMEOUT_SECONDS = 10.0
 
 @pytest.fixture
 def redis_server() -> Iterator[ThrowawayRedis]:
-    server = ThrowawayRedis(Path(REPO_ROOT / "var"))
-    (REPO_ROOT / "var").mkdir(exist_ok=True)
-    server.start()
+    server = ThrowawayRedis()
     try:
+        server.start()
         yield server
     finally:
         server.stop()
+        server.remove()
 
 
 def layers_on(redis_url: str) -> dict[str, Any]:
