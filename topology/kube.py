@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from topology import dra
+from topology import discovery, dra
 from topology.cel import CelUnsupported, compile_selector
 from topology.hardware import (
     GPU_RESOURCE,
@@ -58,6 +58,7 @@ from topology.hardware import (
     TopologyLevel,
 )
 from topology.kubefields import ObjectContext, object_label, type_name
+from topology.prices import PriceTable, bundled_table
 from topology.quantity import cpu_milli, memory_bytes, parse_quantity, whole_count
 
 __all__ = [
@@ -112,22 +113,31 @@ class _Collected:
     pod_groups: dict[tuple[str, str], Gang] = field(default_factory=dict)
     workload_min: dict[tuple[str, str, str], int] = field(default_factory=dict)
     group_templates: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
-    node_groups: list[tuple[ObjectContext, NodeGroup]] = field(default_factory=list)
+    # (ctx, group, spec keys it sets): a discovered group of the same name keeps the rest
+    node_groups: list[tuple[ObjectContext, NodeGroup, frozenset[str]]] = field(default_factory=list)
     reservations: list[tuple[ObjectContext, Reservation]] = field(default_factory=list)
     topology: Topology | None = None
     kueue_topology: Topology | None = None
     errors: list[ModelError] = field(default_factory=list)
     ignored: Counter[str] = field(default_factory=Counter)
+    discovered: discovery.Discovered = field(default_factory=discovery.Discovered)
     seen: set[str] = field(default_factory=set)
     generated: Counter[tuple[str, str]] = field(default_factory=Counter)
 
 
-def parse_objects(objects: Iterable[tuple[str, dict[str, Any]]], *, cluster_name: str) -> Snapshot:
-    """Every object → the model; bad objects become errors, unknown kinds are counted."""
+def parse_objects(
+    objects: Iterable[tuple[str, dict[str, Any]]],
+    *,
+    cluster_name: str,
+    prices: PriceTable | None = None,
+) -> Snapshot:
+    """Every object → the model; bad objects become errors, unknown kinds are counted.
+
+    ``prices``: prices discovered node groups (default: the bundled table)."""
     collected = _Collected()
     for source, obj in objects:
         _parse_one(collected, str(source), obj)
-    return _assemble(collected, cluster_name)
+    return _assemble(collected, cluster_name, prices or bundled_table())
 
 
 _MALFORMED = (TypeError, ValueError, KeyError, AttributeError, IndexError, ArithmeticError)
@@ -184,7 +194,15 @@ def _handler(kind: str, group: str):  # type: ignore[no-untyped-def]
     return _HANDLERS.get((kind, group)) or _HANDLERS.get((kind, "*"))
 
 
-_NAMESPACED = ("Pod", "ResourceClaim", "ResourceClaimTemplate", "PodGroup", "Workload")
+_NAMESPACED = (
+    "Pod",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
+    "PodGroup",
+    "Workload",
+    "ConfigMap",
+    "DaemonSet",
+)
 
 
 # --- nodes ----------------------------------------------------------------------------
@@ -618,19 +636,22 @@ def _node_group(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) 
         spec.get("pricePerNodeHour"), "spec.pricePerNodeHour", default=-1.0, minimum=0
     )
     selector = ctx.labels(spec.get("nodeSelector"), "spec.nodeSelector")
+    given = frozenset(k for k in spec if spec[k] is not None)
     group = NodeGroup(
         name=name,
         node_selector=selector,
         min_size=min_size,
         max_size=max_size,
         price_per_node_hour=price,
-        template=_template_node(ctx, name, selector, price, spec.get("template")),
+        template=_template_node(ctx, name, selector, price, spec.get("template"))
+        if "template" in given
+        else Node(name=f"{name}-template", node_group=name),
         placements=_placements(ctx, spec.get("placement")),
         provisioning_delay_seconds=ctx.number(
             spec.get("provisioningDelaySeconds"), "spec.provisioningDelaySeconds"
         ),
     )
-    collected.node_groups.append((ctx, group))
+    collected.node_groups.append((ctx, group, given))
 
 
 def _template_node(
@@ -734,16 +755,19 @@ _HANDLERS = {
     ("Topology", KUEUE_GROUP): _topology,
     ("NodeGroup", PROJECT_GROUP): _node_group,
     ("Reservation", PROJECT_GROUP): _reservation,
+    ("ConfigMap", "*"): discovery.config_map,
+    ("NodePool", "karpenter.sh"): discovery.karpenter_node_pool,
+    ("DaemonSet", "apps"): discovery.daemon_set,
 }
 
 
 # --- assembly ---------------------------------------------------------------------------------
 
 
-def _assemble(collected: _Collected, cluster_name: str) -> Snapshot:
-    nodes, node_groups = assign_node_groups(
-        _nodes_with_devices(collected), _checked_node_groups(collected)
-    )
+def _assemble(collected: _Collected, cluster_name: str, prices: PriceTable) -> Snapshot:
+    devices = _nodes_with_devices(collected)
+    found, notices = discovery.discover_node_groups(collected.discovered, devices, prices)
+    nodes, node_groups = assign_node_groups(devices, _checked_node_groups(collected, found))
     pods = tuple(_pod_with_claims(collected, record) for record in collected.pods)
     cluster = Cluster(
         name=cluster_name,
@@ -756,12 +780,26 @@ def _assemble(collected: _Collected, cluster_name: str) -> Snapshot:
         reservations=_checked_reservations(collected, node_groups),
     )
     return Snapshot(
-        cluster=cluster, errors=tuple(collected.errors), ignored=dict(collected.ignored)
+        cluster=cluster,
+        errors=tuple(collected.errors),
+        ignored=dict(collected.ignored),
+        notices=notices,
     )
 
 
-def _checked_node_groups(collected: _Collected) -> tuple[NodeGroup, ...]:
-    return tuple(sorted((g for _, g in collected.node_groups), key=lambda g: g.name))
+def _checked_node_groups(
+    collected: _Collected, found: tuple[NodeGroup, ...]
+) -> tuple[NodeGroup, ...]:
+    """Hand-written groups over discovered ones; one without a template needs a
+    discovered group of its name to take the template from."""
+    names = {g.name for g in found}
+    project = []
+    for ctx, group, given in collected.node_groups:
+        if "template" not in given and group.name not in names:
+            collected.errors.append(ModelError(ctx.source, ctx.object, "spec.template", "required"))
+            continue
+        project.append((group, given))
+    return discovery.merge_project_groups(found, project)
 
 
 def _checked_reservations(
@@ -913,3 +951,15 @@ def _resolved_min(collected: _Collected, gang: Gang, namespace: str, name: str) 
         return gang
     workload, template = collected.group_templates.get((namespace, name), ("", ""))
     return replace(gang, min_member=collected.workload_min.get((namespace, workload, template), 1))
+
+
+# the parts discovery (topology.discovery) reads objects with, under public names
+node_requirement = _requirement
+node_taints = _taints
+pod_spec_requests = _pod_requests
+required_node_affinity = _required_affinity
+pod_tolerations = _tolerations
+
+
+def node_with_plugin_gpus(node: Node, gpu_count: int) -> Node:
+    return _with_gpus(node, gpu_count, [], [])
