@@ -145,6 +145,10 @@ class Discovered:
     ca_groups: list[tuple[ObjectContext, CaGroupStatus]] = field(default_factory=list)
     karpenter_pools: list[tuple[ObjectContext, KarpenterPool]] = field(default_factory=list)
     daemon_pods: list[DaemonPod] = field(default_factory=list)
+    cloud_reservations: list[Any] = field(
+        default_factory=list
+    )  # cloud_reservations.CloudReservation
+    notices: list[ModelError] = field(default_factory=list)  # found while parsing one object
 
 
 # --- handlers (registered in topology.kube's kind dispatch) --------------------------
@@ -359,7 +363,7 @@ def discover_node_groups(
 ) -> tuple[tuple[NodeGroup, ...], tuple[ModelError, ...]]:
     """Groups from node labels, the CA status and Karpenter NodePools; notices for the rest."""
     nodes = tuple(nodes)
-    notices: list[ModelError] = []
+    notices: list[ModelError] = list(discovered.notices)
     found = _label_pools(nodes)
     _join_ca_status(discovered, found, notices)
     groups = [
@@ -723,3 +727,13 @@ def _overridden(base: NodeGroup, group: NodeGroup, given: frozenset[str]) -> Nod
             merged.template, node_group=merged.name, price_per_node_hour=merged.price_per_node_hour
         ),
     )
+
+
+def gpus_by_instance_type(groups: Iterable[NodeGroup]) -> dict[str, int]:
+    """GPUs of one node per instance type: the bundled catalogue, then the groups' templates."""
+    counts = {t.name: t.gpus for t in bundled_catalogue()}
+    for group in groups:
+        kind = group.template.labels.get(INSTANCE_TYPE_LABEL)
+        if kind and group.template.gpu_count:
+            counts[kind] = group.template.gpu_count
+    return counts

@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from topology import discovery, dra
+from topology import cloud_reservations, discovery, dra
 from topology.cel import CelUnsupported, compile_selector
 from topology.hardware import (
     GPU_RESOURCE,
@@ -758,6 +758,9 @@ _HANDLERS = {
     ("ConfigMap", "*"): discovery.config_map,
     ("NodePool", "karpenter.sh"): discovery.karpenter_node_pool,
     ("DaemonSet", "apps"): discovery.daemon_set,
+    ("EC2NodeClass", "karpenter.k8s.aws"): cloud_reservations.karpenter_node_class,
+    (cloud_reservations.AWS_KIND, "ec2.amazonaws.com"): cloud_reservations.aws_capacity_reservation,
+    (cloud_reservations.GCP_KIND, "compute.googleapis.com"): cloud_reservations.gcp_reservation,
 }
 
 
@@ -768,6 +771,12 @@ def _assemble(collected: _Collected, cluster_name: str, prices: PriceTable) -> S
     devices = _nodes_with_devices(collected)
     found, notices = discovery.discover_node_groups(collected.discovered, devices, prices)
     nodes, node_groups = assign_node_groups(devices, _checked_node_groups(collected, found))
+    imported, reservation_notices = cloud_reservations.resolve(
+        collected.discovered.cloud_reservations,
+        node_groups,
+        prices,
+        discovery.gpus_by_instance_type(node_groups),
+    )
     pods = tuple(_pod_with_claims(collected, record) for record in collected.pods)
     cluster = Cluster(
         name=cluster_name,
@@ -777,13 +786,13 @@ def _assemble(collected: _Collected, cluster_name: str, prices: PriceTable) -> S
         gangs=_gangs(collected, pods),
         device_classes=tuple(dc for dc, _ in collected.device_classes.values()),
         node_groups=node_groups,
-        reservations=_checked_reservations(collected, node_groups),
+        reservations=_checked_reservations(collected, node_groups) + imported,
     )
     return Snapshot(
         cluster=cluster,
         errors=tuple(collected.errors),
         ignored=dict(collected.ignored),
-        notices=notices,
+        notices=notices + reservation_notices,
     )
 
 
