@@ -92,3 +92,10 @@ def table_from_dict(raw: Mapping[str, Any]) -> PriceTable:
 def bundled_table() -> PriceTable:
     """The table shipped in ``topology/data/prices.yaml``."""
     return table_from_dict(yaml.safe_load(PRICES_FILE.read_text(encoding="utf-8")))
+
+
+def table_in(currency: str) -> PriceTable:
+    """The bundled table if it is in ``currency``; else an empty one (nothing is
+    converted: a figure is never shown in a currency it was not given in)."""
+    table = bundled_table()
+    return table if table.currency == currency else PriceTable(currency=currency, clouds=())

@@ -17,11 +17,13 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
+from recommender.actions import report_json, report_text
 from recommender.engine.evaluate.evaluation import evaluate
 from recommender.engine.evaluate.report import render_text
 from topology.files import read_objects
 from topology.hardware import ModelError
 from topology.kube import parse_objects
+from topology.prices import table_in
 
 BAD_INPUT_EXIT_CODE = 2
 
@@ -45,14 +47,19 @@ class Command(BaseCommand):
             )
         except ModelError as error:
             self.fail([error])
-        snapshot = parse_objects(objects, cluster_name=options["cluster_name"])
+        snapshot = parse_objects(
+            objects, cluster_name=options["cluster_name"], prices=table_in(settings.CURRENCY)
+        )
         if snapshot.errors:
             self.fail(list(snapshot.errors))
         evaluation = evaluate(snapshot.cluster, at=at)
+        cluster, notices, currency = snapshot.cluster, snapshot.notices, settings.CURRENCY
         if options["format"] == "json":
-            self.stdout.write(json.dumps(evaluation.to_json(), sort_keys=True, indent=2))
+            payload = report_json(evaluation, cluster, notices, currency)
+            self.stdout.write(json.dumps(payload, sort_keys=True, indent=2))
         else:
-            self.stdout.write(render_text(evaluation, snapshot.cluster.node_groups), ending="")
+            text = render_text(evaluation, cluster.node_groups)
+            self.stdout.write(text + "\n" + report_text(evaluation, cluster, notices, currency))
 
     def fail(self, errors: list[ModelError]) -> None:
         for error in errors:
