@@ -238,10 +238,15 @@ def _cloud_action(
 
 
 def report_json(
-    evaluation: Evaluation, cluster: Cluster, notices: Iterable[ModelError], currency: str
+    evaluation: Evaluation,
+    cluster: Cluster,
+    notices: Iterable[ModelError],
+    currency: str,
+    ignored: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
     """``evaluation.to_json()`` plus the additive keys: ``currency``, ``nodeGroups``,
-    ``actions`` per recommendation, and the notices in ``unsupported``."""
+    ``actions`` per recommendation, the notices in ``unsupported`` and the kinds not
+    modelled in ``ignored`` (DESIGN.md's ``[{kind, count}]``)."""
     payload = evaluation.to_json()
     payload["currency"] = currency
     payload["nodeGroups"] = [node_group_json(g) for g in cluster.node_groups]
@@ -249,6 +254,9 @@ def report_json(
         item["actions"] = [a.to_json() for a in actions_for(rec, evaluation, cluster)]
     payload.setdefault("unsupported", []).extend(
         {"object": n.object, "field": n.field, "reason": n.reason} for n in notices
+    )
+    payload.setdefault("ignored", []).extend(
+        {"kind": kind, "count": count} for kind, count in sorted((ignored or {}).items())
     )
     return payload
 
@@ -269,7 +277,11 @@ def node_group_json(group: NodeGroup) -> dict[str, Any]:
 
 
 def report_text(
-    evaluation: Evaluation, cluster: Cluster, notices: Iterable[ModelError], currency: str
+    evaluation: Evaluation,
+    cluster: Cluster,
+    notices: Iterable[ModelError],
+    currency: str,
+    ignored: Mapping[str, int] | None = None,
 ) -> str:
     """The sections the text report gains: node groups, actions, not modelled."""
     lines = [f"== Node groups (money in {currency} per hour) =="]
@@ -299,10 +311,11 @@ def report_text(
             lines.append(f"  [{action.kind}]")
             lines += [f"    {line}" if line else "" for line in action.text.rstrip().splitlines()]
     notices = list(notices)
-    if notices:
+    if notices or ignored:
         lines.append("")
         lines.append("== Read but not modelled ==")
         lines += [f"* {n}" for n in notices]
+        lines += [f"* {kind}: {count} ignored" for kind, count in sorted((ignored or {}).items())]
     return "\n".join(lines) + "\n"
 
 

@@ -220,6 +220,48 @@ def daemon_set(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
     )
 
 
+KWOK_API_VERSION = "kwok.cluster-autoscaler.x-k8s.io/v1alpha1"  # the reader's name for the file
+KWOK_KIND = "KwokProviderConfig"
+
+
+def config_objects(document: Any) -> list[dict[str, Any]] | None:
+    """cluster-autoscaler's kwok provider config (``cloudprovider/kwok/kwok_types.go``
+    ``KwokProviderConfig``: ``readNodesFrom``, ``nodegroups``; no ``kind``) as an object
+    ``topology.kube`` dispatches on; None if the document is not one."""
+    if (
+        isinstance(document, dict)
+        and "kind" not in document
+        and "readNodesFrom" in document
+        and isinstance(document.get("nodegroups"), dict)
+    ):
+        return [
+            {
+                "apiVersion": KWOK_API_VERSION,
+                "kind": KWOK_KIND,
+                "metadata": {"name": "kwok-provider-config"},
+                "spec": document,
+            }
+        ]
+    return None
+
+
+def kwok_provider_config(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
+    """The kwok provider adds fake nodes built from template nodes (a simulation tool):
+    read, said, not modelled."""
+    spec = ctx.mapping(obj.get("spec"), "spec")
+    groups = ctx.mapping(spec.get("nodegroups"), "nodegroups")
+    key = groups.get("fromNodeLabelKey") or groups.get("fromNodeAnnotationKey") or "?"
+    collected.discovered.notices.append(
+        ModelError(
+            ctx.source,
+            ctx.object,
+            "nodegroups",
+            f"cluster-autoscaler kwok provider (fake nodes, groups keyed by {key}, templates "
+            f"from {ctx.text(spec.get('readNodesFrom'), 'readNodesFrom') or '?'}): not modelled",
+        )
+    )
+
+
 # --- cluster-autoscaler status ConfigMap ------------------------------------------------
 
 

@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from topology.cloud_reservations import export_objects
+from topology.discovery import config_objects
 from topology.hardware import Cluster, ModelError
 from topology.trace import trace_nodes, trace_pods
 
@@ -82,6 +83,8 @@ def _objects_in(source: str, data: bytes) -> Iterator[dict[str, Any]]:
         if document is None:
             continue
         exported = export_objects(document)  # a cloud CLI's JSON (reservations)
+        if exported is None:
+            exported = config_objects(document)  # an autoscaler's own config file
         if exported is not None:
             yield from exported
             continue

@@ -758,6 +758,7 @@ _HANDLERS = {
     ("ConfigMap", "*"): discovery.config_map,
     ("NodePool", "karpenter.sh"): discovery.karpenter_node_pool,
     ("DaemonSet", "apps"): discovery.daemon_set,
+    (discovery.KWOK_KIND, "kwok.cluster-autoscaler.x-k8s.io"): discovery.kwok_provider_config,
     ("EC2NodeClass", "karpenter.k8s.aws"): cloud_reservations.karpenter_node_class,
     (cloud_reservations.AWS_KIND, "ec2.amazonaws.com"): cloud_reservations.aws_capacity_reservation,
     (cloud_reservations.GCP_KIND, "compute.googleapis.com"): cloud_reservations.gcp_reservation,

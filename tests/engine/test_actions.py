@@ -207,3 +207,17 @@ def test_a_project_node_group_keeps_the_node_group_patch():
     (action,) = actions_for(rec, evaluation, snapshot.cluster)
     assert action.kind == "NodeGroup"
     assert yaml.safe_load(action.text)["spec"] == {"minSize": 1}
+
+
+def test_the_reports_list_ignored_kinds(shared_data):
+    path = (
+        shared_data
+        / "k8s-examples"
+        / "nodegroups"
+        / "karpenter-nodeoverlay-g6f-fractional-gpu.yaml"
+    )
+    snapshot, evaluation = evaluated(read_objects(path))
+    args = (evaluation, snapshot.cluster, snapshot.notices, "USD", snapshot.ignored)
+    payload = report_json(*args)
+    assert payload["ignored"] == [{"kind": "NodeOverlay (karpenter.sh/v1alpha1)", "count": 1}]
+    assert "* NodeOverlay (karpenter.sh/v1alpha1): 1 ignored" in report_text(*args)

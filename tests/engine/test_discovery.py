@@ -366,3 +366,13 @@ def test_a_node_pool_weight_is_reported_as_not_modelled():
     assert [g.name for g in snapshot.cluster.node_groups] == ["h100-p5.48xlarge", "h100-p5.4xlarge"]
     (notice,) = snapshot.notices
     assert notice.field == "spec.weight"
+
+
+def test_the_kwok_provider_config_is_read_and_reported_not_modelled(nodegroups):
+    path = nodegroups / "cluster-autoscaler-kwok-static-nodegroups-config.yaml"
+    snapshot = parse_objects(read_objects(path), cluster_name="t")
+    assert snapshot.errors == ()
+    (notice,) = snapshot.notices
+    assert notice.field == "nodegroups"
+    assert "groups keyed by node.kubernetes.io/instance-type" in notice.reason
+    assert notice.reason.endswith("not modelled")

@@ -54,12 +54,13 @@ class Command(BaseCommand):
             self.fail(list(snapshot.errors))
         evaluation = evaluate(snapshot.cluster, at=at)
         cluster, notices, currency = snapshot.cluster, snapshot.notices, settings.CURRENCY
+        extras = (cluster, notices, currency, snapshot.ignored)
         if options["format"] == "json":
-            payload = report_json(evaluation, cluster, notices, currency)
+            payload = report_json(evaluation, *extras)
             self.stdout.write(json.dumps(payload, sort_keys=True, indent=2))
         else:
             text = render_text(evaluation, cluster.node_groups)
-            self.stdout.write(text + "\n" + report_text(evaluation, cluster, notices, currency))
+            self.stdout.write(text + "\n" + report_text(evaluation, *extras))
 
     def fail(self, errors: list[ModelError]) -> None:
         for error in errors:
