@@ -130,14 +130,17 @@ def parse_objects(
     *,
     cluster_name: str,
     prices: PriceTable | None = None,
+    discovered_groups: Iterable[NodeGroup] = (),
 ) -> Snapshot:
     """Every object → the model; bad objects become errors, unknown kinds are counted.
 
-    ``prices``: prices discovered node groups (default: the bundled table)."""
+    ``prices``: prices discovered node groups (default: the bundled table).
+    ``discovered_groups``: groups another parse discovered (a source's model), which
+    NodeGroup objects here override field by field like the ones found here."""
     collected = _Collected()
     for source, obj in objects:
         _parse_one(collected, str(source), obj)
-    return _assemble(collected, cluster_name, prices or bundled_table())
+    return _assemble(collected, cluster_name, prices or bundled_table(), tuple(discovered_groups))
 
 
 _MALFORMED = (TypeError, ValueError, KeyError, AttributeError, IndexError, ArithmeticError)
@@ -768,9 +771,16 @@ _HANDLERS = {
 # --- assembly ---------------------------------------------------------------------------------
 
 
-def _assemble(collected: _Collected, cluster_name: str, prices: PriceTable) -> Snapshot:
+def _assemble(
+    collected: _Collected,
+    cluster_name: str,
+    prices: PriceTable,
+    discovered_groups: tuple[NodeGroup, ...] = (),
+) -> Snapshot:
     devices = _nodes_with_devices(collected)
     found, notices = discovery.discover_node_groups(collected.discovered, devices, prices)
+    here = {g.name for g in found}
+    found += tuple(g for g in discovered_groups if g.name not in here)
     nodes, node_groups = assign_node_groups(devices, _checked_node_groups(collected, found))
     imported, reservation_notices = cloud_reservations.resolve(
         collected.discovered.cloud_reservations,
