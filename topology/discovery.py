@@ -468,17 +468,34 @@ def _join_ca_status(
             )
             continue
         pool_ref = entry.autoscaler
-        entry.autoscaler = AutoscalerRef(
-            kind="cluster-autoscaler",
-            name=status.name,
-            pool_kind=pool_ref.kind if pool_ref else None,
-            pool=pool_ref.name if pool_ref else None,
-            target_size=status.target_size,
-        )
-        entry.min_size, entry.max_size = status.min_size, status.max_size
-        entry.sources.insert(0, CA_SOURCE)
+        if pool_ref is not None and pool_ref.kind == "cluster-autoscaler":
+            _add_zone_group(entry, status)
+        else:
+            entry.autoscaler = AutoscalerRef(
+                kind="cluster-autoscaler",
+                name=status.name,
+                pool_kind=pool_ref.kind if pool_ref else None,
+                pool=pool_ref.name if pool_ref else None,
+                target_size=status.target_size,
+            )
+            entry.min_size, entry.max_size = status.min_size, status.max_size
+            entry.sources.insert(0, CA_SOURCE)
         if status.backoff or status.scale_up == "Backoff":
             entry.notes.append(f"cluster-autoscaler scale-up in Backoff {status.backoff}".rstrip())
+
+
+def _add_zone_group(entry: _Found, status: CaGroupStatus) -> None:
+    """A second CA group of one pool (a GKE regional pool has one instance group per
+    zone, each a CA node group with its own min/max): the pool's bounds are the sums."""
+    ref = entry.autoscaler
+    assert ref is not None
+    entry.min_size = (entry.min_size or 0) + status.min_size
+    entry.max_size = (entry.max_size or 0) + status.max_size
+    entry.autoscaler = replace(ref, target_size=(ref.target_size or 0) + status.target_size)
+    entry.notes.append(
+        f"also cluster-autoscaler group {status.name}: one pool, several CA groups (one per "
+        "zone); min/max/target summed, where new nodes land per zone is CA's choice"
+    )
 
 
 def _pool_named_in(ca_name: str, found: dict[str, _Found]) -> _Found | None:

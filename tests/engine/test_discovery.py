@@ -376,3 +376,17 @@ def test_the_kwok_provider_config_is_read_and_reported_not_modelled(nodegroups):
     assert notice.field == "nodegroups"
     assert "groups keyed by node.kubernetes.io/instance-type" in notice.reason
     assert notice.reason.endswith("not modelled")
+
+
+def test_a_regional_pool_with_one_ca_group_per_zone_sums_their_bounds():
+    base = "https://www.googleapis.com/compute/v1/projects/p/zones/us-central1-{}/instanceGroups/"
+    status = ca_status_text(base.format("a") + "gke-prod-gpu-pool-1111-grp", 0, 3, 1, 1)
+    second = ca_status_text(base.format("b") + "gke-prod-gpu-pool-2222-grp", 1, 4, 1, 1)
+    _, _, groups_b = second["data"]["status"].partition("NodeGroups:\n")
+    status["data"]["status"] += groups_b
+    snapshot = parse(node("a1"), node("b1"), status)
+    (group,) = snapshot.cluster.node_groups
+    assert (group.min_size, group.max_size) == (1, 7)
+    assert group.autoscaler.target_size == 2
+    assert group.source == "cluster-autoscaler status ConfigMap + GKE node pool label"
+    assert group.notes[0].startswith("also cluster-autoscaler group https://")
