@@ -42,6 +42,7 @@ from recommender.engine.evaluate.report import (
     CONSUME_ANNOTATION,
     node_group_patch,
     planned_size,
+    recommendation_yaml,
 )
 from topology.hardware import GPU_RESOURCE, Cluster, ModelError, NodeGroup, Pod
 
@@ -83,6 +84,17 @@ def actions_for(rec: Recommendation, evaluation: Evaluation, cluster: Cluster) -
         autoscaled = ref.kind == "cluster-autoscaler"
         actions.append(_cloud_action(pool_kind, pool, size, group, autoscaled))
     return actions
+
+
+def apply_text(rec: Recommendation, evaluation: Evaluation, cluster: Cluster) -> str:
+    """What the recommendations page shows to apply: the YAML of
+    ``recommendation_yaml`` for a project-defined group (its NodeGroup patch, and a
+    ProvisioningRequest per gang); for a discovered group, its actions, each under a
+    comment naming the tool."""
+    group = next((g for g in cluster.node_groups if g.name == rec.node_group), None)
+    if group is None or group.autoscaler is None:
+        return recommendation_yaml(rec, evaluation, cluster.node_groups)
+    return "\n".join(f"# {a.kind}\n{a.text}" for a in actions_for(rec, evaluation, cluster))
 
 
 # --- cluster-autoscaler: ProvisioningRequest -------------------------------------------

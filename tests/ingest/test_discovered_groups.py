@@ -59,3 +59,30 @@ def test_a_stored_node_group_overrides_a_discovered_one_and_keeps_its_autoscaler
         "gke-prod-a2-pool-1": 20.0,
         "gke-prod-a2-pool-2": 20.0,
     }
+
+
+@pytest.mark.django_db
+def test_a_stored_evaluation_keeps_the_actions_and_sources_of_discovered_groups():
+    from recommender.models import Recommendation
+    from recommender.services import store_evaluation
+    from topology import services
+    from topology.files import read_objects
+    from topology.models import Cluster
+
+    cluster = Cluster.objects.create(
+        name=f"discovered-{uuid.uuid4().hex[:6]}", source_kind=Cluster.SourceKind.FILES
+    )
+    snapshot = services.ingest_snapshot(
+        cluster=cluster, taken_at=TAKEN_AT, objects=read_objects(DISCOVERED)
+    )
+    evaluation = store_evaluation(snapshot=snapshot)
+    assert evaluation.result["currency"] == "USD"
+    sources = {g["name"]: g["source"] for g in evaluation.result["nodeGroups"]}
+    assert sources["a2-pool"] == "cluster-autoscaler status ConfigMap + GKE node pool label"
+    (rec,) = evaluation.result["recommendations"]
+    assert [a["kind"] for a in rec["actions"]] == ["ProvisioningRequest", "gcloud"]
+    # the page's text to apply: the autoscaler's actions, not a capacityweb.io NodeGroup patch
+    (row,) = Recommendation.objects.filter(evaluation=evaluation)
+    assert row.yaml.startswith("# ProvisioningRequest\n# cluster-autoscaler group ")
+    assert "gcloud container node-pools update a2-pool" in row.yaml
+    assert "kind: NodeGroup" not in row.yaml
