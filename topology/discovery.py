@@ -28,9 +28,15 @@ Upstream behaviour followed:
   (minSize=1, maxSize=5))``.
 - ``cluster-autoscaler/processors/nodeinfosprovider/mixed_nodeinfos_processor.go``
   and ``simulator/node_info_utils.go``: a group's template is a ready,
-  schedulable member with its hostname replaced, CA's own taints dropped, and
-  the pods a fresh node would run (its DaemonSets) already placed on it —
-  here: subtracted from its allocatable.
+  schedulable member (an unready one only as a last resort) with its hostname
+  replaced, CA's own taints dropped, and the pods a fresh node would run
+  already placed on it (``podsExpectedOnFreshNode``) — here: subtracted from
+  its allocatable. Those pods are taken from the DaemonSet objects whose pods
+  would run on the template (CA's ``--force-daemonsets`` path, and its path
+  for a group without members); CA's default takes the DaemonSet and static
+  pods running on the member, the same set whenever every such DaemonSet runs
+  there (the parse keeps no pod owner to tell them apart; static pods are
+  not counted).
 - kubernetes-sigs/karpenter ``pkg/apis/v1/nodepool.go``: ``spec.template``
   (labels, taints, requirements), ``spec.limits`` (counted against the
   capacity of the pool's nodes), ``spec.weight``, ``spec.replicas`` (static
