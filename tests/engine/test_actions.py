@@ -221,3 +221,13 @@ def test_the_reports_list_ignored_kinds(shared_data):
     payload = report_json(*args)
     assert payload["ignored"] == [{"kind": "NodeOverlay (karpenter.sh/v1alpha1)", "count": 1}]
     assert "* NodeOverlay (karpenter.sh/v1alpha1): 1 ignored" in report_text(*args)
+
+
+def test_the_engine_report_patches_no_node_group_the_cluster_does_not_have():
+    from recommender.engine.evaluate.report import render_text
+
+    snapshot, evaluation = evaluated(read_objects(FIXTURES / "discovered-gke-cluster.yaml"))
+    text = render_text(evaluation, snapshot.cluster.node_groups)
+    assert "* add 2 x a2-pool for ml/train" in text
+    assert "    what to apply: see Actions for your autoscaler" in text
+    assert "kind: NodeGroup" not in text

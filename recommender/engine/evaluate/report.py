@@ -137,6 +137,9 @@ def _what_to_do(evaluation: Evaluation, node_groups: tuple[NodeGroup, ...]) -> s
             f"* add {rec.count} x {rec.node_group}{_where(rec.placement)} "
             f"for {', '.join(rec.workloads)} ({money(rec.cost_per_hour)}{paid})"
         )
+        if _discovered(rec, node_groups):  # its autoscaler's actions: recommender.actions
+            lines.append("    what to apply: see Actions for your autoscaler")
+            continue
         text = recommendation_yaml(rec, evaluation, node_groups)
         lines += [f"    {line}" if line else "" for line in text.rstrip().splitlines()]
     for total in evaluation.group_totals:
@@ -148,6 +151,12 @@ def _what_to_do(evaluation: Evaluation, node_groups: tuple[NodeGroup, ...]) -> s
         if w.joint.changes:
             lines.append(f"* {w.key}: " + "; ".join(w.joint.changes))
     return "\n".join(lines) + "\n"
+
+
+def _discovered(rec: Recommendation, node_groups: tuple[NodeGroup, ...]) -> bool:
+    """A group some autoscaler grows (found by topology.discovery): no capacityweb.io
+    NodeGroup exists in the cluster to patch."""
+    return any(g.name == rec.node_group and g.autoscaler is not None for g in node_groups)
 
 
 def _reservations(evaluation: Evaluation) -> str:
