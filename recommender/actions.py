@@ -50,6 +50,7 @@ PROVISIONING_API_VERSION = "autoscaling.x-k8s.io/v1"
 KARPENTER_LABEL = "karpenter.sh/nodepool"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 CLUSTER_VARIABLE = "$CLUSTER"  # the cloud's name of the cluster: not in the snapshot
+LOCATION_VARIABLE = "$LOCATION"  # the GKE cluster's region or zone: not in the snapshot either
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,12 +218,14 @@ def _cloud_action(
         if autoscaled:
             command = (
                 f"gcloud container node-pools update {pool} --cluster {CLUSTER_VARIABLE} "
-                f"--enable-autoscaling --total-min-nodes {size} --total-max-nodes {top}"
+                f"--location {LOCATION_VARIABLE} --enable-autoscaling "
+                f"--total-min-nodes {size} --total-max-nodes {top}"
             )
         else:
             command = (
-                f"gcloud container clusters resize {CLUSTER_VARIABLE} --node-pool {pool} "
-                f"--num-nodes {size}  # per zone in a regional cluster"
+                f"gcloud container clusters resize {CLUSTER_VARIABLE} --location "
+                f"{LOCATION_VARIABLE} --node-pool {pool} --num-nodes {size}"
+                "  # per zone in a regional cluster"
             )
         return Action("gcloud", command + "\n")
     if pool_kind == "eks":

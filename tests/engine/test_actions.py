@@ -95,8 +95,8 @@ def test_a_cluster_autoscaler_group_gets_a_provisioning_request_and_the_pool_min
     # 2 nodes now + 2 = 4, which is also CA's max (maxSize=4 in the status)
     assert gcloud.kind == "gcloud"
     assert gcloud.text == (
-        "gcloud container node-pools update a2-pool --cluster $CLUSTER --enable-autoscaling "
-        "--total-min-nodes 4 --total-max-nodes 4\n"
+        "gcloud container node-pools update a2-pool --cluster $CLUSTER --location $LOCATION "
+        "--enable-autoscaling --total-min-nodes 4 --total-max-nodes 4\n"
     )
 
 
