@@ -78,6 +78,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "capacityweb.context_processors.currency",
             ],
         },
     },
@@ -207,6 +208,10 @@ DASHBOARD_BASE_URL = env.str("DASHBOARD_BASE_URL", default="")
 SNAPSHOT_RETENTION_DAYS = env.int("SNAPSHOT_RETENTION_DAYS", default=30)
 MAX_SNAPSHOT_BYTES = env.int("MAX_SNAPSHOT_BYTES", default=64 * 1024 * 1024)
 MAX_SNAPSHOT_OBJECTS = env.int("MAX_SNAPSHOT_OBJECTS", default=200_000)
+# ISO 4217 code of every money figure (reports, API, pages). The bundled price table
+# (topology/data/prices.yaml) is in USD: with another currency, discovered groups are
+# priced only by a NodeGroup's pricePerNodeHour.
+CURRENCY = env.str("CURRENCY", default="USD")
 DEMO_PASSWORD = env.str("DEMO_PASSWORD", default="capacityweb-demo")
 # Worker processes of `manage.py serve` (the production web tier; Uvicorn's own variable).
 WEB_CONCURRENCY = env.int("WEB_CONCURRENCY", default=2)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
+from recommender.actions import apply_text
 from recommender.engine.evaluate.evaluation import Evaluation as EngineEvaluation
-from recommender.engine.evaluate.report import recommendation_yaml
 from recommender.models import Evaluation, Recommendation, WorkloadVerdict
-from topology.hardware import NodeGroup
+from topology.hardware import Cluster
 
 
 def evaluation_figures(result: Mapping[str, Any]) -> dict[str, Any]:
@@ -27,12 +27,11 @@ def evaluation_figures(result: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def recommendations(
-    evaluation: Evaluation, result: EngineEvaluation, node_groups: Iterable[NodeGroup]
+    evaluation: Evaluation, result: EngineEvaluation, cluster: Cluster
 ) -> list[Recommendation]:
-    """Rows of the engine's recommendations, each with the YAML to apply
-    (``report.recommendation_yaml``, the text report's too) and the group's size
-    when evaluated."""
-    groups = tuple(node_groups)
+    """Rows of the engine's recommendations, each with what to apply
+    (``recommender.actions.apply_text``: the NodeGroup YAML of a project group, the
+    autoscaler's own actions for a discovered one) and the group's size when evaluated."""
     rows = []
     for rec in result.recommendations:
         item = rec.to_json()
@@ -45,7 +44,7 @@ def recommendations(
                 placement=item["placement"],
                 cost_per_hour=rec.cost_per_hour,
                 workloads=item["workloads"],
-                yaml=recommendation_yaml(rec, result, groups),
+                yaml=apply_text(rec, result, cluster),
             )
         )
     return rows

@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from recommender import adapters
+from recommender.actions import report_json
 from recommender.engine.evaluate.evaluation import evaluate
 from recommender.models import Evaluation, Recommendation, WorkloadVerdict
 from reservations.adapters import idle_samples
@@ -41,7 +43,8 @@ def store_evaluation(*, snapshot: Snapshot) -> Evaluation:
     """Run the engine on the snapshot and store its result, replacing any earlier one."""
     model = cluster_from_snapshot(snapshot)
     evaluated = evaluate(model, at=snapshot.taken_at)
-    result = evaluated.to_json()
+    # the CLI's JSON: to_json() plus currency, nodeGroups and actions (recommender.actions)
+    result = report_json(evaluated, model, (), settings.CURRENCY)
     with transaction.atomic():
         Snapshot.objects.select_for_update().filter(pk=snapshot.pk).first()
         evaluation, _created = Evaluation.objects.update_or_create(
@@ -58,9 +61,7 @@ def store_evaluation(*, snapshot: Snapshot) -> Evaluation:
         Recommendation.objects.filter(evaluation=evaluation).delete()
         WorkloadVerdict.objects.filter(evaluation=evaluation).delete()
         IdleSample.objects.filter(evaluation=evaluation).delete()
-        Recommendation.objects.bulk_create(
-            adapters.recommendations(evaluation, evaluated, model.node_groups)
-        )
+        Recommendation.objects.bulk_create(adapters.recommendations(evaluation, evaluated, model))
         WorkloadVerdict.objects.bulk_create(adapters.verdicts(evaluation, result), batch_size=1000)
         IdleSample.objects.bulk_create(
             idle_samples(

@@ -66,10 +66,14 @@ def recommendations_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
     context = page.context("recommendations")
     context["recommendations"] = recommendations
     result = (page.evaluation.result or {}) if page.evaluation else {}
+    groups = {g["name"]: g for g in result.get("nodeGroups", [])}  # where each was found
+    for rec in recommendations:
+        rec.group_source = groups.get(rec.node_group, {}).get("source")
+        rec.group_price_source = groups.get(rec.node_group, {}).get("priceSource")
     context["idle_reservations"] = result.get("idleReservations", [])
     context["group_totals"] = [
         {**total, "yaml": group_yaml(total)}
         for total in result.get("nodeGroupTotals", [])
-        if total["cards"] > 1
+        if total["cards"] > 1 and not (groups.get(total["nodeGroup"]) or {}).get("autoscaler")
     ]
     return render(request, "dashboard/recommendations.html", context)

@@ -81,3 +81,41 @@ def test_it_exits_2_on_a_missing_file(tmp_path: Path) -> None:
     )
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
+
+
+DISCOVERED = Path(__file__).resolve().parent / "engine" / "fixtures" / "discovered-gke-cluster.yaml"
+
+
+def test_it_reports_discovered_groups_and_actions_without_capacityweb_objects() -> None:
+    result = run_manage(
+        "evaluate",
+        str(DISCOVERED),
+        "--format",
+        "json",
+        "--at",
+        AT,
+        environment=environment_without_services(CURRENCY="USD"),
+    )
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["currency"] == "USD"
+    groups = {g["name"]: g for g in document["nodeGroups"]}
+    assert groups["a2-pool"]["source"] == (
+        "cluster-autoscaler status ConfigMap + GKE node pool label"
+    )
+    assert groups["a2-pool"]["pricePerNodeHour"] == 29.38708
+    (rec,) = document["recommendations"]
+    assert [a["kind"] for a in rec["actions"]] == ["ProvisioningRequest", "gcloud"]
+
+
+def test_another_currency_drops_the_usd_price_table_and_says_so() -> None:
+    result = run_manage(
+        "evaluate",
+        str(DISCOVERED),
+        "--at",
+        AT,
+        environment=environment_without_services(CURRENCY="EUR"),
+    )
+    assert result.returncode == 0, result.stderr
+    assert "== Node groups (money in EUR per hour) ==" in result.stdout
+    assert "* a2-pool: 2 nodes (min 0, max 4), no price;" in result.stdout

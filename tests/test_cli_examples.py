@@ -70,22 +70,27 @@ def test_it_prints_the_read_section_before_the_text_report() -> None:
     assert "nothing is pending" not in result.stdout
 
 
-def test_it_reports_the_nodegroups_folder_and_exits_2_for_its_non_object_file() -> None:
+def test_it_reports_the_nodegroups_folder_with_discovered_karpenter_groups() -> None:
     result = evaluated("nodegroups")
-    assert result.returncode == 2
-    assert "cluster-autoscaler-kwok-static-nodegroups-config.yaml: kind: required" in result.stderr
+    assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
+    # NodePools are modelled (discovered groups), the kwok config is read and said
+    # to be not modelled: neither is an ignored kind any more
     assert counts(document["ignored"]) == {
         "AdmissionCheck (kueue.x-k8s.io/v1beta2)": 1,
         "NodeOverlay (karpenter.sh/v1alpha1)": 1,
-        "NodePool (karpenter.sh/v1)": 3,
         "ProvisioningRequestConfig (kueue.x-k8s.io/v1beta2)": 1,
         "ResourceFlavor (kueue.x-k8s.io/v1beta2)": 1,
     }
-    # sample-job-: parallelism 3 of 1 GPU each, within cluster-queue's 9 GPUs
+    objects = {u["object"] for u in document["unsupported"]}
+    assert "KwokProviderConfig/kwok-provider-config" in objects
+    # sample-job-: parallelism 3 of 1 GPU each (tolerating nvidia.com/gpu:NoSchedule),
+    # within cluster-queue's 9 GPUs; NodePool gpu allows p3.8xlarge (4 V100) with the
+    # same taint: one such node holds all 3 pods
     (workload,) = document["workloads"]
     assert (workload["name"], workload["pods"], workload["gpus"]) == ("default/sample-job-0", 3, 3)
-    assert workload["verdict"] == "blocked"
+    assert workload["verdict"] == "runs_after_scale_up"
+    assert workload["joint"]["addNodes"] == {"gpu-p3.8xlarge": 1}
     assert (
         "ClusterQueue/cluster-queue: admission checks not modelled (quota only)"
         in (document["input"]["notes"])
@@ -107,7 +112,7 @@ def test_it_reports_the_dra_folder_with_its_deployments_replicas() -> None:
     document = json.loads(result.stdout)
     found = document["input"]
     assert len(found["rejected"]) == 9
-    assert counts(document["ignored"]) == {"Namespace (v1)": 5}
+    assert counts(document["ignored"]) == {}  # Namespaces are read (namespaceSelector)
     assert {s["controller"]: s["pods"] for s in found["synthesized"]} == {
         "Deployment/gpu-test4/pod": 4,
         "Deployment/gpu-test6/pod": 4,

@@ -70,18 +70,21 @@ def with_stored_configuration(
 ) -> tuple[hardware.Cluster, tuple[hardware.ModelError, ...]]:
     """The source's model plus the node groups and reservations kept in the database.
 
-    Stored ones replace source ones of the same name, and every node's group and
-    every group's current size are worked out again against the merged groups
-    (a group known only from the database still counts the source's nodes); the
-    cluster's configured topology levels, when set, replace the source's.
+    A stored node group overrides the source's group of the same name field by
+    field (a discovered group keeps its source and autoscaler: the actions still
+    name the real pool); a stored reservation replaces the source's of the same
+    name. Every node's group and every group's current size are worked out again
+    against the merged groups (a group known only from the database still counts
+    the source's nodes); the cluster's configured topology levels, when set,
+    replace the source's.
     """
     parsed = kube.parse_objects(
-        ((STORED_SOURCE, obj) for obj in stored_objects), cluster_name=cluster.name
+        ((STORED_SOURCE, obj) for obj in stored_objects),
+        cluster_name=cluster.name,
+        discovered_groups=model.node_groups,
     )
     stored = parsed.cluster
-    nodes, node_groups = kube.assign_node_groups(
-        model.nodes, _merged(model.node_groups, stored.node_groups)
-    )
+    nodes, node_groups = kube.assign_node_groups(model.nodes, stored.node_groups)
     reservations = _merged(model.reservations, stored.reservations)
     topology = topology_of(cluster) or model.topology
     merged = replace(

@@ -19,6 +19,8 @@ from typing import Any
 
 import yaml
 
+from topology.cloud_reservations import export_objects
+from topology.discovery import config_objects
 from topology.hardware import Cluster, ModelError
 from topology.trace import trace_nodes, trace_pods
 
@@ -92,6 +94,12 @@ def _bounded(data: bytes, source: str, budget: list[int]) -> bytes:
 def _objects_in(source: str, data: bytes) -> Iterator[dict[str, Any]]:
     for document in _documents(source, data):
         if document is None:
+            continue
+        exported = export_objects(document)  # a cloud CLI's JSON (reservations)
+        if exported is None:
+            exported = config_objects(document)  # an autoscaler's own config file
+        if exported is not None:
+            yield from exported
             continue
         if not isinstance(document, dict):
             raise ModelError(source, "", "", f"document is a {_type(document)}, not an object")

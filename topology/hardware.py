@@ -492,6 +492,23 @@ class NodePlacement:
 
 
 @dataclass(frozen=True, slots=True)
+class AutoscalerRef:
+    """The real object that grows a group: what a recommendation must change.
+
+    ``kind``: ``cluster-autoscaler`` (a CA node group, ``name`` as CA reports it),
+    ``karpenter`` (``name``: the NodePool), or a managed pool — ``gke``, ``eks``,
+    ``aks`` (``name``: the node pool / node group / agent pool).
+    ``pool_kind``/``pool``: the managed pool behind a CA group, when known.
+    """
+
+    kind: str
+    name: str
+    pool_kind: str | None = None
+    pool: str | None = None
+    target_size: int | None = None  # CA cloudProviderTarget
+
+
+@dataclass(frozen=True, slots=True)
 class NodeGroup:
     name: str
     node_selector: Mapping[str, str]
@@ -502,6 +519,12 @@ class NodeGroup:
     placements: tuple[NodePlacement, ...] = ()
     provisioning_delay_seconds: float = 0.0
     current_size: int = 0  # existing members (nodes matching node_selector)
+    # where the group was found ("cluster-autoscaler status ConfigMap + GKE node pool
+    # label", "Karpenter NodePool gpu", "capacityweb.io NodeGroup"); None: not recorded
+    source: str | None = None
+    autoscaler: AutoscalerRef | None = None  # what grows it; None for a project-only group
+    price_source: str | None = None  # where price_per_node_hour comes from; None: unknown
+    notes: tuple[str, ...] = ()  # what the model does not cover about this group
 
 
 @dataclass(frozen=True, slots=True)
@@ -520,6 +543,7 @@ class Reservation:
     start: datetime | None = None
     end: datetime | None = None
     price_per_gpu_hour: float = 0.0
+    source: str | None = None  # e.g. "aws ec2 describe-capacity-reservations"; None: project kind
 
     def active_at(self, at: datetime) -> bool:
         return (self.start is None or self.start <= at) and (self.end is None or at < self.end)
@@ -591,3 +615,6 @@ class Snapshot:
     ignored: Mapping[str, int] = field(default_factory=dict)  # kinds not modelled → count
     read: Mapping[str, int] = field(default_factory=dict)  # "Kind (apiVersion)" modelled → count
     notes: tuple[str, ...] = ()  # what was read but not (fully) modelled, one line each
+    # read but only partly modelled (a node group without a template, a Karpenter
+    # weight): shown to the user, never an input error
+    notices: tuple[ModelError, ...] = ()

@@ -26,7 +26,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from topology import dra, podaffinity, quotas, topology_k8s, workloads_k8s
+from topology import (
+    cloud_reservations,
+    discovery,
+    dra,
+    podaffinity,
+    quotas,
+    topology_k8s,
+    workloads_k8s,
+)
 from topology.cel import CelUnsupported, compile_selector
 from topology.hardware import (
     GPU_RESOURCE,
@@ -58,6 +66,7 @@ from topology.hardware import (
     Topology,
 )
 from topology.kubefields import ObjectContext, object_label, type_name
+from topology.prices import PriceTable, bundled_table
 from topology.quantity import cpu_milli, memory_bytes, parse_quantity, whole_count
 
 __all__ = [
@@ -109,11 +118,12 @@ class _Collected:
     pod_groups: dict[tuple[str, str], Gang] = field(default_factory=dict)
     workload_min: dict[tuple[str, str, str], int] = field(default_factory=dict)
     group_templates: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
-    node_groups: list[tuple[ObjectContext, NodeGroup]] = field(default_factory=list)
+    # (ctx, group, spec keys it sets): a discovered group of the same name keeps the rest
+    node_groups: list[tuple[ObjectContext, NodeGroup, frozenset[str]]] = field(default_factory=list)
     reservations: list[tuple[ObjectContext, Reservation]] = field(default_factory=list)
     namespaces: dict[str, dict[str, str]] = field(default_factory=dict)
     topology: Topology | None = None
-    discovered: topology_k8s.Discovered = field(default_factory=topology_k8s.Discovered)
+    topology_found: topology_k8s.Discovered = field(default_factory=topology_k8s.Discovered)
     errors: list[ModelError] = field(default_factory=list)
     ignored: Counter[str] = field(default_factory=Counter)
     read: Counter[str] = field(default_factory=Counter)
@@ -121,16 +131,27 @@ class _Collected:
     notes: list[str] = field(default_factory=list)
     queues: list[QuotaQueue] = field(default_factory=list)
     local_queues: dict[str, str] = field(default_factory=dict)  # "ns/name" → "ClusterQueue/cq"
+    discovered: discovery.Discovered = field(default_factory=discovery.Discovered)
     seen: set[str] = field(default_factory=set)
     generated: Counter[tuple[str, str]] = field(default_factory=Counter)
 
 
-def parse_objects(objects: Iterable[tuple[str, dict[str, Any]]], *, cluster_name: str) -> Snapshot:
-    """Every object → the model; bad objects become errors, unknown kinds are counted."""
+def parse_objects(
+    objects: Iterable[tuple[str, dict[str, Any]]],
+    *,
+    cluster_name: str,
+    prices: PriceTable | None = None,
+    discovered_groups: Iterable[NodeGroup] = (),
+) -> Snapshot:
+    """Every object → the model; bad objects become errors, unknown kinds are counted.
+
+    ``prices``: prices discovered node groups (default: the bundled table).
+    ``discovered_groups``: groups another parse discovered (a source's model), which
+    NodeGroup objects here override field by field like the ones found here."""
     collected = _Collected()
     for source, obj in objects:
         _parse_one(collected, str(source), obj)
-    return _assemble(collected, cluster_name)
+    return _assemble(collected, cluster_name, prices or bundled_table(), tuple(discovered_groups))
 
 
 _MALFORMED = (TypeError, ValueError, KeyError, AttributeError, IndexError, ArithmeticError)
@@ -199,6 +220,8 @@ _NAMESPACED = (
     "Workload",
     "LocalQueue",
     *workloads_k8s.NAMESPACED_KINDS,
+    "ConfigMap",
+    "DaemonSet",
 )
 
 
@@ -640,19 +663,22 @@ def _node_group(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) 
         spec.get("pricePerNodeHour"), "spec.pricePerNodeHour", default=-1.0, minimum=0
     )
     selector = ctx.labels(spec.get("nodeSelector"), "spec.nodeSelector")
+    given = frozenset(k for k in spec if spec[k] is not None)
     group = NodeGroup(
         name=name,
         node_selector=selector,
         min_size=min_size,
         max_size=max_size,
         price_per_node_hour=price,
-        template=_template_node(ctx, name, selector, price, spec.get("template")),
+        template=_template_node(ctx, name, selector, price, spec.get("template"))
+        if "template" in given
+        else Node(name=f"{name}-template", node_group=name),
         placements=_placements(ctx, spec.get("placement")),
         provisioning_delay_seconds=ctx.number(
             spec.get("provisioningDelaySeconds"), "spec.provisioningDelaySeconds"
         ),
     )
-    collected.node_groups.append((ctx, group))
+    collected.node_groups.append((ctx, group, given))
 
 
 def _template_node(
@@ -761,20 +787,40 @@ _HANDLERS = {
     ("Reservation", PROJECT_GROUP): _reservation,
     **{kind: workloads_k8s.collect for kind in workloads_k8s.CONTROLLER_KINDS},
     **{kind: quotas.parse_queue for kind in quotas.QUEUE_KINDS},
+    ("ConfigMap", "*"): discovery.config_map,
+    ("NodePool", "karpenter.sh"): discovery.karpenter_node_pool,
+    ("DaemonSet", "apps"): discovery.daemon_set,
+    (discovery.KWOK_KIND, "kwok.cluster-autoscaler.x-k8s.io"): discovery.kwok_provider_config,
+    ("EC2NodeClass", "karpenter.k8s.aws"): cloud_reservations.karpenter_node_class,
+    (cloud_reservations.AWS_KIND, "ec2.amazonaws.com"): cloud_reservations.aws_capacity_reservation,
+    (cloud_reservations.GCP_KIND, "compute.googleapis.com"): cloud_reservations.gcp_reservation,
 }
 
 
 # --- assembly ---------------------------------------------------------------------------------
 
 
-def _assemble(collected: _Collected, cluster_name: str) -> Snapshot:
+def _assemble(
+    collected: _Collected,
+    cluster_name: str,
+    prices: PriceTable,
+    discovered_groups: tuple[NodeGroup, ...] = (),
+) -> Snapshot:
     workloads_k8s.add_wanted_pods(collected, _pod)
-    nodes, node_groups = assign_node_groups(
-        _nodes_with_devices(collected), _checked_node_groups(collected)
+    devices = _nodes_with_devices(collected)
+    found, notices = discovery.discover_node_groups(collected.discovered, devices, prices)
+    here = {g.name for g in found}
+    found += tuple(g for g in discovered_groups if g.name not in here)
+    nodes, node_groups = assign_node_groups(devices, _checked_node_groups(collected, found))
+    imported, reservation_notices = cloud_reservations.resolve(
+        collected.discovered.cloud_reservations,
+        node_groups,
+        prices,
+        discovery.gpus_by_instance_type(node_groups),
     )
     pods = tuple(_pod_with_claims(collected, record) for record in collected.pods)
     topology, topology_source, topology_notes = topology_k8s.choose(
-        collected.topology, collected.discovered
+        collected.topology, collected.topology_found
     )
     collected.notes.extend(topology_notes)
     pods = podaffinity.needing_namespaces(pods, bool(collected.namespaces))
@@ -787,7 +833,7 @@ def _assemble(collected: _Collected, cluster_name: str) -> Snapshot:
         gangs=_gangs(collected, pods),
         device_classes=tuple(dc for dc, _ in collected.device_classes.values()),
         node_groups=node_groups,
-        reservations=_checked_reservations(collected, node_groups),
+        reservations=_checked_reservations(collected, node_groups) + imported,
         queues=quotas.assembled_queues(collected),
         namespace_labels=collected.namespaces,
     )
@@ -797,11 +843,23 @@ def _assemble(collected: _Collected, cluster_name: str) -> Snapshot:
         ignored=dict(collected.ignored),
         read=dict(collected.read),
         notes=tuple(collected.notes),
+        notices=notices + reservation_notices,
     )
 
 
-def _checked_node_groups(collected: _Collected) -> tuple[NodeGroup, ...]:
-    return tuple(sorted((g for _, g in collected.node_groups), key=lambda g: g.name))
+def _checked_node_groups(
+    collected: _Collected, found: tuple[NodeGroup, ...]
+) -> tuple[NodeGroup, ...]:
+    """Hand-written groups over discovered ones; one without a template needs a
+    discovered group of its name to take the template from."""
+    names = {g.name for g in found}
+    project = []
+    for ctx, group, given in collected.node_groups:
+        if "template" not in given and group.name not in names:
+            collected.errors.append(ModelError(ctx.source, ctx.object, "spec.template", "required"))
+            continue
+        project.append((group, given))
+    return discovery.merge_project_groups(found, project)
 
 
 def _checked_reservations(
@@ -953,3 +1011,15 @@ def _resolved_min(collected: _Collected, gang: Gang, namespace: str, name: str) 
         return gang
     workload, template = collected.group_templates.get((namespace, name), ("", ""))
     return replace(gang, min_member=collected.workload_min.get((namespace, workload, template), 1))
+
+
+# the parts discovery (topology.discovery) reads objects with, under public names
+node_requirement = _requirement
+node_taints = _taints
+pod_spec_requests = _pod_requests
+required_node_affinity = _required_affinity
+pod_tolerations = _tolerations
+
+
+def node_with_plugin_gpus(node: Node, gpu_count: int) -> Node:
+    return _with_gpus(node, gpu_count, [], [])

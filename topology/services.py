@@ -28,6 +28,7 @@ from reservations.adapters import reservation_object
 from topology import hardware, kube, serialize
 from topology.adapters import node_group_object, node_group_row_fields, with_stored_configuration
 from topology.models import Cluster, IngestLock, NodeGroup, Snapshot
+from topology.prices import table_in
 from topology.sources import Source, SourcedObject, SourceRead, source_from_settings
 
 INGEST_TASK = "topology.tasks.ingest_cluster"
@@ -91,7 +92,9 @@ def ingest_snapshot(
     """
     errors: list[hardware.ModelError] = []
     if objects is not None:
-        parsed = kube.parse_objects(objects, cluster_name=cluster.name)
+        parsed = kube.parse_objects(
+            objects, cluster_name=cluster.name, prices=table_in(settings.CURRENCY)
+        )
         model = parsed.cluster
         errors.extend(parsed.errors)
     if model is None:

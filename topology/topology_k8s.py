@@ -61,7 +61,7 @@ def collect_levels(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> N
     """topology.kube handler for Kueue and KAI ``Topology``."""
     group = str(obj.get("apiVersion", "")).rpartition("/")[0]
     topology = level_topology(ctx, ctx.mapping(obj.get("spec"), "spec"))
-    collected.discovered.levels.append((group, ctx.object, topology))
+    collected.topology_found.levels.append((group, ctx.object, topology))
 
 
 def collect_hypernode(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
@@ -69,7 +69,7 @@ def collect_hypernode(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -
     spec = ctx.mapping(obj.get("spec"), "spec")
     tier = ctx.integer(spec.get("tier"), "spec.tier", minimum=1)
     members = [m for _, m in ctx.items(spec.get("members"), "spec.members")]
-    collected.discovered.hypernodes.append((ctx.object, tier, members))
+    collected.topology_found.hypernodes.append((ctx.object, tier, members))
 
 
 def choose(project: Topology | None, discovered: Discovered) -> tuple[Topology, str, list[str]]:

@@ -17,7 +17,6 @@ REJECTED = {
     "dra/kep4815-fragment-a100-mig-devices-consumescounters.yaml": "kind: required",
     "dra/kep4815-fragment-a100-sharedcounters.yaml": "kind: required",
     "dra/rocm-amd-resourceclaim-status-allocation-fragment.yaml": "kind: required",
-    "nodegroups/cluster-autoscaler-kwok-static-nodegroups-config.yaml": "kind: required",
     "dra/kep4815-resourceclaim-mig-devices-parentuuid.yaml": (
         "ResourceClaim/default/mig-devices: spec.spec: a ResourceClaim has spec.devices; "
         "spec.spec belongs to a template"

@@ -137,10 +137,15 @@ def _what_to_do(evaluation: Evaluation, node_groups: tuple[NodeGroup, ...]) -> s
             f"* add {rec.count} x {rec.node_group}{_where(rec.placement)} "
             f"for {', '.join(rec.workloads)} ({money(rec.cost_per_hour)}{paid})"
         )
+        if _discovered(
+            rec.node_group, node_groups
+        ):  # its autoscaler's actions: recommender.actions
+            lines.append("    what to apply: see Actions for your autoscaler")
+            continue
         text = recommendation_yaml(rec, evaluation, node_groups)
         lines += [f"    {line}" if line else "" for line in text.rstrip().splitlines()]
     for total in evaluation.group_totals:
-        if total.cards > 1:
+        if total.cards > 1 and not _discovered(total.node_group, node_groups):
             lines.append(f"* apply all for node group {total.node_group}:")
             text = group_yaml(total.to_json())
             lines += [f"    {line}" if line else "" for line in text.rstrip().splitlines()]
@@ -148,6 +153,12 @@ def _what_to_do(evaluation: Evaluation, node_groups: tuple[NodeGroup, ...]) -> s
         if w.joint.changes:
             lines.append(f"* {w.key}: " + "; ".join(w.joint.changes))
     return "\n".join(lines) + "\n"
+
+
+def _discovered(name: str, node_groups: tuple[NodeGroup, ...]) -> bool:
+    """A group some autoscaler grows (found by topology.discovery): no capacityweb.io
+    NodeGroup exists in the cluster to patch."""
+    return any(g.name == name and g.autoscaler is not None for g in node_groups)
 
 
 def _reservations(evaluation: Evaluation) -> str:

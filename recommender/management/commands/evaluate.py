@@ -19,11 +19,13 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
+from recommender.actions import report_json, report_text
 from recommender.engine.evaluate.evaluation import evaluate
 from recommender.engine.evaluate.report import render_text
 from topology.files import read_objects
 from topology.hardware import ModelError
 from topology.kube import parse_objects
+from topology.prices import table_in
 from topology.summary import render_summary, snapshot_summary
 
 BAD_INPUT_EXIT_CODE = 2
@@ -50,15 +52,22 @@ class Command(BaseCommand):
             )
         except ModelError as error:
             self.fail([error])
-        snapshot = parse_objects(objects, cluster_name=options["cluster_name"])
+        snapshot = parse_objects(
+            objects, cluster_name=options["cluster_name"], prices=table_in(settings.CURRENCY)
+        )
         summary = snapshot_summary(snapshot, refused)
         evaluation = evaluate(snapshot.cluster, at=at)
+        cluster, notices, currency = snapshot.cluster, snapshot.notices, settings.CURRENCY
         if options["format"] == "json":
-            document = {**evaluation.to_json(), **summary}
-            self.stdout.write(json.dumps(document, sort_keys=True, indent=2))
+            payload = report_json(evaluation, cluster, notices, currency)
+            payload["unsupported"] = summary["unsupported"] + payload.get("unsupported", [])
+            payload["ignored"] = summary["ignored"]
+            payload["input"] = summary["input"]
+            self.stdout.write(json.dumps(payload, sort_keys=True, indent=2))
         else:
             self.stdout.write(render_summary(summary), ending="")
-            self.stdout.write(render_text(evaluation, snapshot.cluster.node_groups), ending="")
+            text = render_text(evaluation, cluster.node_groups)
+            self.stdout.write(text + "\n" + report_text(evaluation, cluster, notices, currency))
         if refused or snapshot.errors:
             self.fail([*refused, *snapshot.errors])
 

@@ -1,0 +1,233 @@
+"""Recommendations as what the user's own autoscaler applies, worked out by hand."""
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import yaml
+
+from recommender.actions import actions_for, report_json, report_text
+from recommender.engine.evaluate.evaluation import evaluate
+from topology.files import read_objects
+from topology.kube import parse_objects
+
+FIXTURES = Path(__file__).parent / "fixtures"
+AT = datetime(2026, 12, 2, tzinfo=UTC)
+GPU_TOLERATION = [{"key": "nvidia.com/gpu", "operator": "Exists"}]
+
+
+def pending_pod(name, gpus, namespace="ml"):
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "tolerations": GPU_TOLERATION,
+            "containers": [
+                {"name": "c", "resources": {"requests": {"cpu": "1", "nvidia.com/gpu": gpus}}}
+            ],
+        },
+        "status": {"phase": "Pending"},
+    }
+
+
+def busy_node(name, pool_label, pool, kind, zone="us-east-1a"):
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {
+                "name": name,
+                "labels": {
+                    pool_label: pool,
+                    "node.kubernetes.io/instance-type": kind,
+                    "topology.kubernetes.io/region": zone[:-1],
+                    "topology.kubernetes.io/zone": zone,
+                },
+            },
+            "status": {
+                "allocatable": {"cpu": "90", "memory": "1000Gi", "pods": "110", "nvidia.com/gpu": 8}
+            },
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": f"on-{name}", "namespace": "serving"},
+            "spec": {
+                "nodeName": name,
+                "containers": [{"name": "c", "resources": {"requests": {"nvidia.com/gpu": 8}}}],
+            },
+            "status": {"phase": "Running"},
+        },
+    ]
+
+
+def evaluated(objects):
+    snapshot = parse_objects(objects, cluster_name="t")
+    assert snapshot.errors == ()
+    return snapshot, evaluate(snapshot.cluster, at=AT)
+
+
+def sourced(*objects):
+    return [("cluster.yaml", o) for o in objects]
+
+
+def test_a_cluster_autoscaler_group_gets_a_provisioning_request_and_the_pool_min():
+    snapshot, evaluation = evaluated(read_objects(FIXTURES / "discovered-gke-cluster.yaml"))
+    # both a2 nodes are full; the gang needs 2 x 8 GPUs: 2 new a2-highgpu-8g nodes
+    (rec,) = evaluation.recommendations
+    assert (rec.node_group, rec.count, rec.workloads) == ("a2-pool", 2, ("ml/train",))
+    request, gcloud = actions_for(rec, evaluation, snapshot.cluster)
+    template, provisioning = yaml.safe_load_all(request.text)
+    assert request.kind == "ProvisioningRequest"
+    assert provisioning["apiVersion"] == "autoscaling.x-k8s.io/v1"
+    assert provisioning["spec"] == {
+        "provisioningClassName": "best-effort-atomic-scale-up.autoscaling.x-k8s.io",
+        "podSets": [{"count": 2, "podTemplateRef": {"name": "train"}}],
+    }
+    assert (template["kind"], template["metadata"]) == (
+        "PodTemplate",
+        {"name": "train", "namespace": "ml"},
+    )
+    spec = template["template"]["spec"]
+    assert spec["nodeSelector"] == {"cloud.google.com/gke-nodepool": "a2-pool"}
+    assert spec["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] == "8"
+    assert spec["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists"}]
+    # 2 nodes now + 2 = 4, which is also CA's max (maxSize=4 in the status)
+    assert gcloud.kind == "gcloud"
+    assert gcloud.text == (
+        "gcloud container node-pools update a2-pool --cluster $CLUSTER --location $LOCATION "
+        "--enable-autoscaling --total-min-nodes 4 --total-max-nodes 4\n"
+    )
+
+
+def test_the_json_report_adds_currency_node_groups_and_actions():
+    snapshot, evaluation = evaluated(read_objects(FIXTURES / "discovered-gke-cluster.yaml"))
+    payload = report_json(evaluation, snapshot.cluster, snapshot.notices, "USD")
+    assert payload["currency"] == "USD"
+    assert payload["schemaVersion"] == 1
+    groups = {g["name"]: g for g in payload["nodeGroups"]}
+    assert groups["a2-pool"]["source"] == (
+        "cluster-autoscaler status ConfigMap + GKE node pool label"
+    )
+    assert groups["a2-pool"]["pricePerNodeHour"] == 29.38708
+    assert (groups["a2-pool"]["minSize"], groups["a2-pool"]["maxSize"]) == (0, 4)
+    # a2 template: 94 cores less the dcgm DaemonSet's 500m (not shown in JSON; via the model)
+    a2 = next(g for g in snapshot.cluster.node_groups if g.name == "a2-pool")
+    assert a2.template.allocatable.cpu_milli == 93_500
+    (rec,) = payload["recommendations"]
+    assert [a["kind"] for a in rec["actions"]] == ["ProvisioningRequest", "gcloud"]
+    # 2 x 29.38708
+    assert rec["costPerHour"] == 58.77416
+
+
+def test_the_text_report_shows_groups_with_source_price_and_currency():
+    snapshot, evaluation = evaluated(read_objects(FIXTURES / "discovered-gke-cluster.yaml"))
+    text = report_text(evaluation, snapshot.cluster, snapshot.notices, "USD")
+    assert "== Node groups (money in USD per hour) ==" in text
+    assert (
+        "* a2-pool: 2 nodes (min 0, max 4), 29.39 USD/h per node (gcp on-demand us-central1" in text
+    )
+    assert "from cluster-autoscaler status ConfigMap + GKE node pool label" in text
+    assert "* add 2 x a2-pool (58.77 USD/h) for ml/train:" in text
+
+
+def test_an_eks_node_group_gets_the_aws_cli_scaling_config():
+    override = {
+        "apiVersion": "capacityweb.io/v1alpha1",
+        "kind": "NodeGroup",
+        "metadata": {"name": "p4d-ng"},
+        "spec": {"maxSize": 5},
+    }
+    objects = sourced(
+        *busy_node("e1", "eks.amazonaws.com/nodegroup", "p4d-ng", "p4d.24xlarge"),
+        override,
+        pending_pod("job", 8),
+    )
+    snapshot, evaluation = evaluated(objects)
+    (rec,) = evaluation.recommendations
+    (action,) = actions_for(rec, evaluation, snapshot.cluster)
+    # not under cluster-autoscaler: the node group's desired size is set too (1 + 1)
+    assert action.text == (
+        "aws eks update-nodegroup-config --cluster-name $CLUSTER --nodegroup-name p4d-ng "
+        "--scaling-config minSize=2,maxSize=5,desiredSize=2\n"
+    )
+    assert rec.cost_per_hour == 32.7726  # p4d.24xlarge us-east-1, price table
+
+
+def test_an_aks_pool_under_cluster_autoscaler_gets_its_min_count_raised():
+    objects = read_objects(FIXTURES / "ca-status-text-aks-docs.yaml") + sourced(
+        *busy_node("aks-1", "kubernetes.azure.com/agentpool", "nodepool1", "Standard_ND96asr_v4"),
+        pending_pod("job", 8),
+    )
+    snapshot, evaluation = evaluated(objects)
+    (rec,) = evaluation.recommendations
+    kinds = [a.kind for a in actions_for(rec, evaluation, snapshot.cluster)]
+    assert kinds == ["ProvisioningRequest", "az"]
+    az = actions_for(rec, evaluation, snapshot.cluster)[1]
+    # 1 node now + 1; CA's maxSize 5 stays
+    assert az.text == (
+        "az aks nodepool update --resource-group $RESOURCE_GROUP --cluster-name $CLUSTER "
+        "--name nodepool1 --update-cluster-autoscaler --min-count 2 --max-count 5\n"
+    )
+
+
+def test_a_karpenter_group_gets_a_node_pool_limit_patch(shared_data):
+    pool = shared_data / "k8s-examples" / "nodegroups" / "karpenter-nodepool-gpu-taint-p3.yaml"
+    objects = read_objects(pool) + sourced(pending_pod("job", 4))
+    snapshot, evaluation = evaluated(objects)
+    # 4 GPUs: one p3.8xlarge (12.24/h) is cheaper than one p3.16xlarge (24.48/h)
+    (rec,) = evaluation.recommendations
+    assert (rec.node_group, rec.count) == ("gpu-p3.8xlarge", 1)
+    (action,) = actions_for(rec, evaluation, snapshot.cluster)
+    assert action.kind == "KarpenterNodePool"
+    # no node in the pool yet: 0 + 1 x 4 GPUs
+    assert action.text.endswith(
+        "kubectl patch nodepool gpu --type merge -p "
+        '\'{"spec": {"limits": {"nvidia.com/gpu": "4"}}}\'\n'
+    )
+
+
+def test_a_project_node_group_keeps_the_node_group_patch():
+    group = {
+        "apiVersion": "capacityweb.io/v1alpha1",
+        "kind": "NodeGroup",
+        "metadata": {"name": "h100"},
+        "spec": {
+            "nodeSelector": {"pool": "h100"},
+            "minSize": 0,
+            "maxSize": 3,
+            "pricePerNodeHour": 80.0,
+            "template": {
+                "allocatable": {"cpu": "96", "memory": "1Ti", "pods": "110", "nvidia.com/gpu": "8"}
+            },
+        },
+    }
+    snapshot, evaluation = evaluated(sourced(group, pending_pod("job", 8)))
+    (rec,) = evaluation.recommendations
+    (action,) = actions_for(rec, evaluation, snapshot.cluster)
+    assert action.kind == "NodeGroup"
+    assert yaml.safe_load(action.text)["spec"] == {"minSize": 1}
+
+
+def test_the_reports_list_ignored_kinds(shared_data):
+    path = (
+        shared_data
+        / "k8s-examples"
+        / "nodegroups"
+        / "karpenter-nodeoverlay-g6f-fractional-gpu.yaml"
+    )
+    snapshot, evaluation = evaluated(read_objects(path))
+    args = (evaluation, snapshot.cluster, snapshot.notices, "USD", snapshot.ignored)
+    payload = report_json(*args)
+    assert payload["ignored"] == [{"kind": "NodeOverlay (karpenter.sh/v1alpha1)", "count": 1}]
+    assert "* NodeOverlay (karpenter.sh/v1alpha1): 1 ignored" in report_text(*args)
+
+
+def test_the_engine_report_patches_no_node_group_the_cluster_does_not_have():
+    from recommender.engine.evaluate.report import render_text
+
+    snapshot, evaluation = evaluated(read_objects(FIXTURES / "discovered-gke-cluster.yaml"))
+    text = render_text(evaluation, snapshot.cluster.node_groups)
+    assert "* add 2 x a2-pool for ml/train" in text
+    assert "    what to apply: see Actions for your autoscaler" in text
+    assert "kind: NodeGroup" not in text

@@ -1,0 +1,392 @@
+"""Node groups discovered from what a cluster runs: CA status, pool labels, Karpenter."""
+
+from pathlib import Path
+
+import pytest
+
+from topology.files import read_objects
+from topology.kube import parse_objects
+
+FIXTURES = Path(__file__).parent / "fixtures"
+GKE_POOL = "cloud.google.com/gke-nodepool"
+API = "capacityweb.io/v1alpha1"
+GIB = 2**30
+
+
+def parse(*objects, source="cluster.yaml"):
+    return parse_objects([(source, o) for o in objects], cluster_name="t")
+
+
+def node(name, pool_label=GKE_POOL, pool="gpu-pool", *, ready=True, gpus=8, taints=(), **labels):
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {
+                "kubernetes.io/hostname": name,
+                pool_label: pool,
+                "node.kubernetes.io/instance-type": "a2-highgpu-8g",
+                "topology.kubernetes.io/region": "us-central1",
+                **labels,
+            },
+        },
+        "spec": {"taints": list(taints)},
+        "status": {
+            "allocatable": {"cpu": "94", "memory": "1300Gi", "pods": "110", "nvidia.com/gpu": gpus},
+            "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
+        },
+    }
+
+
+def daemon_set(name, cpu="500m", memory="1Gi", **pod_spec):
+    container = {"name": "c", "resources": {"requests": {"cpu": cpu, "memory": memory}}}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": name, "namespace": "kube-system"},
+        "spec": {"template": {"spec": {"containers": [container], **pod_spec}}},
+    }
+
+
+def ca_status_text(group_name, min_size, max_size, target, registered):
+    """The readable status in the shape clusterstate.go writes (see the AKS fixture)."""
+    health = (
+        f"Healthy (ready={registered} unready=0 notStarted=0 longNotStarted=0 "
+        f"registered={registered} longUnregistered=0 cloudProviderTarget={target} "
+        f"(minSize={min_size}, maxSize={max_size}))"
+    )
+    text = (
+        "Cluster-autoscaler status at 2026-12-01 10:00:00.0 +0000 UTC:\n"
+        "Cluster-wide:\n  Health:      Healthy (ready=2)\n\n"
+        f"NodeGroups:\n  Name:        {group_name}\n  Health:      {health}\n"
+        f"  ScaleUp:     NoActivity (ready={registered} cloudProviderTarget={target})\n"
+    )
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "cluster-autoscaler-status", "namespace": "kube-system"},
+        "data": {"status": text},
+    }
+
+
+def fixture_objects(name):
+    return read_objects(FIXTURES / name)
+
+
+# --- the status ConfigMap, both formats -------------------------------------------------
+
+
+def test_it_reads_a_ca_group_from_the_yaml_status_of_upstream_test_data():
+    snapshot = parse_objects(fixture_objects("ca-status-yaml-upstream-test.yaml"), cluster_name="t")
+    # sample-node-group has no labelled node: reported, not simulated, and not an error
+    assert snapshot.errors == ()
+    (notice,) = snapshot.notices
+    assert notice.object == "ConfigMap/kube-system/cluster-autoscaler-status"
+    assert notice.field == "data.status: node group sample-node-group"
+    assert "no member to take a template from" in notice.reason
+
+
+def test_it_reads_min_max_and_target_from_the_yaml_status():
+    objects = fixture_objects("ca-status-yaml-upstream-test.yaml")
+    members = [node(f"n{i}", pool="sample-node-group") for i in range(3)]
+    snapshot = parse_objects([*objects, *(("n.yaml", n) for n in members)], cluster_name="t")
+    (group,) = snapshot.cluster.node_groups
+    assert (group.min_size, group.max_size, group.current_size) == (2, 12, 3)
+    assert group.autoscaler.kind == "cluster-autoscaler"
+    assert group.autoscaler.target_size == 8
+    assert (group.autoscaler.pool_kind, group.autoscaler.pool) == ("gke", "sample-node-group")
+    assert group.source == "cluster-autoscaler status ConfigMap + GKE node pool label"
+    assert group.notes == (
+        "cluster-autoscaler scale-up in Backoff QUOTA_EXCEEDED: Instance "
+        "'sample-node-group-40ce0341-t28s' creation failed: Quota 'CPUS' exceeded. "
+        "Limit: 57.0 in region us-central1.",
+    )
+
+
+def test_it_reads_min_and_max_from_the_old_text_status_of_the_aks_docs():
+    objects = fixture_objects("ca-status-text-aks-docs.yaml")
+    member = node("aks-nodepool1-1", "kubernetes.azure.com/agentpool", "nodepool1")
+    snapshot = parse_objects([*objects, ("n.yaml", member)], cluster_name="t")
+    (group,) = snapshot.cluster.node_groups
+    assert (group.name, group.min_size, group.max_size, group.current_size) == (
+        "nodepool1",
+        1,
+        5,
+        1,
+    )
+    assert group.autoscaler.target_size == 1
+    assert group.source == "cluster-autoscaler status ConfigMap + AKS agent pool label"
+
+
+def test_it_joins_a_gke_instance_group_url_to_the_pool_it_names():
+    mig = (
+        "https://www.googleapis.com/compute/v1/projects/p/zones/us-central1-a/"
+        "instanceGroups/gke-prod-gpu-pool-1a2b3c4d-grp"
+    )
+    snapshot = parse(node("a"), node("b"), ca_status_text(mig, 0, 6, 2, 2))
+    (group,) = snapshot.cluster.node_groups
+    assert (group.name, group.min_size, group.max_size) == ("gpu-pool", 0, 6)
+    assert group.autoscaler.name == mig
+    assert snapshot.notices == ()
+
+
+def test_it_ignores_other_config_maps():
+    other = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "cluster-autoscaler-status", "namespace": "default"},
+        "data": {"status": "x"},
+    }
+    snapshot = parse(other)
+    assert snapshot.errors == ()
+    assert snapshot.ignored == {"ConfigMap (v1)": 1}
+
+
+def test_it_rejects_a_status_that_is_neither_format():
+    bad = ca_status_text("g", 0, 1, 0, 0)
+    bad["data"]["status"] = "nodeGroups: [unclosed"
+    (error,) = parse(bad).errors
+    assert error.field == "data.status"
+
+
+# --- managed pools and their template ---------------------------------------------------
+
+
+def test_it_groups_nodes_sharing_a_managed_pool_label():
+    snapshot = parse(
+        node("g1"),
+        node("g2"),
+        node("e1", "eks.amazonaws.com/nodegroup", "p4d-ng"),
+    )
+    groups = {g.name: g for g in snapshot.cluster.node_groups}
+    assert sorted(groups) == ["gpu-pool", "p4d-ng"]
+    assert groups["gpu-pool"].node_selector == {GKE_POOL: "gpu-pool"}
+    assert groups["gpu-pool"].current_size == 2
+    assert groups["p4d-ng"].autoscaler.kind == "eks"
+    assert groups["p4d-ng"].source == "EKS node group label"
+    assert {n.name: n.node_group for n in snapshot.cluster.nodes} == {
+        "g1": "gpu-pool",
+        "g2": "gpu-pool",
+        "e1": "p4d-ng",
+    }
+
+
+def test_a_pool_without_autoscaler_status_is_held_at_its_size_and_says_so():
+    (group,) = parse(node("g1"), node("g2")).cluster.node_groups
+    assert (group.min_size, group.max_size) == (2, 2)
+    assert any("min/max size unknown" in note for note in group.notes)
+
+
+def test_the_template_is_a_ready_member_less_its_daemonsets():
+    taint = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+    gpu_toleration = [{"key": "nvidia.com/gpu", "operator": "Exists"}]
+    snapshot = parse(
+        node("a-not-ready", ready=False, taints=[taint]),
+        node(
+            "b-ready",
+            taints=[taint, {"key": "ToBeDeletedByClusterAutoscaler", "effect": "NoSchedule"}],
+        ),
+        # runs on GPU nodes: tolerates the taint
+        daemon_set("dcgm", cpu="500m", memory="1Gi", tolerations=gpu_toleration),
+        daemon_set("logs", cpu="250m", memory="512Mi", tolerations=gpu_toleration),
+        # does not run there: taint not tolerated, or selector not matched
+        daemon_set("untolerated", cpu="1"),
+        daemon_set("cpu-only", cpu="1", tolerations=gpu_toleration, nodeSelector={"kind": "cpu"}),
+    )
+    (group,) = snapshot.cluster.node_groups
+    template = group.template
+    assert template.name == "gpu-pool-template"
+    assert template.labels["kubernetes.io/hostname"] == "gpu-pool-template"
+    assert template.labels[GKE_POOL] == "gpu-pool"
+    # CA's own taint dropped, the GPU taint kept
+    assert [t.key for t in template.taints] == ["nvidia.com/gpu"]
+    # 94 cores - 0.5 - 0.25; 1300Gi - 1Gi - 0.5Gi; 110 pods - 2
+    assert template.allocatable.cpu_milli == 94_000 - 750
+    assert template.allocatable.memory_bytes == 1300 * GIB - GIB - GIB // 2
+    assert template.allocatable.pods == 108
+    assert template.gpu_count == 8
+
+
+def test_discovered_groups_are_priced_from_the_bundled_table():
+    (group,) = parse(node("g1")).cluster.node_groups
+    # a2-highgpu-8g in us-central1, topology/data/prices.yaml
+    assert group.price_per_node_hour == 29.38708
+    assert group.price_source.startswith("gcp on-demand us-central1 as of 2024-06-01")
+
+
+def test_an_unknown_instance_type_has_no_price_and_says_so():
+    unknown = node("g1", **{"node.kubernetes.io/instance-type": "x9.huge"})
+    (group,) = parse(unknown).cluster.node_groups
+    assert group.price_per_node_hour == 0.0
+    assert group.price_source is None
+    assert any(n.startswith("no price (instance type x9.huge") for n in group.notes)
+
+
+# --- hand-written groups win ------------------------------------------------------------
+
+
+def test_a_project_node_group_overrides_only_the_fields_it_sets():
+    override = {
+        "apiVersion": API,
+        "kind": "NodeGroup",
+        "metadata": {"name": "gpu-pool"},
+        "spec": {"maxSize": 9, "pricePerNodeHour": 20.0},
+    }
+    snapshot = parse(node("g1"), ca_status_text("gpu-pool", 1, 4, 1, 1), override)
+    assert snapshot.errors == ()
+    (group,) = snapshot.cluster.node_groups
+    assert (group.min_size, group.max_size) == (1, 9)  # min from CA, max from the NodeGroup
+    assert group.price_per_node_hour == 20.0
+    assert group.template.gpu_count == 8  # template still the member's
+    assert group.template.price_per_node_hour == 20.0
+    assert group.price_source == "capacityweb.io NodeGroup gpu-pool pricePerNodeHour"
+    assert group.source == (
+        "cluster-autoscaler status ConfigMap + GKE node pool label + "
+        "capacityweb.io NodeGroup overrides"
+    )
+    assert snapshot.cluster.nodes[0].price_per_node_hour == 20.0
+
+
+def test_a_project_node_group_without_template_needs_a_discovered_one():
+    lone = {
+        "apiVersion": API,
+        "kind": "NodeGroup",
+        "metadata": {"name": "x"},
+        "spec": {"maxSize": 2},
+    }
+    (error,) = parse(lone).errors
+    assert (error.object, error.field, error.reason) == ("NodeGroup/x", "spec.template", "required")
+
+
+# --- Karpenter ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def nodegroups(shared_data):
+    return shared_data / "k8s-examples" / "nodegroups"
+
+
+def test_a_karpenter_node_pool_gives_one_group_per_allowed_instance_type(nodegroups):
+    snapshot = parse_objects(
+        read_objects(nodegroups / "karpenter-nodepool-gpu-taint-p3.yaml"), cluster_name="t"
+    )
+    groups = {g.name: g for g in snapshot.cluster.node_groups}
+    assert sorted(groups) == ["gpu-p3.16xlarge", "gpu-p3.8xlarge"]
+    small = groups["gpu-p3.8xlarge"]
+    assert small.template.gpu_count == 4
+    assert small.template.allocatable.cpu_milli == 31_850
+    assert [(t.key, t.value, t.effect) for t in small.template.taints] == [
+        ("nvidia.com/gpu", "true", "NoSchedule")
+    ]
+    assert small.template.labels["karpenter.sh/nodepool"] == "gpu"
+    assert small.node_selector == {
+        "karpenter.sh/nodepool": "gpu",
+        "node.kubernetes.io/instance-type": "p3.8xlarge",
+    }
+    assert small.price_per_node_hour == 12.24
+    assert small.autoscaler.kind == "karpenter" and small.autoscaler.name == "gpu"
+    assert groups["gpu-p3.16xlarge"].template.gpu_count == 8
+    assert small.notes == ("no spec.limits: up to 1000 new nodes assumed",)
+
+
+def test_a_node_pool_limit_bounds_new_nodes_by_what_is_left(nodegroups):
+    pool = {
+        "apiVersion": "karpenter.sh/v1",
+        "kind": "NodePool",
+        "metadata": {"name": "a100"},
+        "spec": {
+            "template": {
+                "spec": {
+                    "requirements": [
+                        {
+                            "key": "node.kubernetes.io/instance-type",
+                            "operator": "In",
+                            "values": ["p4d.24xlarge"],
+                        }
+                    ]
+                }
+            },
+            "limits": {"nvidia.com/gpu": 20},
+        },
+    }
+    member = node(
+        "m1",
+        "karpenter.sh/nodepool",
+        "a100",
+        **{"node.kubernetes.io/instance-type": "p4d.24xlarge"},
+    )
+    (group,) = parse(pool, member).cluster.node_groups
+    # 20 GPUs - 8 on the member = 12 left: one more 8-GPU node
+    assert (group.current_size, group.max_size) == (1, 2)
+    assert group.template.allocatable.memory_bytes == 1_082_712 * 2**20
+
+
+def test_a_static_node_pool_is_reported_not_scaled(nodegroups):
+    snapshot = parse_objects(
+        read_objects(nodegroups / "karpenter-nodepool-static-gpu-limit.yaml"), cluster_name="t"
+    )
+    assert snapshot.cluster.node_groups == ()
+    (notice,) = snapshot.notices
+    assert (notice.object, notice.field) == ("NodePool/default", "spec.replicas")
+    assert "static NodePool (10 nodes)" in notice.reason
+
+
+def test_a_node_pool_no_catalogue_type_satisfies_is_reported(nodegroups):
+    snapshot = parse_objects(
+        read_objects(nodegroups / "karpenter-nodepool-g6f-fractional-gpu.yaml"), cluster_name="t"
+    )
+    assert snapshot.cluster.node_groups == ()
+    (notice,) = snapshot.notices
+    assert notice.object == "NodePool/fractional-gpu"
+    assert "no instance type of the bundled catalogue" in notice.reason
+
+
+def test_a_node_pool_weight_is_reported_as_not_modelled():
+    pool = {
+        "apiVersion": "karpenter.sh/v1",
+        "kind": "NodePool",
+        "metadata": {"name": "h100"},
+        "spec": {
+            "weight": 50,
+            "template": {
+                "spec": {
+                    "requirements": [
+                        {
+                            "key": "karpenter.k8s.aws/instance-gpu-name",
+                            "operator": "In",
+                            "values": ["h100"],
+                        }
+                    ]
+                }
+            },
+        },
+    }
+    snapshot = parse(pool)
+    assert [g.name for g in snapshot.cluster.node_groups] == ["h100-p5.48xlarge", "h100-p5.4xlarge"]
+    (notice,) = snapshot.notices
+    assert notice.field == "spec.weight"
+
+
+def test_the_kwok_provider_config_is_read_and_reported_not_modelled(nodegroups):
+    path = nodegroups / "cluster-autoscaler-kwok-static-nodegroups-config.yaml"
+    snapshot = parse_objects(read_objects(path), cluster_name="t")
+    assert snapshot.errors == ()
+    (notice,) = snapshot.notices
+    assert notice.field == "nodegroups"
+    assert "groups keyed by node.kubernetes.io/instance-type" in notice.reason
+    assert notice.reason.endswith("not modelled")
+
+
+def test_a_regional_pool_with_one_ca_group_per_zone_sums_their_bounds():
+    base = "https://www.googleapis.com/compute/v1/projects/p/zones/us-central1-{}/instanceGroups/"
+    status = ca_status_text(base.format("a") + "gke-prod-gpu-pool-1111-grp", 0, 3, 1, 1)
+    second = ca_status_text(base.format("b") + "gke-prod-gpu-pool-2222-grp", 1, 4, 1, 1)
+    _, _, groups_b = second["data"]["status"].partition("NodeGroups:\n")
+    status["data"]["status"] += groups_b
+    snapshot = parse(node("a1"), node("b1"), status)
+    (group,) = snapshot.cluster.node_groups
+    assert (group.min_size, group.max_size) == (1, 7)
+    assert group.autoscaler.target_size == 2
+    assert group.source == "cluster-autoscaler status ConfigMap + GKE node pool label"
+    assert group.notes[0].startswith("also cluster-autoscaler group https://")

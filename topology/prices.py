@@ -1,0 +1,101 @@
+"""The bundled on-demand price table: instance type (and region) → price per node-hour.
+
+``data/prices.yaml`` is dated, names its public source per cloud and is meant
+to be edited. A discovered node group takes its price from here by the
+``node.kubernetes.io/instance-type`` (and ``topology.kubernetes.io/region``)
+label of its template; a capacityweb.io NodeGroup's ``pricePerNodeHour`` wins.
+Every price carries the text saying where it came from, shown next to the
+figure; a type the table lacks has no price, and that is said too.
+
+Pure: reads only its own bundled file, once; no Django, no clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+PRICES_FILE = Path(__file__).resolve().parent / "data" / "prices.yaml"
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+REGION_LABEL = "topology.kubernetes.io/region"
+
+
+@dataclass(frozen=True, slots=True)
+class CloudPrices:
+    cloud: str
+    source: str
+    as_of: str
+    default_region: str
+    by_type: Mapping[str, Mapping[str, float]]  # instance type → region → price
+
+
+@dataclass(frozen=True, slots=True)
+class Price:
+    per_node_hour: float
+    source: str  # "aws on-demand us-east-1 as of 2024-06-01 (https://...)"
+
+
+@dataclass(frozen=True, slots=True)
+class PriceTable:
+    currency: str
+    clouds: tuple[CloudPrices, ...]
+
+    def lookup(self, instance_type: str | None, region: str | None) -> Price | None:
+        """The price of one node of ``instance_type`` in ``region``; None if not listed."""
+        if not instance_type:
+            return None
+        for cloud in self.clouds:
+            regions = cloud.by_type.get(instance_type)
+            if not regions:
+                continue
+            if region and region in regions:
+                return Price(regions[region], _source(cloud, region, ""))
+            fallback = cloud.default_region if cloud.default_region in regions else min(regions)
+            missing = f" (region {region} not in the table)" if region else " (region unknown)"
+            return Price(regions[fallback], _source(cloud, fallback, missing))
+        return None
+
+    def price_for_labels(self, labels: Mapping[str, str]) -> Price | None:
+        return self.lookup(labels.get(INSTANCE_TYPE_LABEL), labels.get(REGION_LABEL))
+
+
+def _source(cloud: CloudPrices, region: str, note: str) -> str:
+    return f"{cloud.cloud} on-demand {region}{note} as of {cloud.as_of} ({cloud.source})"
+
+
+def table_from_dict(raw: Mapping[str, Any]) -> PriceTable:
+    """A table from its YAML shape (the bundled file, or a user's edited copy)."""
+    clouds = []
+    for name, cloud in sorted((raw.get("clouds") or {}).items()):
+        by_type = {
+            str(kind): {str(r): float(p) for r, p in (regions or {}).items()}
+            for kind, regions in (cloud.get("instanceTypes") or {}).items()
+        }
+        clouds.append(
+            CloudPrices(
+                cloud=str(name),
+                source=str(cloud.get("source", "")),
+                as_of=str(cloud.get("asOf", "")),
+                default_region=str(cloud.get("defaultRegion", "")),
+                by_type=by_type,
+            )
+        )
+    return PriceTable(currency=str(raw.get("currency", "USD")), clouds=tuple(clouds))
+
+
+@cache
+def bundled_table() -> PriceTable:
+    """The table shipped in ``topology/data/prices.yaml``."""
+    return table_from_dict(yaml.safe_load(PRICES_FILE.read_text(encoding="utf-8")))
+
+
+def table_in(currency: str) -> PriceTable:
+    """The bundled table if it is in ``currency``; else an empty one (nothing is
+    converted: a figure is never shown in a currency it was not given in)."""
+    table = bundled_table()
+    return table if table.currency == currency else PriceTable(currency=currency, clouds=())
