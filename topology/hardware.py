@@ -133,11 +133,17 @@ class Toleration:
 
 @dataclass(frozen=True, slots=True)
 class LabelRequirement:
-    """One nodeSelectorRequirement: In, NotIn, Exists, DoesNotExist, Gt, Lt."""
+    """One nodeSelectorRequirement: In, NotIn, Exists, DoesNotExist, Gt, Lt.
+
+    ``origin`` says which kube-scheduler plugin the requirement belongs to: ""
+    for the pod's own node affinity, ``VolumeBinding`` / ``VolumeZone`` for one
+    merged in from a volume (so a node that fails it gets that plugin's reason).
+    """
 
     key: str
     operator: str
     values: tuple[str, ...] = ()
+    origin: str = ""
 
     def matches(self, labels: Mapping[str, str]) -> bool:
         value = labels.get(self.key)
@@ -358,6 +364,10 @@ class Pod:
     required_topology: str | None = None  # level label key (Kueue podset-required-topology)
     preferred_topology: str | None = None
     unsupported: tuple[str, ...] = ()  # reasons this pod uses something we do not model
+    # spec.schedulingGates: while any is set kube-scheduler never tries the pod (PreEnqueue)
+    scheduling_gates: tuple[str, ...] = ()
+    # why kube-scheduler refuses the pod before looking at any node (PreFilter), in its words
+    rejected: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
@@ -432,6 +442,30 @@ class Reservation:
         return namespace in self.owner_namespaces
 
 
+# --- what the model leaves out --------------------------------------------------------
+
+
+SCORE_ONLY = "not modelled (score only)"
+
+
+@dataclass(frozen=True, slots=True)
+class UnsupportedField:
+    """A field read from an object that changes scheduling but is not modelled.
+
+    ``blocking``: the object's workload is reported blocked "unsupported: …"
+    rather than guessed at; otherwise (a score-only preference, say) it is only
+    listed, as placement may differ from kube-scheduler's but feasibility not.
+    """
+
+    object: str  # Kind/namespace/name
+    field: str  # dotted path
+    reason: str
+    blocking: bool = True
+
+    def to_json(self) -> dict[str, str]:
+        return {"object": self.object, "field": self.field, "reason": self.reason}
+
+
 # --- the whole --------------------------------------------------------------------
 
 
@@ -447,6 +481,9 @@ class Cluster:
     device_classes: tuple[DeviceClass, ...] = ()
     node_groups: tuple[NodeGroup, ...] = ()
     reservations: tuple[Reservation, ...] = ()
+    # read but not modelled: object kinds ("Kind (apiVersion)" → count) and fields
+    ignored: Mapping[str, int] = field(default_factory=dict)
+    unsupported: tuple[UnsupportedField, ...] = ()
 
     @property
     def gpu_count(self) -> int:

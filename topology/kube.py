@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from topology import dra
+from topology import dra, podspec
 from topology.cel import CelUnsupported, compile_selector
 from topology.hardware import (
     GPU_RESOURCE,
@@ -55,6 +55,7 @@ from topology.hardware import (
     Toleration,
     Topology,
     TopologyLevel,
+    UnsupportedField,
 )
 from topology.kubefields import ObjectContext, object_label, type_name
 from topology.quantity import cpu_milli, memory_bytes, parse_quantity, whole_count
@@ -95,6 +96,7 @@ LEVEL_NAMES = dict(
 class _PodRecord:
     pod: Pod
     claim_refs: list[tuple[str, str, str]]  # (entry name, "claim"|"template", object name)
+    unmodelled: list[UnsupportedField] = field(default_factory=list)
     group_total: int | None = None  # kueue pod-group-total-count
 
 
@@ -258,6 +260,13 @@ def _pod(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None
     annotations = ctx.labels(meta.get("annotations"), "metadata.annotations")
     requests, gpu = _pod_requests(ctx, spec)
     affinity, affinity_unsupported = _required_affinity(ctx, spec.get("affinity"))
+    node_name = ctx.text(spec.get("nodeName"), "spec.nodeName") or None
+    unmodelled = podspec.unmodelled_fields(ctx, spec, bound=node_name is not None)
+    unmodelled += [
+        UnsupportedField(ctx.object, f"spec.affinity.nodeAffinity.{REQUIRED_AFFINITY}", reason)
+        for reason in affinity_unsupported
+    ]
+    unmodelled += _annotation_unsupported(ctx, annotations)
     pod = Pod(
         namespace=namespace,
         name=name,
@@ -269,14 +278,15 @@ def _pod(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None
         labels=labels,
         priority=ctx.integer(spec.get("priority"), "spec.priority"),
         arrival=_arrival(ctx, meta.get("creationTimestamp")),
-        node_name=ctx.text(spec.get("nodeName"), "spec.nodeName") or None,
+        node_name=node_name,
         gang=_gang_name(ctx, namespace, labels, spec),
         required_topology=annotations.get(REQUIRED_TOPOLOGY) or None,
         preferred_topology=annotations.get(PREFERRED_TOPOLOGY) or None,
-        unsupported=tuple(affinity_unsupported + _annotation_unsupported(annotations)),
+        unsupported=tuple(dict.fromkeys(u.reason for u in unmodelled if u.blocking)),
+        scheduling_gates=podspec.scheduling_gates(ctx, spec),
     )
     total = annotations.get(KUEUE_TOTAL_ANNOTATION)
-    record = _PodRecord(pod, _claim_refs(ctx, spec.get("resourceClaims")))
+    record = _PodRecord(pod, _claim_refs(ctx, spec.get("resourceClaims")), unmodelled)
     if total is not None and pod.gang:
         record.group_total = ctx.integer(
             total, f"metadata.annotations.{KUEUE_TOTAL_ANNOTATION}", minimum=1
@@ -289,9 +299,12 @@ def _arrival(ctx: ObjectContext, raw: Any) -> float:
     return moment.timestamp() if moment else 0.0
 
 
-def _annotation_unsupported(annotations: dict[str, str]) -> list[str]:
+def _annotation_unsupported(
+    ctx: ObjectContext, annotations: dict[str, str]
+) -> list[UnsupportedField]:
     if SLICE_TOPOLOGY in annotations:
-        return [f"Kueue slice topology ({SLICE_TOPOLOGY}) not supported"]
+        reason = f"Kueue slice topology ({SLICE_TOPOLOGY}) not supported"
+        return [UnsupportedField(ctx.object, f"metadata.annotations.{SLICE_TOPOLOGY}", reason)]
     return []
 
 
@@ -750,10 +763,18 @@ def _assemble(collected: _Collected, cluster_name: str) -> Snapshot:
         device_classes=tuple(dc for dc, _ in collected.device_classes.values()),
         node_groups=node_groups,
         reservations=_checked_reservations(collected, node_groups),
+        ignored=dict(sorted(collected.ignored.items())),
+        unsupported=_unsupported_fields(collected),
     )
     return Snapshot(
         cluster=cluster, errors=tuple(collected.errors), ignored=dict(collected.ignored)
     )
+
+
+def _unsupported_fields(collected: _Collected) -> tuple[UnsupportedField, ...]:
+    """Every field read but not modelled, by object then field (claims' reasons included)."""
+    found = [u for record in collected.pods for u in record.unmodelled]
+    return tuple(sorted(dict.fromkeys(found), key=lambda u: (u.object, u.field, u.reason)))
 
 
 def _checked_node_groups(collected: _Collected) -> tuple[NodeGroup, ...]:
@@ -863,6 +884,11 @@ def _pod_with_claims(collected: _Collected, record: _PodRecord) -> Pod:
         claims.append(claim if kind == "claim" else replace(claim, name=f"{pod.name}-{entry}"))
         reasons += claim_reasons
         reasons += _class_reasons(collected, claim)
+    label = object_label("Pod", pod.namespace, pod.name)
+    record.unmodelled += [
+        UnsupportedField(label, "spec.resourceClaims", reason)
+        for reason in reasons[len(pod.unsupported) :]
+    ]
     if not claims and not reasons[len(pod.unsupported) :]:
         return pod
     return replace(pod, claims=tuple(claims), unsupported=tuple(dict.fromkeys(reasons)))

@@ -18,7 +18,7 @@ Pure: no Django, no I/O, no clock (``at`` is passed in).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -41,7 +41,7 @@ from recommender.engine.scaleup import (
 from recommender.engine.state import ClusterState
 from recommender.engine.workloads import Workload, pending_workloads
 from reservations.idle import idle_reserved_gpus
-from topology.hardware import Cluster
+from topology.hardware import Cluster, UnsupportedField
 
 SCHEMA_VERSION = 1
 
@@ -126,6 +126,9 @@ class Evaluation:
     fragmentation_nodes: Mapping[str, int]
     fragmentation_domains: Mapping[str, int]
     node_group_sizes: Mapping[str, int]  # current size per group (for the size patch)
+    # read but not modelled (never a silent match): kinds with counts, and fields
+    ignored: Mapping[str, int] = field(default_factory=dict)
+    unsupported: tuple[UnsupportedField, ...] = ()
 
     @property
     def gpus_idle_reserved(self) -> int:
@@ -161,7 +164,15 @@ class Evaluation:
             "diagnoses": {
                 w.key: {"summary": w.diagnosis, "gangReason": w.gang_reason} for w in self.workloads
             },
+            "ignored": [ignored_kind_json(key, count) for key, count in self.ignored.items()],
+            "unsupported": [u.to_json() for u in self.unsupported],
         }
+
+
+def ignored_kind_json(key: str, count: int) -> dict[str, Any]:
+    """``"PersistentVolume (v1)"`` → ``{"kind": "PersistentVolume", "apiVersion": "v1", …}``."""
+    kind, _, rest = key.partition(" (")
+    return {"kind": kind, "apiVersion": rest.removesuffix(")"), "count": count}
 
 
 def evaluate(cluster: Cluster, *, at: datetime, policy: str = "default") -> Evaluation:
@@ -194,6 +205,8 @@ def evaluate(cluster: Cluster, *, at: datetime, policy: str = "default") -> Eval
         fragmentation_nodes=per_node,
         fragmentation_domains=per_domain,
         node_group_sizes={g.name: g.current_size for g in cluster.node_groups},
+        ignored=dict(sorted(cluster.ignored.items())),
+        unsupported=cluster.unsupported,
     )
 
 

@@ -38,13 +38,13 @@ from typing import TypeVar, cast
 from topology.hardware import Cluster, Pod
 
 from . import fgd as _fgd  # noqa: F401  (registers the FGD score and policy)
+from .admission import held
 from .allocate import Option, claim_takes, gpu_options, with_devices
 from .diagnosis import (
     Diagnosis,
     block_reason,
     members_reason,
     node_diagnosis,
-    unsupported_diagnosis,
 )
 from .filters import (
     RESOURCE_RULES,
@@ -285,11 +285,11 @@ class _Run:
     # --- workloads ----------------------------------------------------------------
 
     def place_workload(self, workload: Workload) -> WorkloadOutcome:
-        unsupported = tuple(r for p in workload.pods for r in p.unsupported)
-        if unsupported:
-            return WorkloadOutcome(workload.key, False, (), unsupported_diagnosis(unsupported))
+        hold = held(workload, self.cluster.topology, len(self.state.node_names()))
+        if hold is not None:
+            return WorkloadOutcome(workload.key, False, (), hold.diagnosis)
         level = workload.required_topology or workload.preferred_topology
-        if level is not None and self.cluster.topology.index_of(level) is not None:
+        if level is not None:
             return self._place_in_domains(workload, level, workload.required_topology is not None)
         bindings = self._place_members(workload, self.state.node_names())
         if bindings is not None:

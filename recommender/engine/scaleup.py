@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from recommender.engine import costs
+from recommender.engine.admission import held
 from recommender.engine.placement import (
     PlacementOptions,
     WorkloadOutcome,
@@ -285,6 +286,9 @@ class JointPlanner:
         return ScaleUpPlan(JOINT, tuple(self.additions), outcomes, total)
 
     def plan_one(self, workload: Workload) -> WorkloadPlan:
+        hold = held(workload, self.cluster.topology, len(self.state.node_names()))
+        if hold is not None:
+            return WorkloadPlan(workload.key, hold.verdict, reasons=hold.reasons)
         outcome = place_one(self.cluster, workload, self.state, self.options({}), diagnose=False)
         if outcome.placed:
             riding = self.ride_additions(workload, outcome)

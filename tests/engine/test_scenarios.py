@@ -3,7 +3,8 @@ matches its hand-derived ``<name>.expected.yaml``.
 
 An expected file lists only what it asserts: per workload the keys given
 (plus ``reasonsContain``: substrings of its reasons), and the top-level
-``cluster``, ``recommendations``, ``idleReservations`` and ``cost`` exactly.
+``cluster``, ``recommendations``, ``idleReservations``, ``cost``, ``ignored`` and
+``unsupported`` exactly.
 """
 
 import json
@@ -20,7 +21,7 @@ from topology.kube import parse_objects
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 EXPECTED_SUFFIX = ".expected.yaml"
-EXACT_KEYS = ("cluster", "recommendations", "idleReservations", "cost")
+EXACT_KEYS = ("cluster", "recommendations", "idleReservations", "cost", "ignored", "unsupported")
 
 
 def scenario_names() -> list[str]:

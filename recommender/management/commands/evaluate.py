@@ -1,7 +1,7 @@
 """``manage.py evaluate FILE|DIR|- [--format text|json] [--at TIMESTAMP]``.
 
 Thin on purpose: read_objects → parse_objects → evaluate → print. Bad input
-(unreadable file, invalid object, bad ``--at``) prints one
+(unreadable file, invalid object, bad ``--at``, no object at all) prints one
 ``file: Kind/ns/name: field: reason`` line each on stderr and exits 2; no
 traceback ever reaches the user. ``--at`` defaults to now (the only clock
 read, here in the shell, never in the engine).
@@ -24,6 +24,7 @@ from topology.hardware import ModelError
 from topology.kube import parse_objects
 
 BAD_INPUT_EXIT_CODE = 2
+NOTHING_TO_EVALUATE = "nothing to evaluate: no Kubernetes or capacityweb.io object was read"
 
 
 class Command(BaseCommand):
@@ -45,6 +46,8 @@ class Command(BaseCommand):
             )
         except ModelError as error:
             self.fail([error])
+        if not objects:  # an empty file is not an idle cluster: say so, do not report one
+            self.fail([ModelError(options["path"], "", "", NOTHING_TO_EVALUATE)])
         snapshot = parse_objects(objects, cluster_name=options["cluster_name"])
         if snapshot.errors:
             self.fail(list(snapshot.errors))

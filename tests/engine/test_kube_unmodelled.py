@@ -1,0 +1,153 @@
+"""Pod fields that change scheduling but are not modelled are never dropped silently:
+filters become blocking ``unsupported`` reasons, scores are listed as score only."""
+
+from datetime import UTC, datetime
+
+from recommender.engine.evaluate import evaluate
+from topology.hardware import SCORE_ONLY, UnsupportedField
+from topology.kube import parse_objects
+from topology.podspec import (
+    BOUND_ANTI_AFFINITY_REASON,
+    HOST_PORT_REASON,
+    POD_AFFINITY_REASON,
+    POD_ANTI_AFFINITY_REASON,
+    SPREAD_REASON,
+)
+
+AT = datetime(2026, 12, 2, tzinfo=UTC)
+REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
+TERM = {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "kubernetes.io/hostname"}
+
+
+def pod(name="p", node_name=None, **spec):
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "ml", "labels": {"app": "web"}},
+        "spec": {
+            "containers": [{"name": "c", "resources": {"requests": {"nvidia.com/gpu": "1"}}}],
+            **({"nodeName": node_name} if node_name else {}),
+            **spec,
+        },
+        "status": {"phase": "Running" if node_name else "Pending"},
+    }
+
+
+def node(name="n1"):
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "status": {"allocatable": {"cpu": "8", "memory": "64Gi", "nvidia.com/gpu": "8"}},
+    }
+
+
+def parse(*objects):
+    return parse_objects([("in.yaml", o) for o in objects], cluster_name="t")
+
+
+def test_it_blocks_a_pod_with_required_pod_anti_affinity():
+    cluster = parse(pod(affinity={"podAntiAffinity": {REQUIRED: [TERM]}})).cluster
+    assert cluster.pods[0].unsupported == (POD_ANTI_AFFINITY_REASON,)
+    assert cluster.unsupported == (
+        UnsupportedField(
+            "Pod/ml/p", f"spec.affinity.podAntiAffinity.{REQUIRED}", POD_ANTI_AFFINITY_REASON
+        ),
+    )
+
+
+def test_it_blocks_a_pod_with_required_pod_affinity():
+    cluster = parse(pod(affinity={"podAffinity": {REQUIRED: [TERM]}})).cluster
+    assert cluster.pods[0].unsupported == (POD_AFFINITY_REASON,)
+
+
+def test_it_lists_preferred_terms_as_score_only_without_blocking():
+    weighted = [{"weight": 10, "podAffinityTerm": TERM}]
+    node_pref = [{"weight": 1, "preference": {"matchExpressions": []}}]
+    spec_affinity = {
+        "podAffinity": {PREFERRED: weighted},
+        "podAntiAffinity": {PREFERRED: weighted},
+        "nodeAffinity": {PREFERRED: node_pref},
+    }
+    cluster = parse(pod(affinity=spec_affinity)).cluster
+    assert cluster.pods[0].unsupported == ()
+    assert [(u.field, u.reason, u.blocking) for u in cluster.unsupported] == [
+        (f"spec.affinity.nodeAffinity.{PREFERRED}", SCORE_ONLY, False),
+        (f"spec.affinity.podAffinity.{PREFERRED}", SCORE_ONLY, False),
+        (f"spec.affinity.podAntiAffinity.{PREFERRED}", SCORE_ONLY, False),
+    ]
+
+
+def test_it_blocks_do_not_schedule_spread_and_lists_schedule_anyway():
+    constraints = [
+        {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway"},
+        {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"},
+    ]
+    cluster = parse(pod(topologySpreadConstraints=constraints)).cluster
+    assert cluster.pods[0].unsupported == (SPREAD_REASON,)
+    assert [(u.field, u.blocking) for u in cluster.unsupported] == [
+        ("spec.topologySpreadConstraints[0]", False),
+        ("spec.topologySpreadConstraints[1]", True),
+    ]
+
+
+def test_it_blocks_a_host_port_but_not_a_container_port():
+    ports = [{"containerPort": 80}, {"containerPort": 8080, "hostPort": 8080}]
+    containers = [{"name": "c", "ports": ports}]
+    cluster = parse(pod(containers=containers)).cluster
+    assert cluster.pods[0].unsupported == (HOST_PORT_REASON,)
+    assert [u.field for u in cluster.unsupported] == ["spec.containers[0].ports[1].hostPort"]
+
+
+def test_it_lists_a_running_pods_anti_affinity_without_blocking_it():
+    cluster = parse(
+        node(), pod(node_name="n1", affinity={"podAntiAffinity": {REQUIRED: [TERM]}})
+    ).cluster
+    assert cluster.pods[0].unsupported == ()
+    assert [(u.reason, u.blocking) for u in cluster.unsupported] == [
+        (BOUND_ANTI_AFFINITY_REASON, False)
+    ]
+
+
+def test_it_keeps_a_plain_pod_free_of_unsupported_fields():
+    assert parse(pod()).cluster.unsupported == ()
+
+
+def test_it_counts_kinds_it_does_not_model_on_the_cluster_and_in_the_json():
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ml"}}
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": "ml"}}
+    cluster = parse(node(), namespace, service, service | {"metadata": {"name": "t"}}).cluster
+    assert cluster.ignored == {"Namespace (v1)": 1, "Service (v1)": 2}
+    document = evaluate(cluster, at=AT).to_json()
+    assert document["ignored"] == [
+        {"kind": "Namespace", "apiVersion": "v1", "count": 1},
+        {"kind": "Service", "apiVersion": "v1", "count": 2},
+    ]
+
+
+def test_it_reports_a_blocked_unsupported_pod_and_its_field_in_the_json():
+    cluster = parse(node(), pod(affinity={"podAntiAffinity": {REQUIRED: [TERM]}})).cluster
+    document = evaluate(cluster, at=AT).to_json()
+    (workload,) = document["workloads"]
+    assert workload["verdict"] == "blocked"
+    assert workload["reasons"] == [f"unsupported: {POD_ANTI_AFFINITY_REASON}"]
+    assert workload["naive"]["addNodes"] == {} and workload["joint"]["addNodes"] == {}
+    assert document["unsupported"] == [
+        {
+            "object": "Pod/ml/p",
+            "field": f"spec.affinity.podAntiAffinity.{REQUIRED}",
+            "reason": POD_ANTI_AFFINITY_REASON,
+        }
+    ]
+
+
+def test_it_reports_an_unknown_preferred_level_as_kueue_would():
+    annotated = pod()
+    annotated["metadata"]["annotations"] = {"kueue.x-k8s.io/podset-preferred-topology": "x/rack"}
+    document = evaluate(parse(node(), annotated).cluster, at=AT).to_json()
+    (workload,) = document["workloads"]
+    assert workload["verdict"] == "blocked"
+    assert workload["reasons"][0].startswith(
+        "preferred topology x/rack is not a level of the cluster's Topology"
+    )
