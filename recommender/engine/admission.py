@@ -49,8 +49,7 @@ def held(workload: Workload, topology: Topology, total_nodes: int) -> Hold | Non
     """The first rule above that holds the workload back, or None (it goes to Filter)."""
     gates = tuple(dict.fromkeys(g for p in workload.pods for g in p.scheduling_gates))
     if gates:
-        reason = gating_reason(gates)
-        return Hold(WAITING, (reason,), Diagnosis(summary=reason))
+        return Hold(WAITING, (gating_reason(gates),), Diagnosis(summary=pre_enqueue_message(gates)))
     unsupported = tuple(dict.fromkeys(r for p in workload.pods for r in p.unsupported))
     if unsupported:
         diagnosis = unsupported_diagnosis(unsupported)
@@ -68,6 +67,11 @@ def held(workload: Workload, topology: Topology, total_nodes: int) -> Hold | Non
 
 def gating_reason(gates: tuple[str, ...]) -> str:
     return f"waiting: scheduling gate {', '.join(gates)}"
+
+
+def pre_enqueue_message(gates: tuple[str, ...]) -> str:
+    """What the SchedulingGates plugin's PreEnqueue says (scheduling_gates.go)."""
+    return f"waiting for scheduling gates: [{' '.join(gates)}]"
 
 
 def unknown_level_reason(level: str, *, required: bool) -> str:
