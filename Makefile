@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 MANAGE := $(BIN)/python manage.py
-PURE_MODULES := topology/hardware.py topology/kube.py topology/podspec.py topology/trace.py recommender/engine reservations/idle.py
+PURE_MODULES := topology/hardware.py topology/kube.py topology/podspec.py topology/volumes.py topology/trace.py recommender/engine reservations/idle.py
 
 .PHONY: venv run test test-engine lint bench smoke screenshots
 

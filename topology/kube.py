@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from topology import dra, podspec
+from topology import dra, podspec, volumes
 from topology.cel import CelUnsupported, compile_selector
 from topology.hardware import (
     GPU_RESOURCE,
@@ -97,6 +97,7 @@ class _PodRecord:
     pod: Pod
     claim_refs: list[tuple[str, str, str]]  # (entry name, "claim"|"template", object name)
     unmodelled: list[UnsupportedField] = field(default_factory=list)
+    volume_claims: list[str] = field(default_factory=list)  # PersistentVolumeClaim names
     group_total: int | None = None  # kueue pod-group-total-count
 
 
@@ -115,8 +116,10 @@ class _Collected:
     group_templates: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
     node_groups: list[tuple[ObjectContext, NodeGroup]] = field(default_factory=list)
     reservations: list[tuple[ObjectContext, Reservation]] = field(default_factory=list)
+    volumes: volumes.VolumeCatalog = field(default_factory=volumes.VolumeCatalog)
     topology: Topology | None = None
     kueue_topology: Topology | None = None
+    volume_fields: list[UnsupportedField] = field(default_factory=list)
     errors: list[ModelError] = field(default_factory=list)
     ignored: Counter[str] = field(default_factory=Counter)
     seen: set[str] = field(default_factory=set)
@@ -185,7 +188,14 @@ def _handler(kind: str, group: str):  # type: ignore[no-untyped-def]
     return _HANDLERS.get((kind, group)) or _HANDLERS.get((kind, "*"))
 
 
-_NAMESPACED = ("Pod", "ResourceClaim", "ResourceClaimTemplate", "PodGroup", "Workload")
+_NAMESPACED = (
+    "Pod",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
+    "PodGroup",
+    "Workload",
+    "PersistentVolumeClaim",
+)
 
 
 # --- nodes ----------------------------------------------------------------------------
@@ -287,6 +297,7 @@ def _pod(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None
     )
     total = annotations.get(KUEUE_TOTAL_ANNOTATION)
     record = _PodRecord(pod, _claim_refs(ctx, spec.get("resourceClaims")), unmodelled)
+    record.volume_claims = podspec.claim_names(ctx, spec)
     if total is not None and pod.gang:
         record.group_total = ctx.integer(
             total, f"metadata.annotations.{KUEUE_TOTAL_ANNOTATION}", minimum=1
@@ -544,6 +555,31 @@ def _device_class(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]
     collected.device_classes[name] = (DeviceClass(name, selectors), tuple(reasons))
 
 
+# --- volumes --------------------------------------------------------------------------------
+
+
+def _persistent_volume_claim(
+    collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]
+) -> None:
+    claim = volumes.parse_claim(ctx, obj)
+    collected.volumes.claims[(claim.namespace, claim.name)] = claim
+
+
+def _persistent_volume(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None:
+    volume = volumes.parse_volume(ctx, obj, node_selector_terms)
+    collected.volumes.volumes[volume.name] = volume
+    if volume.unsupported:
+        field_name = "spec.nodeAffinity.required.nodeSelectorTerms"
+        collected.volume_fields += [
+            UnsupportedField(ctx.object, field_name, reason) for reason in volume.unsupported
+        ]
+
+
+def _storage_class(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None:
+    storage_class = volumes.parse_class(ctx, obj)
+    collected.volumes.classes[storage_class.name] = storage_class
+
+
 # --- gangs ----------------------------------------------------------------------------------
 
 
@@ -736,6 +772,9 @@ _HANDLERS = {
     ("ResourceClaim", "*"): _resource_claim,
     ("ResourceClaimTemplate", "*"): _resource_claim_template,
     ("DeviceClass", "*"): _device_class,
+    ("PersistentVolumeClaim", "*"): _persistent_volume_claim,
+    ("PersistentVolume", "*"): _persistent_volume,
+    ("StorageClass", "*"): _storage_class,
     ("PodGroup", COSCHEDULING_GROUP): _coscheduling_pod_group,
     ("PodGroup", GANG_GROUP): _kep_pod_group,
     ("Workload", GANG_GROUP): _kep_workload,
@@ -753,7 +792,10 @@ def _assemble(collected: _Collected, cluster_name: str) -> Snapshot:
     nodes, node_groups = assign_node_groups(
         _nodes_with_devices(collected), _checked_node_groups(collected)
     )
-    pods = tuple(_pod_with_claims(collected, record) for record in collected.pods)
+    pods = tuple(
+        _pod_with_volumes(collected, record, _pod_with_claims(collected, record))
+        for record in collected.pods
+    )
     cluster = Cluster(
         name=cluster_name,
         topology=collected.topology or collected.kueue_topology or Topology.default(),
@@ -774,6 +816,7 @@ def _assemble(collected: _Collected, cluster_name: str) -> Snapshot:
 def _unsupported_fields(collected: _Collected) -> tuple[UnsupportedField, ...]:
     """Every field read but not modelled, by object then field (claims' reasons included)."""
     found = [u for record in collected.pods for u in record.unmodelled]
+    found += collected.volume_fields
     return tuple(sorted(dict.fromkeys(found), key=lambda u: (u.object, u.field, u.reason)))
 
 
@@ -892,6 +935,22 @@ def _pod_with_claims(collected: _Collected, record: _PodRecord) -> Pod:
     if not claims and not reasons[len(pod.unsupported) :]:
         return pod
     return replace(pod, claims=tuple(claims), unsupported=tuple(dict.fromkeys(reasons)))
+
+
+def _pod_with_volumes(collected: _Collected, record: _PodRecord, pod: Pod) -> Pod:
+    """The pod's claims as kube-scheduler's VolumeBinding and VolumeZone see them: node
+    constraints ANDed into its affinity, PreFilter rejections, what is not modelled."""
+    if not record.volume_claims or pod.node_name is not None:
+        return pod
+    found = volumes.pod_volumes(collected.volumes, pod.namespace, record.volume_claims)
+    label = object_label("Pod", pod.namespace, pod.name)
+    record.unmodelled += [UnsupportedField(label, "spec.volumes", r) for r in found.unsupported]
+    return replace(
+        pod,
+        affinity=volumes.with_volume_affinity(pod.affinity, found.groups),
+        rejected=(*pod.rejected, *dict.fromkeys(found.rejected)),
+        unsupported=tuple(dict.fromkeys((*pod.unsupported, *found.unsupported))),
+    )
 
 
 def _class_reasons(collected: _Collected, claim: DeviceClaim) -> list[str]:

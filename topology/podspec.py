@@ -17,6 +17,7 @@ topologySpreadConstraints DoNotSchedule        PodTopologySpread (F)  blocking
 topologySpreadConstraints ScheduleAnyway       PodTopologySpread (S)  score only
 containers[].ports[].hostPort                  NodePorts (F)          blocking
 volumes[].ephemeral                            VolumeBinding (F)      blocking
+volumes[].persistentVolumeClaim                VolumeBinding/Zone     modelled
 schedulingGates                                SchedulingGates        modelled
 =============================================  =====================  ===========
 
@@ -48,7 +49,6 @@ BOUND_ANTI_AFFINITY_REASON = (
 SPREAD_REASON = "topologySpreadConstraints with DoNotSchedule (PodTopologySpread) is not modelled"
 HOST_PORT_REASON = "hostPort (NodePorts) is not modelled"
 EPHEMERAL_REASON = "generic ephemeral volume (VolumeBinding) is not modelled"
-CLAIM_REASON = "PersistentVolumeClaim volume (VolumeBinding, VolumeZone) is not modelled"
 
 
 def unmodelled_fields(
@@ -67,8 +67,18 @@ def unmodelled_fields(
     found += _spread_constraints(ctx, spec)
     found += _host_ports(ctx, spec)
     found += _ephemeral_volumes(ctx, spec)
-    found += _claim_volumes(ctx, spec)
     return found
+
+
+def claim_names(ctx: ObjectContext, spec: dict[str, Any]) -> list[str]:
+    """``spec.volumes[].persistentVolumeClaim.claimName``, in order (see topology.volumes)."""
+    names = []
+    for path, volume in ctx.items(spec.get("volumes"), "spec.volumes"):
+        claim = ctx.mapping(volume.get("persistentVolumeClaim"), f"{path}.persistentVolumeClaim")
+        if claim:
+            field = f"{path}.persistentVolumeClaim.claimName"
+            names.append(ctx.text(claim.get("claimName"), field, required=True))
+    return names
 
 
 def scheduling_gates(ctx: ObjectContext, spec: dict[str, Any]) -> tuple[str, ...]:
@@ -141,14 +151,6 @@ def _ephemeral_volumes(ctx: ObjectContext, spec: dict[str, Any]) -> list[Unsuppo
         UnsupportedField(ctx.object, f"{path}.ephemeral", EPHEMERAL_REASON)
         for path, volume in ctx.items(spec.get("volumes"), "spec.volumes")
         if volume.get("ephemeral")
-    ]
-
-
-def _claim_volumes(ctx: ObjectContext, spec: dict[str, Any]) -> list[UnsupportedField]:
-    return [
-        UnsupportedField(ctx.object, f"{path}.persistentVolumeClaim", CLAIM_REASON)
-        for path, volume in ctx.items(spec.get("volumes"), "spec.volumes")
-        if volume.get("persistentVolumeClaim")
     ]
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from topology.hardware import Cluster, DeviceClass, Pod, Reservation, Taint
+from topology.volumes import failed_origin
 
 from .allocate import claim_takes, gpu_options
 from .state import NodeAlloc, NodeInfo
@@ -120,7 +121,8 @@ def node_affinity(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext
     if any(labels.get(k) != v for k, v in pod.node_selector.items()):
         return Status(False, AFFINITY_MISMATCH)
     if pod.affinity and not any(term.matches(labels) for term in pod.affinity):
-        return Status(False, AFFINITY_MISMATCH)
+        # a volume's node constraint merged into the affinity fails with its own reason
+        return Status(False, failed_origin(pod.affinity, labels) or AFFINITY_MISMATCH)
     return OK
 
 
