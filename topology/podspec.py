@@ -135,14 +135,15 @@ def _spread_constraints(ctx: ObjectContext, spec: dict[str, Any]) -> list[Unsupp
 
 
 def _host_ports(ctx: ObjectContext, spec: dict[str, Any]) -> list[UnsupportedField]:
+    """Host ports of ``spec.containers`` (NodePorts reads those only: node_ports.go
+    getContainerPorts)."""
     found = []
-    for group in ("initContainers", "containers"):
-        for path, container in ctx.items(spec.get(group), f"spec.{group}"):
-            for port_path, port in ctx.items(container.get("ports"), f"{path}.ports"):
-                if ctx.integer(port.get("hostPort"), f"{port_path}.hostPort"):
-                    found.append(
-                        UnsupportedField(ctx.object, f"{port_path}.hostPort", HOST_PORT_REASON)
-                    )
+    for path, container in ctx.items(spec.get("containers"), "spec.containers"):
+        for port_path, port in ctx.items(container.get("ports"), f"{path}.ports"):
+            if ctx.integer(port.get("hostPort"), f"{port_path}.hostPort"):
+                found.append(
+                    UnsupportedField(ctx.object, f"{port_path}.hostPort", HOST_PORT_REASON)
+                )
     return found
 
 

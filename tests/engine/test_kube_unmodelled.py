@@ -151,3 +151,9 @@ def test_it_reports_an_unknown_preferred_level_as_kueue_would():
     assert workload["reasons"][0].startswith(
         "preferred topology x/rack is not a level of the cluster's Topology"
     )
+
+
+def test_it_leaves_init_container_host_ports_alone_as_node_ports_does():
+    init = [{"name": "i", "ports": [{"containerPort": 80, "hostPort": 80}]}]
+    cluster = parse(pod(initContainers=init)).cluster
+    assert cluster.pods[0].unsupported == () and cluster.unsupported == ()
