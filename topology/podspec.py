@@ -18,6 +18,7 @@ topologySpreadConstraints ScheduleAnyway       PodTopologySpread (S)  score only
 containers[].ports[].hostPort                  NodePorts (F)          blocking
 volumes[].ephemeral                            VolumeBinding (F)      blocking
 volumes[].persistentVolumeClaim                VolumeBinding/Zone     modelled
+volumes[].gcePersistentDisk, awsElasticBlock…  VolumeRestrictions (F) blocking
 schedulingGates                                SchedulingGates        modelled
 =============================================  =====================  ===========
 
@@ -48,6 +49,8 @@ BOUND_ANTI_AFFINITY_REASON = (
 )
 SPREAD_REASON = "topologySpreadConstraints with DoNotSchedule (PodTopologySpread) is not modelled"
 HOST_PORT_REASON = "hostPort (NodePorts) is not modelled"
+INLINE_DISKS = ("gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi")
+INLINE_DISK_REASON = "inline {} volume (VolumeRestrictions disk conflict) is not modelled"
 EPHEMERAL_REASON = "generic ephemeral volume (VolumeBinding) is not modelled"
 
 
@@ -148,11 +151,15 @@ def _host_ports(ctx: ObjectContext, spec: dict[str, Any]) -> list[UnsupportedFie
 
 
 def _ephemeral_volumes(ctx: ObjectContext, spec: dict[str, Any]) -> list[UnsupportedField]:
-    return [
-        UnsupportedField(ctx.object, f"{path}.ephemeral", EPHEMERAL_REASON)
-        for path, volume in ctx.items(spec.get("volumes"), "spec.volumes")
-        if volume.get("ephemeral")
-    ]
+    found = []
+    for path, volume in ctx.items(spec.get("volumes"), "spec.volumes"):
+        if volume.get("ephemeral"):
+            found.append(UnsupportedField(ctx.object, f"{path}.ephemeral", EPHEMERAL_REASON))
+        for kind in INLINE_DISKS:
+            if volume.get(kind):
+                reason = INLINE_DISK_REASON.format(kind)
+                found.append(UnsupportedField(ctx.object, f"{path}.{kind}", reason))
+    return found
 
 
 def _score_only(ctx: ObjectContext, field: str) -> UnsupportedField:

@@ -30,7 +30,8 @@ The node-side rules become node-selector terms merged into the pod's required
 node affinity (ANDed, as a cross product of the ORed term lists), each
 requirement tagged with the reason it stands for; the engine's NodeAffinity
 rule reports that reason when only such a requirement fails. Storage capacity
-(CSIStorageCapacity) and attach limits (NodeVolumeLimits) are not modelled.
+(CSIStorageCapacity) and attach limits (NodeVolumeLimits) are not modelled; a
+ReadWriteOncePod claim (VolumeRestrictions) is reported unsupported.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ ZONE_CONFLICT = "node(s) had no available volume zone"
 UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
 # kube-scheduler's Filter order: VolumeBinding's reasons, then VolumeZone's
 REASON_ORDER = (PV_NOT_EXIST, NODE_CONFLICT, BIND_CONFLICT, ZONE_CONFLICT)
+READ_WRITE_ONCE_POD_REASON = "a ReadWriteOncePod claim (VolumeRestrictions) is not modelled"
 STATIC_BINDING_REASON = (
     "binding a WaitForFirstConsumer claim to an existing Available PersistentVolume "
     "(VolumeBinding) is not modelled"
@@ -74,6 +76,7 @@ class Claim:
     bound: bool  # volumeName set and the binding completed
     storage_class: str
     deleting: bool = False
+    read_write_once_pod: bool = False  # accessModes holds ReadWriteOncePod
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +134,8 @@ def parse_claim(ctx: ObjectContext, obj: dict[str, Any]) -> Claim:
         storage_class=ctx.text(spec.get("storageClassName"), "spec.storageClassName")
         or annotations.get(BETA_CLASS_ANNOTATION, ""),
         deleting=bool(meta.get("deletionTimestamp")),
+        read_write_once_pod="ReadWriteOncePod"
+        in ctx.sequence(spec.get("accessModes"), "spec.accessModes"),
     )
 
 
@@ -199,6 +204,8 @@ def pod_volumes(catalog: VolumeCatalog, namespace: str, claim_names: Sequence[st
             result.rejected.append(f'persistentvolumeclaim "{name}" not found')
         elif claim.deleting:
             result.rejected.append(f'persistentvolumeclaim "{name}" is being deleted')
+        elif claim.read_write_once_pod:  # one pod cluster-wide: needs every other pod's claims
+            result.unsupported.append(READ_WRITE_ONCE_POD_REASON)
         elif claim.bound:
             zones += _bound_claim(catalog, claim, result)
         else:

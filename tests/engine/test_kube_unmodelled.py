@@ -157,3 +157,15 @@ def test_it_leaves_init_container_host_ports_alone_as_node_ports_does():
     init = [{"name": "i", "ports": [{"containerPort": 80, "hostPort": 80}]}]
     cluster = parse(pod(initContainers=init)).cluster
     assert cluster.pods[0].unsupported == () and cluster.unsupported == ()
+
+
+def test_it_blocks_inline_disks_whose_conflicts_volume_restrictions_checks():
+    volumes = [
+        {"name": "d", "awsElasticBlockStore": {"volumeID": "vol-1"}},
+        {"name": "e", "emptyDir": {}},
+    ]
+    cluster = parse(pod(volumes=volumes)).cluster
+    assert cluster.pods[0].unsupported == (
+        "inline awsElasticBlockStore volume (VolumeRestrictions disk conflict) is not modelled",
+    )
+    assert [u.field for u in cluster.unsupported] == ["spec.volumes[0].awsElasticBlockStore"]

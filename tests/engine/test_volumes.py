@@ -19,6 +19,7 @@ from topology.kube import parse_objects
 from topology.volumes import (
     BIND_CONFLICT,
     NODE_CONFLICT,
+    READ_WRITE_ONCE_POD_REASON,
     STATIC_BINDING_REASON,
     UNBOUND_IMMEDIATE,
     ZONE_CONFLICT,
@@ -230,3 +231,9 @@ def test_it_no_longer_ignores_the_volume_kinds() -> None:
     objects = [storage_class("std", "Immediate"), pv("p"), pvc("c"), node({})]
     snapshot = parse_objects([("in.yaml", o) for o in objects], cluster_name="t")
     assert snapshot.cluster.ignored == {}
+
+
+def test_it_reports_a_read_write_once_pod_claim_as_unsupported() -> None:
+    claim = pvc("a", BOUND, volumeName="pv-a", accessModes=["ReadWriteOncePod"])
+    result = outcome(node({}), pv("pv-a"), claim, pod("a"))
+    assert result.diagnosis.summary == f"unsupported: {READ_WRITE_ONCE_POD_REASON}"
