@@ -25,6 +25,7 @@ RESERVED = "node(s) reserved for another team"
 INSUFFICIENT_CPU = "Insufficient cpu"
 INSUFFICIENT_MEMORY = "Insufficient memory"
 TOO_MANY_PODS = "Too many pods"
+UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +99,13 @@ def node_ready(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext) -
 
 
 def node_schedulable(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext) -> Status:
-    return Status(False, UNSCHEDULABLE) if info.node.unschedulable else OK
+    """NodeUnschedulable (node_unschedulable.go): a cordoned node admits only pods that
+    tolerate its node.kubernetes.io/unschedulable:NoSchedule taint."""
+    if not info.node.unschedulable:
+        return OK
+    if any(t.tolerates(UNSCHEDULABLE_TAINT) for t in pod.tolerations):
+        return OK
+    return Status(False, UNSCHEDULABLE)
 
 
 def taints_tolerated(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext) -> Status:
