@@ -365,6 +365,21 @@ def test_it_explains_each_pending_workload(signed_in: Any, evaluation: Any) -> N
     assert "reuse team-a-h100" in content  # what the joint plan does instead
 
 
+def test_it_lists_what_the_evaluation_did_not_model_on_the_pending_page(
+    signed_in: Any, cluster: Any
+) -> None:
+    objects = scenario_objects("scheduler-pod-anti-affinity-unsupported")
+    objects.append(
+        ("extra.yaml", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}})
+    )
+    evaluated = ingest_and_evaluate(cluster, objects)
+    content = signed_in.get(page_url(evaluated, "pending")).content.decode()
+    assert "ignored 1 × ConfigMap (v1)" in content
+    field = "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+    assert f"Pod/serve/web-0: <code>{field}</code>: required pod anti-affinity" in content
+    assert "unsupported: required pod anti-affinity (InterPodAffinity) is not modelled" in content
+
+
 def test_it_filters_pending_workloads_by_disagreement_class(
     signed_in: Any, topology_evaluation: Any
 ) -> None:
