@@ -36,7 +36,7 @@ ReadWriteOncePod claim (VolumeRestrictions) is reported unsupported.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import product
 from typing import Any
@@ -139,13 +139,17 @@ def parse_claim(ctx: ObjectContext, obj: dict[str, Any]) -> Claim:
     )
 
 
-def parse_volume(ctx: ObjectContext, obj: dict[str, Any], terms_of) -> Volume:  # type: ignore[no-untyped-def]
+TermsReader = Callable[[ObjectContext, Any, str], tuple[tuple[NodeSelectorTerm, ...], list[str]]]
+
+
+def parse_volume(ctx: ObjectContext, obj: dict[str, Any], terms_of: TermsReader) -> Volume:
     """``terms_of(ctx, raw, field)``: the parser's node-selector reader (terms, reasons)."""
     meta = ctx.mapping(obj.get("metadata"), "metadata")
     spec = ctx.mapping(obj.get("spec"), "spec")
     labels = ctx.labels(meta.get("labels"), "metadata.labels")
     affinity = ctx.mapping(spec.get("nodeAffinity"), "spec.nodeAffinity")
-    node_terms, unsupported = None, []
+    node_terms: tuple[NodeSelectorTerm, ...] | None = None
+    unsupported: list[str] = []
     if affinity.get("required") is not None:
         required = ctx.mapping(affinity.get("required"), "spec.nodeAffinity.required")
         node_terms, unsupported = terms_of(

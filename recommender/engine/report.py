@@ -39,6 +39,7 @@ PROVISIONING_API_VERSION = "autoscaling.x-k8s.io/v1"
 ATOMIC_CLASS = "best-effort-atomic-scale-up.autoscaling.x-k8s.io"
 CONSUME_ANNOTATION = "autoscaling.x-k8s.io/consume-provisioning-request"
 CLASS_ANNOTATION = "autoscaling.x-k8s.io/provisioning-class-name"
+NOT_MODELLED_LINES = 200  # fields listed in the text report; the JSON lists every one
 VERDICT_TEXT = {
     "runs_now": "runs now",
     "uses_reservation": "reuse a reservation",
@@ -153,9 +154,12 @@ def _not_modelled(evaluation: Evaluation) -> str:
     lines = ["== Not modelled =="]
     for key, count in evaluation.ignored.items():
         lines.append(f"* ignored {count} x {key}")
-    for item in evaluation.unsupported:
+    for item in evaluation.unsupported[:NOT_MODELLED_LINES]:
         effect = "blocks its workload" if item.blocking else "listed only"
         lines.append(f"* {item.object}: {item.field}: {item.reason} ({effect})")
+    if len(evaluation.unsupported) > NOT_MODELLED_LINES:
+        more = len(evaluation.unsupported) - NOT_MODELLED_LINES
+        lines.append(f"* … and {more} more (all in --format json, key 'unsupported')")
     if len(lines) == 1:
         lines.append("everything read was modelled")
     return "\n".join(lines) + "\n"
