@@ -257,11 +257,10 @@ def report_json(
     cluster: Cluster,
     notices: Iterable[ModelError],
     currency: str,
-    ignored: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
     """``evaluation.to_json()`` plus the additive keys: ``currency``, ``nodeGroups``,
-    ``actions`` per recommendation, the notices in ``unsupported`` and the kinds not
-    modelled in ``ignored`` (DESIGN.md's ``[{kind, count}]``)."""
+    ``actions`` per recommendation and the notices in ``unsupported`` (the kinds not
+    modelled are in ``ignored`` already, from ``Evaluation.to_json``)."""
     payload = evaluation.to_json()
     payload["currency"] = currency
     payload["nodeGroups"] = [node_group_json(g) for g in cluster.node_groups]
@@ -269,9 +268,6 @@ def report_json(
         item["actions"] = [a.to_json() for a in actions_for(rec, evaluation, cluster)]
     payload.setdefault("unsupported", []).extend(
         {"object": n.object, "field": n.field, "reason": n.reason} for n in notices
-    )
-    payload.setdefault("ignored", []).extend(
-        {"kind": kind, "count": count} for kind, count in sorted((ignored or {}).items())
     )
     return payload
 

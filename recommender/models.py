@@ -70,6 +70,7 @@ class WorkloadVerdict(models.Model):
         USES_RESERVATION = "uses_reservation", "Uses a reservation"
         RUNS_AFTER_SCALE_UP = "runs_after_scale_up", "Runs after scale-up"
         BLOCKED = "blocked", "Blocked"
+        WAITING = "waiting", "Waiting (scheduling gate)"
 
     evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="verdicts")
     workload = models.CharField(max_length=400, help_text="namespace/name")

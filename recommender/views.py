@@ -37,6 +37,7 @@ def pending_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
     chosen = {key: request.GET.get(key, "") for key in ("verdict", "disagreement", "namespace")}
     rows: list[dict[str, Any]] = []
     filterset = None
+    result = (page.evaluation.result or {}) if page.evaluation is not None else {}
     if page.evaluation is not None:
         data = {key: value for key, value in chosen.items() if value}
         data["evaluation"] = str(page.evaluation.id)
@@ -51,9 +52,24 @@ def pending_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
             "filter_errors": filterset.errors if filterset is not None else {},
             "verdict_choices": VERDICT_CHOICES,
             "disagreement_classes": DISAGREEMENT_CLASSES,
+            "not_modelled": not_modelled(result),
         }
     )
     return render(request, "dashboard/pending.html", context)
+
+
+NOT_MODELLED_SHOWN = 200
+
+
+def not_modelled(result: dict[str, Any]) -> dict[str, Any]:
+    """What the evaluation read but does not model (kinds ignored, fields unsupported),
+    the first ``NOT_MODELLED_SHOWN`` fields listed and the rest counted."""
+    unsupported = result.get("unsupported") or []
+    return {
+        "ignored": result.get("ignored") or [],
+        "unsupported": unsupported[:NOT_MODELLED_SHOWN],
+        "more": max(0, len(unsupported) - NOT_MODELLED_SHOWN),
+    }
 
 
 @login_required

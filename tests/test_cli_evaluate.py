@@ -119,3 +119,42 @@ def test_another_currency_drops_the_usd_price_table_and_says_so() -> None:
     assert result.returncode == 0, result.stderr
     assert "== Node groups (money in EUR per hour) ==" in result.stdout
     assert "* a2-pool: 2 nodes (min 0, max 4), no price;" in result.stdout
+
+
+def test_it_exits_2_with_nothing_to_evaluate_on_empty_input(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("# an export that came out empty\n")
+    result = run_manage(
+        "evaluate", str(empty), "--at", AT, environment=environment_without_services()
+    )
+    assert result.returncode == 2
+    assert f"{empty}: nothing to evaluate" in result.stderr
+    assert "nothing is pending" not in result.stdout
+
+
+def test_it_lists_ignored_kinds_and_unsupported_fields_in_json_and_text(tmp_path: Path) -> None:
+    snapshot = tmp_path / "snapshot.yaml"
+    snapshot.write_text(
+        SCENARIO.read_text()
+        + "\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: ml}\n"
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: ml}\n"
+        "spec:\n  containers: [{name: c, ports: [{containerPort: 80, hostPort: 80}]}]\n"
+        "status: {phase: Pending}\n"
+    )
+    environment = environment_without_services()
+    result = run_manage(
+        "evaluate", str(snapshot), "--format", "json", "--at", AT, environment=environment
+    )
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["ignored"] == [{"kind": "ConfigMap", "apiVersion": "v1", "count": 1}]
+    assert document["unsupported"] == [
+        {
+            "object": "Pod/ml/web",
+            "field": "spec.containers[0].ports[0].hostPort",
+            "reason": "hostPort (NodePorts) is not modelled",
+        }
+    ]
+    text = run_manage("evaluate", str(snapshot), "--at", AT, environment=environment).stdout
+    assert "== Not modelled ==\n* ignored 1 x ConfigMap (v1)\n" in text
+    assert "ml/web (pod, 1 pods, 0 GPUs): blocked" in text

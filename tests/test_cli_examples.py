@@ -28,7 +28,14 @@ def evaluated(folder: str, output: str = "json"):
 
 
 def counts(items):
-    return {item["kind"]: item["count"] for item in items}
+    """``{"Kind (apiVersion)": count}`` from either shape: the evaluation's ``ignored``
+    (kind and apiVersion apart) or the input summary's (one "Kind (apiVersion)")."""
+    return {
+        f"{item['kind']} ({item['apiVersion']})" if "apiVersion" in item else item["kind"]: item[
+            "count"
+        ]
+        for item in items
+    }
 
 
 def test_it_reports_every_gang_format_of_the_gangs_folder() -> None:

@@ -136,11 +136,17 @@ class Toleration:
 
 @dataclass(frozen=True, slots=True)
 class LabelRequirement:
-    """One nodeSelectorRequirement: In, NotIn, Exists, DoesNotExist, Gt, Lt."""
+    """One nodeSelectorRequirement: In, NotIn, Exists, DoesNotExist, Gt, Lt.
+
+    ``origin`` says which kube-scheduler plugin the requirement belongs to: ""
+    for the pod's own node affinity, ``VolumeBinding`` / ``VolumeZone`` for one
+    merged in from a volume (so a node that fails it gets that plugin's reason).
+    """
 
     key: str
     operator: str
     values: tuple[str, ...] = ()
+    origin: str = ""
 
     def matches(self, labels: Mapping[str, str]) -> bool:
         value = labels.get(self.key)
@@ -453,6 +459,10 @@ class Pod:
     pod_terms: PodPlacementTerms = NO_POD_TERMS
     # what only scores (preferred terms, ScheduleAnyway): not modelled, said so
     score_only: tuple[str, ...] = ()
+    # spec.schedulingGates: while any is set kube-scheduler never tries the pod (PreEnqueue)
+    scheduling_gates: tuple[str, ...] = ()
+    # why kube-scheduler refuses the pod before looking at any node (PreFilter), in its words
+    rejected: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
@@ -575,6 +585,30 @@ class QuotaQueue:
     hides_pending_pods: bool = False  # Kueue: a job is suspended (pods gated) until admitted
 
 
+# --- what the model leaves out --------------------------------------------------------
+
+
+SCORE_ONLY = "not modelled (score only)"
+
+
+@dataclass(frozen=True, slots=True)
+class UnsupportedField:
+    """A field read from an object that changes scheduling but is not modelled.
+
+    ``blocking``: the object's workload is reported blocked "unsupported: …"
+    rather than guessed at; otherwise (a score-only preference, say) it is only
+    listed, as placement may differ from kube-scheduler's but feasibility not.
+    """
+
+    object: str  # Kind/namespace/name
+    field: str  # dotted path
+    reason: str
+    blocking: bool = True
+
+    def to_json(self) -> dict[str, str]:
+        return {"object": self.object, "field": self.field, "reason": self.reason}
+
+
 # --- the whole --------------------------------------------------------------------
 
 
@@ -594,6 +628,9 @@ class Cluster:
     topology_source: str = "default"  # which object defined the levels ("Kind/name" or default)
     # Namespace objects read: name → labels (namespaceSelector of inter-pod terms)
     namespace_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    # read but not modelled: object kinds ("Kind (apiVersion)" → count) and fields
+    ignored: Mapping[str, int] = field(default_factory=dict)
+    unsupported: tuple[UnsupportedField, ...] = ()
 
     @property
     def gpu_count(self) -> int:

@@ -31,8 +31,10 @@ from topology import (
     discovery,
     dra,
     podaffinity,
+    podspec,
     quotas,
     topology_k8s,
+    volumes,
     workloads_k8s,
 )
 from topology.cel import CelUnsupported, compile_selector
@@ -64,6 +66,7 @@ from topology.hardware import (
     Taint,
     Toleration,
     Topology,
+    UnsupportedField,
 )
 from topology.kubefields import ObjectContext, object_label, type_name
 from topology.prices import PriceTable, bundled_table
@@ -102,6 +105,8 @@ CORE_RESOURCES = ("cpu", "memory", "pods", GPU_RESOURCE)
 class _PodRecord:
     pod: Pod
     claim_refs: list[tuple[str, str, str]]  # (entry name, "claim"|"template", object name)
+    unmodelled: list[UnsupportedField] = field(default_factory=list)
+    volume_claims: list[str] = field(default_factory=list)  # PersistentVolumeClaim names
     group_total: int | None = None  # kueue pod-group-total-count
 
 
@@ -122,8 +127,10 @@ class _Collected:
     node_groups: list[tuple[ObjectContext, NodeGroup, frozenset[str]]] = field(default_factory=list)
     reservations: list[tuple[ObjectContext, Reservation]] = field(default_factory=list)
     namespaces: dict[str, dict[str, str]] = field(default_factory=dict)
+    volumes: volumes.VolumeCatalog = field(default_factory=volumes.VolumeCatalog)
     topology: Topology | None = None
     topology_found: topology_k8s.Discovered = field(default_factory=topology_k8s.Discovered)
+    volume_fields: list[UnsupportedField] = field(default_factory=list)
     errors: list[ModelError] = field(default_factory=list)
     ignored: Counter[str] = field(default_factory=Counter)
     read: Counter[str] = field(default_factory=Counter)
@@ -222,6 +229,7 @@ _NAMESPACED = (
     *workloads_k8s.NAMESPACED_KINDS,
     "ConfigMap",
     "DaemonSet",
+    "PersistentVolumeClaim",
 )
 
 
@@ -298,6 +306,13 @@ def _pod(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None
     annotations = ctx.labels(meta.get("annotations"), "metadata.annotations")
     requests, gpu = _pod_requests(ctx, spec)
     affinity, affinity_unsupported = _required_affinity(ctx, spec.get("affinity"))
+    node_name = ctx.text(spec.get("nodeName"), "spec.nodeName") or None
+    unmodelled = podspec.unmodelled_fields(ctx, spec, bound=node_name is not None)
+    unmodelled += [
+        UnsupportedField(ctx.object, f"spec.affinity.nodeAffinity.{REQUIRED_AFFINITY}", reason)
+        for reason in affinity_unsupported
+    ]
+    unmodelled += _annotation_unsupported(ctx, annotations)
     pod = Pod(
         namespace=namespace,
         name=name,
@@ -309,16 +324,18 @@ def _pod(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None
         labels=labels,
         priority=ctx.integer(spec.get("priority"), "spec.priority"),
         arrival=_arrival(ctx, meta.get("creationTimestamp")),
-        node_name=ctx.text(spec.get("nodeName"), "spec.nodeName") or None,
+        node_name=node_name,
         gang=_gang_name(ctx, namespace, labels, spec)
         or workloads_k8s.annotated_gang(namespace, annotations),
         required_topology=annotations.get(REQUIRED_TOPOLOGY) or None,
         preferred_topology=annotations.get(PREFERRED_TOPOLOGY) or None,
-        unsupported=tuple(affinity_unsupported + _annotation_unsupported(annotations)),
+        unsupported=tuple(dict.fromkeys(u.reason for u in unmodelled if u.blocking)),
+        scheduling_gates=podspec.scheduling_gates(ctx, spec),
         **_inter_pod(ctx, spec, namespace, labels),
     )
     total = annotations.get(KUEUE_TOTAL_ANNOTATION)
-    record = _PodRecord(pod, _claim_refs(ctx, spec.get("resourceClaims")))
+    record = _PodRecord(pod, _claim_refs(ctx, spec.get("resourceClaims")), unmodelled)
+    record.volume_claims = podspec.claim_names(ctx, spec)
     if total is not None and pod.gang:
         record.group_total = ctx.integer(
             total, f"metadata.annotations.{KUEUE_TOTAL_ANNOTATION}", minimum=1
@@ -347,9 +364,12 @@ def _arrival(ctx: ObjectContext, raw: Any) -> float:
     return moment.timestamp() if moment else 0.0
 
 
-def _annotation_unsupported(annotations: dict[str, str]) -> list[str]:
+def _annotation_unsupported(
+    ctx: ObjectContext, annotations: dict[str, str]
+) -> list[UnsupportedField]:
     if SLICE_TOPOLOGY in annotations:
-        return [f"Kueue slice topology ({SLICE_TOPOLOGY}) not supported"]
+        reason = f"Kueue slice topology ({SLICE_TOPOLOGY}) not supported"
+        return [UnsupportedField(ctx.object, f"metadata.annotations.{SLICE_TOPOLOGY}", reason)]
     return []
 
 
@@ -591,6 +611,31 @@ def _device_class(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]
     collected.device_classes[name] = (DeviceClass(name, selectors), tuple(reasons))
 
 
+# --- volumes --------------------------------------------------------------------------------
+
+
+def _persistent_volume_claim(
+    collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]
+) -> None:
+    claim = volumes.parse_claim(ctx, obj)
+    collected.volumes.claims[(claim.namespace, claim.name)] = claim
+
+
+def _persistent_volume(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None:
+    volume = volumes.parse_volume(ctx, obj, node_selector_terms)
+    collected.volumes.volumes[volume.name] = volume
+    if volume.unsupported:
+        field_name = "spec.nodeAffinity.required.nodeSelectorTerms"
+        collected.volume_fields += [
+            UnsupportedField(ctx.object, field_name, reason) for reason in volume.unsupported
+        ]
+
+
+def _storage_class(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None:
+    storage_class = volumes.parse_class(ctx, obj)
+    collected.volumes.classes[storage_class.name] = storage_class
+
+
 # --- gangs ----------------------------------------------------------------------------------
 
 
@@ -776,6 +821,9 @@ _HANDLERS = {
     ("ResourceClaim", "*"): _resource_claim,
     ("ResourceClaimTemplate", "*"): _resource_claim_template,
     ("DeviceClass", "*"): _device_class,
+    ("PersistentVolumeClaim", "*"): _persistent_volume_claim,
+    ("PersistentVolume", "*"): _persistent_volume,
+    ("StorageClass", "*"): _storage_class,
     ("PodGroup", COSCHEDULING_GROUP): _coscheduling_pod_group,
     ("PodGroup", GANG_GROUP): _kep_pod_group,
     ("Workload", GANG_GROUP): _kep_workload,
@@ -818,7 +866,10 @@ def _assemble(
         prices,
         discovery.gpus_by_instance_type(node_groups),
     )
-    pods = tuple(_pod_with_claims(collected, record) for record in collected.pods)
+    pods = tuple(
+        _pod_with_volumes(collected, record, _pod_with_claims(collected, record))
+        for record in collected.pods
+    )
     topology, topology_source, topology_notes = topology_k8s.choose(
         collected.topology, collected.topology_found
     )
@@ -836,6 +887,8 @@ def _assemble(
         reservations=_checked_reservations(collected, node_groups) + imported,
         queues=quotas.assembled_queues(collected),
         namespace_labels=collected.namespaces,
+        ignored=dict(sorted(collected.ignored.items())),
+        unsupported=_unsupported_fields(collected),
     )
     return Snapshot(
         cluster=cluster,
@@ -845,6 +898,13 @@ def _assemble(
         notes=tuple(collected.notes),
         notices=notices + reservation_notices,
     )
+
+
+def _unsupported_fields(collected: _Collected) -> tuple[UnsupportedField, ...]:
+    """Every field read but not modelled, by object then field (claims' reasons included)."""
+    found = [u for record in collected.pods for u in record.unmodelled]
+    found += collected.volume_fields
+    return tuple(sorted(dict.fromkeys(found), key=lambda u: (u.object, u.field, u.reason)))
 
 
 def _checked_node_groups(
@@ -965,9 +1025,30 @@ def _pod_with_claims(collected: _Collected, record: _PodRecord) -> Pod:
         claims.append(claim if kind == "claim" else replace(claim, name=f"{pod.name}-{entry}"))
         reasons += claim_reasons
         reasons += _class_reasons(collected, claim)
+    label = object_label("Pod", pod.namespace, pod.name)
+    record.unmodelled += [
+        UnsupportedField(label, "spec.resourceClaims", reason)
+        for reason in reasons[len(pod.unsupported) :]
+    ]
     if not claims and not reasons[len(pod.unsupported) :]:
         return pod
     return replace(pod, claims=tuple(claims), unsupported=tuple(dict.fromkeys(reasons)))
+
+
+def _pod_with_volumes(collected: _Collected, record: _PodRecord, pod: Pod) -> Pod:
+    """The pod's claims as kube-scheduler's VolumeBinding and VolumeZone see them: node
+    constraints ANDed into its affinity, PreFilter rejections, what is not modelled."""
+    if not record.volume_claims or pod.node_name is not None:
+        return pod
+    found = volumes.pod_volumes(collected.volumes, pod.namespace, record.volume_claims)
+    label = object_label("Pod", pod.namespace, pod.name)
+    record.unmodelled += [UnsupportedField(label, "spec.volumes", r) for r in found.unsupported]
+    return replace(
+        pod,
+        affinity=volumes.with_volume_affinity(pod.affinity, found.groups),
+        rejected=(*pod.rejected, *dict.fromkeys(found.rejected)),
+        unsupported=tuple(dict.fromkeys((*pod.unsupported, *found.unsupported))),
+    )
 
 
 def _class_reasons(collected: _Collected, claim: DeviceClaim) -> list[str]:

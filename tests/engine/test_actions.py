@@ -217,10 +217,12 @@ def test_the_reports_list_ignored_kinds(shared_data):
         / "karpenter-nodeoverlay-g6f-fractional-gpu.yaml"
     )
     snapshot, evaluation = evaluated(read_objects(path))
-    args = (evaluation, snapshot.cluster, snapshot.notices, "USD", snapshot.ignored)
-    payload = report_json(*args)
-    assert payload["ignored"] == [{"kind": "NodeOverlay (karpenter.sh/v1alpha1)", "count": 1}]
-    assert "* NodeOverlay (karpenter.sh/v1alpha1): 1 ignored" in report_text(*args)
+    payload = report_json(evaluation, snapshot.cluster, snapshot.notices, "USD")
+    assert payload["ignored"] == [
+        {"kind": "NodeOverlay", "apiVersion": "karpenter.sh/v1alpha1", "count": 1}
+    ]
+    text = report_text(evaluation, snapshot.cluster, snapshot.notices, "USD", snapshot.ignored)
+    assert "* NodeOverlay (karpenter.sh/v1alpha1): 1 ignored" in text
 
 
 def test_the_engine_report_patches_no_node_group_the_cluster_does_not_have():

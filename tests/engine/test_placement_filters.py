@@ -78,6 +78,16 @@ def test_it_rejects_an_unschedulable_node() -> None:
     assert reason(node(unschedulable=True), pod()) == "node(s) were unschedulable"
 
 
+def test_it_admits_a_pod_tolerating_the_unschedulable_taint_on_a_cordoned_node() -> None:
+    # node_unschedulable.go: TolerationsTolerateTaint(node.kubernetes.io/unschedulable:NoSchedule)
+    cordoned = node(unschedulable=True)
+    exact = Toleration("node.kubernetes.io/unschedulable", "Exists", effect="NoSchedule")
+    other_effect = Toleration("node.kubernetes.io/unschedulable", "Exists", effect="NoExecute")
+    assert reason(cordoned, pod(tolerations=(exact,))) == "ok"
+    assert reason(cordoned, pod(tolerations=(Toleration(operator="Exists"),))) == "ok"
+    assert reason(cordoned, pod(tolerations=(other_effect,))) == "node(s) were unschedulable"
+
+
 def test_it_rejects_an_untolerated_taint_and_accepts_a_tolerated_one() -> None:
     tainted = node(taints=(Taint("dedicated", "ml"),))
     assert reason(tainted, pod()) == "node(s) had untolerated taint {dedicated: ml}"

@@ -3,9 +3,10 @@ matches its hand-derived ``<name>.expected.yaml``.
 
 An expected file lists only what it asserts: per workload the keys given
 (plus ``reasonsContain``: substrings of its reasons), the top-level
-``cluster``, ``recommendations``, ``idleReservations``, ``cost`` and
-``nodeGroupTotals`` exactly (each when the expected file gives it), and
-``diagnoses``: the scheduler's summary for the workloads named.
+``cluster``, ``recommendations``, ``idleReservations``, ``cost``,
+``nodeGroupTotals``, ``ignored`` and ``unsupported`` exactly (each when the
+expected file gives it), and ``diagnoses``: the scheduler's summary for the
+workloads named.
 """
 
 import json
@@ -22,7 +23,15 @@ from topology.kube import parse_objects
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 EXPECTED_SUFFIX = ".expected.yaml"
-EXACT_KEYS = ("cluster", "recommendations", "idleReservations", "cost", "nodeGroupTotals")
+EXACT_KEYS = (
+    "cluster",
+    "recommendations",
+    "idleReservations",
+    "cost",
+    "nodeGroupTotals",
+    "ignored",
+    "unsupported",
+)
 
 
 def scenario_names() -> list[str]:

@@ -365,6 +365,27 @@ def test_it_explains_each_pending_workload(signed_in: Any, evaluation: Any) -> N
     assert "reuse team-a-h100" in content  # what the joint plan does instead
 
 
+def test_it_lists_what_the_evaluation_did_not_model_on_the_pending_page(
+    signed_in: Any, cluster: Any
+) -> None:
+    objects = scenario_objects("agreement-runs-now")
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": "x"}}
+    web = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "web-0", "namespace": "serve"},
+        "spec": {"containers": [{"name": "c", "ports": [{"containerPort": 80, "hostPort": 80}]}]},
+        "status": {"phase": "Pending"},
+    }
+    objects += [("extra.yaml", service), ("extra.yaml", web)]
+    evaluated = ingest_and_evaluate(cluster, objects)
+    content = signed_in.get(page_url(evaluated, "pending")).content.decode()
+    assert "ignored 1 × Service (v1)" in content
+    field = "spec.containers[0].ports[0].hostPort"
+    assert f"Pod/serve/web-0: <code>{field}</code>: hostPort (NodePorts)" in content
+    assert "unsupported: hostPort (NodePorts) is not modelled" in content
+
+
 def test_it_filters_pending_workloads_by_disagreement_class(
     signed_in: Any, topology_evaluation: Any
 ) -> None:

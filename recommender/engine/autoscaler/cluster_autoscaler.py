@@ -44,6 +44,7 @@ from recommender.engine.autoscaler.plan import (
     workload_mix,
 )
 from recommender.engine.scheduler import interpod
+from recommender.engine.scheduler.admission import Hold, held
 from recommender.engine.scheduler.demand import advertised_gpus
 from recommender.engine.scheduler.placement import Placer, place
 from recommender.engine.scheduler.state import ClusterState
@@ -81,6 +82,7 @@ class NaiveLedger:
     planned: list[PlannedNode] = field(default_factory=list)
     needs_new: dict[str, bool] = field(default_factory=dict)
     reasons: dict[str, list[str]] = field(default_factory=dict)
+    held: dict[str, Hold] = field(default_factory=dict)  # never tried (admission.held)
 
 
 def template_counts(node: Node, device_classes: Mapping[str, DeviceClass]) -> dict[str, int]:
@@ -195,6 +197,10 @@ class NaivePlanner:
         for workload in pending:
             self.ledger.needs_new[workload.key] = False
             self.ledger.reasons[workload.key] = []
+            hold = held(workload, self.cluster.topology, len(self.taken))
+            if hold is not None:  # gated: CA skips it; unsupported: no guess either way
+                self.ledger.held[workload.key] = hold
+                continue
             for pod in workload.pods:
                 self.decide_pod(workload, pod)
         return self.ledger
@@ -381,6 +387,9 @@ def _workload_plan(
     for planned in mine:
         add_nodes[planned.group.name] = add_nodes.get(planned.group.name, 0) + 1
     reasons = ledger.reasons.get(workload.key, [])
+    hold = ledger.held.get(workload.key)
+    if hold is not None:
+        return WorkloadPlan(workload.key, hold.verdict, reasons=hold.reasons)
     if not ledger.needs_new.get(workload.key):
         verdict = RUNS_NOW
     else:

@@ -34,6 +34,7 @@ from recommender.engine.autoscaler.plan import (
     placement_text,
     workload_mix,
 )
+from recommender.engine.scheduler.admission import held
 from recommender.engine.scheduler.placement import WorkloadOutcome, place_one
 from recommender.engine.scheduler.workloads import Workload
 from topology.hardware import Pod, Taint
@@ -49,6 +50,9 @@ class JointPlanner(OptionSearch):
         return ScaleUpPlan(JOINT, tuple(self.additions), outcomes, total)
 
     def plan_one(self, workload: Workload) -> WorkloadPlan:
+        hold = held(workload, self.cluster.topology, len(self.state.node_names()))
+        if hold is not None:
+            return WorkloadPlan(workload.key, hold.verdict, reasons=hold.reasons)
         outcome = place_one(self.cluster, workload, self.state, self.options({}), diagnose=False)
         if outcome.placed:
             riding = self.ride_additions(workload, outcome)

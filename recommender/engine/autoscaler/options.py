@@ -149,17 +149,30 @@ class OptionSearch:
         return (NodePlacement(labels={}, max_new_nodes=group.max_size),)
 
     def compatible(self, group: NodeGroup, workload: Workload) -> str | None:
-        """None when every pod of the workload fits an empty template node, else why not."""
+        """None when every pod of the workload fits an empty template node, else why not.
+
+        The template is tried bare, then in each of the group's domains: a pod that
+        needs a zone (a zonal volume, a selector) fits only a node landing there."""
         for pod in workload.pods:
             key = (group.name, pod_shape(pod))
             if key not in self.compat_cache:
-                probe = new_node(group, {}, f"{group.name}-template")
-                self.compat_cache[key] = lone_node_rejection(
-                    self.cluster, probe, pod, self.policy, self.at
-                )
+                self.compat_cache[key] = self.template_rejection(group, pod)
             if (reason := self.compat_cache[key]) is not None:
                 return f"{group.name}: {reason}"
         return None
+
+    def template_rejection(self, group: NodeGroup, pod: Pod) -> str | None:
+        domains = dict.fromkeys(
+            [(), *(tuple(sorted(p.labels.items())) for p in self.placements(group))]
+        )
+        first_reason = None
+        for labels in domains:
+            probe = new_node(group, dict(labels), f"{group.name}-template")
+            reason = lone_node_rejection(self.cluster, probe, pod, self.policy, self.at)
+            if reason is None:
+                return None
+            first_reason = first_reason or reason
+        return first_reason
 
     def cheapest_option(self, workload: Workload) -> Option | None:
         """Cheapest (group, domain, count) under which the whole workload runs.
@@ -207,6 +220,8 @@ class OptionSearch:
                 order += 1
                 if not self.lands_in_a_domain(workload, group, placement):
                     continue
+                if not labels_admit_any(new_node(group, placement.labels, "probe"), workload):
+                    continue  # no pod may land in this domain (selector, volume zone)
                 room = min(self.room(group, index, placement), self.most_nodes(workload, group))
                 yield Slot(group, index, placement, order), room
 
@@ -459,3 +474,13 @@ def _common_selector(workload: Workload) -> dict[str, str]:
         for k, v in first.node_selector.items()
         if all(p.node_selector.get(k) == v for p in rest)
     }
+
+
+def labels_admit_any(node: Node, workload: Workload) -> bool:
+    """Does some pod's nodeSelector and required node affinity admit the node's labels?"""
+    labels = node.labels
+    return any(
+        all(labels.get(k) == v for k, v in pod.node_selector.items())
+        and (not pod.affinity or any(term.matches(labels) for term in pod.affinity))
+        for pod in workload.pods
+    )

@@ -36,8 +36,6 @@ RUNS_NOW = "runs_now"
 USES_RESERVATION = "uses_reservation"
 RUNS_AFTER_SCALE_UP = "runs_after_scale_up"
 BLOCKED = "blocked"
-# held before any autoscaler looks: a scheduling gate, or a queue without quota
-WAITING = "waiting"
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,11 +37,11 @@ from recommender.engine.autoscaler.plan import (
     BLOCKED,
     RUNS_AFTER_SCALE_UP,
     USES_RESERVATION,
-    WAITING,
     WorkloadPlan,
     lone_node_rejection,
     new_node,
 )
+from recommender.engine.scheduler.admission import WAITING
 from recommender.engine.scheduler.workloads import Workload
 from topology.hardware import AttributeSelector, Cluster, DeviceClass, Pod
 from topology.mig import MIG_RESOURCE_PREFIX

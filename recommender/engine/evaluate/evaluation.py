@@ -18,7 +18,7 @@ Pure: no Django, no I/O, no clock (``at`` is passed in).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -43,7 +43,7 @@ from recommender.engine.scheduler.placement import place, prepare
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload, pending_workloads, pod_gpu_milli
 from reservations.idle import idle_reserved_gpus
-from topology.hardware import WHOLE_GPU_MILLI, Cluster
+from topology.hardware import WHOLE_GPU_MILLI, Cluster, UnsupportedField
 
 SCHEMA_VERSION = 1
 
@@ -161,6 +161,9 @@ class Evaluation:
     fragmentation_domains: Mapping[str, int]
     node_group_sizes: Mapping[str, int]  # current size per group (for the size patch)
     group_totals: tuple[GroupTotal, ...] = ()
+    # read but not modelled (never a silent match): kinds with counts, and fields
+    ignored: Mapping[str, int] = field(default_factory=dict)
+    unsupported: tuple[UnsupportedField, ...] = ()
 
     @property
     def gpus_idle_reserved(self) -> int:
@@ -197,7 +200,15 @@ class Evaluation:
             "diagnoses": {
                 w.key: {"summary": w.diagnosis, "gangReason": w.gang_reason} for w in self.workloads
             },
+            "ignored": [ignored_kind_json(key, count) for key, count in self.ignored.items()],
+            "unsupported": [u.to_json() for u in self.unsupported],
         }
+
+
+def ignored_kind_json(key: str, count: int) -> dict[str, Any]:
+    """``"PersistentVolume (v1)"`` → ``{"kind": "PersistentVolume", "apiVersion": "v1", …}``."""
+    kind, _, rest = key.partition(" (")
+    return {"kind": kind, "apiVersion": rest.removesuffix(")"), "count": count}
 
 
 def evaluate(cluster: Cluster, *, at: datetime, policy: str = "default") -> Evaluation:
@@ -239,6 +250,8 @@ def evaluate(cluster: Cluster, *, at: datetime, policy: str = "default") -> Eval
         fragmentation_domains=per_domain,
         node_group_sizes={g.name: g.current_size for g in cluster.node_groups},
         group_totals=group_totals(cluster, recommended),
+        ignored=dict(sorted(cluster.ignored.items())),
+        unsupported=cluster.unsupported,
     )
 
 

@@ -19,7 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from recommender.engine import costs
-from recommender.engine.autoscaler.plan import WAITING, ScaleUpPlan, WorkloadPlan
+from recommender.engine.autoscaler.plan import ScaleUpPlan, WorkloadPlan
+from recommender.engine.scheduler.admission import WAITING
 from recommender.engine.scheduler.workloads import Workload
 from topology.hardware import Cluster
 from topology.quotas import QuotaWait, quota_waiting

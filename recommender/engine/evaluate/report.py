@@ -6,6 +6,7 @@
     Naive autoscaler what a count-based, pod-by-pod autoscaler would buy, and waste ($/h)
     What to do       node-group size changes / ProvisioningRequests, with YAML
     Reservations     idle reserved GPUs to reuse, and what they cost while idle
+    Not modelled     object kinds ignored, fields read but not modelled
 
 The YAML of a recommendation comes from ONE function, ``recommendation_yaml``,
 used by this report and stored with the recommendation for the page and the
@@ -42,11 +43,13 @@ PROVISIONING_API_VERSION = "autoscaling.x-k8s.io/v1"
 ATOMIC_CLASS = "best-effort-atomic-scale-up.autoscaling.x-k8s.io"
 CONSUME_ANNOTATION = "autoscaling.x-k8s.io/consume-provisioning-request"
 CLASS_ANNOTATION = "autoscaling.x-k8s.io/provisioning-class-name"
+NOT_MODELLED_LINES = 200  # fields listed in the text report; the JSON lists every one
 VERDICT_TEXT = {
     "runs_now": "runs now",
     "uses_reservation": "reuse a reservation",
     "runs_after_scale_up": "runs after scale-up",
     "blocked": "blocked",
+    "waiting": "waiting (scheduling gate)",
 }
 
 
@@ -66,6 +69,7 @@ def render_text(evaluation: Evaluation, node_groups: Iterable[NodeGroup]) -> str
         _naive(evaluation),
         _what_to_do(evaluation, tuple(node_groups)),
         _reservations(evaluation),
+        _not_modelled(evaluation),
     ]
     return "\n".join(p for p in parts if p) + "\n"
 
@@ -175,6 +179,22 @@ def _reservations(evaluation: Evaluation) -> str:
         )
     if len(lines) == 1:
         lines.append("no active reservation")
+    return "\n".join(lines) + "\n"
+
+
+def _not_modelled(evaluation: Evaluation) -> str:
+    """What was read but not modelled: said, never silently dropped (DESIGN.md)."""
+    lines = ["== Not modelled =="]
+    for key, count in evaluation.ignored.items():
+        lines.append(f"* ignored {count} x {key}")
+    for item in evaluation.unsupported[:NOT_MODELLED_LINES]:
+        effect = "blocks its workload" if item.blocking else "listed only"
+        lines.append(f"* {item.object}: {item.field}: {item.reason} ({effect})")
+    if len(evaluation.unsupported) > NOT_MODELLED_LINES:
+        more = len(evaluation.unsupported) - NOT_MODELLED_LINES
+        lines.append(f"* … and {more} more (all in --format json, key 'unsupported')")
+    if len(lines) == 1:
+        lines.append("everything read was modelled")
     return "\n".join(lines) + "\n"
 
 

@@ -24,6 +24,7 @@ from datetime import datetime
 from typing import Literal, get_args
 
 from topology.hardware import Cluster, DeviceClass, Pod, Reservation, Taint
+from topology.volumes import failed_origin
 
 from . import interpod
 from .allocate import claim_takes, gpu_options
@@ -36,6 +37,7 @@ RESERVED = "node(s) reserved for another team"
 INSUFFICIENT_CPU = "Insufficient cpu"
 INSUFFICIENT_MEMORY = "Insufficient memory"
 TOO_MANY_PODS = "Too many pods"
+UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +144,13 @@ def node_ready(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext) -
 
 @rule("static")
 def node_schedulable(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext) -> Status:
-    return Status(False, UNSCHEDULABLE) if info.node.unschedulable else OK
+    """NodeUnschedulable (node_unschedulable.go): a cordoned node admits only pods that
+    tolerate its node.kubernetes.io/unschedulable:NoSchedule taint."""
+    if not info.node.unschedulable:
+        return OK
+    if any(t.tolerates(UNSCHEDULABLE_TAINT) for t in pod.tolerations):
+        return OK
+    return Status(False, UNSCHEDULABLE)
 
 
 @rule("static")
@@ -167,7 +175,8 @@ def node_affinity(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext
     if any(labels.get(k) != v for k, v in pod.node_selector.items()):
         return Status(False, AFFINITY_MISMATCH)
     if pod.affinity and not any(term.matches(labels) for term in pod.affinity):
-        return Status(False, AFFINITY_MISMATCH)
+        # a volume's node constraint merged into the affinity fails with its own reason
+        return Status(False, failed_origin(pod.affinity, labels) or AFFINITY_MISMATCH)
     return OK
 
 

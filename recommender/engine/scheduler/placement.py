@@ -28,13 +28,13 @@ from datetime import datetime
 from topology.hardware import Cluster, Pod
 
 from . import fgd
+from .admission import held
 from .caches import DomainFree, Layout, SharedMemo, kept
 from .diagnosis import (
     Diagnosis,
     block_reason,
     members_reason,
     node_diagnosis,
-    unsupported_diagnosis,
 )
 from .pick import Choice, NodePicker
 from .scores import policy_named
@@ -229,11 +229,11 @@ class _Run:
     # --- workloads ----------------------------------------------------------------
 
     def place_workload(self, workload: Workload) -> WorkloadOutcome:
-        unsupported = tuple(r for p in workload.pods for r in p.unsupported)
-        if unsupported:
-            return WorkloadOutcome(workload.key, False, (), unsupported_diagnosis(unsupported))
+        hold = held(workload, self.cluster.topology, len(self.state.node_names()))
+        if hold is not None:
+            return WorkloadOutcome(workload.key, False, (), hold.diagnosis)
         level = workload.required_topology or workload.preferred_topology
-        if level is not None and self.cluster.topology.index_of(level) is not None:
+        if level is not None:
             return self._place_in_domains(workload, level, workload.required_topology is not None)
         bindings = self._place_members(workload, self.state.node_names())
         if bindings is not None:

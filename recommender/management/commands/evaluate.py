@@ -3,10 +3,11 @@
 Thin on purpose: read_objects → parse_objects → evaluate → print. First what
 was read (kinds read, ignored, rejected, pods found and synthesized from
 controllers, gangs, queues, topology source, unsupported): nothing is dropped
-silently. Bad input (unreadable file, invalid object, bad ``--at``) prints one
-``file: Kind/ns/name: field: reason`` line each on stderr and exits 2, after
-evaluating what could be read; no traceback ever reaches the user. ``--at``
-defaults to now (the only clock read, here in the shell, never in the engine).
+silently. Bad input (unreadable file, invalid object, bad ``--at``, no object
+at all) prints one ``file: Kind/ns/name: field: reason`` line each on stderr
+and exits 2, after evaluating what could be read; no traceback ever reaches
+the user. ``--at`` defaults to now (the only clock read, here in the shell,
+never in the engine).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from topology.prices import table_in
 from topology.summary import render_summary, snapshot_summary
 
 BAD_INPUT_EXIT_CODE = 2
+NOTHING_TO_EVALUATE = "nothing to evaluate: no Kubernetes or capacityweb.io object was read"
 
 
 class Command(BaseCommand):
@@ -52,6 +54,8 @@ class Command(BaseCommand):
             )
         except ModelError as error:
             self.fail([error])
+        if not objects and not refused:  # an empty file is not an idle cluster: say so
+            self.fail([ModelError(options["path"], "", "", NOTHING_TO_EVALUATE)])
         snapshot = parse_objects(
             objects, cluster_name=options["cluster_name"], prices=table_in(settings.CURRENCY)
         )
@@ -60,8 +64,10 @@ class Command(BaseCommand):
         cluster, notices, currency = snapshot.cluster, snapshot.notices, settings.CURRENCY
         if options["format"] == "json":
             payload = report_json(evaluation, cluster, notices, currency)
-            payload["unsupported"] = summary["unsupported"] + payload.get("unsupported", [])
-            payload["ignored"] = summary["ignored"]
+            listed = {(u["object"], u["reason"]) for u in payload["unsupported"]}
+            payload["unsupported"] += [
+                u for u in summary["unsupported"] if (u["object"], u["reason"]) not in listed
+            ]
             payload["input"] = summary["input"]
             self.stdout.write(json.dumps(payload, sort_keys=True, indent=2))
         else:

@@ -1,0 +1,149 @@
+"""Pod fields that change scheduling but are not modelled are never dropped silently:
+filters become blocking ``unsupported`` reasons, scores are listed as score only."""
+
+from datetime import UTC, datetime
+
+from recommender.engine.evaluate.evaluation import evaluate
+from topology.hardware import SCORE_ONLY
+from topology.kube import parse_objects
+from topology.podspec import (
+    HOST_PORT_REASON,
+)
+
+AT = datetime(2026, 12, 2, tzinfo=UTC)
+REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
+TERM = {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "kubernetes.io/hostname"}
+
+
+def pod(name="p", node_name=None, **spec):
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "ml", "labels": {"app": "web"}},
+        "spec": {
+            "containers": [{"name": "c", "resources": {"requests": {"nvidia.com/gpu": "1"}}}],
+            **({"nodeName": node_name} if node_name else {}),
+            **spec,
+        },
+        "status": {"phase": "Running" if node_name else "Pending"},
+    }
+
+
+def node(name="n1"):
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "status": {"allocatable": {"cpu": "8", "memory": "64Gi", "nvidia.com/gpu": "8"}},
+    }
+
+
+def parse(*objects):
+    return parse_objects([("in.yaml", o) for o in objects], cluster_name="t")
+
+
+def test_it_leaves_required_pod_affinity_terms_to_the_model_not_to_unsupported():
+    # required (anti-)affinity is modelled (topology.podaffinity, scheduler.interpod)
+    for kind in ("podAffinity", "podAntiAffinity"):
+        cluster = parse(pod(affinity={kind: {REQUIRED: [TERM]}})).cluster
+        assert cluster.pods[0].unsupported == ()
+        assert cluster.unsupported == ()
+        assert cluster.pods[0].pod_terms != parse(pod()).cluster.pods[0].pod_terms
+
+
+def test_it_lists_preferred_terms_as_score_only_without_blocking():
+    weighted = [{"weight": 10, "podAffinityTerm": TERM}]
+    node_pref = [{"weight": 1, "preference": {"matchExpressions": []}}]
+    spec_affinity = {
+        "podAffinity": {PREFERRED: weighted},
+        "podAntiAffinity": {PREFERRED: weighted},
+        "nodeAffinity": {PREFERRED: node_pref},
+    }
+    cluster = parse(pod(affinity=spec_affinity)).cluster
+    assert cluster.pods[0].unsupported == ()
+    assert [(u.field, u.reason, u.blocking) for u in cluster.unsupported] == [
+        (f"spec.affinity.nodeAffinity.{PREFERRED}", SCORE_ONLY, False),
+        (f"spec.affinity.podAffinity.{PREFERRED}", SCORE_ONLY, False),
+        (f"spec.affinity.podAntiAffinity.{PREFERRED}", SCORE_ONLY, False),
+    ]
+
+
+def test_it_models_do_not_schedule_spread_and_lists_schedule_anyway():
+    constraints = [
+        {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway"},
+        {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"},
+    ]
+    cluster = parse(pod(topologySpreadConstraints=constraints)).cluster
+    assert cluster.pods[0].unsupported == ()
+    assert [(u.field, u.blocking) for u in cluster.unsupported] == [
+        ("spec.topologySpreadConstraints[0]", False),
+    ]
+
+
+def test_it_blocks_a_host_port_but_not_a_container_port():
+    ports = [{"containerPort": 80}, {"containerPort": 8080, "hostPort": 8080}]
+    containers = [{"name": "c", "ports": ports}]
+    cluster = parse(pod(containers=containers)).cluster
+    assert cluster.pods[0].unsupported == (HOST_PORT_REASON,)
+    assert [u.field for u in cluster.unsupported] == ["spec.containers[0].ports[1].hostPort"]
+
+
+def test_it_keeps_a_plain_pod_free_of_unsupported_fields():
+    assert parse(pod()).cluster.unsupported == ()
+
+
+def test_it_counts_kinds_it_does_not_model_on_the_cluster_and_in_the_json():
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ml"}}
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": "ml"}}
+    cluster = parse(node(), namespace, service, service | {"metadata": {"name": "t"}}).cluster
+    # Namespaces are read (namespaceSelector of inter-pod terms): not ignored
+    assert cluster.ignored == {"Service (v1)": 2}
+    document = evaluate(cluster, at=AT).to_json()
+    assert document["ignored"] == [{"kind": "Service", "apiVersion": "v1", "count": 2}]
+
+
+def test_it_reports_a_blocked_unsupported_pod_and_its_field_in_the_json():
+    containers = [{"name": "c", "ports": [{"containerPort": 80, "hostPort": 80}]}]
+    cluster = parse(node(), pod(containers=containers)).cluster
+    document = evaluate(cluster, at=AT).to_json()
+    (workload,) = document["workloads"]
+    assert workload["verdict"] == "blocked"
+    assert workload["reasons"] == [f"unsupported: {HOST_PORT_REASON}"]
+    assert workload["naive"]["addNodes"] == {} and workload["joint"]["addNodes"] == {}
+    assert document["unsupported"] == [
+        {
+            "object": "Pod/ml/p",
+            "field": "spec.containers[0].ports[0].hostPort",
+            "reason": HOST_PORT_REASON,
+        }
+    ]
+
+
+def test_it_reports_an_unknown_preferred_level_as_kueue_would():
+    annotated = pod()
+    annotated["metadata"]["annotations"] = {"kueue.x-k8s.io/podset-preferred-topology": "x/rack"}
+    document = evaluate(parse(node(), annotated).cluster, at=AT).to_json()
+    (workload,) = document["workloads"]
+    assert workload["verdict"] == "blocked"
+    assert workload["reasons"][0].startswith(
+        "preferred topology x/rack is not a level of the cluster's Topology"
+    )
+
+
+def test_it_leaves_init_container_host_ports_alone_as_node_ports_does():
+    init = [{"name": "i", "ports": [{"containerPort": 80, "hostPort": 80}]}]
+    cluster = parse(pod(initContainers=init)).cluster
+    assert cluster.pods[0].unsupported == () and cluster.unsupported == ()
+
+
+def test_it_blocks_inline_disks_whose_conflicts_volume_restrictions_checks():
+    volumes = [
+        {"name": "d", "awsElasticBlockStore": {"volumeID": "vol-1"}},
+        {"name": "e", "emptyDir": {}},
+    ]
+    cluster = parse(pod(volumes=volumes)).cluster
+    assert cluster.pods[0].unsupported == (
+        "inline awsElasticBlockStore volume (VolumeRestrictions disk conflict) is not modelled",
+    )
+    assert [u.field for u in cluster.unsupported] == ["spec.volumes[0].awsElasticBlockStore"]

@@ -1,0 +1,239 @@
+"""VolumeBinding and VolumeZone, decided from PVC, PV and StorageClass objects.
+
+The VolumeZone table is kube-scheduler's own, translated as data:
+``pkg/scheduler/framework/plugins/volumezone/volume_zone_test.go`` (TestSingleZone,
+TestMultiZone): same volumes, claims, node labels and verdicts. The upstream
+claims name their volume without the ``pv.kubernetes.io/bind-completed``
+annotation because that test runs VolumeZone alone; here the whole scheduler
+runs, whose VolumeBinding treats such a claim as not yet bound (binder.go
+isPVCFullyBound), so the translated claims carry the annotation.
+"""
+
+from typing import Any
+
+import pytest
+
+from recommender.engine.scheduler.placement import PlacementOptions, place
+from recommender.engine.scheduler.workloads import pending_workloads
+from topology.kube import parse_objects
+from topology.volumes import (
+    BIND_CONFLICT,
+    NODE_CONFLICT,
+    READ_WRITE_ONCE_POD_REASON,
+    STATIC_BINDING_REASON,
+    UNBOUND_IMMEDIATE,
+    ZONE_CONFLICT,
+)
+
+BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
+BETA_REGION = "failure-domain.beta.kubernetes.io/region"
+ZONE = "topology.kubernetes.io/zone"
+REGION = "topology.kubernetes.io/region"
+BOUND = {"pv.kubernetes.io/bind-completed": "yes"}
+
+UPSTREAM_VOLUMES = {  # name -> labels (TestSingleZone's and TestMultiZone's PVs)
+    "vol-1": {BETA_ZONE: "us-west1-a"},
+    "vol-2": {BETA_REGION: "us-west1", "uselessLabel": "none"},
+    "vol-stable-1": {ZONE: "us-west1-a"},
+    "vol-stable-2": {REGION: "us-west1", "uselessLabel": "none"},
+    "vol-stable-3": {ZONE: "us-west1-a", REGION: "us-west1-a"},
+    "vol-multi-3": {BETA_ZONE: "us-west1-c__us-west1-a"},
+    "vol-multi-stable-2": {ZONE: "us-west1-c__us-west1-a"},
+}
+
+
+def node(labels: dict[str, str], name: str = "host1") -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels},
+        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}},
+    }
+
+
+def pv(name: str, labels: dict[str, str] | None = None, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": name, "labels": labels or {}},
+        "spec": spec,
+    }
+
+
+def pvc(name: str, annotations: dict[str, str] | None = None, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": name, "namespace": "default", "annotations": annotations or {}},
+        "spec": spec,
+    }
+
+
+def storage_class(name: str, mode: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": name},
+        "provisioner": "pd.csi.storage.gke.io",
+        "volumeBindingMode": mode,
+        **extra,
+    }
+
+
+def pod(*claims: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "pod-1", "namespace": "default"},
+        "spec": {
+            "volumes": [
+                {"name": f"v{i}", "persistentVolumeClaim": {"claimName": c}}
+                for i, c in enumerate(claims)
+            ],
+            "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
+            **spec,
+        },
+        "status": {"phase": "Pending"},
+    }
+
+
+def outcome(*objects: dict[str, Any]):  # type: ignore[no-untyped-def]
+    snapshot = parse_objects([("in.yaml", o) for o in objects], cluster_name="t")
+    assert snapshot.errors == ()
+    cluster = snapshot.cluster
+    (result,) = place(cluster, pending_workloads(cluster), options=PlacementOptions()).outcomes
+    return result
+
+
+def summary(*objects: dict[str, Any]) -> str | None:
+    result = outcome(*objects)
+    return None if result.placed else result.diagnosis.summary
+
+
+def one_node_reason(reason: str) -> str:
+    return f"0/1 nodes are available: 1 {reason}."
+
+
+@pytest.mark.parametrize(
+    ("volume", "node_labels", "fits"),
+    [
+        # TestSingleZone
+        ("vol-1", {}, True),  # node without labels
+        ("vol-1", {BETA_ZONE: "us-west1-a", "uselessLabel": "none"}, True),
+        ("vol-2", {BETA_REGION: "us-west1", "uselessLabel": "none"}, True),
+        ("vol-2", {BETA_REGION: "no_us-west1", "uselessLabel": "none"}, False),
+        ("vol-1", {BETA_ZONE: "no_us-west1-a", "uselessLabel": "none"}, False),
+        ("vol-stable-1", {ZONE: "us-west1-a", "uselessLabel": "none"}, True),
+        ("vol-stable-2", {REGION: "us-west1", "uselessLabel": "none"}, True),
+        ("vol-stable-2", {REGION: "no_us-west1", "uselessLabel": "none"}, False),
+        ("vol-stable-1", {ZONE: "no_us-west1-a", "uselessLabel": "none"}, False),
+        ("vol-stable-3", {ZONE: "us-west1-a"}, False),  # pv zone+region, node only zone
+        ("vol-stable-1", {BETA_ZONE: "us-west1-a"}, False),  # pv GA zone, node beta zone
+        ("vol-1", {ZONE: "us-west1-a"}, True),  # pv beta label, node GA label, matched
+        ("vol-1", {ZONE: "us-west1-b"}, False),  # pv beta label, node GA label, mismatch
+        # TestMultiZone
+        ("vol-multi-3", {}, True),
+        ("vol-multi-3", {BETA_ZONE: "us-west1-a", "uselessLabel": "none"}, True),
+        ("vol-1", {BETA_ZONE: "us-west1-b", "uselessLabel": "none"}, False),
+        ("vol-multi-stable-2", {ZONE: "us-west1-a", "uselessLabel": "none"}, True),
+        ("vol-stable-1", {ZONE: "us-west1-b", "uselessLabel": "none"}, False),
+    ],
+)
+def test_volume_zone_table(volume: str, node_labels: dict[str, str], fits: bool) -> None:
+    objects = [
+        node(node_labels),
+        pv(volume, UPSTREAM_VOLUMES[volume]),
+        pvc("claim", BOUND, volumeName=volume),
+        pod("claim"),
+    ]
+    assert summary(*objects) == (None if fits else one_node_reason(ZONE_CONFLICT))
+
+
+def test_it_keeps_a_pod_off_nodes_its_bound_volume_affinity_excludes() -> None:
+    affinity = {
+        "required": {
+            "nodeSelectorTerms": [
+                {"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["z2"]}]}
+            ]
+        }
+    }
+    volume = pv("pv-a", nodeAffinity=affinity)
+    claim = pvc("a", BOUND, volumeName="pv-a")
+    assert summary(node({ZONE: "z1"}), volume, claim, pod("a")) == one_node_reason(NODE_CONFLICT)
+    assert summary(node({ZONE: "z2"}), volume, claim, pod("a")) is None
+
+
+def test_it_ands_volume_affinity_with_the_pods_own_and_names_whichever_fails() -> None:
+    own = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["z1", "z2"]}]}
+                ]
+            }
+        }
+    }
+    objects = [pv("pv-a", {ZONE: "z2"}), pvc("a", BOUND, volumeName="pv-a"), pod("a", affinity=own)]
+    # z1: the pod's own affinity passes, the volume's zone does not
+    assert summary(node({ZONE: "z1"}), *objects) == one_node_reason(ZONE_CONFLICT)
+    # z3: the pod's own affinity fails first (NodeAffinity runs before the volume plugins)
+    assert summary(node({ZONE: "z3"}), *objects) == one_node_reason(
+        "node(s) didn't match Pod's node affinity/selector"
+    )
+    assert summary(node({ZONE: "z2"}), *objects) is None
+
+
+def test_it_provisions_wait_for_first_consumer_claims_only_in_allowed_topologies() -> None:
+    allowed = [{"matchLabelExpressions": [{"key": ZONE, "values": ["z2"]}]}]
+    objects = [storage_class("zonal", "WaitForFirstConsumer", allowedTopologies=allowed)]
+    objects += [pvc("a", storageClassName="zonal"), pod("a")]
+    assert summary(node({ZONE: "z1"}), *objects) == one_node_reason(BIND_CONFLICT)
+    assert summary(node({ZONE: "z2"}), *objects) is None
+
+
+def test_it_cannot_provision_with_no_provisioner() -> None:
+    local = storage_class("local", "WaitForFirstConsumer") | {
+        "provisioner": "kubernetes.io/no-provisioner"
+    }
+    objects = [local, pvc("a", storageClassName="local"), pod("a")]
+    assert summary(node({}), *objects) == one_node_reason(BIND_CONFLICT)
+
+
+@pytest.mark.parametrize(
+    ("objects", "message"),
+    [
+        ([storage_class("std", "Immediate"), pvc("a", storageClassName="std")], UNBOUND_IMMEDIATE),
+        ([pvc("a")], UNBOUND_IMMEDIATE),  # no class: immediate binding
+        ([pvc("a", storageClassName="gone")], UNBOUND_IMMEDIATE),  # class not found
+        ([pvc("a", volumeName="pv-a")], UNBOUND_IMMEDIATE),  # pre-bound, binding not completed
+        ([], 'persistentvolumeclaim "a" not found'),
+        ([pvc("a", BOUND, volumeName="pv-gone")], 'persistentvolume "pv-gone" not found'),
+    ],
+    ids=["immediate", "no-class", "class-not-found", "pre-bound", "no-claim", "no-volume"],
+)
+def test_it_rejects_the_pod_before_any_node(objects: list[dict[str, Any]], message: str) -> None:
+    assert summary(node({}), *objects, pod("a")) == f"0/1 nodes are available: {message}."
+
+
+def test_it_reports_static_binding_of_a_waiting_claim_as_unsupported() -> None:
+    objects = [
+        storage_class("local", "WaitForFirstConsumer"),
+        pv("free-pv", storageClassName="local"),
+        pvc("a", storageClassName="local"),
+        pod("a"),
+    ]
+    result = outcome(node({}), *objects)
+    assert not result.placed
+    assert result.diagnosis.summary == f"unsupported: {STATIC_BINDING_REASON}"
+
+
+def test_it_no_longer_ignores_the_volume_kinds() -> None:
+    objects = [storage_class("std", "Immediate"), pv("p"), pvc("c"), node({})]
+    snapshot = parse_objects([("in.yaml", o) for o in objects], cluster_name="t")
+    assert snapshot.cluster.ignored == {}
+
+
+def test_it_reports_a_read_write_once_pod_claim_as_unsupported() -> None:
+    claim = pvc("a", BOUND, volumeName="pv-a", accessModes=["ReadWriteOncePod"])
+    result = outcome(node({}), pv("pv-a"), claim, pod("a"))
+    assert result.diagnosis.summary == f"unsupported: {READ_WRITE_ONCE_POD_REASON}"

@@ -1,0 +1,149 @@
+"""Pod fields that change where kube-scheduler puts a pod but that the model does
+not place by: each becomes an ``UnsupportedField``, never a silent match.
+
+Pure: no Django, no I/O. Read by ``topology.kube`` for every Pod.
+
+What kube-scheduler does with each field, and what we do instead:
+
+=============================================  =====================  ===========
+field                                          plugin (Filter/Score)  here
+=============================================  =====================  ===========
+affinity.podAffinity required terms            InterPodAffinity (F)   modelled
+affinity.podAntiAffinity required terms        InterPodAffinity (F)   modelled
+affinity.pod(Anti)Affinity preferred terms     InterPodAffinity (S)   score only
+affinity.nodeAffinity preferred terms          NodeAffinity (S)       score only
+topologySpreadConstraints DoNotSchedule        PodTopologySpread (F)  modelled
+topologySpreadConstraints ScheduleAnyway       PodTopologySpread (S)  score only
+containers[].ports[].hostPort                  NodePorts (F)          blocking
+volumes[].ephemeral                            VolumeBinding (F)      blocking
+volumes[].persistentVolumeClaim                VolumeBinding/Zone     modelled
+volumes[].gcePersistentDisk, awsElasticBlock…  VolumeRestrictions (F) blocking
+schedulingGates                                SchedulingGates        modelled
+=============================================  =====================  ===========
+
+"modelled" ones are read by topology.podaffinity / topology.volumes instead.
+"blocking": the pod's workload is reported blocked "unsupported: <reason>"
+rather than guessed at. "score only": kube-scheduler may prefer other nodes
+than we do but would not refuse ours, so the pod is still placed; the field
+is listed in the evaluation's ``unsupported`` with reason "not modelled
+(score only)".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from topology.hardware import SCORE_ONLY, UnsupportedField
+from topology.kubefields import ObjectContext
+
+REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
+DO_NOT_SCHEDULE = "DoNotSchedule"
+SCHEDULE_ANYWAY = "ScheduleAnyway"
+
+HOST_PORT_REASON = "hostPort (NodePorts) is not modelled"
+INLINE_DISKS = ("gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi")
+INLINE_DISK_REASON = "inline {} volume (VolumeRestrictions disk conflict) is not modelled"
+EPHEMERAL_REASON = "generic ephemeral volume (VolumeBinding) is not modelled"
+
+
+def unmodelled_fields(
+    ctx: ObjectContext, spec: dict[str, Any], *, bound: bool
+) -> list[UnsupportedField]:
+    """Every scheduling-relevant field of the pod spec that the model does not place by.
+
+    A ``bound`` pod is already placed: only what it imposes on others matters
+    (its required anti-affinity); its own constraints were kube-scheduler's
+    business when it was scheduled.
+    """
+    found = _pod_affinity(ctx, spec, bound)
+    if bound:
+        return found
+    found += _node_affinity_preferences(ctx, spec)
+    found += _spread_constraints(ctx, spec)
+    found += _host_ports(ctx, spec)
+    found += _ephemeral_volumes(ctx, spec)
+    return found
+
+
+def claim_names(ctx: ObjectContext, spec: dict[str, Any]) -> list[str]:
+    """``spec.volumes[].persistentVolumeClaim.claimName``, in order (see topology.volumes)."""
+    names = []
+    for path, volume in ctx.items(spec.get("volumes"), "spec.volumes"):
+        claim = ctx.mapping(volume.get("persistentVolumeClaim"), f"{path}.persistentVolumeClaim")
+        if claim:
+            field = f"{path}.persistentVolumeClaim.claimName"
+            names.append(ctx.text(claim.get("claimName"), field, required=True))
+    return names
+
+
+def scheduling_gates(ctx: ObjectContext, spec: dict[str, Any]) -> tuple[str, ...]:
+    """``spec.schedulingGates[].name`` in order (upstream: schedulinggates/scheduling_gates.go)."""
+    return tuple(
+        ctx.text(gate.get("name"), f"{path}.name", required=True)
+        for path, gate in ctx.items(spec.get("schedulingGates"), "spec.schedulingGates")
+    )
+
+
+def _pod_affinity(ctx: ObjectContext, spec: dict[str, Any], bound: bool) -> list[UnsupportedField]:
+    """Required terms are modelled (topology.podaffinity, scheduler.interpod); the
+    preferred ones only score: listed, never blocking."""
+    if bound:
+        return []
+    affinity = ctx.mapping(spec.get("affinity"), "spec.affinity")
+    found = []
+    for kind in ("podAffinity", "podAntiAffinity"):
+        base = f"spec.affinity.{kind}"
+        terms = ctx.mapping(affinity.get(kind), base)
+        if ctx.sequence(terms.get(PREFERRED), f"{base}.{PREFERRED}"):
+            found.append(_score_only(ctx, f"{base}.{PREFERRED}"))
+    return found
+
+
+def _node_affinity_preferences(ctx: ObjectContext, spec: dict[str, Any]) -> list[UnsupportedField]:
+    affinity = ctx.mapping(spec.get("affinity"), "spec.affinity")
+    base = "spec.affinity.nodeAffinity"
+    node_affinity = ctx.mapping(affinity.get("nodeAffinity"), base)
+    if ctx.sequence(node_affinity.get(PREFERRED), f"{base}.{PREFERRED}"):
+        return [_score_only(ctx, f"{base}.{PREFERRED}")]
+    return []
+
+
+def _spread_constraints(ctx: ObjectContext, spec: dict[str, Any]) -> list[UnsupportedField]:
+    found = []
+    for path, item in ctx.items(
+        spec.get("topologySpreadConstraints"), "spec.topologySpreadConstraints"
+    ):
+        when = ctx.text(item.get("whenUnsatisfiable"), f"{path}.whenUnsatisfiable")
+        if when == SCHEDULE_ANYWAY:  # DoNotSchedule is modelled (scheduler.interpod)
+            found.append(_score_only(ctx, path))
+    return found
+
+
+def _host_ports(ctx: ObjectContext, spec: dict[str, Any]) -> list[UnsupportedField]:
+    """Host ports of ``spec.containers`` (NodePorts reads those only: node_ports.go
+    getContainerPorts)."""
+    found = []
+    for path, container in ctx.items(spec.get("containers"), "spec.containers"):
+        for port_path, port in ctx.items(container.get("ports"), f"{path}.ports"):
+            if ctx.integer(port.get("hostPort"), f"{port_path}.hostPort"):
+                found.append(
+                    UnsupportedField(ctx.object, f"{port_path}.hostPort", HOST_PORT_REASON)
+                )
+    return found
+
+
+def _ephemeral_volumes(ctx: ObjectContext, spec: dict[str, Any]) -> list[UnsupportedField]:
+    found = []
+    for path, volume in ctx.items(spec.get("volumes"), "spec.volumes"):
+        if volume.get("ephemeral"):
+            found.append(UnsupportedField(ctx.object, f"{path}.ephemeral", EPHEMERAL_REASON))
+        for kind in INLINE_DISKS:
+            if volume.get(kind):
+                reason = INLINE_DISK_REASON.format(kind)
+                found.append(UnsupportedField(ctx.object, f"{path}.{kind}", reason))
+    return found
+
+
+def _score_only(ctx: ObjectContext, field: str) -> UnsupportedField:
+    return UnsupportedField(ctx.object, field, SCORE_ONLY, blocking=False)
