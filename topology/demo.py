@@ -50,7 +50,6 @@ DEMO_CLUSTER_NAME = "openb-demo"
 DEMO_INGEST_EVERY_SECONDS = 60
 # About 100 KB of snapshot and 55 KB of evaluation (compressed) a minute: keep a day.
 DEMO_RETENTION_DAYS = 1
-DEMO_DESCRIPTION = __doc__
 
 # Trace time where the replay starts: late in the trace, when the most pods are alive.
 DEMO_START_SECONDS = 12_800_000
