@@ -15,7 +15,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),
-    path("", include("topology.urls")),
+    path("", include("capacityweb.dashboard.urls")),
     path("", include("reservations.urls")),
     path("", include("recommender.urls")),
     path("", views.home, name="home"),

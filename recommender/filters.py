@@ -74,3 +74,33 @@ class WorkloadVerdictFilterSet(LatestEvaluationFilterSet):
         Matched on the JSON text so it runs on SQLite too (no JSON containment there).
         """
         return queryset.filter(disagreements__icontains=f'"{value}"')
+
+
+def _keep(queryset: QuerySet[Any], name: str, value: Any) -> QuerySet[Any]:
+    """Node-level filters narrow the heatmap cells in Python, not the snapshot rows."""
+    return queryset
+
+
+class NodeFilterSet(django_filters.FilterSet):
+    """Which cluster's nodes (its latest evaluation) and which of them.
+
+    ``cluster`` picks the evaluation rows; ``node_group``, ``gpu_model`` and
+    ``zone`` are read from ``form.cleaned_data`` by the caller and applied to
+    the nodes of the latest evaluation (``node_matches``).
+    """
+
+    cluster = django_filters.ModelChoiceFilter(queryset=Cluster.objects.all())
+    node_group = django_filters.CharFilter(method=_keep)
+    gpu_model = django_filters.CharFilter(method=_keep)
+    zone = django_filters.CharFilter(method=_keep)
+
+    class Meta:
+        model = Evaluation
+        fields = ["cluster", "node_group", "gpu_model", "zone"]
+
+    def node_matches(self, node: dict[str, Any]) -> bool:
+        data = self.form.cleaned_data
+        return all(
+            not data.get(key) or node.get(key) == data[key]
+            for key in ("node_group", "gpu_model", "zone")
+        )

@@ -2,7 +2,9 @@
 
 ``store_evaluation`` is idempotent: it locks the snapshot row, replaces the
 evaluation's child rows in one transaction, so running it twice for the same
-snapshot (a redelivered task) leaves exactly the rows one run leaves.
+snapshot (a redelivered task) leaves exactly the rows one run leaves. The rows
+other apps derive from it (idle samples) are written by the receivers of
+``signals.evaluation_stored``, in that same transaction.
 """
 
 from __future__ import annotations
@@ -13,11 +15,9 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from recommender import adapters
+from recommender import adapters, signals
 from recommender.engine.evaluate import evaluate
 from recommender.models import Evaluation, Recommendation, WorkloadVerdict
-from reservations.adapters import idle_samples
-from reservations.models import IdleSample, Reservation
 from topology.adapters import cluster_from_snapshot
 from topology.models import Snapshot
 
@@ -57,18 +57,9 @@ def store_evaluation(*, snapshot: Snapshot) -> Evaluation:
         )
         Recommendation.objects.filter(evaluation=evaluation).delete()
         WorkloadVerdict.objects.filter(evaluation=evaluation).delete()
-        IdleSample.objects.filter(evaluation=evaluation).delete()
         Recommendation.objects.bulk_create(
             adapters.recommendations(evaluation, evaluated, model.node_groups)
         )
         WorkloadVerdict.objects.bulk_create(adapters.verdicts(evaluation, result), batch_size=1000)
-        IdleSample.objects.bulk_create(
-            idle_samples(
-                rows=Reservation.objects.filter(cluster_id=snapshot.cluster_id),
-                idle_reservations=result.get("idleReservations") or [],
-                cluster=model,
-                evaluation_id=evaluation.pk,
-                taken_at=snapshot.taken_at,
-            )
-        )
+        signals.send_evaluation_stored(evaluation=evaluation, model=model, result=result)
     return evaluation

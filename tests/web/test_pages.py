@@ -290,8 +290,8 @@ def test_it_keeps_a_published_evaluations_heatmap_gzipped_in_the_shared_cache(
 ) -> None:
     from django.core.cache import caches
 
-    from recommender import events
-    from topology import charts, selectors
+    from recommender import events, selectors
+    from topology import charts
 
     events.publish_evaluation(evaluation)
 
