@@ -3,18 +3,15 @@
 /api/v1/evaluations/            figures per evaluation; the full result on detail
 /api/v1/recommendations/        what to add (latest evaluation per cluster by default)
 /api/v1/pending-workloads/      per-workload verdict, reasons, naive vs joint
-/api/v1/nodes/?cluster=         nodes of each cluster's latest evaluation: devices,
-                                topology path, allocation
+/api/v1/nodes/?cluster=         nodes of each cluster's latest evaluation (rows stored with
+                                it): devices, topology path, allocation
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 from typing import Any
 
 from rest_framework import mixins, serializers, viewsets
-from rest_framework.request import Request
-from rest_framework.response import Response
 
 from capacityweb.api_urls import FILTER_BACKENDS, StandardPagination, router
 from recommender.filters import (
@@ -22,11 +19,8 @@ from recommender.filters import (
     NodeFilterSet,
     RecommendationFilterSet,
     WorkloadVerdictFilterSet,
-    latest_evaluation_ids,
 )
-from recommender.models import Evaluation, Recommendation, WorkloadVerdict
-
-TOPOLOGY_PATH_LEVELS = ("zone", "block", "rack", "node")
+from recommender.models import EvaluatedNode, Evaluation, Recommendation, WorkloadVerdict
 
 EVALUATION_FIELDS = [
     "id",
@@ -160,87 +154,47 @@ class DeviceSerializer(serializers.Serializer):
     pods = serializers.ListField(child=serializers.CharField())
 
 
-class NodeSerializer(serializers.Serializer):
-    name = serializers.CharField()
-    cluster = serializers.IntegerField()
-    evaluation = serializers.IntegerField()
-    zone = serializers.CharField(allow_null=True)
-    block = serializers.CharField(allow_null=True)
-    rack = serializers.CharField(allow_null=True)
-    topology_path = serializers.ListField(child=serializers.CharField(allow_null=True))
-    node_group = serializers.CharField(allow_null=True)
-    gpu_model = serializers.CharField(allow_null=True)
-    gpus = serializers.IntegerField()
-    allocated_milli = serializers.IntegerField(allow_null=True)
+class NodeSerializer(serializers.ModelSerializer):
+    cluster = serializers.IntegerField(source="cluster_id")
+    evaluation = serializers.IntegerField(source="evaluation_id")
+    topology_path = serializers.SerializerMethodField()
     devices = DeviceSerializer(many=True)
+    reservations = serializers.ListField(child=serializers.CharField())
+    teams = serializers.ListField(child=serializers.CharField())
 
+    class Meta:
+        model = EvaluatedNode
+        fields = [
+            "name",
+            "cluster",
+            "evaluation",
+            "zone",
+            "block",
+            "rack",
+            "topology_path",
+            "node_group",
+            "gpu_model",
+            "gpus",
+            "allocated_milli",
+            "devices",
+            "reservations",
+            "teams",
+        ]
 
-def nodes_of(
-    evaluation_id: int, cluster_id: int, cells: Iterable[Mapping[str, Any]]
-) -> list[dict[str, Any]]:
-    """Group an evaluation's heatmap cells (one per GPU) into nodes, sorted by name."""
-    nodes: dict[str, dict[str, Any]] = {}
-    for cell in cells:
-        name = str(cell.get("node"))
-        node = nodes.setdefault(
-            name,
-            {
-                "name": name,
-                "cluster": cluster_id,
-                "evaluation": evaluation_id,
-                "zone": _text(cell.get("zone")),
-                "block": _text(cell.get("block")),
-                "rack": _text(cell.get("rack")),
-                "topology_path": [_text(cell.get(level)) for level in TOPOLOGY_PATH_LEVELS],
-                "node_group": _text(cell.get("nodeGroup")),
-                "gpu_model": _text(cell.get("model")),
-                "devices": [],
-            },
-        )
-        allocated = cell.get("allocatedMilli")
-        node["devices"].append(
-            {
-                "gpu": str(cell.get("gpu")),
-                "model": _text(cell.get("model")),
-                "allocated_milli": None if allocated is None else int(allocated),
-                "reservation": _text(cell.get("reservation")),
-                "pods": [str(pod) for pod in cell.get("pods") or ()],
-            }
-        )
-    for node in nodes.values():
-        node["gpus"] = len(node["devices"])
-        known = [d["allocated_milli"] for d in node["devices"] if d["allocated_milli"] is not None]
-        node["allocated_milli"] = sum(known) if len(known) == node["gpus"] else None
-    return [nodes[name] for name in sorted(nodes)]
-
-
-def _text(value: Any) -> str | None:
-    return None if value is None else str(value)
+    def get_topology_path(self, node: EvaluatedNode) -> list[str | None]:
+        """zone, block, rack, node: the heatmap's drill-down path (None where unknown)."""
+        return [node.zone, node.block, node.rack, node.name]
 
 
 class NodeViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
-    """GPU nodes as each cluster's latest evaluation saw them (one query for the evaluations)."""
+    """GPU nodes as each cluster's latest evaluation saw them, filtered and paged in the
+    database (NodeFilterSet: the topology page's filters too)."""
 
-    queryset = Evaluation.objects.all()
+    queryset = EvaluatedNode.objects.order_by("cluster__name", "name", "id")
     serializer_class = NodeSerializer
     filterset_class = NodeFilterSet
     filter_backends = FILTER_BACKENDS[:1]
     pagination_class = StandardPagination
-
-    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        latest = Evaluation.objects.filter(id__in=latest_evaluation_ids())
-        filterset = NodeFilterSet(request.query_params, queryset=latest)
-        if not filterset.is_valid():
-            raise serializers.ValidationError(filterset.errors)
-        rows = filterset.qs.order_by("cluster__name").values_list("id", "cluster_id", "result")
-        nodes = [
-            node
-            for evaluation_id, cluster_id, result in rows
-            for node in nodes_of(evaluation_id, cluster_id, (result or {}).get("heatmap") or ())
-            if filterset.node_matches(node)
-        ]
-        page = self.paginate_queryset(nodes)
-        return self.get_paginated_response(NodeSerializer(page, many=True).data)
 
 
 router.register("evaluations", EvaluationViewSet, basename="evaluation")

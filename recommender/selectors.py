@@ -194,7 +194,7 @@ def heatmap_etag(
         evaluation.pk,
         evaluation.stored_at.isoformat(),
         list(domain),
-        [filters.node_group, filters.model, filters.reservation, filters.team],
+        [filters.node_group, filters.gpu_model, filters.reservation, filters.team],
         sorted(filters.team_reservations),
     ]
     digest = hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:32]

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from recommender import adapters, signals
 from recommender.engine.evaluate import evaluate
-from recommender.models import Evaluation, Recommendation, WorkloadVerdict
+from recommender.models import EvaluatedNode, Evaluation, Recommendation, WorkloadVerdict
 from topology.adapters import cluster_from_snapshot
 from topology.models import Snapshot
 
@@ -57,9 +57,18 @@ def store_evaluation(*, snapshot: Snapshot) -> Evaluation:
         )
         Recommendation.objects.filter(evaluation=evaluation).delete()
         WorkloadVerdict.objects.filter(evaluation=evaluation).delete()
+        EvaluatedNode.objects.filter(evaluation=evaluation).delete()
         Recommendation.objects.bulk_create(
             adapters.recommendations(evaluation, evaluated, model.node_groups)
         )
         WorkloadVerdict.objects.bulk_create(adapters.verdicts(evaluation, result), batch_size=1000)
+        EvaluatedNode.objects.bulk_create(
+            adapters.evaluated_nodes(
+                evaluation,
+                result.get("heatmap") or [],
+                {r.name: r.owner_namespaces for r in model.reservations},
+            ),
+            batch_size=1000,
+        )
         signals.send_evaluation_stored(evaluation=evaluation, model=model, result=result)
     return evaluation

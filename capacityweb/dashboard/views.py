@@ -25,6 +25,7 @@ from django.utils.safestring import mark_safe
 
 from capacityweb.cache import stable_digest
 from recommender import selectors
+from recommender.filters import NodeFilterSet
 from recommender.models import Evaluation
 from recommender.views import ClusterPage, cluster_page, requested_snapshot_id
 from reservations import selectors as reservation_selectors
@@ -35,7 +36,7 @@ from topology.models import Cluster, Snapshot
 STALE_AFTER = timedelta(minutes=15)
 STALE_INTERVAL_FACTOR = 3
 OVERVIEW_CARDS_SECONDS = 10
-HEATMAP_FILTER_KEYS = ("node_group", "model", "reservation", "team")
+HEATMAP_FILTER_KEYS = ("node_group", "gpu_model", "reservation", "team")  # NodeFilterSet's
 
 
 # --- overview ------------------------------------------------------------------
@@ -124,19 +125,15 @@ def accepts_gzip(request: HttpRequest) -> bool:
 
 
 def heatmap_filters(request: HttpRequest, cluster_id: int) -> charts.HeatmapFilters:
+    """The page's filters, read by the API's NodeFilterSet (same names, same meaning)."""
     team = request.GET.get("team", "").strip()
     team_reservations: frozenset[str] = frozenset()
     if team:
         team_reservations = reservation_selectors.reservation_names_of_team(
             cluster_id=cluster_id, team=team
         )
-    return charts.HeatmapFilters(
-        node_group=request.GET.get("node_group", "").strip(),
-        model=request.GET.get("model", "").strip(),
-        reservation=request.GET.get("reservation", "").strip(),
-        team=team,
-        team_reservations=team_reservations,
-    )
+    filterset = NodeFilterSet({key: request.GET.get(key, "") for key in HEATMAP_FILTER_KEYS})
+    return filterset.heatmap_filters(team_reservations)
 
 
 def heatmap_cells(page: ClusterPage) -> list[dict[str, Any]]:
