@@ -1,11 +1,9 @@
-"""Root URLs. App URLconfs are included at "" BEFORE the placeholder home page,
-so an app that defines "" (the dashboard) wins over capacityweb.views.home."""
+"""Root URLs: admin, login, health, the versioned API and its schema, then the pages —
+the dashboard's overview ("/") and heatmap, and each app's own pages."""
 
 from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
-
-from capacityweb import views
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -18,5 +16,4 @@ urlpatterns = [
     path("", include("capacityweb.dashboard.urls")),
     path("", include("reservations.urls")),
     path("", include("recommender.urls")),
-    path("", views.home, name="home"),
 ]
