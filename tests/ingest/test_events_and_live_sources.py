@@ -147,4 +147,11 @@ def test_it_exercises_every_disagreement_class_in_the_demo(demo_evaluation):
         for verdict in WorkloadVerdict.objects.filter(evaluation=demo_evaluation)
         for kind in verdict.disagreements
     }
-    assert classes == {"topology", "reservation", "partial-gang", "sharing", "device-model"}
+    assert classes == {
+        "never-scales",
+        "topology",
+        "reservation",
+        "partial-gang",
+        "sharing",
+        "device-model",
+    }
