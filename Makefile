@@ -45,12 +45,7 @@ lock: venv
 # Installs the runtime set only.
 run: venv-runtime
 	$(MANAGE) migrate --noinput
-	@commands="$$($(MANAGE) help --commands)" || exit 1; \
-	if printf '%s\n' "$$commands" | grep -qx load_demo; then \
-		$(MANAGE) load_demo; \
-	else \
-		echo "load_demo is not available yet: starting without demo data"; \
-	fi
+	$(MANAGE) load_demo
 	$(MANAGE) rundemo --port $(PORT)
 
 # The whole suite. Without DATABASE_URL/REDIS_URL, tests/with_services.py starts a
@@ -74,7 +69,7 @@ lint: venv
 	$(BIN)/mypy $(addprefix -p ,$(PURE_MODULES))
 
 bench: venv
-	@if [ -d bench ]; then $(BIN)/python -m bench; else echo "bench/ does not exist yet"; exit 1; fi
+	$(BIN)/python -m bench
 
 # README screenshots of the demo cluster (load_demo); needs what the browser tests need.
 screenshots: venv

@@ -174,7 +174,7 @@ if not CACHE_URL and REDIS_URL:
     _redis_db = int(_redis.path.strip("/") or 0)
     CACHE_URL = urlunsplit(_redis._replace(path=f"/{_redis_db + 1}"))
 HEATMAP_CACHE_SECONDS = env.int("HEATMAP_CACHE_SECONDS", default=3600)  # in the shared cache
-# Heatmap payloads each web process keeps in memory (topology.selectors.LOCAL_PAYLOADS).
+# Heatmap payloads each web process keeps in memory (recommender.selectors.LOCAL_PAYLOADS).
 HEATMAP_LOCAL_BYTES = env.int("HEATMAP_LOCAL_BYTES", default=256 * 1024 * 1024)
 CACHES = {
     "default": (

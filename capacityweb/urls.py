@@ -1,11 +1,11 @@
-"""Root URLs. App URLconfs are included at "" BEFORE the placeholder home page,
-so an app that defines "" (the dashboard) wins over capacityweb.views.home."""
+"""Root URLs: admin, login, health, the versioned API and its schema, then the pages —
+the dashboard's overview ("/") and heatmap, and each app's own pages."""
 
 from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from capacityweb import api_docs, views
+from capacityweb import api_docs
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -20,8 +20,7 @@ urlpatterns = [
         name="redoc",
     ),
     path("api/redoc/redoc.standalone.js", api_docs.redoc_bundle, name="redoc-bundle"),
-    path("", include("topology.urls")),
+    path("", include("capacityweb.dashboard.urls")),
     path("", include("reservations.urls")),
     path("", include("recommender.urls")),
-    path("", views.home, name="home"),
 ]

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from recommender.actions import apply_text
 from recommender.engine.evaluate.evaluation import Evaluation as EngineEvaluation
-from recommender.models import Evaluation, Recommendation, WorkloadVerdict
+from recommender.models import EvaluatedNode, Evaluation, Recommendation, WorkloadVerdict
 from topology.hardware import Cluster
 
 
@@ -69,3 +69,67 @@ def verdicts(evaluation: Evaluation, result: Mapping[str, Any]) -> list[Workload
             )
         )
     return rows
+
+
+def evaluated_nodes(
+    evaluation: Evaluation,
+    cells: Iterable[Mapping[str, Any]],
+    reservation_owners: Mapping[str, Iterable[str]],
+) -> list[EvaluatedNode]:
+    """The evaluation's heatmap cells (one per GPU) grouped into node rows, by name.
+
+    ``reservation_owners``: reservation name → owning namespaces, so that a node's
+    ``teams`` names the owners of its GPUs' reservations besides its pods' namespaces.
+    """
+    devices_by_node: dict[str, list[dict[str, Any]]] = {}
+    first_cell: dict[str, Mapping[str, Any]] = {}
+    for cell in cells:
+        name = str(cell.get("node"))
+        first_cell.setdefault(name, cell)
+        allocated = cell.get("allocatedMilli")
+        devices_by_node.setdefault(name, []).append(
+            {
+                "gpu": str(cell.get("gpu")),
+                "model": _text(cell.get("model")),
+                "allocated_milli": None if allocated is None else int(allocated),
+                "reservation": _text(cell.get("reservation")),
+                "pods": [str(pod) for pod in cell.get("pods") or ()],
+            }
+        )
+    return [
+        _evaluated_node(evaluation, name, first_cell[name], devices, reservation_owners)
+        for name, devices in sorted(devices_by_node.items())
+    ]
+
+
+def _evaluated_node(
+    evaluation: Evaluation,
+    name: str,
+    cell: Mapping[str, Any],
+    devices: list[dict[str, Any]],
+    reservation_owners: Mapping[str, Iterable[str]],
+) -> EvaluatedNode:
+    known = [d["allocated_milli"] for d in devices if d["allocated_milli"] is not None]
+    reservations = sorted({d["reservation"] for d in devices if d["reservation"]})
+    teams = {pod.split("/", 1)[0] for d in devices for pod in d["pods"] if "/" in pod}
+    for reservation in reservations:
+        teams.update(reservation_owners.get(reservation) or ())
+    return EvaluatedNode(
+        evaluation=evaluation,
+        cluster_id=evaluation.cluster_id,
+        name=name,
+        zone=_text(cell.get("zone")),
+        block=_text(cell.get("block")),
+        rack=_text(cell.get("rack")),
+        node_group=_text(cell.get("nodeGroup")),
+        gpu_model=_text(cell.get("model")),
+        gpus=len(devices),
+        allocated_milli=sum(known) if len(known) == len(devices) else None,
+        devices=devices,
+        reservations=reservations,
+        teams=sorted(teams),
+    )
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)

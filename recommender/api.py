@@ -3,21 +3,24 @@
 /api/v1/evaluations/            figures per evaluation; the full result on detail
 /api/v1/recommendations/        what to add (latest evaluation per cluster by default)
 /api/v1/pending-workloads/      per-workload verdict, reasons, naive vs joint
+/api/v1/nodes/?cluster=         nodes of each cluster's latest evaluation (rows stored with
+                                it): devices, topology path, allocation
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from rest_framework import serializers, viewsets
+from rest_framework import mixins, serializers, viewsets
 
 from capacityweb.api_urls import FILTER_BACKENDS, StandardPagination, router
 from recommender.filters import (
     EvaluationFilterSet,
+    NodeFilterSet,
     RecommendationFilterSet,
     WorkloadVerdictFilterSet,
 )
-from recommender.models import Evaluation, Recommendation, WorkloadVerdict
+from recommender.models import EvaluatedNode, Evaluation, Recommendation, WorkloadVerdict
 
 EVALUATION_FIELDS = [
     "id",
@@ -140,6 +143,61 @@ class WorkloadVerdictViewSet(viewsets.ReadOnlyModelViewSet):
     ordering_fields = ["workload", "namespace", "gpus", "verdict"]
 
 
+# --- nodes (from the latest evaluation) ---------------------------------------------------
+
+
+class DeviceSerializer(serializers.Serializer):
+    gpu = serializers.CharField()
+    model = serializers.CharField(allow_null=True)
+    allocated_milli = serializers.IntegerField(allow_null=True)
+    reservation = serializers.CharField(allow_null=True)
+    pods = serializers.ListField(child=serializers.CharField())
+
+
+class NodeSerializer(serializers.ModelSerializer):
+    cluster = serializers.IntegerField(source="cluster_id")
+    evaluation = serializers.IntegerField(source="evaluation_id")
+    topology_path = serializers.SerializerMethodField()
+    devices = DeviceSerializer(many=True)
+    reservations = serializers.ListField(child=serializers.CharField())
+    teams = serializers.ListField(child=serializers.CharField())
+
+    class Meta:
+        model = EvaluatedNode
+        fields = [
+            "name",
+            "cluster",
+            "evaluation",
+            "zone",
+            "block",
+            "rack",
+            "topology_path",
+            "node_group",
+            "gpu_model",
+            "gpus",
+            "allocated_milli",
+            "devices",
+            "reservations",
+            "teams",
+        ]
+
+    def get_topology_path(self, node: EvaluatedNode) -> list[str | None]:
+        """zone, block, rack, node: the heatmap's drill-down path (None where unknown)."""
+        return [node.zone, node.block, node.rack, node.name]
+
+
+class NodeViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
+    """GPU nodes as each cluster's latest evaluation saw them, filtered and paged in the
+    database (NodeFilterSet: the topology page's filters too)."""
+
+    queryset = EvaluatedNode.objects.order_by("cluster__name", "name", "id")
+    serializer_class = NodeSerializer
+    filterset_class = NodeFilterSet
+    filter_backends = FILTER_BACKENDS[:1]
+    pagination_class = StandardPagination
+
+
 router.register("evaluations", EvaluationViewSet, basename="evaluation")
 router.register("recommendations", RecommendationViewSet, basename="recommendation")
 router.register("pending-workloads", WorkloadVerdictViewSet, basename="pending-workload")
+router.register("nodes", NodeViewSet, basename="node")

@@ -4,3 +4,11 @@ from django.apps import AppConfig
 class RecommenderConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "recommender"
+
+    def ready(self) -> None:
+        from recommender import receivers
+        from topology import signals
+
+        signals.snapshot_ingested.connect(
+            receivers.evaluate_ingested_snapshot, dispatch_uid="recommender.evaluate"
+        )

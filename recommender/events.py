@@ -34,8 +34,8 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.urls import reverse
 
+from recommender import selectors
 from recommender.models import Evaluation
-from topology import selectors
 
 MESSAGE_VERSION = 1
 GROUP_MESSAGE_TYPE = "cluster.messages"  # handled by ClusterConsumer.cluster_messages

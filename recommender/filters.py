@@ -5,12 +5,14 @@ Recommendations and verdicts default to each cluster's latest evaluation: what
 is pending *now*. Naming an ``evaluation`` (or ``latest=false``) opens history.
 """
 
+import json
 from typing import Any
 
 import django_filters
 from django.db.models import OuterRef, QuerySet, Subquery
 
-from recommender.models import Evaluation, Recommendation, WorkloadVerdict
+from recommender.models import EvaluatedNode, Evaluation, Recommendation, WorkloadVerdict
+from topology.charts import HeatmapFilters
 from topology.filters import TakenAtRangeFilterSet
 from topology.models import Cluster
 
@@ -82,3 +84,52 @@ class WorkloadVerdictFilterSet(LatestEvaluationFilterSet):
         Matched on the JSON text so it runs on SQLite too (no JSON containment there).
         """
         return queryset.filter(disagreements__icontains=f'"{value}"')
+
+
+class NodeFilterSet(LatestEvaluationFilterSet):
+    """GPU nodes of each cluster's latest evaluation (or of ``evaluation``), narrowed by where
+    they are, what they are and who uses them.
+
+    The same parameters filter the topology page: there ``node_group``, ``gpu_model``,
+    ``reservation`` and ``team`` narrow the heatmap's GPUs (``charts.HeatmapFilters``
+    from ``heatmap_filters``), here the node rows, in the database. A node matches
+    ``reservation`` when any of its GPUs is that reservation's, ``team`` when any of
+    its pods runs in that namespace or any of its GPUs' reservations is the team's.
+    """
+
+    cluster = django_filters.ModelChoiceFilter(queryset=Cluster.objects.only("id"))
+    evaluation = django_filters.ModelChoiceFilter(queryset=Evaluation.objects.only("id"))
+    node_group = django_filters.CharFilter()
+    gpu_model = django_filters.CharFilter()
+    zone = django_filters.CharFilter()
+    reservation = django_filters.CharFilter(method="filter_listed", field_name="reservations")
+    team = django_filters.CharFilter(method="filter_listed", field_name="teams")
+
+    class Meta:
+        model = EvaluatedNode
+        fields = [
+            "cluster",
+            "evaluation",
+            "latest",
+            "node_group",
+            "gpu_model",
+            "zone",
+            "reservation",
+            "team",
+        ]
+
+    def filter_listed(self, queryset: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
+        """Nodes whose JSON list ``name`` holds ``value`` (matched on the JSON text, as
+        ``filter_disagreement``, so it runs on SQLite too)."""
+        return queryset.filter(**{f"{name}__icontains": json.dumps(value)})
+
+    def heatmap_filters(self, team_reservations: frozenset[str]) -> HeatmapFilters:
+        """The page's view of the same parameters: which GPUs of the heatmap to keep."""
+        data = self.form.cleaned_data if self.is_valid() else {}
+        return HeatmapFilters(
+            node_group=(data.get("node_group") or "").strip(),
+            gpu_model=(data.get("gpu_model") or "").strip(),
+            reservation=(data.get("reservation") or "").strip(),
+            team=(data.get("team") or "").strip(),
+            team_reservations=team_reservations,
+        )

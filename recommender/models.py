@@ -1,7 +1,8 @@
 """Stored evaluations: one per snapshot, with its recommendations and per-workload verdicts.
 
     Snapshot ─1:1─ Evaluation ──< Recommendation   (what to add, where, the YAML)
-                              └─< WorkloadVerdict  (why each workload is where it is)
+                              ├─< WorkloadVerdict  (why each workload is where it is)
+                              └─< EvaluatedNode    (each GPU node: place, devices, allocation)
 
 ``result`` keeps the whole evaluate() JSON; the columns copy the figures pages
 and the API filter or sort on, so a page of figures (the overview) never loads
@@ -97,3 +98,43 @@ class WorkloadVerdict(models.Model):
 
     def __str__(self) -> str:
         return f"{self.workload}: {self.verdict}"
+
+
+class EvaluatedNode(models.Model):
+    """One GPU node as an evaluation saw it, written in bulk with the evaluation.
+
+    The API lists and filters these rows in the database (``/api/v1/nodes/``);
+    ``devices`` keeps the node's GPUs as the heatmap cells have them.
+    ``reservations`` and ``teams`` are sorted name lists that the node filters match
+    on the JSON text (as ``WorkloadVerdict.disagreements``), so they run on SQLite too:
+    a node's teams are the namespaces of its pods and the owners of its GPUs'
+    reservations. A null place, group or model is unknown (the node lacks the label),
+    which an empty label value is not: hence nullable text columns.
+    """
+
+    evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="nodes")
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="+")
+    name = models.CharField(max_length=253)
+    zone = models.CharField(max_length=200, null=True, blank=True)  # noqa: DJ001 - see above
+    block = models.CharField(max_length=200, null=True, blank=True)  # noqa: DJ001 - see above
+    rack = models.CharField(max_length=200, null=True, blank=True)  # noqa: DJ001 - see above
+    node_group = models.CharField(max_length=200, null=True, blank=True)  # noqa: DJ001 - see above
+    gpu_model = models.CharField(max_length=200, null=True, blank=True)  # noqa: DJ001 - see above
+    gpus = models.PositiveIntegerField(default=0)
+    allocated_milli = models.PositiveIntegerField(
+        null=True, blank=True, help_text="sum over the GPUs; null when any GPU's is unknown"
+    )
+    devices = models.JSONField(default=list)
+    reservations = models.JSONField(default=list)
+    teams = models.JSONField(default=list)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["evaluation", "name"], name="node_unique_per_evaluation"
+            )
+        ]
+        ordering = ["evaluation", "name"]
+
+    def __str__(self) -> str:
+        return f"{self.name}@{self.evaluation_id}"

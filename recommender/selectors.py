@@ -1,10 +1,82 @@
-"""Reads of the recommender: the latest evaluation of a cluster, with bounded queries."""
+"""Reads of the recommender: evaluations, their rows and the heatmap payload, with bounded
+queries.
+
+The heatmap payload is cached::
+
+    data.json ─► heatmap_etag(evaluation, domain, filters, encoding)   (no query)
+                   ├─ client sent it (If-None-Match) ─► 304, nothing read or built
+                   └─ heatmap_json ─► this process's LOCAL_PAYLOADS hit ─► the stored bytes
+                                      default view: shared cache hit ─► bytes, kept
+                                      miss ─► result["heatmap"] only ─► charts ─► bytes, kept
+                                      (gzip: the JSON's bytes compressed once, kept too)
+
+An evaluation's result is immutable once stored (rewritten only by a re-run of
+the same snapshot, which moves ``stored_at``), so the key never needs
+invalidating: a new evaluation is a new key, old keys age out.
+"""
 
 from __future__ import annotations
 
+import gzip
+import hashlib
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import caches
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import connection
 from django.db.models import QuerySet
 
 from recommender.models import Evaluation, Recommendation, WorkloadVerdict
+from topology import charts
+from topology.models import Cluster, Snapshot
+
+HEATMAP_SHARED_CACHE = "default"  # Redis when set: shared by the web processes
+HEATMAP_PAYLOAD_VERSION = 1  # bump when the payload's shape changes: old entries stop matching
+# A payload is kept as JSON and, for clients that accept it (every browser), gzip: 0.8 MB
+# of JSON is 38 kB for a 1k-node cluster. zlib's default level: 7 ms for 0.8 MB, once per
+# payload (level 9: 35 ms, for 20 % less).
+GZIP_LEVEL = 6
+
+
+class BytesLRU:
+    """Immutable payloads by key, in this process, least recently used out past ``max_bytes``.
+
+    Django's local-memory cache pickles each value in and out (a copy of every
+    megabyte per hit) and bounds entries by count, not size; bytes need neither.
+    Thread-safe: the web process's request threads share it.
+    """
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.size = 0
+        self._entries: OrderedDict[str, bytes] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> bytes | None:
+        with self._lock:
+            body = self._entries.get(key)
+            if body is not None:
+                self._entries.move_to_end(key)
+            return body
+
+    def set(self, key: str, body: bytes) -> None:
+        if len(body) > self.max_bytes:
+            return
+        with self._lock:
+            previous = self._entries.pop(key, None)
+            self.size += len(body) - (len(previous) if previous is not None else 0)
+            self._entries[key] = body
+            while self.size > self.max_bytes:
+                _, evicted = self._entries.popitem(last=False)
+                self.size -= len(evicted)
+
+
+LOCAL_PAYLOADS = BytesLRU(settings.HEATMAP_LOCAL_BYTES)
 
 
 def latest_evaluation(*, cluster_id: int) -> Evaluation | None:
@@ -24,6 +96,11 @@ def recommendations(*, evaluation: Evaluation) -> QuerySet[Recommendation]:
     return Recommendation.objects.filter(evaluation=evaluation).order_by("id")
 
 
+def all_verdicts() -> QuerySet[WorkloadVerdict]:
+    """Every verdict, for a FilterSet to narrow (its ``evaluation`` filter is required)."""
+    return WorkloadVerdict.objects.all()
+
+
 def verdicts(
     *, evaluation: Evaluation, verdict: str | None = None, namespace: str | None = None
 ) -> QuerySet[WorkloadVerdict]:
@@ -33,3 +110,172 @@ def verdicts(
     if namespace:
         rows = rows.filter(namespace=namespace)
     return rows.order_by("workload")
+
+
+def evaluation_of_snapshot(*, snapshot_id: int, with_result: bool = True) -> Evaluation | None:
+    """The snapshot's evaluation (one query); ``with_result=False`` leaves the JSON unread."""
+    evaluations = Evaluation.objects.filter(snapshot_id=snapshot_id)
+    if not with_result:
+        evaluations = evaluations.defer("result")
+    return evaluations.first()
+
+
+def evaluation_columns_by_snapshot(snapshot_ids: Iterable[int]) -> dict[int, Evaluation]:
+    """Snapshot id → its evaluation's columns, without the result JSON (one query)."""
+    return {
+        evaluation.snapshot_id: evaluation
+        for evaluation in Evaluation.objects.filter(snapshot_id__in=list(snapshot_ids)).defer(
+            "result"
+        )
+    }
+
+
+def overview_identity() -> list[tuple[Any, ...]]:
+    """Per cluster, by name: id, name, source settings, latest snapshot id, its evaluations'
+    ids and write times — what the overview cards are rendered from.
+
+    One query, written out: it runs on every overview request, and the ORM's building
+    and compiling of the same query (three correlated subqueries) cost more CPU than
+    the rest of a cached page.
+    """
+    cluster, snapshot = Cluster._meta.db_table, Snapshot._meta.db_table
+    evaluation = Evaluation._meta.db_table
+    sql = f"""
+        SELECT c.id, c.name, c.source_settings, c.latest_snapshot_id, e.id, e.stored_at
+        FROM (
+            SELECT id, name, source_settings, (
+                SELECT s.id FROM {snapshot} s WHERE s.cluster_id = {cluster}.id
+                ORDER BY s.taken_at DESC LIMIT 1
+            ) AS latest_snapshot_id
+            FROM {cluster}
+        ) c
+        LEFT JOIN {evaluation} e ON e.snapshot_id = c.latest_snapshot_id
+        ORDER BY c.name, c.id, e.id
+    """  # noqa: S608 - table names from the models, no input
+    with connection.cursor() as cursor:
+        cursor.execute(sql)
+        return cursor.fetchall()
+
+
+def shown_evaluation(cluster_id: int, snapshot_id: int | None) -> Evaluation | None:
+    """The evaluation a cluster page shows (``?snapshot=`` or the latest snapshot's), with
+    only its ids and ``stored_at``; None when there is none (``cluster_page`` says why).
+
+    One query, written out: every heatmap data request runs it, and the ORM's building
+    and compiling of it cost more CPU than the query.
+    """
+    evaluations, snapshots = Evaluation._meta.db_table, Snapshot._meta.db_table
+    if snapshot_id is None:
+        snapshot = (
+            f"(SELECT s.id FROM {snapshots} s WHERE s.cluster_id = %s"
+            " ORDER BY s.taken_at DESC LIMIT 1)"
+        )
+        params = [cluster_id, cluster_id]
+    else:
+        snapshot, params = "%s", [snapshot_id, cluster_id]
+    sql = (
+        f"SELECT id, snapshot_id, cluster_id, stored_at FROM {evaluations}"  # noqa: S608 - no input
+        f" WHERE snapshot_id = {snapshot} AND cluster_id = %s ORDER BY taken_at DESC LIMIT 1"
+    )
+    return next(iter(Evaluation.objects.raw(sql, params)), None)
+
+
+def heatmap_etag(
+    *,
+    evaluation: Evaluation,
+    domain: Sequence[str],
+    filters: charts.HeatmapFilters,
+    encoding: str = "identity",
+) -> str:
+    """A strong ETag naming one heatmap payload: evaluation, its write, domain and filters,
+    and its content coding (each coding is different bytes, so it has its own tag)."""
+    identity = [
+        HEATMAP_PAYLOAD_VERSION,
+        evaluation.pk,
+        evaluation.stored_at.isoformat(),
+        list(domain),
+        [filters.node_group, filters.gpu_model, filters.reservation, filters.team],
+        sorted(filters.team_reservations),
+    ]
+    digest = hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:32]
+    return f'"{digest}"' if encoding == "identity" else f'"{digest}-{encoding}"'
+
+
+def heatmap_json(
+    *,
+    evaluation: Evaluation,
+    domain: Sequence[str],
+    filters: charts.HeatmapFilters,
+    encoding: str = "identity",
+) -> bytes:
+    """The heatmap payload as JSON bytes (``encoding`` "gzip": compressed), built once and
+    then kept.
+
+    Each web process keeps payloads in memory (LOCAL_PAYLOADS: a hit is the bytes
+    themselves, not a megabyte over the network). The default view (no domain, no filter),
+    which every page load and live update fetches, is also kept in the shared cache,
+    where ``warm_heatmap`` puts it when the evaluation is published: no web process
+    builds it (before, each built it once, holding up its other requests meanwhile).
+    """
+    view = {"evaluation": evaluation, "domain": domain, "filters": filters}
+    key = heatmap_key(**view, encoding=encoding)
+    body: bytes | None = LOCAL_PAYLOADS.get(key)
+    if body is None:
+        shared = is_default_view(domain, filters)
+        body = caches[HEATMAP_SHARED_CACHE].get(key) if shared else None
+        if body is None:
+            if encoding == "gzip":
+                body = gzip_payload(heatmap_json(**view))
+            else:
+                body = build_heatmap_json(**view)
+            if shared:
+                keep_shared(key, body)
+        LOCAL_PAYLOADS.set(key, body)
+    return body
+
+
+def gzip_payload(body: bytes) -> bytes:
+    return gzip.compress(body, compresslevel=GZIP_LEVEL, mtime=0)  # same bytes every time
+
+
+def heatmap_key(
+    *,
+    evaluation: Evaluation,
+    domain: Sequence[str],
+    filters: charts.HeatmapFilters,
+    encoding: str = "identity",
+) -> str:
+    return "heatmap:" + heatmap_etag(
+        evaluation=evaluation, domain=domain, filters=filters, encoding=encoding
+    )
+
+
+def keep_shared(key: str, body: bytes) -> None:
+    caches[HEATMAP_SHARED_CACHE].set(key, body, timeout=settings.HEATMAP_CACHE_SECONDS)
+
+
+def is_default_view(domain: Sequence[str], filters: charts.HeatmapFilters) -> bool:
+    return not domain and filters == charts.HeatmapFilters()
+
+
+def build_heatmap_json(
+    *, evaluation: Evaluation, domain: Sequence[str], filters: charts.HeatmapFilters
+) -> bytes:
+    cells = (
+        Evaluation.objects.filter(pk=evaluation.pk)
+        .values_list("result__heatmap", flat=True)
+        .first()
+    )
+    view = charts.heatmap_view(cells or [], domain=domain, filters=filters)
+    view["snapshot"] = evaluation.snapshot_id
+    view["evaluation"] = evaluation.pk
+    return json.dumps(view, cls=DjangoJSONEncoder).encode()
+
+
+def warm_heatmap(evaluation: Evaluation) -> None:
+    """Put the evaluation's default heatmap view in the shared cache, as JSON and gzip
+    (at publish time)."""
+    view = {"evaluation": evaluation, "domain": (), "filters": charts.HeatmapFilters()}
+    body = build_heatmap_json(**view)
+    keep_shared(heatmap_key(**view), body)
+    keep_shared(heatmap_key(**view, encoding="gzip"), gzip_payload(body))

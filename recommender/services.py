@@ -2,7 +2,9 @@
 
 ``store_evaluation`` is idempotent: it locks the snapshot row, replaces the
 evaluation's child rows in one transaction, so running it twice for the same
-snapshot (a redelivered task) leaves exactly the rows one run leaves.
+snapshot (a redelivered task) leaves exactly the rows one run leaves. The rows
+other apps derive from it (idle samples) are written by the receivers of
+``signals.evaluation_stored``, in that same transaction.
 """
 
 from __future__ import annotations
@@ -14,12 +16,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from recommender import adapters
+from recommender import adapters, signals
 from recommender.actions import report_json
 from recommender.engine.evaluate.evaluation import evaluate
-from recommender.models import Evaluation, Recommendation, WorkloadVerdict
-from reservations.adapters import idle_samples
-from reservations.models import IdleSample, Reservation
+from recommender.models import EvaluatedNode, Evaluation, Recommendation, WorkloadVerdict
 from topology.adapters import cluster_from_snapshot
 from topology.models import Snapshot
 
@@ -60,16 +60,16 @@ def store_evaluation(*, snapshot: Snapshot) -> Evaluation:
         )
         Recommendation.objects.filter(evaluation=evaluation).delete()
         WorkloadVerdict.objects.filter(evaluation=evaluation).delete()
-        IdleSample.objects.filter(evaluation=evaluation).delete()
+        EvaluatedNode.objects.filter(evaluation=evaluation).delete()
         Recommendation.objects.bulk_create(adapters.recommendations(evaluation, evaluated, model))
         WorkloadVerdict.objects.bulk_create(adapters.verdicts(evaluation, result), batch_size=1000)
-        IdleSample.objects.bulk_create(
-            idle_samples(
-                rows=Reservation.objects.filter(cluster_id=snapshot.cluster_id),
-                idle_reservations=result.get("idleReservations") or [],
-                cluster=model,
-                evaluation_id=evaluation.pk,
-                taken_at=snapshot.taken_at,
-            )
+        EvaluatedNode.objects.bulk_create(
+            adapters.evaluated_nodes(
+                evaluation,
+                result.get("heatmap") or [],
+                {r.name: r.owner_namespaces for r in model.reservations},
+            ),
+            batch_size=1000,
         )
+        signals.send_evaluation_stored(evaluation=evaluation, model=model, result=result)
     return evaluation

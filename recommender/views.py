@@ -1,24 +1,96 @@
 """Dashboard pages of the recommender: why each workload is pending, and what to add.
 
-Both pages read one evaluation (the latest, or ``?snapshot=<id>``'s) through the
-shared cluster page context, and the page filters are the API's FilterSets.
+Every cluster page (these, the topology heatmap and the reservations page)
+shares one context (``cluster_page``): the cluster picker, the snapshot picker
+(``?snapshot=<id>`` shows the same page as of that snapshot) and the evaluation
+of the chosen snapshot — a fixed number of queries, whatever the cluster's size.
+The page filters are the API's FilterSets.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from recommender import selectors
 from recommender.engine.evaluate.report import group_yaml
 from recommender.filters import DISAGREEMENT_CLASSES, WorkloadVerdictFilterSet
-from recommender.models import WorkloadVerdict
-from topology.views import cluster_page
+from recommender.models import Evaluation, WorkloadVerdict
+from topology import selectors as topology_selectors
+from topology.models import Cluster, Snapshot
 
+SNAPSHOT_PICKER_LIMIT = 50
 VERDICT_CHOICES = WorkloadVerdict.Verdict.choices
+
+
+@dataclass
+class ClusterPage:
+    """What every cluster page shows above its own content."""
+
+    cluster: Cluster
+    clusters: list[Cluster]
+    snapshots: list[Snapshot]
+    snapshot: Snapshot | None
+    evaluation: Evaluation | None
+    is_latest: bool
+
+    def context(self, section: str) -> dict[str, Any]:
+        return {
+            "cluster": self.cluster,
+            "clusters": self.clusters,
+            "snapshots": self.snapshots,
+            "snapshot": self.snapshot,
+            "evaluation": self.evaluation,
+            "result": self.evaluation.result if self.evaluation else None,
+            "is_latest": self.is_latest,
+            "section": section,
+        }
+
+
+def requested_snapshot_id(request: HttpRequest) -> int | None:
+    raw = request.GET.get("snapshot", "")
+    if not raw:
+        return None
+    if not raw.isdigit():
+        raise Http404("snapshot must be a snapshot id")
+    return int(raw)
+
+
+def cluster_page(request: HttpRequest, cluster_id: int, *, with_result: bool = True) -> ClusterPage:
+    """Load the cluster, the picker lists and the chosen snapshot's evaluation (4 queries).
+
+    ``with_result=False`` leaves the evaluation's result JSON unread, for views that
+    need only its id and columns.
+    """
+    clusters = topology_selectors.cluster_choices()
+    cluster = next((c for c in clusters if c.id == cluster_id), None)
+    if cluster is None:
+        raise Http404("no such cluster")
+    snapshots = topology_selectors.recent_snapshots(
+        cluster_id=cluster_id, limit=SNAPSHOT_PICKER_LIMIT
+    )
+    wanted = requested_snapshot_id(request)
+    snapshot = snapshots[0] if snapshots and wanted is None else None
+    if wanted is not None:
+        snapshot = next((s for s in snapshots if s.id == wanted), None)
+        if snapshot is None:
+            snapshot = topology_selectors.snapshot_of_cluster(
+                cluster_id=cluster_id, snapshot_id=wanted
+            )
+            if snapshot is None:
+                raise Http404("no such snapshot in this cluster")
+            snapshots.append(snapshot)
+    evaluation = (
+        selectors.evaluation_of_snapshot(snapshot_id=snapshot.id, with_result=with_result)
+        if snapshot
+        else None
+    )
+    is_latest = snapshot is None or (bool(snapshots) and snapshot.id == snapshots[0].id)
+    return ClusterPage(cluster, clusters, snapshots, snapshot, evaluation, is_latest)
 
 
 def pending_rows(verdicts: list[WorkloadVerdict], result: dict[str, Any]) -> list[dict[str, Any]]:
@@ -41,7 +113,7 @@ def pending_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
     if page.evaluation is not None:
         data = {key: value for key, value in chosen.items() if value}
         data["evaluation"] = str(page.evaluation.id)
-        filterset = WorkloadVerdictFilterSet(data, queryset=WorkloadVerdict.objects.all())
+        filterset = WorkloadVerdictFilterSet(data, queryset=selectors.all_verdicts())
         verdicts = list(filterset.qs.order_by("workload")) if filterset.is_valid() else []
         rows = pending_rows(verdicts, page.evaluation.result or {})
     context = page.context("pending")

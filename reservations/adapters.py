@@ -1,4 +1,6 @@
-"""ORM ⇄ engine for reservations: rows to Reservation objects, evaluation results to samples."""
+"""ORM ⇄ engine for reservations: rows to Reservation objects, evaluation results to samples.
+
+A row's columns are derived from its spec in ``reservations.services.reservation_columns``."""
 
 from __future__ import annotations
 
@@ -28,24 +30,6 @@ def reservation_object(row: Reservation) -> dict[str, Any]:
         "metadata": {"name": row.name},
         "spec": spec,
     }
-
-
-def reservation_row_fields(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """Column values for a Reservation row from a Reservation object (YAML/JSON)."""
-    spec = dict(obj.get("spec") or {})
-    return {
-        "spec": spec,
-        "owner_namespaces": list((spec.get("owner") or {}).get("namespaces") or []),
-        "price_per_gpu_hour": float(spec.get("pricePerGpuHour") or 0.0),
-        "start": _datetime(spec.get("start")),
-        "end": _datetime(spec.get("end")),
-    }
-
-
-def _datetime(value: Any) -> datetime | None:
-    if value is None or isinstance(value, datetime):
-        return value
-    return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
 
 
 def reserved_gpus(reservation: hardware.Reservation, cluster: hardware.Cluster) -> int:

@@ -1,13 +1,29 @@
-"""Admin for reservations (editable), idle samples (read-only), subscriptions and deliveries."""
+"""Admin for reservations (editable), idle samples (read-only), subscriptions and deliveries.
 
+The cluster admin (topology's) is re-registered here with a link to a form that
+loads NodeGroup/Reservation YAML into the cluster (``services.load_configuration``).
+"""
+
+import tempfile
 from typing import Any
 
 from django import forms
-from django.contrib import admin
+from django.conf import settings
+from django.contrib import admin, messages
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
+from django.utils.html import format_html
 
+from reservations import services
 from reservations.adapters import reservation_object
 from reservations.models import DigestDelivery, IdleSample, Reservation, Subscription
 from topology import kube
+from topology.admin import ClusterAdmin
+from topology.files import read_objects
+from topology.hardware import ModelError
+from topology.models import Cluster
 
 
 class ReservationForm(forms.ModelForm):
@@ -69,3 +85,68 @@ class DigestDeliveryAdmin(admin.ModelAdmin):
         "skipped_reason",
     ]
     list_filter = ["subscription"]
+
+
+class LoadConfigForm(forms.Form):
+    document = forms.CharField(widget=forms.Textarea(attrs={"rows": 24, "cols": 100}))
+
+
+class ClusterConfigurationAdmin(ClusterAdmin):
+    """ClusterAdmin with a "load YAML" link per cluster (node groups and reservations)."""
+
+    list_display = [*ClusterAdmin.list_display, "load_config_link"]
+
+    @admin.display(description="configuration")
+    def load_config_link(self, cluster: Cluster) -> str:
+        url = reverse("admin:topology_cluster_load_config", args=[cluster.pk])
+        return format_html('<a href="{}">load YAML</a>', url)
+
+    def get_urls(self) -> list[URLPattern]:
+        load = path(
+            "<int:cluster_id>/load-config/",
+            self.admin_site.admin_view(self.load_config_view),
+            name="topology_cluster_load_config",
+        )
+        return [load, *super().get_urls()]
+
+    def load_config_view(self, request: HttpRequest, cluster_id: int) -> HttpResponse:
+        cluster = get_object_or_404(Cluster, pk=cluster_id)
+        if not self.has_change_permission(request, cluster):
+            return HttpResponse(status=403)
+        form = LoadConfigForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                counts = services.load_configuration(
+                    cluster=cluster, objects=_objects_from_text(form.cleaned_data["document"])
+                )
+            except ModelError as error:
+                form.add_error("document", str(error))
+            else:
+                self.message_user(
+                    request,
+                    f"Loaded {counts['nodeGroups']} node groups and "
+                    f"{counts['reservations']} reservations.",
+                    messages.SUCCESS,
+                )
+                return HttpResponseRedirect(
+                    reverse("admin:topology_cluster_change", args=[cluster.pk])
+                )
+        context = {**self.admin_site.each_context(request), "cluster": cluster, "form": form}
+        return TemplateResponse(request, "admin/topology/cluster/load_config.html", context)
+
+
+def _objects_from_text(text: str) -> list[tuple[str, dict[str, Any]]]:
+    """Parse pasted YAML/JSON through read_objects, so its size and alias limits apply."""
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        objects = read_objects(
+            handle.name,
+            max_bytes=settings.MAX_SNAPSHOT_BYTES,
+            max_objects=settings.MAX_SNAPSHOT_OBJECTS,
+        )
+    return [("admin", obj) for _source, obj in objects]
+
+
+admin.site.unregister(Cluster)
+admin.site.register(Cluster, ClusterConfigurationAdmin)

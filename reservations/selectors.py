@@ -286,6 +286,17 @@ def reservation_dimensions(reservations: QuerySet[Reservation]) -> dict[int, tup
     return result
 
 
+def reservation_names_of_team(*, cluster_id: int, team: str) -> frozenset[str]:
+    """Names of the cluster's reservations that ``team`` (a namespace) owns (one query)."""
+    return frozenset(
+        reservation.name
+        for reservation in Reservation.objects.filter(cluster_id=cluster_id).only(
+            "name", "owner_namespaces"
+        )
+        if team in (reservation.owner_namespaces or [])
+    )
+
+
 def latest_evaluations(cluster_ids: Iterable[int] | None = None) -> QuerySet[Evaluation]:
     """Each cluster's most recent evaluation (one query)."""
     latest = Evaluation.objects.filter(cluster=OuterRef("cluster")).order_by("-taken_at")

@@ -1,4 +1,5 @@
-"""Writes of the reservations app: reservations and digest subscriptions (one transaction each).
+"""Writes of the reservations app: reservations, a cluster's configuration (node groups and
+reservations from YAML/JSON) and digest subscriptions (one transaction each).
 
 Reservation specs arrive already accepted by ``topology.kube`` (the API's
 serializer runs the parser); the row's columns are derived from the spec here,
@@ -7,7 +8,7 @@ so the spec stays the one source of truth.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -15,7 +16,10 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from reservations.models import Reservation, Subscription
+from topology.kube import parse_objects
 from topology.models import Cluster
+from topology.services import save_node_groups
+from topology.sources import SourcedObject
 
 
 def _when(value: Any) -> datetime | None:
@@ -51,6 +55,29 @@ def save_reservation(
         setattr(instance, field, value)
     instance.save(update_fields=list(columns))
     return instance
+
+
+@transaction.atomic
+def load_configuration(*, cluster: Cluster, objects: Sequence[SourcedObject]) -> dict[str, int]:
+    """Save the NodeGroup and Reservation objects of a YAML/JSON input; all or nothing.
+
+    Every object is validated by ``kube.parse_objects`` first; the first error
+    aborts the load (raised as the ModelError naming object, field and reason).
+    """
+    wanted = [(src, obj) for src, obj in objects if obj.get("kind") in ("NodeGroup", "Reservation")]
+    parsed = parse_objects(wanted, cluster_name=cluster.name)
+    if parsed.errors:
+        raise parsed.errors[0]
+    groups = [obj for _src, obj in wanted if obj["kind"] == "NodeGroup"]
+    save_node_groups(cluster=cluster, objects=groups)
+    existing = {r.name: r for r in Reservation.objects.filter(cluster=cluster)}
+    reservations = [obj for _src, obj in wanted if obj["kind"] == "Reservation"]
+    for obj in reservations:
+        name = obj["metadata"]["name"]
+        save_reservation(
+            cluster=cluster, name=name, spec=obj.get("spec") or {}, instance=existing.get(name)
+        )
+    return {"nodeGroups": len(groups), "reservations": len(reservations)}
 
 
 @transaction.atomic

@@ -30,11 +30,6 @@ def team_namespaces(user: AbstractBaseUser | AnonymousUser) -> frozenset[str]:
     return frozenset(name.removeprefix(TEAM_GROUP_PREFIX) for name in names)
 
 
-def may_see(user: AbstractBaseUser | AnonymousUser, owner_namespaces: Iterable[str]) -> bool:
-    """Whether the user may see details of something owned by these namespaces."""
-    return sees_all_teams(user) or bool(team_namespaces(user) & set(owner_namespaces))
-
-
 def team_label(owner_namespaces: Iterable[str]) -> str:
     """How reports name the team owning a reservation: its namespaces, sorted, joined by +."""
     return "+".join(sorted(owner_namespaces)) or "(no owner)"

@@ -21,10 +21,10 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from recommender.views import cluster_page
 from reservations import charts, digest, selectors
 from reservations.filters import IdleReportFilterSet
 from reservations.models import IdleSample, Subscription
-from topology.views import cluster_page
 
 RANGES = {"24h": timedelta(hours=24), "7d": timedelta(days=7), "30d": timedelta(days=30)}
 DEFAULT_RANGE = "7d"

@@ -1,25 +1,17 @@
 """Admin for clusters, snapshots (read-only: they are what a source saw) and node groups.
 
-Node groups are validated by ``kube.parse_objects`` on save, like YAML input;
-a cluster's page links to a form that loads NodeGroup/Reservation YAML.
+Node groups are validated by ``kube.parse_objects`` on save, like YAML input.
+The reservations app extends ClusterAdmin with the form that loads
+NodeGroup/Reservation YAML (it stores both).
 """
 
-import tempfile
 from typing import Any
 
 from django import forms
-from django.conf import settings
-from django.contrib import admin, messages
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.shortcuts import get_object_or_404
-from django.template.response import TemplateResponse
-from django.urls import URLPattern, path, reverse
-from django.utils.html import format_html
+from django.contrib import admin
 
 from topology import kube, services
 from topology.adapters import node_group_object
-from topology.files import read_objects
-from topology.hardware import ModelError
 from topology.models import Cluster, NodeGroup, Snapshot
 
 
@@ -47,13 +39,9 @@ class NodeGroupInline(admin.TabularInline):
     fields = ["name", "price_per_node_hour", "min_size", "max_size", "spec"]
 
 
-class LoadConfigForm(forms.Form):
-    document = forms.CharField(widget=forms.Textarea(attrs={"rows": 24, "cols": 100}))
-
-
 @admin.register(Cluster)
 class ClusterAdmin(admin.ModelAdmin):
-    list_display = ["name", "source_kind", "enabled", "created_at", "load_config_link"]
+    list_display = ["name", "source_kind", "enabled", "created_at"]
     list_filter = ["source_kind", "enabled"]
     search_fields = ["name"]
     inlines = [NodeGroupInline]
@@ -62,57 +50,6 @@ class ClusterAdmin(admin.ModelAdmin):
         """Saving a cluster also creates (or enables/disables) its periodic ingest."""
         super().save_model(request, obj, form, change)
         services.schedule_ingest(cluster=obj)
-
-    @admin.display(description="configuration")
-    def load_config_link(self, cluster: Cluster) -> str:
-        url = reverse("admin:topology_cluster_load_config", args=[cluster.pk])
-        return format_html('<a href="{}">load YAML</a>', url)
-
-    def get_urls(self) -> list[URLPattern]:
-        load = path(
-            "<int:cluster_id>/load-config/",
-            self.admin_site.admin_view(self.load_config_view),
-            name="topology_cluster_load_config",
-        )
-        return [load, *super().get_urls()]
-
-    def load_config_view(self, request: HttpRequest, cluster_id: int) -> HttpResponse:
-        cluster = get_object_or_404(Cluster, pk=cluster_id)
-        if not self.has_change_permission(request, cluster):
-            return HttpResponse(status=403)
-        form = LoadConfigForm(request.POST or None)
-        if request.method == "POST" and form.is_valid():
-            try:
-                counts = services.load_configuration(
-                    cluster=cluster, objects=_objects_from_text(form.cleaned_data["document"])
-                )
-            except ModelError as error:
-                form.add_error("document", str(error))
-            else:
-                self.message_user(
-                    request,
-                    f"Loaded {counts['nodeGroups']} node groups and "
-                    f"{counts['reservations']} reservations.",
-                    messages.SUCCESS,
-                )
-                return HttpResponseRedirect(
-                    reverse("admin:topology_cluster_change", args=[cluster.pk])
-                )
-        context = {**self.admin_site.each_context(request), "cluster": cluster, "form": form}
-        return TemplateResponse(request, "admin/topology/cluster/load_config.html", context)
-
-
-def _objects_from_text(text: str) -> list[tuple[str, dict[str, Any]]]:
-    """Parse pasted YAML/JSON through read_objects, so its size and alias limits apply."""
-    with tempfile.NamedTemporaryFile("w", suffix=".yaml", encoding="utf-8") as handle:
-        handle.write(text)
-        handle.flush()
-        objects = read_objects(
-            handle.name,
-            max_bytes=settings.MAX_SNAPSHOT_BYTES,
-            max_objects=settings.MAX_SNAPSHOT_OBJECTS,
-        )
-    return [("admin", obj) for _source, obj in objects]
 
 
 @admin.register(Snapshot)

@@ -1,4 +1,4 @@
-"""REST API of the topology app: clusters (and their ingest), snapshots, node groups, nodes.
+"""REST API of the topology app: clusters (and their ingest), snapshots, node groups.
 
 /api/v1/clusters/               read; POST <id>/ingest/ enqueues an ingest (202; staff
                                 or topology.change_cluster)
@@ -6,18 +6,15 @@
 /api/v1/node-groups/            CRUD (writes: staff or the model permission); specs
                                 validated by topology.kube (400 names Kind/name:
                                 field: reason, nothing stored)
-/api/v1/nodes/?cluster=         nodes of each cluster's latest evaluation: devices,
-                                topology path, allocation
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 from typing import Any
 
 from django.db.models import Max
 from drf_spectacular.utils import extend_schema, inline_serializer
-from rest_framework import mixins, serializers, status, viewsets
+from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -29,12 +26,10 @@ from capacityweb.api_urls import (
     router,
 )
 from capacityweb.permissions import OperatorOrReadOnly
-from recommender.models import Evaluation
-from topology.filters import ClusterFilterSet, NodeFilterSet, NodeGroupFilterSet, SnapshotFilterSet
+from topology.filters import ClusterFilterSet, NodeGroupFilterSet, SnapshotFilterSet
 from topology.models import Cluster, NodeGroup, Snapshot
 
 PROJECT_API_VERSION = "capacityweb.io/v1alpha1"
-TOPOLOGY_PATH_LEVELS = ("zone", "block", "rack", "node")
 
 
 def validate_project_object(
@@ -185,102 +180,6 @@ class NodeGroupViewSet(WriteThrottleMixin, viewsets.ModelViewSet):
     ordering_fields = ["name", "price_per_node_hour", "max_size"]
 
 
-# --- nodes (from the latest evaluation) ---------------------------------------------------
-
-
-class DeviceSerializer(serializers.Serializer):
-    gpu = serializers.CharField()
-    model = serializers.CharField(allow_null=True)
-    allocated_milli = serializers.IntegerField(allow_null=True)
-    reservation = serializers.CharField(allow_null=True)
-    pods = serializers.ListField(child=serializers.CharField())
-
-
-class NodeSerializer(serializers.Serializer):
-    name = serializers.CharField()
-    cluster = serializers.IntegerField()
-    evaluation = serializers.IntegerField()
-    zone = serializers.CharField(allow_null=True)
-    block = serializers.CharField(allow_null=True)
-    rack = serializers.CharField(allow_null=True)
-    topology_path = serializers.ListField(child=serializers.CharField(allow_null=True))
-    node_group = serializers.CharField(allow_null=True)
-    gpu_model = serializers.CharField(allow_null=True)
-    gpus = serializers.IntegerField()
-    allocated_milli = serializers.IntegerField(allow_null=True)
-    devices = DeviceSerializer(many=True)
-
-
-def nodes_of(
-    evaluation_id: int, cluster_id: int, cells: Iterable[Mapping[str, Any]]
-) -> list[dict[str, Any]]:
-    """Group an evaluation's heatmap cells (one per GPU) into nodes, sorted by name."""
-    nodes: dict[str, dict[str, Any]] = {}
-    for cell in cells:
-        name = str(cell.get("node"))
-        node = nodes.setdefault(
-            name,
-            {
-                "name": name,
-                "cluster": cluster_id,
-                "evaluation": evaluation_id,
-                "zone": _text(cell.get("zone")),
-                "block": _text(cell.get("block")),
-                "rack": _text(cell.get("rack")),
-                "topology_path": [_text(cell.get(level)) for level in TOPOLOGY_PATH_LEVELS],
-                "node_group": _text(cell.get("nodeGroup")),
-                "gpu_model": _text(cell.get("model")),
-                "devices": [],
-            },
-        )
-        allocated = cell.get("allocatedMilli")
-        node["devices"].append(
-            {
-                "gpu": str(cell.get("gpu")),
-                "model": _text(cell.get("model")),
-                "allocated_milli": None if allocated is None else int(allocated),
-                "reservation": _text(cell.get("reservation")),
-                "pods": [str(pod) for pod in cell.get("pods") or ()],
-            }
-        )
-    for node in nodes.values():
-        node["gpus"] = len(node["devices"])
-        known = [d["allocated_milli"] for d in node["devices"] if d["allocated_milli"] is not None]
-        node["allocated_milli"] = sum(known) if len(known) == node["gpus"] else None
-    return [nodes[name] for name in sorted(nodes)]
-
-
-def _text(value: Any) -> str | None:
-    return None if value is None else str(value)
-
-
-class NodeViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
-    """GPU nodes as each cluster's latest evaluation saw them (one query for the evaluations)."""
-
-    queryset = Evaluation.objects.all()
-    serializer_class = NodeSerializer
-    filterset_class = NodeFilterSet
-    filter_backends = FILTER_BACKENDS[:1]
-    pagination_class = StandardPagination
-
-    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        from reservations.selectors import latest_evaluations
-
-        filterset = NodeFilterSet(request.query_params, queryset=latest_evaluations())
-        if not filterset.is_valid():
-            raise serializers.ValidationError(filterset.errors)
-        rows = filterset.qs.order_by("cluster__name").values_list("id", "cluster_id", "result")
-        nodes = [
-            node
-            for evaluation_id, cluster_id, result in rows
-            for node in nodes_of(evaluation_id, cluster_id, (result or {}).get("heatmap") or ())
-            if filterset.node_matches(node)
-        ]
-        page = self.paginate_queryset(nodes)
-        return self.get_paginated_response(NodeSerializer(page, many=True).data)
-
-
 router.register("clusters", ClusterViewSet, basename="cluster")
 router.register("snapshots", SnapshotViewSet, basename="snapshot")
 router.register("node-groups", NodeGroupViewSet, basename="node-group")
-router.register("nodes", NodeViewSet, basename="node")

@@ -40,7 +40,7 @@ class HeatmapFilters:
     """What the page's filter form narrows the cells to; empty fields match everything."""
 
     node_group: str = ""
-    model: str = ""
+    gpu_model: str = ""
     reservation: str = ""
     team: str = ""
     team_reservations: frozenset[str] = field(default_factory=frozenset)
@@ -48,7 +48,7 @@ class HeatmapFilters:
     def matches(self, cell: Mapping[str, Any]) -> bool:
         if self.node_group and cell.get("nodeGroup") != self.node_group:
             return False
-        if self.model and cell.get("model") != self.model:
+        if self.gpu_model and cell.get("model") != self.gpu_model:
             return False
         if self.reservation and cell.get("reservation") != self.reservation:
             return False

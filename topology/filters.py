@@ -1,4 +1,4 @@
-"""FilterSets for clusters, snapshots, node groups and nodes: the page filters and the
+"""FilterSets for clusters, snapshots and node groups: the page filters and the
 API query parameters are these same classes (STYLE.md §4)."""
 
 from datetime import UTC, datetime
@@ -6,10 +6,8 @@ from typing import Any
 
 import django_filters
 from django import forms
-from django.db.models import QuerySet
 from django_filters.fields import IsoDateTimeField
 
-from recommender.models import Evaluation
 from topology.models import Cluster, NodeGroup, Snapshot
 
 
@@ -57,33 +55,3 @@ class NodeGroupFilterSet(django_filters.FilterSet):
     class Meta:
         model = NodeGroup
         fields = ["cluster", "name"]
-
-
-def _keep(queryset: QuerySet[Any], name: str, value: Any) -> QuerySet[Any]:
-    """Node-level filters narrow the heatmap cells in Python, not the snapshot rows."""
-    return queryset
-
-
-class NodeFilterSet(django_filters.FilterSet):
-    """Which cluster's nodes (its latest evaluation) and which of them.
-
-    ``cluster`` picks the evaluation rows; ``node_group``, ``gpu_model`` and
-    ``zone`` are read from ``form.cleaned_data`` by the caller and applied to
-    the nodes of the latest evaluation (``node_matches``).
-    """
-
-    cluster = django_filters.ModelChoiceFilter(queryset=Cluster.objects.all())
-    node_group = django_filters.CharFilter(method=_keep)
-    gpu_model = django_filters.CharFilter(method=_keep)
-    zone = django_filters.CharFilter(method=_keep)
-
-    class Meta:
-        model = Evaluation
-        fields = ["cluster", "node_group", "gpu_model", "zone"]
-
-    def node_matches(self, node: dict[str, Any]) -> bool:
-        data = self.form.cleaned_data
-        return all(
-            not data.get(key) or node.get(key) == data[key]
-            for key in ("node_group", "gpu_model", "zone")
-        )

@@ -2,7 +2,8 @@
 
 ::
 
-    source.read(now) ──► ingest_snapshot: parse ─► + stored node groups/reservations
+    source.read(now) ──► ingest_snapshot: parse ─► + stored node groups, + stored_configuration
+                                                    (signal: the reservations app's rows)
                                           ─► canonical JSON ─► sha256
                                           ─► skip if (cluster, hash) exists
                                           ─► one Snapshot row (errors kept, rest stored)
@@ -24,8 +25,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
-from reservations.adapters import reservation_object
-from topology import hardware, kube, serialize
+from topology import hardware, kube, serialize, signals
 from topology.adapters import node_group_object, node_group_row_fields, with_stored_configuration
 from topology.models import Cluster, IngestLock, NodeGroup, Snapshot
 from topology.prices import table_in
@@ -54,11 +54,9 @@ def content_hash(model_json: Any, errors: Sequence[dict[str, str]]) -> str:
 
 
 def _stored_objects(cluster: Cluster) -> list[dict[str, Any]]:
-    from reservations.models import Reservation
-
+    """The cluster's stored node groups, then what the apps above store (reservations)."""
     groups = [node_group_object(row) for row in NodeGroup.objects.filter(cluster=cluster)]
-    reservations = [reservation_object(r) for r in Reservation.objects.filter(cluster=cluster)]
-    return groups + reservations
+    return groups + signals.collect_stored_configuration(cluster)
 
 
 def _object_counts(objects: Iterable[SourcedObject] | None, model: hardware.Cluster) -> dict:
@@ -231,32 +229,6 @@ def save_cluster(
     )
     schedule_ingest(cluster=cluster, every_seconds=every_seconds)
     return cluster
-
-
-@transaction.atomic
-def load_configuration(*, cluster: Cluster, objects: Sequence[SourcedObject]) -> dict[str, int]:
-    """Save the NodeGroup and Reservation objects of a YAML/JSON input; all or nothing.
-
-    Every object is validated by ``kube.parse_objects`` first; the first error
-    aborts the load (raised as the ModelError naming object, field and reason).
-    """
-    from reservations.models import Reservation
-    from reservations.services import save_reservation
-
-    wanted = [(src, obj) for src, obj in objects if obj.get("kind") in ("NodeGroup", "Reservation")]
-    parsed = kube.parse_objects(wanted, cluster_name=cluster.name)
-    if parsed.errors:
-        raise parsed.errors[0]
-    groups = [obj for _src, obj in wanted if obj["kind"] == "NodeGroup"]
-    save_node_groups(cluster=cluster, objects=groups)
-    existing = {r.name: r for r in Reservation.objects.filter(cluster=cluster)}
-    reservations = [obj for _src, obj in wanted if obj["kind"] == "Reservation"]
-    for obj in reservations:
-        name = obj["metadata"]["name"]
-        save_reservation(
-            cluster=cluster, name=name, spec=obj.get("spec") or {}, instance=existing.get(name)
-        )
-    return {"nodeGroups": len(groups), "reservations": len(reservations)}
 
 
 @transaction.atomic

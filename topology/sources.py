@@ -452,6 +452,8 @@ class TeamSpec:
 
 RESERVED_FOR_LABEL = "capacityweb.io/reserved-for"
 REPLAY_MODES = ("time", "fill")
+# openb trace time late in the trace, when the most pods are alive: where replays start.
+BUSIEST_TRACE_SECONDS = 12_800_000
 
 
 @dataclass(frozen=True)

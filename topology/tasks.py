@@ -1,4 +1,7 @@
-"""Ingest tasks (thin): take the cluster's lock, call the service, schedule the evaluation.
+"""Ingest tasks (thin): take the cluster's lock, call the service, announce the snapshot.
+
+The evaluation follows from ``topology.signals.snapshot_ingested``, sent once the
+snapshot row commits; the recommender answers it by enqueueing its evaluate task.
 
 The lock is an expiring row (``IngestLock``), so only one ingest per cluster
 runs and a killed worker's lock lapses by itself. ``acks_late``: a task whose
@@ -15,7 +18,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from topology import services
+from topology import services, signals
 from topology.models import Cluster
 
 
@@ -24,8 +27,6 @@ def ingest_cluster(
     cluster_id: int, lock_seconds: int = services.DEFAULT_LOCK_SECONDS
 ) -> int | None:
     """Ingest one cluster now; the new snapshot's id, or None (unchanged, disabled or locked)."""
-    from recommender.tasks import evaluate_snapshot
-
     cluster = Cluster.objects.filter(pk=cluster_id, enabled=True).first()
     if cluster is None:
         return None
@@ -34,10 +35,10 @@ def ingest_cluster(
         return None
     try:
         # The source is read outside any transaction (it may watch for seconds); the
-        # snapshot row commits in the service, and on_commit enqueues the evaluation then.
+        # snapshot row commits in the service, and on_commit announces it then.
         snapshot = services.ingest_from_source(cluster=cluster, now=timezone.now())
         if snapshot is not None:
-            transaction.on_commit(partial(evaluate_snapshot.delay, snapshot.pk))
+            transaction.on_commit(partial(signals.send_snapshot_ingested, snapshot.pk))
     finally:
         services.release_ingest_lock(cluster_id=cluster_id, token=token)
     return snapshot.pk if snapshot is not None else None

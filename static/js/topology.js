@@ -7,7 +7,7 @@
 // turns clicks into the next domain, and refetches data.json on live updates.
 (function () {
   "use strict";
-  var FILTER_KEYS = ["node_group", "model", "reservation", "team", "snapshot"];
+  var FILTER_KEYS = ["node_group", "gpu_model", "reservation", "team", "snapshot"];
   var capacityweb = (window.capacityweb = window.capacityweb || { handlers: {} });
   var element = document.getElementById("heatmap");
   var initial = document.getElementById("heatmap-data");

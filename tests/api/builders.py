@@ -10,8 +10,11 @@ def at(day: int, hour: int) -> datetime:
     return datetime(2026, 3, day, hour, tzinfo=UTC)
 
 
-def make_evaluation(cluster, taken_at: datetime, **fields: Any):
-    from recommender.models import Evaluation
+def make_evaluation(cluster, taken_at: datetime, reservation_owners=None, **fields: Any):
+    """An Evaluation row with ``result``, and its node rows grouped from result["heatmap"] by
+    the adapter store_evaluation uses (``reservation_owners``: name → namespaces)."""
+    from recommender.adapters import evaluated_nodes
+    from recommender.models import EvaluatedNode, Evaluation
     from topology.models import Snapshot
 
     snapshot = Snapshot.objects.create(
@@ -20,13 +23,16 @@ def make_evaluation(cluster, taken_at: datetime, **fields: Any):
         content_hash=f"{cluster.pk}-{taken_at.isoformat()}",
         model_json={},
     )
-    return Evaluation.objects.create(
+    evaluation = Evaluation.objects.create(
         snapshot=snapshot,
         cluster=cluster,
         taken_at=taken_at,
         result=fields.pop("result", {}),
         **fields,
     )
+    cells = evaluation.result.get("heatmap") or []
+    EvaluatedNode.objects.bulk_create(evaluated_nodes(evaluation, cells, reservation_owners or {}))
+    return evaluation
 
 
 def make_reservation(cluster, name: str, namespace: str, **fields: Any):

@@ -18,7 +18,7 @@ LIST_QUERIES = {
     "/api/v1/node-groups/": 3,
     "/api/v1/reservations/": 5,
     "/api/v1/subscriptions/": 4,
-    "/api/v1/nodes/": 2,
+    "/api/v1/nodes/": 3,
 }
 
 

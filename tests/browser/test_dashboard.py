@@ -29,6 +29,7 @@ def cluster(tmp_path: Path) -> Any:
     """A files-source cluster (the topology scenario plus node x1 running a script-named pod),
     ingested and evaluated by the real services."""
     from recommender.services import store_evaluation
+    from reservations import services as reservation_services
     from topology import services
     from topology.files import read_objects
 
@@ -44,7 +45,7 @@ def cluster(tmp_path: Path) -> Any:
     configuration = [
         o for o in read_objects(source) if o[1]["kind"] in {"NodeGroup", "Reservation"}
     ]
-    services.load_configuration(cluster=cluster, objects=configuration)
+    reservation_services.load_configuration(cluster=cluster, objects=configuration)
     from django.utils import timezone
 
     snapshot = services.ingest_from_source(cluster=cluster, now=timezone.now())

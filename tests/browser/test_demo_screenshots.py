@@ -24,7 +24,7 @@ def demo(transactional_db: None) -> Any:
     from django.db import connection
     from django.utils import timezone
 
-    from topology.demo import load_demo
+    from capacityweb.demo import load_demo
 
     def load() -> Any:
         try:

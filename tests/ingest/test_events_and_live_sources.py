@@ -17,7 +17,7 @@ NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 
 @pytest.fixture
 def demo_evaluation():
-    from topology.demo import load_demo
+    from capacityweb.demo import load_demo
 
     _cluster, evaluation = load_demo(now=NOW)
     return evaluation
@@ -57,7 +57,7 @@ def test_it_describes_the_full_state_as_three_typed_versioned_messages(demo_eval
 
 @pytest.fixture
 def demo_cluster():
-    from topology.demo import configure_demo
+    from capacityweb.demo import configure_demo
 
     return configure_demo(now=NOW)
 
@@ -80,7 +80,7 @@ def test_it_marks_the_demo_additions_in_the_stored_model(demo_cluster):
     model = cluster_from_snapshot(snapshot)
     assert len(model.nodes) == 1213
     assert all(n.labels.get(SYNTHETIC_TOPOLOGY_LABEL) == "true" for n in model.nodes)
-    from topology.demo import gangs
+    from capacityweb.demo import gangs
 
     assert {g.key for g in model.gangs} == {f"{g['namespace']}/{g['name']}" for g in gangs()}
     assert len(model.gangs) == 6
@@ -133,7 +133,7 @@ def test_it_shows_a_busy_demo_cluster_with_a_few_pending_trace_pods(demo_evaluat
 
 
 def test_it_shows_team_a_reservation_both_used_and_idle(demo_evaluation):
-    from topology.demo import TEAM_A_G2_NODES
+    from capacityweb.demo import TEAM_A_G2_NODES
 
     idle = {r["name"]: r["idleGpus"] for r in demo_evaluation.result["idleReservations"]}
     assert 0 < idle["team-a-g2"] < len(TEAM_A_G2_NODES) * 8
@@ -147,4 +147,11 @@ def test_it_exercises_every_disagreement_class_in_the_demo(demo_evaluation):
         for verdict in WorkloadVerdict.objects.filter(evaluation=demo_evaluation)
         for kind in verdict.disagreements
     }
-    assert classes == {"topology", "reservation", "partial-gang", "sharing", "device-model"}
+    assert classes == {
+        "never-scales",
+        "topology",
+        "reservation",
+        "partial-gang",
+        "sharing",
+        "device-model",
+    }

@@ -96,10 +96,10 @@ def test_it_ingests_the_1213_node_trace_snapshot_in_a_pinned_number_of_queries(
 
 @pytest.mark.django_db
 def test_it_merges_stored_node_groups_and_reservations_into_the_model():
+    from capacityweb.demo import node_group_objects, reservations
     from reservations.services import save_reservation
     from topology import services
     from topology.adapters import cluster_from_snapshot
-    from topology.demo import node_group_objects, reservations
 
     cluster = _cluster()
     services.save_node_groups(cluster=cluster, objects=node_group_objects())
@@ -146,10 +146,10 @@ def test_it_counts_source_nodes_in_a_node_group_kept_only_in_the_database():
 
 @pytest.mark.django_db
 def test_it_stores_an_evaluation_idempotently():
+    from capacityweb.demo import load_demo
     from recommender.models import Evaluation, Recommendation, WorkloadVerdict
     from recommender.services import store_evaluation
     from reservations.models import IdleSample
-    from topology.demo import load_demo
 
     _cluster, evaluation = load_demo(now=TAKEN_AT)
     counts = (
@@ -171,8 +171,8 @@ def test_it_stores_an_evaluation_idempotently():
 
 @pytest.mark.django_db
 def test_it_loads_the_demo_twice_without_duplicating_anything():
+    from capacityweb.demo import DEMO_CLUSTER_NAME, load_demo
     from reservations.models import Reservation
-    from topology.demo import DEMO_CLUSTER_NAME, load_demo
     from topology.models import Cluster, NodeGroup, Snapshot
 
     load_demo(now=TAKEN_AT)

@@ -62,11 +62,12 @@ def ingest_and_evaluate(
 ) -> Any:
     """Store configuration, ingest the snapshot and store its evaluation (all real services)."""
     from recommender.services import store_evaluation
+    from reservations import services as reservation_services
     from topology import services
 
     configuration = [o for o in objects if o[1].get("kind") in CONFIGURATION_KINDS]
     if configuration:
-        services.load_configuration(cluster=cluster, objects=configuration)
+        reservation_services.load_configuration(cluster=cluster, objects=configuration)
     snapshot = services.ingest_snapshot(
         cluster=cluster, taken_at=taken_at, objects=copy.deepcopy(objects)
     )

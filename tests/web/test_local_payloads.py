@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from topology.selectors import BytesLRU
+from recommender.selectors import BytesLRU
 
 
 def test_it_evicts_the_least_recently_used_payloads_past_its_byte_bound():

@@ -290,8 +290,8 @@ def test_it_keeps_a_published_evaluations_heatmap_gzipped_in_the_shared_cache(
 ) -> None:
     from django.core.cache import caches
 
-    from recommender import events
-    from topology import charts, selectors
+    from recommender import events, selectors
+    from topology import charts
 
     events.publish_evaluation(evaluation)
 
@@ -315,6 +315,29 @@ def test_it_filters_the_heatmap_by_team(signed_in: Any, evaluation: Any) -> None
     response = signed_in.get(f"/clusters/{evaluation.cluster_id}/topology/data.json?team=team-a")
     # team-a runs nothing but owns reservation team-a-h100 on node r1 (8 GPUs)
     assert response.json()["rowPaths"] == ["~/~/~/r1"]
+
+
+def test_it_filters_the_heatmap_and_the_node_list_by_the_same_gpu_model(
+    signed_in: Any, evaluation: Any
+) -> None:
+    heatmap = signed_in.get(
+        f"/clusters/{evaluation.cluster_id}/topology/data.json?gpu_model=NVIDIA-L4"
+    )
+    nodes = signed_in.get(
+        "/api/v1/nodes/", {"cluster": evaluation.cluster_id, "gpu_model": "NVIDIA-L4"}
+    )
+    # x1 is the only L4 node (2 GPUs); r1 and o1 are H100s
+    assert heatmap.json()["rowPaths"] == ["~/~/~/x1"]
+    assert [node["name"] for node in nodes.json()["results"]] == ["x1"]
+
+
+def test_it_stores_a_row_per_gpu_node_with_the_evaluation(evaluation: Any) -> None:
+    rows = evaluation.nodes.order_by("name")
+    assert [(row.name, row.gpus, row.teams) for row in rows] == [
+        ("o1", 8, ["team-b"]),
+        ("r1", 8, ["team-a"]),  # team-a runs nothing there but owns its reservation
+        ("x1", 2, ["team-x"]),
+    ]
 
 
 def test_it_escapes_a_pod_named_like_a_script_tag(signed_in: Any, evaluation: Any) -> None:

@@ -1,21 +1,20 @@
-"""Dashboard pages of the topology app: the overview and the topology heatmap.
+"""The dashboard pages that join the apps: the overview and the topology heatmap.
 
-Every cluster page shares one context (``cluster_page``): the cluster picker,
-the snapshot picker (``?snapshot=<id>`` shows the same page as of that
-snapshot) and the evaluation of the chosen snapshot — a fixed number of
-queries, whatever the cluster's size.
+Both show clusters (topology) with their evaluations (recommender) and the
+heatmap filters by team (reservations), so they live above the three apps and
+read each through its selectors. The cluster page context (pickers and the
+chosen snapshot's evaluation) is the recommender's ``cluster_page``, shared by
+every cluster page.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
-from django.db.models import OuterRef, Subquery
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -25,85 +24,19 @@ from django.utils.http import http_date
 from django.utils.safestring import mark_safe
 
 from capacityweb.cache import stable_digest
+from recommender import selectors
+from recommender.filters import NodeFilterSet
 from recommender.models import Evaluation
-from reservations.models import Reservation
-from topology import charts, selectors
+from recommender.views import ClusterPage, cluster_page, requested_snapshot_id
+from reservations import selectors as reservation_selectors
+from topology import charts
+from topology import selectors as topology_selectors
 from topology.models import Cluster, Snapshot
 
-SNAPSHOT_PICKER_LIMIT = 50
 STALE_AFTER = timedelta(minutes=15)
 STALE_INTERVAL_FACTOR = 3
 OVERVIEW_CARDS_SECONDS = 10
-HEATMAP_FILTER_KEYS = ("node_group", "model", "reservation", "team")
-
-
-@dataclass
-class ClusterPage:
-    """What every cluster page shows above its own content."""
-
-    cluster: Cluster
-    clusters: list[Cluster]
-    snapshots: list[Snapshot]
-    snapshot: Snapshot | None
-    evaluation: Evaluation | None
-    is_latest: bool
-
-    def context(self, section: str) -> dict[str, Any]:
-        return {
-            "cluster": self.cluster,
-            "clusters": self.clusters,
-            "snapshots": self.snapshots,
-            "snapshot": self.snapshot,
-            "evaluation": self.evaluation,
-            "result": self.evaluation.result if self.evaluation else None,
-            "is_latest": self.is_latest,
-            "section": section,
-        }
-
-
-def requested_snapshot_id(request: HttpRequest) -> int | None:
-    raw = request.GET.get("snapshot", "")
-    if not raw:
-        return None
-    if not raw.isdigit():
-        raise Http404("snapshot must be a snapshot id")
-    return int(raw)
-
-
-def cluster_page(request: HttpRequest, cluster_id: int, *, with_result: bool = True) -> ClusterPage:
-    """Load the cluster, the picker lists and the chosen snapshot's evaluation (4 queries).
-
-    ``with_result=False`` leaves the evaluation's result JSON unread, for views that
-    need only its id and columns.
-    """
-    clusters = list(Cluster.objects.order_by("name").only("id", "name"))
-    cluster = next((c for c in clusters if c.id == cluster_id), None)
-    if cluster is None:
-        raise Http404("no such cluster")
-    snapshots = list(
-        Snapshot.objects.filter(cluster_id=cluster_id)
-        .order_by("-taken_at")
-        .only("id", "taken_at", "errors")[:SNAPSHOT_PICKER_LIMIT]
-    )
-    wanted = requested_snapshot_id(request)
-    snapshot = snapshots[0] if snapshots and wanted is None else None
-    if wanted is not None:
-        snapshot = next((s for s in snapshots if s.id == wanted), None)
-        if snapshot is None:
-            snapshot = (
-                Snapshot.objects.filter(cluster_id=cluster_id, id=wanted)
-                .only("id", "taken_at", "errors")
-                .first()
-            )
-            if snapshot is None:
-                raise Http404("no such snapshot in this cluster")
-            snapshots.append(snapshot)
-    evaluations = Evaluation.objects.filter(snapshot_id=snapshot.id) if snapshot else None
-    if evaluations is not None and not with_result:
-        evaluations = evaluations.defer("result")
-    evaluation = evaluations.first() if evaluations is not None else None
-    is_latest = snapshot is None or (bool(snapshots) and snapshot.id == snapshots[0].id)
-    return ClusterPage(cluster, clusters, snapshots, snapshot, evaluation, is_latest)
+HEATMAP_FILTER_KEYS = ("node_group", "gpu_model", "reservation", "team")  # NodeFilterSet's
 
 
 # --- overview ------------------------------------------------------------------
@@ -147,12 +80,7 @@ def overview(request: HttpRequest) -> HttpResponse:
     key = "overview-cards:" + stable_digest(selectors.overview_identity())
     cards = cache.get(key)
     if cards is None:
-        latest = Snapshot.objects.filter(cluster=OuterRef("pk")).order_by("-taken_at")
-        clusters = list(
-            Cluster.objects.order_by("name").annotate(
-                latest_snapshot_id=Subquery(latest.values("id")[:1])
-            )
-        )
+        clusters = topology_selectors.clusters_with_latest_snapshot()
         cards = render_to_string(
             "dashboard/_overview_cards.html", {"rows": overview_rows(clusters)}
         )
@@ -164,16 +92,8 @@ def overview(request: HttpRequest) -> HttpResponse:
 def overview_rows(clusters: list[Cluster]) -> list[dict[str, Any]]:
     """Clusters annotated with ``latest_snapshot_id`` → the cards' rows (2 queries)."""
     snapshot_ids = [c.latest_snapshot_id for c in clusters if c.latest_snapshot_id]
-    snapshots = {
-        s.id: s
-        for s in Snapshot.objects.filter(id__in=snapshot_ids).only(
-            "id", "cluster_id", "taken_at", "errors"
-        )
-    }
-    evaluations = {
-        e.snapshot_id: e
-        for e in Evaluation.objects.filter(snapshot_id__in=snapshot_ids).defer("result")
-    }
+    snapshots = topology_selectors.snapshots_by_id(snapshot_ids)
+    evaluations = selectors.evaluation_columns_by_snapshot(snapshot_ids)
     return [
         overview_row(
             cluster,
@@ -205,23 +125,15 @@ def accepts_gzip(request: HttpRequest) -> bool:
 
 
 def heatmap_filters(request: HttpRequest, cluster_id: int) -> charts.HeatmapFilters:
+    """The page's filters, read by the API's NodeFilterSet (same names, same meaning)."""
     team = request.GET.get("team", "").strip()
     team_reservations: frozenset[str] = frozenset()
     if team:
-        team_reservations = frozenset(
-            reservation.name
-            for reservation in Reservation.objects.filter(cluster_id=cluster_id).only(
-                "name", "owner_namespaces"
-            )
-            if team in (reservation.owner_namespaces or [])
+        team_reservations = reservation_selectors.reservation_names_of_team(
+            cluster_id=cluster_id, team=team
         )
-    return charts.HeatmapFilters(
-        node_group=request.GET.get("node_group", "").strip(),
-        model=request.GET.get("model", "").strip(),
-        reservation=request.GET.get("reservation", "").strip(),
-        team=team,
-        team_reservations=team_reservations,
-    )
+    filterset = NodeFilterSet({key: request.GET.get(key, "") for key in HEATMAP_FILTER_KEYS})
+    return filterset.heatmap_filters(team_reservations)
 
 
 def heatmap_cells(page: ClusterPage) -> list[dict[str, Any]]:
@@ -251,7 +163,7 @@ def topology_data(request: HttpRequest, cluster_id: int) -> HttpResponse:
     """The heatmap payload for ``?domain=&snapshot=&<filters>`` (page updates and benchmark).
 
     Built once per evaluation, domain and filters and then served from the cache
-    (topology.selectors); the ETag names it, so a client that has it gets a 304.
+    (recommender.selectors); the ETag names it, so a client that has it gets a 304.
     Sent gzip-compressed (kept so, not compressed per request) to a client that accepts
     it, as browsers do: 38 kB instead of 0.8 MB for a 1k-node cluster.
     One query finds the evaluation shown (the picker lists of ``cluster_page`` are

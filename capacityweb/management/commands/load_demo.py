@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand
 from django.utils import timezone
 
-from topology.demo import DEMO_CLUSTER_NAME, load_demo
+from capacityweb.demo import DEMO_CLUSTER_NAME, load_demo
 
 
 class Command(BaseCommand):

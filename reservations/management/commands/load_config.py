@@ -12,7 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from topology import services
+from reservations import services
 from topology.files import read_objects
 from topology.hardware import ModelError
 from topology.models import Cluster

@@ -21,9 +21,8 @@ from tqdm import tqdm
 from recommender import events
 from recommender.services import store_evaluation
 from topology import services
-from topology.demo import DEMO_START_SECONDS
 from topology.models import Cluster
-from topology.sources import REPLAY_MODES
+from topology.sources import BUSIEST_TRACE_SECONDS, REPLAY_MODES
 
 
 class Command(BaseCommand):
@@ -36,7 +35,7 @@ class Command(BaseCommand):
         parser.add_argument("--speed", type=float, default=600.0, help="trace s per wall s")
         parser.add_argument("--steps", type=int, default=10)
         parser.add_argument("--interval", type=float, default=30.0, help="wall s per step")
-        parser.add_argument("--start", type=float, default=DEMO_START_SECONDS, help="trace s")
+        parser.add_argument("--start", type=float, default=BUSIEST_TRACE_SECONDS, help="trace s")
         parser.add_argument(
             "--max-pending", type=int, default=25, help="fill: arrive until this many wait"
         )

@@ -1,8 +1,9 @@
-"""Dashboard routes of the topology app: the overview ("/") and the topology heatmap."""
+"""Routes of the dashboard pages that join the apps: the overview ("/") and the topology
+heatmap."""
 
 from django.urls import path
 
-from topology import views
+from capacityweb.dashboard import views
 
 urlpatterns = [
     path("", views.overview, name="overview"),

@@ -44,16 +44,15 @@ from reservations.services import save_reservation
 from topology import services
 from topology.dra import SHARING_LABEL
 from topology.models import Cluster, Snapshot
+from topology.sources import BUSIEST_TRACE_SECONDS
 from topology.trace import BLOCK_LABEL, RACK_LABEL, ZONE_LABEL
 
 DEMO_CLUSTER_NAME = "openb-demo"
 DEMO_INGEST_EVERY_SECONDS = 60
 # About 100 KB of snapshot and 55 KB of evaluation (compressed) a minute: keep a day.
 DEMO_RETENTION_DAYS = 1
-DEMO_DESCRIPTION = __doc__
 
-# Trace time where the replay starts: late in the trace, when the most pods are alive.
-DEMO_START_SECONDS = 12_800_000
+DEMO_START_SECONDS = BUSIEST_TRACE_SECONDS
 DEMO_SPEED = 120.0
 DEMO_SEED = 2023
 DEMO_FILL_TARGET = 0.9
