@@ -42,11 +42,11 @@ from recommender.engine.evaluate.report import (
     CONSUME_ANNOTATION,
     node_group_patch,
     planned_size,
+    provisioning_request,
     recommendation_yaml,
 )
 from topology.hardware import GPU_RESOURCE, Cluster, ModelError, NodeGroup, Pod
 
-PROVISIONING_API_VERSION = "autoscaling.x-k8s.io/v1"
 KARPENTER_LABEL = "karpenter.sh/nodepool"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 CLUSTER_VARIABLE = "$CLUSTER"  # the cloud's name of the cluster: not in the snapshot
@@ -116,15 +116,7 @@ def _provisioning_action(
             "spec": _pod_spec(member, selector),
         },
     }
-    request = {
-        "apiVersion": PROVISIONING_API_VERSION,
-        "kind": "ProvisioningRequest",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {
-            "provisioningClassName": ATOMIC_CLASS,
-            "podSets": [{"count": workload.pods, "podTemplateRef": {"name": name}}],
-        },
-    }
+    request = provisioning_request(workload)
     comment = (
         f"# cluster-autoscaler group {group.autoscaler.name if group.autoscaler else group.name}: "
         f"all {workload.pods} pods of {workload.key} or none\n"
