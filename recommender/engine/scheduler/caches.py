@@ -110,12 +110,7 @@ class DomainFree:
 
     @classmethod
     def of(cls, state: ClusterState) -> DomainFree:
-        found = state.watchers.get(cls)
-        if isinstance(found, DomainFree):
-            return found
-        kept = cls()
-        state.watchers[cls] = kept
-        return kept
+        return state.watcher(cls)
 
     def changed(self, name: str, released: bool) -> None:
         self._dirty.add(name)

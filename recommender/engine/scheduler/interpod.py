@@ -255,12 +255,7 @@ class PodCycles:
 
     @classmethod
     def of(cls, state: ClusterState) -> PodCycles:
-        found = state.watchers.get(cls)
-        if isinstance(found, PodCycles):
-            return found
-        made = cls()
-        state.watchers[cls] = made
-        return made
+        return state.watcher(cls)
 
     def get(self, pod: Pod) -> object | None:
         found = self._kept.get(id(pod))

@@ -21,7 +21,7 @@ when a copy first writes to it (copy-on-write per node).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from topology.dra import mig_resource_replicas
 from topology.hardware import WHOLE_GPU_MILLI, Cluster, Gpu, Node, Pod
@@ -55,6 +55,9 @@ class NodeListCache(Protocol):
     def extended(self, state: ClusterState, name: str) -> NodeListCache: ...
 
 
+Watcher = TypeVar("Watcher", bound=StateWatcher)
+
+
 class ClusterState:
     """Free resources of every node; copy-on-write per node."""
 
@@ -85,6 +88,13 @@ class ClusterState:
                     pod,
                 )
         return state
+
+    def watcher(self, kind: type[Watcher]) -> Watcher:
+        """The watcher of this kind kept on this state, made (empty) on first use."""
+        found = self.watchers.get(kind)
+        if not isinstance(found, kind):
+            found = self.watchers[kind] = kind()
+        return found
 
     def copy(self) -> ClusterState:
         other = ClusterState.__new__(ClusterState)
