@@ -46,12 +46,12 @@ def test_without_budget_the_greedy_plan_blocks_the_second_gang_and_says_it_is_no
     assert plan.additions == ()
     assert plan.search is not None
     assert plan.search.optimal is False
-    # replay ga, gb = 2 calls; the pinned branch of ga is left with nothing blocked
-    # and nothing spent so far: that is the bound
-    assert plan.search.explored == 2
+    # no call past the greedy plan; the pinned branch of ga is left with nothing
+    # blocked and nothing spent before ga: that is the bound
+    assert plan.search.explored == 0
     assert (plan.search.bound_blocked, plan.search.bound_cost_per_hour) == (0, 0.0)
     assert plan.search.text == (
-        "best found in 2 search nodes (budget 0); bound: at least 0 blocked, at least 0/h"
+        "best found in 0 search nodes (budget 0); bound: at least 0 blocked, at least 0/h"
     )
 
 

@@ -55,7 +55,7 @@ from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload
 from topology.hardware import Pod, Taint
 
-SEARCH_NODES = 200  # plan_one calls the search may spend beyond replaying the greedy plan
+SEARCH_NODES = 48  # plan_one calls the search may spend past the greedy plan (no clock)
 SEARCH_GANGS = 12  # gangs branched at most, first in priority order; later ones stay put
 
 
@@ -70,6 +70,16 @@ class Ledger:
     reservation_nodes_used: dict[str, int]
     additions: tuple[NodeAddition, ...]
     provisioned: dict[str, tuple[str, ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class Saved:
+    """The greedy plan just before a gang: its ledger, the plans so far, and the
+    domain of the required level the scheduler then put the gang in."""
+
+    ledger: Ledger
+    plans: dict[str, WorkloadPlan]
+    domain: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,16 +102,17 @@ class JointPlanner(OptionSearch):
         self.mix = workload_mix(pending)
         order = tuple(pending)
         outcomes: dict[str, WorkloadPlan] = {}
-        resume: tuple[int, Ledger, dict[str, WorkloadPlan]] | None = None
+        saved: dict[int, Saved] = {}  # the greedy plan's ledger before each gang a search may move
         for index, workload in enumerate(order):
-            if resume is None and workload.required_topology is not None:
-                resume = (index, self.ledger(), dict(outcomes))  # where a search would start
+            movable = len(saved) < SEARCH_GANGS and len(self.domains(workload)) > 1
+            before = self.ledger() if movable else None
             outcomes[workload.key] = self.plan_one(workload)
+            if before is not None:
+                saved[index] = Saved(before, dict(outcomes), self.bound_domain(workload))
+                del saved[index].plans[workload.key]
         greedy = Leaf(rank(order, outcomes, self.additions, 0), tuple(self.additions), outcomes)
-        search = JointSearch(self, order, greedy)
-        if resume is not None and search.branch:
-            self.restore(resume[1])
-            search.descend(resume[0], resume[2], 0)
+        search = JointSearch(self, order, greedy, saved)
+        search.run()
         best = search.best
         total = costs.round_money(sum(a.cost_per_hour for a in best.additions))
         return ScaleUpPlan(JOINT, best.additions, best.outcomes, total, search=search.report())
@@ -351,15 +362,24 @@ class JointSearch:
     a later choice cannot help an earlier loser. At such a gang, first where
     the scheduler puts it, then each other domain of the level (name order),
     pinned. Lone pods and gangs without a level follow the scheduler's own
-    choice (not searched). Worst case: ∏ domains over the branched gangs
-    leaves, each ``len(order)`` plan_one calls; the budget caps it at
-    ``SEARCH_NODES`` calls past the greedy replay.
+    choice (not searched). Only the first ``SEARCH_GANGS`` gangs with more than
+    one domain are saved (a ledger copy each) and may be branched. Worst case:
+    ∏ domains over the branched gangs leaves, each up to ``len(order)``
+    plan_one calls; the budget caps it at ``node_budget`` (``SEARCH_NODES``)
+    calls past the greedy plan, each costing about one greedy step.
     """
 
-    def __init__(self, planner: JointPlanner, order: tuple[Workload, ...], greedy: Leaf) -> None:
+    def __init__(
+        self,
+        planner: JointPlanner,
+        order: tuple[Workload, ...],
+        greedy: Leaf,
+        saved: dict[int, Saved],
+    ) -> None:
         self.planner = planner
         self.order = order
         self.best = greedy
+        self.saved = saved
         self.explored = 0
         self.frontier: list[tuple[int, float]] = []  # (blocked, cost) of subtrees left unexplored
         losers = [
@@ -375,18 +395,38 @@ class JointSearch:
             and greedy.outcomes[w.key].verdict not in (BLOCKED, "waiting")
             and len(planner.domains(w)) > 1
         ]
-        self.branch = frozenset(candidates[:SEARCH_GANGS])
+        self.branch = frozenset(i for i in candidates if i in saved)
         self.fixed = len(candidates) - len(self.branch)
-        # the greedy replay up to the first branch is free: its calls are not counted
         self.budget = planner.node_budget
-        self.limit = self.budget + (len(order) if self.branch else 0)
+        self.limit = self.budget
+
+    def run(self) -> None:
+        """The greedy plan is the all-natural path; each branched gang's other domains
+        are searched from its saved ledger, the deepest gang first (depth-first order)."""
+        planner = self.planner
+        for index in sorted(self.branch, reverse=True):
+            saved, workload = self.saved[index], self.order[index]
+            for domain in planner.domains(workload):
+                if domain == saved.domain:
+                    continue
+                if self.exhausted():
+                    self.frontier.append(self.partial(saved.plans, saved.ledger.additions))
+                    break
+                planner.restore(saved.ledger)
+                pinned = planner.plan_pinned(workload, domain)
+                self.explored += 1
+                if pinned.verdict != BLOCKED:
+                    self.follow(index, {**saved.plans, workload.key: pinned}, 1)
 
     def exhausted(self) -> bool:
         return self.explored >= self.limit
 
-    def partial(self, plans: dict[str, WorkloadPlan]) -> tuple[int, float]:
+    def partial(
+        self, plans: dict[str, WorkloadPlan], additions: Sequence[NodeAddition] | None = None
+    ) -> tuple[int, float]:
         blocked = sum(p.verdict == BLOCKED for p in plans.values())
-        return blocked, costs.round_money(sum(a.cost_per_hour for a in self.planner.additions))
+        added = self.planner.additions if additions is None else additions
+        return blocked, costs.round_money(sum(a.cost_per_hour for a in added))
 
     def worse(self, plans: dict[str, WorkloadPlan]) -> bool:
         """Blocked workloads and money only grow along a branch: cut when already worse."""
