@@ -736,7 +736,7 @@ def _karpenter_group(
         template=replace(template, price_per_node_hour=per_hour),
         current_size=size,
         source=f"Karpenter NodePool {pool.name} + instance type {kind.name} (bundled catalogue)",
-        autoscaler=AutoscalerRef(kind="karpenter", name=pool.name),
+        autoscaler=AutoscalerRef(kind="karpenter", name=pool.name, weight=pool.weight),
         price_source=price.source if price else None,
         notes=tuple(notes),
     )
