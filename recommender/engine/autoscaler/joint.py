@@ -29,8 +29,8 @@ Pure: no Django, no I/O, no clock (``at`` is passed in).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from recommender.engine import costs
 from recommender.engine.autoscaler.explain import blocked_reasons
@@ -55,8 +55,8 @@ from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload
 from topology.hardware import Pod, Taint
 
-SEARCH_NODES = 48  # plan_one calls the search may spend past the greedy plan (no clock)
-SEARCH_GANGS = 12  # gangs branched at most, first in priority order; later ones stay put
+SEARCH_NODES = 32  # plan_one calls the search may spend past the greedy plan (no clock)
+SEARCH_GANGS = 4  # gangs branched at most, first in priority order; later ones stay put
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,12 +90,14 @@ class Leaf:
     rank: tuple[int, float, tuple[bool, ...], int]
     additions: tuple[NodeAddition, ...]
     outcomes: dict[str, WorkloadPlan]
+    pins: Mapping[str, str] = field(default_factory=dict)  # workload → domain pinned to
 
 
 class JointPlanner(OptionSearch):
     """Carries the state, the slots used and the names taken across workloads."""
 
     last_bound: tuple[str, ...] = ()  # the nodes the last plan_one bound its pods to
+    explain = True  # off while searching: a blocked workload's reasons are found on replay
     node_budget = SEARCH_NODES  # plan_one calls the search may spend past the greedy replay
 
     def plan(self, pending: Sequence[Workload]) -> ScaleUpPlan:
@@ -110,12 +112,28 @@ class JointPlanner(OptionSearch):
             if before is not None:
                 saved[index] = Saved(before, dict(outcomes), self.bound_domain(workload))
                 del saved[index].plans[workload.key]
-        greedy = Leaf(rank(order, outcomes, self.additions, 0), tuple(self.additions), outcomes)
+        greedy = Leaf(rank(order, outcomes, self.additions, {}), tuple(self.additions), outcomes)
         search = JointSearch(self, order, greedy, saved)
+        self.explain = False
         search.run()
+        self.explain = True
         best = search.best
+        if best.pins:
+            best = self.replay(order, best, saved[min(saved)])
         total = costs.round_money(sum(a.cost_per_hour for a in best.additions))
         return ScaleUpPlan(JOINT, best.additions, best.outcomes, total, search=search.report())
+
+    def replay(self, order: tuple[Workload, ...], best: Leaf, start: Saved) -> Leaf:
+        """The best plan planned again with its pins, every blocked workload's reasons found
+        (the search left them out); the same calls, so the same plan."""
+        self.restore(start.ledger)
+        plans = dict(start.plans)
+        for workload in order[len(start.plans) :]:
+            domain = best.pins.get(workload.key)
+            plans[workload.key] = (
+                self.plan_one(workload) if domain is None else self.plan_pinned(workload, domain)
+            )
+        return Leaf(best.rank, tuple(self.additions), plans, best.pins)
 
     def ledger(self) -> Ledger:
         return Ledger(
@@ -200,7 +218,8 @@ class JointPlanner(OptionSearch):
                 return self.placed_plan(workload, outcome, USES_RESERVATION, ())
         option = self.best_option(workload)
         if option is None:
-            return WorkloadPlan(workload.key, BLOCKED, reasons=blocked_reasons(self, workload))
+            reasons = blocked_reasons(self, workload) if self.explain else ()
+            return WorkloadPlan(workload.key, BLOCKED, reasons=reasons)
         return self.take(workload, option)
 
     def best_option(self, workload: Workload) -> Option | None:
@@ -416,7 +435,9 @@ class JointSearch:
                 pinned = planner.plan_pinned(workload, domain)
                 self.explored += 1
                 if pinned.verdict != BLOCKED:
-                    self.follow(index, {**saved.plans, workload.key: pinned}, 1)
+                    self.follow(
+                        index, {**saved.plans, workload.key: pinned}, {workload.key: domain}
+                    )
 
     def exhausted(self) -> bool:
         return self.explored >= self.limit
@@ -432,7 +453,7 @@ class JointSearch:
         """Blocked workloads and money only grow along a branch: cut when already worse."""
         return self.partial(plans) > self.best.rank[:2]
 
-    def descend(self, start: int, plans: dict[str, WorkloadPlan], pins: int) -> None:
+    def descend(self, start: int, plans: dict[str, WorkloadPlan], pins: Mapping[str, str]) -> None:
         planner = self.planner
         for index in range(start, len(self.order)):
             workload = self.order[index]
@@ -448,7 +469,9 @@ class JointSearch:
                 return
         self.leaf(plans, pins)
 
-    def branch_at(self, index: int, plans: dict[str, WorkloadPlan], pins: int) -> None:
+    def branch_at(
+        self, index: int, plans: dict[str, WorkloadPlan], pins: Mapping[str, str]
+    ) -> None:
         planner, workload = self.planner, self.order[index]
         before = planner.ledger()
         natural = planner.plan_one(workload)
@@ -468,16 +491,16 @@ class JointSearch:
             self.explored += 1
             if pinned.verdict == BLOCKED:
                 continue  # blocked where it would run elsewhere: never better
-            self.follow(index, {**plans, workload.key: pinned}, pins + 1)
+            self.follow(index, {**plans, workload.key: pinned}, {**pins, workload.key: domain})
 
-    def follow(self, index: int, plans: dict[str, WorkloadPlan], pins: int) -> None:
+    def follow(self, index: int, plans: dict[str, WorkloadPlan], pins: Mapping[str, str]) -> None:
         if not self.worse(plans):
             self.descend(index + 1, plans, pins)
 
-    def leaf(self, plans: dict[str, WorkloadPlan], pins: int) -> None:
+    def leaf(self, plans: dict[str, WorkloadPlan], pins: Mapping[str, str]) -> None:
         found = rank(self.order, plans, self.planner.additions, pins)
         if found < self.best.rank:
-            self.best = Leaf(found, tuple(self.planner.additions), plans)
+            self.best = Leaf(found, tuple(self.planner.additions), plans, pins)
 
     def report(self) -> SearchReport:
         best = self.best.rank[:2]
@@ -497,11 +520,11 @@ def rank(
     order: Sequence[Workload],
     plans: dict[str, WorkloadPlan],
     additions: Sequence[NodeAddition],
-    pins: int,
+    pins: Mapping[str, str],
 ) -> tuple[int, float, tuple[bool, ...], int]:
     flags = tuple(plans[w.key].verdict == BLOCKED for w in order)
     cost = costs.round_money(sum(a.cost_per_hour for a in additions))
-    return sum(flags), cost, flags, pins
+    return sum(flags), cost, flags, len(pins)
 
 
 def _tolerated(pod: Pod, taint: Taint) -> bool:

@@ -114,6 +114,10 @@ class OptionSearch:
             r.name: tuple(n.name for n in reserved_nodes(cluster, r)) for r in self.active
         }
         self.provisioned: dict[str, list[str]] = {}  # reservation → nodes provisioned for it
+        self.paid_capacity: dict[str, list[Reservation]] = {}  # group → its paid capacity
+        for r in self.active:
+            if r.node_group is not None:
+                self.paid_capacity.setdefault(r.node_group.node_group, []).append(r)
         self.compat_cache: dict[tuple[str, str], str | None] = {}
         self.restrict_probes = True
         self.candidates_for: str | None = None
@@ -157,10 +161,8 @@ class OptionSearch:
         """Paid, not yet provisioned nodes of ``group`` reserved for other namespaces."""
         return sum(
             max(0, r.node_group.count - self.reservation_nodes_used.get(r.name, 0))
-            for r in self.active
-            if r.node_group is not None
-            and r.node_group.node_group == group.name
-            and not r.may_use(namespace)
+            for r in self.paid_capacity.get(group.name, ())
+            if r.node_group is not None and not r.may_use(namespace)
         )
 
     def placements(self, group: NodeGroup) -> tuple[NodePlacement, ...]:
