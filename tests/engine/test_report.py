@@ -149,3 +149,14 @@ def test_it_prints_the_same_yaml_in_the_text_report() -> None:
     indented = "\n".join(f"    {line}" for line in yaml_text.rstrip().splitlines())
     assert indented in report
     assert "targetSize" not in report
+
+
+def test_the_text_report_says_how_far_the_joint_search_went() -> None:
+    evaluation, groups = evaluated("joint-two-gangs-one-node")
+    text = render_text(evaluation, groups)
+    # the one gang before the blocked one was tried in its other block: 2 planning calls
+    assert (
+        "(joint plan for the whole pending set: optimal (2 search node(s), 1 gang(s) searched))"
+        in text
+    )
+    assert "* ml/ga: add nodeSelector cloud.google.com/gce-topology-block=b2" in text

@@ -133,6 +133,9 @@ def _naive(evaluation: Evaluation) -> str:
 
 def _what_to_do(evaluation: Evaluation, node_groups: tuple[NodeGroup, ...]) -> str:
     lines = [f"== What to do instead ({money(evaluation.joint_per_hour)}) =="]
+    search = evaluation.joint_plan.search
+    if search is not None and (search.explored or not search.optimal):
+        lines.append(f"(joint plan for the whole pending set: {search.text})")
     if not evaluation.recommendations:
         lines.append("buy nothing")
     for rec in evaluation.recommendations:
