@@ -15,6 +15,20 @@ team applies depends on what grows G (``NodeGroup.autoscaler``)::
                                 (gcloud / aws / az, text to paste)
     capacityweb.io NodeGroup ─► the NodeGroup merge patch (recommender.engine.evaluate.report)
 
+A size change does not choose where the cloud puts a node. When the group adds
+nodes in several domains of a label the recommendation names (its placements),
+a ``Placement`` action says so plainly and gives what does place them: the
+ProvisioningRequest's nodeSelector on the domain label (cluster-autoscaler
+scales only a group whose template carries it: a group per domain), Karpenter
+NodePool requirements on a label Karpenter chooses at launch (zone, capacity
+type, instance type; not a block or rack, which the cloud sets after launch),
+or a per-domain node pool (GKE ``--node-locations``, an EKS node group on the
+zone's subnets, AKS ``--zones``).
+
+Every card is self-contained: its size or limit is the group's current one
+plus this card's own nodes; the total of all cards of a group is given
+separately (``nodeGroupTotals``, and the Karpenter comment).
+
 Upstream formats: kubernetes/autoscaler ``cluster-autoscaler/apis/provisioningrequest/
 autoscaling.x-k8s.io/v1/types.go`` (``provisioningClassName``, ``podSets[].count``,
 ``podSets[].podTemplateRef.name``), kubernetes-sigs/karpenter ``pkg/apis/v1/nodepool.go``
@@ -44,6 +58,7 @@ from recommender.engine.evaluate.report import (
     planned_size,
     provisioning_request,
     recommendation_yaml,
+    spanned_domains,
 )
 from topology.hardware import GPU_RESOURCE, Cluster, ModelError, NodeGroup, Pod
 
@@ -70,8 +85,9 @@ def actions_for(rec: Recommendation, evaluation: Evaluation, cluster: Cluster) -
     if group is None or group.autoscaler is None:
         return [Action("NodeGroup", _yaml(node_group_patch(rec, evaluation, group)))]
     ref = group.autoscaler
+    placing = _placement_action(rec, group)
     if ref.kind == "karpenter":
-        return [_karpenter_action(rec, evaluation, cluster, group)]
+        return [_karpenter_action(rec, evaluation, cluster, group), *placing]
     actions = []
     if ref.kind == "cluster-autoscaler":
         workloads = {w.key: w for w in evaluation.workloads}
@@ -84,7 +100,88 @@ def actions_for(rec: Recommendation, evaluation: Evaluation, cluster: Cluster) -
         _current, size = planned_size(rec, evaluation)
         autoscaled = ref.kind == "cluster-autoscaler"
         actions.append(_cloud_action(pool_kind, pool, size, group, autoscaled))
-    return actions
+    return [*actions, *placing]
+
+
+# --- where the nodes land -----------------------------------------------------------------
+
+# labels Karpenter chooses when it launches (offering requirements), so a NodePool
+# requirement or a pod's nodeSelector on them places the node (kubernetes-sigs/karpenter
+# pkg/apis/v1/labels.go WellKnownLabels)
+KARPENTER_CHOSEN = (
+    "topology.kubernetes.io/zone",
+    "topology.kubernetes.io/region",
+    "karpenter.sh/capacity-type",
+    "node.kubernetes.io/instance-type",
+    "kubernetes.io/arch",
+    "kubernetes.io/os",
+)
+ZONE_LABEL = "topology.kubernetes.io/zone"
+
+
+def _placement_action(rec: Recommendation, group: NodeGroup) -> list[Action]:
+    spans = spanned_domains(rec, group)
+    if not spans or group.autoscaler is None:
+        return []
+    ref = group.autoscaler
+    lines = [
+        f"# node group {group.name} adds nodes in "
+        + "; ".join(f"{k} = {', '.join(v)}" for k, v in spans.items())
+        + ": a size change does not choose where the cloud puts them.",
+        f"# To land these {rec.count} node(s) in {_labels(rec.placement)}:",
+    ]
+    for key in spans:
+        value = rec.placement[key]
+        if ref.kind == "cluster-autoscaler":
+            lines.append(
+                f"# - the ProvisioningRequest's nodeSelector {key}={value} places them only if "
+                f"cluster-autoscaler has a node group whose every node is in {key}={value} "
+                f"(a group per {key}); {group.name} is not one: create one first."
+            )
+        elif ref.kind == "karpenter" and key in KARPENTER_CHOSEN:
+            requirement = {"key": key, "operator": "In", "values": [value]}
+            lines.append(
+                f"# - give the pods nodeSelector {key}={value} (Karpenter launches where the "
+                f"pods require), or add to NodePool {ref.name}'s "
+                f"spec.template.spec.requirements: {json.dumps(requirement)}"
+            )
+        elif ref.kind == "karpenter":
+            lines.append(
+                f"# - Karpenter cannot target {key}: the cloud sets it after launch and "
+                "Karpenter's offerings know zone, capacity type and instance type only. "
+                f"Reserve capacity in {key}={value} (a capacity reservation or placement "
+                "group, selected by the EC2NodeClass's capacityReservationSelectorTerms) "
+                f"or use a node group per {key}."
+            )
+        else:
+            lines.append(f"# - {_per_domain_pool(ref.kind, ref.name, key, value)}")
+    return [Action("Placement", "\n".join(lines) + "\n")]
+
+
+def _per_domain_pool(kind: str, pool: str, key: str, value: str) -> str:
+    """The managed pool that only lands in one domain: a new pool per domain."""
+    if key != ZONE_LABEL:
+        return (
+            f"{kind} pool {pool} cannot target {key}: no pool setting chooses it; use a "
+            f"reservation or compact placement in {key}={value} for a pool of its own"
+        )
+    new = f"{pool}-{value}"
+    if kind == "gke":
+        return (
+            f"create a pool in that zone only: gcloud container node-pools create {new} "
+            f"--cluster {CLUSTER_VARIABLE} --location {LOCATION_VARIABLE} "
+            f"--node-locations {value} (same machine type as {pool}), and add the nodes there"
+        )
+    if kind == "eks":
+        return (
+            f"create a node group on the subnets of {value} only (aws eks "
+            f"create-nodegroup --nodegroup-name {new} --subnets <subnets in {value}>), "
+            "and add the nodes there"
+        )
+    return (
+        f"create a pool in that zone only (az aks nodepool add --name {new} --zones "
+        f"{value}), and add the nodes there"
+    )
 
 
 def apply_text(rec: Recommendation, evaluation: Evaluation, cluster: Cluster) -> str:
@@ -180,19 +277,23 @@ def _karpenter_action(
         for g in cluster.node_groups
         if g.autoscaler and g.autoscaler.kind == "karpenter" and g.autoscaler.name == pool
     }
-    added = sum(
-        r.count * groups[r.node_group].template.gpu_count
-        for r in evaluation.recommendations
-        if r.node_group in groups
-    )
-    patch = {"spec": {"limits": {GPU_RESOURCE: str(held + added)}}}
+    cards = [r for r in evaluation.recommendations if r.node_group in groups]
+    added = sum(r.count * groups[r.node_group].template.gpu_count for r in cards)
+    own = held + rec.count * group.template.gpu_count  # this card alone: self-contained
+    patch = {"spec": {"limits": {GPU_RESOURCE: str(own)}}}
     where = f"; the pods need nodeSelector {_labels(rec.placement)}" if rec.placement else ""
     kind = group.template.labels.get(INSTANCE_TYPE_LABEL, group.name)
+    together = (
+        f"# with the other {len(cards) - 1} card(s) of NodePool {pool}: a limit of "
+        f"{held + added} in all (apply that once instead; limits do not add up)\n"
+        if len(cards) > 1
+        else ""
+    )
     return Action(
         "KarpenterNodePool",
         f"# NodePool {pool}: Karpenter adds the {rec.count} x {kind} "
         f"itself for the pending pods{where}; only if its nvidia.com/gpu limit is below "
-        f"{held + added}:\n"
+        f"{own}:\n{together}"
         f"kubectl patch nodepool {pool} --type merge -p '{json.dumps(patch, sort_keys=True)}'\n",
     )
 

@@ -627,8 +627,8 @@ def _karpenter_groups(
     if pool.weight is not None:
         notice(
             "spec.weight",
-            f"weight {pool.weight} not modelled: Karpenter tries higher-weight NodePools "
-            "first, capacityweb picks the cheapest valid option",
+            f"weight {pool.weight}: the karpenter profile tries higher-weight NodePools "
+            "first, as Karpenter does; the joint plan picks the cheapest valid option",
         )
     spot_only = _allows(pool, CAPACITY_TYPE_LABEL, "spot") and not _allows(
         pool, CAPACITY_TYPE_LABEL, "on-demand"
@@ -736,7 +736,7 @@ def _karpenter_group(
         template=replace(template, price_per_node_hour=per_hour),
         current_size=size,
         source=f"Karpenter NodePool {pool.name} + instance type {kind.name} (bundled catalogue)",
-        autoscaler=AutoscalerRef(kind="karpenter", name=pool.name),
+        autoscaler=AutoscalerRef(kind="karpenter", name=pool.name, weight=pool.weight),
         price_source=price.source if price else None,
         notes=tuple(notes),
     )

@@ -516,6 +516,7 @@ class AutoscalerRef:
     pool_kind: str | None = None
     pool: str | None = None
     target_size: int | None = None  # CA cloudProviderTarget
+    weight: int | None = None  # a Karpenter NodePool's spec.weight (higher is tried first)
 
 
 @dataclass(frozen=True, slots=True)

@@ -233,3 +233,100 @@ def test_the_engine_report_patches_no_node_group_the_cluster_does_not_have():
     assert "* add 2 x a2-pool for ml/train" in text
     assert "    what to apply: see Actions for your autoscaler" in text
     assert "kind: NodeGroup" not in text
+
+
+def zoned_pod(name, gpus, zone):
+    pod = pending_pod(name, gpus)
+    pod["spec"]["nodeSelector"] = {"topology.kubernetes.io/zone": zone}
+    return pod
+
+
+def two_zone_override(name, max_size=5):
+    return {
+        "apiVersion": "capacityweb.io/v1alpha1",
+        "kind": "NodeGroup",
+        "metadata": {"name": name},
+        "spec": {
+            "maxSize": max_size,
+            "placement": [
+                {"labels": {"topology.kubernetes.io/zone": "us-east-1a"}, "maxNewNodes": 2},
+                {"labels": {"topology.kubernetes.io/zone": "us-east-1b"}, "maxNewNodes": 2},
+            ],
+        },
+    }
+
+
+def test_a_pool_spanning_zones_says_a_resize_does_not_place_and_offers_a_zonal_pool():
+    objects = sourced(
+        *busy_node("e1", "eks.amazonaws.com/nodegroup", "p4d-ng", "p4d.24xlarge"),
+        two_zone_override("p4d-ng"),
+        zoned_pod("job", 8, "us-east-1b"),
+    )
+    snapshot, evaluation = evaluated(objects)
+    (rec,) = evaluation.recommendations
+    # the pod requires us-east-1b: the plan takes the group's us-east-1b placement
+    assert dict(rec.placement) == {"topology.kubernetes.io/zone": "us-east-1b"}
+    aws, placing = actions_for(rec, evaluation, snapshot.cluster)
+    assert aws.kind == "aws"
+    assert placing.kind == "Placement"
+    assert placing.text == (
+        "# node group p4d-ng adds nodes in topology.kubernetes.io/zone = us-east-1a, "
+        "us-east-1b: a size change does not choose where the cloud puts them.\n"
+        "# To land these 1 node(s) in topology.kubernetes.io/zone=us-east-1b:\n"
+        "# - create a node group on the subnets of us-east-1b only (aws eks create-nodegroup "
+        "--nodegroup-name p4d-ng-us-east-1b --subnets <subnets in us-east-1b>), and add the "
+        "nodes there\n"
+    )
+
+
+def test_karpenter_places_a_zone_by_requirement_but_cannot_target_a_block(shared_data):
+    pool = shared_data / "k8s-examples" / "nodegroups" / "karpenter-nodepool-gpu-taint-p3.yaml"
+    zoned = two_zone_override("gpu-p3.8xlarge")
+    objects = read_objects(pool) + sourced(zoned, zoned_pod("job", 4, "us-east-1a"))
+    snapshot, evaluation = evaluated(objects)
+    (rec,) = evaluation.recommendations
+    assert (rec.node_group, dict(rec.placement)) == (
+        "gpu-p3.8xlarge",
+        {"topology.kubernetes.io/zone": "us-east-1a"},
+    )
+    limit, placing = actions_for(rec, evaluation, snapshot.cluster)
+    assert limit.kind == "KarpenterNodePool"
+    assert placing.text.splitlines()[-1] == (
+        "# - give the pods nodeSelector topology.kubernetes.io/zone=us-east-1a (Karpenter "
+        "launches where the pods require), or add to NodePool gpu's "
+        'spec.template.spec.requirements: {"key": "topology.kubernetes.io/zone", '
+        '"operator": "In", "values": ["us-east-1a"]}'
+    )
+    block = "cloud.google.com/gce-topology-block"
+    blocks = {
+        **zoned,
+        "spec": {
+            "maxSize": 5,
+            "placement": [
+                {"labels": {block: "b1"}, "maxNewNodes": 1},
+                {"labels": {block: "b2"}, "maxNewNodes": 1},
+            ],
+        },
+    }
+    pod = pending_pod("job", 4)
+    pod["spec"]["nodeSelector"] = {block: "b2"}
+    snapshot, evaluation = evaluated(read_objects(pool) + sourced(blocks, pod))
+    (rec,) = evaluation.recommendations
+    assert dict(rec.placement) == {block: "b2"}
+    _limit, placing = actions_for(rec, evaluation, snapshot.cluster)
+    assert f"# - Karpenter cannot target {block}: the cloud sets it after launch" in placing.text
+
+
+def test_each_karpenter_card_raises_the_limit_by_its_own_gpus_and_names_the_total(shared_data):
+    pool = shared_data / "k8s-examples" / "nodegroups" / "karpenter-nodepool-gpu-taint-p3.yaml"
+    zoned = two_zone_override("gpu-p3.8xlarge")
+    pods = (zoned_pod("a", 4, "us-east-1a"), zoned_pod("b", 4, "us-east-1b"))
+    snapshot, evaluation = evaluated(read_objects(pool) + sourced(zoned, *pods))
+    # one p3.8xlarge (4 GPUs) per zone: two cards of the same NodePool
+    first, second = evaluation.recommendations
+    assert (first.count, second.count) == (1, 1)
+    for rec in (first, second):
+        text = actions_for(rec, evaluation, snapshot.cluster)[0].text
+        # this card alone: 0 GPUs in the pool now + 1 x 4
+        assert text.endswith('\'{"spec": {"limits": {"nvidia.com/gpu": "4"}}}\'\n')
+        assert "# with the other 1 card(s) of NodePool gpu: a limit of 8 in all" in text

@@ -366,6 +366,8 @@ def test_a_node_pool_weight_is_reported_as_not_modelled():
     assert [g.name for g in snapshot.cluster.node_groups] == ["h100-p5.48xlarge", "h100-p5.4xlarge"]
     (notice,) = snapshot.notices
     assert notice.field == "spec.weight"
+    # the weight travels with each instance type's group, for the karpenter profile
+    assert {g.autoscaler.weight for g in snapshot.cluster.node_groups if g.autoscaler} == {50}
 
 
 def test_the_kwok_provider_config_is_read_and_reported_not_modelled(nodegroups):

@@ -48,8 +48,23 @@ def test_it_names_where_the_new_nodes_must_land_in_a_comment_not_in_the_patch() 
     evaluation, groups = evaluated("topology-block")
     text = recommendation_yaml(evaluation.recommendations[0], evaluation, groups)
     assert "# NodeGroup h100: +2 nodes for ml/train (this card alone: from 4 to 6)\n" in text
-    assert "# the new nodes must land in cloud.google.com/gce-topology-block=b1\n" in text
+    # h100 adds nodes in blocks b1 and b3 (its two placements): a minSize raise does not
+    # choose b1, so the comment says so and points at what does place them
+    assert (
+        "# the new nodes must land in cloud.google.com/gce-topology-block=b1, but h100 adds "
+        "nodes in cloud.google.com/gce-topology-block = b1, b3:\n"
+        "# a minSize raise does not choose which: apply the ProvisioningRequest below\n"
+    ) in text
     assert "placement" not in documents(text)[0]["spec"]
+
+
+def test_a_group_landing_in_one_domain_only_needs_no_placing_action() -> None:
+    evaluation, groups = evaluated("never-scales-gang-split-blocks")
+    (rec,) = evaluation.recommendations
+    text = recommendation_yaml(rec, evaluation, groups)
+    # h100's one placement is block b1: the minSize raise can only land there
+    assert "# the new nodes must land in cloud.google.com/gce-topology-block=b1\n" in text
+    assert "does not choose" not in text
 
 
 def test_it_offers_an_atomic_provisioning_request_for_a_gang() -> None:
@@ -134,3 +149,14 @@ def test_it_prints_the_same_yaml_in_the_text_report() -> None:
     indented = "\n".join(f"    {line}" for line in yaml_text.rstrip().splitlines())
     assert indented in report
     assert "targetSize" not in report
+
+
+def test_the_text_report_says_how_far_the_joint_search_went() -> None:
+    evaluation, groups = evaluated("joint-two-gangs-one-node")
+    text = render_text(evaluation, groups)
+    # the one gang before the blocked one was tried in its other block: 2 planning calls
+    assert (
+        "(joint plan for the whole pending set: optimal (2 search node(s), 1 gang(s) searched))"
+        in text
+    )
+    assert "* ml/ga: add nodeSelector cloud.google.com/gce-topology-block=b2" in text

@@ -4,7 +4,7 @@ matches its hand-derived ``<name>.expected.yaml``.
 An expected file lists only what it asserts: per workload the keys given
 (plus ``reasonsContain``: substrings of its reasons), the top-level
 ``cluster``, ``recommendations``, ``idleReservations``, ``cost``,
-``nodeGroupTotals``, ``ignored`` and ``unsupported`` exactly (each when the
+``nodeGroupTotals``, ``ignored``, ``unsupported`` and ``jointSearch`` exactly (each when the
 expected file gives it), and ``diagnoses``: the scheduler's summary for the
 workloads named.
 """
@@ -31,6 +31,7 @@ EXACT_KEYS = (
     "nodeGroupTotals",
     "ignored",
     "unsupported",
+    "jointSearch",
 )
 
 

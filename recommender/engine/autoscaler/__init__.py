@@ -2,7 +2,8 @@
 
 What lives here: ``plan`` (verdicts, plans, node additions: the words both
 modes share), one module per modelled autoscaler (``cluster_autoscaler``: the
-naive, count-based one, as its code does it), ours (``joint``: the planner,
+naive, count-based one, as its code does it; ``karpenter``: Karpenter's
+provisioner), ours (``joint``: the planner,
 ``options``: slots and the option search, ``mixed``: nodes from several
 slots, ``explain``: why no option helps) and ``scale_up``, which picks the
 mode. Money figures come from ``recommender.engine.costs``.

@@ -27,9 +27,9 @@ def blocked_reasons(planner: OptionSearch, workload: Workload) -> tuple[str, ...
     usable = [g for g in planner.groups if rejections[g.name] is None]
     if not usable:
         return (_no_group_reason(planner, workload, rejections),)
-    with_room = [g for g in usable if _group_room(planner, g) > 0]
+    with_room = [g for g in usable if _group_room(planner, g, workload.namespace) > 0]
     if not with_room:
-        return tuple(f"max size {g.max_size} reached for node group {g.name}" for g in usable)
+        return tuple(_full_reason(planner, g, workload.namespace) for g in usable)
     if (reason := _topology_reason(planner, workload, with_room)) is not None:
         return (reason,)
     return (_largest_try_reason(planner, workload, with_room),)
@@ -56,8 +56,30 @@ def _template_model(group: NodeGroup) -> str | None:
     return group.template.labels.get(PRODUCT_LABEL)
 
 
-def _group_room(planner: OptionSearch, group: NodeGroup) -> int:
-    return sum(planner.room(group, i, p) for i, p in enumerate(planner.placements(group)))
+def _group_room(planner: OptionSearch, group: NodeGroup, namespace: str) -> int:
+    return sum(
+        planner.purchase_room(group, i, p, namespace)
+        for i, p in enumerate(planner.placements(group))
+    )
+
+
+def _full_reason(planner: OptionSearch, group: NodeGroup, namespace: str) -> str:
+    """Max size reached, or the room left is other teams' paid, unprovisioned nodes."""
+    raw = sum(planner.room(group, i, p) for i, p in enumerate(planner.placements(group)))
+    if raw > 0 and planner.held_for_others(group, namespace):
+        owners = sorted(
+            r.name
+            for r in planner.active
+            if r.node_group is not None
+            and r.node_group.node_group == group.name
+            and not r.may_use(namespace)
+        )
+        return (
+            f"the room left in node group {group.name} (max size {group.max_size}) is "
+            f"held for reservation(s) {', '.join(owners)}: paid, not yet provisioned "
+            "nodes of other teams"
+        )
+    return f"max size {group.max_size} reached for node group {group.name}"
 
 
 def _topology_reason(
@@ -73,7 +95,9 @@ def _topology_reason(
     level = topology.levels[index]
     reach = _free_milli_per_domain(planner, level.key, workload)
     for group in groups:
-        for domain, new_milli in _new_milli_per_domain(planner, group, level.key).items():
+        for domain, new_milli in _new_milli_per_domain(
+            planner, group, level.key, workload.namespace
+        ).items():
             reach[domain] = reach.get(domain, 0) + new_milli
     needed = workload.floor_gpu_milli
     largest = max(reach.values(), default=0)
@@ -108,7 +132,7 @@ def _free_milli_per_domain(
 
 
 def _new_milli_per_domain(
-    planner: OptionSearch, group: NodeGroup, level_key: str
+    planner: OptionSearch, group: NodeGroup, level_key: str, namespace: str
 ) -> dict[str, int]:
     """GPU milli a group can still add per domain; nodes landing with no domain count nowhere."""
     group_room = group.max_size - group.current_size - planner.added_per_group.get(group.name, 0)
@@ -117,7 +141,7 @@ def _new_milli_per_domain(
         domain = placement.labels.get(level_key, group.template.labels.get(level_key))
         if domain is None:
             continue
-        nodes = min(group_room, planner.room(group, index, placement))
+        nodes = min(group_room, planner.purchase_room(group, index, placement, namespace))
         per_domain[domain] = per_domain.get(domain, 0) + nodes * group.template.gpu_count
     return {d: nodes * WHOLE_GPU_MILLI for d, nodes in per_domain.items()}
 
@@ -128,7 +152,7 @@ def _largest_try_reason(planner: OptionSearch, workload: Workload, groups: list[
     grants = planner.grants(workload.namespace)
     options = planner.options(grants)
     for index, placement in enumerate(planner.placements(group)):
-        count = planner.room(group, index, placement)
+        count = planner.purchase_room(group, index, placement, workload.namespace)
         if count < 1:
             continue
         # every node's reason, found on the plan's state: its copies (this one, and

@@ -114,6 +114,10 @@ class OptionSearch:
             r.name: tuple(n.name for n in reserved_nodes(cluster, r)) for r in self.active
         }
         self.provisioned: dict[str, list[str]] = {}  # reservation → nodes provisioned for it
+        self.paid_capacity: dict[str, list[Reservation]] = {}  # group → its paid capacity
+        for r in self.active:
+            if r.node_group is not None:
+                self.paid_capacity.setdefault(r.node_group.node_group, []).append(r)
         self.compat_cache: dict[tuple[str, str], str | None] = {}
         self.restrict_probes = True
         self.candidates_for: str | None = None
@@ -141,6 +145,25 @@ class OptionSearch:
         group_room = group.max_size - group.current_size - self.added_per_group.get(group.name, 0)
         slot_room = placement.max_new_nodes - self.added_per_slot.get((group.name, index), 0)
         return max(0, min(group_room, slot_room))
+
+    def purchase_room(
+        self, group: NodeGroup, index: int, placement: NodePlacement, namespace: str
+    ) -> int:
+        """Room for nodes bought by ``namespace``: the group's room less the paid,
+        unprovisioned nodes of reservations it does not own. Those count against the
+        group's max size when their owners start them, so buying into them would
+        leave the paying team blocked while its reservation is billed idle."""
+        group_room = group.max_size - group.current_size - self.added_per_group.get(group.name, 0)
+        slot_room = placement.max_new_nodes - self.added_per_slot.get((group.name, index), 0)
+        return max(0, min(group_room - self.held_for_others(group, namespace), slot_room))
+
+    def held_for_others(self, group: NodeGroup, namespace: str) -> int:
+        """Paid, not yet provisioned nodes of ``group`` reserved for other namespaces."""
+        return sum(
+            max(0, r.node_group.count - self.reservation_nodes_used.get(r.name, 0))
+            for r in self.paid_capacity.get(group.name, ())
+            if r.node_group is not None and not r.may_use(namespace)
+        )
 
     def placements(self, group: NodeGroup) -> tuple[NodePlacement, ...]:
         """Where a group's new nodes may land; a group without any lands with no domain labels."""
@@ -222,7 +245,10 @@ class OptionSearch:
                     continue
                 if not labels_admit_any(new_node(group, placement.labels, "probe"), workload):
                     continue  # no pod may land in this domain (selector, volume zone)
-                room = min(self.room(group, index, placement), self.most_nodes(workload, group))
+                room = min(
+                    self.purchase_room(group, index, placement, workload.namespace),
+                    self.most_nodes(workload, group),
+                )
                 yield Slot(group, index, placement, order), room
 
     def lands_in_a_domain(

@@ -70,6 +70,46 @@ class WorkloadPlan:
 
 
 @dataclass(frozen=True, slots=True)
+class SearchReport:
+    """How far the joint plan's search went, and what it proved.
+
+    ``optimal``: no plan within the searched choices blocks fewer workloads, or
+    as few for less money. Otherwise the plan is the best found within
+    ``budget`` search nodes, and no plan can beat ``bound_blocked`` workloads
+    blocked and ``bound_cost_per_hour`` (the least over the subtrees left).
+    """
+
+    optimal: bool
+    explored: int
+    budget: int
+    gangs_searched: int
+    gangs_fixed: int  # gangs past the branching cap: kept where the scheduler puts them
+    bound_blocked: int
+    bound_cost_per_hour: float
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "optimal": self.optimal,
+            "exploredNodes": self.explored,
+            "nodeBudget": self.budget,
+            "gangsSearched": self.gangs_searched,
+            "gangsFixed": self.gangs_fixed,
+            "bound": {"blocked": self.bound_blocked, "costPerHour": self.bound_cost_per_hour},
+        }
+
+    @property
+    def text(self) -> str:
+        if self.optimal:
+            return (
+                f"optimal ({self.explored} search node(s), {self.gangs_searched} gang(s) searched)"
+            )
+        return (
+            f"best found in {self.explored} search nodes (budget {self.budget}); bound: "
+            f"at least {self.bound_blocked} blocked, at least {self.bound_cost_per_hour:g}/h"
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class ScaleUpPlan:
     mode: str
     additions: tuple[NodeAddition, ...]
@@ -77,6 +117,7 @@ class ScaleUpPlan:
     cost_per_hour: float
     stranded_gpus: int = 0
     stranded_per_hour: float = 0.0
+    search: SearchReport | None = None  # the joint plan's search; None for the naive plan
 
 
 def new_node(group: NodeGroup, placement: Mapping[str, str], name: str) -> Node:

@@ -192,6 +192,7 @@ class Evaluation:
                 "jointPerHour": self.joint_per_hour,
                 "strandedPerHour": self.naive_plan.stranded_per_hour,
             },
+            "jointSearch": self.joint_plan.search.to_json() if self.joint_plan.search else None,
             "heatmap": [c.to_json() for c in self.heatmap],
             "fragmentation": {
                 "nodes": dict(self.fragmentation_nodes),

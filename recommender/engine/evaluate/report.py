@@ -133,6 +133,9 @@ def _naive(evaluation: Evaluation) -> str:
 
 def _what_to_do(evaluation: Evaluation, node_groups: tuple[NodeGroup, ...]) -> str:
     lines = [f"== What to do instead ({money(evaluation.joint_per_hour)}) =="]
+    search = evaluation.joint_plan.search
+    if search is not None and (search.explored or not search.optimal):
+        lines.append(f"(joint plan for the whole pending set: {search.text})")
     if not evaluation.recommendations:
         lines.append("buy nothing")
     for rec in evaluation.recommendations:
@@ -210,11 +213,14 @@ def recommendation_yaml(
 ) -> str:
     """YAML documents (with comments saying how to apply them) for one recommendation."""
     groups = {g.name: g for g in node_groups}
-    documents = [_node_group_document(rec, evaluation, groups.get(rec.node_group))]
+    group = groups.get(rec.node_group)
+    spans = spanned_domains(rec, group)
+    documents = [_node_group_document(rec, evaluation, group, spans)]
     by_key = {w.key: w for w in evaluation.workloads}
     for key in rec.workloads:
         workload = by_key.get(key)
-        if workload is not None and workload.kind == "gang":
+        # a gang: all or none; a group whose nodes may land elsewhere: what places them
+        if workload is not None and (workload.kind == "gang" or spans):
             documents.append(_provisioning_document(workload, rec.placement))
     return "---\n".join(documents)
 
@@ -272,8 +278,26 @@ def provisioning_request(workload: WorkloadEvaluation) -> dict[str, Any]:
     }
 
 
+def spanned_domains(rec: Recommendation, group: NodeGroup | None) -> dict[str, list[str]]:
+    """Labels of the card's domain the group lands new nodes in more than one value of."""
+    if group is None:
+        return {}
+    spans: dict[str, list[str]] = {}
+    for key in sorted(rec.placement):
+        values = {
+            p.labels.get(key) or group.template.labels.get(key) or "(none)"
+            for p in group.placements
+        }
+        if len(values) > 1:
+            spans[key] = sorted(values)
+    return spans
+
+
 def _node_group_document(
-    rec: Recommendation, evaluation: Evaluation, group: NodeGroup | None
+    rec: Recommendation,
+    evaluation: Evaluation,
+    group: NodeGroup | None,
+    spans: Mapping[str, list[str]],
 ) -> str:
     current, size = planned_size(rec, evaluation)
     paid = f", paid by reservation {rec.reservation}" if rec.reservation else ""
@@ -289,7 +313,15 @@ def _node_group_document(
             f"with the other {cards - 1} card(s) of {rec.node_group} (+{added} in all), "
             "apply the group's apply-all patch instead"
         )
-    if rec.placement:
+    if spans:
+        where = "; ".join(f"{k} = {', '.join(v)}" for k, v in spans.items())
+        comments += [
+            f"the new nodes must land in {_labels_text(rec.placement)}, but {rec.node_group} "
+            f"adds nodes in {where}:",
+            "a minSize raise does not choose which: apply the ProvisioningRequest below",
+            f"(its pods' nodeSelector names the domain) or a NodeGroup per {next(iter(spans))}",
+        ]
+    elif rec.placement:
         comments.append(f"the new nodes must land in {_labels_text(rec.placement)}")
     return _document(comments, node_group_patch(rec, evaluation, group))
 
