@@ -120,6 +120,15 @@ def evaluation_of_snapshot(*, snapshot_id: int, with_result: bool = True) -> Eva
     return evaluations.first()
 
 
+def latest_evaluation_of_cluster(*, cluster_id: int, with_result: bool = True) -> Evaluation | None:
+    """The cluster's evaluation of its latest evaluated snapshot (one query), with that
+    snapshot; ``with_result=False`` leaves the JSON unread."""
+    evaluations = Evaluation.objects.filter(cluster_id=cluster_id).select_related("snapshot")
+    if not with_result:
+        evaluations = evaluations.defer("result")
+    return evaluations.order_by("-taken_at", "-id").first()
+
+
 def evaluation_columns_by_snapshot(snapshot_ids: Iterable[int]) -> dict[int, Evaluation]:
     """Snapshot id → its evaluation's columns, without the result JSON (one query)."""
     return {
@@ -158,25 +167,21 @@ def overview_identity() -> list[tuple[Any, ...]]:
 
 
 def shown_evaluation(cluster_id: int, snapshot_id: int | None) -> Evaluation | None:
-    """The evaluation a cluster page shows (``?snapshot=`` or the latest snapshot's), with
-    only its ids and ``stored_at``; None when there is none (``cluster_page`` says why).
+    """The evaluation a cluster page shows (``?snapshot=``'s, else the latest evaluated
+    snapshot's), with only its ids and ``stored_at``; None when there is none
+    (``cluster_page`` says why).
 
     One query, written out: every heatmap data request runs it, and the ORM's building
     and compiling of it cost more CPU than the query.
     """
-    evaluations, snapshots = Evaluation._meta.db_table, Snapshot._meta.db_table
+    evaluations = Evaluation._meta.db_table
+    columns = f"SELECT id, snapshot_id, cluster_id, stored_at FROM {evaluations}"  # noqa: S608
     if snapshot_id is None:
-        snapshot = (
-            f"(SELECT s.id FROM {snapshots} s WHERE s.cluster_id = %s"
-            " ORDER BY s.taken_at DESC LIMIT 1)"
-        )
-        params = [cluster_id, cluster_id]
+        sql = f"{columns} WHERE cluster_id = %s ORDER BY taken_at DESC, id DESC LIMIT 1"
+        params = [cluster_id]
     else:
-        snapshot, params = "%s", [snapshot_id, cluster_id]
-    sql = (
-        f"SELECT id, snapshot_id, cluster_id, stored_at FROM {evaluations}"  # noqa: S608 - no input
-        f" WHERE snapshot_id = {snapshot} AND cluster_id = %s ORDER BY taken_at DESC LIMIT 1"
-    )
+        sql = f"{columns} WHERE snapshot_id = %s AND cluster_id = %s LIMIT 1"
+        params = [snapshot_id, cluster_id]
     return next(iter(Evaluation.objects.raw(sql, params)), None)
 
 

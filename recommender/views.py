@@ -37,6 +37,7 @@ class ClusterPage:
     snapshot: Snapshot | None
     evaluation: Evaluation | None
     is_latest: bool
+    newer_snapshot: Snapshot | None = None  # ingested after the one shown, not evaluated yet
 
     def context(self, section: str) -> dict[str, Any]:
         return {
@@ -47,6 +48,7 @@ class ClusterPage:
             "evaluation": self.evaluation,
             "result": self.evaluation.result if self.evaluation else None,
             "is_latest": self.is_latest,
+            "newer_snapshot": self.newer_snapshot,
             "section": section,
         }
 
@@ -61,8 +63,12 @@ def requested_snapshot_id(request: HttpRequest) -> int | None:
 
 
 def cluster_page(request: HttpRequest, cluster_id: int, *, with_result: bool = True) -> ClusterPage:
-    """Load the cluster, the picker lists and the chosen snapshot's evaluation (4 queries).
+    """Load the cluster, the picker lists and the shown snapshot's evaluation (4 queries).
 
+    Live (no ``?snapshot=``), the page shows the latest *evaluated* snapshot: a snapshot
+    ingested since is being evaluated, and showing it would empty every table until its
+    evaluation is stored. That newer snapshot is named (``newer_snapshot``) so the page
+    can say so; the live update that brings its evaluation re-renders the page without it.
     ``with_result=False`` leaves the evaluation's result JSON unread, for views that
     need only its id and columns.
     """
@@ -74,23 +80,34 @@ def cluster_page(request: HttpRequest, cluster_id: int, *, with_result: bool = T
         cluster_id=cluster_id, limit=SNAPSHOT_PICKER_LIMIT
     )
     wanted = requested_snapshot_id(request)
-    snapshot = snapshots[0] if snapshots and wanted is None else None
-    if wanted is not None:
-        snapshot = next((s for s in snapshots if s.id == wanted), None)
+    if wanted is None:
+        return live_cluster_page(cluster, clusters, snapshots, with_result=with_result)
+    snapshot = next((s for s in snapshots if s.id == wanted), None)
+    if snapshot is None:
+        snapshot = topology_selectors.snapshot_of_cluster(cluster_id=cluster_id, snapshot_id=wanted)
         if snapshot is None:
-            snapshot = topology_selectors.snapshot_of_cluster(
-                cluster_id=cluster_id, snapshot_id=wanted
-            )
-            if snapshot is None:
-                raise Http404("no such snapshot in this cluster")
-            snapshots.append(snapshot)
-    evaluation = (
-        selectors.evaluation_of_snapshot(snapshot_id=snapshot.id, with_result=with_result)
-        if snapshot
-        else None
-    )
-    is_latest = snapshot is None or (bool(snapshots) and snapshot.id == snapshots[0].id)
+            raise Http404("no such snapshot in this cluster")
+        snapshots.append(snapshot)
+    evaluation = selectors.evaluation_of_snapshot(snapshot_id=snapshot.id, with_result=with_result)
+    is_latest = snapshot.id == snapshots[0].id
     return ClusterPage(cluster, clusters, snapshots, snapshot, evaluation, is_latest)
+
+
+def live_cluster_page(
+    cluster: Cluster, clusters: list[Cluster], snapshots: list[Snapshot], *, with_result: bool
+) -> ClusterPage:
+    """The page as of the cluster's latest evaluation, naming a newer snapshot if any."""
+    evaluation = selectors.latest_evaluation_of_cluster(
+        cluster_id=cluster.id, with_result=with_result
+    )
+    if evaluation is None:  # nothing evaluated yet: the newest snapshot, with its notice
+        return ClusterPage(cluster, clusters, snapshots, next(iter(snapshots), None), None, True)
+    snapshot = next((s for s in snapshots if s.id == evaluation.snapshot_id), None)
+    if snapshot is None:  # older than the picker's list: 50 snapshots since, none evaluated
+        snapshot = evaluation.snapshot
+        snapshots.append(snapshot)
+    newer = snapshots[0] if snapshots[0].taken_at > snapshot.taken_at else None
+    return ClusterPage(cluster, clusters, snapshots, snapshot, evaluation, True, newer)
 
 
 def pending_rows(verdicts: list[WorkloadVerdict], result: dict[str, Any]) -> list[dict[str, Any]]:
