@@ -129,6 +129,30 @@ def latest_evaluation_of_cluster(*, cluster_id: int, with_result: bool = True) -
     return evaluations.order_by("-taken_at", "-id").first()
 
 
+def pending_since_before(evaluation: Evaluation) -> dict[str, Any]:
+    """Workload → ``pending_since`` in the cluster's evaluation just before ``evaluation``
+    (one query; empty for the first): a workload it lists has been pending since then."""
+    previous = (
+        Evaluation.objects.filter(
+            cluster_id=evaluation.cluster_id, taken_at__lt=evaluation.taken_at
+        )
+        .order_by("-taken_at", "-id")
+        .values("id")[:1]
+    )
+    rows = WorkloadVerdict.objects.filter(evaluation_id__in=previous, pending_since__isnull=False)
+    return dict(rows.values_list("workload", "pending_since"))
+
+
+def workload_history(*, cluster_id: int, workload: str) -> list[WorkloadVerdict]:
+    """The workload's verdict in each evaluation of the cluster that lists it, newest first."""
+    return list(
+        WorkloadVerdict.objects.filter(evaluation__cluster_id=cluster_id, workload=workload)
+        .select_related("evaluation")
+        .defer("evaluation__result")
+        .order_by("-evaluation__taken_at", "-evaluation_id")
+    )
+
+
 def evaluation_columns_by_snapshot(snapshot_ids: Iterable[int]) -> dict[int, Evaluation]:
     """Snapshot id → its evaluation's columns, without the result JSON (one query)."""
     return {
