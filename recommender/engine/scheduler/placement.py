@@ -159,6 +159,14 @@ def place_one(
     return run.place_workload(workload)
 
 
+def blocked_member(
+    cluster: Cluster, workload: Workload, state: ClusterState, options: PlacementOptions
+) -> tuple[Pod | None, list[str], int]:
+    """``_Run.blocked_member`` on ``state`` (left as it was): the member a failed
+    workload's diagnosis speaks of, with every node's reason for it."""
+    return _Run(cluster, state, options, (workload,)).blocked_member(workload)
+
+
 class Placer:
     """``place_one`` again and again on one state that only it changes.
 
@@ -324,20 +332,26 @@ class _Run:
         return WorkloadOutcome(workload.key, False, (), node_diagnosis(total, reasons, gang_reason))
 
     def _first_blocked_member(self, workload: Workload) -> tuple[list[str], int]:
-        """Per-node reasons for the first member that does not fit anywhere (greedy, undone)."""
+        """Reasons of the nodes refusing the first member that fits nowhere (greedy, undone)."""
+        _pod, reasons, count = self.blocked_member(workload)
+        return [r for r in reasons if r], count
+
+    def blocked_member(self, workload: Workload) -> tuple[Pod | None, list[str], int]:
+        """The first member that fits on no node once the members before it are placed
+        greedily (then undone), each node's reason for it in node order ("" where it
+        fits), and how many members were placed; (None, [], all) when every member fits."""
         placed: list[tuple[Pod, Choice]] = []
-        reasons: list[str] = []
         scope = self.pick.scope(self.state.node_names())
         for pod in workload.pods:
             choice = self.pick.best_node(pod, scope)
             if choice is None:
-                reasons = [r for r in self.pick.node_reasons(pod) if r]
-                break
+                reasons = self.pick.node_reasons(pod)
+                self._undo(placed)
+                return pod, reasons, len(placed)
             self._apply(pod, choice)
             placed.append((pod, choice))
-        count = len(placed)
         self._undo(placed)
-        return reasons, count
+        return None, [], len(placed)
 
 
 def _typical(

@@ -1,0 +1,137 @@
+"""The per-node breakdown behind a workload's diagnosis (kube-scheduler's NodeToStatusMap).
+
+Expectations worked out by hand from kube-scheduler's filters: NodeResourcesFit says
+"Insufficient nvidia.com/gpu" (noderesources/fit.go), TaintToleration "node(s) had
+untolerated taint {key: value}" (tainttoleration/taint_toleration.go); a gated pod is
+held at PreEnqueue (schedulinggates) and never filtered.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import yaml
+
+from recommender.engine.scheduler.breakdown import workload_breakdown
+from topology.kube import parse_objects
+
+AT = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+BLOCK = "cloud.google.com/gce-topology-block"
+GPU = "NVIDIA-H100-80GB-HBM3"
+
+
+def node(name: str, block: str, gpus: int, taint: bool = False) -> dict[str, Any]:
+    labels = {BLOCK: block, "nvidia.com/gpu.product": GPU} if gpus else {BLOCK: block}
+    allocatable = {"cpu": "64", "memory": "256Gi", "pods": "110"}
+    if gpus:
+        allocatable["nvidia.com/gpu"] = str(gpus)
+    spec = (
+        {"taints": [{"key": "dedicated", "value": "infra", "effect": "NoSchedule"}]}
+        if taint
+        else {}
+    )
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels},
+        "spec": spec,
+        "status": {"allocatable": allocatable},
+    }
+
+
+def pod(
+    name: str, gpus: int, *, group: str = "", node_name: str = "", gates: bool = False
+) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"name": name, "namespace": "ml"}
+    if group:
+        metadata["labels"] = {"scheduling.x-k8s.io/pod-group": group}
+    spec: dict[str, Any] = {
+        "containers": [
+            {"name": "c", "resources": {"requests": {"cpu": "1", "nvidia.com/gpu": str(gpus)}}}
+        ]
+    }
+    if node_name:
+        spec["nodeName"] = node_name
+    if gates:
+        spec["schedulingGates"] = [{"name": "example.com/hold"}]
+    phase = "Running" if node_name else "Pending"
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": metadata,
+        "spec": spec,
+        "status": {"phase": phase},
+    }
+
+
+def cluster(*extra: dict[str, Any]) -> Any:
+    objects = [
+        node("n1", "b1", 8),
+        node("n2", "b2", 8),
+        node("n3", "b1", 8, taint=True),
+        node("cpu-1", "b1", 0),
+        pod("running", 4, node_name="n2"),
+        {
+            "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+            "kind": "PodGroup",
+            "metadata": {"name": "g", "namespace": "ml"},
+            "spec": {"minMember": 2},
+        },
+        pod("g-0", 8, group="g"),
+        pod("g-1", 8, group="g"),
+        *extra,
+    ]
+    snapshot = parse_objects(
+        [("test", yaml.safe_load(yaml.safe_dump(o))) for o in objects], cluster_name="t"
+    )
+    assert [str(e) for e in snapshot.errors] == []
+    return snapshot.cluster
+
+
+def test_it_gives_each_nodes_reason_for_the_gang_member_that_fits_nowhere() -> None:
+    result = workload_breakdown(cluster(), "ml/g", at=AT)
+    assert result is not None and result.held is None
+    # g-0 takes n1 (the only node with 8 free, untainted GPUs); then g-1 fits nowhere
+    assert (result.member, result.placed_before) == ("ml/g-1", 1)
+    reasons = {n.node: n.reason for n in result.nodes}
+    assert reasons == {
+        "n1": "Insufficient nvidia.com/gpu",
+        "n2": "Insufficient nvidia.com/gpu",
+        "n3": "node(s) had untolerated taint {dedicated: infra}",
+        "cpu-1": "Insufficient nvidia.com/gpu",
+    }
+
+
+def test_it_counts_free_gpus_and_domains_as_before_the_workload() -> None:
+    result = workload_breakdown(cluster(), "ml/g", at=AT)
+    assert result is not None
+    free = {n.node: (n.gpus, n.free_gpus) for n in result.nodes}
+    assert free == {"n1": (8, 8), "n2": (8, 4), "n3": (8, 8), "cpu-1": (0, 0)}  # g-0 undone
+    block = result.levels.index("block") if "block" in result.levels else None
+    assert block is not None
+    assert {n.node: n.path[block] for n in result.nodes} == {
+        "n1": "b1",
+        "n2": "b2",
+        "n3": "b1",
+        "cpu-1": "b1",
+    }
+
+
+def test_it_names_no_member_when_the_workload_fits() -> None:
+    result = workload_breakdown(cluster(pod("small", 2)), "ml/small", at=AT)
+    assert result is not None
+    assert result.member is None
+    assert all(n.reason == "" for n in result.nodes)
+
+
+def test_it_scans_no_node_for_a_gated_pod() -> None:
+    result = workload_breakdown(cluster(pod("gated", 1, gates=True)), "ml/gated", at=AT)
+    assert result is not None
+    assert result.nodes == ()
+    assert result.held is not None and "example.com/hold" in result.held
+
+
+def test_it_returns_none_for_a_workload_that_is_not_pending() -> None:
+    assert workload_breakdown(cluster(), "ml/running", at=AT) is None
+    assert workload_breakdown(cluster(), "ml/unknown", at=AT) is None
