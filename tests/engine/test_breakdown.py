@@ -135,3 +135,12 @@ def test_it_scans_no_node_for_a_gated_pod() -> None:
 def test_it_returns_none_for_a_workload_that_is_not_pending() -> None:
     assert workload_breakdown(cluster(), "ml/running", at=AT) is None
     assert workload_breakdown(cluster(), "ml/unknown", at=AT) is None
+
+
+def test_it_says_what_the_gang_asks_for() -> None:
+    result = workload_breakdown(cluster(), "ml/g", at=AT)
+    assert result is not None
+    asks = result.asks
+    assert (asks.kind, asks.pods, asks.min_member) == ("gang", 2, 2)
+    assert asks.gpus_by_model == (("any", 16.0),)
+    assert (asks.required_level, asks.queue) == (None, None)

@@ -20,12 +20,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from topology.hardware import Cluster
+from topology.hardware import WHOLE_GPU_MILLI, Cluster
 
 from .admission import held
 from .placement import PlacementOptions, blocked_member, place
 from .state import ClusterState
-from .workloads import pending_workloads
+from .workloads import Workload, pending_workloads, pod_gpu_milli
+
+GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"  # NVIDIA GPU feature discovery's model label
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,8 +41,22 @@ class NodeReason:
 
 
 @dataclass(frozen=True, slots=True)
+class Asks:
+    """What the workload asks for, as the scheduler reads it."""
+
+    kind: str
+    pods: int
+    min_member: int  # all-or-nothing size of a gang (1 for a lone pod)
+    gpus_by_model: tuple[tuple[str, float], ...]  # model ("any" when not pinned) → GPUs
+    required_level: str | None  # topology level all pods must share (name, else label key)
+    preferred_level: str | None
+    queue: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class Breakdown:
     workload: str
+    asks: Asks
     held: str | None  # the hold's message when the workload never reaches Filter
     member: str | None  # the member the reasons are for; None: every member fits somewhere
     placed_before: int  # members placed before it (a gang's greedy pass, undone)
@@ -61,10 +77,11 @@ def workload_breakdown(
     mix = tuple(p for w in pending for p in w.pods)  # as the evaluation's options_for
     options = PlacementOptions(policy=policy, at=at, workload_mix=mix)
     levels = tuple(level.name for level in cluster.topology.levels)
+    asks = workload_asks(cluster, workload)
     state = place(cluster, pending[:index], state=state, options=options, diagnose=False).state
     hold = held(workload, cluster.topology, len(state.node_names()))
     if hold is not None:
-        return Breakdown(key, hold.diagnosis.summary, None, 0, levels, ())
+        return Breakdown(key, asks, hold.diagnosis.summary, None, 0, levels, ())
     pod, reasons, placed = blocked_member(cluster, workload, state, options)
     names = state.node_names()
     if pod is None:
@@ -73,7 +90,7 @@ def workload_breakdown(
         _node_reason(cluster, state, name, reason)
         for name, reason in zip(names, reasons, strict=True)
     )
-    return Breakdown(key, None, pod.key if pod else None, placed, levels, nodes)
+    return Breakdown(key, asks, None, pod.key if pod else None, placed, levels, nodes)
 
 
 def _node_reason(cluster: Cluster, state: ClusterState, name: str, reason: str) -> NodeReason:
@@ -87,3 +104,33 @@ def _node_reason(cluster: Cluster, state: ClusterState, name: str, reason: str) 
         free_gpus=sum(1 for cell in cells if cell.allocated_milli == 0),
         reason=reason,
     )
+
+
+def workload_asks(cluster: Cluster, workload: Workload) -> Asks:
+    """Pods, GPUs per model (a pod's GPU request models, else its node selector's
+    ``nvidia.com/gpu.product``, else "any"), gang size, topology levels and queue."""
+    by_model: dict[str, float] = {}
+    for pod in workload.pods:
+        models = pod.gpu.models if pod.gpu is not None and pod.gpu.models else ()
+        pinned = pod.node_selector.get(GPU_PRODUCT_LABEL)
+        model = " or ".join(models) if models else (pinned or "any")
+        gpus = pod_gpu_milli(pod) / WHOLE_GPU_MILLI
+        if gpus:
+            by_model[model] = by_model.get(model, 0.0) + gpus
+    queues = {p.queue for p in workload.pods if p.queue}
+    return Asks(
+        kind=workload.kind,
+        pods=len(workload.pods),
+        min_member=workload.min_member,
+        gpus_by_model=tuple(sorted(by_model.items())),
+        required_level=_level_name(cluster, workload.required_topology),
+        preferred_level=_level_name(cluster, workload.preferred_topology),
+        queue=", ".join(sorted(queues)) or None,
+    )
+
+
+def _level_name(cluster: Cluster, key: str | None) -> str | None:
+    if key is None:
+        return None
+    index = cluster.topology.index_of(key)
+    return cluster.topology.levels[index].name if index is not None else key
