@@ -8,8 +8,12 @@ from typing import Any
 
 from recommender.actions import apply_text
 from recommender.engine.evaluate.evaluation import Evaluation as EngineEvaluation
+from recommender.engine.scheduler import breakdown
+from recommender.engine.scheduler.breakdown import Breakdown
 from recommender.models import EvaluatedNode, Evaluation, Recommendation, WorkloadVerdict
+from topology.adapters import cluster_from_snapshot
 from topology.hardware import Cluster
+from topology.models import Snapshot
 
 
 def evaluation_figures(result: Mapping[str, Any]) -> dict[str, Any]:
@@ -49,6 +53,14 @@ def recommendations(
             )
         )
     return rows
+
+
+def workload_breakdown(snapshot: Snapshot, workload: str) -> Breakdown | None:
+    """The engine's per-node breakdown of ``workload`` on the snapshot, as the snapshot's
+    evaluation saw it (its ``taken_at``, the default policy)."""
+    return breakdown.workload_breakdown(
+        cluster_from_snapshot(snapshot), workload, at=snapshot.taken_at
+    )
 
 
 def verdicts(

@@ -31,7 +31,9 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection
 from django.db.models import QuerySet
 
-from recommender.models import Evaluation, Recommendation, WorkloadVerdict
+from recommender import adapters
+from recommender.engine.scheduler.breakdown import Breakdown
+from recommender.models import EvaluatedNode, Evaluation, Recommendation, WorkloadVerdict
 from topology import charts
 from topology.models import Cluster, Snapshot
 
@@ -143,13 +145,43 @@ def pending_since_before(evaluation: Evaluation) -> dict[str, Any]:
     return dict(rows.values_list("workload", "pending_since"))
 
 
-def workload_history(*, cluster_id: int, workload: str) -> list[WorkloadVerdict]:
-    """The workload's verdict in each evaluation of the cluster that lists it, newest first."""
+BREAKDOWN_SECONDS = 600
+NOT_PENDING = "not pending"  # cached for a workload the engine does not find pending
+
+
+def verdict_of(*, evaluation: Evaluation, workload: str) -> WorkloadVerdict | None:
+    return WorkloadVerdict.objects.filter(evaluation=evaluation, workload=workload).first()
+
+
+def workload_breakdown(*, evaluation: Evaluation, workload: str) -> Breakdown | None:
+    """The engine's per-node breakdown of ``workload`` in ``evaluation``'s snapshot: worked
+    out on the first request (a scheduler pass over the snapshot), then kept in the
+    default cache under the evaluation's identity, which a re-run changes."""
+    key = f"workload-breakdown:{evaluation.pk}:{evaluation.stored_at.isoformat()}:{workload}"
+    found = caches["default"].get(key)
+    if found is None:
+        found = adapters.workload_breakdown(evaluation.snapshot, workload) or NOT_PENDING
+        caches["default"].set(key, found, timeout=BREAKDOWN_SECONDS)
+    return None if found == NOT_PENDING else found
+
+
+def node_places(*, evaluation: Evaluation, names: Iterable[str]) -> list[EvaluatedNode]:
+    """The named GPU nodes of the evaluation with their zone, block and rack (one query)."""
+    return list(
+        EvaluatedNode.objects.filter(evaluation=evaluation, name__in=list(names)).only(
+            "name", "zone", "block", "rack"
+        )
+    )
+
+
+def workload_history(*, cluster_id: int, workload: str, limit: int) -> list[WorkloadVerdict]:
+    """The workload's verdict in the last ``limit`` evaluations of the cluster that list
+    it, newest first (one query; the results' JSON unread)."""
     return list(
         WorkloadVerdict.objects.filter(evaluation__cluster_id=cluster_id, workload=workload)
         .select_related("evaluation")
         .defer("evaluation__result")
-        .order_by("-evaluation__taken_at", "-evaluation_id")
+        .order_by("-evaluation__taken_at", "-evaluation_id")[:limit]
     )
 
 

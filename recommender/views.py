@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
+from django.db.models import Case, F, IntegerField, Q, QuerySet, When
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
@@ -48,6 +49,8 @@ class ClusterPage:
             "evaluation": self.evaluation,
             "result": self.evaluation.result if self.evaluation else None,
             "is_latest": self.is_latest,
+            # the snapshot links keep (None: live)
+            "pinned_snapshot": None if self.is_latest or not self.snapshot else self.snapshot.id,
             "newer_snapshot": self.newer_snapshot,
             "section": section,
         }
@@ -119,28 +122,82 @@ def pending_rows(verdicts: list[WorkloadVerdict], result: dict[str, Any]) -> lis
     ]
 
 
+PENDING_SORTS = {  # ?sort= → order; the default puts gangs, then blocked workloads, first
+    "": ("-is_gang", "-is_blocked", "workload"),
+    "age": (F("pending_since").asc(nulls_last=True), "workload"),
+    "gpus": ("-requested_gpus", "workload"),
+    "cost": ("-naive_cost_per_hour", "-joint_cost_per_hour", "workload"),
+}
+PENDING_SORT_CHOICES = (
+    ("", "gangs and blocked first"),
+    ("age", "pending longest"),
+    ("gpus", "most GPUs"),
+    ("cost", "naive autoscaler's cost"),
+)
+
+
+def sorted_verdicts(verdicts: QuerySet[WorkloadVerdict], sort: str) -> QuerySet[WorkloadVerdict]:
+    """The page's order (PENDING_SORTS), done by the database."""
+    flags = verdicts.annotate(
+        is_gang=Case(When(kind="gang", then=1), default=0, output_field=IntegerField()),
+        is_blocked=Case(
+            When(verdict=WorkloadVerdict.Verdict.BLOCKED, then=1),
+            default=0,
+            output_field=IntegerField(),
+        ),
+    )
+    return flags.order_by(*PENDING_SORTS.get(sort, PENDING_SORTS[""]))
+
+
+def searched(verdicts: QuerySet[WorkloadVerdict], query: str) -> QuerySet[WorkloadVerdict]:
+    """Workloads whose name or namespace (the team) contains ``query``, in the database."""
+    if not query:
+        return verdicts
+    return verdicts.filter(Q(workload__icontains=query) | Q(namespace__icontains=query))
+
+
+def pending_summary(result: dict[str, Any]) -> dict[str, Any]:
+    """N pending, M blocked, K that the naive autoscaler buys unusable GPUs for, at $X/h
+    (the evaluation's stranded cost: the unused part of every node it would add)."""
+    workloads = result.get("workloads") or []
+    return {
+        "pending": len(workloads),
+        "blocked": sum(1 for w in workloads if w.get("verdict") == WorkloadVerdict.Verdict.BLOCKED),
+        "wasting": sum(1 for w in workloads if (w.get("naive") or {}).get("strandedGpus")),
+        "waste_per_hour": float((result.get("cost") or {}).get("strandedPerHour") or 0.0),
+    }
+
+
 @login_required
 def pending_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
-    """Scheduler diagnosis, naive action and what it strands, joint recommendation."""
+    """Scheduler diagnosis, naive action and what it strands, joint recommendation;
+    searched (``q``), filtered and sorted (``sort``) in the database."""
     page = cluster_page(request, cluster_id)
-    chosen = {key: request.GET.get(key, "") for key in ("verdict", "disagreement", "namespace")}
+    chosen = {
+        key: request.GET.get(key, "").strip()
+        for key in ("verdict", "disagreement", "namespace", "q", "sort")
+    }
     rows: list[dict[str, Any]] = []
     filterset = None
     result = (page.evaluation.result or {}) if page.evaluation is not None else {}
     if page.evaluation is not None:
-        data = {key: value for key, value in chosen.items() if value}
+        data = {key: chosen[key] for key in ("verdict", "disagreement", "namespace") if chosen[key]}
         data["evaluation"] = str(page.evaluation.id)
         filterset = WorkloadVerdictFilterSet(data, queryset=selectors.all_verdicts())
-        verdicts = list(filterset.qs.order_by("workload")) if filterset.is_valid() else []
-        rows = pending_rows(verdicts, page.evaluation.result or {})
+        if filterset.is_valid():
+            verdicts = sorted_verdicts(searched(filterset.qs, chosen["q"]), chosen["sort"])
+            rows = pending_rows(list(verdicts), result)
     context = page.context("pending")
     context.update(
         {
             "rows": rows,
             "chosen": chosen,
+            "filtered": any(chosen[k] for k in ("verdict", "disagreement", "namespace", "q")),
             "filter_errors": filterset.errors if filterset is not None else {},
             "verdict_choices": VERDICT_CHOICES,
             "disagreement_classes": DISAGREEMENT_CLASSES,
+            "sort_choices": PENDING_SORT_CHOICES,
+            "summary": pending_summary(result),
             "not_modelled": not_modelled(result),
         }
     )

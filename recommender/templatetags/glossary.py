@@ -7,7 +7,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from recommender.glossary import definition
+from recommender.glossary import TERMS, definition
 
 register = template.Library()
 
@@ -24,3 +24,10 @@ def term(key: str, label: str = "") -> SafeString:
         entry.text,
         label or entry.label,
     )
+
+
+@register.simple_tag
+def term_text(key: str) -> str:
+    """The definition of ``key`` for a title attribute ("" for a word it does not define)."""
+    entry = TERMS.get(key)
+    return entry.text if entry else ""
