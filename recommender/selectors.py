@@ -29,7 +29,7 @@ from django.conf import settings
 from django.core.cache import caches
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection
-from django.db.models import QuerySet
+from django.db.models import OuterRef, QuerySet, Subquery
 
 from recommender import adapters
 from recommender.engine.scheduler.breakdown import Breakdown
@@ -185,6 +185,17 @@ def workload_history(*, cluster_id: int, workload: str, limit: int) -> list[Work
     )
 
 
+def latest_evaluation_columns(cluster_ids: Iterable[int]) -> dict[int, Evaluation]:
+    """Cluster id → its latest evaluation's columns, without the result JSON (one query)."""
+    latest = (
+        Evaluation.objects.filter(cluster_id=OuterRef("cluster_id"))
+        .order_by("-taken_at", "-id")
+        .values("id")[:1]
+    )
+    rows = Evaluation.objects.filter(cluster_id__in=list(cluster_ids), id=Subquery(latest))
+    return {evaluation.cluster_id: evaluation for evaluation in rows.defer("result")}
+
+
 def evaluation_columns_by_snapshot(snapshot_ids: Iterable[int]) -> dict[int, Evaluation]:
     """Snapshot id → its evaluation's columns, without the result JSON (one query)."""
     return {
@@ -196,8 +207,9 @@ def evaluation_columns_by_snapshot(snapshot_ids: Iterable[int]) -> dict[int, Eva
 
 
 def overview_identity() -> list[tuple[Any, ...]]:
-    """Per cluster, by name: id, name, source settings, latest snapshot id, its evaluations'
-    ids and write times — what the overview cards are rendered from.
+    """Per cluster, by name: id, name, source settings, latest snapshot id, the latest
+    evaluation's id and write time (of that snapshot, or an older one while it is being
+    evaluated) — what the overview cards are rendered from.
 
     One query, written out: it runs on every overview request, and the ORM's building
     and compiling of the same query (three correlated subqueries) cost more CPU than
@@ -214,7 +226,10 @@ def overview_identity() -> list[tuple[Any, ...]]:
             ) AS latest_snapshot_id
             FROM {cluster}
         ) c
-        LEFT JOIN {evaluation} e ON e.snapshot_id = c.latest_snapshot_id
+        LEFT JOIN {evaluation} e ON e.id = (
+            SELECT l.id FROM {evaluation} l WHERE l.cluster_id = c.id
+            ORDER BY l.taken_at DESC, l.id DESC LIMIT 1
+        )
         ORDER BY c.name, c.id, e.id
     """  # noqa: S608 - table names from the models, no input
     with connection.cursor() as cursor:

@@ -61,6 +61,7 @@ def overview_row(
         "evaluation": evaluation,
         "age": age,
         "stale": age is None or age > stale_after(cluster),
+        "being_evaluated": bool(snapshot and evaluation and evaluation.snapshot_id != snapshot.id),
         "errors": list(snapshot.errors or []) if snapshot else [],
     }
 
@@ -90,15 +91,17 @@ def overview(request: HttpRequest) -> HttpResponse:
 
 
 def overview_rows(clusters: list[Cluster]) -> list[dict[str, Any]]:
-    """Clusters annotated with ``latest_snapshot_id`` → the cards' rows (2 queries)."""
+    """Clusters annotated with ``latest_snapshot_id`` → the cards' rows (2 queries).
+
+    Each card's figures are the cluster's latest *evaluation*: while a newer snapshot
+    is being evaluated they stay, and the card names that snapshot.
+    """
     snapshot_ids = [c.latest_snapshot_id for c in clusters if c.latest_snapshot_id]
     snapshots = topology_selectors.snapshots_by_id(snapshot_ids)
-    evaluations = selectors.evaluation_columns_by_snapshot(snapshot_ids)
+    evaluations = selectors.latest_evaluation_columns(c.id for c in clusters)
     return [
         overview_row(
-            cluster,
-            snapshots.get(cluster.latest_snapshot_id),
-            evaluations.get(cluster.latest_snapshot_id),
+            cluster, snapshots.get(cluster.latest_snapshot_id), evaluations.get(cluster.id)
         )
         for cluster in clusters
     ]

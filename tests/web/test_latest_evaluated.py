@@ -70,3 +70,12 @@ def test_the_heatmap_data_is_the_evaluated_snapshots(
     response = signed_in.get(f"/clusters/{evaluation.cluster_id}/topology/data.json")
     assert response.status_code == 200
     assert response["ETag"]  # served from an evaluation, not the empty not-evaluated view
+
+
+def test_the_overview_keeps_the_evaluated_figures_and_names_the_newer_snapshot(
+    signed_in: Any, evaluation: Any, newer_snapshot: Any
+) -> None:
+    content = signed_in.get("/").content.decode()
+    assert f'data-counter="gpus">{evaluation.result["cluster"]["gpus"]}<' in content
+    assert f"Newer snapshot #{newer_snapshot.id} is being evaluated" in content
+    assert f"figures of snapshot #{evaluation.snapshot_id}" in content
