@@ -25,7 +25,10 @@ def newer_snapshot(evaluation: Any) -> Any:
         taken_at=TAKEN_AT + timedelta(minutes=1),
         objects=objects,
     )
-    assert snapshot is not None and not hasattr(snapshot, "evaluation_id")
+    from recommender.models import Evaluation
+
+    assert snapshot is not None
+    assert not Evaluation.objects.filter(snapshot=snapshot).exists()
     return snapshot
 
 
