@@ -55,12 +55,10 @@ def recommendations(
     return rows
 
 
-def workload_breakdown(snapshot: Snapshot, workload: str) -> Breakdown | None:
-    """The engine's per-node breakdown of ``workload`` on the snapshot, as the snapshot's
-    evaluation saw it (its ``taken_at``, the default policy)."""
-    return breakdown.workload_breakdown(
-        cluster_from_snapshot(snapshot), workload, at=snapshot.taken_at
-    )
+def workload_breakdowns(snapshot: Snapshot) -> dict[str, Breakdown]:
+    """The engine's per-node breakdown of every pending workload of the snapshot, as the
+    snapshot's evaluation saw them (its ``taken_at``, the default policy)."""
+    return breakdown.all_breakdowns(cluster_from_snapshot(snapshot), at=snapshot.taken_at)
 
 
 def verdicts(

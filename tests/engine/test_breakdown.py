@@ -8,12 +8,18 @@ held at PreEnqueue (schedulinggates) and never filtered.
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
 import yaml
 
-from recommender.engine.scheduler.breakdown import workload_breakdown
+from recommender.engine.evaluate.evaluation import evaluate
+from recommender.engine.scheduler.breakdown import all_breakdowns, workload_breakdown
+from recommender.engine.scheduler.diagnosis import nodes_summary
+from tests.engine.test_scenarios import SCENARIOS, scenario_names
+from topology.files import read_objects
 from topology.kube import parse_objects
 
 AT = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -93,7 +99,7 @@ def test_it_gives_each_nodes_reason_for_the_gang_member_that_fits_nowhere() -> N
     result = workload_breakdown(cluster(), "ml/g", at=AT)
     assert result is not None and result.held is None
     # g-0 takes n1 (the only node with 8 free, untainted GPUs); then g-1 fits nowhere
-    assert (result.member, result.placed_before) == ("ml/g-1", 1)
+    assert (result.placed, result.member) == (False, "ml/g-1")
     reasons = {n.node: n.reason for n in result.nodes}
     assert reasons == {
         "n1": "Insufficient nvidia.com/gpu",
@@ -118,11 +124,23 @@ def test_it_counts_free_gpus_and_domains_as_before_the_workload() -> None:
     }
 
 
-def test_it_names_no_member_when_the_workload_fits() -> None:
+def test_it_gives_no_map_for_a_workload_the_scheduler_places() -> None:
     result = workload_breakdown(cluster(pod("small", 2)), "ml/small", at=AT)
     assert result is not None
-    assert result.member is None
-    assert all(n.reason == "" for n in result.nodes)
+    assert (result.placed, result.member, result.nodes) == (True, None, ())
+
+
+def test_it_sees_the_nodes_as_the_workloads_before_it_left_them() -> None:
+    """ml/a (created first) takes n1's 8 GPUs; ml/b (8 GPUs) then fits nowhere."""
+    early = pod("a", 8)
+    early["metadata"]["creationTimestamp"] = "2026-12-01T10:00:00Z"
+    late = pod("b", 8)
+    late["metadata"]["creationTimestamp"] = "2026-12-01T11:00:00Z"
+    found = all_breakdowns(cluster(early, late), at=AT)
+    assert found["ml/a"].placed
+    reasons = {n.node: n.reason for n in found["ml/b"].nodes}
+    assert reasons["n1"] == "Insufficient nvidia.com/gpu"
+    assert {n.node: n.free_gpus for n in found["ml/b"].nodes}["n1"] == 0
 
 
 def test_it_scans_no_node_for_a_gated_pod() -> None:
@@ -144,3 +162,16 @@ def test_it_says_what_the_gang_asks_for() -> None:
     assert (asks.kind, asks.pods, asks.min_member) == ("gang", 2, 2)
     assert asks.gpus_by_model == (("any", 16.0),)
     assert (asks.required_level, asks.queue) == (None, None)
+
+
+@pytest.mark.parametrize("name", scenario_names())
+def test_each_failed_workloads_map_adds_up_to_its_diagnosis(name: str) -> None:
+    """The per-node map, counted, is the "0/N nodes are available: …" the evaluation gave."""
+    snapshot = parse_objects(read_objects(SCENARIOS / f"{name}.yaml"), cluster_name=name)
+    result = evaluate(snapshot.cluster, at=AT).to_json()
+    for key, found in all_breakdowns(snapshot.cluster, at=AT).items():
+        if not found.nodes:
+            continue
+        counted = Counter(n.reason for n in found.nodes if n.reason)
+        summary = nodes_summary(len(found.nodes), counted)
+        assert result["diagnoses"][key]["summary"].startswith(summary.removesuffix(".")), key

@@ -5,9 +5,10 @@ filter; the scheduling framework keeps the per-node map (``framework.Diagnosis.
 NodeToStatusMap``, filled by ``findNodesThatPassFilters`` in
 ``pkg/scheduler/schedule_one.go``), which kube-scheduler-simulator shows per node and
 plugin. This rebuilds that map for one workload as the evaluation's scheduler pass saw
-it: the workloads before it (``pending_workloads`` order) placed first, then its first
-member that fits nowhere, after the members before it were placed greedily
-(``placement.blocked_member``, the same member ``diagnosis`` speaks of).
+it: one pass over the pending workloads in order (``placement.place_explained``, the
+same run as the evaluation's ``place``), keeping for each failure the map its
+diagnosis counted: its first member that fits on no node once the members before it
+are placed greedily, and every node's first failing filter for that member.
 
 A workload held before Filter (scheduling gates, an unsupported field) gets no node
 scan: kube-scheduler never filters it either (PreEnqueue), and its hold says why.
@@ -23,7 +24,7 @@ from datetime import datetime
 from topology.hardware import WHOLE_GPU_MILLI, Cluster
 
 from .admission import held
-from .placement import PlacementOptions, blocked_member, place
+from .placement import PlacementOptions, place_explained
 from .state import ClusterState
 from .workloads import Workload, pending_workloads, pod_gpu_milli
 
@@ -57,53 +58,65 @@ class Asks:
 class Breakdown:
     workload: str
     asks: Asks
+    placed: bool  # the scheduler places it now (no map: nothing refused it)
     held: str | None  # the hold's message when the workload never reaches Filter
-    member: str | None  # the member the reasons are for; None: every member fits somewhere
-    placed_before: int  # members placed before it (a gang's greedy pass, undone)
+    member: str | None  # the member the reasons are for (None when placed or held)
     levels: tuple[str, ...]  # topology level names, outermost first
-    nodes: tuple[NodeReason, ...]
+    nodes: tuple[NodeReason, ...]  # every node with its reason for ``member``
 
 
 def workload_breakdown(
     cluster: Cluster, key: str, *, at: datetime, policy: str = "default"
 ) -> Breakdown | None:
     """The per-node breakdown of workload ``key``; None when it is not pending."""
+    return all_breakdowns(cluster, at=at, policy=policy).get(key)
+
+
+def all_breakdowns(
+    cluster: Cluster, *, at: datetime, policy: str = "default"
+) -> dict[str, Breakdown]:
+    """Every pending workload's breakdown, from one scheduler pass over the cluster: the
+    evaluation's own pass (same order, options and seed), keeping each failure's map."""
     state = ClusterState.from_cluster(cluster)
     pending = pending_workloads(cluster)
-    index = next((i for i, w in enumerate(pending) if w.key == key), None)
-    if index is None:
-        return None
-    workload = pending[index]
     mix = tuple(p for w in pending for p in w.pods)  # as the evaluation's options_for
     options = PlacementOptions(policy=policy, at=at, workload_mix=mix)
     levels = tuple(level.name for level in cluster.topology.levels)
-    asks = workload_asks(cluster, workload)
-    state = place(cluster, pending[:index], state=state, options=options, diagnose=False).state
-    hold = held(workload, cluster.topology, len(state.node_names()))
-    if hold is not None:
-        return Breakdown(key, asks, hold.diagnosis.summary, None, 0, levels, ())
-    pod, reasons, placed = blocked_member(cluster, workload, state, options)
-    names = state.node_names()
-    if pod is None:
-        reasons = [""] * len(names)
-    nodes = tuple(
-        _node_reason(cluster, state, name, reason)
-        for name, reason in zip(names, reasons, strict=True)
-    )
-    return Breakdown(key, asks, None, pod.key if pod else None, placed, levels, nodes)
+    total = len(state.node_names())
+    found = {}
+    places: dict[str, tuple[str | None, tuple[str | None, ...], int]] = {}
+    for workload, (outcome, pod, reasons) in zip(
+        pending, place_explained(cluster, pending, state, options), strict=True
+    ):
+        asks = workload_asks(cluster, workload)
+        hold = held(workload, cluster.topology, total)
+        if hold is not None:
+            found[workload.key] = Breakdown(
+                workload.key, asks, False, hold.diagnosis.summary, None, levels, ()
+            )
+            continue
+        nodes: tuple[NodeReason, ...] = ()
+        if pod is not None:  # failed: the state is as before the workload
+            places = places or _node_places(cluster, state)
+            nodes = tuple(
+                NodeReason(name, *places[name], state.free_gpus(name), reason)
+                for name, reason in zip(state.node_names(), reasons, strict=True)
+            )
+        found[workload.key] = Breakdown(
+            workload.key, asks, outcome.placed, None, pod.key if pod else None, levels, nodes
+        )
+    return found
 
 
-def _node_reason(cluster: Cluster, state: ClusterState, name: str, reason: str) -> NodeReason:
-    node = state.node(name)
-    cells = state.gpu_cells(name)
-    return NodeReason(
-        node=name,
-        node_group=node.node_group,
-        path=cluster.topology.path(node.labels),
-        gpus=len(cells),
-        free_gpus=sum(1 for cell in cells if cell.allocated_milli == 0),
-        reason=reason,
-    )
+def _node_places(
+    cluster: Cluster, state: ClusterState
+) -> dict[str, tuple[str | None, tuple[str | None, ...], int]]:
+    """Node → (node group, domain path, GPUs): what does not change during the pass."""
+    places = {}
+    for name in state.node_names():
+        node = state.node(name)
+        places[name] = (node.node_group, cluster.topology.path(node.labels), node.gpu_count)
+    return places
 
 
 def workload_asks(cluster: Cluster, workload: Workload) -> Asks:

@@ -21,7 +21,7 @@ compare to).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -159,12 +159,20 @@ def place_one(
     return run.place_workload(workload)
 
 
-def blocked_member(
-    cluster: Cluster, workload: Workload, state: ClusterState, options: PlacementOptions
-) -> tuple[Pod | None, list[str], int]:
-    """``_Run.blocked_member`` on ``state`` (left as it was): the member a failed
-    workload's diagnosis speaks of, with every node's reason for it."""
-    return _Run(cluster, state, options, (workload,)).blocked_member(workload)
+def place_explained(
+    cluster: Cluster,
+    workloads: Sequence[Workload],
+    state: ClusterState,
+    options: PlacementOptions,
+) -> Iterator[tuple[WorkloadOutcome, Pod | None, list[str]]]:
+    """``place`` on ``state`` itself, yielding with each outcome the map behind a failed
+    workload's diagnosis: its first member that fits on no node and every node's reason
+    for it, in node order ("" where it fits); (None, []) for a workload placed or held."""
+    run = _Run(cluster, state, options, workloads)
+    for workload in workloads:
+        run.last_blocked = (None, [])
+        outcome = run.place_workload(workload)
+        yield (outcome, *run.last_blocked)
 
 
 class Placer:
@@ -216,6 +224,8 @@ class _Run:
         self.cluster = cluster
         self.state = state
         self.diagnose = diagnose
+        # the last diagnosis's member and every node's reason for it (place_explained)
+        self.last_blocked: tuple[Pod | None, list[str]] = (None, [])
         policy = policy_named(options.policy)
         typical = _typical(state, options, workloads) if policy.needs_fragmentation else None
         grants, at = options.reservation_grants, options.at
@@ -333,7 +343,8 @@ class _Run:
 
     def _first_blocked_member(self, workload: Workload) -> tuple[list[str], int]:
         """Reasons of the nodes refusing the first member that fits nowhere (greedy, undone)."""
-        _pod, reasons, count = self.blocked_member(workload)
+        pod, reasons, count = self.blocked_member(workload)
+        self.last_blocked = (pod, reasons)
         return [r for r in reasons if r], count
 
     def blocked_member(self, workload: Workload) -> tuple[Pod | None, list[str], int]:
