@@ -164,3 +164,10 @@ def test_the_help_page_lists_every_term(signed_in: Any, db: None) -> None:
     for term in TERMS.values():
         assert f'<dt id="term-{term.key}">{term.label}</dt>' in content
         assert term.text in content
+
+
+def test_it_links_the_workloads_a_reservation_can_run(signed_in: Any, evaluation: Any) -> None:
+    """reservation-idle-nodes: the joint plan runs team-a/finetune on team-a-h100."""
+    content = signed_in.get(f"/clusters/{evaluation.cluster_id}/reservations/").content.decode()
+    link = f'href="/clusters/{evaluation.cluster_id}/workloads/team-a/finetune/">team-a/finetune'
+    assert '<li>team-a-h100: <a class="workload-link" ' + link in content
