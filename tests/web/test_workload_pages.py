@@ -171,3 +171,14 @@ def test_it_links_the_workloads_a_reservation_can_run(signed_in: Any, evaluation
     content = signed_in.get(f"/clusters/{evaluation.cluster_id}/reservations/").content.decode()
     link = f'href="/clusters/{evaluation.cluster_id}/workloads/team-a/finetune/">team-a/finetune'
     assert '<li>team-a-h100: <a class="workload-link" ' + link in content
+
+
+def test_it_pins_the_workload_page_query_count(
+    signed_in: Any, topology_evaluation: Any, django_assert_num_queries: Any
+) -> None:
+    url = workload_url(topology_evaluation, "ml/train")
+    assert signed_in.get(url).status_code == 200  # the first visit works the breakdown out
+    # user, clusters, snapshots, latest evaluation, verdict, recommendations, node places,
+    # history: the breakdown comes from the cache
+    with django_assert_num_queries(8):
+        assert signed_in.get(url).status_code == 200
