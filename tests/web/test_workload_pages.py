@@ -182,3 +182,13 @@ def test_it_pins_the_workload_page_query_count(
     # history: the breakdown comes from the cache
     with django_assert_num_queries(8):
         assert signed_in.get(url).status_code == 200
+
+
+def test_it_never_says_agree_beside_stranded_gpus(signed_in: Any, cluster: Any) -> None:
+    """interpod-anti-affinity-scale-up: both plans add one h100 for serve/web-2, of which
+    the naive one leaves 4 GPUs unused: no disagreement class, yet not "agree"."""
+    evaluation = ingest_and_evaluate(cluster, scenario_objects("interpod-anti-affinity-scale-up"))
+    content = pending(signed_in, evaluation)
+    row = content.split('<tr data-workload="serve/web-2"', 1)[1].split("</tr>", 1)[0]
+    assert "same verdict, but the naive nodes strand 4 GPUs" in row
+    assert 'data-term="agree"' not in row
