@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from datetime import datetime
 from typing import Any
 
 from recommender.actions import apply_text
 from recommender.engine.evaluate.evaluation import Evaluation as EngineEvaluation
+from recommender.engine.scheduler import breakdown
+from recommender.engine.scheduler.breakdown import Breakdown
 from recommender.models import EvaluatedNode, Evaluation, Recommendation, WorkloadVerdict
+from topology.adapters import cluster_from_snapshot
 from topology.hardware import Cluster
+from topology.models import Snapshot
 
 
 def evaluation_figures(result: Mapping[str, Any]) -> dict[str, Any]:
@@ -50,10 +55,34 @@ def recommendations(
     return rows
 
 
-def verdicts(evaluation: Evaluation, result: Mapping[str, Any]) -> list[WorkloadVerdict]:
+def workload_breakdowns(snapshot: Snapshot) -> dict[str, Breakdown]:
+    """The engine's per-node breakdown of every pending workload of the snapshot, as the
+    snapshot's evaluation saw them (its ``taken_at``, the default policy)."""
+    return breakdown.all_breakdowns(cluster_from_snapshot(snapshot), at=snapshot.taken_at)
+
+
+def verdicts(
+    evaluation: Evaluation,
+    result: Mapping[str, Any],
+    pending_since: Mapping[str, datetime] | None = None,
+) -> list[WorkloadVerdict]:
+    """One row per workload of the result.
+
+    ``pending_since``: workload → when it was first seen pending, from the cluster's
+    previous evaluation (absent: first seen in this one). Each plan's cost is the
+    price of the nodes it adds for the workload (``nodeGroups``' prices); reusing a
+    reservation costs nothing more.
+    """
+    prices = {
+        str(group["name"]): float(group.get("pricePerNodeHour") or 0.0)
+        for group in result.get("nodeGroups") or []
+    }
+    since = pending_since or {}
     rows = []
     for item in result.get("workloads") or []:
         workload = str(item["name"])
+        naive = dict(item.get("naive") or {})
+        joint = dict(item.get("joint") or {})
         rows.append(
             WorkloadVerdict(
                 evaluation=evaluation,
@@ -62,13 +91,22 @@ def verdicts(evaluation: Evaluation, result: Mapping[str, Any]) -> list[Workload
                 kind=str(item.get("kind") or "pod"),
                 verdict=str(item["verdict"]),
                 gpus=int(item.get("gpus") or 0),
+                requested_gpus=float(item.get("gpus") or 0),
                 reasons=list(item.get("reasons") or []),
                 disagreements=list(item.get("disagreements") or []),
-                naive=dict(item.get("naive") or {}),
-                joint=dict(item.get("joint") or {}),
+                naive=naive,
+                joint=joint,
+                naive_cost_per_hour=nodes_cost(naive.get("addNodes") or {}, prices),
+                joint_cost_per_hour=nodes_cost(joint.get("addNodes") or {}, prices),
+                pending_since=since.get(workload, evaluation.taken_at),
             )
         )
     return rows
+
+
+def nodes_cost(add_nodes: Mapping[str, int], prices: Mapping[str, float]) -> float:
+    """$/h of ``{group: count}`` nodes at the groups' prices (an unpriced group: 0)."""
+    return round(sum(count * prices.get(group, 0.0) for group, count in add_nodes.items()), 2)
 
 
 def evaluated_nodes(

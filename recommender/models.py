@@ -79,10 +79,24 @@ class WorkloadVerdict(models.Model):
     kind = models.CharField(max_length=16)
     verdict = models.CharField(max_length=32, choices=Verdict.choices)
     gpus = models.PositiveIntegerField(default=0)
+    requested_gpus = models.FloatField(
+        default=0.0, help_text="GPUs asked for, shares and partitions as fractions (gpus: whole)"
+    )
     reasons = models.JSONField(default=list)
     disagreements = models.JSONField(default=list)
     naive = models.JSONField(default=dict)
     joint = models.JSONField(default=dict)
+    naive_cost_per_hour = models.FloatField(
+        default=0.0, help_text="price of the nodes the naive autoscaler adds for it"
+    )
+    joint_cost_per_hour = models.FloatField(
+        default=0.0, help_text="price of the nodes the joint plan adds for it"
+    )
+    pending_since = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="taken_at of the first snapshot of the unbroken run of evaluations listing it",
+    )
 
     class Meta:
         constraints = [
@@ -93,6 +107,7 @@ class WorkloadVerdict(models.Model):
         indexes = [
             models.Index(fields=["evaluation", "verdict"], name="verdict_eval_verdict"),
             models.Index(fields=["evaluation", "namespace"], name="verdict_eval_namespace"),
+            models.Index(fields=["workload", "evaluation"], name="verdict_workload_eval"),
         ]
         ordering = ["evaluation", "workload"]
 

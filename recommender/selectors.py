@@ -29,9 +29,11 @@ from django.conf import settings
 from django.core.cache import caches
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection
-from django.db.models import QuerySet
+from django.db.models import OuterRef, QuerySet, Subquery
 
-from recommender.models import Evaluation, Recommendation, WorkloadVerdict
+from recommender import adapters
+from recommender.engine.scheduler.breakdown import Breakdown
+from recommender.models import EvaluatedNode, Evaluation, Recommendation, WorkloadVerdict
 from topology import charts
 from topology.models import Cluster, Snapshot
 
@@ -120,6 +122,88 @@ def evaluation_of_snapshot(*, snapshot_id: int, with_result: bool = True) -> Eva
     return evaluations.first()
 
 
+def latest_evaluation_of_cluster(*, cluster_id: int, with_result: bool = True) -> Evaluation | None:
+    """The cluster's evaluation of its latest evaluated snapshot (one query), with that
+    snapshot; ``with_result=False`` leaves the JSON unread."""
+    evaluations = Evaluation.objects.filter(cluster_id=cluster_id).select_related("snapshot")
+    if not with_result:
+        evaluations = evaluations.defer("result")
+    return evaluations.order_by("-taken_at", "-id").first()
+
+
+def pending_since_before(evaluation: Evaluation) -> dict[str, Any]:
+    """Workload → ``pending_since`` in the cluster's evaluation just before ``evaluation``
+    (one query; empty for the first): a workload it lists has been pending since then."""
+    previous = (
+        Evaluation.objects.filter(
+            cluster_id=evaluation.cluster_id, taken_at__lt=evaluation.taken_at
+        )
+        .order_by("-taken_at", "-id")
+        .values("id")[:1]
+    )
+    rows = WorkloadVerdict.objects.filter(evaluation_id__in=previous, pending_since__isnull=False)
+    return dict(rows.values_list("workload", "pending_since"))
+
+
+BREAKDOWN_SECONDS = 600
+NOT_PENDING = "not pending"  # cached for a workload the engine does not find pending
+
+
+def verdict_of(*, evaluation: Evaluation, workload: str) -> WorkloadVerdict | None:
+    return WorkloadVerdict.objects.filter(evaluation=evaluation, workload=workload).first()
+
+
+def workload_breakdown(*, evaluation: Evaluation, workload: str) -> Breakdown | None:
+    """The engine's per-node breakdown of ``workload`` in ``evaluation``'s snapshot.
+
+    The first request for any workload of the evaluation runs one scheduler pass over
+    the snapshot (seconds at a thousand nodes: parsing it is most of that) and keeps
+    every workload's breakdown in the default cache under the evaluation's identity,
+    which a re-run changes; the other workloads' pages then read theirs.
+    """
+    prefix = f"workload-breakdown:{evaluation.pk}:{evaluation.stored_at.isoformat()}:"
+    cache = caches["default"]
+    found = cache.get(prefix + workload)
+    if found is None:
+        every = adapters.workload_breakdowns(evaluation.snapshot)
+        cache.set_many({prefix + key: value for key, value in every.items()}, BREAKDOWN_SECONDS)
+        found = every.get(workload, NOT_PENDING)
+        if found == NOT_PENDING:
+            cache.set(prefix + workload, NOT_PENDING, BREAKDOWN_SECONDS)
+    return None if found == NOT_PENDING else found
+
+
+def node_places(*, evaluation: Evaluation, names: Iterable[str]) -> list[EvaluatedNode]:
+    """The named GPU nodes of the evaluation with their zone, block and rack (one query)."""
+    return list(
+        EvaluatedNode.objects.filter(evaluation=evaluation, name__in=list(names)).only(
+            "name", "zone", "block", "rack"
+        )
+    )
+
+
+def workload_history(*, cluster_id: int, workload: str, limit: int) -> list[WorkloadVerdict]:
+    """The workload's verdict in the last ``limit`` evaluations of the cluster that list
+    it, newest first (one query; the results' JSON unread)."""
+    return list(
+        WorkloadVerdict.objects.filter(evaluation__cluster_id=cluster_id, workload=workload)
+        .select_related("evaluation")
+        .defer("evaluation__result")
+        .order_by("-evaluation__taken_at", "-evaluation_id")[:limit]
+    )
+
+
+def latest_evaluation_columns(cluster_ids: Iterable[int]) -> dict[int, Evaluation]:
+    """Cluster id → its latest evaluation's columns, without the result JSON (one query)."""
+    latest = (
+        Evaluation.objects.filter(cluster_id=OuterRef("cluster_id"))
+        .order_by("-taken_at", "-id")
+        .values("id")[:1]
+    )
+    rows = Evaluation.objects.filter(cluster_id__in=list(cluster_ids), id=Subquery(latest))
+    return {evaluation.cluster_id: evaluation for evaluation in rows.defer("result")}
+
+
 def evaluation_columns_by_snapshot(snapshot_ids: Iterable[int]) -> dict[int, Evaluation]:
     """Snapshot id → its evaluation's columns, without the result JSON (one query)."""
     return {
@@ -131,8 +215,9 @@ def evaluation_columns_by_snapshot(snapshot_ids: Iterable[int]) -> dict[int, Eva
 
 
 def overview_identity() -> list[tuple[Any, ...]]:
-    """Per cluster, by name: id, name, source settings, latest snapshot id, its evaluations'
-    ids and write times — what the overview cards are rendered from.
+    """Per cluster, by name: id, name, source settings, latest snapshot id, the latest
+    evaluation's id and write time (of that snapshot, or an older one while it is being
+    evaluated) — what the overview cards are rendered from.
 
     One query, written out: it runs on every overview request, and the ORM's building
     and compiling of the same query (three correlated subqueries) cost more CPU than
@@ -149,7 +234,10 @@ def overview_identity() -> list[tuple[Any, ...]]:
             ) AS latest_snapshot_id
             FROM {cluster}
         ) c
-        LEFT JOIN {evaluation} e ON e.snapshot_id = c.latest_snapshot_id
+        LEFT JOIN {evaluation} e ON e.id = (
+            SELECT l.id FROM {evaluation} l WHERE l.cluster_id = c.id
+            ORDER BY l.taken_at DESC, l.id DESC LIMIT 1
+        )
         ORDER BY c.name, c.id, e.id
     """  # noqa: S608 - table names from the models, no input
     with connection.cursor() as cursor:
@@ -158,25 +246,21 @@ def overview_identity() -> list[tuple[Any, ...]]:
 
 
 def shown_evaluation(cluster_id: int, snapshot_id: int | None) -> Evaluation | None:
-    """The evaluation a cluster page shows (``?snapshot=`` or the latest snapshot's), with
-    only its ids and ``stored_at``; None when there is none (``cluster_page`` says why).
+    """The evaluation a cluster page shows (``?snapshot=``'s, else the latest evaluated
+    snapshot's), with only its ids and ``stored_at``; None when there is none
+    (``cluster_page`` says why).
 
     One query, written out: every heatmap data request runs it, and the ORM's building
     and compiling of it cost more CPU than the query.
     """
-    evaluations, snapshots = Evaluation._meta.db_table, Snapshot._meta.db_table
+    evaluations = Evaluation._meta.db_table
+    columns = f"SELECT id, snapshot_id, cluster_id, stored_at FROM {evaluations}"  # noqa: S608
     if snapshot_id is None:
-        snapshot = (
-            f"(SELECT s.id FROM {snapshots} s WHERE s.cluster_id = %s"
-            " ORDER BY s.taken_at DESC LIMIT 1)"
-        )
-        params = [cluster_id, cluster_id]
+        sql = f"{columns} WHERE cluster_id = %s ORDER BY taken_at DESC, id DESC LIMIT 1"
+        params = [cluster_id]
     else:
-        snapshot, params = "%s", [snapshot_id, cluster_id]
-    sql = (
-        f"SELECT id, snapshot_id, cluster_id, stored_at FROM {evaluations}"  # noqa: S608 - no input
-        f" WHERE snapshot_id = {snapshot} AND cluster_id = %s ORDER BY taken_at DESC LIMIT 1"
-    )
+        sql = f"{columns} WHERE snapshot_id = %s AND cluster_id = %s LIMIT 1"
+        params = [snapshot_id, cluster_id]
     return next(iter(Evaluation.objects.raw(sql, params)), None)
 
 

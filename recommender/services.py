@@ -16,7 +16,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from recommender import adapters, signals
+from recommender import adapters, selectors, signals
 from recommender.actions import report_json
 from recommender.engine.evaluate.evaluation import evaluate
 from recommender.models import EvaluatedNode, Evaluation, Recommendation, WorkloadVerdict
@@ -62,7 +62,10 @@ def store_evaluation(*, snapshot: Snapshot) -> Evaluation:
         WorkloadVerdict.objects.filter(evaluation=evaluation).delete()
         EvaluatedNode.objects.filter(evaluation=evaluation).delete()
         Recommendation.objects.bulk_create(adapters.recommendations(evaluation, evaluated, model))
-        WorkloadVerdict.objects.bulk_create(adapters.verdicts(evaluation, result), batch_size=1000)
+        WorkloadVerdict.objects.bulk_create(
+            adapters.verdicts(evaluation, result, selectors.pending_since_before(evaluation)),
+            batch_size=1000,
+        )
         EvaluatedNode.objects.bulk_create(
             adapters.evaluated_nodes(
                 evaluation,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
+from django.db.models import Case, F, IntegerField, Q, QuerySet, When
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
@@ -37,6 +38,7 @@ class ClusterPage:
     snapshot: Snapshot | None
     evaluation: Evaluation | None
     is_latest: bool
+    newer_snapshot: Snapshot | None = None  # ingested after the one shown, not evaluated yet
 
     def context(self, section: str) -> dict[str, Any]:
         return {
@@ -47,6 +49,9 @@ class ClusterPage:
             "evaluation": self.evaluation,
             "result": self.evaluation.result if self.evaluation else None,
             "is_latest": self.is_latest,
+            # the snapshot links keep (None: live)
+            "pinned_snapshot": None if self.is_latest or not self.snapshot else self.snapshot.id,
+            "newer_snapshot": self.newer_snapshot,
             "section": section,
         }
 
@@ -61,8 +66,12 @@ def requested_snapshot_id(request: HttpRequest) -> int | None:
 
 
 def cluster_page(request: HttpRequest, cluster_id: int, *, with_result: bool = True) -> ClusterPage:
-    """Load the cluster, the picker lists and the chosen snapshot's evaluation (4 queries).
+    """Load the cluster, the picker lists and the shown snapshot's evaluation (4 queries).
 
+    Live (no ``?snapshot=``), the page shows the latest *evaluated* snapshot: a snapshot
+    ingested since is being evaluated, and showing it would empty every table until its
+    evaluation is stored. That newer snapshot is named (``newer_snapshot``) so the page
+    can say so; the live update that brings its evaluation re-renders the page without it.
     ``with_result=False`` leaves the evaluation's result JSON unread, for views that
     need only its id and columns.
     """
@@ -74,23 +83,34 @@ def cluster_page(request: HttpRequest, cluster_id: int, *, with_result: bool = T
         cluster_id=cluster_id, limit=SNAPSHOT_PICKER_LIMIT
     )
     wanted = requested_snapshot_id(request)
-    snapshot = snapshots[0] if snapshots and wanted is None else None
-    if wanted is not None:
-        snapshot = next((s for s in snapshots if s.id == wanted), None)
+    if wanted is None:
+        return live_cluster_page(cluster, clusters, snapshots, with_result=with_result)
+    snapshot = next((s for s in snapshots if s.id == wanted), None)
+    if snapshot is None:
+        snapshot = topology_selectors.snapshot_of_cluster(cluster_id=cluster_id, snapshot_id=wanted)
         if snapshot is None:
-            snapshot = topology_selectors.snapshot_of_cluster(
-                cluster_id=cluster_id, snapshot_id=wanted
-            )
-            if snapshot is None:
-                raise Http404("no such snapshot in this cluster")
-            snapshots.append(snapshot)
-    evaluation = (
-        selectors.evaluation_of_snapshot(snapshot_id=snapshot.id, with_result=with_result)
-        if snapshot
-        else None
-    )
-    is_latest = snapshot is None or (bool(snapshots) and snapshot.id == snapshots[0].id)
+            raise Http404("no such snapshot in this cluster")
+        snapshots.append(snapshot)
+    evaluation = selectors.evaluation_of_snapshot(snapshot_id=snapshot.id, with_result=with_result)
+    is_latest = snapshot.id == snapshots[0].id
     return ClusterPage(cluster, clusters, snapshots, snapshot, evaluation, is_latest)
+
+
+def live_cluster_page(
+    cluster: Cluster, clusters: list[Cluster], snapshots: list[Snapshot], *, with_result: bool
+) -> ClusterPage:
+    """The page as of the cluster's latest evaluation, naming a newer snapshot if any."""
+    evaluation = selectors.latest_evaluation_of_cluster(
+        cluster_id=cluster.id, with_result=with_result
+    )
+    if evaluation is None:  # nothing evaluated yet: the newest snapshot, with its notice
+        return ClusterPage(cluster, clusters, snapshots, next(iter(snapshots), None), None, True)
+    snapshot = next((s for s in snapshots if s.id == evaluation.snapshot_id), None)
+    if snapshot is None:  # older than the picker's list: 50 snapshots since, none evaluated
+        snapshot = evaluation.snapshot
+        snapshots.append(snapshot)
+    newer = snapshots[0] if snapshots[0].taken_at > snapshot.taken_at else None
+    return ClusterPage(cluster, clusters, snapshots, snapshot, evaluation, True, newer)
 
 
 def pending_rows(verdicts: list[WorkloadVerdict], result: dict[str, Any]) -> list[dict[str, Any]]:
@@ -102,28 +122,82 @@ def pending_rows(verdicts: list[WorkloadVerdict], result: dict[str, Any]) -> lis
     ]
 
 
+PENDING_SORTS = {  # ?sort= → order; the default puts gangs, then blocked workloads, first
+    "": ("-is_gang", "-is_blocked", "workload"),
+    "age": (F("pending_since").asc(nulls_last=True), "workload"),
+    "gpus": ("-requested_gpus", "workload"),
+    "cost": ("-naive_cost_per_hour", "-joint_cost_per_hour", "workload"),
+}
+PENDING_SORT_CHOICES = (
+    ("", "gangs and blocked first"),
+    ("age", "pending longest"),
+    ("gpus", "most GPUs"),
+    ("cost", "naive autoscaler's cost"),
+)
+
+
+def sorted_verdicts(verdicts: QuerySet[WorkloadVerdict], sort: str) -> QuerySet[WorkloadVerdict]:
+    """The page's order (PENDING_SORTS), done by the database."""
+    flags = verdicts.annotate(
+        is_gang=Case(When(kind="gang", then=1), default=0, output_field=IntegerField()),
+        is_blocked=Case(
+            When(verdict=WorkloadVerdict.Verdict.BLOCKED, then=1),
+            default=0,
+            output_field=IntegerField(),
+        ),
+    )
+    return flags.order_by(*PENDING_SORTS.get(sort, PENDING_SORTS[""]))
+
+
+def searched(verdicts: QuerySet[WorkloadVerdict], query: str) -> QuerySet[WorkloadVerdict]:
+    """Workloads whose name or namespace (the team) contains ``query``, in the database."""
+    if not query:
+        return verdicts
+    return verdicts.filter(Q(workload__icontains=query) | Q(namespace__icontains=query))
+
+
+def pending_summary(result: dict[str, Any]) -> dict[str, Any]:
+    """N pending, M blocked, K that the naive autoscaler buys unusable GPUs for, at $X/h
+    (the evaluation's stranded cost: the unused part of every node it would add)."""
+    workloads = result.get("workloads") or []
+    return {
+        "pending": len(workloads),
+        "blocked": sum(1 for w in workloads if w.get("verdict") == WorkloadVerdict.Verdict.BLOCKED),
+        "wasting": sum(1 for w in workloads if (w.get("naive") or {}).get("strandedGpus")),
+        "waste_per_hour": float((result.get("cost") or {}).get("strandedPerHour") or 0.0),
+    }
+
+
 @login_required
 def pending_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
-    """Scheduler diagnosis, naive action and what it strands, joint recommendation."""
+    """Scheduler diagnosis, naive action and what it strands, joint recommendation;
+    searched (``q``), filtered and sorted (``sort``) in the database."""
     page = cluster_page(request, cluster_id)
-    chosen = {key: request.GET.get(key, "") for key in ("verdict", "disagreement", "namespace")}
+    chosen = {
+        key: request.GET.get(key, "").strip()
+        for key in ("verdict", "disagreement", "namespace", "q", "sort")
+    }
     rows: list[dict[str, Any]] = []
     filterset = None
     result = (page.evaluation.result or {}) if page.evaluation is not None else {}
     if page.evaluation is not None:
-        data = {key: value for key, value in chosen.items() if value}
+        data = {key: chosen[key] for key in ("verdict", "disagreement", "namespace") if chosen[key]}
         data["evaluation"] = str(page.evaluation.id)
         filterset = WorkloadVerdictFilterSet(data, queryset=selectors.all_verdicts())
-        verdicts = list(filterset.qs.order_by("workload")) if filterset.is_valid() else []
-        rows = pending_rows(verdicts, page.evaluation.result or {})
+        if filterset.is_valid():
+            verdicts = sorted_verdicts(searched(filterset.qs, chosen["q"]), chosen["sort"])
+            rows = pending_rows(list(verdicts), result)
     context = page.context("pending")
     context.update(
         {
             "rows": rows,
             "chosen": chosen,
+            "filtered": any(chosen[k] for k in ("verdict", "disagreement", "namespace", "q")),
             "filter_errors": filterset.errors if filterset is not None else {},
             "verdict_choices": VERDICT_CHOICES,
             "disagreement_classes": DISAGREEMENT_CLASSES,
+            "sort_choices": PENDING_SORT_CHOICES,
+            "summary": pending_summary(result),
             "not_modelled": not_modelled(result),
         }
     )

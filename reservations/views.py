@@ -54,6 +54,15 @@ def idle_series(
     return dict(series)
 
 
+def reservation_reusers(result: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """Reservation → the pending workloads the joint plan runs on it, by name."""
+    reusers: dict[str, list[str]] = {}
+    for workload in result.get("workloads") or []:
+        for name in (workload.get("joint") or {}).get("reservations") or []:
+            reusers.setdefault(name, []).append(workload["name"])
+    return sorted(reusers.items())
+
+
 @login_required
 def reservations_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
     page = cluster_page(request, cluster_id)
@@ -89,6 +98,7 @@ def reservations_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
             "by_reservation": by_reservation,
             "by_team": by_team,
             "idle_now": result.get("idleReservations") or [],
+            "reusers": reservation_reusers(result),
             "subscriptions": Subscription.objects.filter(
                 user=request.user, clusters=cluster_id
             ).order_by("id"),

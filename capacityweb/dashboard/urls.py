@@ -1,12 +1,18 @@
-"""Routes of the dashboard pages that join the apps: the overview ("/") and the topology
-heatmap."""
+"""Routes of the dashboard pages that join the apps: the overview ("/"), the topology
+heatmap, the workload page and the help page."""
 
 from django.urls import path
 
-from capacityweb.dashboard import views
+from capacityweb.dashboard import help_page, views, workload
 
 urlpatterns = [
     path("", views.overview, name="overview"),
+    path("help/", help_page.help_page, name="help"),
+    path(
+        "clusters/<int:cluster_id>/workloads/<str:namespace>/<str:name>/",
+        workload.workload_page,
+        name="workload",
+    ),
     path("clusters/<int:cluster_id>/topology/", views.topology_page, name="topology"),
     path(
         "clusters/<int:cluster_id>/topology/data.json",

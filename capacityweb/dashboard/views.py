@@ -53,6 +53,8 @@ def stale_after(cluster: Cluster) -> timedelta:
 def overview_row(
     cluster: Cluster, snapshot: Snapshot | None, evaluation: Evaluation | None
 ) -> dict[str, Any]:
+    """A card: the latest snapshot's freshness and errors, the latest *evaluation*'s figures
+    (an older snapshot's while the latest is being evaluated, which the card says)."""
     now = timezone.now()
     age = now - snapshot.taken_at if snapshot else None
     return {
@@ -61,6 +63,7 @@ def overview_row(
         "evaluation": evaluation,
         "age": age,
         "stale": age is None or age > stale_after(cluster),
+        "being_evaluated": bool(snapshot and evaluation and evaluation.snapshot_id != snapshot.id),
         "errors": list(snapshot.errors or []) if snapshot else [],
     }
 
@@ -93,12 +96,12 @@ def overview_rows(clusters: list[Cluster]) -> list[dict[str, Any]]:
     """Clusters annotated with ``latest_snapshot_id`` → the cards' rows (2 queries)."""
     snapshot_ids = [c.latest_snapshot_id for c in clusters if c.latest_snapshot_id]
     snapshots = topology_selectors.snapshots_by_id(snapshot_ids)
-    evaluations = selectors.evaluation_columns_by_snapshot(snapshot_ids)
+    evaluations = selectors.latest_evaluation_columns(c.id for c in clusters)  # see overview_row
     return [
         overview_row(
             cluster,
             snapshots.get(cluster.latest_snapshot_id),
-            evaluations.get(cluster.latest_snapshot_id),
+            evaluations.get(cluster.id),
         )
         for cluster in clusters
     ]

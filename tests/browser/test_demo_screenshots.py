@@ -61,4 +61,12 @@ def test_it_screenshots_every_demo_page(page: Any, live_url: str, demo: Any) -> 
         page.wait_for_selector('#live-status[data-state="open"]')
         page.wait_for_load_state("networkidle")
         screenshot(page, name, full_page=name != "pending")  # pending: 31 rows, first screen
+    page.goto(f"{live_url}/clusters/{demo.id}/pending/")
+    first = page.locator("tr[data-workload]").first  # gangs and blocked first
+    assert first.get_attribute("data-kind") == "gang"
+    first.locator("a.workload-link").click()
+    page.wait_for_selector("#workload-story")
+    screenshot(page, "workload")
+    page.goto(f"{live_url}/help/")
+    screenshot(page, "help")
     assert page.errors == []

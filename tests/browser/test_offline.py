@@ -28,6 +28,8 @@ SIGNED_IN_PAGES = {  # path → what the page draws once its scripts have run (N
     "/clusters/{cluster}/pending/": LIVE,
     "/clusters/{cluster}/reservations/": LIVE,
     "/clusters/{cluster}/recommendations/": LIVE,
+    "/clusters/{cluster}/workloads/team-a/finetune/": LIVE,
+    "/help/": None,
     "/api/docs/": "#swagger-ui .opblock",
     "/api/redoc/": 'a[href="https://redocly.com/redoc/"]',  # ReDoc's sidebar credit and logo
     "/api/v1/": None,

@@ -434,7 +434,7 @@ def test_it_shows_each_recommendation_with_its_yaml(
     assert f"Add {recommendation.count} × {recommendation.node_group}" in content
     assert f'data-copy-target="yaml-{recommendation.id}"' in content
     assert recommendation.yaml in html.unescape(content)
-    assert "<code>ml/train</code>" in content
+    assert ">ml/train</a>" in content  # linked to its workload page
 
 
 def test_it_stores_the_node_group_patch_and_provisioning_request_to_apply(

@@ -21,7 +21,7 @@ compare to).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -159,6 +159,22 @@ def place_one(
     return run.place_workload(workload)
 
 
+def place_explained(
+    cluster: Cluster,
+    workloads: Sequence[Workload],
+    state: ClusterState,
+    options: PlacementOptions,
+) -> Iterator[tuple[WorkloadOutcome, Pod | None, list[str]]]:
+    """``place`` on ``state`` itself, yielding with each outcome the map behind a failed
+    workload's diagnosis: its first member that fits on no node and every node's reason
+    for it, in node order ("" where it fits); (None, []) for a workload placed or held."""
+    run = _Run(cluster, state, options, workloads)
+    for workload in workloads:
+        run.last_blocked = (None, [])
+        outcome = run.place_workload(workload)
+        yield (outcome, *run.last_blocked)
+
+
 class Placer:
     """``place_one`` again and again on one state that only it changes.
 
@@ -208,6 +224,8 @@ class _Run:
         self.cluster = cluster
         self.state = state
         self.diagnose = diagnose
+        # the last diagnosis's member and every node's reason for it (place_explained)
+        self.last_blocked: tuple[Pod | None, list[str]] = (None, [])
         policy = policy_named(options.policy)
         typical = _typical(state, options, workloads) if policy.needs_fragmentation else None
         grants, at = options.reservation_grants, options.at
@@ -324,20 +342,27 @@ class _Run:
         return WorkloadOutcome(workload.key, False, (), node_diagnosis(total, reasons, gang_reason))
 
     def _first_blocked_member(self, workload: Workload) -> tuple[list[str], int]:
-        """Per-node reasons for the first member that does not fit anywhere (greedy, undone)."""
+        """Reasons of the nodes refusing the first member that fits nowhere (greedy, undone)."""
+        pod, reasons, count = self.blocked_member(workload)
+        self.last_blocked = (pod, reasons)
+        return [r for r in reasons if r], count
+
+    def blocked_member(self, workload: Workload) -> tuple[Pod | None, list[str], int]:
+        """The first member that fits on no node once the members before it are placed
+        greedily (then undone), each node's reason for it in node order ("" where it
+        fits), and how many members were placed; (None, [], all) when every member fits."""
         placed: list[tuple[Pod, Choice]] = []
-        reasons: list[str] = []
         scope = self.pick.scope(self.state.node_names())
         for pod in workload.pods:
             choice = self.pick.best_node(pod, scope)
             if choice is None:
-                reasons = [r for r in self.pick.node_reasons(pod) if r]
-                break
+                reasons = self.pick.node_reasons(pod)
+                self._undo(placed)
+                return pod, reasons, len(placed)
             self._apply(pod, choice)
             placed.append((pod, choice))
-        count = len(placed)
         self._undo(placed)
-        return reasons, count
+        return None, [], len(placed)
 
 
 def _typical(

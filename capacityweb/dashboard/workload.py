@@ -1,0 +1,165 @@
+"""The workload page: one pending workload's story, in the order a platform engineer asks.
+
+    what it asks for ─► why the scheduler says no (per node group, per domain, per node)
+    ─► what the modelled autoscaler would do, and what that costs or strands
+    ─► what to do instead, priced, with the YAML ─► the reservation it could use
+    ─► where it is on the heatmap ─► its history across snapshots
+
+The verdict, plans and recommendations are the stored evaluation's; the per-node
+breakdown is the scheduler engine's on the shown snapshot
+(``selectors.workload_breakdown``: worked out on the first visit, then cached).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils.http import urlencode
+
+from recommender import selectors
+from recommender.engine.scheduler.breakdown import Breakdown, NodeReason
+from recommender.models import Evaluation
+from recommender.views import ClusterPage, cluster_page
+from topology import charts
+
+NODES_SHOWN = 300  # per-node rows listed; the rest are counted
+HISTORY_SHOWN = 50
+FALLBACK_LEVELS = ("block", "rack", "zone")  # the domains shown when the workload needs none
+
+
+@login_required
+def workload_page(request: HttpRequest, cluster_id: int, namespace: str, name: str) -> HttpResponse:
+    page = cluster_page(request, cluster_id)
+    key = f"{namespace}/{name}"
+    verdict = (
+        selectors.verdict_of(evaluation=page.evaluation, workload=key)
+        if page.evaluation is not None
+        else None
+    )
+    if verdict is None or page.evaluation is None:
+        context = page.context("pending")
+        context["workload"] = key
+        return render(request, "dashboard/workload_missing.html", context, status=404)
+    result = page.evaluation.result or {}
+    breakdown = selectors.workload_breakdown(evaluation=page.evaluation, workload=key)
+    context = page.context("pending")
+    context.update(
+        {
+            "workload": key,
+            "v": verdict,
+            "item": next((w for w in result.get("workloads") or [] if w["name"] == key), {}),
+            "diagnosis": (result.get("diagnoses") or {}).get(key) or {},
+            "breakdown": breakdown,
+            **breakdown_tables(breakdown, page),
+            "recommendations": [
+                r
+                for r in selectors.recommendations(evaluation=page.evaluation)
+                if key in r.workloads
+            ],
+            "reservations": [
+                r
+                for r in result.get("idleReservations") or []
+                if r.get("name") in (verdict.joint or {}).get("reservations", [])
+            ],
+            "history": history(cluster_id, key),
+        }
+    )
+    return render(request, "dashboard/workload.html", context)
+
+
+def breakdown_tables(breakdown: Breakdown | None, page: ClusterPage) -> dict[str, Any]:
+    """Per node group, per domain (at the level the workload needs, else a fallback)
+    and per node: nodes, free GPUs and each filter reason's count ("fits" where none)."""
+    if breakdown is None or not breakdown.nodes:
+        return {"groups": [], "domains": [], "nodes": [], "nodes_more": 0, "level": None}
+    level = domain_level(breakdown)
+    depth = breakdown.levels.index(level) + 1 if level else 0
+    by_group: dict[str, list[NodeReason]] = {}
+    by_domain: dict[str, list[NodeReason]] = {}
+    for node in breakdown.nodes:
+        by_group.setdefault(node.node_group or "(no node group)", []).append(node)
+        if depth:
+            path = "/".join(segment or "?" for segment in node.path[:depth])
+            by_domain.setdefault(path, []).append(node)
+    links = heatmap_links(page.evaluation, [nodes[0].node for nodes in by_domain.values()], level)
+    domains = [
+        {**summary(nodes), "domain": path, "heatmap": links.get(nodes[0].node)}
+        for path, nodes in by_domain.items()
+    ]
+    domains.sort(key=lambda row: (-row["free_gpus"], row["domain"]))
+    refused = sorted(breakdown.nodes, key=lambda n: (n.reason == "", n.reason, n.node))
+    return {
+        "groups": sorted(
+            ({**summary(nodes), "group": group} for group, nodes in by_group.items()),
+            key=lambda row: (-row["free_gpus"], row["group"]),
+        ),
+        "domains": domains,
+        "level": level,
+        "nodes": refused[:NODES_SHOWN],
+        "nodes_more": max(0, len(refused) - NODES_SHOWN),
+    }
+
+
+def domain_level(breakdown: Breakdown) -> str | None:
+    asks = breakdown.asks
+    for level in (asks.required_level, asks.preferred_level, *FALLBACK_LEVELS):
+        if level in breakdown.levels:
+            return level
+    return None
+
+
+def summary(nodes: list[NodeReason]) -> dict[str, Any]:
+    reasons = Counter(node.reason or "fits" for node in nodes)
+    return {
+        "nodes": len(nodes),
+        "gpus": sum(node.gpus for node in nodes),
+        "free_gpus": sum(node.free_gpus for node in nodes),
+        "reasons": sorted(reasons.items(), key=lambda item: (-item[1], item[0])),
+    }
+
+
+def heatmap_links(
+    evaluation: Evaluation | None, node_names: list[str], level: str | None
+) -> dict[str, str]:
+    """Node → the heatmap URL of its domain at ``level`` (nodes with no GPU have none)."""
+    if evaluation is None or not node_names:
+        return {}
+    depth = charts.LEVELS.index(level) + 1 if level in charts.LEVELS else charts.NODE_DEPTH
+    url = reverse("topology", args=[evaluation.cluster_id])
+    links = {}
+    for row in selectors.node_places(evaluation=evaluation, names=node_names):
+        path = [row.zone, row.block, row.rack, row.name][:depth]
+        domain = "/".join(charts.UNKNOWN if segment is None else segment for segment in path)
+        links[row.name] = f"{url}?{urlencode({'domain': domain})}"
+    return links
+
+
+def history(cluster_id: int, key: str) -> list[dict[str, Any]]:
+    """The workload in each evaluation listing it, newest first, with the GPU-hours it
+    had waited by then since first seen pending (``pending_since``)."""
+    rows = []
+    for verdict in selectors.workload_history(
+        cluster_id=cluster_id, workload=key, limit=HISTORY_SHOWN
+    ):
+        taken_at = verdict.evaluation.taken_at
+        hours = (
+            (taken_at - verdict.pending_since).total_seconds() / 3600
+            if verdict.pending_since
+            else None
+        )
+        rows.append(
+            {
+                "verdict": verdict,
+                "taken_at": taken_at,
+                "snapshot": verdict.evaluation.snapshot_id,
+                "gpu_hours": round(verdict.requested_gpus * hours, 1)
+                if hours is not None
+                else None,
+            }
+        )
+    return rows
