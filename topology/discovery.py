@@ -75,6 +75,14 @@ from topology.hardware import (
     Toleration,
 )
 from topology.kubefields import ObjectContext
+from topology.kubenodes import (
+    node_requirement,
+    node_taints,
+    node_with_plugin_gpus,
+    pod_tolerations,
+    required_node_affinity,
+)
+from topology.kubepods import pod_spec_requests
 from topology.prices import PriceTable
 from topology.quantity import cpu_milli, memory_bytes, parse_quantity, whole_count
 
@@ -172,15 +180,13 @@ def config_map(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
 
 
 def karpenter_node_pool(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
-    from topology import kube  # kube registers this handler: imported late, no cycle
-
     spec = ctx.mapping(obj.get("spec"), "spec")
     template = ctx.mapping(spec.get("template"), "spec.template")
     meta = ctx.mapping(template.get("metadata"), "spec.template.metadata")
     tspec = ctx.mapping(template.get("spec"), "spec.template.spec")
     path = "spec.template.spec.requirements"
     requirements = tuple(
-        kube.node_requirement(ctx, item_path, item)
+        node_requirement(ctx, item_path, item)
         for item_path, item in ctx.items(tspec.get("requirements"), path)
     )
     limits = {
@@ -190,7 +196,7 @@ def karpenter_node_pool(collected: Any, ctx: ObjectContext, obj: dict[str, Any])
     pool = KarpenterPool(
         name=ctx.object.partition("/")[2],
         labels=ctx.labels(meta.get("labels"), "spec.template.metadata.labels"),
-        taints=kube.node_taints(ctx, tspec.get("taints"), "spec.template.spec.taints"),
+        taints=node_taints(ctx, tspec.get("taints"), "spec.template.spec.taints"),
         requirements=requirements,
         limits=limits,
         weight=ctx.integer(spec.get("weight"), "spec.weight") if "weight" in spec else None,
@@ -205,13 +211,11 @@ def karpenter_node_pool(collected: Any, ctx: ObjectContext, obj: dict[str, Any])
 
 def daemon_set(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
     """A DaemonSet's pod template: what every new node it selects will run."""
-    from topology import kube  # kube registers this handler: imported late, no cycle
-
     spec = ctx.mapping(obj.get("spec"), "spec")
     template = ctx.mapping(spec.get("template"), "spec.template")
     pod_spec = ctx.mapping(template.get("spec"), "spec.template.spec")
-    requests, gpu = kube.pod_spec_requests(ctx, pod_spec)
-    affinity, _unsupported = kube.required_node_affinity(ctx, pod_spec.get("affinity"))
+    requests, gpu = pod_spec_requests(ctx, pod_spec)
+    affinity, _unsupported = required_node_affinity(ctx, pod_spec.get("affinity"))
     collected.discovered.daemon_pods.append(
         DaemonPod(
             name=ctx.object,
@@ -221,7 +225,7 @@ def daemon_set(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
                 pod_spec.get("nodeSelector"), "spec.template.spec.nodeSelector"
             ),
             affinity=affinity,
-            tolerations=kube.pod_tolerations(ctx, pod_spec.get("tolerations")),
+            tolerations=pod_tolerations(ctx, pod_spec.get("tolerations")),
         )
     )
 
@@ -698,8 +702,6 @@ def _karpenter_group(
     prices: PriceTable,
     spot_only: bool,
 ) -> NodeGroup:
-    from topology import kube  # kube registers this module's handlers: imported late
-
     name = f"{pool.name}-{kind.name}"
     single = {
         r.key: r.values[0] for r in pool.requirements if r.operator == "In" and len(r.values) == 1
@@ -713,7 +715,7 @@ def _karpenter_group(
         extended={k: whole_count(v) for k, v in allocatable.items() if k != "nvidia.com/gpu"},
     )
     bare = Node(name=f"{name}-template", labels=labels, taints=pool.taints, allocatable=resources)
-    template = kube.node_with_plugin_gpus(bare, kind.gpus)
+    template = node_with_plugin_gpus(bare, kind.gpus)
     template = replace(template, allocatable=_less_daemons(template, daemon_pods), node_group=name)
     size = sum(1 for n in members if n.labels.get(INSTANCE_TYPE_LABEL) == kind.name)
     new_nodes = min(
