@@ -29,7 +29,8 @@ from topology import hardware, kube, serialize, signals
 from topology.adapters import node_group_object, node_group_row_fields, with_stored_configuration
 from topology.models import Cluster, IngestLock, NodeGroup, Snapshot
 from topology.prices import table_in
-from topology.sources import Source, SourcedObject, SourceRead, source_from_settings
+from topology.sourceread import Source, SourcedObject, SourceRead
+from topology.sources import source_from_settings
 
 INGEST_TASK = "topology.tasks.ingest_cluster"
 RETENTION_TASK = "topology.tasks.delete_old_snapshots"

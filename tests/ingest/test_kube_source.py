@@ -8,7 +8,8 @@ import time
 import pytest
 
 from tests.ingest.kubeserver import RESOURCE_PATHS
-from topology.sources import DEFAULT_KINDS, SourceError, WatchedKind
+from topology.kubekinds import DEFAULT_KINDS, WatchedKind
+from topology.sourceread import SourceError
 
 NODE = next(k for k in DEFAULT_KINDS if k.kind == "Node")
 POD = next(k for k in DEFAULT_KINDS if k.kind == "Pod")

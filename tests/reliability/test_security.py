@@ -98,8 +98,8 @@ def deployed_cluster_roles() -> list[dict[str, Any]]:
 
 
 def resources_the_kube_source_reads() -> set[tuple[str, str]]:
-    """(apiGroup, plural) of every kind topology.sources lists and watches."""
-    from topology.sources import DEFAULT_KINDS
+    """(apiGroup, plural) of every kind the kube source lists and watches (topology.kubekinds)."""
+    from topology.kubekinds import DEFAULT_KINDS
 
     wanted = set()
     for kind in DEFAULT_KINDS:

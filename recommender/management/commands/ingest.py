@@ -19,7 +19,7 @@ from recommender.services import store_evaluation
 from topology import services
 from topology.hardware import ModelError
 from topology.models import Cluster
-from topology.sources import SourceError
+from topology.sourceread import SourceError
 
 
 class Command(BaseCommand):
