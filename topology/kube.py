@@ -18,8 +18,9 @@ snapshot is kept. Kinds it does not model are counted in ``Snapshot.ignored``.
 This module is the dispatch and the assembly; each family of kinds is read in its
 own module: ``kubenodes`` (Node, node selectors, GPUs), ``kubepods`` (Pod),
 ``kubedevices`` (DRA claims and classes), ``kubegangs`` (PodGroup, Workload),
-``kubeproject`` (capacityweb.io kinds), and the discovered kinds in ``discovery``,
-``workloads_k8s``, ``quotas``, ``topology_k8s``, ``volumes``, ``cloud_reservations``.
+``kubeproject`` (capacityweb.io kinds), and the discovered kinds in ``castatus``,
+``daemons``, ``karpenter``, ``workloads_k8s``, ``quotas``, ``topology_k8s``, ``volumes``,
+``cloud_reservations`` (node groups are assembled by ``discovery``).
 
 Pods: Succeeded/Failed (and Unknown) phases are dropped; a pod with only
 ``generateName`` (a manifest, not an API object) is named ``<generateName><n>``.
@@ -33,9 +34,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from topology import (
+    castatus,
     cloud_reservations,
+    daemons,
     discovery,
     dra,
+    karpenter,
     kubedevices,
     kubegangs,
     kubeproject,
@@ -271,10 +275,10 @@ _HANDLERS = {
     ("Reservation", kubeproject.PROJECT_GROUP): kubeproject.reservation,
     **{kind: workloads_k8s.collect for kind in workloads_k8s.CONTROLLER_KINDS},
     **{kind: quotas.parse_queue for kind in quotas.QUEUE_KINDS},
-    ("ConfigMap", "*"): discovery.config_map,
-    ("NodePool", "karpenter.sh"): discovery.karpenter_node_pool,
-    ("DaemonSet", "apps"): discovery.daemon_set,
-    (discovery.KWOK_KIND, "kwok.cluster-autoscaler.x-k8s.io"): discovery.kwok_provider_config,
+    ("ConfigMap", "*"): castatus.config_map,
+    ("NodePool", "karpenter.sh"): karpenter.karpenter_node_pool,
+    ("DaemonSet", "apps"): daemons.daemon_set,
+    (castatus.KWOK_KIND, "kwok.cluster-autoscaler.x-k8s.io"): castatus.kwok_provider_config,
     ("EC2NodeClass", "karpenter.k8s.aws"): cloud_reservations.karpenter_node_class,
     (cloud_reservations.AWS_KIND, "ec2.amazonaws.com"): cloud_reservations.aws_capacity_reservation,
     (cloud_reservations.GCP_KIND, "compute.googleapis.com"): cloud_reservations.gcp_reservation,
