@@ -285,6 +285,12 @@ _HANDLERS = {
 }
 
 
+def dispatched_kinds() -> tuple[tuple[str, str], ...]:
+    """(kind, API group, or "*" for any) of every kind ``parse_objects`` reads: what the
+    live source lists (``topology.kubekinds``) besides the file-only exports."""
+    return tuple(_HANDLERS)
+
+
 # --- assembly ---------------------------------------------------------------------------------
 
 

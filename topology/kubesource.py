@@ -83,7 +83,9 @@ class KubeSource:
     watches every kind for up to N seconds (server-side ``timeoutSeconds``),
     all kinds in parallel. Called again it resumes from the last
     resourceVersion (advanced by events and BOOKMARKs); a 410 Gone relists.
-    Kinds the server does not serve (404) are left out, not retried.
+    A custom resource not served at one version (404) is tried at the next; a kind
+    served at none is left out, not retried, and named in ``unavailable`` (by
+    ``WatchedKind.key``), which every read reports.
     """
 
     def __init__(
@@ -105,6 +107,7 @@ class KubeSource:
         self.stores: dict[str, dict[str, KubeObject]] = {}
         self.resource_versions: dict[str, str] = {}
         self.unavailable: set[str] = set()
+        self.version_index: dict[str, int] = {}  # key → which of the kind's versions
         self.stats = KubeStats()
         self._lock = threading.Lock()
 
@@ -112,22 +115,24 @@ class KubeSource:
 
     def read(self, now: datetime, *, watch_seconds: int = 1) -> SourceRead:
         self.sync(watch_seconds=watch_seconds)
-        return SourceRead(objects=self.objects())
+        return SourceRead(objects=self.objects(), unavailable=tuple(sorted(self.unavailable)))
 
     def objects(self) -> list[SourcedObject]:
         """Every stored object, ordered by kind then namespace/name (stable input for hashing)."""
         with self._lock:
             items = [
-                (f"kube:{kind}", obj)
-                for kind, store in self.stores.items()
-                for obj in store.values()
+                (f"kube:{key}", obj) for key, store in self.stores.items() for obj in store.values()
             ]
         return sorted(items, key=lambda item: (item[0], *_namespaced_name(item[1])))
+
+    def version(self, kind: WatchedKind) -> str:
+        """The version the kind is read at: the first its server answered a list for."""
+        return kind.versions[self.version_index.get(kind.key, 0)]
 
     # list + watch
 
     def sync(self, *, watch_seconds: int) -> None:
-        kinds = [k for k in self.kinds if k.kind not in self.unavailable]
+        kinds = [k for k in self.kinds if k.key not in self.unavailable]
         if len(kinds) <= 1:
             for kind in kinds:
                 self.catch_up(kind, watch_seconds=watch_seconds)
@@ -142,21 +147,28 @@ class KubeSource:
         attempt = 0
         while True:
             try:
-                if kind.kind not in self.resource_versions:
+                if kind.key not in self.resource_versions:
                     self.relist(kind)
                 self.watch(kind, watch_seconds=watch_seconds)
                 return
             except ApiException as error:
                 if error.status == 404:
-                    self.unavailable.add(kind.kind)
+                    with self._lock:
+                        self.stores.pop(kind.key, None)
+                    self.resource_versions.pop(kind.key, None)
+                    index = self.version_index.get(kind.key, 0) + 1
+                    if index < len(kind.versions):  # not served at this version: the next
+                        self.version_index[kind.key] = index
+                        continue
+                    self.unavailable.add(kind.key)
                     return
                 if error.status == 410:
                     # Expected when the watch falls behind: relist at once, no backoff.
                     self.stats.relists_after_gone += 1
-                    self.resource_versions.pop(kind.kind, None)
+                    self.resource_versions.pop(kind.key, None)
                     attempt += 1
                     if attempt >= self.backoff.max_attempts:
-                        raise SourceError(f"{kind.kind}: 410 Gone on every relist") from error
+                        raise SourceError(f"{kind.key}: 410 Gone on every relist") from error
                     continue
                 reason = f"HTTP {error.status} {error.reason}"
             except (urllib3.exceptions.HTTPError, OSError) as error:
@@ -164,14 +176,15 @@ class KubeSource:
             self.stats.errors += 1
             attempt += 1
             if attempt >= self.backoff.max_attempts:
-                raise SourceError(f"{kind.kind}: gave up after {attempt} attempts: {reason}")
+                raise SourceError(f"{kind.key}: gave up after {attempt} attempts: {reason}")
             delay = self.backoff.delay(attempt)
             self.stats.retry_delays_seconds.append(delay)
             self.sleep(delay)
 
     def relist(self, kind: WatchedKind) -> None:
         """A full paginated list: the kind's store is replaced, so nothing is lost or doubled."""
-        list_call = kind.list_call(self.api_client)
+        version = self.version(kind)
+        list_call = kind.list_call(self.api_client, version)
         items: dict[str, KubeObject] = {}
         continue_token: str | None = None
         while True:
@@ -187,7 +200,7 @@ class KubeSource:
             body = json.loads(response.data)
             for obj in body.get("items") or []:
                 obj.setdefault("kind", kind.kind)
-                obj.setdefault("apiVersion", kind.api_version)
+                obj.setdefault("apiVersion", kind.api_version(version))
                 items[_uid(obj)] = obj
             metadata = body.get("metadata") or {}
             continue_token = metadata.get("continue")
@@ -195,17 +208,18 @@ class KubeSource:
                 break
         self.stats.lists += 1
         with self._lock:
-            self.stores[kind.kind] = items
-            self.resource_versions[kind.kind] = str(metadata.get("resourceVersion") or "")
+            self.stores[kind.key] = items
+            self.resource_versions[kind.key] = str(metadata.get("resourceVersion") or "")
 
     def watch(self, kind: WatchedKind, *, watch_seconds: int) -> int:
         """One watch from the stored resourceVersion until the server ends it; events applied."""
         watcher = watch.Watch(return_type="object")
         events = 0
-        store = self.stores.setdefault(kind.kind, {})
+        version = self.version(kind)
+        store = self.stores.setdefault(kind.key, {})
         stream = watcher.stream(
-            kind.list_call(self.api_client),
-            resource_version=self.resource_versions[kind.kind],
+            kind.list_call(self.api_client, version),
+            resource_version=self.resource_versions[kind.key],
             allow_watch_bookmarks=True,
             timeout_seconds=watch_seconds,
             _request_timeout=(
@@ -220,7 +234,7 @@ class KubeSource:
                 self.stats.bookmarks += 1
             else:
                 obj.setdefault("kind", kind.kind)
-                obj.setdefault("apiVersion", kind.api_version)
+                obj.setdefault("apiVersion", kind.api_version(version))
                 with self._lock:
                     if event_type == "DELETED":
                         store.pop(_uid(obj), None)
@@ -228,7 +242,7 @@ class KubeSource:
                         store[_uid(obj)] = obj
                 events += 1
             if watcher.resource_version:
-                self.resource_versions[kind.kind] = str(watcher.resource_version)
+                self.resource_versions[kind.key] = str(watcher.resource_version)
         self.stats.watch_events += events
         return events
 

@@ -23,6 +23,8 @@ class SourceRead:
 
     objects: list[SourcedObject] | None = None
     model: Cluster | None = None
+    # kinds the cluster does not serve (a CRD not installed): read as none, said, no error
+    unavailable: tuple[str, ...] = ()
 
     @property
     def unchanged(self) -> bool:

@@ -52,6 +52,12 @@ class Command(BaseCommand):
                         )
                         + f": {error['reason']}"
                     )
+                unavailable = snapshot.object_counts.get("unavailable")
+                if unavailable:
+                    self.stdout.write(
+                        f"{cluster.name}: not served by the cluster, read as none: "
+                        + ", ".join(unavailable)
+                    )
                 evaluation = store_evaluation(snapshot=snapshot)
                 events.publish_evaluation(evaluation)
                 self.stdout.write(
