@@ -44,7 +44,7 @@ from reservations.services import save_reservation
 from topology import services
 from topology.dra import SHARING_LABEL
 from topology.models import Cluster, Snapshot
-from topology.sources import BUSIEST_TRACE_SECONDS
+from topology.replay import BUSIEST_TRACE_SECONDS
 from topology.trace import BLOCK_LABEL, RACK_LABEL, ZONE_LABEL
 
 DEMO_CLUSTER_NAME = "openb-demo"

@@ -19,7 +19,7 @@ from reservations.models import Reservation, Subscription
 from topology.kube import parse_objects
 from topology.models import Cluster
 from topology.services import save_node_groups
-from topology.sources import SourcedObject
+from topology.sourceread import SourcedObject
 
 
 def _when(value: Any) -> datetime | None:

@@ -19,8 +19,8 @@ from typing import Any
 
 import yaml
 
+from topology.castatus import config_objects
 from topology.cloud_reservations import export_objects
-from topology.discovery import config_objects
 from topology.hardware import Cluster, ModelError
 from topology.trace import trace_nodes, trace_pods
 

@@ -99,3 +99,10 @@ def table_in(currency: str) -> PriceTable:
     converted: a figure is never shown in a currency it was not given in)."""
     table = bundled_table()
     return table if table.currency == currency else PriceTable(currency=currency, clouds=())
+
+
+def no_price_note(labels: Mapping[str, str]) -> str:
+    """What a discovered group without a price says (it costs 0 in every total)."""
+    kind = labels.get(INSTANCE_TYPE_LABEL)
+    what = f"instance type {kind}" if kind else "no instance-type label"
+    return f"no price ({what} not in the price table): costs count it as 0; set pricePerNodeHour"

@@ -29,7 +29,8 @@ from topology import hardware, kube, serialize, signals
 from topology.adapters import node_group_object, node_group_row_fields, with_stored_configuration
 from topology.models import Cluster, IngestLock, NodeGroup, Snapshot
 from topology.prices import table_in
-from topology.sources import Source, SourcedObject, SourceRead, source_from_settings
+from topology.sourceread import Source, SourcedObject, SourceRead
+from topology.sources import source_from_settings
 
 INGEST_TASK = "topology.tasks.ingest_cluster"
 RETENTION_TASK = "topology.tasks.delete_old_snapshots"
@@ -59,8 +60,10 @@ def _stored_objects(cluster: Cluster) -> list[dict[str, Any]]:
     return groups + signals.collect_stored_configuration(cluster)
 
 
-def _object_counts(objects: Iterable[SourcedObject] | None, model: hardware.Cluster) -> dict:
-    counts: dict[str, int] = {}
+def _object_counts(
+    objects: Iterable[SourcedObject] | None, model: hardware.Cluster, unavailable: Sequence[str]
+) -> dict:
+    counts: dict[str, Any] = {}
     if objects is not None:
         counts.update(Counter(str(obj.get("kind") or "?") for _source, obj in objects))
     counts.update(
@@ -72,6 +75,8 @@ def _object_counts(objects: Iterable[SourcedObject] | None, model: hardware.Clus
             "gpus": model.gpu_count,
         }
     )
+    if unavailable:  # kinds the cluster does not serve (CRDs not installed): read as none
+        counts["unavailable"] = list(unavailable)
     return counts
 
 
@@ -81,6 +86,7 @@ def ingest_snapshot(
     taken_at: datetime,
     objects: Sequence[SourcedObject] | None = None,
     model: hardware.Cluster | None = None,
+    unavailable: Sequence[str] = (),
 ) -> Snapshot | None:
     """Parse, merge stored configuration, hash, and store one Snapshot; None when unchanged.
 
@@ -112,7 +118,7 @@ def ingest_snapshot(
                 cluster=cluster,
                 taken_at=taken_at,
                 content_hash=digest,
-                object_counts=_object_counts(objects, model),
+                object_counts=_object_counts(objects, model, unavailable),
                 model_json=model_json,
                 errors=error_dicts,
             )
@@ -151,7 +157,11 @@ def ingest_from_source(*, cluster: Cluster, now: datetime) -> Snapshot | None:
         return None
     try:
         return ingest_snapshot(
-            cluster=cluster, taken_at=now, objects=read.objects, model=read.model
+            cluster=cluster,
+            taken_at=now,
+            objects=read.objects,
+            model=read.model,
+            unavailable=read.unavailable,
         )
     except Exception:
         # The source now believes this content was seen; forget it so the next ingest

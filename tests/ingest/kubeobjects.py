@@ -6,7 +6,7 @@ import csv
 from pathlib import Path
 from typing import Any
 
-from tests.ingest.kubeserver import RESOURCE_PATHS
+from tests.ingest.kubeserver import resource_key
 from topology.files import read_objects
 from topology.hardware import ModelError
 
@@ -15,8 +15,19 @@ EXAMPLES_DIR = DATA_DIR / "k8s-examples"
 OPENB_DIR = DATA_DIR / "alibaba-gpu-v2023" / "csv"
 
 
+# The kinds of the example files the default server is loaded with.
+EXAMPLE_KINDS = (
+    "Node",
+    "Pod",
+    "ResourceSlice.resource.k8s.io",
+    "ResourceClaim.resource.k8s.io",
+    "DeviceClass.resource.k8s.io",
+    "PodGroup.scheduling.x-k8s.io",
+)
+
+
 def example_objects() -> list[dict[str, Any]]:
-    """Every object of a served kind in shared/data/k8s-examples (files that parse)."""
+    """Every object of an EXAMPLE_KINDS kind in shared/data/k8s-examples (files that parse)."""
     objects = []
     for folder in ("nodes", "dra", "gangs"):
         for path in sorted((EXAMPLES_DIR / folder).glob("*.yaml")):
@@ -24,8 +35,12 @@ def example_objects() -> list[dict[str, Any]]:
                 pairs = read_objects(path)
             except ModelError:
                 continue
-            objects += [o for _s, o in pairs if o.get("kind") in RESOURCE_PATHS and _named(o)]
+            objects += [o for _s, o in pairs if _example(o) and _named(o)]
     return objects
+
+
+def _example(obj: dict[str, Any]) -> bool:
+    return bool(obj.get("kind")) and resource_key(obj) in EXAMPLE_KINDS
 
 
 def _named(obj: dict[str, Any]) -> bool:

@@ -21,17 +21,65 @@ from typing import Any
 
 from aiohttp import web
 
+
+def _crd(group: str, version: str, plural: str) -> tuple[str, str]:
+    return (f"/apis/{group}/{version}/{plural}", f"{group}/{version}")
+
+
+# What this server serves, by resource key (``Kind`` for the core group, else
+# ``Kind.group``, as topology.kubekinds names them): path and the version served at.
+# Written out here, not taken from the source's table, so a wrong path or plural there
+# shows as a kind the source cannot read. Kueue is served at v1beta1 only (its older
+# version), so the source's fall-back to an older version is exercised.
 RESOURCE_PATHS: dict[str, tuple[str, str]] = {
     "Node": ("/api/v1/nodes", "v1"),
     "Pod": ("/api/v1/pods", "v1"),
-    "ResourceSlice": ("/apis/resource.k8s.io/v1/resourceslices", "resource.k8s.io/v1"),
-    "ResourceClaim": ("/apis/resource.k8s.io/v1/resourceclaims", "resource.k8s.io/v1"),
-    "DeviceClass": ("/apis/resource.k8s.io/v1/deviceclasses", "resource.k8s.io/v1"),
-    "PodGroup": (
-        "/apis/scheduling.x-k8s.io/v1alpha1/podgroups",
-        "scheduling.x-k8s.io/v1alpha1",
+    "Namespace": ("/api/v1/namespaces", "v1"),
+    "PersistentVolume": ("/api/v1/persistentvolumes", "v1"),
+    "PersistentVolumeClaim": ("/api/v1/persistentvolumeclaims", "v1"),
+    "ConfigMap": ("/api/v1/namespaces/kube-system/configmaps", "v1"),  # kube-system only
+    "StorageClass.storage.k8s.io": _crd("storage.k8s.io", "v1", "storageclasses"),
+    "ResourceSlice.resource.k8s.io": _crd("resource.k8s.io", "v1", "resourceslices"),
+    "ResourceClaim.resource.k8s.io": _crd("resource.k8s.io", "v1", "resourceclaims"),
+    "ResourceClaimTemplate.resource.k8s.io": _crd(
+        "resource.k8s.io", "v1", "resourceclaimtemplates"
     ),
+    "DeviceClass.resource.k8s.io": _crd("resource.k8s.io", "v1", "deviceclasses"),
+    "DaemonSet.apps": _crd("apps", "v1", "daemonsets"),
+    "Deployment.apps": _crd("apps", "v1", "deployments"),
+    "ReplicaSet.apps": _crd("apps", "v1", "replicasets"),
+    "StatefulSet.apps": _crd("apps", "v1", "statefulsets"),
+    "Job.batch": _crd("batch", "v1", "jobs"),
+    "Workload.scheduling.k8s.io": _crd("scheduling.k8s.io", "v1alpha2", "workloads"),
+    "PodGroup.scheduling.k8s.io": _crd("scheduling.k8s.io", "v1alpha2", "podgroups"),
+    "PodGroup.scheduling.x-k8s.io": _crd("scheduling.x-k8s.io", "v1alpha1", "podgroups"),
+    "NodePool.karpenter.sh": _crd("karpenter.sh", "v1", "nodepools"),
+    "EC2NodeClass.karpenter.k8s.aws": _crd("karpenter.k8s.aws", "v1", "ec2nodeclasses"),
+    "JobSet.jobset.x-k8s.io": _crd("jobset.x-k8s.io", "v1alpha2", "jobsets"),
+    "LeaderWorkerSet.leaderworkerset.x-k8s.io": _crd(
+        "leaderworkerset.x-k8s.io", "v1", "leaderworkersets"
+    ),
+    "Workload.kueue.x-k8s.io": _crd("kueue.x-k8s.io", "v1beta1", "workloads"),
+    "ClusterQueue.kueue.x-k8s.io": _crd("kueue.x-k8s.io", "v1beta1", "clusterqueues"),
+    "LocalQueue.kueue.x-k8s.io": _crd("kueue.x-k8s.io", "v1beta1", "localqueues"),
+    "Topology.kueue.x-k8s.io": _crd("kueue.x-k8s.io", "v1beta1", "topologies"),
+    "Job.batch.volcano.sh": _crd("batch.volcano.sh", "v1alpha1", "jobs"),
+    "PodGroup.scheduling.volcano.sh": _crd("scheduling.volcano.sh", "v1beta1", "podgroups"),
+    "Queue.scheduling.volcano.sh": _crd("scheduling.volcano.sh", "v1beta1", "queues"),
+    "HyperNode.topology.volcano.sh": _crd("topology.volcano.sh", "v1alpha1", "hypernodes"),
+    "PodGroup.scheduling.run.ai": _crd("scheduling.run.ai", "v2alpha2", "podgroups"),
+    "Queue.scheduling.run.ai": _crd("scheduling.run.ai", "v2", "queues"),
+    "Topology.kai.scheduler": _crd("kai.scheduler", "v1alpha1", "topologies"),
+    "NodeGroup.capacityweb.io": _crd("capacityweb.io", "v1alpha1", "nodegroups"),
+    "Reservation.capacityweb.io": _crd("capacityweb.io", "v1alpha1", "reservations"),
+    "Topology.capacityweb.io": _crd("capacityweb.io", "v1alpha1", "topologies"),
 }
+
+
+def resource_key(obj: dict[str, Any]) -> str:
+    """``Kind`` for the core group, else ``Kind.group``, from an object's kind and apiVersion."""
+    group = str(obj.get("apiVersion") or "").rpartition("/")[0]
+    return f"{obj['kind']}.{group}" if group else str(obj["kind"])
 
 
 @dataclass
@@ -135,6 +183,7 @@ class KubeServer:
         self._call(lambda items: [self._put(o) for o in items], list(objects))
 
     def delete(self, kind: str, name: str, namespace: str = "") -> None:
+        """``kind``: the resource key (``Kind`` or ``Kind.group``)."""
         self._call(self._delete, kind, name, namespace)
 
     def compact(self) -> None:
@@ -146,7 +195,7 @@ class KubeServer:
 
     def _put(self, obj: dict[str, Any]) -> dict[str, Any]:
         obj = copy.deepcopy(obj)
-        kind = obj["kind"]
+        kind = resource_key(obj)
         obj["apiVersion"] = RESOURCE_PATHS[kind][1]  # served at this version, as a server converts
         resource = self.resources[kind]
         metadata = obj.setdefault("metadata", {})
@@ -204,6 +253,7 @@ class KubeServer:
 
     def _list(self, kind: str, request: web.Request) -> web.Response:
         items = [self.resources[kind].items[k] for k in sorted(self.resources[kind].items)]
+        items = [o for o in items if _selected(o, request)]
         limit = int(request.query.get("limit") or 0) or len(items) or 1
         offset = int(request.query.get("continue") or 0)
         page = items[offset : offset + limit]
@@ -211,7 +261,8 @@ class KubeServer:
         if offset + limit < len(items):
             metadata["continue"] = str(offset + limit)
         _path, api_version = RESOURCE_PATHS[kind]
-        body = {"kind": f"{kind}List", "apiVersion": api_version, "metadata": metadata}
+        list_kind = f"{kind.partition('.')[0]}List"
+        body = {"kind": list_kind, "apiVersion": api_version, "metadata": metadata}
         body["items"] = [_without_type(o) for o in page]
         return web.json_response(body)
 
@@ -236,6 +287,9 @@ class KubeServer:
             for version, event_type, obj in pending:
                 if misbehaviour and sent >= misbehaviour.after_events:
                     return await self._misbehave(misbehaviour, request, response)
+                if not _selected(obj, request):
+                    since = version
+                    continue
                 await _send(response, {"type": event_type, "object": obj})
                 since = version
                 sent += 1
@@ -290,7 +344,7 @@ def _bookmark(kind: str, version: int) -> dict[str, Any]:
     return {
         "type": "BOOKMARK",
         "object": {
-            "kind": kind,
+            "kind": kind.partition(".")[0],
             "apiVersion": api_version,
             "metadata": {"resourceVersion": str(version)},
         },
@@ -301,6 +355,16 @@ def _status(code: int, reason: str, message: str) -> web.Response:
     body = {"kind": "Status", "apiVersion": "v1", "status": "Failure"}
     body.update({"message": message, "reason": reason, "code": code})
     return web.json_response(body, status=code)
+
+
+def _selected(obj: dict[str, Any], request: web.Request) -> bool:
+    """``fieldSelector=metadata.name=X`` (the only field selector the source sends)."""
+    selector = request.query.get("fieldSelector", "")
+    if not selector:
+        return True
+    field_name, _, value = selector.partition("=")
+    assert field_name == "metadata.name", f"unsupported fieldSelector {selector}"
+    return (obj.get("metadata") or {}).get("name") == value
 
 
 def _key(obj: dict[str, Any]) -> str:

@@ -118,7 +118,9 @@ def test_it_ingests_a_live_cluster_through_the_kube_source(tmp_path):
     snapshot = Snapshot.objects.get(cluster__name=name)
     model = cluster_from_snapshot(snapshot)
     assert snapshot.object_counts["Node"] == 25
-    assert snapshot.object_counts["ResourceSlice"] == len(server.state("ResourceSlice"))
+    assert snapshot.object_counts["ResourceSlice"] == len(
+        server.state("ResourceSlice.resource.k8s.io")
+    )
     assert len(model.nodes) >= 25
     assert {method for method, _path, _query in server.requests} == {"GET"}
 

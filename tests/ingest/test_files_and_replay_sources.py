@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from tests.ingest.kubeobjects import DATA_DIR, EXAMPLES_DIR
-from topology.sources import FilesSource, GangSpec, ReplaySource, TeamSpec
+from topology.replay import ReplaySource
+from topology.replayspecs import GangSpec, TeamSpec
+from topology.sources import FilesSource
 
 ORIGIN = datetime(2026, 12, 1, tzinfo=UTC)
 OPENB = DATA_DIR / "alibaba-gpu-v2023"

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import threading
 import time
+from datetime import UTC, datetime
 
 import pytest
 
 from tests.ingest.kubeserver import RESOURCE_PATHS
-from topology.sources import DEFAULT_KINDS, SourceError, WatchedKind
+from topology.kubekinds import DEFAULT_KINDS, WatchedKind
+from topology.sourceread import SourceError
 
 NODE = next(k for k in DEFAULT_KINDS if k.kind == "Node")
 POD = next(k for k in DEFAULT_KINDS if k.kind == "Pod")
@@ -35,8 +37,9 @@ def test_it_lists_every_served_kind_into_the_store(kube_server, make_kube_source
     for kind in RESOURCE_PATHS:
         assert source.stores[kind] == kube_server.state(kind), kind
     assert len(source.stores["Node"]) == 40
-    assert len(source.stores["ResourceSlice"]) >= 1
-    assert len(source.stores["PodGroup"]) >= 1
+    assert len(source.stores["ResourceSlice.resource.k8s.io"]) >= 1
+    assert len(source.stores["PodGroup.scheduling.x-k8s.io"]) >= 1
+    assert source.unavailable == set()
 
 
 def test_it_gives_list_items_their_kind_and_api_version(kube_server, make_kube_source):
@@ -143,13 +146,20 @@ def test_it_retries_a_server_error_then_succeeds(kube_server, make_kube_source):
 
 
 def test_it_leaves_out_kinds_the_server_does_not_serve(kube_server, make_kube_source):
-    kube_server.unserved.add("PodGroup")
+    kube_server.unserved.add("PodGroup.scheduling.x-k8s.io")
     source = make_kube_source()
     source.sync(watch_seconds=1)
     source.sync(watch_seconds=1)
-    assert source.unavailable == {"PodGroup"}
-    assert "PodGroup" not in {o["kind"] for _s, o in source.objects()}
-    podgroup_calls = [p for _m, p, _q in kube_server.requests if p.endswith("/podgroups")]
+    assert source.unavailable == {"PodGroup.scheduling.x-k8s.io"}
+    read = source.read(datetime.now(UTC), watch_seconds=1)
+    assert read.unavailable == ("PodGroup.scheduling.x-k8s.io",)
+    groups = {o["apiVersion"] for _s, o in read.objects or [] if o["kind"] == "PodGroup"}
+    assert not any(g.startswith("scheduling.x-k8s.io/") for g in groups)
+    podgroup_calls = [
+        p
+        for _m, p, _q in kube_server.requests
+        if p.endswith("scheduling.x-k8s.io/v1alpha1/podgroups")
+    ]
     assert len(podgroup_calls) == 1
 
 
@@ -166,12 +176,13 @@ def test_it_sends_timeouts_on_every_call(kube_server, make_kube_source):
 
 
 def test_it_watches_a_custom_resource_through_the_custom_objects_api(kube_server, make_kube_source):
-    podgroups = next(k for k in DEFAULT_KINDS if k.kind == "PodGroup")
+    podgroups = next(k for k in DEFAULT_KINDS if k.key == "PodGroup.scheduling.x-k8s.io")
     source = make_kube_source(kinds=[podgroups])
     source.relist(podgroups)
-    group = dict(next(iter(kube_server.state("PodGroup").values())))
+    group = dict(next(iter(kube_server.state("PodGroup.scheduling.x-k8s.io").values())))
     group["metadata"] = {**group["metadata"], "name": "gang-new"}
     kube_server.put(group)
     assert source.watch(podgroups, watch_seconds=1) == 1
     assert isinstance(podgroups, WatchedKind)
-    assert source.stores["PodGroup"] == kube_server.state("PodGroup")
+    key = "PodGroup.scheduling.x-k8s.io"
+    assert source.stores[key] == kube_server.state(key)

@@ -89,29 +89,25 @@ def test_it_recognises_a_planted_private_key_and_token(tmp_path: Path) -> None:
 # --- read-only RBAC --------------------------------------------------------------------
 
 
-def deployed_cluster_roles() -> list[dict[str, Any]]:
+def deployed_roles(kind: str) -> list[dict[str, Any]]:
     roles = []
     for path in sorted((REPO_ROOT / "deploy").glob("*.yaml")):
         documents = yaml.safe_load_all(path.read_text())
-        roles += [d for d in documents if d and d.get("kind") in ("ClusterRole", "Role")]
+        roles += [d for d in documents if d and d.get("kind") == kind]
     return roles
 
 
 def resources_the_kube_source_reads() -> set[tuple[str, str]]:
-    """(apiGroup, plural) of every kind topology.sources lists and watches."""
-    from topology.sources import DEFAULT_KINDS
+    """(apiGroup, resource) of every kind the kube source lists in all namespaces
+    (topology.kubekinds; the local list/watch server of tests/ingest checks each path)."""
+    from topology.kubekinds import DEFAULT_KINDS
 
-    wanted = set()
-    for kind in DEFAULT_KINDS:
-        group = kind.api_version.rpartition("/")[0]
-        singular = kind.kind.lower()
-        wanted.add((group, singular + ("es" if singular.endswith("s") else "s")))
-    return wanted
+    return {(kind.group, kind.plural) for kind in DEFAULT_KINDS if not kind.namespace}
 
 
 def test_it_grants_the_cluster_reader_only_get_list_and_watch() -> None:
-    roles = deployed_cluster_roles()
-    assert roles, "deploy/*.yaml defines no ClusterRole"
+    roles = deployed_roles("ClusterRole") + deployed_roles("Role")
+    assert len(roles) == 2, "deploy/*.yaml: one ClusterRole and one Role expected"
     verbs = {verb for role in roles for rule in role["rules"] for verb in rule["verbs"]}
     assert verbs == {"get", "list", "watch"}
 
@@ -119,12 +115,35 @@ def test_it_grants_the_cluster_reader_only_get_list_and_watch() -> None:
 def test_it_grants_exactly_the_resources_the_kube_source_reads() -> None:
     granted = {
         (group, resource)
-        for role in deployed_cluster_roles()
+        for role in deployed_roles("ClusterRole")
         for rule in role["rules"]
         for group in rule["apiGroups"]
         for resource in rule["resources"]
     }
     assert granted == resources_the_kube_source_reads()
+    assert ("", "configmaps") not in granted  # no cluster-wide ConfigMap (or Secret) access
+    assert not any(resource == "secrets" for _group, resource in granted)
+
+
+def test_it_reads_only_the_autoscaler_status_configmap() -> None:
+    from topology.kubekinds import DEFAULT_KINDS
+
+    (config_map,) = [k for k in DEFAULT_KINDS if k.namespace]
+    (role,) = deployed_roles("Role")
+    assert role["metadata"]["namespace"] == config_map.namespace == "kube-system"
+    assert role["rules"] == [
+        {
+            "apiGroups": [""],
+            "resources": ["configmaps"],
+            "resourceNames": [config_map.name],
+            "verbs": ["get", "list", "watch"],
+        }
+    ]
+    assert config_map.name == "cluster-autoscaler-status"
+    (binding,) = deployed_roles("RoleBinding")
+    assert binding["metadata"]["namespace"] == "kube-system"
+    assert binding["roleRef"]["name"] == role["metadata"]["name"]
+    assert binding["subjects"] == deployed_roles("ClusterRoleBinding")[0]["subjects"]
 
 
 # --- CSRF --------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from recommender.services import store_evaluation
 from topology import services
 from topology.hardware import ModelError
 from topology.models import Cluster
-from topology.sources import SourceError
+from topology.sourceread import SourceError
 
 
 class Command(BaseCommand):
@@ -51,6 +51,12 @@ class Command(BaseCommand):
                             p for p in (error["source"], error["object"], error["field"]) if p
                         )
                         + f": {error['reason']}"
+                    )
+                unavailable = snapshot.object_counts.get("unavailable")
+                if unavailable:
+                    self.stdout.write(
+                        f"{cluster.name}: not served by the cluster, read as none: "
+                        + ", ".join(unavailable)
                     )
                 evaluation = store_evaluation(snapshot=snapshot)
                 events.publish_evaluation(evaluation)

@@ -22,7 +22,7 @@ from recommender import events
 from recommender.services import store_evaluation
 from topology import services
 from topology.models import Cluster
-from topology.sources import BUSIEST_TRACE_SECONDS, REPLAY_MODES
+from topology.replay import BUSIEST_TRACE_SECONDS, REPLAY_MODES
 
 
 class Command(BaseCommand):

@@ -1,0 +1,407 @@
+"""How many pods each controller still wants, as its controller computes it, as pod
+objects for ``topology.kube``'s Pod parser (``topology.workloads_k8s`` expands every
+controller with these builders).
+
+Pure: no Django, no I/O.
+
+How many pods each controller wants, as its controller computes it:
+
+- batch/v1 Job (kubernetes ``pkg/controller/job/job_controller.go``,
+  ``manageJob``): ``parallelism`` (default 1) when ``completions`` is unset,
+  else ``min(parallelism, completions - status.succeeded)``; a suspended Job
+  wants none unless Kueue manages it (label ``kueue.x-k8s.io/queue-name``:
+  Kueue suspends it until admission, see ``topology.quotas``). Indexed Jobs
+  name pods ``<job>-<index>`` (lowest free indexes), others
+  ``<job>-pending-<n>``. Existing pods: label ``batch.kubernetes.io/job-name``
+  (or the legacy ``job-name``), and at least ``status.active``.
+- JobSet (kubernetes-sigs/jobset ``api/jobset/v1alpha2/jobset_types.go``):
+  every ``replicatedJobs[]`` makes ``replicas`` (default 1) child Jobs named
+  ``<jobset>-<replicatedJob>-<jobIndex>``, each counted like a Job; pods match
+  the labels ``jobset.sigs.k8s.io/jobset-name``, ``.../replicatedjob-name``,
+  ``.../job-index``. Child Jobs in the input owned by a present JobSet are
+  not counted again.
+- LeaderWorkerSet (kubernetes-sigs/lws ``api/leaderworkerset/v1``): ``replicas``
+  groups of ``leaderWorkerTemplate.size`` pods (leader ``<lws>-<i>`` from
+  ``leaderTemplate`` or the worker template, workers ``<lws>-<i>-<j>``); each
+  group is all-or-nothing: a gang ``<lws>-<i>`` of ``size``.
+- Kueue Workload (kubernetes-sigs/kueue ``apis/kueue/v1beta1/workload_types.go``):
+  ``podSets[].count`` pods of ``podSets[].template``, one gang for the whole
+  Workload; a Workload whose owner (Job, JobSet, Pod...) is in the input is
+  that owner's, and not counted twice.
+- Volcano Job (volcano-sh/apis ``pkg/apis/batch/v1alpha1/job.go``):
+  ``tasks[].replicas`` pods ``<job>-<task>-<i>``, a gang of ``minAvailable``
+  (default: all), queue ``spec.queue`` (default ``default``).
+- Deployment / ReplicaSet / StatefulSet (``pkg/controller/replicaset``,
+  ``statefulset``): ``spec.replicas`` (default 1) minus the pods it has
+  (``status.replicas``, or the pods matching ``spec.selector.matchLabels``);
+  StatefulSet pods are ``<sts>-<ordinal>``, the others ``<name>-pending-<n>``.
+  A Deployment whose ReplicaSet is in the input is counted through it.
+
+Gangs declared without pods of their own: Volcano PodGroup
+(``scheduling.volcano.sh``: minMember, queue; minResources is what Volcano's
+enqueue checks against the queue) and KAI PodGroup (NVIDIA/KAI-Scheduler
+``pkg/apis/scheduling/v2alpha2/podgroup_types.go``: minMember, queue,
+topologyConstraint; subGroups are reported, the gang is enforced on the whole).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from typing import Any
+
+from topology.hardware import Gang, Pod
+from topology.kubefields import ObjectContext
+
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+JOB_NAME_LABELS = ("batch.kubernetes.io/job-name", "job-name")
+JOB_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
+JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
+JOBSET_REPLICATED_JOB = "jobset.sigs.k8s.io/replicatedjob-name"
+JOBSET_JOB_INDEX = "jobset.sigs.k8s.io/job-index"
+LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
+LWS_GROUP_INDEX = "leaderworkerset.sigs.k8s.io/group-index"
+VOLCANO_JOB_NAME = "volcano.sh/job-name"
+JOBSET_EXCLUSIVE = "alpha.jobset.sigs.k8s.io/exclusive-topology"
+LWS_EXCLUSIVE = "leaderworkerset.sigs.k8s.io/exclusive-topology"
+GANG_ANNOTATIONS = ("scheduling.k8s.io/group-name", "pod-group-name")
+
+
+@dataclass(frozen=True, slots=True)
+class Wanted:
+    """Pods one controller still has to create, as pod objects, plus its gang."""
+
+    controller: str  # "Kind/ns/name"
+    pods: tuple[dict[str, Any], ...]
+    gangs: tuple[Gang, ...] = ()
+    queue: str | None = None
+    unsupported: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Controller:
+    ctx: ObjectContext
+    kind: str
+    group: str
+    obj: dict[str, Any]
+    owners: tuple[tuple[str, str], ...]  # (kind, name) of metadata.ownerReferences
+
+    @property
+    def namespace(self) -> str:
+        return str((self.obj.get("metadata") or {}).get("namespace") or "default")
+
+    @property
+    def name(self) -> str:
+        return self.ctx.object.rpartition("/")[2]
+
+
+# --- how many pods each controller wants -------------------------------------------------
+
+
+def _job_wants(ctx: ObjectContext, spec: dict[str, Any], status: dict[str, Any], base: str) -> int:
+    """job_controller manageJob: wantActive."""
+    parallelism = ctx.integer(spec.get("parallelism"), f"{base}.parallelism", default=1, minimum=0)
+    if spec.get("completions") is None:
+        return parallelism
+    completions = ctx.integer(spec.get("completions"), f"{base}.completions", minimum=0)
+    succeeded = ctx.integer(status.get("succeeded"), "status.succeeded", default=0, minimum=0)
+    return max(0, min(parallelism, completions - succeeded))
+
+
+def _job(controller: Controller, pods: list[Pod]) -> Wanted | str:
+    ctx, obj = controller.ctx, controller.obj
+    spec = ctx.mapping(obj.get("spec"), "spec")
+    status = ctx.mapping(obj.get("status"), "status")
+    queue = _kueue_queue(controller)
+    if ctx.boolean(spec.get("suspend"), "spec.suspend") and queue is None:
+        return "suspended, creates no pods"
+    want = _job_wants(ctx, spec, status, "spec")
+    mine = [p for p in _live(pods, controller.namespace) if _job_pod_of(p, controller.name)]
+    active = ctx.integer(status.get("active"), "status.active", default=0, minimum=0)
+    missing = max(0, want - max(len(mine), active))
+    if ctx.text(spec.get("completionMode"), "spec.completionMode") == "Indexed":
+        taken = {p.name.rpartition("-")[2] for p in mine}
+        names = _free_names(controller.name, taken, missing)
+    else:
+        names = [f"{controller.name}-pending-{n}" for n in range(missing)]
+    template = ctx.mapping(spec.get("template"), "spec.template")
+    labels = {JOB_NAME_LABELS[0]: controller.name}
+    objects = tuple(_pod_object(controller, template, n, labels) for n in names)
+    return _wanted(controller, objects, queue)
+
+
+def _job_pod_of(pod: Pod, job: str) -> bool:
+    return any(pod.labels.get(label) == job for label in JOB_NAME_LABELS)
+
+
+def _free_names(prefix: str, taken: set[str], count: int) -> list[str]:
+    names: list[str] = []
+    index = 0
+    while len(names) < count:
+        if str(index) not in taken:
+            names.append(f"{prefix}-{index}")
+        index += 1
+    return names
+
+
+def _jobset(controller: Controller, pods: list[Pod]) -> Wanted | str:
+    ctx, obj = controller.ctx, controller.obj
+    spec = ctx.mapping(obj.get("spec"), "spec")
+    queue = _kueue_queue(controller)
+    if ctx.boolean(spec.get("suspend"), "spec.suspend") and queue is None:
+        return "suspended, creates no pods"
+    mine = [
+        p for p in _live(pods, controller.namespace) if p.labels.get(JOBSET_NAME) == controller.name
+    ]
+    objects = []
+    for path, replicated in ctx.items(spec.get("replicatedJobs"), "spec.replicatedJobs"):
+        rjob = ctx.text(replicated.get("name"), f"{path}.name", required=True)
+        replicas = ctx.integer(replicated.get("replicas"), f"{path}.replicas", default=1, minimum=0)
+        job_template = ctx.mapping(replicated.get("template"), f"{path}.template")
+        job_spec = ctx.mapping(job_template.get("spec"), f"{path}.template.spec")
+        want = _job_wants(ctx, job_spec, {}, f"{path}.template.spec")
+        template = ctx.mapping(job_spec.get("template"), f"{path}.template.spec.template")
+        for job_index in range(replicas):
+            have = sum(
+                1
+                for p in mine
+                if p.labels.get(JOBSET_REPLICATED_JOB) == rjob
+                and p.labels.get(JOBSET_JOB_INDEX) == str(job_index)
+            )
+            labels = {
+                JOBSET_NAME: controller.name,
+                JOBSET_REPLICATED_JOB: rjob,
+                JOBSET_JOB_INDEX: str(job_index),
+            }
+            job_name = f"{controller.name}-{rjob}-{job_index}"
+            objects += [
+                _pod_object(controller, template, f"{job_name}-{n}", labels)
+                for n in range(have, want)
+            ]
+    wanted = _wanted(controller, tuple(objects), queue)
+    return replace(wanted, unsupported=_exclusive(controller, JOBSET_EXCLUSIVE, "JobSet"))
+
+
+def _leader_worker_set(controller: Controller, pods: list[Pod]) -> Wanted | str:
+    ctx, obj = controller.ctx, controller.obj
+    spec = ctx.mapping(obj.get("spec"), "spec")
+    replicas = ctx.integer(spec.get("replicas"), "spec.replicas", default=1, minimum=0)
+    lwt = ctx.mapping(spec.get("leaderWorkerTemplate"), "spec.leaderWorkerTemplate")
+    size = ctx.integer(lwt.get("size"), "spec.leaderWorkerTemplate.size", default=1, minimum=1)
+    worker = ctx.mapping(lwt.get("workerTemplate"), "spec.leaderWorkerTemplate.workerTemplate")
+    leader = ctx.mapping(lwt.get("leaderTemplate"), "spec.leaderWorkerTemplate.leaderTemplate")
+    mine = [
+        p for p in _live(pods, controller.namespace) if p.labels.get(LWS_NAME) == controller.name
+    ]
+    objects: list[dict[str, Any]] = []
+    gangs: list[Gang] = []
+    for group in range(replicas):
+        have = {p.name for p in mine if p.labels.get(LWS_GROUP_INDEX) == str(group)}
+        labels = {LWS_NAME: controller.name, LWS_GROUP_INDEX: str(group)}
+        group_name = f"{controller.name}-{group}"
+        names = [group_name] + [f"{group_name}-{j}" for j in range(1, size)]
+        for index, name in enumerate(names):
+            if name in have:
+                continue
+            template = leader if index == 0 and leader else worker
+            pod = _pod_object(controller, template, name, labels)
+            pod["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] = group_name
+            objects.append(pod)
+        gangs.append(Gang(controller.namespace, group_name, size))
+    queue = _kueue_queue(controller)
+    reasons = _exclusive(controller, LWS_EXCLUSIVE, "LeaderWorkerSet")
+    return Wanted(controller.ctx.object, tuple(objects), tuple(gangs), queue, reasons)
+
+
+def _kueue_workload(controller: Controller, pods: list[Pod]) -> Wanted | str:
+    """A Workload with no owner in the input: its pod sets, unless it is deactivated
+    (``spec.active: false``) or already admitted (its pods exist, just not exported)."""
+    ctx, obj = controller.ctx, controller.obj
+    spec = ctx.mapping(obj.get("spec"), "spec")
+    if spec.get("active") is False:
+        return "deactivated (spec.active: false), creates no pods"
+    admission = ctx.mapping(
+        ctx.mapping(obj.get("status"), "status").get("admission"), "status.admission"
+    )
+    if admission:
+        cluster_queue = ctx.text(admission.get("clusterQueue"), "status.admission.clusterQueue")
+        return (
+            f"admitted to ClusterQueue {cluster_queue}; its pods are not in the input (not counted)"
+        )
+    objects = []
+    for path, pod_set in ctx.items(spec.get("podSets"), "spec.podSets"):
+        set_name = ctx.text(pod_set.get("name"), f"{path}.name", required=True)
+        count = ctx.integer(pod_set.get("count"), f"{path}.count", default=1, minimum=0)
+        template = ctx.mapping(pod_set.get("template"), f"{path}.template")
+        objects += [
+            _pod_object(controller, template, f"{controller.name}-{set_name}-{n}", {})
+            for n in range(count)
+        ]
+    queue_name = ctx.text(spec.get("queueName"), "spec.queueName")
+    queue = f"LocalQueue/{controller.namespace}/{queue_name}" if queue_name else None
+    return _wanted(controller, tuple(objects), queue, gang_always=True)
+
+
+def _volcano_job(controller: Controller, pods: list[Pod]) -> Wanted | str:
+    ctx, obj = controller.ctx, controller.obj
+    spec = ctx.mapping(obj.get("spec"), "spec")
+    mine = {
+        p.name
+        for p in _live(pods, controller.namespace)
+        if p.labels.get(VOLCANO_JOB_NAME) == controller.name
+    }
+    objects, total, unsupported = [], 0, []
+    if spec.get("networkTopology"):
+        unsupported.append("Volcano networkTopology (HyperNode tiers) not supported")
+    for path, task in ctx.items(spec.get("tasks"), "spec.tasks"):
+        task_name = ctx.text(task.get("name"), f"{path}.name", required=True)
+        replicas = ctx.integer(task.get("replicas"), f"{path}.replicas", default=1, minimum=0)
+        total += replicas
+        if task.get("partitionPolicy"):
+            unsupported.append("Volcano task partitionPolicy not supported")
+        template = ctx.mapping(task.get("template"), f"{path}.template")
+        labels = {VOLCANO_JOB_NAME: controller.name}
+        names = [f"{controller.name}-{task_name}-{i}" for i in range(replicas)]
+        objects += [_pod_object(controller, template, n, labels) for n in names if n not in mine]
+    min_available = ctx.integer(spec.get("minAvailable"), "spec.minAvailable", default=total)
+    queue = f"VolcanoQueue/{ctx.text(spec.get('queue'), 'spec.queue') or 'default'}"
+    gang = Gang(controller.namespace, controller.name, min_available, queue=queue)
+    reasons = tuple(dict.fromkeys(unsupported))
+    return Wanted(controller.ctx.object, tuple(objects), (gang,), queue, reasons)
+
+
+def _replicated(controller: Controller, pods: list[Pod]) -> Wanted | str:
+    ctx, obj = controller.ctx, controller.obj
+    spec = ctx.mapping(obj.get("spec"), "spec")
+    status = ctx.mapping(obj.get("status"), "status")
+    replicas = ctx.integer(spec.get("replicas"), "spec.replicas", default=1, minimum=0)
+    selector = ctx.labels(
+        ctx.mapping(spec.get("selector"), "spec.selector").get("matchLabels"),
+        "spec.selector.matchLabels",
+    )
+    template = ctx.mapping(spec.get("template"), "spec.template")
+    if not selector:
+        selector = ctx.labels(
+            ctx.mapping(template.get("metadata"), "spec.template.metadata").get("labels"),
+            "spec.template.metadata.labels",
+        )
+    mine = [
+        p
+        for p in _live(pods, controller.namespace)
+        if selector and all(p.labels.get(k) == v for k, v in selector.items())
+    ]
+    have = max(len(mine), ctx.integer(status.get("replicas"), "status.replicas", default=0))
+    missing = max(0, replicas - have)
+    if controller.kind == "StatefulSet":
+        names = _free_names(controller.name, {p.name.rpartition("-")[2] for p in mine}, missing)
+    else:
+        names = [f"{controller.name}-pending-{n}" for n in range(missing)]
+    objects = tuple(_pod_object(controller, template, n, {}) for n in names)
+    return _wanted(controller, objects, _kueue_queue(controller))
+
+
+def declared_gang(controller: Controller) -> tuple[Gang, str]:
+    ctx, obj = controller.ctx, controller.obj
+    spec = ctx.mapping(obj.get("spec"), "spec")
+    min_member = ctx.integer(spec.get("minMember"), "spec.minMember", default=1, minimum=0)
+    queue_name = ctx.text(spec.get("queue"), "spec.queue")
+    if controller.group == "scheduling.volcano.sh":
+        volcano_queue = f"VolcanoQueue/{queue_name or 'default'}"
+        gang = Gang(controller.namespace, controller.name, min_member, queue=volcano_queue)
+        note = f"{ctx.object}: Volcano gang of minMember {min_member} in queue {volcano_queue}"
+        return gang, note
+    topology = ctx.mapping(spec.get("topologyConstraint"), "spec.topologyConstraint")
+    queue = f"KaiQueue/{queue_name}" if queue_name else None
+    gang = Gang(
+        controller.namespace,
+        controller.name,
+        min_member,
+        required_topology=ctx.text(
+            topology.get("requiredTopologyLevel"), "spec.topologyConstraint.requiredTopologyLevel"
+        )
+        or None,
+        preferred_topology=ctx.text(
+            topology.get("preferredTopologyLevel"),
+            "spec.topologyConstraint.preferredTopologyLevel",
+        )
+        or None,
+        queue=queue,
+    )
+    subgroups = ctx.items(spec.get("subGroups"), "spec.subGroups")
+    note = f"{ctx.object}: KAI gang of minMember {min_member} in queue {queue}"
+    if subgroups:
+        names = ", ".join(str(s.get("name")) for _, s in subgroups)
+        note += f"; subGroups ({names}) unsupported: the gang is enforced on the whole PodGroup"
+    return gang, note
+
+
+BUILDERS: dict[tuple[str, str], Callable[[Controller, list[Pod]], Wanted | str]] = {
+    ("Job", "batch"): _job,
+    ("JobSet", "jobset.x-k8s.io"): _jobset,
+    ("LeaderWorkerSet", "leaderworkerset.x-k8s.io"): _leader_worker_set,
+    ("Workload", "kueue.x-k8s.io"): _kueue_workload,
+    ("Job", "batch.volcano.sh"): _volcano_job,
+    ("Deployment", "apps"): _replicated,
+    ("ReplicaSet", "apps"): _replicated,
+    ("StatefulSet", "apps"): _replicated,
+}
+
+
+# --- shared helpers ---------------------------------------------------------------------
+
+
+def _live(pods: list[Pod], namespace: str) -> Iterator[Pod]:
+    return (p for p in pods if p.namespace == namespace and p.synthesized_by is None)
+
+
+def _exclusive(controller: Controller, annotation: str, kind: str) -> tuple[str, ...]:
+    """One Job (one group) per topology domain: not modelled, so said."""
+    meta = controller.ctx.mapping(controller.obj.get("metadata"), "metadata")
+    annotations = controller.ctx.labels(meta.get("annotations"), "metadata.annotations")
+    if annotation in annotations:
+        level = annotations[annotation]
+        return (f"{kind} exclusive placement per {level} ({annotation}) not supported",)
+    return ()
+
+
+def _kueue_queue(controller: Controller) -> str | None:
+    meta = controller.ctx.mapping(controller.obj.get("metadata"), "metadata")
+    labels = controller.ctx.labels(meta.get("labels"), "metadata.labels")
+    name = labels.get(KUEUE_QUEUE_LABEL)
+    return f"LocalQueue/{controller.namespace}/{name}" if name else None
+
+
+def _wanted(
+    controller: Controller,
+    objects: tuple[dict[str, Any], ...],
+    queue: str | None,
+    *,
+    gang_always: bool = False,
+) -> Wanted:
+    """Kueue admits a queued controller's pods as one Workload: one gang for all of them."""
+    gangs: tuple[Gang, ...] = ()
+    if objects and (queue is not None or gang_always):
+        gangs = (Gang(controller.namespace, controller.name, len(objects), queue=queue),)
+    return Wanted(controller.ctx.object, objects, gangs, queue)
+
+
+def _pod_object(
+    controller: Controller, template: dict[str, Any], name: str, labels: dict[str, str]
+) -> dict[str, Any]:
+    """The pod a controller creates from ``template`` (metadata merged, phase Pending)."""
+    raw_meta = template.get("metadata")
+    meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
+    owner_meta = controller.obj.get("metadata") or {}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": controller.namespace,
+            "labels": {**(meta.get("labels") or {}), **labels},
+            "annotations": dict(meta.get("annotations") or {}),
+            "creationTimestamp": owner_meta.get("creationTimestamp"),
+        },
+        "spec": template.get("spec") or {},
+        "status": {"phase": "Pending"},
+    }

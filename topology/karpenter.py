@@ -1,0 +1,274 @@
+"""Karpenter NodePools → one discovered node group per instance type of the bundled
+catalogue (``topology/data/instance_types.yaml``) that the pool's requirements allow.
+
+Upstream behaviour followed: kubernetes-sigs/karpenter ``pkg/apis/v1/nodepool.go``:
+``spec.template`` (labels, taints, requirements), ``spec.limits`` (counted against the
+capacity of the pool's nodes), ``spec.weight``, ``spec.replicas`` (static pools, not
+scaled for pending pods). The weight travels with each group for the ``karpenter``
+autoscaler profile (the joint plan picks the cheapest valid option). Not modelled,
+and said so as notices: spot prices, types missing from the catalogue,
+static NodePools.
+
+Pure: no Django; reads only its bundled catalogue. ``topology.kube`` dispatches
+karpenter.sh NodePools here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from topology.daemons import DaemonPod, less_daemons
+from topology.hardware import (
+    AutoscalerRef,
+    LabelRequirement,
+    ModelError,
+    Node,
+    NodeGroup,
+    Resources,
+    Taint,
+)
+from topology.kubefields import ObjectContext
+from topology.kubenodes import (
+    node_requirement,
+    node_taints,
+    node_with_plugin_gpus,
+)
+from topology.prices import INSTANCE_TYPE_LABEL, PriceTable, no_price_note
+from topology.quantity import cpu_milli, memory_bytes, parse_quantity, whole_count
+
+CATALOGUE_FILE = Path(__file__).resolve().parent / "data" / "instance_types.yaml"
+KARPENTER_LABEL = "karpenter.sh/nodepool"
+CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
+# a NodePool without limits can grow without bound; the model needs a number
+UNBOUNDED_NEW_NODES = 1000
+KARPENTER_VM_MEMORY_OVERHEAD = Fraction(75, 1000)  # karpenter-provider-aws default
+
+
+@dataclass(frozen=True, slots=True)
+class KarpenterPool:
+    name: str
+    labels: Mapping[str, str]
+    taints: tuple[Taint, ...]
+    requirements: tuple[LabelRequirement, ...]
+    limits: Mapping[str, Fraction]
+    weight: int | None
+    replicas: int | None
+
+
+def karpenter_node_pool(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
+    spec = ctx.mapping(obj.get("spec"), "spec")
+    template = ctx.mapping(spec.get("template"), "spec.template")
+    meta = ctx.mapping(template.get("metadata"), "spec.template.metadata")
+    tspec = ctx.mapping(template.get("spec"), "spec.template.spec")
+    path = "spec.template.spec.requirements"
+    requirements = tuple(
+        node_requirement(ctx, item_path, item)
+        for item_path, item in ctx.items(tspec.get("requirements"), path)
+    )
+    limits = {
+        str(key): ctx.quantity(value, f"spec.limits.{key}")
+        for key, value in ctx.mapping(spec.get("limits"), "spec.limits").items()
+    }
+    pool = KarpenterPool(
+        name=ctx.object.partition("/")[2],
+        labels=ctx.labels(meta.get("labels"), "spec.template.metadata.labels"),
+        taints=node_taints(ctx, tspec.get("taints"), "spec.template.spec.taints"),
+        requirements=requirements,
+        limits=limits,
+        weight=ctx.integer(spec.get("weight"), "spec.weight") if "weight" in spec else None,
+        replicas=(
+            ctx.integer(spec.get("replicas"), "spec.replicas", minimum=0)
+            if "replicas" in spec
+            else None
+        ),
+    )
+    collected.discovered.karpenter_pools.append((ctx, pool))
+
+
+# --- the instance-type catalogue (Karpenter) -------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class InstanceType:
+    name: str
+    labels: Mapping[str, str]
+    allocatable: Mapping[str, Fraction]
+
+    @property
+    def gpus(self) -> int:
+        return whole_count(self.allocatable.get("nvidia.com/gpu", Fraction(0)))
+
+    def capacity(self, resource: str) -> Fraction:
+        """What Karpenter counts against ``spec.limits``: the node's capacity (vCPUs, memory
+        after the VM overhead, GPUs, one node)."""
+        if resource == "nodes":
+            return Fraction(1)
+        if resource == "cpu":
+            return Fraction(int(self.labels["karpenter.k8s.aws/instance-cpu"]))
+        if resource == "memory":
+            mib = int(self.labels["karpenter.k8s.aws/instance-memory"])
+            overhead = -(-mib * KARPENTER_VM_MEMORY_OVERHEAD.numerator // 1000)  # ceil
+            return Fraction((mib - overhead) * 2**20)
+        return self.allocatable.get(resource, Fraction(0))
+
+
+@cache
+def bundled_catalogue() -> tuple[InstanceType, ...]:
+    raw = yaml.safe_load(CATALOGUE_FILE.read_text(encoding="utf-8"))
+    return tuple(
+        InstanceType(
+            name=name,
+            labels={str(k): str(v) for k, v in entry["labels"].items()},
+            allocatable={str(k): parse_quantity(v) for k, v in entry["allocatable"].items()},
+        )
+        for name, entry in sorted(raw["instanceTypes"].items())
+    )
+
+
+# --- Karpenter NodePools --------------------------------------------------------------------
+
+
+def karpenter_groups(
+    ctx: ObjectContext,
+    pool: KarpenterPool,
+    nodes: tuple[Node, ...],
+    daemon_pods: list[DaemonPod],
+    prices: PriceTable,
+    catalogue: tuple[InstanceType, ...],
+    notices: list[ModelError],
+) -> list[NodeGroup]:
+    """One group per catalogue instance type the NodePool's requirements allow; the
+    pool's limits bound the new nodes of each (what remains of the limit after the
+    pool's current nodes, divided by one node's capacity)."""
+
+    def notice(field_name: str, reason: str) -> None:
+        notices.append(ModelError(ctx.source, ctx.object, field_name, reason))
+
+    if pool.replicas is not None:
+        notice(
+            "spec.replicas",
+            f"static NodePool ({pool.replicas} nodes): Karpenter keeps that many nodes and "
+            "does not add any for pending pods; not a group to scale",
+        )
+        return []
+    if pool.weight is not None:
+        notice(
+            "spec.weight",
+            f"weight {pool.weight}: the karpenter profile tries higher-weight NodePools "
+            "first, as Karpenter does; the joint plan picks the cheapest valid option",
+        )
+    spot_only = _allows(pool, CAPACITY_TYPE_LABEL, "spot") and not _allows(
+        pool, CAPACITY_TYPE_LABEL, "on-demand"
+    )
+    if spot_only:
+        notice(
+            "spec.template.spec.requirements",
+            "spot capacity only: the price table holds on-demand prices, spot is not priced",
+        )
+    eligible = [t for t in catalogue if _eligible(pool, t)]
+    if not eligible:
+        notice(
+            "spec.template.spec.requirements",
+            "no instance type of the bundled catalogue (topology/data/instance_types.yaml) "
+            "satisfies these requirements: not simulated",
+        )
+        return []
+    members = [n for n in nodes if n.labels.get(KARPENTER_LABEL) == pool.name]
+    room = _limit_room(pool, members, catalogue)
+    groups = []
+    for kind in eligible:
+        groups.append(_karpenter_group(pool, kind, members, room, daemon_pods, prices, spot_only))
+    return groups
+
+
+def _allows(pool: KarpenterPool, key: str, value: str) -> bool:
+    return all(r.matches({key: value}) for r in pool.requirements if r.key == key)
+
+
+def _eligible(pool: KarpenterPool, kind: InstanceType) -> bool:
+    """Requirements on a label the catalogue knows must match it; the others (zone,
+    capacity type, custom labels) constrain the offering, not the type."""
+    return all(r.matches(kind.labels) for r in pool.requirements if r.key in kind.labels)
+
+
+def _limit_room(
+    pool: KarpenterPool, members: list[Node], catalogue: tuple[InstanceType, ...]
+) -> dict[str, Fraction]:
+    by_name = {t.name: t for t in catalogue}
+    room = dict(pool.limits)
+    for node in members:
+        kind = by_name.get(node.labels.get(INSTANCE_TYPE_LABEL, ""))
+        for resource in room:
+            used = kind.capacity(resource) if kind else _node_capacity(node, resource)
+            room[resource] -= used
+    return room
+
+
+def _node_capacity(node: Node, resource: str) -> Fraction:
+    if resource == "nodes":
+        return Fraction(1)
+    if resource == "cpu":
+        return Fraction(node.allocatable.cpu_milli, 1000)
+    if resource == "memory":
+        return Fraction(node.allocatable.memory_bytes)
+    if resource == "nvidia.com/gpu":
+        return Fraction(node.gpu_count)
+    return Fraction(node.allocatable.extended.get(resource, 0))
+
+
+def _karpenter_group(
+    pool: KarpenterPool,
+    kind: InstanceType,
+    members: list[Node],
+    room: Mapping[str, Fraction],
+    daemon_pods: list[DaemonPod],
+    prices: PriceTable,
+    spot_only: bool,
+) -> NodeGroup:
+    name = f"{pool.name}-{kind.name}"
+    single = {
+        r.key: r.values[0] for r in pool.requirements if r.operator == "In" and len(r.values) == 1
+    }
+    labels = {**single, **kind.labels, **pool.labels, KARPENTER_LABEL: pool.name}
+    allocatable = {k: v for k, v in kind.allocatable.items()}
+    resources = Resources(
+        cpu_milli=cpu_milli(allocatable.pop("cpu", Fraction(0))),
+        memory_bytes=memory_bytes(allocatable.pop("memory", Fraction(0))),
+        pods=whole_count(allocatable.pop("pods", Fraction(0))),
+        extended={k: whole_count(v) for k, v in allocatable.items() if k != "nvidia.com/gpu"},
+    )
+    bare = Node(name=f"{name}-template", labels=labels, taints=pool.taints, allocatable=resources)
+    template = node_with_plugin_gpus(bare, kind.gpus)
+    template = replace(template, allocatable=less_daemons(template, daemon_pods), node_group=name)
+    size = sum(1 for n in members if n.labels.get(INSTANCE_TYPE_LABEL) == kind.name)
+    new_nodes = min(
+        (int(left // kind.capacity(r)) for r, left in room.items() if kind.capacity(r) > 0),
+        default=UNBOUNDED_NEW_NODES,
+    )
+    notes = []
+    if not room:
+        notes.append(f"no spec.limits: up to {UNBOUNDED_NEW_NODES} new nodes assumed")
+    price = None if spot_only else prices.price_for_labels(labels)
+    if price is None and not spot_only:
+        notes.append(no_price_note(labels))
+    per_hour = price.per_node_hour if price else 0.0
+    return NodeGroup(
+        name=name,
+        node_selector={KARPENTER_LABEL: pool.name, INSTANCE_TYPE_LABEL: kind.name},
+        min_size=0,
+        max_size=size + max(new_nodes, 0),
+        price_per_node_hour=per_hour,
+        template=replace(template, price_per_node_hour=per_hour),
+        current_size=size,
+        source=f"Karpenter NodePool {pool.name} + instance type {kind.name} (bundled catalogue)",
+        autoscaler=AutoscalerRef(kind="karpenter", name=pool.name, weight=pool.weight),
+        price_source=price.source if price else None,
+        notes=tuple(notes),
+    )

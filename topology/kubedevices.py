@@ -1,0 +1,156 @@
+"""DRA claims and classes: ResourceClaim, ResourceClaimTemplate, DeviceClass →
+``DeviceClaim`` / ``DeviceClass``, and each pod's claims resolved against them.
+
+Pure: no Django, no I/O. ``topology.kube`` dispatches the three kinds here (handlers
+take its first-pass collection); ResourceSlices are ``topology.dra``'s. CEL selectors
+beyond the compiled subset (``topology.cel``), ``distinctAttribute`` and
+``firstAvailable`` become unsupported reasons on the pods using them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from topology.cel import CelUnsupported, compile_selector
+from topology.hardware import (
+    AttributeSelector,
+    DeviceClaim,
+    DeviceClass,
+    DeviceRequest,
+    MatchAttribute,
+    Pod,
+    UnsupportedField,
+)
+from topology.kubefields import ObjectContext, object_label
+from topology.kubepods import PodRecord, namespace_name
+from topology.quantity import memory_bytes
+
+
+def resource_claim(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
+    spec = ctx.mapping(obj.get("spec"), "spec")
+    if "spec" in spec and "devices" not in spec:
+        ctx.fail("spec.spec", "a ResourceClaim has spec.devices; spec.spec belongs to a template")
+    namespace, name = namespace_name(ctx)
+    collected.claims[(namespace, name)] = _device_claim(ctx, name, spec, "spec")
+
+
+def resource_claim_template(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
+    outer = ctx.mapping(obj.get("spec"), "spec")
+    spec = ctx.mapping(outer.get("spec"), "spec.spec")
+    namespace, name = namespace_name(ctx)
+    collected.templates[(namespace, name)] = _device_claim(ctx, name, spec, "spec.spec")
+
+
+def device_class(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
+    spec = ctx.mapping(obj.get("spec"), "spec")
+    name = ctx.object.partition("/")[2]
+    selectors, reasons = selector_list(ctx, spec.get("selectors"), "spec.selectors")
+    collected.device_classes[name] = (DeviceClass(name, selectors), tuple(reasons))
+
+
+def _device_claim(
+    ctx: ObjectContext, name: str, spec: dict[str, Any], base: str
+) -> tuple[DeviceClaim, tuple[str, ...]]:
+    devices = ctx.mapping(spec.get("devices"), f"{base}.devices")
+    requests, unsupported = [], []
+    for path, raw in ctx.items(devices.get("requests"), f"{base}.devices.requests"):
+        request, reasons = _device_request(ctx, path, raw)
+        requests.append(request)
+        unsupported += reasons
+    constraints = []
+    for path, raw in ctx.items(devices.get("constraints"), f"{base}.devices.constraints"):
+        if raw.get("distinctAttribute"):
+            unsupported.append("DRA constraint distinctAttribute not supported")
+            continue
+        attribute = ctx.text(raw.get("matchAttribute"), f"{path}.matchAttribute", required=True)
+        names = ctx.sequence(raw.get("requests"), f"{path}.requests")
+        constraints.append(
+            MatchAttribute(attribute, tuple(ctx.text(n, f"{path}.requests") for n in names))
+        )
+    return DeviceClaim(name, tuple(requests), tuple(constraints)), tuple(unsupported)
+
+
+def _device_request(
+    ctx: ObjectContext, path: str, raw: dict[str, Any]
+) -> tuple[DeviceRequest, list[str]]:
+    name = ctx.text(raw.get("name"), f"{path}.name", required=True)
+    if raw.get("firstAvailable"):
+        return DeviceRequest(name, ""), ["DRA firstAvailable (prioritized list) not supported"]
+    body = ctx.mapping(raw.get("exactly"), f"{path}.exactly") if "exactly" in raw else raw
+    base = f"{path}.exactly" if "exactly" in raw else path
+    mode = ctx.text(body.get("allocationMode"), f"{base}.allocationMode") or "ExactCount"
+    if mode not in ("ExactCount", "All"):
+        ctx.fail(f"{base}.allocationMode", f"must be ExactCount or All, got {mode!r}")
+    selectors, reasons = selector_list(ctx, body.get("selectors"), f"{base}.selectors")
+    capacity = ctx.mapping(
+        ctx.mapping(body.get("capacity"), f"{base}.capacity").get("requests"),
+        f"{base}.capacity.requests",
+    )
+    request = DeviceRequest(
+        name=name,
+        device_class=ctx.text(
+            body.get("deviceClassName"), f"{base}.deviceClassName", required=True
+        ),
+        count=ctx.integer(body.get("count"), f"{base}.count", default=1, minimum=1),
+        allocation_mode=mode,
+        selectors=selectors,
+        capacity_requests={
+            str(k): memory_bytes(ctx.quantity(v, f"{base}.capacity.requests.{k}"))
+            for k, v in capacity.items()
+        },
+    )
+    return request, reasons
+
+
+def selector_list(ctx: ObjectContext, raw: Any, field_name: str):  # type: ignore[no-untyped-def]
+    """CEL selectors compiled to AttributeSelectors, plus reasons for those beyond the subset."""
+    selectors: list[AttributeSelector] = []
+    reasons: list[str] = []
+    for path, item in ctx.items(raw, field_name):
+        cel = ctx.mapping(item.get("cel"), f"{path}.cel")
+        expression = ctx.text(cel.get("expression"), f"{path}.cel.expression", required=True)
+        try:
+            selectors += compile_selector(expression)
+        except CelUnsupported as error:
+            reasons.append(str(error))
+    return tuple(selectors), reasons
+
+
+def pod_with_claims(collected: Any, record: PodRecord) -> Pod:
+    """The pod's DRA claims (a template's copy named ``<pod>-<entry>``); a missing claim,
+    template or class, or a request beyond the model, is an unsupported reason."""
+    pod = record.pod
+    claims, reasons = [], list(pod.unsupported)
+    for entry, kind, name in record.claim_refs:
+        table = collected.claims if kind == "claim" else collected.templates
+        found = table.get((pod.namespace, name))
+        if found is None:
+            label = "ResourceClaim" if kind == "claim" else "ResourceClaimTemplate"
+            reasons.append(f"{label} {pod.namespace}/{name} not found")
+            continue
+        claim, claim_reasons = found
+        claims.append(claim if kind == "claim" else replace(claim, name=f"{pod.name}-{entry}"))
+        reasons += claim_reasons
+        reasons += _class_reasons(collected, claim)
+    label = object_label("Pod", pod.namespace, pod.name)
+    record.unmodelled += [
+        UnsupportedField(label, "spec.resourceClaims", reason)
+        for reason in reasons[len(pod.unsupported) :]
+    ]
+    if not claims and not reasons[len(pod.unsupported) :]:
+        return pod
+    return replace(pod, claims=tuple(claims), unsupported=tuple(dict.fromkeys(reasons)))
+
+
+def _class_reasons(collected: Any, claim: DeviceClaim) -> list[str]:
+    reasons = []
+    for request in claim.requests:
+        if not request.device_class:
+            continue
+        found = collected.device_classes.get(request.device_class)
+        if found is None:
+            reasons.append(f"DeviceClass {request.device_class} not found")
+        else:
+            reasons += found[1]
+    return reasons

@@ -1,0 +1,213 @@
+"""The kinds the Kubernetes source lists and watches, and how to reach each list call.
+
+Every kind ``topology.kube``'s dispatch reads from a cluster (the file path reads the
+same kinds from exports); ``tests/engine/test_kubekinds.py`` holds the two lists equal.
+Custom resources are tried at each served version in turn (newest first); a kind the
+cluster serves at none of them (404) is reported unavailable by the source, never an
+error. The ConfigMap is listed only in ``kube-system`` and only by name (the
+cluster-autoscaler status), so the role needs no cluster-wide ConfigMap access.
+
+Free of Django; imports the official client only to name its list calls.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kubernetes import client
+
+CA_STATUS_NAMESPACE = "kube-system"  # topology.castatus reads only this ConfigMap
+CA_STATUS_NAME = "cluster-autoscaler-status"
+
+ListCall = Callable[[client.ApiClient, str], Callable[..., Any]]
+
+
+@dataclass(frozen=True)
+class WatchedKind:
+    """One kind the source lists and watches: its API group, the versions tried (newest
+    first), its resource (plural, what RBAC names), and how to reach its list call at a
+    version."""
+
+    kind: str
+    group: str
+    versions: tuple[str, ...]
+    plural: str
+    list_call: ListCall
+    namespace: str = ""  # listed in this namespace only ("" = every namespace)
+    name: str = ""  # listed by this name only (fieldSelector metadata.name)
+
+    @property
+    def key(self) -> str:
+        """Unique per kind and group (two groups may share a kind name: PodGroup, Queue)."""
+        return f"{self.kind}.{self.group}" if self.group else self.kind
+
+    def api_version(self, version: str) -> str:
+        return f"{self.group}/{version}" if self.group else version
+
+
+def _typed(build: Callable[[client.ApiClient], Callable[..., Any]]) -> ListCall:
+    """A built-in kind at one version: the typed client's list call."""
+    return lambda api, _version: build(api)
+
+
+def _custom(group: str, plural: str) -> ListCall:
+    def build(api: client.ApiClient, version: str) -> Any:
+        return functools.partial(
+            client.CustomObjectsApi(api).list_cluster_custom_object, group, version, plural
+        )
+
+    return build
+
+
+def _crd(kind: str, group: str, versions: tuple[str, ...], plural: str) -> WatchedKind:
+    return WatchedKind(kind, group, versions, plural, _custom(group, plural))
+
+
+def _ca_status(api: client.ApiClient, _version: str) -> Callable[..., Any]:
+    return functools.partial(
+        client.CoreV1Api(api).list_namespaced_config_map,
+        CA_STATUS_NAMESPACE,
+        field_selector=f"metadata.name={CA_STATUS_NAME}",
+    )
+
+
+_V1 = ("v1",)
+_KUEUE = ("v1beta2", "v1beta1")
+_KARPENTER = ("v1", "v1beta1")
+_KEP_4671 = ("v1beta1", "v1alpha2", "v1alpha1")  # scheduling.k8s.io Workload / PodGroup
+
+DEFAULT_KINDS: tuple[WatchedKind, ...] = (
+    # core
+    WatchedKind("Node", "", _V1, "nodes", _typed(lambda a: client.CoreV1Api(a).list_node)),
+    WatchedKind(
+        "Pod",
+        "",
+        _V1,
+        "pods",
+        _typed(lambda a: client.CoreV1Api(a).list_pod_for_all_namespaces),
+    ),
+    WatchedKind(
+        "Namespace", "", _V1, "namespaces", _typed(lambda a: client.CoreV1Api(a).list_namespace)
+    ),
+    WatchedKind(
+        "PersistentVolume",
+        "",
+        _V1,
+        "persistentvolumes",
+        _typed(lambda a: client.CoreV1Api(a).list_persistent_volume),
+    ),
+    WatchedKind(
+        "PersistentVolumeClaim",
+        "",
+        _V1,
+        "persistentvolumeclaims",
+        _typed(lambda a: client.CoreV1Api(a).list_persistent_volume_claim_for_all_namespaces),
+    ),
+    WatchedKind(
+        "ConfigMap",
+        "",
+        _V1,
+        "configmaps",
+        _ca_status,
+        namespace=CA_STATUS_NAMESPACE,
+        name=CA_STATUS_NAME,
+    ),
+    # built-in groups
+    WatchedKind(
+        "StorageClass",
+        "storage.k8s.io",
+        _V1,
+        "storageclasses",
+        _typed(lambda a: client.StorageV1Api(a).list_storage_class),
+    ),
+    WatchedKind(
+        "ResourceSlice",
+        "resource.k8s.io",
+        _V1,
+        "resourceslices",
+        _typed(lambda a: client.ResourceV1Api(a).list_resource_slice),
+    ),
+    WatchedKind(
+        "ResourceClaim",
+        "resource.k8s.io",
+        _V1,
+        "resourceclaims",
+        _typed(lambda a: client.ResourceV1Api(a).list_resource_claim_for_all_namespaces),
+    ),
+    WatchedKind(
+        "ResourceClaimTemplate",
+        "resource.k8s.io",
+        _V1,
+        "resourceclaimtemplates",
+        _typed(lambda a: client.ResourceV1Api(a).list_resource_claim_template_for_all_namespaces),
+    ),
+    WatchedKind(
+        "DeviceClass",
+        "resource.k8s.io",
+        _V1,
+        "deviceclasses",
+        _typed(lambda a: client.ResourceV1Api(a).list_device_class),
+    ),
+    WatchedKind(
+        "DaemonSet",
+        "apps",
+        _V1,
+        "daemonsets",
+        _typed(lambda a: client.AppsV1Api(a).list_daemon_set_for_all_namespaces),
+    ),
+    WatchedKind(
+        "Deployment",
+        "apps",
+        _V1,
+        "deployments",
+        _typed(lambda a: client.AppsV1Api(a).list_deployment_for_all_namespaces),
+    ),
+    WatchedKind(
+        "ReplicaSet",
+        "apps",
+        _V1,
+        "replicasets",
+        _typed(lambda a: client.AppsV1Api(a).list_replica_set_for_all_namespaces),
+    ),
+    WatchedKind(
+        "StatefulSet",
+        "apps",
+        _V1,
+        "statefulsets",
+        _typed(lambda a: client.AppsV1Api(a).list_stateful_set_for_all_namespaces),
+    ),
+    WatchedKind(
+        "Job",
+        "batch",
+        _V1,
+        "jobs",
+        _typed(lambda a: client.BatchV1Api(a).list_job_for_all_namespaces),
+    ),
+    # KEP-4671 gangs (alpha in 1.35, v1alpha2 in 1.36)
+    _crd("Workload", "scheduling.k8s.io", _KEP_4671, "workloads"),
+    _crd("PodGroup", "scheduling.k8s.io", _KEP_4671, "podgroups"),
+    # custom resources
+    _crd("PodGroup", "scheduling.x-k8s.io", ("v1alpha1",), "podgroups"),
+    _crd("NodePool", "karpenter.sh", _KARPENTER, "nodepools"),
+    _crd("EC2NodeClass", "karpenter.k8s.aws", _KARPENTER, "ec2nodeclasses"),
+    _crd("JobSet", "jobset.x-k8s.io", ("v1alpha2",), "jobsets"),
+    _crd("LeaderWorkerSet", "leaderworkerset.x-k8s.io", _V1, "leaderworkersets"),
+    _crd("Workload", "kueue.x-k8s.io", _KUEUE, "workloads"),
+    _crd("ClusterQueue", "kueue.x-k8s.io", _KUEUE, "clusterqueues"),
+    _crd("LocalQueue", "kueue.x-k8s.io", _KUEUE, "localqueues"),
+    _crd("Topology", "kueue.x-k8s.io", (*_KUEUE, "v1alpha1"), "topologies"),
+    _crd("Job", "batch.volcano.sh", ("v1alpha1",), "jobs"),
+    _crd("PodGroup", "scheduling.volcano.sh", ("v1beta1",), "podgroups"),
+    _crd("Queue", "scheduling.volcano.sh", ("v1beta1",), "queues"),
+    _crd("HyperNode", "topology.volcano.sh", ("v1alpha1",), "hypernodes"),
+    _crd("PodGroup", "scheduling.run.ai", ("v2alpha2",), "podgroups"),
+    _crd("Queue", "scheduling.run.ai", ("v2",), "queues"),
+    _crd("Topology", "kai.scheduler", ("v1alpha1",), "topologies"),
+    # the project's own kinds, where a cluster has the CRDs
+    _crd("NodeGroup", "capacityweb.io", ("v1alpha1",), "nodegroups"),
+    _crd("Reservation", "capacityweb.io", ("v1alpha1",), "reservations"),
+    _crd("Topology", "capacityweb.io", ("v1alpha1",), "topologies"),
+)

@@ -1,0 +1,215 @@
+"""Pod objects → ``Pod``: effective requests, node selection, gang, topology
+annotations, and the claims (DRA and PersistentVolumeClaim) assembly resolves later.
+
+Pure: no Django, no I/O. ``topology.kube`` dispatches Pods here (and the pods that
+``topology.workloads_k8s`` expands from controllers); ``topology.discovery`` reads
+DaemonSet pod templates with ``pod_spec_requests``. Succeeded/Failed (and Unknown)
+pods are dropped.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from topology import podaffinity, podspec, volumes, workloads_k8s
+from topology.hardware import (
+    GPU_RESOURCE,
+    SHARED_GPU_RESOURCE,
+    GpuRequest,
+    Pod,
+    Resources,
+    UnsupportedField,
+)
+from topology.kubefields import ObjectContext, object_label
+from topology.kubenodes import REQUIRED_AFFINITY, pod_tolerations, required_node_affinity
+from topology.quantity import cpu_milli, whole_count
+
+POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
+KUEUE_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
+KUEUE_TOTAL_ANNOTATION = "kueue.x-k8s.io/pod-group-total-count"
+REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
+PREFERRED_TOPOLOGY = "kueue.x-k8s.io/podset-preferred-topology"
+SLICE_TOPOLOGY = "kueue.x-k8s.io/podset-slice-required-topology"
+LIVE_PHASES = ("", "Pending", "Running")
+
+
+@dataclass(slots=True)
+class PodRecord:
+    """A parsed pod and what assembly still has to resolve for it."""
+
+    pod: Pod
+    claim_refs: list[tuple[str, str, str]]  # (entry name, "claim"|"template", object name)
+    unmodelled: list[UnsupportedField] = field(default_factory=list)
+    volume_claims: list[str] = field(default_factory=list)  # PersistentVolumeClaim names
+    group_total: int | None = None  # kueue pod-group-total-count
+
+
+def parse_pod(ctx: ObjectContext, obj: dict[str, Any]) -> PodRecord | None:
+    """A live pod's record; None for a finished one."""
+    meta = ctx.mapping(obj.get("metadata"), "metadata")
+    spec = ctx.mapping(obj.get("spec"), "spec")
+    status = ctx.mapping(obj.get("status"), "status")
+    if ctx.text(status.get("phase"), "status.phase") not in LIVE_PHASES:
+        return None
+    namespace, name = namespace_name(ctx)
+    labels = ctx.labels(meta.get("labels"), "metadata.labels")
+    annotations = ctx.labels(meta.get("annotations"), "metadata.annotations")
+    requests, gpu = pod_spec_requests(ctx, spec)
+    affinity, affinity_unsupported = required_node_affinity(ctx, spec.get("affinity"))
+    node_name = ctx.text(spec.get("nodeName"), "spec.nodeName") or None
+    unmodelled = podspec.unmodelled_fields(ctx, spec, bound=node_name is not None)
+    unmodelled += [
+        UnsupportedField(ctx.object, f"spec.affinity.nodeAffinity.{REQUIRED_AFFINITY}", reason)
+        for reason in affinity_unsupported
+    ]
+    unmodelled += _annotation_unsupported(ctx, annotations)
+    pod = Pod(
+        namespace=namespace,
+        name=name,
+        requests=requests,
+        gpu=gpu,
+        node_selector=ctx.labels(spec.get("nodeSelector"), "spec.nodeSelector"),
+        affinity=affinity,
+        tolerations=pod_tolerations(ctx, spec.get("tolerations")),
+        labels=labels,
+        priority=ctx.integer(spec.get("priority"), "spec.priority"),
+        arrival=_arrival(ctx, meta.get("creationTimestamp")),
+        node_name=node_name,
+        gang=_gang_name(ctx, namespace, labels, spec)
+        or workloads_k8s.annotated_gang(namespace, annotations),
+        required_topology=annotations.get(REQUIRED_TOPOLOGY) or None,
+        preferred_topology=annotations.get(PREFERRED_TOPOLOGY) or None,
+        unsupported=tuple(dict.fromkeys(u.reason for u in unmodelled if u.blocking)),
+        scheduling_gates=podspec.scheduling_gates(ctx, spec),
+        **_inter_pod(ctx, spec, namespace, labels),
+    )
+    total = annotations.get(KUEUE_TOTAL_ANNOTATION)
+    record = PodRecord(pod, _claim_refs(ctx, spec.get("resourceClaims")), unmodelled)
+    record.volume_claims = podspec.claim_names(ctx, spec)
+    if total is not None and pod.gang:
+        record.group_total = ctx.integer(
+            total, f"metadata.annotations.{KUEUE_TOTAL_ANNOTATION}", minimum=1
+        )
+    return record
+
+
+def namespace_name(ctx: ObjectContext) -> tuple[str, str]:
+    """A namespaced object's namespace and name, from its ``Kind/ns/name`` label."""
+    _, namespace, name = ctx.object.split("/", 2)
+    return namespace, name
+
+
+def _inter_pod(
+    ctx: ObjectContext, spec: dict[str, Any], namespace: str, labels: dict[str, str]
+) -> dict[str, Any]:
+    """podAffinity, podAntiAffinity and topologySpreadConstraints (``topology.podaffinity``)."""
+    terms, score_only = podaffinity.pod_terms(ctx, spec, namespace, labels)
+    return {"pod_terms": terms, "score_only": score_only}
+
+
+def _arrival(ctx: ObjectContext, raw: Any) -> float:
+    moment = ctx.timestamp(raw, "metadata.creationTimestamp")
+    return moment.timestamp() if moment else 0.0
+
+
+def _annotation_unsupported(
+    ctx: ObjectContext, annotations: dict[str, str]
+) -> list[UnsupportedField]:
+    if SLICE_TOPOLOGY in annotations:
+        reason = f"Kueue slice topology ({SLICE_TOPOLOGY}) not supported"
+        return [UnsupportedField(ctx.object, f"metadata.annotations.{SLICE_TOPOLOGY}", reason)]
+    return []
+
+
+def _gang_name(
+    ctx: ObjectContext, namespace: str, labels: dict[str, str], spec: dict[str, Any]
+) -> str | None:
+    group = labels.get(POD_GROUP_LABEL) or labels.get(KUEUE_GROUP_LABEL)
+    if not group:
+        scheduling = ctx.mapping(spec.get("schedulingGroup"), "spec.schedulingGroup")
+        group = ctx.text(scheduling.get("podGroupName"), "spec.schedulingGroup.podGroupName")
+    return f"{namespace}/{group}" if group else None
+
+
+def pod_spec_requests(
+    ctx: ObjectContext, spec: dict[str, Any]
+) -> tuple[Resources, GpuRequest | None]:
+    """Effective requests like the scheduler: containers (+ sidecars) summed, max with init
+    containers, plus overhead; requests default to limits."""
+    total: Counter[str] = Counter()
+    for path, container in ctx.items(spec.get("containers"), "spec.containers"):
+        total.update(_container_requests(ctx, container, path))
+    init_peak: Counter[str] = Counter()
+    for path, container in ctx.items(spec.get("initContainers"), "spec.initContainers"):
+        values = _container_requests(ctx, container, path)
+        if container.get("restartPolicy") == "Always":  # sidecar: runs alongside
+            total.update(values)
+        else:
+            init_peak = Counter({k: max(init_peak[k], values[k]) for k in {*init_peak, *values}})
+    merged = Counter({k: max(total[k], init_peak[k]) for k in {*total, *init_peak}})
+    for key, value in ctx.mapping(spec.get("overhead"), "spec.overhead").items():
+        merged[key] += _base_units(key, ctx.quantity(value, f"spec.overhead.{key}"))
+    # renamed replicas stay an extended resource (only such nodes advertise it) and
+    # also take GPU units there, like nvidia.com/gpu
+    gpu_count = merged.pop(GPU_RESOURCE, 0) + merged.get(SHARED_GPU_RESOURCE, 0)
+    resources = Resources(
+        cpu_milli=merged.pop("cpu", 0),
+        memory_bytes=merged.pop("memory", 0),
+        pods=1,
+        extended={k: v for k, v in sorted(merged.items()) if v},
+    )
+    return resources, (GpuRequest(count=gpu_count) if gpu_count else None)
+
+
+def _container_requests(ctx: ObjectContext, container: dict[str, Any], path: str) -> Counter[str]:
+    resources = ctx.mapping(container.get("resources"), f"{path}.resources")
+    limits = ctx.mapping(resources.get("limits"), f"{path}.resources.limits")
+    requests = ctx.mapping(resources.get("requests"), f"{path}.resources.requests")
+    values: Counter[str] = Counter()
+    for key in {*limits, *requests}:
+        where = "requests" if key in requests else "limits"
+        raw = requests[key] if key in requests else limits[key]
+        quantity = ctx.quantity(raw, f"{path}.resources.{where}.{key}")
+        values[str(key)] = _base_units(str(key), quantity)
+    return values
+
+
+def _base_units(key: str, quantity: Any) -> int:
+    return cpu_milli(quantity) if key == "cpu" else whole_count(quantity)
+
+
+def _claim_refs(ctx: ObjectContext, raw: Any) -> list[tuple[str, str, str]]:
+    refs = []
+    for path, entry in ctx.items(raw, "spec.resourceClaims"):
+        name = ctx.text(entry.get("name"), f"{path}.name", required=True)
+        source = ctx.mapping(entry.get("source"), f"{path}.source") or entry  # pre-1.31 shape
+        if source.get("resourceClaimName"):
+            refs.append(
+                (name, "claim", ctx.text(source["resourceClaimName"], f"{path}.resourceClaimName"))
+            )
+        elif source.get("resourceClaimTemplateName"):
+            template = ctx.text(
+                source["resourceClaimTemplateName"], f"{path}.resourceClaimTemplateName"
+            )
+            refs.append((name, "template", template))
+        else:
+            ctx.fail(path, "needs resourceClaimName or resourceClaimTemplateName")
+    return refs
+
+
+def pod_with_volumes(catalog: volumes.VolumeCatalog, record: PodRecord, pod: Pod) -> Pod:
+    """The pod's claims as kube-scheduler's VolumeBinding and VolumeZone see them: node
+    constraints ANDed into its affinity, PreFilter rejections, what is not modelled."""
+    if not record.volume_claims or pod.node_name is not None:
+        return pod
+    found = volumes.pod_volumes(catalog, pod.namespace, record.volume_claims)
+    label = object_label("Pod", pod.namespace, pod.name)
+    record.unmodelled += [UnsupportedField(label, "spec.volumes", r) for r in found.unsupported]
+    return replace(
+        pod,
+        affinity=volumes.with_volume_affinity(pod.affinity, found.groups),
+        rejected=(*pod.rejected, *dict.fromkeys(found.rejected)),
+        unsupported=tuple(dict.fromkeys((*pod.unsupported, *found.unsupported))),
+    )

@@ -1,0 +1,185 @@
+"""The project's own kinds (capacityweb.io): ``Topology``, ``NodeGroup`` and
+``Reservation`` → the model, checked against each other at assembly.
+
+Pure: no Django, no I/O. ``topology.kube`` dispatches the kinds here (handlers take
+its first-pass collection). A hand-written NodeGroup overrides a discovered group of
+the same name field by field (``topology.discovery.merge_project_groups``); a
+Reservation naming an unknown group is an error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from topology import discovery, dra, topology_k8s
+from topology.hardware import (
+    CounterSet,
+    Device,
+    ModelError,
+    Node,
+    NodeGroup,
+    NodePlacement,
+    Reservation,
+    ReservedNodeGroupCapacity,
+)
+from topology.kubefields import ObjectContext
+from topology.kubenodes import node_allocatable, node_taints, with_gpus
+
+PROJECT_GROUP = "capacityweb.io"
+
+
+def topology(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
+    """The project's Topology; Kueue/KAI/Volcano ones are topology_k8s's (and win)."""
+    found = topology_k8s.level_topology(ctx, ctx.mapping(obj.get("spec"), "spec"))
+    if collected.topology is not None:
+        ctx.fail("kind", "only one capacityweb.io Topology per cluster")
+    collected.topology = found
+
+
+def node_group(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
+    spec = ctx.mapping(obj.get("spec"), "spec")
+    name = ctx.object.partition("/")[2]
+    min_size = ctx.integer(spec.get("minSize"), "spec.minSize", minimum=0)
+    max_size = ctx.integer(spec.get("maxSize"), "spec.maxSize", minimum=0)
+    if max_size < min_size:
+        ctx.fail("spec.maxSize", f"must be >= minSize ({min_size}), got {max_size}")
+    price = ctx.number(
+        spec.get("pricePerNodeHour"), "spec.pricePerNodeHour", default=-1.0, minimum=0
+    )
+    selector = ctx.labels(spec.get("nodeSelector"), "spec.nodeSelector")
+    given = frozenset(k for k in spec if spec[k] is not None)
+    group = NodeGroup(
+        name=name,
+        node_selector=selector,
+        min_size=min_size,
+        max_size=max_size,
+        price_per_node_hour=price,
+        template=_template_node(ctx, name, selector, price, spec.get("template"))
+        if "template" in given
+        else Node(name=f"{name}-template", node_group=name),
+        placements=_placements(ctx, spec.get("placement")),
+        provisioning_delay_seconds=ctx.number(
+            spec.get("provisioningDelaySeconds"), "spec.provisioningDelaySeconds"
+        ),
+    )
+    collected.node_groups.append((ctx, group, given))
+
+
+def _template_node(
+    ctx: ObjectContext, group: str, selector: dict[str, str], price: float, raw: Any
+) -> Node:
+    """What a new node looks like; GPUs built the same way as for real nodes."""
+    template = ctx.mapping(raw, "spec.template")
+    if not template:
+        ctx.fail("spec.template", "required")
+    name = f"{group}-template"
+    labels = {**selector, **ctx.labels(template.get("labels"), "spec.template.labels")}
+    resources, gpu_count = node_allocatable(
+        ctx, template.get("allocatable"), "spec.template.allocatable"
+    )
+    node = Node(
+        name=name,
+        labels=labels,
+        taints=node_taints(ctx, template.get("taints"), "spec.template.taints"),
+        allocatable=resources,
+        node_group=group,
+        price_per_node_hour=price,
+    )
+    devices: list[Device] = []
+    counter_sets: list[CounterSet] = []
+    for path, item in ctx.items(template.get("resourceSlices"), "spec.template.resourceSlices"):
+        spec = ctx.mapping(item.get("spec"), f"{path}.spec") if "spec" in item else item
+        parsed = dra.parse_slice(ObjectContext(ctx.source, ctx.object), spec)
+        devices += [d.device for d in parsed.devices]
+        counter_sets += parsed.counter_sets
+    return with_gpus(node, gpu_count, devices, counter_sets)
+
+
+def _placements(ctx: ObjectContext, raw: Any) -> tuple[NodePlacement, ...]:
+    return tuple(
+        NodePlacement(
+            labels=ctx.labels(item.get("labels"), f"{path}.labels"),
+            max_new_nodes=ctx.integer(item.get("maxNewNodes"), f"{path}.maxNewNodes", minimum=0),
+        )
+        for path, item in ctx.items(raw, "spec.placement")
+    )
+
+
+def reservation(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
+    spec = ctx.mapping(obj.get("spec"), "spec")
+    owner = ctx.mapping(spec.get("owner"), "spec.owner")
+    namespaces = tuple(
+        ctx.text(n, f"spec.owner.namespaces[{i}]", required=True)
+        for i, n in enumerate(ctx.sequence(owner.get("namespaces"), "spec.owner.namespaces"))
+    )
+    if not namespaces:
+        ctx.fail("spec.owner.namespaces", "required: who may use the reservation")
+    chosen = [k for k in ("nodeNames", "nodeSelector", "nodeGroup") if spec.get(k)]
+    if len(chosen) != 1:
+        ctx.fail(
+            "spec",
+            f"needs exactly one of nodeNames, nodeSelector, nodeGroup; got {chosen or 'none'}",
+        )
+    start = ctx.timestamp(spec.get("start"), "spec.start")
+    end = ctx.timestamp(spec.get("end"), "spec.end")
+    if start and end and not start < end:
+        ctx.fail("spec.end", "must be after spec.start")
+    found = Reservation(
+        name=ctx.object.partition("/")[2],
+        owner_namespaces=namespaces,
+        node_names=tuple(
+            ctx.text(n, f"spec.nodeNames[{i}]", required=True)
+            for i, n in enumerate(ctx.sequence(spec.get("nodeNames"), "spec.nodeNames"))
+        ),
+        node_selector=ctx.labels(spec.get("nodeSelector"), "spec.nodeSelector"),
+        node_group=_reserved_group(ctx, spec.get("nodeGroup")),
+        start=start,
+        end=end,
+        price_per_gpu_hour=ctx.number(spec.get("pricePerGpuHour"), "spec.pricePerGpuHour"),
+    )
+    collected.reservations.append((ctx, found))
+
+
+def _reserved_group(ctx: ObjectContext, raw: Any) -> ReservedNodeGroupCapacity | None:
+    group = ctx.mapping(raw, "spec.nodeGroup")
+    if not group:
+        return None
+    if group.get("count") is None:
+        ctx.fail("spec.nodeGroup.count", "required")
+    return ReservedNodeGroupCapacity(
+        node_group=ctx.text(group.get("name"), "spec.nodeGroup.name", required=True),
+        count=ctx.integer(group.get("count"), "spec.nodeGroup.count", minimum=1),
+    )
+
+
+def checked_node_groups(collected: Any, found: tuple[NodeGroup, ...]) -> tuple[NodeGroup, ...]:
+    """Hand-written groups over discovered ones; one without a template needs a
+    discovered group of its name to take the template from."""
+    names = {g.name for g in found}
+    project = []
+    for ctx, group, given in collected.node_groups:
+        if "template" not in given and group.name not in names:
+            collected.errors.append(ModelError(ctx.source, ctx.object, "spec.template", "required"))
+            continue
+        project.append((group, given))
+    return discovery.merge_project_groups(found, project)
+
+
+def checked_reservations(
+    collected: Any, node_groups: tuple[NodeGroup, ...]
+) -> tuple[Reservation, ...]:
+    known = {g.name for g in node_groups}
+    kept = []
+    for ctx, found in collected.reservations:
+        if found.node_group and found.node_group.node_group not in known:
+            collected.errors.append(
+                ModelError(
+                    ctx.source,
+                    ctx.object,
+                    "spec.nodeGroup.name",
+                    f"no NodeGroup named {found.node_group.node_group!r}",
+                )
+            )
+            continue
+        kept.append(found)
+    return tuple(kept)
