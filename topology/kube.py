@@ -29,6 +29,7 @@ from typing import Any
 from topology import (
     cloud_reservations,
     discovery,
+    disruption,
     dra,
     podaffinity,
     podspec,
@@ -48,6 +49,7 @@ from topology.hardware import (
     DeviceClaim,
     DeviceClass,
     DeviceRequest,
+    DisruptionBudget,
     Gang,
     GpuRequest,
     LabelRequirement,
@@ -141,6 +143,7 @@ class _Collected:
     discovered: discovery.Discovered = field(default_factory=discovery.Discovered)
     seen: set[str] = field(default_factory=set)
     generated: Counter[tuple[str, str]] = field(default_factory=Counter)
+    budgets: list[DisruptionBudget] = field(default_factory=list)  # topology.disruption
 
 
 def parse_objects(
@@ -221,6 +224,7 @@ def _handler(kind: str, group: str):  # type: ignore[no-untyped-def]
 
 _NAMESPACED = (
     "Pod",
+    "PodDisruptionBudget",
     "ResourceClaim",
     "ResourceClaimTemplate",
     "PodGroup",
@@ -332,6 +336,8 @@ def _pod(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None
         unsupported=tuple(dict.fromkeys(u.reason for u in unmodelled if u.blocking)),
         scheduling_gates=podspec.scheduling_gates(ctx, spec),
         **_inter_pod(ctx, spec, namespace, labels),
+        host_ports=podspec.host_ports(ctx, spec),
+        **disruption.preemption_fields(ctx, spec, status),
     )
     total = annotations.get(KUEUE_TOTAL_ANNOTATION)
     record = _PodRecord(pod, _claim_refs(ctx, spec.get("resourceClaims")), unmodelled)
@@ -824,6 +830,7 @@ _HANDLERS = {
     ("PersistentVolumeClaim", "*"): _persistent_volume_claim,
     ("PersistentVolume", "*"): _persistent_volume,
     ("StorageClass", "*"): _storage_class,
+    ("PodDisruptionBudget", "policy"): disruption.collect,
     ("PodGroup", COSCHEDULING_GROUP): _coscheduling_pod_group,
     ("PodGroup", GANG_GROUP): _kep_pod_group,
     ("Workload", GANG_GROUP): _kep_workload,
@@ -889,6 +896,7 @@ def _assemble(
         namespace_labels=collected.namespaces,
         ignored=dict(sorted(collected.ignored.items())),
         unsupported=_unsupported_fields(collected),
+        disruption_budgets=tuple(collected.budgets),
     )
     return Snapshot(
         cluster=cluster,
