@@ -86,7 +86,9 @@ def test_it_reads_host_ports_as_node_ports_does_and_blocks_nothing_for_them():
         {"containerPort": 53, "hostPort": 53, "hostIP": "10.0.0.1", "protocol": "UDP"},
     ]
     sidecar = {"name": "s", "restartPolicy": "Always", "ports": [{"hostPort": 9100}]}
-    cluster = parse(pod(containers=[{"name": "c", "ports": ports}], initContainers=[sidecar])).cluster
+    cluster = parse(
+        pod(containers=[{"name": "c", "ports": ports}], initContainers=[sidecar])
+    ).cluster
     assert cluster.pods[0].unsupported == () and cluster.unsupported == ()
     # sidecars first, then containers (upstream GetHostPorts); defaults 0.0.0.0 and TCP
     assert cluster.pods[0].host_ports == (
