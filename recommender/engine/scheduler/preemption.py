@@ -1,0 +1,239 @@
+"""DefaultPreemption (PostFilter): a pod that fits no node evicts lower-priority pods.
+
+Upstream: kubernetes/kubernetes ``pkg/scheduler/framework/plugins/defaultpreemption/
+default_preemption.go`` (``SelectVictimsOnNode``, ``PodEligibleToPreemptOthers``,
+``filterPodsWithPDBViolation``) and ``pkg/scheduler/framework/preemption/
+preemption.go`` (``DryRunPreemption``, ``pickOneNodeForPreemption``)::
+
+    pod fits no node ──► eligible? (preemptionPolicy is not Never)
+        ──► per node: remove every running pod of strictly lower priority
+            ──► still no fit: not a candidate
+            ──► victims most important first (priority, then oldest start);
+                those whose eviction breaks a PodDisruptionBudget first:
+                reprieve each (put it back) while the pod still fits
+        ──► pick one node: fewest PDB violations, lowest highest-victim
+            priority, smallest sum of (priority + 2^31), fewest victims,
+            latest start of the highest-priority victims, then node order
+        ──► evict its victims; the pod is bound there
+
+Only pods bound in the snapshot are victims: the simulation places pending work
+in priority order, so a pod it placed earlier never has a lower priority than
+a later one (a gang's members carry the gang's priority). Every node is
+examined (upstream stops after max(10 %, 100) candidates from a random offset:
+on bigger clusters it may pick another node of equal merit). Nominated pods of
+other preemptors and the asynchronous API calls are not modelled.
+
+Pure: no Django, no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from topology.disruption import NEVER, disruptions_allowed
+from topology.hardware import Cluster, DisruptionBudget, Pod
+
+from . import interpod
+from .caches import kept
+from .filters import STATIC_RULES, FilterContext, run_filters
+from .records import Allocation
+from .state import ClusterState
+
+PRIORITY_OFFSET = 2**31  # math.MaxInt32 + 1: every priority made >= 0 before summing
+
+
+@dataclass(frozen=True, slots=True)
+class Victims:
+    """The pods to evict on one node so that the pod fits there, most important first."""
+
+    node: str
+    pods: tuple[Pod, ...]
+    pdb_violations: int
+
+
+Eviction = tuple[str, Pod, Allocation]  # (node, victim, what it gave back)
+
+
+def may_preempt(pod: Pod) -> bool:
+    """``PodEligibleToPreemptOthers``: a pod with ``preemptionPolicy: Never`` never does."""
+    return pod.preemption_policy != NEVER
+
+
+def preempting_reason(victims: Sequence[str]) -> str:
+    return f"runs after preempting {', '.join(victims)}"
+
+
+def find_victims(
+    cluster: Cluster, state: ClusterState, pod: Pod, filters: FilterContext
+) -> Victims | None:
+    """The node and victims preemption would choose for ``pod``, or None (no node
+    where evicting lower-priority pods makes it fit)."""
+    if not may_preempt(pod):
+        return None
+    fits = _fit_check(cluster, state, pod, filters)
+    allowed = _allowances(cluster, state)
+    candidates = []
+    for name in state.node_names():
+        alloc = state.alloc(name)
+        lower = [p for p in alloc.placed if p.node_name is not None and p.priority < pod.priority]
+        if not lower or not _static_ok(state, name, pod, filters):
+            continue
+        found = select_victims_on_node(state, name, pod, lower, fits, cluster, allowed)
+        if found is not None:
+            candidates.append(found)
+    return pick_one_node(candidates)
+
+
+def select_victims_on_node(
+    state: ClusterState,
+    name: str,
+    pod: Pod,
+    lower: Sequence[Pod],
+    fits: Callable[[ClusterState, str], bool],
+    cluster: Cluster,
+    allowed: dict[str, int],
+) -> Victims | None:
+    """``SelectVictimsOnNode``: remove every lower-priority pod; if the pod then fits,
+    put back as many as it allows, PDB-violating ones first, most important first."""
+    trial = ClusterState({name: state.info(name)}, {name: state.alloc(name).clone()})
+    taken = {p.key: state.bound_allocation(p.key) for p in lower}
+    potential = [p for p in lower if taken[p.key] is not None]
+    for victim in potential:
+        trial.release(name, victim.key, _taken(taken, victim), victim)
+    if not potential or not fits(trial, name):
+        return None
+    potential.sort(key=importance)
+    violating, safe = split_by_budgets(potential, cluster.disruption_budgets, allowed)
+    victims: list[Pod] = []
+    violations = 0
+    for victim, breaks_budget in [*((p, True) for p in violating), *((p, False) for p in safe)]:
+        trial.apply(name, victim.key, _taken(taken, victim), victim)
+        if not fits(trial, name):
+            trial.release(name, victim.key, _taken(taken, victim), victim)
+            victims.append(victim)
+            violations += breaks_budget
+    victims.sort(key=importance)
+    return Victims(name, tuple(victims), violations)
+
+
+def importance(pod: Pod) -> tuple[int, float]:
+    """``MoreImportantPod`` as a sort key: higher priority first, then the earlier start
+    (a pod not started counts as starting now: after every started one)."""
+    return (-pod.priority, pod.started if pod.started is not None else math.inf)
+
+
+def split_by_budgets(
+    pods: Sequence[Pod], budgets: Sequence[DisruptionBudget], allowed: dict[str, int]
+) -> tuple[list[Pod], list[Pod]]:
+    """``filterPodsWithPDBViolation``: each pod a budget selects uses one of its allowed
+    disruptions (unless the budget already counts it disrupted); a pod taking a budget
+    below zero violates it. ``allowed``: budget key → disruptions allowed."""
+    left = dict(allowed)
+    violating, safe = [], []
+    for pod in pods:
+        breaks = False
+        for budget in budgets:
+            if not budget.selects(pod) or pod.name in budget.disrupted_pods:
+                continue
+            left[budget.key] -= 1
+            breaks = breaks or left[budget.key] < 0
+        (violating if breaks else safe).append(pod)
+    return violating, safe
+
+
+def pick_one_node(candidates: Sequence[Victims]) -> Victims | None:
+    """``pickOneNodeForPreemption``: each criterion in turn keeps the best; the first
+    of the remaining (node order) wins."""
+    if not candidates:
+        return None
+    for found in candidates:
+        if not found.pods:
+            return found  # nothing to evict after all
+    criteria: tuple[Callable[[Victims], float], ...] = (
+        lambda v: -v.pdb_violations,
+        lambda v: -v.pods[0].priority,
+        lambda v: -sum(p.priority + PRIORITY_OFFSET for p in v.pods),
+        lambda v: -len(v.pods),
+        _earliest_top_start,
+    )
+    remaining = list(candidates)
+    for score in criteria:
+        best = max(score(v) for v in remaining)
+        remaining = [v for v in remaining if score(v) == best]
+        if len(remaining) == 1:
+            break
+    return remaining[0]
+
+
+def evict(state: ClusterState, victims: Victims) -> list[Eviction]:
+    """Take the victims off their node (they are deleted, as the preemptor's
+    ``prepareCandidate`` does); what each gave back is kept to undo it."""
+    evicted = []
+    for victim in victims.pods:
+        allocation = state.bound_allocation(victim.key)
+        assert allocation is not None  # select_victims_on_node only names such pods
+        state.release(victims.node, victim.key, allocation, victim)
+        evicted.append((victims.node, victim, allocation))
+    return evicted
+
+
+def restore(state: ClusterState, evicted: Sequence[Eviction]) -> None:
+    """Undo ``evict`` (a gang that still did not fit)."""
+    for node, victim, allocation in reversed(evicted):
+        state.apply(node, victim.key, allocation, victim)
+
+
+def _earliest_top_start(victims: Victims) -> float:
+    """``GetEarliestPodStartTime``: the earliest start among the highest-priority
+    victims (a later one is preferred: less work lost)."""
+    top = victims.pods[0].priority
+    starts = [p.started if p.started is not None else math.inf for p in victims.pods]
+    return min(s for s, p in zip(starts, victims.pods, strict=True) if p.priority == top)
+
+
+def _taken(taken: dict[str, Allocation | None], pod: Pod) -> Allocation:
+    allocation = taken[pod.key]
+    assert allocation is not None
+    return allocation
+
+
+def _static_ok(state: ClusterState, name: str, pod: Pod, filters: FilterContext) -> bool:
+    """Rules that read only node and pod: evicting pods cannot change their verdict
+    (upstream skips such UnschedulableAndUnresolvable nodes, nodesWherePreemptionMightHelp)."""
+    info, alloc = state.info(name), state.alloc(name)
+    return all(rule(info, alloc, pod, filters).ok for rule in STATIC_RULES)
+
+
+def _fit_check(
+    cluster: Cluster, state: ClusterState, pod: Pod, filters: FilterContext
+) -> Callable[[ClusterState, str], bool]:
+    """Does the pod pass every filter on node ``name`` of a one-node trial state?
+    Rules reading the pods around a node see the trial node's pods and every other
+    node's as they are (upstream's PreFilter RemovePod/AddPod)."""
+    index = kept(state, "inter-pod index", cluster, lambda: interpod.InterPodIndex(cluster))
+    sensitive = index.sensitive(pod)
+
+    def fits(trial: ClusterState, name: str) -> bool:
+        context = filters
+        if sensitive:
+            nodes = (
+                (state.node(n), (trial if n == name else state).alloc(n).placed)
+                for n in state.node_names()
+            )
+            context = replace(filters, cycle=interpod.prefilter(pod, nodes, index.namespace_labels))
+        return run_filters(trial.info(name), trial.alloc(name), pod, context).ok
+
+    return fits
+
+
+def _allowances(cluster: Cluster, state: ClusterState) -> dict[str, int]:
+    """Each budget's allowed disruptions, worked out once per cluster."""
+    budgets = cluster.disruption_budgets
+    return kept(
+        state,
+        "disruptions allowed",
+        budgets,
+        lambda: {b.key: disruptions_allowed(b, cluster.pods) for b in budgets},
+    )
