@@ -36,8 +36,9 @@ from topology.disruption import NEVER, disruptions_allowed
 from topology.hardware import Cluster, DisruptionBudget, Pod
 
 from . import interpod
-from .caches import kept
+from .caches import Layout, kept
 from .filters import STATIC_RULES, FilterContext, run_filters
+from .memo import memoisable, pod_shape
 from .records import Allocation
 from .state import ClusterState
 
@@ -70,18 +71,33 @@ def find_victims(
 ) -> Victims | None:
     """The node and victims preemption would choose for ``pod``, or None (no node
     where evicting lower-priority pods makes it fit)."""
-    if not may_preempt(pod):
-        return None
-    fits = _fit_check(cluster, state, pod, filters)
+    lowest = kept(state, "lowest bound priority", cluster, lambda: min(_bound_priorities(cluster)))
+    if not may_preempt(pod) or pod.priority <= lowest:
+        return None  # no running pod anywhere has a lower priority
+    index = kept(state, "inter-pod index", cluster, lambda: interpod.InterPodIndex(cluster))
+    sensitive = index.sensitive(pod)
+    fits = _fit_check(state, pod, filters, index, sensitive)
     allowed = _allowances(cluster, state)
+    key, owner = (None, None) if sensitive else _memo_key(pod)
     candidates = []
-    for name in state.node_names():
+    names = state.node_names()
+    if pod.node_selector:  # NodeAffinity: no other node could take it, victims or not
+        names = tuple(names[p] for p in Layout.of(cluster, state).matching(pod.node_selector))
+    for name in names:
         alloc = state.alloc(name)
         lower = [p for p in alloc.placed if p.node_name is not None and p.priority < pod.priority]
-        if not lower or not _static_ok(state, name, pod, filters):
+        if not lower:
             continue
-        found = select_victims_on_node(state, name, pod, lower, fits, cluster, allowed)
-        if found is not None:
+        kept_here = alloc.preemption_memo.get(key) if key is not None else None
+        if kept_here is not None and kept_here[0] is filters and kept_here[1][0] is owner:
+            found = kept_here[1][1]
+        else:
+            found = None
+            if _static_ok(state, name, pod, filters) and _could_fit(state, name, pod, lower):
+                found = select_victims_on_node(state, name, pod, lower, fits, cluster, allowed)
+            if key is not None:
+                alloc.preemption_memo[key] = (filters, (owner, found))
+        if isinstance(found, Victims):
             candidates.append(found)
     return pick_one_node(candidates)
 
@@ -206,14 +222,51 @@ def _static_ok(state: ClusterState, name: str, pod: Pod, filters: FilterContext)
     return all(rule(info, alloc, pod, filters).ok for rule in STATIC_RULES)
 
 
+def _memo_key(pod: Pod) -> tuple[object, Pod | None]:
+    """What the victims on a node depend on besides the node (and the filter context,
+    kept with them): the pod's shape where placement memoises it, else the pod itself
+    (the key, and the pod the entry must belong to)."""
+    if memoisable(pod):
+        return ("shape", pod_shape(pod, pod.namespace), pod.priority), None
+    return ("pod", id(pod)), pod
+
+
+def _could_fit(state: ClusterState, name: str, pod: Pod, lower: Sequence[Pod]) -> bool:
+    """A necessary condition, cheap: with every lower-priority pod gone there would be
+    enough cpu, memory, pod slots, extended resources and whole GPUs."""
+    info, alloc = state.info(name), state.alloc(name)
+    freed = [a for a in (state.bound_allocation(p.key) for p in lower) if a is not None]
+    requests = pod.requests
+    if requests.cpu_milli > alloc.cpu_free_milli + sum(a.cpu_milli for a in freed):
+        return False
+    if requests.memory_bytes > alloc.memory_free_bytes + sum(a.memory_bytes for a in freed):
+        return False
+    if max(1, requests.pods) > alloc.pods_free + sum(a.pods for a in freed):
+        return False
+    for resource, amount in requests.extended.items():
+        free = alloc.extended_free.get(resource, 0)
+        if amount > free + sum(a.extended.get(resource, 0) for a in freed):
+            return False
+    if pod.gpu is None or pod.gpu.count == 0 or pod.gpu.is_share:
+        return True
+    devices = {t.device for a in freed for t in a.devices}
+    gpus = {info.devices[d].gpu for d in devices}
+    could_be_free = sum(
+        1 for d in info.gpu_devices if alloc.is_untouched(d) or d.name in devices or d.gpu in gpus
+    )
+    return could_be_free >= pod.gpu.count
+
+
 def _fit_check(
-    cluster: Cluster, state: ClusterState, pod: Pod, filters: FilterContext
+    state: ClusterState,
+    pod: Pod,
+    filters: FilterContext,
+    index: interpod.InterPodIndex,
+    sensitive: bool,
 ) -> Callable[[ClusterState, str], bool]:
     """Does the pod pass every filter on node ``name`` of a one-node trial state?
     Rules reading the pods around a node see the trial node's pods and every other
     node's as they are (upstream's PreFilter RemovePod/AddPod)."""
-    index = kept(state, "inter-pod index", cluster, lambda: interpod.InterPodIndex(cluster))
-    sensitive = index.sensitive(pod)
 
     def fits(trial: ClusterState, name: str) -> bool:
         context = filters
@@ -237,3 +290,8 @@ def _allowances(cluster: Cluster, state: ClusterState) -> dict[str, int]:
         budgets,
         lambda: {b.key: disruptions_allowed(b, cluster.pods) for b in budgets},
     )
+
+
+def _bound_priorities(cluster: Cluster) -> list[int]:
+    """The priorities of the running pods (the largest int32 when none runs)."""
+    return [p.priority for p in cluster.bound_pods()] or [2**31 - 1]
