@@ -89,14 +89,14 @@ def find_victims(
         if not lower:
             continue
         kept_here = alloc.preemption_memo.get(key) if key is not None else None
-        if kept_here is not None and kept_here[0] is filters and kept_here[1][0] is owner:
-            found = kept_here[1][1]
+        if kept_here is not None and kept_here[0] is filters and kept_here[1] is owner:
+            found = kept_here[2]
         else:
             found = None
             if _static_ok(state, name, pod, filters) and _could_fit(state, name, pod, lower):
                 found = select_victims_on_node(state, name, pod, lower, fits, cluster, allowed)
             if key is not None:
-                alloc.preemption_memo[key] = (filters, (owner, found))
+                alloc.preemption_memo[key] = (filters, owner, found)
         if isinstance(found, Victims):
             candidates.append(found)
     return pick_one_node(candidates)
@@ -147,7 +147,8 @@ def split_by_budgets(
     disruptions (unless the budget already counts it disrupted); a pod taking a budget
     below zero violates it. ``allowed``: budget key → disruptions allowed."""
     left = dict(allowed)
-    violating, safe = [], []
+    violating: list[Pod] = []
+    safe: list[Pod] = []
     for pod in pods:
         breaks = False
         for budget in budgets:

@@ -151,7 +151,8 @@ class NodeAlloc:
         # the pods bound or placed here, for the rules that read them (``interpod``)
         self.placed: tuple[Pod, ...] = ()
         # victims found here per pod (``preemption``): valid until the next write
-        self.preemption_memo: dict[object, tuple[object, object]] = {}
+        # (filter context, pod the entry belongs to or None for a shape, victims or None)
+        self.preemption_memo: dict[object, tuple[object, object, object]] = {}
 
     def clone(self) -> NodeAlloc:
         other = NodeAlloc.__new__(NodeAlloc)
