@@ -318,7 +318,12 @@ class NaivePlanner:
         """InterPodAffinity and PodTopologySpread on a planned node (or a group's next,
         empty node), with the pods the estimate put on planned nodes: cluster-autoscaler's
         binpacking estimator runs the scheduler's filters on its template nodes
-        (``estimator/binpacking_estimator.go``)."""
+        (``estimator/binpacking_estimator.go``), NodePorts among them: a planned node
+        takes no two pods binding one host port."""
+        if isinstance(planned, PlannedNode) and pod.host_ports:
+            used = [port for other in planned.pods for port in other.host_ports]
+            if any(wanted.conflicts(port) for wanted in pod.host_ports for port in used):
+                return False
         if not self.labels_matter:
             return True
         existing = (

@@ -171,6 +171,7 @@ def pod_shape(pod: Pod) -> str:
             sorted(pod.node_selector.items()),
             pod.affinity,
             pod.tolerations,
+            pod.host_ports,
         )
     )
 
