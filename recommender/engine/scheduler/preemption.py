@@ -177,8 +177,9 @@ def pick_one_node(candidates: Sequence[Victims]) -> Victims | None:
     )
     remaining = list(candidates)
     for score in criteria:
-        best = max(score(v) for v in remaining)
-        remaining = [v for v in remaining if score(v) == best]
+        scores = [score(v) for v in remaining]
+        best = max(scores)
+        remaining = [v for v, s in zip(remaining, scores, strict=True) if s == best]
         if len(remaining) == 1:
             break
     return remaining[0]
