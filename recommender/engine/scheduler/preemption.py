@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from topology.disruption import NEVER, disruptions_allowed
 from topology.hardware import Cluster, DisruptionBudget, Pod
@@ -47,11 +47,28 @@ PRIORITY_OFFSET = 2**31  # math.MaxInt32 + 1: every priority made >= 0 before su
 
 @dataclass(frozen=True, slots=True)
 class Victims:
-    """The pods to evict on one node so that the pod fits there, most important first."""
+    """The pods to evict on one node so that the pod fits there, most important first.
+
+    ``rank``: ``pickOneNodeForPreemption``'s criteria in order, each bigger-is-better
+    (fewest PDB violations, lowest highest priority, smallest sum of priority + 2^31,
+    fewest victims, latest start among the highest-priority victims)."""
 
     node: str
     pods: tuple[Pod, ...]
     pdb_violations: int
+    rank: tuple[float, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        pods = self.pods
+        top = pods[0].priority if pods else 0
+        rank = (
+            -self.pdb_violations,
+            -top,
+            -sum(p.priority + PRIORITY_OFFSET for p in pods),
+            -len(pods),
+            min((_start(p) for p in pods if p.priority == top), default=math.inf),
+        )
+        object.__setattr__(self, "rank", rank)
 
 
 Eviction = tuple[str, Pod, Allocation]  # (node, victim, what it gave back)
@@ -85,21 +102,34 @@ def find_victims(
         names = tuple(names[p] for p in Layout.of(cluster, state).matching(pod.node_selector))
     for name in names:
         alloc = state.alloc(name)
-        lower = [p for p in alloc.placed if p.node_name is not None and p.priority < pod.priority]
-        if not lower:
-            continue
         kept_here = alloc.preemption_memo.get(key) if key is not None else None
         if kept_here is not None and kept_here[0] is filters and kept_here[1] is owner:
             found = kept_here[2]
         else:
-            found = None
-            if _static_ok(state, name, pod, filters) and _could_fit(state, name, pod, lower):
-                found = select_victims_on_node(state, name, pod, lower, fits, cluster, allowed)
+            found = _victims_here(state, name, pod, filters, fits, cluster, allowed)
             if key is not None:
                 alloc.preemption_memo[key] = (filters, owner, found)
         if isinstance(found, Victims):
             candidates.append(found)
     return pick_one_node(candidates)
+
+
+def _victims_here(
+    state: ClusterState,
+    name: str,
+    pod: Pod,
+    filters: FilterContext,
+    fits: Callable[[ClusterState, str], bool],
+    cluster: Cluster,
+    allowed: dict[str, int],
+) -> Victims | None:
+    placed = state.alloc(name).placed
+    lower = [p for p in placed if p.node_name is not None and p.priority < pod.priority]
+    if not lower or not _static_ok(state, name, pod, filters):
+        return None
+    if not _could_fit(state, name, pod, lower):
+        return None
+    return select_victims_on_node(state, name, pod, lower, fits, cluster, allowed)
 
 
 def select_victims_on_node(
@@ -137,7 +167,7 @@ def select_victims_on_node(
 def importance(pod: Pod) -> tuple[int, float]:
     """``MoreImportantPod`` as a sort key: higher priority first, then the earlier start
     (a pod not started counts as starting now: after every started one)."""
-    return (-pod.priority, pod.started if pod.started is not None else math.inf)
+    return (-pod.priority, _start(pod))
 
 
 def split_by_budgets(
@@ -168,21 +198,7 @@ def pick_one_node(candidates: Sequence[Victims]) -> Victims | None:
     for found in candidates:
         if not found.pods:
             return found  # nothing to evict after all
-    criteria: tuple[Callable[[Victims], float], ...] = (
-        lambda v: -v.pdb_violations,
-        lambda v: -v.pods[0].priority,
-        lambda v: -sum(p.priority + PRIORITY_OFFSET for p in v.pods),
-        lambda v: -len(v.pods),
-        _earliest_top_start,
-    )
-    remaining = list(candidates)
-    for score in criteria:
-        scores = [score(v) for v in remaining]
-        best = max(scores)
-        remaining = [v for v, s in zip(remaining, scores, strict=True) if s == best]
-        if len(remaining) == 1:
-            break
-    return remaining[0]
+    return max(candidates, key=lambda v: v.rank)  # the first of the best (lexicographic)
 
 
 def evict(state: ClusterState, victims: Victims) -> list[Eviction]:
@@ -203,12 +219,9 @@ def restore(state: ClusterState, evicted: Sequence[Eviction]) -> None:
         state.apply(node, victim.key, allocation, victim)
 
 
-def _earliest_top_start(victims: Victims) -> float:
-    """``GetEarliestPodStartTime``: the earliest start among the highest-priority
-    victims (a later one is preferred: less work lost)."""
-    top = victims.pods[0].priority
-    starts = [p.started if p.started is not None else math.inf for p in victims.pods]
-    return min(s for s, p in zip(starts, victims.pods, strict=True) if p.priority == top)
+def _start(pod: Pod) -> float:
+    """``GetPodStartTime``: a pod not started yet counts as starting now (after all)."""
+    return pod.started if pod.started is not None else math.inf
 
 
 def _taken(taken: dict[str, Allocation | None], pod: Pod) -> Allocation:
