@@ -37,11 +37,13 @@ from topology.hardware import Cluster, DisruptionBudget, Pod
 
 from . import interpod
 from .caches import Layout, kept
-from .filters import STATIC_RULES, FilterContext, run_filters
+from .filters import RULES, STATIC_RULES, FilterContext
 from .memo import memoisable, pod_shape
 from .records import Allocation
 from .state import ClusterState
 
+# the rules an eviction can change (the static ones are checked once per node first)
+_EVICTION_SENSITIVE = tuple(r.check for r in RULES if r.kind != "static")
 PRIORITY_OFFSET = 2**31  # math.MaxInt32 + 1: every priority made >= 0 before summing
 
 
@@ -291,7 +293,8 @@ def _fit_check(
                 for n in state.node_names()
             )
             context = replace(filters, cycle=interpod.prefilter(pod, nodes, index.namespace_labels))
-        return run_filters(trial.info(name), trial.alloc(name), pod, context).ok
+        info, alloc = trial.info(name), trial.alloc(name)
+        return all(check(info, alloc, pod, context).ok for check in _EVICTION_SENSITIVE)
 
     return fits
 
