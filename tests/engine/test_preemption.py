@@ -153,3 +153,25 @@ def test_it_rejects_an_unknown_preemption_policy_naming_the_field() -> None:
     (error,) = snapshot.errors
     assert isinstance(error, ModelError)
     assert "Pod/serve/w0" in str(error) and "spec.preemptionPolicy" in str(error)
+
+
+def test_it_finds_the_same_victims_again_after_a_change_as_a_fresh_search() -> None:
+    """The candidates kept on a state are searched again only where the state changed:
+    after an eviction the next search picks what a search from scratch picks."""
+    from recommender.engine.scheduler.filters import FilterContext
+    from recommender.engine.scheduler.preemption import evict, find_victims
+    from recommender.engine.scheduler.state import ClusterState
+
+    running = (gpu_pod("a", -100, "n1"), gpu_pod("b", -50, "n2"), gpu_pod("c", -10, "n3"))
+    incoming = (gpu_pod("x", 100), gpu_pod("y", 100))
+    nodes = (gpu_node("n1"), gpu_node("n2"), gpu_node("n3"))
+    cluster = Cluster("c", nodes=nodes, pods=(*running, *incoming))
+    state, context = ClusterState.from_cluster(cluster), FilterContext()
+    first = find_victims(cluster, state, incoming[0], context)
+    assert first is not None and [p.key for p in first.pods] == ["ml/a"]
+    evict(state, first)
+    again = find_victims(cluster, state, incoming[1], context)
+    fresh = find_victims(cluster, state.subset(state.node_names()), incoming[1], context)
+    assert again is not None and fresh is not None
+    assert (again.node, again.pods) == (fresh.node, fresh.pods)
+    assert [p.key for p in again.pods] == ["ml/b"]

@@ -29,8 +29,9 @@ Pure: no Django, no I/O.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 from topology.disruption import NEVER, disruptions_allowed
 from topology.hardware import Cluster, DisruptionBudget, Pod
@@ -98,22 +99,89 @@ def find_victims(
     fits = _fit_check(state, pod, filters, index, sensitive)
     allowed = _allowances(cluster, state)
     key, owner = (None, None) if sensitive else _memo_key(pod)
-    candidates = []
-    names = state.node_names()
-    if pod.node_selector:  # NodeAffinity: no other node could take it, victims or not
-        names = tuple(names[p] for p in Layout.of(cluster, state).matching(pod.node_selector))
-    for name in names:
+
+    def victims_on(name: str) -> Victims | None:
         alloc = state.alloc(name)
         kept_here = alloc.preemption_memo.get(key) if key is not None else None
         if kept_here is not None and kept_here[0] is filters and kept_here[1] is owner:
-            found = kept_here[2]
-        else:
-            found = _victims_here(state, name, pod, filters, fits, cluster, allowed)
-            if key is not None:
-                alloc.preemption_memo[key] = (filters, owner, found)
-        if isinstance(found, Victims):
-            candidates.append(found)
+            return cast(Victims | None, kept_here[2])
+        found = _victims_here(state, name, pod, filters, fits, cluster, allowed)
+        if key is not None:
+            alloc.preemption_memo[key] = (filters, owner, found)
+        return found
+
+    names = state.node_names()
+    known = CandidateIndex.of(state).entry(key, filters, owner) if key is not None else None
+    if known is not None:  # only the nodes changed since the last search are searched again
+        for name in known.changed:
+            if _matches(state.node(name).labels, pod):
+                found = victims_on(name)
+                if found is None:
+                    known.found.pop(name, None)
+                else:
+                    known.found[name] = found
+        known.changed.clear()
+        order = kept(state, "node order", names, lambda: {n: i for i, n in enumerate(names)})
+        return pick_one_node(sorted(known.found.values(), key=lambda v: order[v.node]))
+    if pod.node_selector:  # NodeAffinity: no other node could take it, victims or not
+        names = tuple(names[p] for p in Layout.of(cluster, state).matching(pod.node_selector))
+    candidates = [v for v in map(victims_on, names) if v is not None]
+    if key is not None:
+        CandidateIndex.of(state).keep(key, filters, owner, candidates)
     return pick_one_node(candidates)
+
+
+@dataclass(slots=True)
+class _Known:
+    """One pod shape's candidates on one state, and the nodes changed since."""
+
+    filters: FilterContext
+    owner: Pod | None
+    found: dict[str, Victims]
+    changed: set[str]
+
+
+class CandidateIndex:
+    """The candidates found per pod shape on one state (a state watcher): a node's
+    change marks it to be searched again, so a search costs the nodes that changed
+    since the last one, not every node (a copy of the state gets a copy)."""
+
+    def __init__(self) -> None:
+        self._known: dict[object, _Known] = {}
+
+    @classmethod
+    def of(cls, state: ClusterState) -> CandidateIndex:
+        return state.watcher(cls)
+
+    def entry(self, key: object, filters: FilterContext, owner: Pod | None) -> _Known | None:
+        known = self._known.get(key)
+        if known is None or known.filters is not filters or known.owner is not owner:
+            return None
+        return known
+
+    def keep(
+        self, key: object, filters: FilterContext, owner: Pod | None, found: list[Victims]
+    ) -> None:
+        self._known[key] = _Known(filters, owner, {v.node: v for v in found}, set())
+
+    def changed(self, name: str, released: bool) -> None:
+        for known in self._known.values():
+            known.changed.add(name)
+
+    def added(self, name: str) -> None:
+        self.changed(name, False)
+
+    def clone(self) -> CandidateIndex:
+        other = CandidateIndex()
+        other._known = {
+            key: _Known(k.filters, k.owner, dict(k.found), set(k.changed))
+            for key, k in self._known.items()
+        }
+        return other
+
+
+def _matches(labels: Mapping[str, str], pod: Pod) -> bool:
+    return all(labels.get(k) == v for k, v in pod.node_selector.items())
 
 
 def _victims_here(
