@@ -23,6 +23,11 @@ examined (upstream stops after max(10 %, 100) candidates from a random offset:
 on bigger clusters it may pick another node of equal merit). Nominated pods of
 other preemptors and the asynchronous API calls are not modelled.
 
+What makes it affordable without changing a choice: victims per node are kept with
+the node's free resources (``NodeAlloc.preemption_memo``, per pod shape and filter
+context), and the candidates per pod shape with the state (``CandidateIndex``), so
+a search after a binding or an eviction costs the nodes that changed.
+
 Pure: no Django, no I/O.
 """
 
