@@ -68,6 +68,7 @@ class Recommendation(models.Model):
 class WorkloadVerdict(models.Model):
     class Verdict(models.TextChoices):
         RUNS_NOW = "runs_now", "Runs now"
+        PREEMPTS = "preempts", "Runs after preempting"
         USES_RESERVATION = "uses_reservation", "Uses a reservation"
         RUNS_AFTER_SCALE_UP = "runs_after_scale_up", "Runs after scale-up"
         BLOCKED = "blocked", "Blocked"

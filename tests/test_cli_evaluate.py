@@ -138,7 +138,8 @@ def test_it_lists_ignored_kinds_and_unsupported_fields_in_json_and_text(tmp_path
         SCENARIO.read_text()
         + "\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: ml}\n"
         "---\napiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: ml}\n"
-        "spec:\n  containers: [{name: c, ports: [{containerPort: 80, hostPort: 80}]}]\n"
+        "spec:\n  containers: [{name: c}]\n"
+        "  volumes: [{name: v, ephemeral: {volumeClaimTemplate: {spec: {}}}}]\n"
         "status: {phase: Pending}\n"
     )
     environment = environment_without_services()
@@ -151,8 +152,8 @@ def test_it_lists_ignored_kinds_and_unsupported_fields_in_json_and_text(tmp_path
     assert document["unsupported"] == [
         {
             "object": "Pod/ml/web",
-            "field": "spec.containers[0].ports[0].hostPort",
-            "reason": "hostPort (NodePorts) is not modelled",
+            "field": "spec.volumes[0].ephemeral",
+            "reason": "generic ephemeral volume (VolumeBinding) is not modelled",
         }
     ]
     text = run_manage("evaluate", str(snapshot), "--at", AT, environment=environment).stdout

@@ -436,6 +436,55 @@ class DeviceClass:
 
 
 @dataclass(frozen=True, slots=True)
+class DisruptionBudget:
+    """A policy/v1 PodDisruptionBudget as preemption reads it (``topology.disruption``).
+
+    ``disruptions_allowed`` is ``status.disruptionsAllowed`` (None: the object has
+    no status; then ``min_available`` / ``max_unavailable``, an int or a "N%",
+    are worked out over the snapshot's pods)."""
+
+    namespace: str
+    name: str
+    selector: PodSelector
+    disruptions_allowed: int | None = None
+    min_available: int | str | None = None
+    max_unavailable: int | str | None = None
+    disrupted_pods: frozenset[str] = frozenset()  # status.disruptedPods: names already counted
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    def selects(self, pod: Pod) -> bool:
+        """filterPodsWithPDBViolation (default_preemption.go): same namespace, and a
+        non-empty selector matching the pod's (non-empty) labels."""
+        selector = self.selector
+        if pod.namespace != self.namespace or not pod.labels:
+            return False
+        return not selector.empty and selector.matches(pod.labels)
+
+
+@dataclass(frozen=True, slots=True)
+class HostPort:
+    """One container port bound on the node (NodePorts): what two pods on one node
+    may not both ask for. ``ip`` "0.0.0.0" (the default) conflicts with every IP."""
+
+    ip: str
+    protocol: str
+    port: int
+
+    def conflicts(self, other: HostPort) -> bool:
+        """upstream ``HostPortInfo.CheckConflict`` (pkg/scheduler/framework/types.go)."""
+        if self.port != other.port or self.protocol != other.protocol:
+            return False
+        return BIND_ALL_HOST_IP in (self.ip, other.ip) or self.ip == other.ip
+
+
+BIND_ALL_HOST_IP = "0.0.0.0"
+PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
+
+
+@dataclass(frozen=True, slots=True)
 class Pod:
     namespace: str
     name: str
@@ -463,6 +512,13 @@ class Pod:
     scheduling_gates: tuple[str, ...] = ()
     # why kube-scheduler refuses the pod before looking at any node (PreFilter), in its words
     rejected: tuple[str, ...] = ()
+    # host ports of its containers and restartable init containers (NodePorts)
+    host_ports: tuple[HostPort, ...] = ()
+    # spec.preemptionPolicy: "Never" pods never preempt others (DefaultPreemption)
+    preemption_policy: str = PREEMPT_LOWER_PRIORITY
+    # status.startTime (seconds), None when not started: the older of two equal-priority
+    # victims is the more important one (DefaultPreemption)
+    started: float | None = None
 
     @property
     def key(self) -> str:
@@ -632,6 +688,8 @@ class Cluster:
     # read but not modelled: object kinds ("Kind (apiVersion)" → count) and fields
     ignored: Mapping[str, int] = field(default_factory=dict)
     unsupported: tuple[UnsupportedField, ...] = ()
+    # PodDisruptionBudgets: which running pods preemption should spare (topology.disruption)
+    disruption_budgets: tuple[DisruptionBudget, ...] = ()
 
     @property
     def gpu_count(self) -> int:

@@ -38,6 +38,7 @@ from topology import (
     cloud_reservations,
     daemons,
     discovery,
+    disruption,
     dra,
     karpenter,
     kubedevices,
@@ -53,6 +54,7 @@ from topology.hardware import (
     Cluster,
     DeviceClaim,
     DeviceClass,
+    DisruptionBudget,
     Gang,
     ModelError,
     Node,
@@ -113,6 +115,7 @@ class _Collected:
     discovered: discovery.Discovered = field(default_factory=discovery.Discovered)
     seen: set[str] = field(default_factory=set)
     generated: Counter[tuple[str, str]] = field(default_factory=Counter)
+    budgets: list[DisruptionBudget] = field(default_factory=list)  # topology.disruption
 
 
 def parse_objects(
@@ -193,6 +196,7 @@ def _handler(kind: str, group: str):  # type: ignore[no-untyped-def]
 
 _NAMESPACED = (
     "Pod",
+    "PodDisruptionBudget",
     "ResourceClaim",
     "ResourceClaimTemplate",
     "PodGroup",
@@ -264,6 +268,7 @@ _HANDLERS = {
     ("PersistentVolumeClaim", "*"): _persistent_volume_claim,
     ("PersistentVolume", "*"): _persistent_volume,
     ("StorageClass", "*"): _storage_class,
+    ("PodDisruptionBudget", "policy"): disruption.collect,
     ("PodGroup", kubegangs.COSCHEDULING_GROUP): kubegangs.coscheduling_pod_group,
     ("PodGroup", kubegangs.GANG_GROUP): kubegangs.kep_pod_group,
     ("Workload", kubegangs.GANG_GROUP): kubegangs.kep_workload,
@@ -336,6 +341,7 @@ def _assemble(
         namespace_labels=collected.namespaces,
         ignored=dict(sorted(collected.ignored.items())),
         unsupported=_unsupported_fields(collected),
+        disruption_budgets=tuple(collected.budgets),
     )
     return Snapshot(
         cluster=cluster,

@@ -124,6 +124,13 @@ DEFAULT_KINDS: tuple[WatchedKind, ...] = (
         _typed(lambda a: client.StorageV1Api(a).list_storage_class),
     ),
     WatchedKind(
+        "PodDisruptionBudget",
+        "policy",
+        _V1,
+        "poddisruptionbudgets",
+        _typed(lambda a: client.PolicyV1Api(a).list_pod_disruption_budget_for_all_namespaces),
+    ),
+    WatchedKind(
         "ResourceSlice",
         "resource.k8s.io",
         _V1,

@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from topology import podaffinity, podspec, volumes, workloads_k8s
+from topology import disruption, podaffinity, podspec, volumes, workloads_k8s
 from topology.hardware import (
     GPU_RESOURCE,
     SHARED_GPU_RESOURCE,
@@ -84,6 +84,8 @@ def parse_pod(ctx: ObjectContext, obj: dict[str, Any]) -> PodRecord | None:
         unsupported=tuple(dict.fromkeys(u.reason for u in unmodelled if u.blocking)),
         scheduling_gates=podspec.scheduling_gates(ctx, spec),
         **_inter_pod(ctx, spec, namespace, labels),
+        host_ports=podspec.host_ports(ctx, spec),
+        **disruption.preemption_fields(ctx, spec, status),
     )
     total = annotations.get(KUEUE_TOTAL_ANNOTATION)
     record = PodRecord(pod, _claim_refs(ctx, spec.get("resourceClaims")), unmodelled)

@@ -14,14 +14,15 @@ affinity.pod(Anti)Affinity preferred terms     InterPodAffinity (S)   score only
 affinity.nodeAffinity preferred terms          NodeAffinity (S)       score only
 topologySpreadConstraints DoNotSchedule        PodTopologySpread (F)  modelled
 topologySpreadConstraints ScheduleAnyway       PodTopologySpread (S)  score only
-containers[].ports[].hostPort                  NodePorts (F)          blocking
+containers[].ports[].hostPort                  NodePorts (F)          modelled
 volumes[].ephemeral                            VolumeBinding (F)      blocking
 volumes[].persistentVolumeClaim                VolumeBinding/Zone     modelled
 volumes[].gcePersistentDisk, awsElasticBlock…  VolumeRestrictions (F) blocking
 schedulingGates                                SchedulingGates        modelled
 =============================================  =====================  ===========
 
-"modelled" ones are read by topology.podaffinity / topology.volumes instead.
+"modelled" ones are read by topology.podaffinity / topology.volumes, and host
+ports by ``host_ports`` here, instead.
 "blocking": the pod's workload is reported blocked "unsupported: <reason>"
 rather than guessed at. "score only": kube-scheduler may prefer other nodes
 than we do but would not refuse ours, so the pod is still placed; the field
@@ -33,7 +34,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from topology.hardware import SCORE_ONLY, UnsupportedField
+from topology.hardware import BIND_ALL_HOST_IP, SCORE_ONLY, HostPort, UnsupportedField
 from topology.kubefields import ObjectContext
 
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
@@ -41,7 +42,6 @@ PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 DO_NOT_SCHEDULE = "DoNotSchedule"
 SCHEDULE_ANYWAY = "ScheduleAnyway"
 
-HOST_PORT_REASON = "hostPort (NodePorts) is not modelled"
 INLINE_DISKS = ("gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi")
 INLINE_DISK_REASON = "inline {} volume (VolumeRestrictions disk conflict) is not modelled"
 EPHEMERAL_REASON = "generic ephemeral volume (VolumeBinding) is not modelled"
@@ -61,7 +61,6 @@ def unmodelled_fields(
         return found
     found += _node_affinity_preferences(ctx, spec)
     found += _spread_constraints(ctx, spec)
-    found += _host_ports(ctx, spec)
     found += _ephemeral_volumes(ctx, spec)
     return found
 
@@ -83,6 +82,29 @@ def scheduling_gates(ctx: ObjectContext, spec: dict[str, Any]) -> tuple[str, ...
         ctx.text(gate.get("name"), f"{path}.name", required=True)
         for path, gate in ctx.items(spec.get("schedulingGates"), "spec.schedulingGates")
     )
+
+
+def host_ports(ctx: ObjectContext, spec: dict[str, Any]) -> tuple[HostPort, ...]:
+    """The host ports the pod binds on its node, as NodePorts reads them (upstream
+    ``pkg/scheduler/util/utils.go`` GetHostPorts): those of init containers with
+    ``restartPolicy: Always`` (sidecars, running as long as the pod), then of
+    ``containers``; a port without ``hostPort`` (or 0) binds nothing. An empty
+    ``hostIP`` is 0.0.0.0 and an empty protocol TCP (``HostPortInfo.sanitize``).
+    Read for bound pods too: their ports are taken on their node."""
+    found = []
+    sidecars = [
+        (path, c)
+        for path, c in ctx.items(spec.get("initContainers"), "spec.initContainers")
+        if c.get("restartPolicy") == "Always"
+    ]
+    for path, container in [*sidecars, *ctx.items(spec.get("containers"), "spec.containers")]:
+        for port_path, port in ctx.items(container.get("ports"), f"{path}.ports"):
+            number = ctx.integer(port.get("hostPort"), f"{port_path}.hostPort")
+            if number > 0:
+                ip = ctx.text(port.get("hostIP"), f"{port_path}.hostIP") or BIND_ALL_HOST_IP
+                protocol = ctx.text(port.get("protocol"), f"{port_path}.protocol") or "TCP"
+                found.append(HostPort(ip, protocol, number))
+    return tuple(found)
 
 
 def _pod_affinity(ctx: ObjectContext, spec: dict[str, Any], bound: bool) -> list[UnsupportedField]:
@@ -117,19 +139,6 @@ def _spread_constraints(ctx: ObjectContext, spec: dict[str, Any]) -> list[Unsupp
         when = ctx.text(item.get("whenUnsatisfiable"), f"{path}.whenUnsatisfiable")
         if when == SCHEDULE_ANYWAY:  # DoNotSchedule is modelled (scheduler.interpod)
             found.append(_score_only(ctx, path))
-    return found
-
-
-def _host_ports(ctx: ObjectContext, spec: dict[str, Any]) -> list[UnsupportedField]:
-    """Host ports of ``spec.containers`` (NodePorts reads those only: node_ports.go
-    getContainerPorts)."""
-    found = []
-    for path, container in ctx.items(spec.get("containers"), "spec.containers"):
-        for port_path, port in ctx.items(container.get("ports"), f"{path}.ports"):
-            if ctx.integer(port.get("hostPort"), f"{port_path}.hostPort"):
-                found.append(
-                    UnsupportedField(ctx.object, f"{port_path}.hostPort", HOST_PORT_REASON)
-                )
     return found
 
 

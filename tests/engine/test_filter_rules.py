@@ -150,6 +150,7 @@ def test_it_keeps_pod_rules_blind_to_what_is_free(rule: Rule) -> None:
 
 def test_it_has_the_inter_pod_rules_after_the_device_rules() -> None:
     assert [r.name for r in RULES if r.kind == "pods"] == [
+        "node_ports",
         "pod_topology_spread",
         "inter_pod_affinity",
     ]

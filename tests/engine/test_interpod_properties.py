@@ -1,13 +1,16 @@
 """Property: every placement the engine makes passes every filter, re-checked from scratch.
 
 Random small clusters (zones, hostnames, cpu) with pods carrying required
-podAffinity / podAntiAffinity and DoNotSchedule spread constraints. The engine
-places the pending pods; then the bindings are replayed in order on the bound
-pods alone, and before each one a brute-force checker written from
-kube-scheduler's documented rules (not from ``interpod``) confirms the pod may
-go there: cpu, its affinity (or the first-pod exception), its anti-affinity,
-placed pods' anti-affinity against it, and every spread constraint's skew.
-In the final state no two pods violate each other's anti-affinity.
+podAffinity / podAntiAffinity, DoNotSchedule spread constraints, host ports and
+priorities. The engine places the pending pods (preempting running pods of lower
+priority where one fits nowhere); then the bindings are replayed in order on the
+bound pods alone, each preemption's victims removed first, and before each
+binding a brute-force checker written from kube-scheduler's documented rules
+(not from ``interpod`` or ``filters``) confirms the pod may go there: cpu, free
+host ports, its affinity (or the first-pod exception), its anti-affinity, placed
+pods' anti-affinity against it, and every spread constraint's skew; every victim
+ran on that node with a strictly lower priority. In the final state no two pods
+violate each other's anti-affinity.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from recommender.engine.scheduler.workloads import pending_workloads
 from topology.hardware import (
     HOSTNAME_LABEL,
     Cluster,
+    HostPort,
     LabelRequirement,
     Node,
     Pod,
@@ -34,6 +38,12 @@ from topology.hardware import (
 
 ZONE = "topology.kubernetes.io/zone"
 KEYS = (ZONE, HOSTNAME_LABEL)
+PORTS = (
+    (),
+    (HostPort("0.0.0.0", "TCP", 80),),
+    (HostPort("10.0.0.1", "TCP", 80),),
+    (HostPort("0.0.0.0", "UDP", 80),),
+)
 
 
 def _selector(app: str) -> PodSelector:
@@ -69,6 +79,7 @@ def clusters(draw: st.DrawFn) -> Cluster:
             skew = draw(st.integers(1, 2))
             spread = (SpreadConstraint(skew, draw(st.sampled_from(KEYS)), _selector(app)),)
         bound = draw(st.booleans()) and kind == "none" and i < 3
+        priority = draw(st.sampled_from((-10, 0) if bound else (0, 100)))
         pods.append(
             Pod(
                 namespace=namespace,
@@ -78,6 +89,8 @@ def clusters(draw: st.DrawFn) -> Cluster:
                 arrival=float(i),
                 node_name=nodes[i % node_count].name if bound else None,
                 pod_terms=PodPlacementTerms(affinity, anti, spread),
+                host_ports=draw(st.sampled_from(PORTS)),
+                priority=priority,
             )
         )
     return Cluster("prop", nodes=nodes, pods=tuple(pods))
@@ -101,6 +114,12 @@ def _why_not(pod: Pod, node: Node, placed: Placed, nodes: Sequence[Node]) -> str
     used = sum(p.requests.cpu_milli for p, n in placed if n.name == node.name)
     if used + pod.requests.cpu_milli > node.allocatable.cpu_milli:
         return "cpu"
+    for p, n in placed:
+        for mine in pod.host_ports:
+            for theirs in p.host_ports if n.name == node.name else ():
+                same = (mine.port, mine.protocol) == (theirs.port, theirs.protocol)
+                if same and (mine.ip == theirs.ip or "0.0.0.0" in (mine.ip, theirs.ip)):
+                    return "host port"
     terms = pod.pod_terms
     if terms.affinity:
         if any(t.topology_key not in node.labels for t in terms.affinity):
@@ -142,6 +161,12 @@ def test_every_placement_passes_every_filter_rechecked_from_scratch(cluster: Clu
     result = place(cluster, pending_workloads(cluster))
     placed: Placed = [(p, nodes[p.node_name]) for p in cluster.bound_pods() if p.node_name]
     for outcome in result.outcomes:
+        for victim in outcome.preempted:
+            evicted = [(p, n) for p, n in placed if p.key == victim]
+            assert len(evicted) == 1 and evicted[0][0].node_name is not None, victim
+            preemptors = [pods[b.pod] for b in outcome.bindings]
+            assert any(evicted[0][0].priority < p.priority for p in preemptors), victim
+            placed.remove(evicted[0])
         for binding in outcome.bindings:
             pod, node = pods[binding.pod], nodes[binding.node]
             assert _why_not(pod, node, placed, cluster.nodes) == "", (pod.key, node.name)
@@ -176,3 +201,10 @@ def test_the_indexed_placement_decides_as_the_unindexed_reference(cluster: Clust
     fast = place(cluster, workloads)
     slow = place_unindexed(cluster, workloads)
     assert [o.bindings for o in fast.outcomes] == [o.bindings for o in slow.outcomes]
+
+
+def test_the_checker_refuses_a_host_port_taken_on_the_node() -> None:
+    node = Node("n0", labels={HOSTNAME_LABEL: "n0"}, allocatable=Resources(8000, pods=110))
+    taken = Pod("a", "t", host_ports=(HostPort("0.0.0.0", "TCP", 80),))
+    wanting = Pod("a", "u", host_ports=(HostPort("10.0.0.1", "TCP", 80),))
+    assert _why_not(wanting, node, [(taken, node)], [node]) == "host port"

@@ -4,11 +4,9 @@ filters become blocking ``unsupported`` reasons, scores are listed as score only
 from datetime import UTC, datetime
 
 from recommender.engine.evaluate.evaluation import evaluate
-from topology.hardware import SCORE_ONLY
+from topology.hardware import SCORE_ONLY, HostPort
 from topology.kube import parse_objects
-from topology.podspec import (
-    HOST_PORT_REASON,
-)
+from topology.podspec import EPHEMERAL_REASON
 
 AT = datetime(2026, 12, 2, tzinfo=UTC)
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
@@ -81,12 +79,23 @@ def test_it_models_do_not_schedule_spread_and_lists_schedule_anyway():
     ]
 
 
-def test_it_blocks_a_host_port_but_not_a_container_port():
-    ports = [{"containerPort": 80}, {"containerPort": 8080, "hostPort": 8080}]
-    containers = [{"name": "c", "ports": ports}]
-    cluster = parse(pod(containers=containers)).cluster
-    assert cluster.pods[0].unsupported == (HOST_PORT_REASON,)
-    assert [u.field for u in cluster.unsupported] == ["spec.containers[0].ports[1].hostPort"]
+def test_it_reads_host_ports_as_node_ports_does_and_blocks_nothing_for_them():
+    ports = [
+        {"containerPort": 80},
+        {"containerPort": 8080, "hostPort": 8080},
+        {"containerPort": 53, "hostPort": 53, "hostIP": "10.0.0.1", "protocol": "UDP"},
+    ]
+    sidecar = {"name": "s", "restartPolicy": "Always", "ports": [{"hostPort": 9100}]}
+    cluster = parse(
+        pod(containers=[{"name": "c", "ports": ports}], initContainers=[sidecar])
+    ).cluster
+    assert cluster.pods[0].unsupported == () and cluster.unsupported == ()
+    # sidecars first, then containers (upstream GetHostPorts); defaults 0.0.0.0 and TCP
+    assert cluster.pods[0].host_ports == (
+        HostPort("0.0.0.0", "TCP", 9100),
+        HostPort("0.0.0.0", "TCP", 8080),
+        HostPort("10.0.0.1", "UDP", 53),
+    )
 
 
 def test_it_keeps_a_plain_pod_free_of_unsupported_fields():
@@ -104,19 +113,15 @@ def test_it_counts_kinds_it_does_not_model_on_the_cluster_and_in_the_json():
 
 
 def test_it_reports_a_blocked_unsupported_pod_and_its_field_in_the_json():
-    containers = [{"name": "c", "ports": [{"containerPort": 80, "hostPort": 80}]}]
-    cluster = parse(node(), pod(containers=containers)).cluster
+    volumes = [{"name": "v", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}]
+    cluster = parse(node(), pod(volumes=volumes)).cluster
     document = evaluate(cluster, at=AT).to_json()
     (workload,) = document["workloads"]
     assert workload["verdict"] == "blocked"
-    assert workload["reasons"] == [f"unsupported: {HOST_PORT_REASON}"]
+    assert workload["reasons"] == [f"unsupported: {EPHEMERAL_REASON}"]
     assert workload["naive"]["addNodes"] == {} and workload["joint"]["addNodes"] == {}
     assert document["unsupported"] == [
-        {
-            "object": "Pod/ml/p",
-            "field": "spec.containers[0].ports[0].hostPort",
-            "reason": HOST_PORT_REASON,
-        }
+        {"object": "Pod/ml/p", "field": "spec.volumes[0].ephemeral", "reason": EPHEMERAL_REASON}
     ]
 
 
@@ -135,6 +140,7 @@ def test_it_leaves_init_container_host_ports_alone_as_node_ports_does():
     init = [{"name": "i", "ports": [{"containerPort": 80, "hostPort": 80}]}]
     cluster = parse(pod(initContainers=init)).cluster
     assert cluster.pods[0].unsupported == () and cluster.unsupported == ()
+    assert cluster.pods[0].host_ports == ()  # a plain init container has exited by then
 
 
 def test_it_blocks_inline_disks_whose_conflicts_volume_restrictions_checks():

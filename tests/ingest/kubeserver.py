@@ -39,6 +39,7 @@ RESOURCE_PATHS: dict[str, tuple[str, str]] = {
     "PersistentVolumeClaim": ("/api/v1/persistentvolumeclaims", "v1"),
     "ConfigMap": ("/api/v1/namespaces/kube-system/configmaps", "v1"),  # kube-system only
     "StorageClass.storage.k8s.io": _crd("storage.k8s.io", "v1", "storageclasses"),
+    "PodDisruptionBudget.policy": _crd("policy", "v1", "poddisruptionbudgets"),
     "ResourceSlice.resource.k8s.io": _crd("resource.k8s.io", "v1", "resourceslices"),
     "ResourceClaim.resource.k8s.io": _crd("resource.k8s.io", "v1", "resourceclaims"),
     "ResourceClaimTemplate.resource.k8s.io": _crd(

@@ -397,16 +397,19 @@ def test_it_lists_what_the_evaluation_did_not_model_on_the_pending_page(
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": "web-0", "namespace": "serve"},
-        "spec": {"containers": [{"name": "c", "ports": [{"containerPort": 80, "hostPort": 80}]}]},
+        "spec": {
+            "containers": [{"name": "c"}],
+            "volumes": [{"name": "v", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}],
+        },
         "status": {"phase": "Pending"},
     }
     objects += [("extra.yaml", service), ("extra.yaml", web)]
     evaluated = ingest_and_evaluate(cluster, objects)
     content = signed_in.get(page_url(evaluated, "pending")).content.decode()
     assert "ignored 1 × Service (v1)" in content
-    field = "spec.containers[0].ports[0].hostPort"
-    assert f"Pod/serve/web-0: <code>{field}</code>: hostPort (NodePorts)" in content
-    assert "unsupported: hostPort (NodePorts) is not modelled" in content
+    field = "spec.volumes[0].ephemeral"
+    assert f"Pod/serve/web-0: <code>{field}</code>: generic ephemeral volume" in content
+    assert "unsupported: generic ephemeral volume (VolumeBinding) is not modelled" in content
 
 
 def test_it_filters_pending_workloads_by_disagreement_class(

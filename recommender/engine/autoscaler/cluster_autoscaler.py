@@ -7,7 +7,9 @@ What it does, deliberately, because this is what capacityweb measures:
   default -10) never trigger a scale-up
   (``core/podlistprocessor/filter_out_expendable.go``, ``core/utils``'s
   ``FilterOutExpendableAndSplit``);
-- a pod that the real scheduler can put on an existing node triggers nothing;
+- a pod that the real scheduler can put on an existing node triggers nothing,
+  nor one it places by preempting lower-priority pods (the pod then has a
+  ``nominatedNodeName`` and ``FilterOutExpendableAndSplit`` leaves it out);
 - otherwise a pod fits an already-planned new node, or a group whose template
   *counts* cover it (cpu, memory, pods, extended resources, GPU count, DRA
   device count per driver), with the template's labels and taints respected —
@@ -31,6 +33,7 @@ from recommender.engine import costs
 from recommender.engine.autoscaler.plan import (
     BLOCKED,
     NAIVE,
+    PREEMPTS,
     RUNS_NOW,
     NodeAddition,
     ScaleUpPlan,
@@ -52,6 +55,12 @@ from recommender.engine.scheduler.workloads import Workload
 from topology.hardware import HOSTNAME_LABEL, Cluster, DeviceClass, Node, NodeGroup, Pod
 
 SCALE_UP = "scale_up"
+# core/utils FilterOutExpendableAndSplit: a pod whose nominatedNodeName names an existing
+# node "will be scheduled after low priority pods are preempted": ignored in scale-up
+WAITING_FOR_PREEMPTION = (
+    "kube-scheduler nominates it for a node after preempting lower-priority pods: "
+    "cluster-autoscaler ignores it in scale-up"
+)
 # cluster-autoscaler's --expendable-pods-priority-cutoff default (main.go flags)
 EXPENDABLE_PODS_PRIORITY_CUTOFF = -10
 CPU, MEMORY, PODS, GPUS = "cpu", "memory", "pods", "gpus"
@@ -83,6 +92,7 @@ class NaiveLedger:
     needs_new: dict[str, bool] = field(default_factory=dict)
     reasons: dict[str, list[str]] = field(default_factory=dict)
     held: dict[str, Hold] = field(default_factory=dict)  # never tried (admission.held)
+    preempts: dict[str, tuple[str, ...]] = field(default_factory=dict)  # waiting for preemption
 
 
 def template_counts(node: Node, device_classes: Mapping[str, DeviceClass]) -> dict[str, int]:
@@ -218,7 +228,13 @@ class NaivePlanner:
         if self.labels_matter:  # inter-pod terms: pods of one shape differ by their labels
             shape = repr((shape, pod.pod_terms, sorted(pod.labels.items())))
         if shape not in self.no_room:
-            if self.placer.place_one(without_topology(pod)).placed:
+            outcome = self.placer.place_one(without_topology(pod))
+            if outcome.preempted:  # nominated: CA ignores it in scale-up
+                self.ledger.preempts[workload.key] = (
+                    *self.ledger.preempts.get(workload.key, ()),
+                    *outcome.preempted,
+                )
+            if outcome.placed:
                 return
             if not pod.pod_terms.affinity:  # required pod affinity may be met by a later pod
                 self.no_room.add(shape)
@@ -302,7 +318,12 @@ class NaivePlanner:
         """InterPodAffinity and PodTopologySpread on a planned node (or a group's next,
         empty node), with the pods the estimate put on planned nodes: cluster-autoscaler's
         binpacking estimator runs the scheduler's filters on its template nodes
-        (``estimator/binpacking_estimator.go``)."""
+        (``estimator/binpacking_estimator.go``), NodePorts among them: a planned node
+        takes no two pods binding one host port."""
+        if isinstance(planned, PlannedNode) and pod.host_ports:
+            used = [port for other in planned.pods for port in other.host_ports]
+            if any(wanted.conflicts(port) for wanted in pod.host_ports for port in used):
+                return False
         if not self.labels_matter:
             return True
         existing = (
@@ -390,8 +411,10 @@ def _workload_plan(
     hold = ledger.held.get(workload.key)
     if hold is not None:
         return WorkloadPlan(workload.key, hold.verdict, reasons=hold.reasons)
+    preempts = ledger.preempts.get(workload.key, ())
     if not ledger.needs_new.get(workload.key):
-        verdict = RUNS_NOW
+        verdict = PREEMPTS if preempts else RUNS_NOW
+        reasons = [WAITING_FOR_PREEMPTION] if preempts else reasons
     else:
         verdict = BLOCKED if reasons and not mine else SCALE_UP
     return WorkloadPlan(
@@ -401,6 +424,7 @@ def _workload_plan(
         reasons=tuple(reasons),
         schedulable_after=schedulable_after,
         stranded_gpus=sum(stranded[p.node.name][0] for p in mine),
+        preempts=preempts,
     )
 
 

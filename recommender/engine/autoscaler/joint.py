@@ -39,6 +39,7 @@ from recommender.engine.autoscaler.options import Option, OptionSearch, part_cos
 from recommender.engine.autoscaler.plan import (
     BLOCKED,
     JOINT,
+    PREEMPTS,
     RUNS_AFTER_SCALE_UP,
     RUNS_NOW,
     USES_RESERVATION,
@@ -51,6 +52,7 @@ from recommender.engine.autoscaler.plan import (
 )
 from recommender.engine.scheduler.admission import held
 from recommender.engine.scheduler.placement import WorkloadOutcome, nodes_by_label, place_one
+from recommender.engine.scheduler.preemption import preempting_reason
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload
 from topology.hardware import Pod, Taint
@@ -204,6 +206,8 @@ class JointPlanner(OptionSearch):
         if hold is not None:
             return WorkloadPlan(workload.key, hold.verdict, reasons=hold.reasons)
         outcome = place_one(self.cluster, workload, self.state, self.options({}), diagnose=False)
+        if outcome.placed and outcome.preempted:
+            return preempting_plan(workload, outcome)
         if outcome.placed:
             riding = self.ride_additions(workload, outcome)
             if riding:
@@ -536,3 +540,15 @@ def _tolerated(pod: Pod, taint: Taint) -> bool:
 def _taint_text(taint: Taint) -> str:
     value = f"={taint.value}" if taint.value else ""
     return f"{taint.key}{value}:{taint.effect}"
+
+
+def preempting_plan(workload: Workload, outcome: WorkloadOutcome) -> WorkloadPlan:
+    """kube-scheduler makes room by preemption: nothing to buy (the evicted pods are
+    pending afterwards; whether they need nodes is the autoscaler's next loop)."""
+    return WorkloadPlan(
+        workload.key,
+        PREEMPTS,
+        reasons=(preempting_reason(outcome.preempted),),
+        schedulable_after=True,
+        preempts=outcome.preempted,
+    )

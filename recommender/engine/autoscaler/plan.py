@@ -1,6 +1,7 @@
 """What an autoscaler decides, in the words both modelled autoscalers share.
 
-Verdicts (runs now, uses a reservation, runs after a scale-up, blocked), the
+Verdicts (runs now, runs after preempting, uses a reservation, runs after a
+scale-up, blocked), the
 plan of one mode (``ScaleUpPlan``: node additions and one ``WorkloadPlan`` per
 workload) and the helpers both sides build on: a template node made concrete,
 the placement options every pass uses, GPU counts for humans. The naive
@@ -33,6 +34,9 @@ NAIVE = "naive"
 JOINT = "joint"
 
 RUNS_NOW = "runs_now"
+# kube-scheduler places it by evicting lower-priority pods (DefaultPreemption): no
+# node is bought for it, by either autoscaler (``WorkloadPlan.preempts`` names them)
+PREEMPTS = "preempts"
 USES_RESERVATION = "uses_reservation"
 RUNS_AFTER_SCALE_UP = "runs_after_scale_up"
 BLOCKED = "blocked"
@@ -67,6 +71,7 @@ class WorkloadPlan:
     schedulable_after: bool = False
     stranded_gpus: int = 0
     changes: tuple[str, ...] = ()  # what to apply to the workload (tolerations, selectors)
+    preempts: tuple[str, ...] = ()  # the running pods ("ns/pod") evicted to place it
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +212,7 @@ def pod_shape(pod: Pod) -> str:
             sorted(pod.node_selector.items()),
             pod.affinity,
             pod.tolerations,
+            pod.host_ports,
         )
     )
 

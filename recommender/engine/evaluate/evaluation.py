@@ -73,6 +73,7 @@ class WorkloadEvaluation:
             "gpus": int(gpus) if gpus.is_integer() else gpus,
             "verdict": self.joint.verdict,
             "reasons": list(self.joint.reasons),
+            "preempts": list(self.joint.preempts),
             "naive": {
                 "addNodes": dict(sorted(self.naive.add_nodes.items())),
                 "schedulableAfter": self.naive.schedulable_after,

@@ -46,6 +46,7 @@ CLASS_ANNOTATION = "autoscaling.x-k8s.io/provisioning-class-name"
 NOT_MODELLED_LINES = 200  # fields listed in the text report; the JSON lists every one
 VERDICT_TEXT = {
     "runs_now": "runs now",
+    "preempts": "runs after preempting lower-priority pods",
     "uses_reservation": "reuse a reservation",
     "runs_after_scale_up": "runs after scale-up",
     "blocked": "blocked",

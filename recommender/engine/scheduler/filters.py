@@ -9,8 +9,9 @@ one registration, ``@rule(kind)``, where the kind says what it reads:
   keeps their verdict per node, across every binding);
 - ``resource``: what is free on the node (cpu, memory, pods, extended);
 - ``device``: which devices could serve the pod (GPUs, shares, DRA claims);
-- ``pods``: the pods placed around the node (InterPodAffinity, PodTopologySpread),
-  read through the pod's PreFilter state, ``FilterContext.cycle`` (``interpod``).
+- ``pods``: the pods placed around the node (NodePorts reads those on the node;
+  InterPodAffinity and PodTopologySpread those in its domains, through the pod's
+  PreFilter state, ``FilterContext.cycle`` (``interpod``)).
 
 Rules run static, then resource, then device, then pods, in registration order
 within a kind; the groups are derived from the kind, never from a position in a list.
@@ -37,6 +38,7 @@ RESERVED = "node(s) reserved for another team"
 INSUFFICIENT_CPU = "Insufficient cpu"
 INSUFFICIENT_MEMORY = "Insufficient memory"
 TOO_MANY_PODS = "Too many pods"
+NODE_PORTS_TAKEN = "node(s) didn't have free ports for the requested pod ports"
 UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")
 
 
@@ -226,6 +228,20 @@ def device_claims(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext
         return OK
     takes = claim_takes(info, alloc, pod, ctx.device_classes)
     return Status(False, takes) if isinstance(takes, str) else OK
+
+
+@rule("pods")
+def node_ports(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext) -> Status:
+    """NodePorts (nodeports/node_ports.go fitsPorts): no wanted host port may conflict
+    with one a pod on the node already binds (same protocol and port, and the same
+    host IP or 0.0.0.0 on either side)."""
+    if not pod.host_ports:
+        return OK
+    for other in alloc.placed:
+        for used in other.host_ports:
+            if any(wanted.conflicts(used) for wanted in pod.host_ports):
+                return Status(False, NODE_PORTS_TAKEN)
+    return OK
 
 
 @rule("pods")

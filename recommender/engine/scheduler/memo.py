@@ -22,8 +22,9 @@ from .records import NodeAlloc, NodeInfo
 
 
 def memoisable(pod: Pod) -> bool:
-    """Claims read device attributes the node key does not hold; everything else can."""
-    return not pod.claims
+    """Claims read device attributes the node key does not hold, host ports the ports
+    of the pods on the node (NodePorts); everything else can."""
+    return not pod.claims and not pod.host_ports
 
 
 def pod_shape(pod: Pod, namespace_class: str) -> tuple[object, ...]:

@@ -243,7 +243,7 @@ class NodePicker:
         for rule in RESOURCE_RULES:
             if not rule(info, alloc, pod, self.filters).ok:
                 return None
-        if self._inter_pod.sensitive(pod):
+        if pod.host_ports or self._inter_pod.sensitive(pod):
             context = self._context(pod)
             if not all(rule(info, alloc, pod, context).ok for rule in POD_RULES):
                 return None

@@ -6,6 +6,7 @@
         pod  ──► filter every node ──► score feasible (node, devices) ──► bind
         gang ──► domains of the required/preferred level, best first
                  └─► members one by one inside the domain; any miss → undo all
+        miss ──► PostFilter: preempt lower-priority running pods (``preemption``)
         miss ──► Diagnosis (per-node reasons aggregated + gang reason)
 
 Binding happens in a ``ClusterState`` copy, never in the caller's state, so
@@ -27,7 +28,7 @@ from datetime import datetime
 
 from topology.hardware import Cluster, Pod
 
-from . import fgd
+from . import fgd, preemption
 from .admission import held
 from .caches import DomainFree, Layout, SharedMemo, kept
 from .diagnosis import (
@@ -67,6 +68,8 @@ class WorkloadOutcome:
     placed: bool
     bindings: tuple[Binding, ...]
     diagnosis: Diagnosis | None
+    # placed by preempting these running pods ("ns/pod"), evicted from the state
+    preempted: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,7 +259,46 @@ class _Run:
         bindings = self._place_members(workload, self.state.node_names())
         if bindings is not None:
             return WorkloadOutcome(workload.key, True, bindings, None)
-        return self._failure(workload, None)
+        return self._place_preempting(workload) or self._failure(workload, None)
+
+    def _place_preempting(self, workload: Workload) -> WorkloadOutcome | None:
+        """PostFilter: members that fit nowhere preempt (``preemption``), in order; all
+        members (at least min_member) must then be placed, else nothing is evicted.
+
+        kube-scheduler preempts pod by pod: for a gang's member it may evict pods the
+        gang then never uses. All or nothing is what a gang's binding needs, so a
+        gang preempts only when it then fits whole (see docs/FIDELITY.md)."""
+        if not any(preemption.may_preempt(p) for p in workload.pods):
+            return None
+        placed: list[tuple[Pod, Choice]] = []
+        evicted: list[preemption.Eviction] = []
+        self.pick.scores.member_paths = []
+        scope = self.pick.scope(self.state.node_names())
+        for pod in workload.pods:
+            choice = self.pick.best_node(pod, scope)
+            if choice is None:
+                victims = preemption.find_victims(self.cluster, self.state, pod, self.pick.filters)
+                if victims is not None:
+                    evicted += preemption.evict(self.state, victims)
+                    choice = self.pick.best_node(pod, self.pick.scope([victims.node]))
+            if choice is None:
+                if len(placed) >= workload.min_member and workload.kind == "gang":
+                    continue
+                missed = True
+                break
+            self._apply(pod, choice)
+            self.pick.scores.member_paths.append(self.pick.scores.paths[choice.node])
+            placed.append((pod, choice))
+        else:
+            missed = len(placed) < workload.min_member
+        if missed or not evicted:
+            self._undo(placed)
+            preemption.restore(self.state, evicted)
+            return None
+        keys = tuple(victim.key for _, victim, _ in evicted)
+        diagnosis = Diagnosis(summary=preemption.preempting_reason(keys))
+        bindings = tuple(_binding(pod, choice) for pod, choice in placed)
+        return WorkloadOutcome(workload.key, True, bindings, diagnosis, preempted=keys)
 
     def _place_in_domains(self, workload: Workload, level: str, required: bool) -> WorkloadOutcome:
         index = self.cluster.topology.index_of(level)

@@ -125,6 +125,7 @@ class NodeAlloc:
         "_free_gpu_milli",
         "mig_instances",
         "placed",
+        "preemption_memo",
     )
 
     def __init__(self, info: NodeInfo) -> None:
@@ -149,6 +150,9 @@ class NodeAlloc:
         self.mig_instances: dict[tuple[str, str], tuple[str, ...]] = {}
         # the pods bound or placed here, for the rules that read them (``interpod``)
         self.placed: tuple[Pod, ...] = ()
+        # victims found here per pod (``preemption``): valid until the next write
+        # (filter context, pod the entry belongs to or None for a shape, victims or None)
+        self.preemption_memo: dict[object, tuple[object, object, object]] = {}
 
     def clone(self) -> NodeAlloc:
         other = NodeAlloc.__new__(NodeAlloc)
@@ -167,12 +171,14 @@ class NodeAlloc:
         other._free_gpu_milli = self._free_gpu_milli
         other.mig_instances = dict(self.mig_instances)
         other.placed = self.placed
+        other.preemption_memo = {}
         return other
 
     def changed(self) -> None:
         """Forget what was derived from the free resources (called on every write)."""
         self.memo_keys.clear()
         self._free_gpu_milli = None
+        self.preemption_memo.clear()
 
     @property
     def free_gpu_milli(self) -> int:

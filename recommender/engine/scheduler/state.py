@@ -37,6 +37,8 @@ from .records import (
     device_gpu_milli,
 )
 
+BOUND_ALLOCATIONS = "bound allocations"  # ``derived`` key: pod key → what it takes
+
 
 class StateWatcher(Protocol):
     """Something kept in step with one state: told of every change, cloned with it."""
@@ -78,16 +80,20 @@ class ClusterState:
         """Free = allocatable minus what bound pods use (their devices taken too)."""
         infos = {n.name: NodeInfo(n) for n in cluster.nodes}
         state = cls(infos, {name: NodeAlloc(info) for name, info in infos.items()})
+        taken: dict[str, Allocation] = {}
         for pod in cluster.bound_pods():
             info = infos.get(pod.node_name or "")
             if info is not None:
-                state.apply(
-                    info.node.name,
-                    pod.key,
-                    bound_allocation(info, state.alloc(info.node.name), pod),
-                    pod,
-                )
+                allocation = bound_allocation(info, state.alloc(info.node.name), pod)
+                state.apply(info.node.name, pod.key, allocation, pod)
+                taken[pod.key] = allocation
+        state.derived[BOUND_ALLOCATIONS] = taken
         return state
+
+    def bound_allocation(self, pod_key: str) -> Allocation | None:
+        """What a pod bound in the snapshot takes (to give it back when it is preempted)."""
+        taken = self.derived.get(BOUND_ALLOCATIONS)
+        return taken.get(pod_key) if isinstance(taken, dict) else None
 
     def watcher(self, kind: type[Watcher]) -> Watcher:
         """The watcher of this kind kept on this state, made (empty) on first use."""

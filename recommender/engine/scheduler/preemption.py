@@ -1,0 +1,388 @@
+"""DefaultPreemption (PostFilter): a pod that fits no node evicts lower-priority pods.
+
+Upstream: kubernetes/kubernetes ``pkg/scheduler/framework/plugins/defaultpreemption/
+default_preemption.go`` (``SelectVictimsOnNode``, ``PodEligibleToPreemptOthers``,
+``filterPodsWithPDBViolation``) and ``pkg/scheduler/framework/preemption/
+preemption.go`` (``DryRunPreemption``, ``pickOneNodeForPreemption``)::
+
+    pod fits no node ──► eligible? (preemptionPolicy is not Never)
+        ──► per node: remove every running pod of strictly lower priority
+            ──► still no fit: not a candidate
+            ──► victims most important first (priority, then oldest start);
+                those whose eviction breaks a PodDisruptionBudget first:
+                reprieve each (put it back) while the pod still fits
+        ──► pick one node: fewest PDB violations, lowest highest-victim
+            priority, smallest sum of (priority + 2^31), fewest victims,
+            latest start of the highest-priority victims, then node order
+        ──► evict its victims; the pod is bound there
+
+Only pods bound in the snapshot are victims: the simulation places pending work
+in priority order, so a pod it placed earlier never has a lower priority than
+a later one (a gang's members carry the gang's priority). Every node is
+examined (upstream stops after max(10 %, 100) candidates from a random offset:
+on bigger clusters it may pick another node of equal merit). Nominated pods of
+other preemptors and the asynchronous API calls are not modelled.
+
+What makes it affordable without changing a choice: victims per node are kept with
+the node's free resources (``NodeAlloc.preemption_memo``, per pod shape and filter
+context), and the candidates per pod shape with the state (``CandidateIndex``), so
+a search after a binding or an eviction costs the nodes that changed.
+
+Pure: no Django, no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import cast
+
+from topology.disruption import NEVER, disruptions_allowed
+from topology.hardware import Cluster, DisruptionBudget, Pod
+
+from . import interpod
+from .caches import Layout, kept
+from .filters import RULES, STATIC_RULES, FilterContext
+from .memo import memoisable, pod_shape
+from .records import Allocation
+from .state import ClusterState
+
+# the rules an eviction can change (the static ones are checked once per node first)
+_EVICTION_SENSITIVE = tuple(r.check for r in RULES if r.kind != "static")
+PRIORITY_OFFSET = 2**31  # math.MaxInt32 + 1: every priority made >= 0 before summing
+
+
+@dataclass(frozen=True, slots=True)
+class Victims:
+    """The pods to evict on one node so that the pod fits there, most important first.
+
+    ``rank``: ``pickOneNodeForPreemption``'s criteria in order, each bigger-is-better
+    (fewest PDB violations, lowest highest priority, smallest sum of priority + 2^31,
+    fewest victims, latest start among the highest-priority victims)."""
+
+    node: str
+    pods: tuple[Pod, ...]
+    pdb_violations: int
+    rank: tuple[float, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        pods = self.pods
+        top = pods[0].priority if pods else 0
+        rank = (
+            -self.pdb_violations,
+            -top,
+            -sum(p.priority + PRIORITY_OFFSET for p in pods),
+            -len(pods),
+            min((_start(p) for p in pods if p.priority == top), default=math.inf),
+        )
+        object.__setattr__(self, "rank", rank)
+
+
+Eviction = tuple[str, Pod, Allocation]  # (node, victim, what it gave back)
+
+
+def may_preempt(pod: Pod) -> bool:
+    """``PodEligibleToPreemptOthers``: a pod with ``preemptionPolicy: Never`` never does."""
+    return pod.preemption_policy != NEVER
+
+
+def preempting_reason(victims: Sequence[str]) -> str:
+    return f"runs after preempting {', '.join(victims)}"
+
+
+def find_victims(
+    cluster: Cluster, state: ClusterState, pod: Pod, filters: FilterContext
+) -> Victims | None:
+    """The node and victims preemption would choose for ``pod``, or None (no node
+    where evicting lower-priority pods makes it fit)."""
+    lowest = kept(state, "lowest bound priority", cluster, lambda: min(_bound_priorities(cluster)))
+    if not may_preempt(pod) or pod.priority <= lowest:
+        return None  # no running pod anywhere has a lower priority
+    index = kept(state, "inter-pod index", cluster, lambda: interpod.InterPodIndex(cluster))
+    sensitive = index.sensitive(pod)
+    fits = _fit_check(state, pod, filters, index, sensitive)
+    allowed = _allowances(cluster, state)
+    key, owner = (None, None) if sensitive else _memo_key(pod)
+
+    def victims_on(name: str) -> Victims | None:
+        alloc = state.alloc(name)
+        kept_here = alloc.preemption_memo.get(key) if key is not None else None
+        if kept_here is not None and kept_here[0] is filters and kept_here[1] is owner:
+            return cast(Victims | None, kept_here[2])
+        found = _victims_here(state, name, pod, filters, fits, cluster, allowed)
+        if key is not None:
+            alloc.preemption_memo[key] = (filters, owner, found)
+        return found
+
+    names = state.node_names()
+    known = CandidateIndex.of(state).entry(key, filters, owner) if key is not None else None
+    if known is not None:  # only the nodes changed since the last search are searched again
+        for name in known.changed:
+            if _matches(state.node(name).labels, pod):
+                found = victims_on(name)
+                if found is None:
+                    known.found.pop(name, None)
+                else:
+                    known.found[name] = found
+        known.changed.clear()
+        order = kept(state, "node order", names, lambda: {n: i for i, n in enumerate(names)})
+        return pick_one_node(sorted(known.found.values(), key=lambda v: order[v.node]))
+    if pod.node_selector:  # NodeAffinity: no other node could take it, victims or not
+        names = tuple(names[p] for p in Layout.of(cluster, state).matching(pod.node_selector))
+    candidates = [v for v in map(victims_on, names) if v is not None]
+    if key is not None:
+        CandidateIndex.of(state).keep(key, filters, owner, candidates)
+    return pick_one_node(candidates)
+
+
+@dataclass(slots=True)
+class _Known:
+    """One pod shape's candidates on one state, and the nodes changed since."""
+
+    filters: FilterContext
+    owner: Pod | None
+    found: dict[str, Victims]
+    changed: set[str]
+
+
+class CandidateIndex:
+    """The candidates found per pod shape on one state (a state watcher): a node's
+    change marks it to be searched again, so a search costs the nodes that changed
+    since the last one, not every node (a copy of the state gets a copy)."""
+
+    def __init__(self) -> None:
+        self._known: dict[object, _Known] = {}
+
+    @classmethod
+    def of(cls, state: ClusterState) -> CandidateIndex:
+        return state.watcher(cls)
+
+    def entry(self, key: object, filters: FilterContext, owner: Pod | None) -> _Known | None:
+        known = self._known.get(key)
+        if known is None or known.filters is not filters or known.owner is not owner:
+            return None
+        return known
+
+    def keep(
+        self, key: object, filters: FilterContext, owner: Pod | None, found: list[Victims]
+    ) -> None:
+        self._known[key] = _Known(filters, owner, {v.node: v for v in found}, set())
+
+    def changed(self, name: str, released: bool) -> None:
+        for known in self._known.values():
+            known.changed.add(name)
+
+    def added(self, name: str) -> None:
+        self.changed(name, False)
+
+    def clone(self) -> CandidateIndex:
+        other = CandidateIndex()
+        other._known = {
+            key: _Known(k.filters, k.owner, dict(k.found), set(k.changed))
+            for key, k in self._known.items()
+        }
+        return other
+
+
+def _matches(labels: Mapping[str, str], pod: Pod) -> bool:
+    return all(labels.get(k) == v for k, v in pod.node_selector.items())
+
+
+def _victims_here(
+    state: ClusterState,
+    name: str,
+    pod: Pod,
+    filters: FilterContext,
+    fits: Callable[[ClusterState, str], bool],
+    cluster: Cluster,
+    allowed: dict[str, int],
+) -> Victims | None:
+    placed = state.alloc(name).placed
+    lower = [p for p in placed if p.node_name is not None and p.priority < pod.priority]
+    if not lower or not _static_ok(state, name, pod, filters):
+        return None
+    if not _could_fit(state, name, pod, lower):
+        return None
+    return select_victims_on_node(state, name, pod, lower, fits, cluster, allowed)
+
+
+def select_victims_on_node(
+    state: ClusterState,
+    name: str,
+    pod: Pod,
+    lower: Sequence[Pod],
+    fits: Callable[[ClusterState, str], bool],
+    cluster: Cluster,
+    allowed: dict[str, int],
+) -> Victims | None:
+    """``SelectVictimsOnNode``: remove every lower-priority pod; if the pod then fits,
+    put back as many as it allows, PDB-violating ones first, most important first."""
+    trial = ClusterState({name: state.info(name)}, {name: state.alloc(name).clone()})
+    taken = {p.key: state.bound_allocation(p.key) for p in lower}
+    potential = [p for p in lower if taken[p.key] is not None]
+    for victim in potential:
+        trial.release(name, victim.key, _taken(taken, victim), victim)
+    if not potential or not fits(trial, name):
+        return None
+    potential.sort(key=importance)
+    violating, safe = split_by_budgets(potential, cluster.disruption_budgets, allowed)
+    victims: list[Pod] = []
+    violations = 0
+    for victim, breaks_budget in [*((p, True) for p in violating), *((p, False) for p in safe)]:
+        trial.apply(name, victim.key, _taken(taken, victim), victim)
+        if not fits(trial, name):
+            trial.release(name, victim.key, _taken(taken, victim), victim)
+            victims.append(victim)
+            violations += breaks_budget
+    victims.sort(key=importance)
+    return Victims(name, tuple(victims), violations)
+
+
+def importance(pod: Pod) -> tuple[int, float]:
+    """``MoreImportantPod`` as a sort key: higher priority first, then the earlier start
+    (a pod not started counts as starting now: after every started one)."""
+    return (-pod.priority, _start(pod))
+
+
+def split_by_budgets(
+    pods: Sequence[Pod], budgets: Sequence[DisruptionBudget], allowed: dict[str, int]
+) -> tuple[list[Pod], list[Pod]]:
+    """``filterPodsWithPDBViolation``: each pod a budget selects uses one of its allowed
+    disruptions (unless the budget already counts it disrupted); a pod taking a budget
+    below zero violates it. ``allowed``: budget key → disruptions allowed."""
+    left = dict(allowed)
+    violating: list[Pod] = []
+    safe: list[Pod] = []
+    for pod in pods:
+        breaks = False
+        for budget in budgets:
+            if not budget.selects(pod) or pod.name in budget.disrupted_pods:
+                continue
+            left[budget.key] -= 1
+            breaks = breaks or left[budget.key] < 0
+        (violating if breaks else safe).append(pod)
+    return violating, safe
+
+
+def pick_one_node(candidates: Sequence[Victims]) -> Victims | None:
+    """``pickOneNodeForPreemption``: each criterion in turn keeps the best; the first
+    of the remaining (node order) wins."""
+    if not candidates:
+        return None
+    for found in candidates:
+        if not found.pods:
+            return found  # nothing to evict after all
+    return max(candidates, key=lambda v: v.rank)  # the first of the best (lexicographic)
+
+
+def evict(state: ClusterState, victims: Victims) -> list[Eviction]:
+    """Take the victims off their node (they are deleted, as the preemptor's
+    ``prepareCandidate`` does); what each gave back is kept to undo it."""
+    evicted = []
+    for victim in victims.pods:
+        allocation = state.bound_allocation(victim.key)
+        assert allocation is not None  # select_victims_on_node only names such pods
+        state.release(victims.node, victim.key, allocation, victim)
+        evicted.append((victims.node, victim, allocation))
+    return evicted
+
+
+def restore(state: ClusterState, evicted: Sequence[Eviction]) -> None:
+    """Undo ``evict`` (a gang that still did not fit)."""
+    for node, victim, allocation in reversed(evicted):
+        state.apply(node, victim.key, allocation, victim)
+
+
+def _start(pod: Pod) -> float:
+    """``GetPodStartTime``: a pod not started yet counts as starting now (after all)."""
+    return pod.started if pod.started is not None else math.inf
+
+
+def _taken(taken: dict[str, Allocation | None], pod: Pod) -> Allocation:
+    allocation = taken[pod.key]
+    assert allocation is not None
+    return allocation
+
+
+def _static_ok(state: ClusterState, name: str, pod: Pod, filters: FilterContext) -> bool:
+    """Rules that read only node and pod: evicting pods cannot change their verdict
+    (upstream skips such UnschedulableAndUnresolvable nodes, nodesWherePreemptionMightHelp)."""
+    info, alloc = state.info(name), state.alloc(name)
+    return all(rule(info, alloc, pod, filters).ok for rule in STATIC_RULES)
+
+
+def _memo_key(pod: Pod) -> tuple[object, Pod | None]:
+    """What the victims on a node depend on besides the node (and the filter context,
+    kept with them): the pod's shape where placement memoises it, else the pod itself
+    (the key, and the pod the entry must belong to)."""
+    if memoisable(pod):
+        return ("shape", pod_shape(pod, pod.namespace), pod.priority), None
+    return ("pod", id(pod)), pod
+
+
+def _could_fit(state: ClusterState, name: str, pod: Pod, lower: Sequence[Pod]) -> bool:
+    """A necessary condition, cheap: with every lower-priority pod gone there would be
+    enough cpu, memory, pod slots, extended resources and whole GPUs."""
+    info, alloc = state.info(name), state.alloc(name)
+    freed = [a for a in (state.bound_allocation(p.key) for p in lower) if a is not None]
+    requests = pod.requests
+    if requests.cpu_milli > alloc.cpu_free_milli + sum(a.cpu_milli for a in freed):
+        return False
+    if requests.memory_bytes > alloc.memory_free_bytes + sum(a.memory_bytes for a in freed):
+        return False
+    if max(1, requests.pods) > alloc.pods_free + sum(a.pods for a in freed):
+        return False
+    for resource, amount in requests.extended.items():
+        free = alloc.extended_free.get(resource, 0)
+        if amount > free + sum(a.extended.get(resource, 0) for a in freed):
+            return False
+    if pod.gpu is None or pod.gpu.count == 0 or pod.gpu.is_share:
+        return True
+    devices = {t.device for a in freed for t in a.devices}
+    gpus = {info.devices[d].gpu for d in devices}
+    could_be_free = sum(
+        1 for d in info.gpu_devices if alloc.is_untouched(d) or d.name in devices or d.gpu in gpus
+    )
+    return could_be_free >= pod.gpu.count
+
+
+def _fit_check(
+    state: ClusterState,
+    pod: Pod,
+    filters: FilterContext,
+    index: interpod.InterPodIndex,
+    sensitive: bool,
+) -> Callable[[ClusterState, str], bool]:
+    """Does the pod pass every filter on node ``name`` of a one-node trial state?
+    Rules reading the pods around a node see the trial node's pods and every other
+    node's as they are (upstream's PreFilter RemovePod/AddPod)."""
+
+    def fits(trial: ClusterState, name: str) -> bool:
+        context = filters
+        if sensitive:
+            nodes = (
+                (state.node(n), (trial if n == name else state).alloc(n).placed)
+                for n in state.node_names()
+            )
+            context = replace(filters, cycle=interpod.prefilter(pod, nodes, index.namespace_labels))
+        info, alloc = trial.info(name), trial.alloc(name)
+        return all(check(info, alloc, pod, context).ok for check in _EVICTION_SENSITIVE)
+
+    return fits
+
+
+def _allowances(cluster: Cluster, state: ClusterState) -> dict[str, int]:
+    """Each budget's allowed disruptions, worked out once per cluster."""
+    budgets = cluster.disruption_budgets
+    return kept(
+        state,
+        "disruptions allowed",
+        budgets,
+        lambda: {b.key: disruptions_allowed(b, cluster.pods) for b in budgets},
+    )
+
+
+def _bound_priorities(cluster: Cluster) -> list[int]:
+    """The priorities of the running pods (the largest int32 when none runs)."""
+    return [p.priority for p in cluster.bound_pods()] or [2**31 - 1]

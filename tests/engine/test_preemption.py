@@ -1,0 +1,177 @@
+"""Preemption in the placement (gangs all or nothing) and what it reads from objects
+(PodDisruptionBudget, preemptionPolicy, startTime)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from recommender.engine.scheduler.placement import place
+from recommender.engine.scheduler.workloads import pending_workloads
+from topology.disruption import disruptions_allowed
+from topology.hardware import (
+    Cluster,
+    Device,
+    Gang,
+    Gpu,
+    GpuRequest,
+    ModelError,
+    Node,
+    Pod,
+    Resources,
+)
+from topology.kube import parse_objects
+
+GPU_NODE = Resources(cpu_milli=96_000, memory_bytes=2**40, pods=110, extended={})
+
+
+def gpu_node(name: str) -> Node:
+    gpus = tuple(Gpu(f"{name}-gpu{i}", "A100") for i in range(8))
+    devices = tuple(Device(f"{name}-dev{i}", gpu=g.name, model="A100") for i, g in enumerate(gpus))
+    return Node(name, allocatable=GPU_NODE, gpus=gpus, devices=devices)
+
+
+def gpu_pod(name: str, priority: int, node_name: str | None = None, gang: str | None = None) -> Pod:
+    return Pod(
+        "ml",
+        name,
+        requests=Resources(cpu_milli=1000, pods=1),
+        gpu=GpuRequest(8),
+        priority=priority,
+        node_name=node_name,
+        gang=gang,
+    )
+
+
+def gang_cluster(members: int) -> Cluster:
+    running = (gpu_pod("old-1", -100, "n1"), gpu_pod("old-2", -100, "n2"))
+    gang = Gang("ml", "train", members, priority=100)
+    pending = tuple(gpu_pod(f"train-{i}", 100, gang="ml/train") for i in range(members))
+    return Cluster(
+        "c", nodes=(gpu_node("n1"), gpu_node("n2")), pods=(*running, *pending), gangs=(gang,)
+    )
+
+
+def test_it_lets_a_gang_preempt_when_every_member_then_fits() -> None:
+    cluster = gang_cluster(2)
+    (outcome,) = place(cluster, pending_workloads(cluster)).outcomes
+    assert outcome.placed
+    assert sorted(outcome.preempted) == ["ml/old-1", "ml/old-2"]
+    assert sorted(b.node for b in outcome.bindings) == ["n1", "n2"]
+
+
+def test_it_evicts_nothing_for_a_gang_that_would_still_not_fit_whole() -> None:
+    """Three 8-GPU members, two 8-GPU nodes: even with both victims gone one member
+    has nowhere to go, so nothing is evicted (all or nothing)."""
+    cluster = gang_cluster(3)
+    result = place(cluster, pending_workloads(cluster))
+    (outcome,) = result.outcomes
+    assert not outcome.placed and outcome.preempted == ()
+    running = sorted(p.key for n in ("n1", "n2") for p in result.state.alloc(n).placed)
+    assert running == ["ml/old-1", "ml/old-2"]
+
+
+def test_it_never_evicts_a_pod_of_equal_priority() -> None:
+    cluster = Cluster(
+        "c", nodes=(gpu_node("n1"),), pods=(gpu_pod("old", 100, "n1"), gpu_pod("new", 100))
+    )
+    (outcome,) = place(cluster, pending_workloads(cluster)).outcomes
+    assert not outcome.placed and outcome.preempted == ()
+
+
+# --- reading the objects -------------------------------------------------------------------
+
+
+def budget(spec: dict[str, Any], status: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "web", "namespace": "serve"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}}, **spec},
+        **({"status": status} if status is not None else {}),
+    }
+
+
+def web_pod(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "serve", "labels": {"app": "web"}},
+        "spec": {"nodeName": "n1", "containers": [{"name": "c"}]},
+        "status": {"phase": "Running", "startTime": "2026-12-01T00:00:00Z"},
+    }
+
+
+def parsed(*objects: dict[str, Any]) -> Cluster:
+    snapshot = parse_objects([("test.yaml", o) for o in objects], cluster_name="t")
+    assert [str(e) for e in snapshot.errors] == []
+    return snapshot.cluster
+
+
+@pytest.mark.parametrize(
+    ("spec", "allowed"),
+    [
+        ({"minAvailable": 2}, 1),  # 3 healthy - 2
+        ({"minAvailable": "50%"}, 1),  # 3 - ceil(1.5)
+        ({"maxUnavailable": 1}, 1),
+        ({"maxUnavailable": "50%"}, 2),  # ceil(1.5)
+        ({"minAvailable": 5}, 0),  # never below zero
+        ({}, 0),  # neither bound, no status: allows none
+    ],
+)
+def test_it_works_out_the_allowance_from_the_spec_without_a_status(
+    spec: dict[str, Any], allowed: int
+) -> None:
+    cluster = parsed(budget(spec), web_pod("w0"), web_pod("w1"), web_pod("w2"))
+    (read,) = cluster.disruption_budgets
+    assert disruptions_allowed(read, cluster.pods) == allowed
+
+
+def test_it_takes_the_status_allowance_and_disrupted_pods_when_given() -> None:
+    status = {"disruptionsAllowed": 0, "disruptedPods": {"w0": "2026-12-01T00:00:00Z"}}
+    cluster = parsed(budget({"minAvailable": 1}, status), web_pod("w0"), web_pod("w1"))
+    (read,) = cluster.disruption_budgets
+    assert disruptions_allowed(read, cluster.pods) == 0
+    assert read.disrupted_pods == frozenset({"w0"}) and read.key == "serve/web"
+    assert "PodDisruptionBudget (policy/v1)" not in cluster.ignored
+
+
+def test_it_reads_preemption_policy_and_start_time() -> None:
+    never = web_pod("w0")
+    never["spec"]["preemptionPolicy"] = "Never"
+    (pod,) = parsed(never).pods
+    assert pod.preemption_policy == "Never"
+    assert pod.started == datetime(2026, 12, 1, tzinfo=UTC).timestamp()
+
+
+def test_it_rejects_an_unknown_preemption_policy_naming_the_field() -> None:
+    odd = web_pod("w0")
+    odd["spec"]["preemptionPolicy"] = "Sometimes"
+    snapshot = parse_objects([("test.yaml", odd)], cluster_name="t")
+    (error,) = snapshot.errors
+    assert isinstance(error, ModelError)
+    assert "Pod/serve/w0" in str(error) and "spec.preemptionPolicy" in str(error)
+
+
+def test_it_finds_the_same_victims_again_after_a_change_as_a_fresh_search() -> None:
+    """The candidates kept on a state are searched again only where the state changed:
+    after an eviction the next search picks what a search from scratch picks."""
+    from recommender.engine.scheduler.filters import FilterContext
+    from recommender.engine.scheduler.preemption import evict, find_victims
+    from recommender.engine.scheduler.state import ClusterState
+
+    running = (gpu_pod("a", -100, "n1"), gpu_pod("b", -50, "n2"), gpu_pod("c", -10, "n3"))
+    incoming = (gpu_pod("x", 100), gpu_pod("y", 100))
+    nodes = (gpu_node("n1"), gpu_node("n2"), gpu_node("n3"))
+    cluster = Cluster("c", nodes=nodes, pods=(*running, *incoming))
+    state, context = ClusterState.from_cluster(cluster), FilterContext()
+    first = find_victims(cluster, state, incoming[0], context)
+    assert first is not None and [p.key for p in first.pods] == ["ml/a"]
+    evict(state, first)
+    again = find_victims(cluster, state, incoming[1], context)
+    fresh = find_victims(cluster, state.subset(state.node_names()), incoming[1], context)
+    assert again is not None and fresh is not None
+    assert (again.node, again.pods) == (fresh.node, fresh.pods)
+    assert [p.key for p in again.pods] == ["ml/b"]
