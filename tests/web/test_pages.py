@@ -147,14 +147,14 @@ def test_it_draws_one_heatmap_cell_per_gpu_of_the_evaluation(
     signed_in: Any, evaluation: Any
 ) -> None:
     payload = heatmap_payload(signed_in.get(page_url(evaluation, "topology")))
-    assert payload["cellCount"] == evaluation.result["cluster"]["gpus"]
+    assert payload["gpuCount"] == evaluation.result["cluster"]["gpus"]
     assert len(payload["figure"]["data"]) == 1
 
 
 def test_it_serves_the_same_heatmap_as_json(signed_in: Any, evaluation: Any) -> None:
     response = signed_in.get(f"/clusters/{evaluation.cluster_id}/topology/data.json")
     payload = response.json()
-    assert payload["cellCount"] == evaluation.result["cluster"]["gpus"]
+    assert payload["gpuCount"] == evaluation.result["cluster"]["gpus"]
     assert payload["evaluation"] == evaluation.id
 
 
@@ -194,7 +194,7 @@ def test_it_serves_a_new_evaluation_under_a_new_etag(signed_in: Any, evaluation:
     assert response.status_code == 200
     assert response["ETag"] != etag
     assert response.json()["evaluation"] == newer.id
-    assert response.json()["cellCount"] == newer.result["cluster"]["gpus"]
+    assert response.json()["gpuCount"] == newer.result["cluster"]["gpus"]
 
 
 def test_it_rebuilds_the_heatmap_data_when_its_snapshot_is_evaluated_again(
@@ -282,7 +282,7 @@ def test_it_serves_a_published_evaluations_heatmap_without_building_it(
     with django_assert_num_queries(2):  # user, evaluation shown: the cells are never read
         payload = signed_in.get(heatmap_data_url(evaluation)).json()
     assert payload["evaluation"] == evaluation.id
-    assert payload["cellCount"] == evaluation.result["cluster"]["gpus"]
+    assert payload["gpuCount"] == evaluation.result["cluster"]["gpus"]
 
 
 def test_it_keeps_a_published_evaluations_heatmap_gzipped_in_the_shared_cache(
@@ -366,8 +366,8 @@ def test_it_shows_an_older_snapshot_when_asked(signed_in: Any, cluster: Any) -> 
     ingest_and_evaluate(cluster, objects, taken_at=timezone.now())
     latest = signed_in.get(page_url(first, "topology")).content.decode()
     older = signed_in.get(page_url(first, "topology", f"?snapshot={first.snapshot_id}"))
-    assert heatmap_payload_from(latest)["cellCount"] == first.result["cluster"]["gpus"] + 4
-    assert heatmap_payload(older)["cellCount"] == first.result["cluster"]["gpus"]
+    assert heatmap_payload_from(latest)["gpuCount"] == first.result["cluster"]["gpus"] + 4
+    assert heatmap_payload(older)["gpuCount"] == first.result["cluster"]["gpus"]
     assert f"history: snapshot #{first.snapshot_id}" in older.content.decode()
 
 
