@@ -5,7 +5,7 @@ from __future__ import annotations
 import gzip
 import html
 import json
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -528,3 +528,69 @@ def test_it_gives_each_card_its_own_delta_and_one_apply_all_block_per_group(
     block = content[content.index('data-node-group-total="h100"') :]
     (patch,) = yaml.safe_load_all(block[block.index("# NodeGroup") : block.index("</code>")])
     assert patch["spec"] == {"minSize": 2}
+
+
+def shown_range(content: str) -> str:
+    return content.split('id="range-shown">', 1)[1].split("·", 1)[0].strip()
+
+
+def test_it_reads_custom_dates_in_the_pages_time_zone_across_a_dst_change(
+    signed_in: Any, evaluation: Any
+) -> None:
+    # Berlin springs forward on 2026-03-29 (02:00 CET → 03:00 CEST): noon to noon local
+    # is 23 hours, 2026-03-28 11:00 UTC (CET, +1) to 2026-03-29 10:00 UTC (CEST, +2).
+    query = "?range=custom&start=2026-03-28T12:00&end=2026-03-29T12:00&tz=Europe/Berlin"
+    content = signed_in.get(page_url(evaluation, "reservations", query)).content.decode()
+    assert shown_range(content) == "From 2026-03-28 12:00 to 2026-03-29 12:00 Europe/Berlin"
+    assert "start=2026-03-28T11%3A00%3A00%2B00%3A00" in content  # the CSV link, in UTC
+    assert "end=2026-03-29T10%3A00%3A00%2B00%3A00" in content
+    assert "read as Europe/Berlin wall-clock times" in content
+
+
+def test_it_reads_custom_dates_in_the_configured_zone_by_default(
+    signed_in: Any, evaluation: Any, settings: Any
+) -> None:
+    settings.DASHBOARD_TIME_ZONE = "America/New_York"  # EST, -5 in January
+    query = "?range=custom&start=2026-01-10T00:00&end=2026-01-11T00:00"
+    content = signed_in.get(page_url(evaluation, "reservations", query)).content.decode()
+    assert "start=2026-01-10T05%3A00%3A00%2B00%3A00" in content
+    assert shown_range(content) == "From 2026-01-10 00:00 to 2026-01-11 00:00 America/New_York"
+
+
+def test_it_refuses_a_wall_time_the_clocks_skip(signed_in: Any, evaluation: Any) -> None:
+    query = "?range=custom&start=2026-03-29T02:30&end=2026-03-29T12:00&tz=Europe/Berlin"
+    response = signed_in.get(page_url(evaluation, "reservations", query))
+    assert response.status_code == 400
+    assert "2026-03-29T02:30 does not exist in Europe/Berlin" in response.content.decode()
+
+
+def test_it_refuses_an_unknown_time_zone(signed_in: Any, evaluation: Any) -> None:
+    response = signed_in.get(page_url(evaluation, "reservations", "?tz=Mars/Olympus"))
+    assert response.status_code == 400
+    assert "is not an IANA time zone" in response.content.decode()
+
+
+def idle_chart(content: str) -> dict[str, Any]:
+    start = content.index('<script id="idle-chart-data" type="application/json">')
+    return json.loads(content[start:].split(">", 1)[1].split("</script>", 1)[0])
+
+
+def test_it_scales_the_idle_chart_to_the_samples_not_the_requested_window(
+    signed_in: Any, cluster: Any
+) -> None:
+    # samples 3 h and 1 h ago in a 30-day window: the x axis spans those 2 hours
+    evaluate_hours_ago(cluster, 3, [])
+    latest = evaluate_hours_ago(cluster, 1, [running_pod("uses-r1", "team-a", "r1", 8)])
+    figure = idle_chart(
+        signed_in.get(page_url(latest, "reservations", "?range=30d")).content.decode()
+    )
+    first, last = (datetime.fromisoformat(x) for x in figure["layout"]["xaxis"]["range"])
+    assert abs((last - first) - timedelta(hours=2)) < timedelta(seconds=5)  # not 30 days
+    assert figure["data"][0]["y"] == [8, 0]
+
+
+def test_it_says_so_when_the_range_has_no_sample(signed_in: Any, evaluation: Any) -> None:
+    query = "?range=custom&start=2020-01-01T00:00&end=2020-01-02T00:00"
+    figure = idle_chart(signed_in.get(page_url(evaluation, "reservations", query)).content.decode())
+    assert figure["data"] == []
+    assert figure["layout"]["annotations"][0]["text"] == "No idle sample in this range"
