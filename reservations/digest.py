@@ -52,6 +52,7 @@ from reservations.selectors import (
     reservations_for_report,
     waste_report,
 )
+from topology.money import format_money
 
 logger = logging.getLogger(__name__)
 Delivery = TypeVar("Delivery", DigestDelivery, WebhookDelivery)
@@ -305,7 +306,8 @@ def digest_subject(figures: DigestFigures, *, test: bool) -> str:
     if not figures.has_samples:
         return f"{prefix}capacityweb: no samples of reserved GPUs {since}"
     return (
-        f"{prefix}capacityweb: ${figures.idle_cost:,.2f} of idle reserved GPUs "
+        f"{prefix}capacityweb: {format_money(figures.idle_cost, settings.CURRENCY)} of idle "
+        "reserved GPUs "
         f"({figures.idle_gpu_hours:,.1f} GPU-h) {since}"
     )
 

@@ -47,6 +47,7 @@ from reservations.digest import (
     period_length_days,
 )
 from reservations.models import Subscription, WebhookDelivery
+from topology.money import format_money
 
 TIMEOUT_SECONDS = 10
 TOP_RESERVATIONS = 3
@@ -54,7 +55,7 @@ USER_AGENT = "capacityweb-digest-webhook"
 
 
 def money(amount: float) -> str:
-    return f"{amount:,.2f} {settings.CURRENCY}"
+    return format_money(amount, settings.CURRENCY)
 
 
 def webhook_text(figures: DigestFigures) -> str:

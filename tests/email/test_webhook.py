@@ -54,7 +54,6 @@ def receiver(settings: Any) -> Iterator[Receiver]:
     thread.start()
     state.url = f"http://127.0.0.1:{server.server_port}/hooks/digest"
     settings.DASHBOARD_BASE_URL = "https://capacity.example.test"
-    settings.CURRENCY = "USD"
     try:
         yield state
     finally:
@@ -81,12 +80,12 @@ def test_it_posts_the_periods_figures_as_slack_text(receiver: Receiver) -> None:
     assert list(post) == ["text"]
     lines = post["text"].splitlines()
     assert lines[0] == (
-        "capacityweb: 156.00 USD of idle reserved GPUs (84.0 GPU-h) from 2026-03-09 08:00 "
+        "capacityweb: $156.00 of idle reserved GPUs (84.0 GPU-h) from 2026-03-09 08:00 "
         "to 2026-03-10 08:00 UTC on prod-gpu (all teams)."
     )
-    assert lines[1] == "Change vs the period before: +81.00 USD."
-    assert lines[2] == "Most idle: prod-gpu/r1 (team-a) 120.00 USD; prod-gpu/r2 (team-b) 36.00 USD."
-    assert lines[3] == "Stranded by the naive autoscaler: 168.00 USD."
+    assert lines[1] == "Change vs the period before: +$81.00."
+    assert lines[2] == "Most idle: prod-gpu/r1 (team-a) $120.00; prod-gpu/r2 (team-b) $36.00."
+    assert lines[3] == "Stranded by the naive autoscaler: $168.00."
     assert lines[4].startswith("https://capacity.example.test/")
     assert receiver.headers[0]["Content-Type"] == "application/json"
 
