@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import html
 import json
+import re
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -101,8 +102,8 @@ def test_it_pins_the_overview_query_count(
     signed_in: Any, evaluation: Any, django_assert_num_queries: Any
 ) -> None:
     # The session comes from the cache; the cards are rendered once, then kept.
-    # user, latest ids per cluster, clusters, snapshots, evaluations
-    with django_assert_num_queries(5):
+    # user, latest ids per cluster, clusters, snapshots, evaluations, the day's evaluations
+    with django_assert_num_queries(6):
         assert signed_in.get("/").status_code == 200
     with django_assert_num_queries(2):  # user, latest ids per cluster
         assert signed_in.get("/").status_code == 200
@@ -594,3 +595,45 @@ def test_it_says_so_when_the_range_has_no_sample(signed_in: Any, evaluation: Any
     figure = idle_chart(signed_in.get(page_url(evaluation, "reservations", query)).content.decode())
     assert figure["data"] == []
     assert figure["layout"]["annotations"][0]["text"] == "No idle sample in this range"
+
+
+def sparkline_attributes(content: str, name: str) -> dict[str, str]:
+    tag = content.split(f'data-sparkline="{name}"', 1)[1].split(">", 1)[0]
+    return dict(re.findall(r'data-(\w+)="([^"]*)"', tag))
+
+
+def test_it_draws_a_day_of_pending_gpus_and_waste_per_cluster_on_the_overview(
+    signed_in: Any, cluster: Any
+) -> None:
+    # topology-block: one 16-GPU gang pending; the naive autoscaler strands 160/h, no
+    # reservation idles. 30 h ago is outside the day; 3 h and 1 h ago are in it.
+    for hours, extra in ((30, "old-1"), (3, "mid-1"), (1, "new-1")):
+        objects = [*scenario_objects("topology-block"), gpu_node(extra, 4)]
+        ingest_and_evaluate(cluster, objects, taken_at=timezone.now() - timedelta(hours=hours))
+    content = signed_in.get("/").content.decode()
+    pending = sparkline_attributes(content, "pending-gpus")
+    assert (pending["samples"], pending["last"], pending["peak"]) == ("2", "16.0", "16.0")
+    waste = sparkline_attributes(content, "waste")
+    assert (waste["samples"], waste["last"]) == ("2", "160.0")
+    assert "<polyline" in content
+
+
+def test_it_says_when_a_cluster_has_no_evaluation_in_the_last_day(
+    signed_in: Any, cluster: Any
+) -> None:
+    ingest_and_evaluate(
+        cluster, scenario_objects("topology-block"), taken_at=timezone.now() - timedelta(hours=30)
+    )
+    content = signed_in.get("/").content.decode()
+    assert "no evaluation in the last 24 h" in content
+    assert "samples" not in sparkline_attributes(content, "pending-gpus")
+
+
+def test_it_names_the_currency_of_every_money_figure_on_the_overview(
+    signed_in: Any, evaluation: Any, settings: Any
+) -> None:
+    settings.CURRENCY = "EUR"
+    content = signed_in.get("/").content.decode()
+    assert "Idle reserved EUR/h" in content
+    assert "Stranded nodes EUR/h" in content
+    assert "Waste EUR/h" in content
