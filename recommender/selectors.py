@@ -36,7 +36,8 @@ from topology import charts
 from topology.models import Cluster, Snapshot
 
 HEATMAP_SHARED_CACHE = "default"  # Redis when set: shared by the web processes
-HEATMAP_PAYLOAD_VERSION = 2  # 2: domain bars above rack level. Bump when the payload's shape changes: old entries stop matching
+# Bump when the payload's shape changes: old entries stop matching (2: domain bars).
+HEATMAP_PAYLOAD_VERSION = 2
 # A payload is kept as JSON and, for clients that accept it (every browser), gzip: 0.8 MB
 # of JSON is 38 kB for a 1k-node cluster. zlib's default level: 7 ms for 0.8 MB, once per
 # payload (level 9: 35 ms, for 20 % less).
