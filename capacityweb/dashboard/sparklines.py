@@ -53,8 +53,8 @@ def sparkline(
         if index:
             coordinates.append((x(at), coordinates[-1][1]))  # the previous value held
         coordinates.append((x(at), y(value)))
-    if len(coordinates) == 1:  # one sample: a short tick, not an invisible point
-        coordinates.append((coordinates[0][0] + 2, coordinates[0][1]))
+    if len(coordinates) == 1:  # one sample: a short tick ending at it, not an invisible point
+        coordinates.insert(0, (max(coordinates[0][0] - 8, 0.0), coordinates[0][1]))
     return Sparkline(
         points=" ".join(f"{cx:g},{cy:g}" for cx, cy in coordinates),
         first=ordered[0][1],
