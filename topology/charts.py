@@ -217,8 +217,8 @@ def view_header(
     selected: Sequence[Mapping[str, Any]], domain: tuple[str, ...], *, kind: str
 ) -> dict[str, Any]:
     return {
-        "version": 1,
-        "kind": kind,
+        "version": 2,  # recommender.selectors.HEATMAP_PAYLOAD_VERSION
+        "kind": kind,  # "domains" (bars above rack level), "gpus" or "shares" (heatmap)
         "depth": len(domain),
         "level": DEPTH_TITLES[len(domain)],
         "domain": "/".join(domain),
