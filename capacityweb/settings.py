@@ -212,6 +212,13 @@ MAX_SNAPSHOT_OBJECTS = env.int("MAX_SNAPSHOT_OBJECTS", default=200_000)
 # (topology/data/prices.yaml) is in USD: with another currency, discovered groups are
 # priced only by a NodeGroup's pricePerNodeHour.
 CURRENCY = env.str("CURRENCY", default="USD")
+# IANA zone the pages read and show date inputs in (the reservations range), unless the
+# page's ?tz= names another. Stored times stay UTC.
+DASHBOARD_TIME_ZONE = env.str("DASHBOARD_TIME_ZONE", default="UTC")
+# /metrics (capacityweb/metrics.py): served to a request with "Authorization: Bearer
+# METRICS_TOKEN" (when set) or from these networks (REMOTE_ADDR; default loopback only).
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+METRICS_ALLOWED_NETWORKS = env.list("METRICS_ALLOWED_NETWORKS", default=["127.0.0.1/8", "::1/128"])
 DEMO_PASSWORD = env.str("DEMO_PASSWORD", default="capacityweb-demo")
 # Worker processes of `manage.py serve` (the production web tier; Uvicorn's own variable).
 WEB_CONCURRENCY = env.int("WEB_CONCURRENCY", default=2)

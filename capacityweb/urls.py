@@ -5,12 +5,13 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from capacityweb import api_docs
+from capacityweb import api_docs, metrics
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("health/", include("capacityweb.health_urls")),
+    path("metrics", metrics.metrics_view, name="metrics"),
     path("api/v1/", include("capacityweb.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),

@@ -38,7 +38,8 @@ from topology import charts
 from topology.models import Cluster, Snapshot
 
 HEATMAP_SHARED_CACHE = "default"  # Redis when set: shared by the web processes
-HEATMAP_PAYLOAD_VERSION = 1  # bump when the payload's shape changes: old entries stop matching
+# Bump when the payload's shape changes: old entries stop matching (2: domain bars).
+HEATMAP_PAYLOAD_VERSION = 2
 # A payload is kept as JSON and, for clients that accept it (every browser), gzip: 0.8 MB
 # of JSON is 38 kB for a 1k-node cluster. zlib's default level: 7 ms for 0.8 MB, once per
 # payload (level 9: 35 ms, for 20 % less).
@@ -202,16 +203,6 @@ def latest_evaluation_columns(cluster_ids: Iterable[int]) -> dict[int, Evaluatio
     )
     rows = Evaluation.objects.filter(cluster_id__in=list(cluster_ids), id=Subquery(latest))
     return {evaluation.cluster_id: evaluation for evaluation in rows.defer("result")}
-
-
-def evaluation_columns_by_snapshot(snapshot_ids: Iterable[int]) -> dict[int, Evaluation]:
-    """Snapshot id → its evaluation's columns, without the result JSON (one query)."""
-    return {
-        evaluation.snapshot_id: evaluation
-        for evaluation in Evaluation.objects.filter(snapshot_id__in=list(snapshot_ids)).defer(
-            "result"
-        )
-    }
 
 
 def overview_identity() -> list[tuple[Any, ...]]:

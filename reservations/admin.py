@@ -18,7 +18,13 @@ from django.utils.html import format_html
 
 from reservations import services
 from reservations.adapters import reservation_object
-from reservations.models import DigestDelivery, IdleSample, Reservation, Subscription
+from reservations.models import (
+    DigestDelivery,
+    IdleSample,
+    Reservation,
+    Subscription,
+    WebhookDelivery,
+)
 from topology import kube
 from topology.admin import ClusterAdmin
 from topology.files import read_objects
@@ -82,6 +88,19 @@ class DigestDeliveryAdmin(admin.ModelAdmin):
         "period_end",
         "sent_at",
         "message_id",
+        "skipped_reason",
+    ]
+    list_filter = ["subscription"]
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(admin.ModelAdmin):
+    list_display = [
+        "subscription",
+        "period_start",
+        "period_end",
+        "sent_at",
+        "status_code",
         "skipped_reason",
     ]
     list_filter = ["subscription"]

@@ -130,6 +130,7 @@ class SubscriptionSerializer(serializers.ModelSerializer):
             "weekday",
             "threshold_cost",
             "active",
+            "webhook_url",
             "created_at",
         ]
         read_only_fields = ["created_at"]

@@ -34,7 +34,7 @@ import smtplib
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from email.mime.image import MIMEImage
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlencode
 from zoneinfo import ZoneInfo
 
@@ -45,15 +45,17 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 
 from capacityweb.browser import chromium_path, missing_chromium_message
-from reservations.models import DigestDelivery, Subscription
+from reservations.models import DigestDelivery, Subscription, WebhookDelivery
 from reservations.selectors import (
     ReservationIdle,
     reservation_idle,
     reservations_for_report,
     waste_report,
 )
+from topology.money import format_money
 
 logger = logging.getLogger(__name__)
+Delivery = TypeVar("Delivery", DigestDelivery, WebhookDelivery)
 CHART_ATTEMPTS = 2
 
 TOP_RESERVATIONS = 5
@@ -304,7 +306,8 @@ def digest_subject(figures: DigestFigures, *, test: bool) -> str:
     if not figures.has_samples:
         return f"{prefix}capacityweb: no samples of reserved GPUs {since}"
     return (
-        f"{prefix}capacityweb: ${figures.idle_cost:,.2f} of idle reserved GPUs "
+        f"{prefix}capacityweb: {format_money(figures.idle_cost, settings.CURRENCY)} of idle "
+        "reserved GPUs "
         f"({figures.idle_gpu_hours:,.1f} GPU-h) {since}"
     )
 
@@ -408,9 +411,14 @@ def record_skip(
 
 
 def claim_delivery(
-    *, subscription_id: int, period_start: datetime, period_end: datetime
-) -> DigestDelivery | None:
-    """Insert the delivery row and commit, or None when another run already has it.
+    *,
+    subscription_id: int,
+    period_start: datetime,
+    period_end: datetime,
+    model: type[Delivery] = DigestDelivery,  # type: ignore[assignment]
+) -> Delivery | None:
+    """Insert the delivery row (``model``: the email's, or the webhook's) and commit, or
+    None when another run already has it.
 
     The subscription row is locked first, so two workers racing for the same
     period queue on the lock and the second sees the first one's row.
@@ -419,7 +427,7 @@ def claim_delivery(
         Subscription.objects.select_for_update().filter(id=subscription_id).exists()
         try:
             with transaction.atomic():
-                delivery, created = DigestDelivery.objects.get_or_create(
+                delivery, created = model.objects.get_or_create(
                     subscription_id=subscription_id,
                     period_start=period_start,
                     defaults={"period_end": period_end},

@@ -76,6 +76,11 @@ class Subscription(models.Model):
         default=0.0, help_text="Send only when idle reserved $ in the period reaches this"
     )
     active = models.BooleanField(default=True)
+    webhook_url = models.URLField(
+        max_length=500,
+        blank=True,
+        help_text='Slack-compatible incoming webhook: POSTed {"text": ...} once per period',
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -107,3 +112,31 @@ class DigestDelivery(models.Model):
 
     def __str__(self) -> str:
         return f"{self.subscription_id} {self.period_start:%Y-%m-%d}"
+
+
+class WebhookDelivery(models.Model):
+    """A subscription's webhook post for one period, claimed before it is sent (at most once)."""
+
+    subscription = models.ForeignKey(
+        Subscription, on_delete=models.CASCADE, related_name="webhook_deliveries"
+    )
+    period_start = models.DateTimeField()
+    period_end = models.DateTimeField()
+    sent_at = models.DateTimeField(null=True, blank=True)
+    status_code = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="the receiver's HTTP status"
+    )
+    skipped_reason = models.CharField(
+        max_length=255, blank=True, help_text="why no post went out, or what the receiver said"
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["subscription", "period_start"], name="webhook_once_per_period"
+            )
+        ]
+        ordering = ["-period_start"]
+
+    def __str__(self) -> str:
+        return f"{self.subscription_id} {self.period_start:%Y-%m-%d} webhook"

@@ -4,15 +4,23 @@ The range is ``?range=24h|7d|30d`` (ending now, or at the chosen snapshot when
 browsing history) or ``?range=custom&start=…&end=…``. The figures come from the
 same report selector and FilterSet as the API's idle-reservations report, whose
 CSV the page links to.
+
+Custom start and end come from ``datetime-local`` inputs, which carry no zone:
+they are read in the page's time zone (``?tz=``, an IANA name; default the
+DASHBOARD_TIME_ZONE setting) and the page says which. A wall time the zone's
+clocks skip (a spring-forward hour) is refused with the reason; one they pass
+twice (fall back) is its first occurrence. A value with an offset keeps it.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -30,11 +38,48 @@ RANGES = {"24h": timedelta(hours=24), "7d": timedelta(days=7), "30d": timedelta(
 DEFAULT_RANGE = "7d"
 
 
-def requested_range(request: HttpRequest, end: datetime) -> tuple[str, dict[str, str]]:
+class RangeError(ValueError):
+    """A range parameter that cannot be read: the field and the reason."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"{field}: {reason}")
+        self.field, self.reason = field, reason
+
+
+def requested_zone(request: HttpRequest) -> ZoneInfo:
+    name = request.GET.get("tz", "").strip() or settings.DASHBOARD_TIME_ZONE
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as error:
+        raise RangeError("tz", f"{name!r} is not an IANA time zone") from error
+
+
+def local_to_utc(field: str, text: str, zone: ZoneInfo) -> str:
+    """A ``datetime-local`` value read in ``zone`` → ISO 8601 in UTC ('' stays '')."""
+    if not text:
+        return ""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return text  # the FilterSet names the field and the expected format
+    if moment.tzinfo is not None:
+        return moment.astimezone(UTC).isoformat()
+    local = moment.replace(tzinfo=zone)
+    if local.astimezone(UTC).astimezone(zone).replace(tzinfo=None) != moment:
+        raise RangeError(field, f"{text} does not exist in {zone.key} (the clocks skip it)")
+    return local.astimezone(UTC).isoformat()
+
+
+def requested_range(
+    request: HttpRequest, end: datetime, zone: ZoneInfo
+) -> tuple[str, dict[str, str]]:
     """The chosen range's name and the report parameters (start/end, ISO) it stands for."""
     name = request.GET.get("range", DEFAULT_RANGE)
     if name == "custom":
-        return name, {"start": request.GET.get("start", ""), "end": request.GET.get("end", "")}
+        return name, {
+            field: local_to_utc(field, request.GET.get(field, ""), zone)
+            for field in ("start", "end")
+        }
     if name not in RANGES:
         name = DEFAULT_RANGE
     return name, {"start": (end - RANGES[name]).isoformat(), "end": end.isoformat()}
@@ -69,19 +114,26 @@ def reservations_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
     range_end = (
         timezone.now() if page.is_latest or page.snapshot is None else page.snapshot.taken_at
     )
-    range_name, parameters = requested_range(request, range_end)
-    data = {"cluster": str(cluster_id), **{k: v for k, v in parameters.items() if v}}
-    filterset = IdleReportFilterSet(data, queryset=IdleSample.objects.none())
     context = page.context("reservations")
     context.update(
         {
-            "range_name": range_name,
+            "range_name": request.GET.get("range", DEFAULT_RANGE),
             "range_choices": [*RANGES, "custom"],
             "custom_start": request.GET.get("start", ""),
             "custom_end": request.GET.get("end", ""),
+            "tz": request.GET.get("tz", "").strip() or settings.DASHBOARD_TIME_ZONE,
             "range_errors": {},
         }
     )
+    try:
+        zone = requested_zone(request)
+        range_name, parameters = requested_range(request, range_end, zone)
+    except RangeError as error:
+        context["range_errors"] = {error.field: [error.reason]}
+        return render(request, "dashboard/reservations.html", context, status=400)
+    data = {"cluster": str(cluster_id), **{k: v for k, v in parameters.items() if v}}
+    filterset = IdleReportFilterSet(data, queryset=IdleSample.objects.none())
+    context["range_name"] = range_name
     if not filterset.is_valid():
         context["range_errors"] = filterset.errors
         return render(request, "dashboard/reservations.html", context, status=400)
@@ -95,6 +147,9 @@ def reservations_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
         {
             "start": start,
             "end": end,
+            # strings: the template would convert a datetime back to the server's zone
+            "start_local": f"{start.astimezone(zone):%Y-%m-%d %H:%M}",
+            "end_local": f"{end.astimezone(zone):%Y-%m-%d %H:%M}",
             "by_reservation": by_reservation,
             "by_team": by_team,
             "idle_now": result.get("idleReservations") or [],

@@ -2,13 +2,24 @@
 
     result["heatmap"] cells ──filter──► domain (zone/block/rack/node/gpu path)
                                               │
-             depth 0-3 (cluster…rack): one row per node, one column per GPU
-             depth 4-5 (node, device): one row per GPU, one column per 0.1-GPU share
+     depth 0-2 (cluster, zone, block): one bar per child domain (block or rack),
+                 stacked allocated / idle reserved / free / unknown GPUs
+     depth 3 (rack): one row per node, one column per GPU
+     depth 4-5 (node, device): one row per GPU, one column per 0.1-GPU share
                                               │
-                                   ONE heatmap trace (z, text), a legend
+                        ONE figure (bars, or one heatmap trace), a legend
 
-A cell's colour is its allocation (0 = idle … 1 = fully allocated) on one
-scale. Unknown allocation gets the sentinel ``UNKNOWN_Z`` below zero, which
+Above rack level a cluster of 1,000-10,000 nodes cannot show a row per node
+(under one pixel each), so the figure aggregates by domain: a few dozen bars,
+each clickable into its domain, and a payload of a few kilobytes. Nodes are
+drawn from rack level down.
+
+A GPU cell's colour is its allocation (0 = idle … 1 = fully allocated) on one
+scale, with two distinct colours from the Okabe-Ito colour-blind-safe palette
+for what a user looks for: free GPUs (bluish green ``FREE_COLOUR``) and idle
+GPUs of a reservation (vermillion ``RESERVED_IDLE_COLOUR``); both have a contrast
+of at least 3:1 against the white background, which is also the "no GPU"
+colour. Unknown allocation gets the sentinel ``UNKNOWN_Z`` below zero, which
 the scale paints grey and the colour bar labels "unknown" — unknown is never
 drawn as zero. Rows without a GPU in some column are padded with ``None``
 (drawn blank, not grey). Everything here is a function of plain dicts, so the
@@ -24,14 +35,21 @@ from typing import Any
 LEVELS = ("zone", "block", "rack", "node", "gpu")
 LEVEL_TITLES = {"zone": "zone", "block": "block", "rack": "rack", "node": "node", "gpu": "GPU"}
 DEPTH_TITLES = ("cluster", "zone", "block", "rack", "node", "device")
+RACK_DEPTH = 3
 NODE_DEPTH = 4
 UNKNOWN = "~"  # path segment for "this node has no label at that level"
 UNKNOWN_Z = -0.2
+RESERVED_IDLE_Z = -0.1  # an unallocated GPU (or share) of a reservation
 WHOLE_GPU_MILLI = 1000
 SHARE_MILLI = 100
 SHARES_PER_GPU = WHOLE_GPU_MILLI // SHARE_MILLI
 UNKNOWN_GREY = "#9e9e9e"
-ALLOCATION_COLOURS = ("#e8f1fa", "#9ecae1", "#4292c6", "#08519c", "#08306b")
+BACKGROUND = "#ffffff"  # also the "no GPU" colour: blank cells show the background
+# Okabe-Ito (Okabe & Ito, "Color Universal Design", 2008): contrast vs white 3.4:1 and 3.9:1.
+FREE_COLOUR = "#009E73"  # bluish green
+RESERVED_IDLE_COLOUR = "#D55E00"  # vermillion
+ALLOCATED_COLOUR = "#08519c"
+ALLOCATION_COLOURS = ("#9ecae1", "#4292c6", "#08519c", "#08306b")  # 0.1 % … 100 % allocated
 ROW_LABEL_LIMIT = 80
 
 
@@ -103,23 +121,35 @@ def filter_options(cells: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
     }
 
 
-def allocation_z(allocated_milli: int | None) -> float:
-    """0…1 allocation of a whole GPU, or the unknown sentinel."""
+def allocation_z(allocated_milli: int | None, *, reserved: bool = False) -> float:
+    """0…1 allocation of a whole GPU, the idle-reserved or the unknown sentinel."""
     if allocated_milli is None:
         return UNKNOWN_Z
+    if allocated_milli <= 0 and reserved:
+        return RESERVED_IDLE_Z
     return round(min(max(allocated_milli, 0), WHOLE_GPU_MILLI) / WHOLE_GPU_MILLI, 3)
 
 
-def share_z(allocated_milli: int | None, share_index: int) -> float:
-    """Allocation of the ``share_index``-th 0.1-GPU share, filled in order."""
+def share_z(allocated_milli: int | None, share_index: int, *, reserved: bool = False) -> float:
+    """Allocation of the ``share_index``-th 0.1-GPU share, filled in order; an
+    unfilled share of a reserved GPU is idle reserved."""
     if allocated_milli is None:
         return UNKNOWN_Z
     filled = allocated_milli - share_index * SHARE_MILLI
+    if filled <= 0 and reserved:
+        return RESERVED_IDLE_Z
     return round(min(max(filled, 0), SHARE_MILLI) / SHARE_MILLI, 3)
 
 
 def hover_text(cell: Mapping[str, Any], z: float) -> str:
-    allocation = "allocation unknown" if z == UNKNOWN_Z else f"{round(z * 100)}% allocated"
+    if z == UNKNOWN_Z:
+        allocation = "allocation unknown"
+    elif z == RESERVED_IDLE_Z:
+        allocation = "idle reserved"
+    elif z == 0:
+        allocation = "free"
+    else:
+        allocation = f"{round(z * 100)}% allocated"
     pods = ", ".join(str(pod) for pod in cell.get("pods") or ()) or "no pods"
     parts = [allocation, pods]
     if cell.get("units"):  # counted units of a shared GPU: "3/4 replicas"
@@ -160,20 +190,18 @@ def heatmap_view(
     """The compact heatmap payload: figure, row paths (for drill-down) and breadcrumb."""
     domain = tuple(domain)
     selected = select_cells(cells, domain, filters or HeatmapFilters())
+    child_depth = narrowing_depth(selected, len(domain))
+    if child_depth is not None:
+        return domain_view(selected, domain, child_depth)
     if len(domain) < NODE_DEPTH:
         rows, row_paths, z, text, columns = node_rows(selected, len(domain))
-        x_title = "GPU index on the node"
+        axes = ("GPU index on the node", "node")
     else:
         rows, row_paths, z, text, columns = share_rows(selected)
-        x_title = f"share ({SHARE_MILLI} milli-GPU each)"
+        axes = (f"share ({SHARE_MILLI} milli-GPU each)", "GPU")
     targets = [drill_target(path, len(domain), row_paths) for path in row_paths]
     return {
-        "version": 1,
-        "depth": len(domain),
-        "level": DEPTH_TITLES[len(domain)],
-        "domain": "/".join(domain),
-        "breadcrumb": breadcrumb(domain),
-        "gpuCount": len(selected),
+        **view_header(selected, domain, kind="gpus" if len(domain) < NODE_DEPTH else "shares"),
         "cellCount": sum(1 for row in z for value in row if value is not None),
         "rowPaths": row_paths,
         "rowTargets": targets,
@@ -181,8 +209,171 @@ def heatmap_view(
         "pods": sorted({str(pod) for cell in selected for pod in cell.get("pods") or ()})
         if len(domain) > NODE_DEPTH
         else [],
-        "figure": heatmap_figure(rows, z, text, columns=columns, x_title=x_title),
+        "figure": heatmap_figure(rows, z, text, columns=columns, axes=axes),
     }
+
+
+def view_header(
+    selected: Sequence[Mapping[str, Any]], domain: tuple[str, ...], *, kind: str
+) -> dict[str, Any]:
+    return {
+        "version": 2,  # recommender.selectors.HEATMAP_PAYLOAD_VERSION
+        "kind": kind,  # "domains" (bars above rack level), "gpus" or "shares" (heatmap)
+        "depth": len(domain),
+        "level": DEPTH_TITLES[len(domain)],
+        "domain": "/".join(domain),
+        "breadcrumb": breadcrumb(domain),
+        "gpuCount": len(selected),
+    }
+
+
+# --- above rack level: one bar per domain -----------------------------------------
+
+
+def narrowing_depth(cells: Sequence[Mapping[str, Any]], depth: int) -> int | None:
+    """The depth of the domains to aggregate by below ``depth`` (1-3: zone, block, rack),
+    skipping levels every cell shares; None at rack level and below, or when every
+    cell is in one rack (its nodes are drawn then)."""
+    if depth >= RACK_DEPTH:
+        return None
+    paths = {cell_path(cell)[:RACK_DEPTH] for cell in cells}
+    target = depth + 1
+    while target < RACK_DEPTH and len({path[:target] for path in paths}) <= 1:
+        target += 1
+    if len({path[:target] for path in paths}) <= 1:
+        return None
+    return target
+
+
+@dataclass
+class DomainTally:
+    """GPU-equivalents of one domain: allocated shares, the unallocated rest split by
+    whether a reservation holds it, and GPUs whose allocation is unknown."""
+
+    allocated_milli: int = 0
+    reserved_idle_milli: int = 0
+    free_milli: int = 0
+    unknown_gpus: int = 0
+    gpus: int = 0
+    whole_free_gpus: int = 0
+
+    def add(self, cell: Mapping[str, Any]) -> None:
+        self.gpus += 1
+        allocated = cell.get("allocatedMilli")
+        if allocated is None:
+            self.unknown_gpus += 1
+            return
+        allocated = min(max(int(allocated), 0), WHOLE_GPU_MILLI)
+        self.allocated_milli += allocated
+        if cell.get("reservation"):
+            self.reserved_idle_milli += WHOLE_GPU_MILLI - allocated
+        else:
+            self.free_milli += WHOLE_GPU_MILLI - allocated
+            self.whole_free_gpus += allocated == 0
+
+    def gpus_of(self, milli: int) -> float:
+        return round(milli / WHOLE_GPU_MILLI, 3)
+
+    def hover(self, label: str) -> str:
+        return (
+            f"<b>{label}</b>: {self.gpus} GPUs<br>"
+            f"free {self.gpus_of(self.free_milli):g} ({self.whole_free_gpus} whole)<br>"
+            f"idle reserved {self.gpus_of(self.reserved_idle_milli):g}<br>"
+            f"allocated {self.gpus_of(self.allocated_milli):g}<br>"
+            f"unknown {self.unknown_gpus}"
+        )
+
+
+DOMAIN_SERIES = (
+    ("free", FREE_COLOUR, "free_milli"),
+    ("idle reserved", RESERVED_IDLE_COLOUR, "reserved_idle_milli"),
+    ("allocated", ALLOCATED_COLOUR, "allocated_milli"),
+)
+
+
+def domain_view(
+    selected: Sequence[Mapping[str, Any]], domain: tuple[str, ...], child_depth: int
+) -> dict[str, Any]:
+    """One stacked bar per child domain (free first, so free GPUs line up on the axis)."""
+    tallies: dict[tuple[str, ...], DomainTally] = {}
+    for cell in selected:
+        tallies.setdefault(cell_path(cell)[:child_depth], DomainTally()).add(cell)
+    paths = sorted(tallies, key=node_sort_key)
+    targets = ["/".join(path) for path in paths]
+    labels = [
+        " › ".join(
+            segment_label(LEVELS[index], segment)
+            for index, segment in enumerate(path)
+            if index >= len(domain)
+        )
+        for path in paths
+    ]
+    return {
+        **view_header(selected, domain, kind="domains"),
+        "cellCount": len(paths),
+        "childLevel": LEVEL_TITLES[LEVELS[child_depth - 1]],
+        "rowPaths": targets,
+        "rowTargets": targets,
+        "children": [
+            {"domain": target, "label": label}
+            for target, label in zip(targets, labels, strict=True)
+        ],
+        "pods": [],
+        "figure": domain_figure(
+            labels, targets, [tallies[path] for path in paths], LEVELS[child_depth - 1]
+        ),
+    }
+
+
+def domain_figure(
+    labels: list[str], targets: list[str], tallies: list[DomainTally], level: str
+) -> dict[str, Any]:
+    """Horizontal stacked bars: free, idle reserved, allocated, unknown GPUs per domain.
+
+    ``customdata`` carries each bar's domain, so a click opens the bar it landed on
+    whatever the bar's height.
+    """
+    hovers = [tally.hover(label) for tally, label in zip(tallies, labels, strict=True)]
+    series = [
+        (name, colour, [tally.gpus_of(getattr(tally, field)) for tally in tallies])
+        for name, colour, field in DOMAIN_SERIES
+    ]
+    series.append(("unknown", UNKNOWN_GREY, [float(tally.unknown_gpus) for tally in tallies]))
+    data = [
+        {
+            "type": "bar",
+            "orientation": "h",
+            "name": name,
+            "x": values,
+            "y": labels,
+            "customdata": targets,
+            "marker": {"color": colour},
+            "hovertext": hovers,
+            "hoverinfo": "text",
+        }
+        for name, colour, values in series
+    ]
+    height = min(max(260, 22 * len(labels) + 140), 1800)
+    layout = {
+        "barmode": "stack",
+        "height": height,
+        "margin": {"l": 10, "r": 10, "t": 40, "b": 50},
+        "xaxis": {"title": {"text": "GPUs (whole-GPU equivalents)"}, "fixedrange": True},
+        "yaxis": {
+            "title": {"text": LEVEL_TITLES[level]},
+            "type": "category",
+            "autorange": "reversed",
+            "automargin": True,
+            "fixedrange": True,
+        },
+        "legend": {"orientation": "h", "traceorder": "normal", "x": 0, "y": 1, "yanchor": "bottom"},
+        "plot_bgcolor": BACKGROUND,
+        "hoverlabel": {"align": "left"},
+    }
+    return {"data": data, "layout": layout}
+
+
+# --- rack level and below: one cell per GPU or share ------------------------------
 
 
 def drill_target(row_path: str, depth: int, row_paths: Sequence[str]) -> str | None:
@@ -234,7 +425,10 @@ def node_rows(
         gpus = sorted(by_node[path], key=gpu_sort_key)
         rows.append(row_label(path, depth))
         row_paths.append("/".join(path))
-        values: list[float | None] = [allocation_z(cell.get("allocatedMilli")) for cell in gpus]
+        values: list[float | None] = [
+            allocation_z(cell.get("allocatedMilli"), reserved=bool(cell.get("reservation")))
+            for cell in gpus
+        ]
         labels = [
             f"GPU {cell.get('gpu')} · {hover_text(cell, value)}"
             for cell, value in zip(gpus, values, strict=True)
@@ -254,9 +448,12 @@ def share_rows(
         rows.append(f"{path[3]} · GPU {cell.get('gpu')}")
         row_paths.append("/".join(path))
         allocated = cell.get("allocatedMilli")
-        values: list[float | None] = [share_z(allocated, i) for i in range(SHARES_PER_GPU)]
+        reserved = bool(cell.get("reservation"))
+        values: list[float | None] = [
+            share_z(allocated, i, reserved=reserved) for i in range(SHARES_PER_GPU)
+        ]
         z.append(values)
-        summary = hover_text(cell, allocation_z(allocated))
+        summary = hover_text(cell, allocation_z(allocated, reserved=reserved))
         text.append([f"share {i + 1} · {summary}" for i in range(SHARES_PER_GPU)])
     return rows, row_paths, z, text, [str(i + 1) for i in range(SHARES_PER_GPU)]
 
@@ -267,13 +464,29 @@ def row_label(path: tuple[str, ...], depth: int) -> str:
     return " › ".join([*inner, path[NODE_DEPTH - 1]])
 
 
+def scale_position(z: float) -> float:
+    """Where ``z`` sits on the colour scale (0 at UNKNOWN_Z, 1 at fully allocated)."""
+    return round((z - UNKNOWN_Z) / (1 - UNKNOWN_Z), 5)
+
+
 def allocation_colourscale() -> list[list[Any]]:
-    """Grey for the unknown band below 0, then one sequential blue scale 0 → 1."""
-    zero = -UNKNOWN_Z / (1 - UNKNOWN_Z)
-    scale: list[list[Any]] = [[0.0, UNKNOWN_GREY], [zero - 0.001, UNKNOWN_GREY]]
+    """Step bands below 0.001 (unknown grey, idle reserved, free), then one
+    sequential blue scale for 0.1 % … 100 % allocated."""
+    step = 0.0001
+    unknown_top = scale_position((UNKNOWN_Z + RESERVED_IDLE_Z) / 2)
+    reserved_top = scale_position(RESERVED_IDLE_Z / 2)
+    free_top = scale_position(0.0005)  # allocations are rounded to 0.001
+    scale: list[list[Any]] = [
+        [0.0, UNKNOWN_GREY],
+        [unknown_top, UNKNOWN_GREY],
+        [unknown_top + step, RESERVED_IDLE_COLOUR],
+        [reserved_top, RESERVED_IDLE_COLOUR],
+        [reserved_top + step, FREE_COLOUR],
+        [free_top, FREE_COLOUR],
+    ]
     steps = len(ALLOCATION_COLOURS) - 1
     for index, colour in enumerate(ALLOCATION_COLOURS):
-        scale.append([round(zero + (1 - zero) * index / steps, 4), colour])
+        scale.append([round(free_top + step + (1 - free_top - step) * index / steps, 5), colour])
     return scale
 
 
@@ -283,7 +496,7 @@ def heatmap_figure(
     text: list[list[str]],
     *,
     columns: list[str],
-    x_title: str,
+    axes: tuple[str, str],
 ) -> dict[str, Any]:
     """A Plotly figure dict with a single heatmap trace; sized to the row count."""
     few_rows = len(rows) <= ROW_LABEL_LIMIT
@@ -301,23 +514,24 @@ def heatmap_figure(
         "ygap": 1 if few_rows else 0,
         "colorbar": {
             "title": {"text": "allocated"},
-            "tickvals": [UNKNOWN_Z / 2, 0, 0.25, 0.5, 0.75, 1],
-            "ticktext": ["unknown", "0% idle", "25%", "50%", "75%", "100%"],
+            "tickvals": [(UNKNOWN_Z + RESERVED_IDLE_Z) / 2, RESERVED_IDLE_Z, 0, 0.25, 0.5, 1],
+            "ticktext": ["unknown", "idle reserved", "free", "25%", "50%", "100%"],
         },
     }
     height = min(max(260, 22 * len(rows) + 120), 900)
     layout = {
         "height": height,
         "margin": {"l": 10, "r": 10, "t": 10, "b": 50},
-        "xaxis": {"title": {"text": x_title}, "type": "category", "fixedrange": True},
+        "xaxis": {"title": {"text": axes[0]}, "type": "category", "fixedrange": True},
         "yaxis": {
+            "title": {"text": axes[1]},
             "type": "category",
             "autorange": "reversed",
             "automargin": True,
             "showticklabels": few_rows,
             "fixedrange": True,
         },
-        "plot_bgcolor": "#ffffff",
+        "plot_bgcolor": BACKGROUND,
         "hoverlabel": {"align": "left"},
     }
     return {"data": [trace], "layout": layout}

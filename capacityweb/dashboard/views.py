@@ -9,11 +9,13 @@ every cluster page.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
+from django.db.models import Sum
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
@@ -24,6 +26,7 @@ from django.utils.http import http_date
 from django.utils.safestring import mark_safe
 
 from capacityweb.cache import stable_digest
+from capacityweb.dashboard import sparklines
 from recommender import selectors
 from recommender.filters import NodeFilterSet
 from recommender.models import Evaluation
@@ -33,6 +36,7 @@ from topology import charts
 from topology import selectors as topology_selectors
 from topology.models import Cluster, Snapshot
 
+SPARKLINE_SPAN = timedelta(hours=24)
 STALE_AFTER = timedelta(minutes=15)
 STALE_INTERVAL_FACTOR = 3
 OVERVIEW_CARDS_SECONDS = 10
@@ -84,8 +88,9 @@ def overview(request: HttpRequest) -> HttpResponse:
     cards = cache.get(key)
     if cards is None:
         clusters = topology_selectors.clusters_with_latest_snapshot()
-        cards = render_to_string(
-            "dashboard/_overview_cards.html", {"rows": overview_rows(clusters)}
+        cards = render_to_string(  # no request: the context processors do not run
+            "dashboard/_overview_cards.html",
+            {"rows": overview_rows(clusters), "currency": settings.CURRENCY},
         )
         cache.set(key, cards, timeout=OVERVIEW_CARDS_SECONDS)
     context = {"cards": mark_safe(cards), "section": "overview"}  # noqa: S308 - rendered above
@@ -93,18 +98,53 @@ def overview(request: HttpRequest) -> HttpResponse:
 
 
 def overview_rows(clusters: list[Cluster]) -> list[dict[str, Any]]:
-    """Clusters annotated with ``latest_snapshot_id`` → the cards' rows (2 queries)."""
+    """Clusters annotated with ``latest_snapshot_id`` → the cards' rows (3 queries)."""
     snapshot_ids = [c.latest_snapshot_id for c in clusters if c.latest_snapshot_id]
     snapshots = topology_selectors.snapshots_by_id(snapshot_ids)
     evaluations = selectors.latest_evaluation_columns(c.id for c in clusters)  # see overview_row
-    return [
-        overview_row(
+    end = timezone.now()
+    history = day_history([c.id for c in clusters], start=end - SPARKLINE_SPAN)
+    rows = []
+    for cluster in clusters:
+        row = overview_row(
             cluster,
             snapshots.get(cluster.latest_snapshot_id),
             evaluations.get(cluster.id),
         )
-        for cluster in clusters
-    ]
+        points = history.get(cluster.id, [])
+        row["pending_sparkline"] = sparklines.sparkline(
+            [(at, pending) for at, pending, _waste in points], start=end - SPARKLINE_SPAN, end=end
+        )
+        row["waste_sparkline"] = sparklines.sparkline(
+            [(at, waste) for at, _pending, waste in points], start=end - SPARKLINE_SPAN, end=end
+        )
+        rows.append(row)
+    return rows
+
+
+def day_history(
+    cluster_ids: list[int], *, start: datetime
+) -> dict[int, list[tuple[datetime, float, float]]]:
+    """Per cluster, each stored evaluation since ``start``: (taken_at, pending GPUs,
+    waste $/h = idle reserved + stranded by the naive autoscaler). One query."""
+    rows = (
+        Evaluation.objects.filter(cluster_id__in=cluster_ids, taken_at__gte=start)
+        .annotate(pending_gpus=Sum("verdicts__gpus"))
+        .values_list(
+            "cluster_id",
+            "taken_at",
+            "pending_gpus",
+            "idle_reserved_cost_per_hour",
+            "stranded_cost_per_hour",
+        )
+        .order_by("cluster_id", "taken_at")
+    )
+    history: dict[int, list[tuple[datetime, float, float]]] = {}
+    for cluster_id, taken_at, pending, idle_cost, stranded_cost in rows:
+        history.setdefault(cluster_id, []).append(
+            (taken_at, float(pending or 0), round(idle_cost + stranded_cost, 2))
+        )
+    return history
 
 
 # --- topology heatmap ------------------------------------------------------------

@@ -1,7 +1,9 @@
-// The topology heatmap: one Plotly heatmap trace, drawn and redrawn with Plotly.react.
+// The topology heatmap, drawn and redrawn with Plotly.react: above rack level one
+// stacked bar per domain (free / idle reserved / allocated GPUs), from rack level
+// down one heatmap trace with a cell per GPU (or per 0.1-GPU share).
 //
-//   cluster ─click─► zone ─► block ─► rack ─► node (GPUs × 0.1-GPU shares) ─► device
-//      ▲________________ breadcrumb / browser back ________________________|
+//   cluster ─click─► zone ─► block ─► rack (nodes × GPUs) ─► node (GPUs × shares) ─► device
+//      ▲_______________________ breadcrumb / browser back ______________________________|
 //
 // The server sends the whole figure (topology/charts.py); this file only places it,
 // turns clicks into the next domain, and refetches data.json on live updates.
@@ -20,12 +22,19 @@
     element.dataset.domain = payload.domain;
     element.dataset.depth = String(payload.depth);
     element.dataset.cells = String(payload.cellCount);
+    element.dataset.gpus = String(payload.gpuCount);
+    element.dataset.kind = payload.kind;
+    // "heatmap-draw" measures each draw (read by the browser tests and the devtools).
+    performance.mark("heatmap-draw-start");
     var drawn = window.Plotly.react(element, payload.figure.data, payload.figure.layout, config);
     renderBreadcrumb(payload.breadcrumb);
     renderSummary(payload);
     renderPods(payload.pods || []);
     renderDrillSelect(payload);
-    return drawn.then(function () { element.dataset.rendered = payload.domain + "#" + payload.cellCount; });
+    return drawn.then(function () {
+      performance.measure("heatmap-draw", "heatmap-draw-start");
+      element.dataset.rendered = payload.domain + "#" + payload.cellCount;
+    });
   }
 
   function renderBreadcrumb(crumbs) {
@@ -46,8 +55,9 @@
 
   function renderSummary(payload) {
     var summary = document.getElementById("heatmap-summary");
+    var unit = payload.kind === "domains" ? "a " + payload.childLevel + "'s bar" : "a cell";
     summary.textContent = payload.gpuCount + " GPUs at " + payload.level +
-      " level. Click a cell to drill down; use the breadcrumb to go back up.";
+      " level. Click " + unit + " to drill down; use the breadcrumb to go back up.";
   }
 
   function renderPods(pods) {
@@ -106,9 +116,15 @@
   draw(view).then(function () {
     element.on("plotly_click", function (event) {
       var point = event.points && event.points[0];
-      if (!point || point.z === null || point.z === undefined) { return; }
-      var row = Array.isArray(point.pointIndex) ? point.pointIndex[0] : point.pointNumber[0];
-      var target = view.rowTargets[row];
+      if (!point) { return; }
+      var target;
+      if (view.kind === "domains") {
+        target = point.customdata;  // the bar's own domain, whatever its height
+      } else {
+        if (point.z === null || point.z === undefined) { return; }
+        var row = Array.isArray(point.pointIndex) ? point.pointIndex[0] : point.pointNumber[0];
+        target = view.rowTargets[row];
+      }
       if (target !== null && target !== undefined) { load(target, { push: true }); }
     });
   });

@@ -5,7 +5,8 @@ from __future__ import annotations
 import gzip
 import html
 import json
-from datetime import timedelta
+import re
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -101,8 +102,8 @@ def test_it_pins_the_overview_query_count(
     signed_in: Any, evaluation: Any, django_assert_num_queries: Any
 ) -> None:
     # The session comes from the cache; the cards are rendered once, then kept.
-    # user, latest ids per cluster, clusters, snapshots, evaluations
-    with django_assert_num_queries(5):
+    # user, latest ids per cluster, clusters, snapshots, evaluations, the day's evaluations
+    with django_assert_num_queries(6):
         assert signed_in.get("/").status_code == 200
     with django_assert_num_queries(2):  # user, latest ids per cluster
         assert signed_in.get("/").status_code == 200
@@ -147,14 +148,14 @@ def test_it_draws_one_heatmap_cell_per_gpu_of_the_evaluation(
     signed_in: Any, evaluation: Any
 ) -> None:
     payload = heatmap_payload(signed_in.get(page_url(evaluation, "topology")))
-    assert payload["cellCount"] == evaluation.result["cluster"]["gpus"]
+    assert payload["gpuCount"] == evaluation.result["cluster"]["gpus"]
     assert len(payload["figure"]["data"]) == 1
 
 
 def test_it_serves_the_same_heatmap_as_json(signed_in: Any, evaluation: Any) -> None:
     response = signed_in.get(f"/clusters/{evaluation.cluster_id}/topology/data.json")
     payload = response.json()
-    assert payload["cellCount"] == evaluation.result["cluster"]["gpus"]
+    assert payload["gpuCount"] == evaluation.result["cluster"]["gpus"]
     assert payload["evaluation"] == evaluation.id
 
 
@@ -194,7 +195,7 @@ def test_it_serves_a_new_evaluation_under_a_new_etag(signed_in: Any, evaluation:
     assert response.status_code == 200
     assert response["ETag"] != etag
     assert response.json()["evaluation"] == newer.id
-    assert response.json()["cellCount"] == newer.result["cluster"]["gpus"]
+    assert response.json()["gpuCount"] == newer.result["cluster"]["gpus"]
 
 
 def test_it_rebuilds_the_heatmap_data_when_its_snapshot_is_evaluated_again(
@@ -282,7 +283,7 @@ def test_it_serves_a_published_evaluations_heatmap_without_building_it(
     with django_assert_num_queries(2):  # user, evaluation shown: the cells are never read
         payload = signed_in.get(heatmap_data_url(evaluation)).json()
     assert payload["evaluation"] == evaluation.id
-    assert payload["cellCount"] == evaluation.result["cluster"]["gpus"]
+    assert payload["gpuCount"] == evaluation.result["cluster"]["gpus"]
 
 
 def test_it_keeps_a_published_evaluations_heatmap_gzipped_in_the_shared_cache(
@@ -366,8 +367,8 @@ def test_it_shows_an_older_snapshot_when_asked(signed_in: Any, cluster: Any) -> 
     ingest_and_evaluate(cluster, objects, taken_at=timezone.now())
     latest = signed_in.get(page_url(first, "topology")).content.decode()
     older = signed_in.get(page_url(first, "topology", f"?snapshot={first.snapshot_id}"))
-    assert heatmap_payload_from(latest)["cellCount"] == first.result["cluster"]["gpus"] + 4
-    assert heatmap_payload(older)["cellCount"] == first.result["cluster"]["gpus"]
+    assert heatmap_payload_from(latest)["gpuCount"] == first.result["cluster"]["gpus"] + 4
+    assert heatmap_payload(older)["gpuCount"] == first.result["cluster"]["gpus"]
     assert f"history: snapshot #{first.snapshot_id}" in older.content.decode()
 
 
@@ -531,3 +532,112 @@ def test_it_gives_each_card_its_own_delta_and_one_apply_all_block_per_group(
     block = content[content.index('data-node-group-total="h100"') :]
     (patch,) = yaml.safe_load_all(block[block.index("# NodeGroup") : block.index("</code>")])
     assert patch["spec"] == {"minSize": 2}
+
+
+def shown_range(content: str) -> str:
+    return content.split('id="range-shown">', 1)[1].split("·", 1)[0].strip()
+
+
+def test_it_reads_custom_dates_in_the_pages_time_zone_across_a_dst_change(
+    signed_in: Any, evaluation: Any
+) -> None:
+    # Berlin springs forward on 2026-03-29 (02:00 CET → 03:00 CEST): noon to noon local
+    # is 23 hours, 2026-03-28 11:00 UTC (CET, +1) to 2026-03-29 10:00 UTC (CEST, +2).
+    query = "?range=custom&start=2026-03-28T12:00&end=2026-03-29T12:00&tz=Europe/Berlin"
+    content = signed_in.get(page_url(evaluation, "reservations", query)).content.decode()
+    assert shown_range(content) == "From 2026-03-28 12:00 to 2026-03-29 12:00 Europe/Berlin"
+    assert "start=2026-03-28T11%3A00%3A00%2B00%3A00" in content  # the CSV link, in UTC
+    assert "end=2026-03-29T10%3A00%3A00%2B00%3A00" in content
+    assert "read as Europe/Berlin wall-clock times" in content
+
+
+def test_it_reads_custom_dates_in_the_configured_zone_by_default(
+    signed_in: Any, evaluation: Any, settings: Any
+) -> None:
+    settings.DASHBOARD_TIME_ZONE = "America/New_York"  # EST, -5 in January
+    query = "?range=custom&start=2026-01-10T00:00&end=2026-01-11T00:00"
+    content = signed_in.get(page_url(evaluation, "reservations", query)).content.decode()
+    assert "start=2026-01-10T05%3A00%3A00%2B00%3A00" in content
+    assert shown_range(content) == "From 2026-01-10 00:00 to 2026-01-11 00:00 America/New_York"
+
+
+def test_it_refuses_a_wall_time_the_clocks_skip(signed_in: Any, evaluation: Any) -> None:
+    query = "?range=custom&start=2026-03-29T02:30&end=2026-03-29T12:00&tz=Europe/Berlin"
+    response = signed_in.get(page_url(evaluation, "reservations", query))
+    assert response.status_code == 400
+    assert "2026-03-29T02:30 does not exist in Europe/Berlin" in response.content.decode()
+
+
+def test_it_refuses_an_unknown_time_zone(signed_in: Any, evaluation: Any) -> None:
+    response = signed_in.get(page_url(evaluation, "reservations", "?tz=Mars/Olympus"))
+    assert response.status_code == 400
+    assert "is not an IANA time zone" in response.content.decode()
+
+
+def idle_chart(content: str) -> dict[str, Any]:
+    start = content.index('<script id="idle-chart-data" type="application/json">')
+    return json.loads(content[start:].split(">", 1)[1].split("</script>", 1)[0])
+
+
+def test_it_scales_the_idle_chart_to_the_samples_not_the_requested_window(
+    signed_in: Any, cluster: Any
+) -> None:
+    # samples 3 h and 1 h ago in a 30-day window: the x axis spans those 2 hours
+    evaluate_hours_ago(cluster, 3, [])
+    latest = evaluate_hours_ago(cluster, 1, [running_pod("uses-r1", "team-a", "r1", 8)])
+    figure = idle_chart(
+        signed_in.get(page_url(latest, "reservations", "?range=30d")).content.decode()
+    )
+    first, last = (datetime.fromisoformat(x) for x in figure["layout"]["xaxis"]["range"])
+    assert abs((last - first) - timedelta(hours=2)) < timedelta(seconds=5)  # not 30 days
+    assert figure["data"][0]["y"] == [8, 0]
+
+
+def test_it_says_so_when_the_range_has_no_sample(signed_in: Any, evaluation: Any) -> None:
+    query = "?range=custom&start=2020-01-01T00:00&end=2020-01-02T00:00"
+    figure = idle_chart(signed_in.get(page_url(evaluation, "reservations", query)).content.decode())
+    assert figure["data"] == []
+    assert figure["layout"]["annotations"][0]["text"] == "No idle sample in this range"
+
+
+def sparkline_attributes(content: str, name: str) -> dict[str, str]:
+    tag = content.split(f'data-sparkline="{name}"', 1)[1].split(">", 1)[0]
+    return dict(re.findall(r'data-(\w+)="([^"]*)"', tag))
+
+
+def test_it_draws_a_day_of_pending_gpus_and_waste_per_cluster_on_the_overview(
+    signed_in: Any, cluster: Any
+) -> None:
+    # topology-block: one 16-GPU gang pending; the naive autoscaler strands 160/h, no
+    # reservation idles. 30 h ago is outside the day; 3 h and 1 h ago are in it.
+    for hours, extra in ((30, "old-1"), (3, "mid-1"), (1, "new-1")):
+        objects = [*scenario_objects("topology-block"), gpu_node(extra, 4)]
+        ingest_and_evaluate(cluster, objects, taken_at=timezone.now() - timedelta(hours=hours))
+    content = signed_in.get("/").content.decode()
+    pending = sparkline_attributes(content, "pending-gpus")
+    assert (pending["samples"], pending["last"], pending["peak"]) == ("2", "16.0", "16.0")
+    waste = sparkline_attributes(content, "waste")
+    assert (waste["samples"], waste["last"]) == ("2", "160.0")
+    assert "<polyline" in content
+
+
+def test_it_says_when_a_cluster_has_no_evaluation_in_the_last_day(
+    signed_in: Any, cluster: Any
+) -> None:
+    ingest_and_evaluate(
+        cluster, scenario_objects("topology-block"), taken_at=timezone.now() - timedelta(hours=30)
+    )
+    content = signed_in.get("/").content.decode()
+    assert "no evaluation in the last 24 h" in content
+    assert "samples" not in sparkline_attributes(content, "pending-gpus")
+
+
+def test_it_names_the_currency_of_every_money_figure_on_the_overview(
+    signed_in: Any, evaluation: Any, settings: Any
+) -> None:
+    settings.CURRENCY = "EUR"
+    html = signed_in.get("/").content.decode()
+    content = re.sub(r"<[^>]+>", "", html)  # the glossary wraps terms in <abbr>
+    assert "Idle reserved EUR/h" in content
+    assert "Stranded nodes EUR/h" in content
+    assert "Waste EUR/h" in content

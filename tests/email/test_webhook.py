@@ -1,0 +1,175 @@
+"""The digest as a Slack-compatible webhook post, to a real HTTP receiver on 127.0.0.1.
+
+Figures of the fixture period [03-09 08:00, 03-10 08:00) UTC, worked out by hand in
+test_digest.py's docstring: idle 84 GPU-h, $156; the period before $75 (change +$81);
+r1 $120, r2 $36; stranded by the naive autoscaler $168.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from digest_period import PERIOD_START, make_period
+
+from reservations import tasks, webhook
+from reservations.models import WebhookDelivery
+from tests.servers import free_port
+
+pytestmark = pytest.mark.django_db
+
+
+@dataclass
+class Receiver:
+    url: str
+    posts: list[dict[str, Any]] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
+    status: int = 200
+
+
+@pytest.fixture
+def receiver(settings: Any) -> Iterator[Receiver]:
+    """An HTTP server on 127.0.0.1 that records every POST body and answers ``status``."""
+    state = Receiver(url="")
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            length = int(self.headers["Content-Length"])
+            state.posts.append(json.loads(self.rfile.read(length)))
+            state.headers.append(dict(self.headers))
+            self.send_response(state.status)
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    state.url = f"http://127.0.0.1:{server.server_port}/hooks/digest"
+    settings.DASHBOARD_BASE_URL = "https://capacity.example.test"
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def with_webhook(url: str, **options: Any) -> Any:
+    period = make_period(**options)
+    period.subscription.webhook_url = url
+    period.subscription.save(update_fields=["webhook_url"])
+    return period
+
+
+def test_it_posts_the_periods_figures_as_slack_text(receiver: Receiver) -> None:
+    period = with_webhook(receiver.url)
+
+    outcome = webhook.send_webhook(
+        subscription_id=period.subscription.id, period_start=PERIOD_START
+    )
+
+    assert outcome.status == "sent"
+    [post] = receiver.posts
+    assert list(post) == ["text"]
+    lines = post["text"].splitlines()
+    assert lines[0] == (
+        "capacityweb: $156.00 of idle reserved GPUs (84.0 GPU-h) from 2026-03-09 08:00 "
+        "to 2026-03-10 08:00 UTC on prod-gpu (all teams)."
+    )
+    assert lines[1] == "Change vs the period before: +$81.00."
+    assert lines[2] == "Most idle: prod-gpu/r1 (team-a) $120.00; prod-gpu/r2 (team-b) $36.00."
+    assert lines[3] == "Stranded by the naive autoscaler: $168.00."
+    assert lines[4].startswith("https://capacity.example.test/")
+    assert receiver.headers[0]["Content-Type"] == "application/json"
+
+
+def test_it_names_the_periods_local_times_in_the_subscribers_zone(receiver: Receiver) -> None:
+    # 08:00 UTC is 09:00 in Berlin (CET, winter); the period there is 09:00 → 09:00.
+    period = with_webhook(receiver.url, timezone="Europe/Berlin", hour=9)
+
+    webhook.send_webhook(subscription_id=period.subscription.id, period_start=PERIOD_START)
+
+    assert "from 2026-03-09 09:00 to 2026-03-10 09:00 Europe/Berlin" in receiver.posts[0]["text"]
+
+
+def test_it_posts_once_when_the_task_runs_twice_for_the_same_period(receiver: Receiver) -> None:
+    period = with_webhook(receiver.url)
+
+    first = tasks.send_webhook(period.subscription.id, PERIOD_START.isoformat())
+    second = tasks.send_webhook(period.subscription.id, PERIOD_START.isoformat())
+
+    assert (first, second) == ("sent", "already_claimed")
+    assert len(receiver.posts) == 1
+    delivery = WebhookDelivery.objects.get(subscription=period.subscription)
+    assert delivery.sent_at is not None and delivery.status_code == 200
+
+
+def test_it_posts_once_when_the_beat_task_runs_twice(receiver: Receiver) -> None:
+    from capacityweb.celery import app
+
+    with_webhook(receiver.url)
+    app.conf.task_always_eager = True
+    try:
+        tasks.send_due_digests()
+        tasks.send_due_digests()
+    finally:
+        app.conf.task_always_eager = False
+
+    assert len(receiver.posts) == 1
+
+
+def test_it_posts_nothing_below_the_threshold_and_decides_that_once(receiver: Receiver) -> None:
+    period = with_webhook(receiver.url, threshold_cost=156.01)  # idle cost is $156.00
+
+    first = webhook.send_webhook(subscription_id=period.subscription.id, period_start=PERIOD_START)
+    again = webhook.send_webhook(subscription_id=period.subscription.id, period_start=PERIOD_START)
+
+    assert (first.status, again.status) == ("below_threshold", "already_claimed")
+    assert receiver.posts == []
+    [delivery] = WebhookDelivery.objects.all()
+    assert delivery.skipped_reason == "below threshold: idle cost 156.00 < 156.01"
+
+
+def test_it_releases_the_claim_when_the_receiver_is_unreachable(receiver: Receiver) -> None:
+    period = with_webhook(f"http://127.0.0.1:{free_port()}/hooks/digest")  # nothing listens
+
+    with pytest.raises(ConnectionError):
+        webhook.send_webhook(subscription_id=period.subscription.id, period_start=PERIOD_START)
+
+    assert not WebhookDelivery.objects.exists()
+    period.subscription.webhook_url = receiver.url
+    period.subscription.save(update_fields=["webhook_url"])
+    retried = webhook.send_webhook(
+        subscription_id=period.subscription.id, period_start=PERIOD_START
+    )
+    assert retried.status == "sent" and len(receiver.posts) == 1
+
+
+def test_it_keeps_the_period_decided_when_the_receiver_answers_an_error(
+    receiver: Receiver,
+) -> None:
+    receiver.status = 500
+    period = with_webhook(receiver.url)
+
+    first = webhook.send_webhook(subscription_id=period.subscription.id, period_start=PERIOD_START)
+    again = webhook.send_webhook(subscription_id=period.subscription.id, period_start=PERIOD_START)
+
+    assert (first.status, again.status) == ("receiver_error", "already_claimed")
+    assert len(receiver.posts) == 1  # it may have posted: never twice
+    delivery = WebhookDelivery.objects.get()
+    assert (delivery.status_code, delivery.skipped_reason) == (500, "receiver answered HTTP 500")
+
+
+def test_a_subscription_without_a_webhook_is_not_due(receiver: Receiver) -> None:
+    from datetime import UTC, datetime
+
+    make_period()
+
+    assert webhook.due_webhooks(now=datetime(2026, 3, 10, 9, 30, tzinfo=UTC)) == []
