@@ -1,21 +1,18 @@
-"""The naive autoscaler: cluster-autoscaler without ProvisioningRequest.
+"""The naive autoscaler: cluster-autoscaler as its code scales up.
 
-What it does, deliberately, because this is what capacityweb measures:
-
-- pod by pod, in scheduling order; a gang is just its pods;
-- expendable pods (priority below ``--expendable-pods-priority-cutoff``,
-  default -10) never trigger a scale-up
-  (``core/podlistprocessor/filter_out_expendable.go``, ``core/utils``'s
-  ``FilterOutExpendableAndSplit``);
-- a pod that the real scheduler can put on an existing node triggers nothing;
-- otherwise a pod fits an already-planned new node, or a group whose template
-  *counts* cover it (cpu, memory, pods, extended resources, GPU count, DRA
-  device count per driver), with the template's labels and taints respected —
-  but GPU model, memory, partitions, shares and topology ignored;
-- among fitting groups, least-waste (unused cpu + memory fraction), ties by
-  name; never beyond ``max_size``; a new node lands in the group's FIRST
-  placement domain that still has a slot, then the next (the autoscaler
-  cannot choose where the cloud puts it), or with no domain labels at all.
+The model follows ``core/static_autoscaler.go`` ``RunOnce`` and
+``core/scaleup/orchestrator/orchestrator.go`` ``ScaleUp`` (see
+``NaivePlanner``): gated and expendable pods (priority below
+``--expendable-pods-priority-cutoff``, default -10:
+``core/podlistprocessor/filter_out_expendable.go``) trigger nothing;
+filter-out-schedulable packs pods, highest priority first and one by one (a
+gang is just its pods), onto existing and upcoming nodes with the scheduler's
+own filters; what is left gets whole options per node group (template from a
+live member, binpacking estimator: ``estimator``), the expander chain picks
+one (``expander``), and the loop repeats with those nodes upcoming. A new node
+lands in the group's FIRST placement domain that still has a slot, then the
+next (the autoscaler cannot choose where the cloud puts it), or with no domain
+labels at all.
 
 Then the real scheduler runs on the cluster with those nodes: pods that still
 do not run, and GPUs on the added nodes that nobody uses, are stranded.
@@ -23,11 +20,14 @@ do not run, and GPUs on the added nodes that nobody uses, are stranded.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from recommender.engine import costs
+from recommender.engine.autoscaler.estimator import Estimate, estimate
+from recommender.engine.autoscaler.expander import DEFAULT_EXPANDERS, Option, best_option
 from recommender.engine.autoscaler.plan import (
     BLOCKED,
     NAIVE,
@@ -35,6 +35,7 @@ from recommender.engine.autoscaler.plan import (
     NodeAddition,
     ScaleUpPlan,
     WorkloadPlan,
+    lone_node_rejection,
     new_node,
     options_for,
     placement_text,
@@ -49,21 +50,21 @@ from recommender.engine.scheduler.demand import advertised_gpus
 from recommender.engine.scheduler.placement import Placer, place
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload
-from topology.hardware import HOSTNAME_LABEL, Cluster, DeviceClass, Node, NodeGroup, Pod
+from topology.hardware import HOSTNAME_LABEL, Cluster, Node, NodeGroup, Pod
 
 SCALE_UP = "scale_up"
-# cluster-autoscaler's --expendable-pods-priority-cutoff default (main.go flags)
+# cluster-autoscaler's --expendable-pods-priority-cutoff default (config/flags/flags.go)
 EXPENDABLE_PODS_PRIORITY_CUTOFF = -10
-CPU, MEMORY, PODS, GPUS = "cpu", "memory", "pods", "gpus"
+# RunOnce loops the model runs at most (upstream loops every --scan-interval for ever)
+LOOP_LIMIT = 50
 
 
 @dataclass(slots=True)
 class PlannedNode:
-    """A node the naive autoscaler asked for, with the counts it believes are still free."""
+    """A node cluster-autoscaler asked for (or counts as upcoming)."""
 
     group: NodeGroup
     node: Node
-    free: dict[str, int]
     trigger: str  # the workload whose pod made it buy this node
     domain: Mapping[str, str]  # the placement labels it landed with
     pods: list[Pod] = field(default_factory=list)  # what the estimate put on it
@@ -85,115 +86,70 @@ class NaiveLedger:
     held: dict[str, Hold] = field(default_factory=dict)  # never tried (admission.held)
 
 
-def template_counts(node: Node, device_classes: Mapping[str, DeviceClass]) -> dict[str, int]:
-    """A template's allocatable as the naive autoscaler counts it."""
-    counts = {
-        CPU: node.allocatable.cpu_milli,
-        MEMORY: node.allocatable.memory_bytes,
-        PODS: node.allocatable.pods,
-        GPUS: advertised_gpus(node),
-    }
-    counts.update({f"ext:{k}": v for k, v in node.allocatable.extended.items()})
-    for device in node.devices:
-        key = f"dev:{device.driver}"
-        counts[key] = counts.get(key, 0) + 1
-    return counts
+@dataclass(frozen=True, slots=True)
+class CaSettings:
+    """The cluster-autoscaler flags the model reads (defaults as upstream's flags.go)."""
 
-
-def pod_counts(pod: Pod, device_classes: Mapping[str, DeviceClass]) -> dict[str, int]:
-    """A pod's request as counts: a 0.25-GPU share is one GPU, a DRA request its device count."""
-    requests = pod.requests
-    counts = {CPU: requests.cpu_milli, MEMORY: requests.memory_bytes, PODS: max(1, requests.pods)}
-    if pod.gpu is not None:
-        counts[GPUS] = pod.gpu.count
-    counts.update({f"ext:{k}": v for k, v in requests.extended.items()})
-    for claim in pod.claims:
-        for request in claim.requests:
-            key = f"dev:{_class_driver(device_classes.get(request.device_class))}"
-            counts[key] = counts.get(key, 0) + max(1, request.count)
-    return counts
-
-
-def _class_driver(device_class: DeviceClass | None) -> str:
-    """The driver a DeviceClass selects (the only selector the naive view reads)."""
-    if device_class is not None:
-        for selector in device_class.selectors:
-            if selector.target == "driver" and isinstance(selector.value, str):
-                return selector.value
-    return "*"
-
-
-def counts_cover(free: Mapping[str, int], demand: Mapping[str, int]) -> bool:
-    for key, amount in demand.items():
-        if amount <= 0:
-            continue
-        if key == "dev:*":
-            if sum(v for k, v in free.items() if k.startswith("dev:")) < amount:
-                return False
-        elif free.get(key, 0) < amount:
-            return False
-    return True
-
-
-def take_counts(free: dict[str, int], demand: Mapping[str, int]) -> None:
-    for key, amount in demand.items():
-        if key == "dev:*":
-            for device_key in sorted(k for k in free if k.startswith("dev:")):
-                used = min(free[device_key], amount)
-                free[device_key] -= used
-                amount -= used
-        else:
-            free[key] = free.get(key, 0) - amount
-
-
-def labels_and_taints_admit(node: Node, pod: Pod) -> bool:
-    """The template checks cluster-autoscaler does make: selectors, affinity, taints."""
-    if any(node.labels.get(k) != v for k, v in pod.node_selector.items()):
-        return False
-    if pod.affinity and not any(term.matches(node.labels) for term in pod.affinity):
-        return False
-    return all(
-        taint.effect == "PreferNoSchedule" or any(t.tolerates(taint) for t in pod.tolerations)
-        for taint in node.taints
-    )
-
-
-def waste(counts: Mapping[str, int], demand: Mapping[str, int]) -> float:
-    """Least-waste expander score: unused cpu fraction + unused memory fraction."""
-    total = 0.0
-    for key in (CPU, MEMORY):
-        if counts.get(key, 0) > 0:
-            total += (counts[key] - demand.get(key, 0)) / counts[key]
-    return total
+    version: str = "1.36"
+    expanders: tuple[str, ...] = DEFAULT_EXPANDERS  # --expander=a,b
+    max_nodes_total: int = 0  # --max-nodes-total (0: no limit)
+    balance_similar_node_groups: bool = False  # --balance-similar-node-groups (not modelled)
+    priorities: Mapping[int, tuple[str, ...]] = field(default_factory=dict)  # priority expander
+    seed: int = 0  # the random expander's seed: the same evaluation, the same choice
+    loops: int = LOOP_LIMIT
 
 
 class NaivePlanner:
+    """cluster-autoscaler's scale-up, loop after loop (``core/static_autoscaler.go`` ``RunOnce``).
+
+    Each loop: filter-out-schedulable packs the pending pods, highest priority
+    first, onto existing and upcoming nodes with the scheduler's filters
+    (``core/podlistprocessor/filter_out_schedulable.go``); for what is left,
+    each node group gives an option (its template, the pods the template
+    accepts, the binpacking estimator's node count capped by max size and
+    ``--max-nodes-total``: ``core/scaleup/orchestrator/orchestrator.go``
+    ``ScaleUp``, ``ComputeExpansionOption``, ``GetCappedNewNodeCount``); the
+    expander chain picks ONE option and its nodes become upcoming nodes
+    (``clusterstate/clusterstate.go`` ``GetUpcomingNodes``) for the next loop.
+    Loops run until no pod is left or no option helps (at most ``loops``).
+    """
+
     def __init__(
-        self, cluster: Cluster, state: ClusterState, at: datetime, policy: str, mix: tuple[Pod, ...]
+        self,
+        cluster: Cluster,
+        state: ClusterState,
+        at: datetime,
+        policy: str,
+        mix: tuple[Pod, ...],
+        settings: CaSettings,
     ) -> None:
         self.cluster = cluster
         self.state = state
         self.at = at
         self.policy = policy
-        self.classes = {c.name: c for c in cluster.device_classes}
+        self.settings = settings
+        self.rng = random.Random(settings.seed)
         self.groups = tuple(sorted(cluster.node_groups, key=lambda g: g.name))
         self.taken = set(state.node_names())
         self.added: dict[str, int] = {}
         self.added_per_slot: dict[tuple[str, int], int] = {}
         self.ledger = NaiveLedger()
-        # shapes that found no existing node: existing nodes only fill up in this pass,
-        # so a later pod of the same shape cannot fit either (saves a full node scan)
+        # shapes that found no node in this loop: nodes only fill up until the next buy
         self.no_room: set[str] = set()
-        self.admits: dict[tuple[object, ...], bool] = {}  # (node kind, pod shape) → verdict
-        # some pod's placement depends on the pods around a node (InterPodAffinity,
-        # PodTopologySpread): "no room for this shape" must then tell labels apart
         self.labels_matter = any(p.pod_terms for p in cluster.pods)
-        self.templates: dict[tuple[object, ...], tuple[Node, dict[str, int]]] = {}
-        # planned nodes with GPUs left, in purchase order: the only ones a GPU pod can take
-        self.with_gpus: list[PlannedNode] = []
-        self.placer = Placer(cluster, state, options_for(policy, at, mix=mix), diagnose=False)
+        self.accepts: dict[tuple[object, ...], str | None] = {}  # (template, shape) → refusal
+        self.templates: dict[tuple[object, ...], Node] = {}
+        self.options = options_for(policy, at, mix=mix)
+        self.upcoming = self._upcoming_nodes()
+        self.placer = self._new_placer()
+
+    def _new_placer(self) -> Placer:
+        """A placer on the state as it is now (one made before a node was added does not
+        see that node's layout)."""
+        return Placer(self.cluster, self.state, self.options, diagnose=False)
 
     def decide(self, pending: Sequence[Workload]) -> NaiveLedger:
+        candidates: list[tuple[Workload, Pod]] = []
         for workload in pending:
             self.ledger.needs_new[workload.key] = False
             self.ledger.reasons[workload.key] = []
@@ -202,56 +158,131 @@ class NaivePlanner:
                 self.ledger.held[workload.key] = hold
                 continue
             for pod in workload.pods:
-                self.decide_pod(workload, pod)
+                if pod.priority < EXPENDABLE_PODS_PRIORITY_CUTOFF:
+                    self._expendable(workload, pod)
+                else:
+                    candidates.append((workload, pod))
+        # filter_out_schedulable.go: the pods sorted by priority, highest first (stable)
+        left = sorted(candidates, key=lambda c: -c[1].priority)
+        left = self._filter_out_schedulable(left, first=True)
+        for _ in range(self.settings.loops):
+            if not left:
+                break
+            chosen = self._best_option(left)
+            if chosen is None:
+                break
+            self._buy(*chosen)
+            self.no_room.clear()
+            self.placer = self._new_placer()
+            left = self._filter_out_schedulable(left, first=False)
+        for workload, pod in left:
+            self.ledger.needs_new[workload.key] = True
+            self.ledger.reasons[workload.key].append(self._why_not(pod))
         return self.ledger
 
-    def decide_pod(self, workload: Workload, pod: Pod) -> None:
-        if pod.priority < EXPENDABLE_PODS_PRIORITY_CUTOFF:
-            self.ledger.needs_new[workload.key] = True
-            self.ledger.reasons[workload.key].append(
-                f"pod {pod.name}: expendable (priority {pod.priority} is below "
-                f"--expendable-pods-priority-cutoff {EXPENDABLE_PODS_PRIORITY_CUTOFF}): "
-                "cluster-autoscaler never scales up for it"
-            )
-            return
+    def _expendable(self, workload: Workload, pod: Pod) -> None:
+        self.ledger.needs_new[workload.key] = True
+        self.ledger.reasons[workload.key].append(
+            f"pod {pod.name}: expendable (priority {pod.priority} is below "
+            f"--expendable-pods-priority-cutoff {EXPENDABLE_PODS_PRIORITY_CUTOFF}): "
+            "cluster-autoscaler never scales up for it"
+        )
+
+    def _shape(self, pod: Pod) -> str:
         shape = pod_shape(pod)
         if self.labels_matter:  # inter-pod terms: pods of one shape differ by their labels
             shape = repr((shape, pod.pod_terms, sorted(pod.labels.items())))
-        if shape not in self.no_room:
-            if self.placer.place_one(without_topology(pod)).placed:
-                return
-            if not pod.pod_terms.affinity:  # required pod affinity may be met by a later pod
-                self.no_room.add(shape)
-        self.ledger.needs_new[workload.key] = True
-        demand = pod_counts(pod, self.classes)
-        needs_gpus = demand.get(GPUS, 0) > 0
-        for planned in self.with_gpus if needs_gpus else self.ledger.planned:
-            if (
-                counts_cover(planned.free, demand)
-                and self.admit(planned, pod, shape)
-                and self.pods_admit(planned, pod)
-            ):
-                take_counts(planned.free, demand)
-                planned.pods.append(pod)
-                if planned.free.get(GPUS, 0) <= 0 and needs_gpus:
-                    self.with_gpus.remove(planned)
-                return
-        group, reason = self.expand(pod, demand)
-        if group is None:
-            self.ledger.reasons[workload.key].append(reason)
-            return
-        self.buy(group, workload, demand).pods.append(pod)
+        return shape
 
-    def admit(self, planned: PlannedNode, pod: Pod, shape: str) -> bool:
-        """``labels_and_taints_admit``, once per (kind of planned node, pod shape) unless
-        the pod names nodes by hostname (the one label that differs within a kind)."""
-        if HOSTNAME_LABEL in pod.node_selector or pod.affinity:
-            return labels_and_taints_admit(planned.node, pod)
-        key = (planned.kind, shape)
-        verdict = self.admits.get(key)
-        if verdict is None:
-            verdict = self.admits[key] = labels_and_taints_admit(planned.node, pod)
-        return verdict
+    def _filter_out_schedulable(
+        self, pods: list[tuple[Workload, Pod]], *, first: bool
+    ) -> list[tuple[Workload, Pod]]:
+        """The pods that still fit no existing or upcoming node (those that fit are bound)."""
+        left = []
+        for workload, pod in pods:
+            shape = self._shape(pod)
+            if shape not in self.no_room:
+                if self.placer.place_one(without_topology(pod)).placed:
+                    if not first:  # it runs on nodes that do not exist yet
+                        self.ledger.needs_new[workload.key] = True
+                    continue
+                if not pod.pod_terms.affinity:  # required pod affinity may be met later
+                    self.no_room.add(shape)
+            left.append((workload, pod))
+        return left
+
+    def _room(self, group: NodeGroup) -> int:
+        """How many more nodes the group may get: max size, then --max-nodes-total."""
+        room = group.max_size - group.current_size - self.added.get(group.name, 0)
+        if self.settings.max_nodes_total > 0:
+            room = min(room, self.settings.max_nodes_total - len(self.taken))
+        return room
+
+    def _best_option(
+        self, left: list[tuple[Workload, Pod]]
+    ) -> tuple[Option, Estimate, dict[str, Workload]] | None:
+        owners = {pod.key: workload for workload, pod in left}
+        options: list[Option] = []
+        estimates: dict[str, Estimate] = {}
+        for group in self.groups:
+            room = self._room(group)
+            if room <= 0:
+                continue
+            template = self.template(group)
+            accepted = [p for _, p in left if self._refusal(group, template, p) is None]
+            if not accepted:
+                continue
+            found = estimate(
+                self.cluster,
+                template,
+                accepted,
+                limit=room,
+                policy=self.policy,
+                at=self.at,
+                admit=self._admit if self.labels_matter else None,
+            )
+            if found.node_count:
+                options.append(Option(group, found.node_count, found.pods, template))
+                estimates[group.name] = found
+        chosen = best_option(options, self.settings.expanders, self.rng, self.settings.priorities)
+        if chosen is None:
+            return None
+        return chosen, estimates[chosen.group.name], owners
+
+    def _refusal(self, group: NodeGroup, template: Node, pod: Pod) -> str | None:
+        """Why the scheduler's filters refuse the pod on an empty template node (None: fits)."""
+        key = (group.name, template.labels.get(HOSTNAME_LABEL), pod_shape(pod))
+        if key not in self.accepts:
+            self.accepts[key] = lone_node_rejection(
+                self.cluster, template, pod, self.policy, self.at
+            )
+        return self.accepts[key]
+
+    def _admit(self, pod: Pod, node: Node, pods: list[Pod]) -> bool:
+        """InterPodAffinity and PodTopologySpread on an estimate node among the nodes
+        around (existing, upcoming, and this estimate's node with its pods)."""
+        existing = (
+            (self.state.node(n), self.state.alloc(n).placed) for n in self.state.node_names()
+        )
+        around = [*existing, (node, tuple(pods))]
+        return interpod.fits(pod, node, around, self.cluster.namespace_labels)
+
+    def _why_not(self, pod: Pod) -> str:
+        refusals, full = [], []
+        for group in self.groups:
+            template = self.template(group)
+            refusal = self._refusal(group, template, pod)
+            if refusal is not None:
+                refusals.append(f"{group.name}: {refusal}")
+            elif self._room(group) <= 0:
+                full.append(f"max size {group.max_size} reached for node group {group.name}")
+            else:
+                full.append(_pods_refuse(group, self.first_domain(group)))
+        if full:
+            return f"pod {pod.name}: " + "; ".join(full)
+        if not refusals:
+            return f"pod {pod.name}: no node group"
+        return f"pod {pod.name}: no node group template accepts it (" + "; ".join(refusals) + ")"
 
     def first_domain(self, group: NodeGroup) -> Mapping[str, str]:
         """Where the cloud puts the next node: the first placement with a free slot."""
@@ -267,71 +298,87 @@ class NaivePlanner:
                 self.added_per_slot[slot] = self.added_per_slot.get(slot, 0) + 1
                 return
 
-    def expand(self, pod: Pod, demand: Mapping[str, int]) -> tuple[NodeGroup | None, str]:
-        """Least-waste choice among groups whose template counts cover the pod."""
-        fitting: list[tuple[float, str, NodeGroup]] = []
-        full: list[str] = []
-        for group in self.groups:
-            template, counts = self.template(group)
-            if not (counts_cover(counts, demand) and labels_and_taints_admit(template, pod)):
-                continue
-            if not self.pods_admit(template, pod):
-                full.append(_pods_refuse(group, self.first_domain(group)))
-                continue
-            if group.current_size + self.added.get(group.name, 0) >= group.max_size:
-                full.append(f"max size {group.max_size} reached for node group {group.name}")
-                continue
-            fitting.append((waste(counts, demand), group.name, group))
-        if fitting:
-            return min(fitting, key=lambda item: item[:2])[2], ""
-        if full:
-            return None, f"pod {pod.name}: " + "; ".join(full)
-        return None, f"pod {pod.name}: no node group template covers its requests by counts"
+    def template(self, group: NodeGroup) -> Node:
+        """The group's next node as cluster-autoscaler sees it, kept per domain.
 
-    def template(self, group: NodeGroup) -> tuple[Node, dict[str, int]]:
-        """The group's next node as the autoscaler sees it, and its counts (kept per domain)."""
+        ``processors/nodeinfosprovider/mixed_nodeinfos_processor.go``
+        ``Process``: a ready, schedulable live member of the group, sanitized
+        (``simulator/node_info_utils.go`` ``SanitizedTemplateNodeInfoFromNodeInfo``:
+        new name, hostname label replaced); else the group's template. The
+        member's DaemonSet pods are not carried over (the snapshot does not
+        tell DaemonSet pods apart: partly).
+        """
         domain = self.first_domain(group)
         key = (group.name, tuple(sorted(domain.items())))
         found = self.templates.get(key)
         if found is None:
-            node = new_node(group, domain, f"{group.name}-template")
-            found = self.templates[key] = (node, template_counts(node, self.classes))
+            found = self.templates[key] = self.make_node(group, domain, f"{group.name}-template")
         return found
 
-    def pods_admit(self, planned: PlannedNode | Node, pod: Pod) -> bool:
-        """InterPodAffinity and PodTopologySpread on a planned node (or a group's next,
-        empty node), with the pods the estimate put on planned nodes: cluster-autoscaler's
-        binpacking estimator runs the scheduler's filters on its template nodes
-        (``estimator/binpacking_estimator.go``)."""
-        if not self.labels_matter:
-            return True
-        existing = (
-            (self.state.node(n), self.state.alloc(n).placed) for n in self.state.node_names()
-        )
-        around = [*existing, *((p.node, p.pods) for p in self.ledger.planned)]
-        node = planned.node if isinstance(planned, PlannedNode) else planned
-        if not isinstance(planned, PlannedNode):
-            around.append((node, ()))
-        return interpod.fits(pod, node, around, self.cluster.namespace_labels)
+    def live_member(self, group: NodeGroup) -> Node | None:
+        for node in self.cluster.nodes:
+            if (
+                node.node_group == group.name
+                and node.ready
+                and not node.unschedulable
+                and not _gpus_unready(node, group)
+            ):
+                return node
+        return None
 
-    def buy(self, group: NodeGroup, workload: Workload, demand: Mapping[str, int]) -> PlannedNode:
-        name = unique_name(f"{group.name}-naive-{len(self.taken)}", self.taken)
-        domain = self.first_domain(group)
-        self.count_slot(group, domain)
-        node = new_node(group, domain, name)
-        free = template_counts(node, self.classes)
-        take_counts(free, demand)
-        planned = PlannedNode(group, node, free, workload.key, domain)
-        self.ledger.planned.append(planned)
-        if free.get(GPUS, 0) > 0:
-            self.with_gpus.append(planned)
-        self.added[group.name] = self.added.get(group.name, 0) + 1
-        return planned
+    def make_node(self, group: NodeGroup, domain: Mapping[str, str], name: str) -> Node:
+        member = self.live_member(group)
+        if member is None:
+            return new_node(group, domain, name)
+        labels = {**member.labels, **domain, HOSTNAME_LABEL: name}
+        return replace(
+            member,
+            name=name,
+            labels=labels,
+            node_group=group.name,
+            price_per_node_hour=group.price_per_node_hour,
+        )
+
+    def _upcoming_nodes(self) -> list[PlannedNode]:
+        """Nodes CA counts as coming (``clusterstate.go`` ``GetUpcomingNodes``: target size
+        minus registered; ``processors/customresources/gpu_processor.go``
+        ``FilterOutNodesWithUnreadyResources``: a GPU node whose device plugin has not
+        advertised its GPUs yet): template copies in the simulation, never bought twice."""
+        upcoming = []
+        for group in self.groups:
+            target = group.autoscaler.target_size if group.autoscaler else None
+            missing = max(0, (target or 0) - group.current_size)
+            unready = [n for n in self.cluster.nodes if n.node_group == group.name]
+            missing += sum(1 for n in unready if _gpus_unready(n, group))
+            for _ in range(missing):
+                name = unique_name(f"{group.name}-upcoming-{len(self.taken)}", self.taken)
+                node = new_node(group, {}, name)
+                self.state.add_node(node)
+                upcoming.append(PlannedNode(group, node, "", {}))
+        return upcoming
+
+    def _buy(self, option: Option, found: Estimate, owners: Mapping[str, Workload]) -> None:
+        group = option.group
+        for _, pods in found.nodes:
+            name = unique_name(f"{group.name}-naive-{len(self.taken)}", self.taken)
+            domain = self.first_domain(group)
+            self.count_slot(group, domain)
+            node = self.make_node(group, domain, name)
+            trigger = owners[pods[0].key].key
+            planned = PlannedNode(group, node, trigger, domain, list(pods))
+            self.ledger.planned.append(planned)
+            self.state.add_node(node)
+            self.added[group.name] = self.added.get(group.name, 0) + 1
 
 
 def _pods_refuse(group: NodeGroup, domain: Mapping[str, str]) -> str:
     where = placement_text(domain)
     return f"pod affinity or topology spread refuses the next node of group {group.name}{where}"
+
+
+def _gpus_unready(node: Node, group: NodeGroup) -> bool:
+    """A member of a GPU group that advertises no GPU yet (its device plugin is not up)."""
+    return advertised_gpus(group.template) > 0 and advertised_gpus(node) == 0 and not node.devices
 
 
 def naive_scale_up(
@@ -341,12 +388,15 @@ def naive_scale_up(
     state: ClusterState,
     at: datetime,
     policy: str = "default",
+    settings: CaSettings = CaSettings(),  # noqa: B008 (frozen, shared safely)
 ) -> ScaleUpPlan:
-    """Decide like the naive autoscaler, then let the real scheduler judge the result."""
+    """Decide like cluster-autoscaler, then let the real scheduler judge the result
+    (on the cluster with the upcoming nodes and the nodes CA bought)."""
     mix = workload_mix(pending)
-    ledger = NaivePlanner(cluster, state.copy(), at, policy, mix).decide(pending)
+    planner = NaivePlanner(cluster, state.copy(), at, policy, mix, settings)
+    ledger = planner.decide(pending)
     after = state.copy()
-    for planned in ledger.planned:
+    for planned in (*planner.upcoming, *ledger.planned):
         after.add_node(planned.node)
     options = options_for(policy, at, mix=mix)
     result = place(cluster, pending, state=after, options=options, diagnose=False)
