@@ -212,6 +212,9 @@ MAX_SNAPSHOT_OBJECTS = env.int("MAX_SNAPSHOT_OBJECTS", default=200_000)
 # (topology/data/prices.yaml) is in USD: with another currency, discovered groups are
 # priced only by a NodeGroup's pricePerNodeHour.
 CURRENCY = env.str("CURRENCY", default="USD")
+# which autoscaler the report's "naive" side models (recommender.engine.autoscaler.profiles);
+# `manage.py evaluate --autoscaler NAME` overrides it for one run
+AUTOSCALER_PROFILE = env.str("AUTOSCALER_PROFILE", default="cluster-autoscaler")
 DEMO_PASSWORD = env.str("DEMO_PASSWORD", default="capacityweb-demo")
 # Worker processes of `manage.py serve` (the production web tier; Uvicorn's own variable).
 WEB_CONCURRENCY = env.int("WEB_CONCURRENCY", default=2)
