@@ -123,6 +123,29 @@ def test_binpacking_is_first_fit_decreasing_capped_by_the_limit() -> None:
     assert sorted(p.name for p in capped.pods) == ["a", "big"]
 
 
+def test_counting_and_the_scheduler_filters_pack_plain_pods_alike() -> None:
+    # plain pods on a counted template go by counts; forcing the scheduler path (an
+    # admit that accepts everything) must give the same nodes for the same FFD order:
+    # gpus 4,4 -> n0 (8 GPUs); 3 -> n1; 2,2 -> n1 (3+2=5, +2=7); 1 -> n0? n0 is full
+    # (8) -> n1 (8): 2 nodes, 6 pods
+    template = node("t", 64, 512, gpus=8)
+    pods = [pod(f"g{i}", 2, 8, gpus=g) for i, g in enumerate((4, 4, 3, 2, 2, 1))]
+    counted = estimate(Cluster("c"), template, pods, limit=10, policy="default", at=AT)
+    scheduled = estimate(
+        Cluster("c"),
+        template,
+        pods,
+        limit=10,
+        policy="default",
+        at=AT,
+        admit=lambda pod, node, pods: True,
+        inter_pod=lambda pod: True,
+    )
+    assert counted.node_count == scheduled.node_count == 2
+    assert sorted(p.name for p in counted.pods) == sorted(p.name for p in scheduled.pods)
+    assert [len(ps) for _, ps in counted.nodes] == [2, 4]
+
+
 def test_a_pod_no_empty_template_node_takes_adds_no_node() -> None:
     found = estimate(
         Cluster("c"), node("t", 4, 8), [pod("huge", 8, 1)], limit=5, policy="default", at=AT

@@ -137,6 +137,12 @@ class NaivePlanner:
         # shapes that found no node in this loop: nodes only fill up until the next buy
         self.no_room: set[str] = set()
         self.labels_matter = any(p.pod_terms for p in cluster.pods)
+        # a pod without terms of its own is refused only by anti-affinity terms selecting it
+        self.anti_terms = tuple(
+            dict.fromkeys(t for p in cluster.pods for t in p.pod_terms.anti_affinity)
+        )
+        self.selected: dict[tuple[object, ...], bool] = {}
+        self.around: list[tuple[Node, tuple[Pod, ...]]] = []  # existing + upcoming, per loop
         self.accepts: dict[tuple[object, ...], str | None] = {}  # (template, shape) → refusal
         self.templates: dict[tuple[object, ...], Node] = {}
         self.options = options_for(policy, at, mix=mix)
@@ -222,6 +228,10 @@ class NaivePlanner:
         self, left: list[tuple[Workload, Pod]]
     ) -> tuple[Option, Estimate, dict[str, Workload]] | None:
         owners = {pod.key: workload for workload, pod in left}
+        if self.labels_matter:
+            self.around = [
+                (self.state.node(n), self.state.alloc(n).placed) for n in self.state.node_names()
+            ]
         options: list[Option] = []
         estimates: dict[str, Estimate] = {}
         for group in self.groups:
@@ -240,6 +250,8 @@ class NaivePlanner:
                 policy=self.policy,
                 at=self.at,
                 admit=self._admit if self.labels_matter else None,
+                inter_pod=self._inter_pod,
+                mix=self.options.workload_mix,
             )
             if found.node_count:
                 options.append(Option(group, found.node_count, found.pods, template))
@@ -258,13 +270,24 @@ class NaivePlanner:
             )
         return self.accepts[key]
 
+    def _inter_pod(self, pod: Pod) -> bool:
+        """Whether the pods around may refuse this pod (its own terms, or another's
+        anti-affinity term selecting it)."""
+        if pod.pod_terms:
+            return True
+        key = (pod.namespace, tuple(sorted(pod.labels.items())))
+        found = self.selected.get(key)
+        if found is None:
+            namespace_labels = self.cluster.namespace_labels.get(pod.namespace, {})
+            found = self.selected[key] = any(
+                t.matches(pod.namespace, pod.labels, namespace_labels) for t in self.anti_terms
+            )
+        return found
+
     def _admit(self, pod: Pod, node: Node, pods: list[Pod]) -> bool:
         """InterPodAffinity and PodTopologySpread on an estimate node among the nodes
         around (existing, upcoming, and this estimate's node with its pods)."""
-        existing = (
-            (self.state.node(n), self.state.alloc(n).placed) for n in self.state.node_names()
-        )
-        around = [*existing, (node, tuple(pods))]
+        around = [*self.around, (node, tuple(pods))]
         return interpod.fits(pod, node, around, self.cluster.namespace_labels)
 
     def _why_not(self, pod: Pod) -> str:
