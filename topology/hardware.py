@@ -535,6 +535,10 @@ class NodeGroup:
     autoscaler: AutoscalerRef | None = None  # what grows it; None for a project-only group
     price_source: str | None = None  # where price_per_node_hour comes from; None: unknown
     notes: tuple[str, ...] = ()  # what the model does not cover about this group
+    # the cloud provider's template for an EMPTY group carries its DRA devices
+    # (cluster-autoscaler docs/dra_support.md: DRA scale-from-0 only where the provider
+    # implements it); False: the autoscaler's template from zero has no DRA devices
+    dra_scale_from_zero: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -722,6 +722,8 @@ def _node_group(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) 
         provisioning_delay_seconds=ctx.number(
             spec.get("provisioningDelaySeconds"), "spec.provisioningDelaySeconds"
         ),
+        dra_scale_from_zero=spec.get("draScaleFromZero") is None
+        or ctx.boolean(spec.get("draScaleFromZero"), "spec.draScaleFromZero"),
     )
     collected.node_groups.append((ctx, group, given))
 

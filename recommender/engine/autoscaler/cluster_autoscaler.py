@@ -50,7 +50,7 @@ from recommender.engine.scheduler.demand import advertised_gpus
 from recommender.engine.scheduler.placement import Placer, place
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload
-from topology.hardware import HOSTNAME_LABEL, Cluster, Node, NodeGroup, Pod
+from topology.hardware import GPU_RESOURCE, HOSTNAME_LABEL, Cluster, Node, NodeGroup, Pod
 
 SCALE_UP = "scale_up"
 # cluster-autoscaler's --expendable-pods-priority-cutoff default (config/flags/flags.go)
@@ -295,7 +295,12 @@ class NaivePlanner:
         for group in self.groups:
             template = self.template(group)
             refusal = self._refusal(group, template, pod)
-            if refusal is not None:
+            if refusal is not None and pod.claims and self._no_dra_from_zero(group):
+                refusals.append(
+                    f"{group.name}: {refusal} (the group has no ready node and its provider "
+                    "does not template DRA devices for an empty group: draScaleFromZero false)"
+                )
+            elif refusal is not None:
                 refusals.append(f"{group.name}: {refusal}")
             elif self._room(group) <= 0:
                 full.append(f"max size {group.max_size} reached for node group {group.name}")
@@ -338,6 +343,9 @@ class NaivePlanner:
             found = self.templates[key] = self.make_node(group, domain, f"{group.name}-template")
         return found
 
+    def _no_dra_from_zero(self, group: NodeGroup) -> bool:
+        return not group.dra_scale_from_zero and self.live_member(group) is None
+
     def live_member(self, group: NodeGroup) -> Node | None:
         for node in self.cluster.nodes:
             if (
@@ -352,7 +360,13 @@ class NaivePlanner:
     def make_node(self, group: NodeGroup, domain: Mapping[str, str], name: str) -> Node:
         member = self.live_member(group)
         if member is None:
-            return new_node(group, domain, name)
+            node = new_node(group, domain, name)
+            if group.dra_scale_from_zero:
+                return node
+            # docs/dra_support.md: without the provider's support, the template of an
+            # empty group (NodeGroup.TemplateNodeInfo) has no ResourceSlices
+            devices = tuple(d for d in node.devices if d.driver == GPU_RESOURCE)
+            return replace(node, devices=devices, counter_sets=())
         labels = {**member.labels, **domain, HOSTNAME_LABEL: name}
         return replace(
             member,
