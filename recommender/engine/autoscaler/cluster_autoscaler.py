@@ -389,13 +389,13 @@ class NaivePlanner:
             missing += sum(1 for n in unready if _gpus_unready(n, group))
             for _ in range(missing):
                 name = unique_name(f"{group.name}-upcoming-{len(self.taken)}", self.taken)
-                node = new_node(group, {}, name)
-                self.state.add_node(node)
-                upcoming.append(PlannedNode(group, node, "", {}))
+                upcoming.append(PlannedNode(group, new_node(group, {}, name), "", {}))
+        self.state.add_nodes(p.node for p in upcoming)
         return upcoming
 
     def _buy(self, option: Option, found: Estimate, owners: Mapping[str, Workload]) -> None:
         group = option.group
+        bought: list[Node] = []
         for _, pods in found.nodes:
             name = unique_name(f"{group.name}-naive-{len(self.taken)}", self.taken)
             domain = self.first_domain(group)
@@ -404,8 +404,9 @@ class NaivePlanner:
             trigger = owners[pods[0].key].key
             planned = PlannedNode(group, node, trigger, domain, list(pods))
             self.ledger.planned.append(planned)
-            self.state.add_node(node)
+            bought.append(node)
             self.added[group.name] = self.added.get(group.name, 0) + 1
+        self.state.add_nodes(bought)
 
 
 def _pods_refuse(group: NodeGroup, domain: Mapping[str, str]) -> str:
@@ -433,8 +434,7 @@ def naive_scale_up(
     planner = NaivePlanner(cluster, state.copy(), at, policy, mix, settings)
     ledger = planner.decide(pending)
     after = state.copy()
-    for planned in (*planner.upcoming, *ledger.planned):
-        after.add_node(planned.node)
+    after.add_nodes(p.node for p in (*planner.upcoming, *ledger.planned))
     options = options_for(policy, at, mix=mix)
     result = place(cluster, pending, state=after, options=options, diagnose=False)
     placed = {o.workload: o.placed for o in result.outcomes}
