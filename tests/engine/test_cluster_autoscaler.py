@@ -224,3 +224,57 @@ def test_the_template_is_a_live_member_with_its_labels_and_taints() -> None:
     plan = naive(Cluster("c", nodes=(member,), pods=(busy, pod("p", 2, 2)), node_groups=(g,)))
     assert plan.additions == ()
     assert "no node group template accepts it" in plan.outcomes["ml/p"].reasons[0]
+
+
+# --- processors/nodegroupset: --balance-similar-node-groups --------------------------
+
+
+def test_similar_groups_share_a_scale_up_smallest_first() -> None:
+    # two zones of one machine type (labels differ only by the zone, which is ignored).
+    # z-a has 2 full nodes, z-b none; 4 pods of 8 cpu need 4 new 8-cpu nodes.
+    # Balanced (smallest target size first): b 0->1, b 1->2, then a=2 and b=2 tie: one
+    # of them ->3, then the other ->3: z-a +1, z-b +3 whichever option won.
+    # Without balancing: all 4 in the option's one group.
+    def zone_node(name: str, zone: str) -> Node:
+        labels = {"topology.kubernetes.io/zone": zone, "pool": "cpu8"}
+        return replace(node(name, 8, 32), labels=labels)
+
+    a = replace(group("z-a", zone_node("a-t", "a"), 1.0), current_size=2)
+    b = group("z-b", zone_node("b-t", "b"), 1.0)
+    members = tuple(replace(zone_node(f"a-{i}", "a"), node_group="z-a") for i in (1, 2))
+    busy = tuple(
+        Pod("ml", f"busy-{i}", requests=Resources(cpu_milli=8000, pods=1), node_name=f"a-{i}")
+        for i in (1, 2)
+    )
+    pods = (*busy, *(pod(f"p{i}", 8, 1) for i in range(4)))
+    cluster = Cluster("c", nodes=members, pods=pods, node_groups=(a, b))
+    balanced = naive(cluster, CaSettings(balance_similar_node_groups=True))
+    per_group: dict[str, int] = {}
+    for addition in balanced.additions:
+        per_group[addition.node_group] = per_group.get(addition.node_group, 0) + addition.count
+    assert per_group == {"z-a": 1, "z-b": 3}
+    assert all(o.schedulable_after for o in balanced.outcomes.values())
+    alone = naive(cluster)
+    assert len({a.node_group for a in alone.additions}) == 1
+    assert sum(a.count for a in alone.additions) == 4
+
+
+def test_groups_with_different_labels_are_not_similar() -> None:
+    from recommender.engine.autoscaler.nodegroupset import similar
+
+    first = replace(node("x", 8, 32), labels={"pool": "a", "topology.kubernetes.io/zone": "1"})
+    second = replace(node("y", 8, 32), labels={"pool": "b", "topology.kubernetes.io/zone": "2"})
+    assert not similar(first, second)
+    assert similar(first, second, ignored=("pool",))  # --balancing-ignore-label=pool
+    bigger = replace(second, allocatable=Resources(cpu_milli=16_000, memory_bytes=32 * GI))
+    assert not similar(first, bigger, ignored=("pool",))
+
+
+def test_balance_is_smallest_first_within_max_size() -> None:
+    from recommender.engine.autoscaler.nodegroupset import balance
+
+    # a=1 (max 10), b=0 (max 1), c=3 (max 10); 5 nodes, each to the smallest open group:
+    # b 0->1 (now at max), a 1->2, a 2->3, tie a=3/c=3 -> a (first) 3->4, c 3->4:
+    # a +3, b +1, c +1
+    assert balance([("a", 1, 10), ("b", 0, 1), ("c", 3, 10)], 5) == {"a": 3, "b": 1, "c": 1}
+    assert balance([("a", 2, 2)], 3) == {}  # maxed out: nothing, never beyond max size

@@ -20,6 +20,7 @@ do not run, and GPUs on the added nodes that nobody uses, are stranded.
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -28,6 +29,7 @@ from datetime import datetime
 from recommender.engine import costs
 from recommender.engine.autoscaler.estimator import Estimate, estimate
 from recommender.engine.autoscaler.expander import DEFAULT_EXPANDERS, Option, best_option
+from recommender.engine.autoscaler.nodegroupset import balance, similar
 from recommender.engine.autoscaler.plan import (
     BLOCKED,
     NAIVE,
@@ -93,7 +95,8 @@ class CaSettings:
     version: str = "1.36"
     expanders: tuple[str, ...] = DEFAULT_EXPANDERS  # --expander=a,b
     max_nodes_total: int = 0  # --max-nodes-total (0: no limit)
-    balance_similar_node_groups: bool = False  # --balance-similar-node-groups (not modelled)
+    balance_similar_node_groups: bool = False  # --balance-similar-node-groups
+    balancing_ignore_labels: tuple[str, ...] = ()  # --balancing-ignore-label
     priorities: Mapping[int, tuple[str, ...]] = field(default_factory=dict)  # priority expander
     seed: int = 0  # the random expander's seed: the same evaluation, the same choice
     loops: int = LOOP_LIMIT
@@ -394,19 +397,41 @@ class NaivePlanner:
         return upcoming
 
     def _buy(self, option: Option, found: Estimate, owners: Mapping[str, Workload]) -> None:
-        group = option.group
+        """The option's nodes (``orchestrator.go`` ``ScaleUp``: ``ExecuteScaleUps``), spread
+        over similar groups with ``--balance-similar-node-groups``."""
         bought: list[Node] = []
-        for _, pods in found.nodes:
-            name = unique_name(f"{group.name}-naive-{len(self.taken)}", self.taken)
-            domain = self.first_domain(group)
-            self.count_slot(group, domain)
-            node = self.make_node(group, domain, name)
-            trigger = owners[pods[0].key].key
-            planned = PlannedNode(group, node, trigger, domain, list(pods))
-            self.ledger.planned.append(planned)
-            bought.append(node)
-            self.added[group.name] = self.added.get(group.name, 0) + 1
+        slots = iter(found.nodes)
+        for group, count in self._spread(option):
+            for _, pods in itertools.islice(slots, count):
+                name = unique_name(f"{group.name}-naive-{len(self.taken)}", self.taken)
+                domain = self.first_domain(group)
+                self.count_slot(group, domain)
+                node = self.make_node(group, domain, name)
+                trigger = owners[pods[0].key].key
+                self.ledger.planned.append(PlannedNode(group, node, trigger, domain, list(pods)))
+                bought.append(node)
+                self.added[group.name] = self.added.get(group.name, 0) + 1
         self.state.add_nodes(bought)
+
+    def _spread(self, option: Option) -> list[tuple[NodeGroup, int]]:
+        """Nodes per group: all to the option's group, or balanced over the groups similar
+        to it that accept all its pods (``orchestrator.go`` ``ComputeSimilarNodeGroups``,
+        ``balancing_processor.go`` ``BalanceScaleUpBetweenGroups``)."""
+        best = option.group
+        if not self.settings.balance_similar_node_groups:
+            return [(best, option.node_count)]
+        ignored = self.settings.balancing_ignore_labels
+        members = [best] + [
+            g
+            for g in self.groups
+            if g is not best
+            and self._room(g) > 0
+            and similar(option.template, self.template(g), ignored)
+            and all(self._refusal(g, self.template(g), p) is None for p in option.pods)
+        ]
+        sizes = [(g.name, g.current_size + self.added.get(g.name, 0), g.max_size) for g in members]
+        counts = balance(sizes, option.node_count)
+        return [(g, counts[g.name]) for g in members if g.name in counts]
 
 
 def _pods_refuse(group: NodeGroup, domain: Mapping[str, str]) -> str:
