@@ -461,6 +461,10 @@ class Pod:
     score_only: tuple[str, ...] = ()
     # spec.schedulingGates: while any is set kube-scheduler never tries the pod (PreEnqueue)
     scheduling_gates: tuple[str, ...] = ()
+    # the ProvisioningRequest the pod consumes, as (name, provisioningClassName) from
+    # autoscaling.x-k8s.io/consume-provisioning-request and .../provisioning-class-name
+    # ("" when the class annotation is missing); None: it consumes none
+    provisioning_request: tuple[str, str] | None = None
     # why kube-scheduler refuses the pod before looking at any node (PreFilter), in its words
     rejected: tuple[str, ...] = ()
 

@@ -89,6 +89,16 @@ POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 KUEUE_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 KUEUE_TOTAL_ANNOTATION = "kueue.x-k8s.io/pod-group-total-count"
 REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
+# cluster-autoscaler provisioningrequest/pods/pods.go (and apis v1beta1): current and
+# deprecated keys of the annotations a pod consuming a ProvisioningRequest carries
+CONSUME_PROVISIONING_REQUEST = (
+    "autoscaling.x-k8s.io/consume-provisioning-request",
+    "cluster-autoscaler.kubernetes.io/consume-provisioning-request",
+)
+PROVISIONING_CLASS = (
+    "autoscaling.x-k8s.io/provisioning-class-name",
+    "cluster-autoscaler.kubernetes.io/provisioning-class-name",
+)
 PREFERRED_TOPOLOGY = "kueue.x-k8s.io/podset-preferred-topology"
 SLICE_TOPOLOGY = "kueue.x-k8s.io/podset-slice-required-topology"
 REQUIRED_AFFINITY = "requiredDuringSchedulingIgnoredDuringExecution"
@@ -331,6 +341,7 @@ def _pod(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None
         preferred_topology=annotations.get(PREFERRED_TOPOLOGY) or None,
         unsupported=tuple(dict.fromkeys(u.reason for u in unmodelled if u.blocking)),
         scheduling_gates=podspec.scheduling_gates(ctx, spec),
+        provisioning_request=_provisioning_request(annotations),
         **_inter_pod(ctx, spec, namespace, labels),
     )
     total = annotations.get(KUEUE_TOTAL_ANNOTATION)
@@ -341,6 +352,13 @@ def _pod(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None
             total, f"metadata.annotations.{KUEUE_TOTAL_ANNOTATION}", minimum=1
         )
     collected.pods.append(record)
+
+
+def _provisioning_request(annotations: dict[str, str]) -> tuple[str, str] | None:
+    name = next((annotations[k] for k in CONSUME_PROVISIONING_REQUEST if annotations.get(k)), "")
+    if not name:
+        return None
+    return (name, next((annotations[k] for k in PROVISIONING_CLASS if annotations.get(k)), ""))
 
 
 def _inter_pod(

@@ -278,3 +278,49 @@ def test_balance_is_smallest_first_within_max_size() -> None:
     # a +3, b +1, c +1
     assert balance([("a", 1, 10), ("b", 0, 1), ("c", 3, 10)], 5) == {"a": 3, "b": 1, "c": 1}
     assert balance([("a", 2, 2)], 3) == {}  # maxed out: nothing, never beyond max size
+
+
+# --- provisioningrequest classes --------------------------------------------------------
+
+
+def consuming(p: Pod, klass: str, request: str = "req") -> Pod:
+    return replace(p, provisioning_request=(request, klass))
+
+
+def test_check_capacity_books_existing_room_and_never_scales_up() -> None:
+    from recommender.engine.autoscaler.provisioning import CHECK_CAPACITY
+
+    g = group("g", node("t", 8, 32), 1.0)
+    existing = replace(node("n1", 8, 32), node_group="g")
+    # 2 pods of 4 cpu fit n1 (8 cpu): booked, nothing bought, they run now
+    fits = tuple(consuming(pod(f"a{i}", 4, 1), CHECK_CAPACITY) for i in range(2))
+    plan = naive(Cluster("c", nodes=(existing,), pods=fits, node_groups=(g,)))
+    assert plan.additions == ()
+    assert {o.verdict for o in plan.outcomes.values()} == {"runs_now"}
+    # 3 such pods: 12 cpu > 8: not all fit, none is booked and none is bought
+    more = tuple(consuming(pod(f"b{i}", 4, 1), CHECK_CAPACITY) for i in range(3))
+    plan = naive(Cluster("c", nodes=(existing,), pods=more, node_groups=(g,)))
+    assert plan.additions == ()
+    assert all("never scales up" in o.reasons[0] for o in plan.outcomes.values())
+
+
+def test_an_unknown_class_triggers_nothing() -> None:
+    g = group("g", node("t", 8, 32), 1.0)
+    pods = (consuming(pod("p", 4, 1), "queued-provisioning.gke.io"),)
+    plan = naive(Cluster("c", pods=pods, node_groups=(g,)))
+    assert plan.additions == ()
+    assert "not a class cluster-autoscaler provisions" in plan.outcomes["ml/p"].reasons[0]
+
+
+def test_best_effort_atomic_buys_for_all_or_none() -> None:
+    from recommender.engine.autoscaler.provisioning import BEST_EFFORT_ATOMIC
+
+    # 3 pods of 8 cpu: one per 8-cpu node; max size 3 -> all three in one scale-up
+    pods = tuple(consuming(pod(f"p{i}", 8, 1), BEST_EFFORT_ATOMIC) for i in range(3))
+    plan = naive(Cluster("c", pods=pods, node_groups=(group("g", node("t", 8, 32), 1.0),)))
+    assert sum(a.count for a in plan.additions) == 3
+    assert all(o.schedulable_after for o in plan.outcomes.values())
+    # max size 2: the option is capped below 3 pods -> nothing is bought
+    small = group("g", node("t", 8, 32), 1.0, max_size=2)
+    plan = naive(Cluster("c", pods=pods, node_groups=(small,)))
+    assert plan.additions == ()

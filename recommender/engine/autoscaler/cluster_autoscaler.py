@@ -46,6 +46,7 @@ from recommender.engine.autoscaler.plan import (
     without_topology,
     workload_mix,
 )
+from recommender.engine.autoscaler.provisioning import provision
 from recommender.engine.scheduler import interpod
 from recommender.engine.scheduler.admission import Hold, held
 from recommender.engine.scheduler.demand import advertised_gpus
@@ -152,6 +153,29 @@ class NaivePlanner:
         self.upcoming = self._upcoming_nodes()
         self.placer = self._new_placer()
 
+    def refresh(self) -> None:
+        """After nodes were added: new room everywhere, and a placer that sees them."""
+        self.no_room.clear()
+        self.placer = self._new_placer()
+
+    def restore(self, saved: ClusterState) -> None:
+        """Back to a copy taken before (what a request booked and then gave up)."""
+        self.state = saved
+        self.refresh()
+
+    def estimate_for(self, template: Node, pods: Sequence[Pod], limit: int) -> Estimate:
+        return estimate(
+            self.cluster,
+            template,
+            pods,
+            limit=limit,
+            policy=self.policy,
+            at=self.at,
+            admit=self._admit if self.labels_matter else None,
+            inter_pod=self._inter_pod,
+            mix=self.options.workload_mix,
+        )
+
     def _new_placer(self) -> Placer:
         """A placer on the state as it is now (one made before a node was added does not
         see that node's layout)."""
@@ -159,6 +183,7 @@ class NaivePlanner:
 
     def decide(self, pending: Sequence[Workload]) -> NaiveLedger:
         candidates: list[tuple[Workload, Pod]] = []
+        requests: dict[tuple[str, str, str], list[tuple[Workload, Pod]]] = {}
         for workload in pending:
             self.ledger.needs_new[workload.key] = False
             self.ledger.reasons[workload.key] = []
@@ -169,21 +194,25 @@ class NaivePlanner:
             for pod in workload.pods:
                 if pod.priority < EXPENDABLE_PODS_PRIORITY_CUTOFF:
                     self._expendable(workload, pod)
+                elif pod.provisioning_request is not None:
+                    request = (pod.namespace, *pod.provisioning_request)
+                    requests.setdefault(request, []).append((workload, pod))
                 else:
                     candidates.append((workload, pod))
         # filter_out_schedulable.go: the pods sorted by priority, highest first (stable)
         left = sorted(candidates, key=lambda c: -c[1].priority)
-        left = self._filter_out_schedulable(left, first=True)
+        left = self.filter_out_schedulable(left, first=True)
+        for (_, name, klass), pods in requests.items():  # one request per loop
+            provision(self, name, klass, pods)
         for _ in range(self.settings.loops):
             if not left:
                 break
             chosen = self._best_option(left)
             if chosen is None:
                 break
-            self._buy(*chosen)
-            self.no_room.clear()
-            self.placer = self._new_placer()
-            left = self._filter_out_schedulable(left, first=False)
+            self.buy(*chosen)
+            self.refresh()
+            left = self.filter_out_schedulable(left, first=False)
         for workload, pod in left:
             self.ledger.needs_new[workload.key] = True
             self.ledger.reasons[workload.key].append(self._why_not(pod))
@@ -203,16 +232,18 @@ class NaivePlanner:
             shape = repr((shape, pod.pod_terms, sorted(pod.labels.items())))
         return shape
 
-    def _filter_out_schedulable(
-        self, pods: list[tuple[Workload, Pod]], *, first: bool
+    def filter_out_schedulable(
+        self, pods: list[tuple[Workload, Pod]], *, first: bool, mark: bool = True
     ) -> list[tuple[Workload, Pod]]:
-        """The pods that still fit no existing or upcoming node (those that fit are bound)."""
+        """The pods that still fit no existing or upcoming node (those that fit are bound).
+        ``first``: only existing nodes so far; ``mark=False``: fitting pods are not marked
+        as needing new nodes (the caller decides)."""
         left = []
         for workload, pod in pods:
             shape = self._shape(pod)
             if shape not in self.no_room:
                 if self.placer.place_one(without_topology(pod)).placed:
-                    if not first:  # it runs on nodes that do not exist yet
+                    if not first and mark:  # it runs on nodes that do not exist yet
                         self.ledger.needs_new[workload.key] = True
                     continue
                 if not pod.pod_terms.affinity:  # required pod affinity may be met later
@@ -220,7 +251,7 @@ class NaivePlanner:
             left.append((workload, pod))
         return left
 
-    def _room(self, group: NodeGroup) -> int:
+    def room(self, group: NodeGroup) -> int:
         """How many more nodes the group may get: max size, then --max-nodes-total."""
         room = group.max_size - group.current_size - self.added.get(group.name, 0)
         if self.settings.max_nodes_total > 0:
@@ -238,24 +269,14 @@ class NaivePlanner:
         options: list[Option] = []
         estimates: dict[str, Estimate] = {}
         for group in self.groups:
-            room = self._room(group)
+            room = self.room(group)
             if room <= 0:
                 continue
             template = self.template(group)
-            accepted = [p for _, p in left if self._refusal(group, template, p) is None]
+            accepted = [p for _, p in left if self.refusal(group, template, p) is None]
             if not accepted:
                 continue
-            found = estimate(
-                self.cluster,
-                template,
-                accepted,
-                limit=room,
-                policy=self.policy,
-                at=self.at,
-                admit=self._admit if self.labels_matter else None,
-                inter_pod=self._inter_pod,
-                mix=self.options.workload_mix,
-            )
+            found = self.estimate_for(template, accepted, room)
             if found.node_count:
                 options.append(Option(group, found.node_count, found.pods, template))
                 estimates[group.name] = found
@@ -264,7 +285,7 @@ class NaivePlanner:
             return None
         return chosen, estimates[chosen.group.name], owners
 
-    def _refusal(self, group: NodeGroup, template: Node, pod: Pod) -> str | None:
+    def refusal(self, group: NodeGroup, template: Node, pod: Pod) -> str | None:
         """Why the scheduler's filters refuse the pod on an empty template node (None: fits)."""
         key = (group.name, template.labels.get(HOSTNAME_LABEL), pod_shape(pod))
         if key not in self.accepts:
@@ -297,7 +318,7 @@ class NaivePlanner:
         refusals, full = [], []
         for group in self.groups:
             template = self.template(group)
-            refusal = self._refusal(group, template, pod)
+            refusal = self.refusal(group, template, pod)
             if refusal is not None and pod.claims and self._no_dra_from_zero(group):
                 refusals.append(
                     f"{group.name}: {refusal} (the group has no ready node and its provider "
@@ -305,7 +326,7 @@ class NaivePlanner:
                 )
             elif refusal is not None:
                 refusals.append(f"{group.name}: {refusal}")
-            elif self._room(group) <= 0:
+            elif self.room(group) <= 0:
                 full.append(f"max size {group.max_size} reached for node group {group.name}")
             else:
                 full.append(_pods_refuse(group, self.first_domain(group)))
@@ -396,7 +417,7 @@ class NaivePlanner:
         self.state.add_nodes(p.node for p in upcoming)
         return upcoming
 
-    def _buy(self, option: Option, found: Estimate, owners: Mapping[str, Workload]) -> None:
+    def buy(self, option: Option, found: Estimate, owners: Mapping[str, Workload]) -> None:
         """The option's nodes (``orchestrator.go`` ``ScaleUp``: ``ExecuteScaleUps``), spread
         over similar groups with ``--balance-similar-node-groups``."""
         bought: list[Node] = []
@@ -425,9 +446,9 @@ class NaivePlanner:
             g
             for g in self.groups
             if g is not best
-            and self._room(g) > 0
+            and self.room(g) > 0
             and similar(option.template, self.template(g), ignored)
-            and all(self._refusal(g, self.template(g), p) is None for p in option.pods)
+            and all(self.refusal(g, self.template(g), p) is None for p in option.pods)
         ]
         sizes = [(g.name, g.current_size + self.added.get(g.name, 0), g.max_size) for g in members]
         counts = balance(sizes, option.node_count)
