@@ -96,6 +96,11 @@ class CaSettings:
     version: str = "1.36"
     expanders: tuple[str, ...] = DEFAULT_EXPANDERS  # --expander=a,b
     max_nodes_total: int = 0  # --max-nodes-total (0: no limit)
+    # --cores-total / --memory-total maxima (0: no limit; upstream's defaults, 320000
+    # cores and 6400000 GiB, bind no cluster the model sees) and --gpu-total per GPU type
+    max_cores_total: int = 0
+    max_memory_total_bytes: int = 0
+    max_gpus_total: Mapping[str, int] = field(default_factory=dict)
     balance_similar_node_groups: bool = False  # --balance-similar-node-groups
     balancing_ignore_labels: tuple[str, ...] = ()  # --balancing-ignore-label
     priorities: Mapping[int, tuple[str, ...]] = field(default_factory=dict)  # priority expander
@@ -149,6 +154,7 @@ class NaivePlanner:
         self.around: list[tuple[Node, tuple[Pod, ...]]] = []  # existing + upcoming, per loop
         self.accepts: dict[tuple[object, ...], str | None] = {}  # (template, shape) → refusal
         self.templates: dict[tuple[object, ...], Node] = {}
+        self._usage: tuple[int, dict[str, int]] | None = None  # (nodes counted, totals)
         self.options = options_for(policy, at, mix=mix)
         self.upcoming = self._upcoming_nodes()
         self.placer = self._new_placer()
@@ -252,11 +258,49 @@ class NaivePlanner:
         return left
 
     def room(self, group: NodeGroup) -> int:
-        """How many more nodes the group may get: max size, then --max-nodes-total."""
+        """How many more nodes the group may get: max size, then --max-nodes-total
+        (``orchestrator.go`` ``GetCappedNewNodeCount``), then the cluster-wide resource
+        limits (``core/scaleup/resource/manager.go`` ``ResourcesLeft``, ``ApplyLimits``:
+        --cores-total, --memory-total, --gpu-total per GPU type)."""
         room = group.max_size - group.current_size - self.added.get(group.name, 0)
         if self.settings.max_nodes_total > 0:
             room = min(room, self.settings.max_nodes_total - len(self.taken))
+        return min(room, self._resources_left(self.template(group)))
+
+    def _resources_left(self, template: Node) -> int:
+        """Nodes like ``template`` the cluster-wide limits still allow."""
+        settings = self.settings
+        room = len(self.taken) + 10**9
+        limits = (settings.max_cores_total, settings.max_memory_total_bytes)
+        if not any(limits) and not settings.max_gpus_total:
+            return room
+        used = self._used()
+        per_node = _limited(template)
+        for key, limit in (
+            ("cpu", settings.max_cores_total * 1000 if settings.max_cores_total else 0),
+            ("memory", settings.max_memory_total_bytes),
+            *((f"gpu:{model}", count) for model, count in settings.max_gpus_total.items()),
+        ):
+            if limit and per_node.get(key, 0) > 0:
+                room = min(room, (limit - used.get(key, 0)) // per_node[key])
         return room
+
+    def _full(self, group: NodeGroup) -> str:
+        if group.current_size + self.added.get(group.name, 0) >= group.max_size:
+            return f"max size {group.max_size} reached for node group {group.name}"
+        if self.settings.max_nodes_total and len(self.taken) >= self.settings.max_nodes_total:
+            return f"--max-nodes-total {self.settings.max_nodes_total} reached"
+        return f"a cluster-wide resource limit leaves no room for a node of group {group.name}"
+
+    def _used(self) -> dict[str, int]:
+        """What the nodes counted against the limits hold (existing, upcoming, bought)."""
+        if self._usage is None or self._usage[0] != len(self.taken):
+            totals: dict[str, int] = {}
+            for name in self.state.node_names():
+                for key, amount in _limited(self.state.node(name)).items():
+                    totals[key] = totals.get(key, 0) + amount
+            self._usage = (len(self.taken), totals)
+        return self._usage[1]
 
     def _best_option(
         self, left: list[tuple[Workload, Pod]]
@@ -327,7 +371,7 @@ class NaivePlanner:
             elif refusal is not None:
                 refusals.append(f"{group.name}: {refusal}")
             elif self.room(group) <= 0:
-                full.append(f"max size {group.max_size} reached for node group {group.name}")
+                full.append(self._full(group))
             else:
                 full.append(_pods_refuse(group, self.first_domain(group)))
         if full:
@@ -453,6 +497,15 @@ class NaivePlanner:
         sizes = [(g.name, g.current_size + self.added.get(g.name, 0), g.max_size) for g in members]
         counts = balance(sizes, option.node_count)
         return [(g, counts[g.name]) for g in members if g.name in counts]
+
+
+def _limited(node: Node) -> dict[str, int]:
+    """What one node counts against the cluster-wide limits: cpu, memory, GPUs by type."""
+    counts = {"cpu": node.allocatable.cpu_milli, "memory": node.allocatable.memory_bytes}
+    for gpu in node.gpus:
+        key = f"gpu:{gpu.model}"
+        counts[key] = counts.get(key, 0) + 1
+    return counts
 
 
 def _pods_refuse(group: NodeGroup, domain: Mapping[str, str]) -> str:
