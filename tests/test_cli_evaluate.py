@@ -158,3 +158,29 @@ def test_it_lists_ignored_kinds_and_unsupported_fields_in_json_and_text(tmp_path
     text = run_manage("evaluate", str(snapshot), "--at", AT, environment=environment).stdout
     assert "== Not modelled ==\n* ignored 1 x ConfigMap (v1)\n" in text
     assert "ml/web (pod, 1 pods, 0 GPUs): blocked" in text
+
+
+def test_it_records_the_autoscaler_profile_and_refuses_an_unknown_one() -> None:
+    chosen = run_manage(
+        "evaluate",
+        str(SCENARIO),
+        "--format",
+        "json",
+        "--at",
+        AT,
+        "--autoscaler",
+        "cluster-autoscaler:1.36",
+        environment=environment_without_services(),
+    )
+    assert chosen.returncode == 0, chosen.stderr
+    assert json.loads(chosen.stdout)["autoscalerProfile"] == "cluster-autoscaler:1.36"
+    unknown = run_manage(
+        "evaluate",
+        str(SCENARIO),
+        "--autoscaler",
+        "ca-1.0",
+        environment=environment_without_services(),
+    )
+    assert unknown.returncode == 2
+    assert "unknown profile 'ca-1.0'" in unknown.stderr
+    assert "valid profiles: cluster-autoscaler, cluster-autoscaler:1.36" in unknown.stderr
