@@ -4,7 +4,7 @@ import random
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from recommender.engine.autoscaler.cluster_autoscaler import CaSettings, naive_scale_up
+from recommender.engine.autoscaler.cluster_autoscaler import naive_scale_up
 from recommender.engine.autoscaler.estimator import estimate
 from recommender.engine.autoscaler.expander import (
     LEAST_NODES,
@@ -15,6 +15,7 @@ from recommender.engine.autoscaler.expander import (
     best_option,
     waste_score,
 )
+from recommender.engine.autoscaler.flags import CaSettings
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
 from topology.hardware import (

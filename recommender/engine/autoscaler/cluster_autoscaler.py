@@ -23,22 +23,25 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from recommender.engine import costs
 from recommender.engine.autoscaler.estimator import Estimate, estimate
-from recommender.engine.autoscaler.expander import DEFAULT_EXPANDERS, Option, best_option
+from recommender.engine.autoscaler.expander import Option, best_option
+from recommender.engine.autoscaler.flags import EXPENDABLE_PODS_PRIORITY_CUTOFF, CaSettings
+from recommender.engine.autoscaler.groups import GroupView
+from recommender.engine.autoscaler.ledger import (
+    NaiveLedger,
+    PlannedNode,
+    additions,
+    node_stranded,
+    workload_plan,
+)
 from recommender.engine.autoscaler.nodegroupset import balance, similar
 from recommender.engine.autoscaler.plan import (
-    BLOCKED,
     NAIVE,
-    RUNS_NOW,
-    NodeAddition,
     ScaleUpPlan,
-    WorkloadPlan,
     lone_node_rejection,
-    new_node,
     options_for,
     placement_text,
     pod_shape,
@@ -48,67 +51,14 @@ from recommender.engine.autoscaler.plan import (
 )
 from recommender.engine.autoscaler.provisioning import provision
 from recommender.engine.scheduler import interpod
-from recommender.engine.scheduler.admission import Hold, held
-from recommender.engine.scheduler.demand import advertised_gpus
+from recommender.engine.scheduler.admission import held
 from recommender.engine.scheduler.placement import Placer, place
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload
-from topology.hardware import GPU_RESOURCE, HOSTNAME_LABEL, Cluster, Node, NodeGroup, Pod
-
-SCALE_UP = "scale_up"
-# cluster-autoscaler's --expendable-pods-priority-cutoff default (config/flags/flags.go)
-EXPENDABLE_PODS_PRIORITY_CUTOFF = -10
-# RunOnce loops the model runs at most (upstream loops every --scan-interval for ever)
-LOOP_LIMIT = 50
+from topology.hardware import HOSTNAME_LABEL, Cluster, Node, NodeGroup, Pod
 
 
-@dataclass(slots=True)
-class PlannedNode:
-    """A node cluster-autoscaler asked for (or counts as upcoming)."""
-
-    group: NodeGroup
-    node: Node
-    trigger: str  # the workload whose pod made it buy this node
-    domain: Mapping[str, str]  # the placement labels it landed with
-    pods: list[Pod] = field(default_factory=list)  # what the estimate put on it
-
-    # planned nodes of one kind differ only by name (same labels otherwise, same taints)
-    kind: tuple[str, tuple[tuple[str, str], ...]] = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.kind = (self.group.name, tuple(sorted(self.domain.items())))
-
-
-@dataclass(slots=True)
-class NaiveLedger:
-    """What the naive pass decided, per workload."""
-
-    planned: list[PlannedNode] = field(default_factory=list)
-    needs_new: dict[str, bool] = field(default_factory=dict)
-    reasons: dict[str, list[str]] = field(default_factory=dict)
-    held: dict[str, Hold] = field(default_factory=dict)  # never tried (admission.held)
-
-
-@dataclass(frozen=True, slots=True)
-class CaSettings:
-    """The cluster-autoscaler flags the model reads (defaults as upstream's flags.go)."""
-
-    version: str = "1.36"
-    expanders: tuple[str, ...] = DEFAULT_EXPANDERS  # --expander=a,b
-    max_nodes_total: int = 0  # --max-nodes-total (0: no limit)
-    # --cores-total / --memory-total maxima (0: no limit; upstream's defaults, 320000
-    # cores and 6400000 GiB, bind no cluster the model sees) and --gpu-total per GPU type
-    max_cores_total: int = 0
-    max_memory_total_bytes: int = 0
-    max_gpus_total: Mapping[str, int] = field(default_factory=dict)
-    balance_similar_node_groups: bool = False  # --balance-similar-node-groups
-    balancing_ignore_labels: tuple[str, ...] = ()  # --balancing-ignore-label
-    priorities: Mapping[int, tuple[str, ...]] = field(default_factory=dict)  # priority expander
-    seed: int = 0  # the random expander's seed: the same evaluation, the same choice
-    loops: int = LOOP_LIMIT
-
-
-class NaivePlanner:
+class NaivePlanner(GroupView):
     """cluster-autoscaler's scale-up, loop after loop (``core/static_autoscaler.go`` ``RunOnce``).
 
     Each loop: filter-out-schedulable packs the pending pods, highest priority
@@ -257,51 +207,6 @@ class NaivePlanner:
             left.append((workload, pod))
         return left
 
-    def room(self, group: NodeGroup) -> int:
-        """How many more nodes the group may get: max size, then --max-nodes-total
-        (``orchestrator.go`` ``GetCappedNewNodeCount``), then the cluster-wide resource
-        limits (``core/scaleup/resource/manager.go`` ``ResourcesLeft``, ``ApplyLimits``:
-        --cores-total, --memory-total, --gpu-total per GPU type)."""
-        room = group.max_size - group.current_size - self.added.get(group.name, 0)
-        if self.settings.max_nodes_total > 0:
-            room = min(room, self.settings.max_nodes_total - len(self.taken))
-        return min(room, self._resources_left(self.template(group)))
-
-    def _resources_left(self, template: Node) -> int:
-        """Nodes like ``template`` the cluster-wide limits still allow."""
-        settings = self.settings
-        room = len(self.taken) + 10**9
-        limits = (settings.max_cores_total, settings.max_memory_total_bytes)
-        if not any(limits) and not settings.max_gpus_total:
-            return room
-        used = self._used()
-        per_node = _limited(template)
-        for key, limit in (
-            ("cpu", settings.max_cores_total * 1000 if settings.max_cores_total else 0),
-            ("memory", settings.max_memory_total_bytes),
-            *((f"gpu:{model}", count) for model, count in settings.max_gpus_total.items()),
-        ):
-            if limit and per_node.get(key, 0) > 0:
-                room = min(room, (limit - used.get(key, 0)) // per_node[key])
-        return room
-
-    def _full(self, group: NodeGroup) -> str:
-        if group.current_size + self.added.get(group.name, 0) >= group.max_size:
-            return f"max size {group.max_size} reached for node group {group.name}"
-        if self.settings.max_nodes_total and len(self.taken) >= self.settings.max_nodes_total:
-            return f"--max-nodes-total {self.settings.max_nodes_total} reached"
-        return f"a cluster-wide resource limit leaves no room for a node of group {group.name}"
-
-    def _used(self) -> dict[str, int]:
-        """What the nodes counted against the limits hold (existing, upcoming, bought)."""
-        if self._usage is None or self._usage[0] != len(self.taken):
-            totals: dict[str, int] = {}
-            for name in self.state.node_names():
-                for key, amount in _limited(self.state.node(name)).items():
-                    totals[key] = totals.get(key, 0) + amount
-            self._usage = (len(self.taken), totals)
-        return self._usage[1]
-
     def _best_option(
         self, left: list[tuple[Workload, Pod]]
     ) -> tuple[Option, Estimate, dict[str, Workload]] | None:
@@ -380,87 +285,6 @@ class NaivePlanner:
             return f"pod {pod.name}: no node group"
         return f"pod {pod.name}: no node group template accepts it (" + "; ".join(refusals) + ")"
 
-    def first_domain(self, group: NodeGroup) -> Mapping[str, str]:
-        """Where the cloud puts the next node: the first placement with a free slot."""
-        for index, placement in enumerate(group.placements):
-            if self.added_per_slot.get((group.name, index), 0) < placement.max_new_nodes:
-                return placement.labels
-        return {}
-
-    def count_slot(self, group: NodeGroup, labels: Mapping[str, str]) -> None:
-        for index, placement in enumerate(group.placements):
-            if placement.labels == labels:
-                slot = (group.name, index)
-                self.added_per_slot[slot] = self.added_per_slot.get(slot, 0) + 1
-                return
-
-    def template(self, group: NodeGroup) -> Node:
-        """The group's next node as cluster-autoscaler sees it, kept per domain.
-
-        ``processors/nodeinfosprovider/mixed_nodeinfos_processor.go``
-        ``Process``: a ready, schedulable live member of the group, sanitized
-        (``simulator/node_info_utils.go`` ``SanitizedTemplateNodeInfoFromNodeInfo``:
-        new name, hostname label replaced); else the group's template. The
-        member's DaemonSet pods are not carried over (the snapshot does not
-        tell DaemonSet pods apart: partly).
-        """
-        domain = self.first_domain(group)
-        key = (group.name, tuple(sorted(domain.items())))
-        found = self.templates.get(key)
-        if found is None:
-            found = self.templates[key] = self.make_node(group, domain, f"{group.name}-template")
-        return found
-
-    def _no_dra_from_zero(self, group: NodeGroup) -> bool:
-        return not group.dra_scale_from_zero and self.live_member(group) is None
-
-    def live_member(self, group: NodeGroup) -> Node | None:
-        for node in self.cluster.nodes:
-            if (
-                node.node_group == group.name
-                and node.ready
-                and not node.unschedulable
-                and not _gpus_unready(node, group)
-            ):
-                return node
-        return None
-
-    def make_node(self, group: NodeGroup, domain: Mapping[str, str], name: str) -> Node:
-        member = self.live_member(group)
-        if member is None:
-            node = new_node(group, domain, name)
-            if group.dra_scale_from_zero:
-                return node
-            # docs/dra_support.md: without the provider's support, the template of an
-            # empty group (NodeGroup.TemplateNodeInfo) has no ResourceSlices
-            devices = tuple(d for d in node.devices if d.driver == GPU_RESOURCE)
-            return replace(node, devices=devices, counter_sets=())
-        labels = {**member.labels, **domain, HOSTNAME_LABEL: name}
-        return replace(
-            member,
-            name=name,
-            labels=labels,
-            node_group=group.name,
-            price_per_node_hour=group.price_per_node_hour,
-        )
-
-    def _upcoming_nodes(self) -> list[PlannedNode]:
-        """Nodes CA counts as coming (``clusterstate.go`` ``GetUpcomingNodes``: target size
-        minus registered; ``processors/customresources/gpu_processor.go``
-        ``FilterOutNodesWithUnreadyResources``: a GPU node whose device plugin has not
-        advertised its GPUs yet): template copies in the simulation, never bought twice."""
-        upcoming = []
-        for group in self.groups:
-            target = group.autoscaler.target_size if group.autoscaler else None
-            missing = max(0, (target or 0) - group.current_size)
-            unready = [n for n in self.cluster.nodes if n.node_group == group.name]
-            missing += sum(1 for n in unready if _gpus_unready(n, group))
-            for _ in range(missing):
-                name = unique_name(f"{group.name}-upcoming-{len(self.taken)}", self.taken)
-                upcoming.append(PlannedNode(group, new_node(group, {}, name), "", {}))
-        self.state.add_nodes(p.node for p in upcoming)
-        return upcoming
-
     def buy(self, option: Option, found: Estimate, owners: Mapping[str, Workload]) -> None:
         """The option's nodes (``orchestrator.go`` ``ScaleUp``: ``ExecuteScaleUps``), spread
         over similar groups with ``--balance-similar-node-groups``."""
@@ -499,23 +323,9 @@ class NaivePlanner:
         return [(g, counts[g.name]) for g in members if g.name in counts]
 
 
-def _limited(node: Node) -> dict[str, int]:
-    """What one node counts against the cluster-wide limits: cpu, memory, GPUs by type."""
-    counts = {"cpu": node.allocatable.cpu_milli, "memory": node.allocatable.memory_bytes}
-    for gpu in node.gpus:
-        key = f"gpu:{gpu.model}"
-        counts[key] = counts.get(key, 0) + 1
-    return counts
-
-
 def _pods_refuse(group: NodeGroup, domain: Mapping[str, str]) -> str:
     where = placement_text(domain)
     return f"pod affinity or topology spread refuses the next node of group {group.name}{where}"
-
-
-def _gpus_unready(node: Node, group: NodeGroup) -> bool:
-    """A member of a GPU group that advertises no GPU yet (its device plugin is not up)."""
-    return advertised_gpus(group.template) > 0 and advertised_gpus(node) == 0 and not node.devices
 
 
 def naive_scale_up(
@@ -538,76 +348,15 @@ def naive_scale_up(
     result = place(cluster, pending, state=after, options=options, diagnose=False)
     placed = {o.workload: o.placed for o in result.outcomes}
     bound_nodes = {b.node for o in result.outcomes if o.placed for b in o.bindings}
-    stranded = {p.node.name: _stranded(p, result.state, bound_nodes) for p in ledger.planned}
+    stranded = {p.node.name: node_stranded(p, result.state, bound_nodes) for p in ledger.planned}
     outcomes = {
-        w.key: _workload_plan(w, ledger, placed.get(w.key, False), stranded) for w in pending
+        w.key: workload_plan(w, ledger, placed.get(w.key, False), stranded) for w in pending
     }
     return ScaleUpPlan(
         mode=NAIVE,
-        additions=_additions(ledger),
+        additions=additions(ledger),
         outcomes=outcomes,
         cost_per_hour=costs.round_money(sum(p.group.price_per_node_hour for p in ledger.planned)),
         stranded_gpus=sum(gpus for gpus, _ in stranded.values()),
         stranded_per_hour=costs.round_money(sum(cost for _, cost in stranded.values())),
     )
-
-
-def _stranded(planned: PlannedNode, state: ClusterState, bound: set[str]) -> tuple[int, float]:
-    """(unused GPUs, wasted $/h) of one naive node after the real scheduler ran."""
-    node = planned.node
-    unused = sum(1 for cell in state.gpu_cells(node.name) if cell.allocated_milli == 0)
-    cost = costs.stranded_cost_per_hour(
-        planned.group.price_per_node_hour, node.gpu_count, unused, node.name in bound
-    )
-    return unused, cost
-
-
-def _workload_plan(
-    workload: Workload,
-    ledger: NaiveLedger,
-    schedulable_after: bool,
-    stranded: Mapping[str, tuple[int, float]],
-) -> WorkloadPlan:
-    mine = [p for p in ledger.planned if p.trigger == workload.key]
-    add_nodes: dict[str, int] = {}
-    for planned in mine:
-        add_nodes[planned.group.name] = add_nodes.get(planned.group.name, 0) + 1
-    reasons = ledger.reasons.get(workload.key, [])
-    hold = ledger.held.get(workload.key)
-    if hold is not None:
-        return WorkloadPlan(workload.key, hold.verdict, reasons=hold.reasons)
-    if not ledger.needs_new.get(workload.key):
-        verdict = RUNS_NOW
-    else:
-        verdict = BLOCKED if reasons and not mine else SCALE_UP
-    return WorkloadPlan(
-        workload=workload.key,
-        verdict=verdict,
-        add_nodes=add_nodes,
-        reasons=tuple(reasons),
-        schedulable_after=schedulable_after,
-        stranded_gpus=sum(stranded[p.node.name][0] for p in mine),
-    )
-
-
-def _additions(ledger: NaiveLedger) -> tuple[NodeAddition, ...]:
-    """Naive nodes grouped by (group, domain, trigger workload), in purchase order."""
-    grouped: dict[tuple[str, str, str], list[PlannedNode]] = {}
-    for planned in ledger.planned:
-        key = (planned.group.name, repr(sorted(planned.domain.items())), planned.trigger)
-        grouped.setdefault(key, []).append(planned)
-    additions = []
-    for (group_name, _, trigger), nodes in grouped.items():
-        group = nodes[0].group
-        placement = dict(nodes[0].domain)
-        additions.append(
-            NodeAddition(
-                node_group=group_name,
-                count=len(nodes),
-                placement=placement,
-                node_names=tuple(p.node.name for p in nodes),
-                workloads=(trigger,),
-                cost_per_hour=costs.nodes_cost_per_hour(len(nodes), group.price_per_node_hour),
-            )
-        )
-    return tuple(additions)

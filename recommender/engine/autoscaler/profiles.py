@@ -25,7 +25,8 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Protocol
 
-from recommender.engine.autoscaler.cluster_autoscaler import CaSettings, naive_scale_up
+from recommender.engine.autoscaler.cluster_autoscaler import naive_scale_up
+from recommender.engine.autoscaler.flags import CaSettings
 from recommender.engine.autoscaler.plan import ScaleUpPlan
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload

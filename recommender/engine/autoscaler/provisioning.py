@@ -25,17 +25,39 @@ Pure: no Django, no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+import random
+from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 from recommender.engine.autoscaler.estimator import Estimate
 from recommender.engine.autoscaler.expander import Option, best_option
+from recommender.engine.autoscaler.flags import CaSettings
+from recommender.engine.autoscaler.ledger import NaiveLedger
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload
-from topology.hardware import Pod
+from topology.hardware import Node, NodeGroup, Pod
 
-if TYPE_CHECKING:
-    from recommender.engine.autoscaler.cluster_autoscaler import NaivePlanner
+
+class NaivePlanner(Protocol):
+    """What a request's loop uses of ``cluster_autoscaler.NaivePlanner``."""
+
+    state: ClusterState
+    ledger: NaiveLedger
+    groups: tuple[NodeGroup, ...]
+    settings: CaSettings
+    rng: random.Random
+
+    def filter_out_schedulable(
+        self, pods: list[tuple[Workload, Pod]], *, first: bool, mark: bool = True
+    ) -> list[tuple[Workload, Pod]]: ...
+    def room(self, group: NodeGroup) -> int: ...
+    def template(self, group: NodeGroup) -> Node: ...
+    def refusal(self, group: NodeGroup, template: Node, pod: Pod) -> str | None: ...
+    def estimate_for(self, template: Node, pods: Sequence[Pod], limit: int) -> Estimate: ...
+    def buy(self, option: Option, found: Estimate, owners: Mapping[str, Workload]) -> None: ...
+    def refresh(self) -> None: ...
+    def restore(self, saved: ClusterState) -> None: ...
+
 
 CHECK_CAPACITY = "check-capacity.autoscaling.x-k8s.io"
 BEST_EFFORT_ATOMIC = "best-effort-atomic-scale-up.autoscaling.x-k8s.io"
