@@ -341,3 +341,22 @@ def test_cluster_wide_gpu_and_core_limits_cap_the_option() -> None:
     cores = naive(cluster, CaSettings(max_cores_total=24))
     assert sum(a.count for a in cores.additions) == 2
     assert sum(a.count for a in naive(cluster).additions) == 4
+
+
+def test_a_discovered_groups_template_keeps_the_daemonset_requests_off() -> None:
+    # the member m1 has 8 cpu and is full; DaemonSets take 1 cpu of every node, so
+    # discovery's template (built from m1, topology.discovery.template_from_member)
+    # has 7 cpu. A 7.5-cpu pod fits an 8-cpu node, not a node with the DaemonSets:
+    # cluster-autoscaler, whose template carries the DaemonSet pods, buys nothing.
+    member = replace(node("m1", 8, 32), node_group="g")
+    busy = Pod("ml", "busy", requests=Resources(cpu_milli=8000, pods=1), node_name="m1")
+    wide = Pod("ml", "wide", requests=Resources(cpu_milli=7500, pods=1))
+    discovered = group(
+        "g", node("g-template", 7, 32), 1.0, source="cluster-autoscaler status ConfigMap"
+    )
+    plan = naive(Cluster("c", nodes=(member,), pods=(busy, wide), node_groups=(discovered,)))
+    assert plan.additions == ()
+    # the same group declared only by the project: CA's template is m1 (8 cpu): buys 1
+    declared = replace(discovered, source=None)
+    plan = naive(Cluster("c", nodes=(member,), pods=(busy, wide), node_groups=(declared,)))
+    assert sum(a.count for a in plan.additions) == 1

@@ -4,9 +4,12 @@
 "what would the next node of this group look like, where would it land, how
 many more may there be":
 
-- the template: a ready live member of the group, sanitized, else the
-  group's own template (``processors/nodeinfosprovider/
-  mixed_nodeinfos_processor.go`` ``Process``), without DRA devices for an
+- the template: a ready live member of the group, sanitized (hostname
+  replaced, cluster-autoscaler's own taints dropped; for a discovered group
+  the template discovery built from a member, less the requests of the
+  snapshot's DaemonSets that would run on it), else the group's own template
+  (``processors/nodeinfosprovider/mixed_nodeinfos_processor.go`` ``Process``),
+  without DRA devices for an
   empty group whose provider does not template them (``docs/dra_support.md``);
 - the domain: the group's first placement with a free slot (the autoscaler
   cannot choose where the cloud puts a node);
@@ -28,6 +31,7 @@ from recommender.engine.autoscaler.ledger import PlannedNode
 from recommender.engine.autoscaler.plan import new_node, unique_name
 from recommender.engine.scheduler.demand import advertised_gpus
 from recommender.engine.scheduler.state import ClusterState
+from topology.discovery import PROJECT_SOURCE, template_from_member
 from topology.hardware import GPU_RESOURCE, HOSTNAME_LABEL, Cluster, Node, NodeGroup
 
 
@@ -109,9 +113,11 @@ class GroupView:
         ``processors/nodeinfosprovider/mixed_nodeinfos_processor.go``
         ``Process``: a ready, schedulable live member of the group, sanitized
         (``simulator/node_info_utils.go`` ``SanitizedTemplateNodeInfoFromNodeInfo``:
-        new name, hostname label replaced); else the group's template. The
-        member's DaemonSet pods are not carried over (the snapshot does not
-        tell DaemonSet pods apart: partly).
+        new name, hostname label replaced, CA's taints dropped); else the group's
+        template. DaemonSet pods: a discovered group's template already has the
+        snapshot's DaemonSets taken off (``topology.discovery.template_from_member``);
+        for a group only the project declares, the member's DaemonSet pods are not
+        carried over (a bound pod's owner is not in the model: partly).
         """
         domain = self.first_domain(group)
         key = (group.name, tuple(sorted(domain.items())))
@@ -144,13 +150,14 @@ class GroupView:
             # empty group (NodeGroup.TemplateNodeInfo) has no ResourceSlices
             devices = tuple(d for d in node.devices if d.driver == GPU_RESOURCE)
             return replace(node, devices=devices, counter_sets=())
-        labels = {**member.labels, **domain, HOSTNAME_LABEL: name}
+        if group.source is not None and not group.source.startswith(PROJECT_SOURCE):
+            # discovery built this template from a member already, less the requests of
+            # the snapshot's DaemonSets that would run on it (topology.discovery)
+            return new_node(group, domain, name)
+        base = template_from_member(group.name, member, ())  # hostname, CA's taints
+        labels = {**base.labels, **domain, HOSTNAME_LABEL: name}
         return replace(
-            member,
-            name=name,
-            labels=labels,
-            node_group=group.name,
-            price_per_node_hour=group.price_per_node_hour,
+            base, name=name, labels=labels, price_per_node_hour=group.price_per_node_hour
         )
 
     def _upcoming_nodes(self) -> list[PlannedNode]:
