@@ -90,6 +90,7 @@ class NaivePlanner(GroupView):
         self.rng = random.Random(settings.seed)
         self.groups = tuple(sorted(cluster.node_groups, key=lambda g: g.name))
         self.taken = set(state.node_names())
+        self.existing = frozenset(self.taken)  # registered nodes (not upcoming, not bought)
         self.added: dict[str, int] = {}
         self.added_per_slot: dict[tuple[str, int], int] = {}
         self.ledger = NaiveLedger()
@@ -157,7 +158,7 @@ class NaivePlanner(GroupView):
                     candidates.append((workload, pod))
         # filter_out_schedulable.go: the pods sorted by priority, highest first (stable)
         left = sorted(candidates, key=lambda c: -c[1].priority)
-        left = self.filter_out_schedulable(left, first=True)
+        left = self.filter_out_schedulable(left)
         for (_, name, klass), pods in requests.items():  # one request per loop
             provision(self, name, klass, pods)
         for _ in range(self.settings.loops):
@@ -168,7 +169,7 @@ class NaivePlanner(GroupView):
                 break
             self.buy(*chosen)
             self.refresh()
-            left = self.filter_out_schedulable(left, first=False)
+            left = self.filter_out_schedulable(left)
         for workload, pod in left:
             self.ledger.needs_new[workload.key] = True
             self.ledger.reasons[workload.key].append(self._why_not(pod))
@@ -189,17 +190,17 @@ class NaivePlanner(GroupView):
         return shape
 
     def filter_out_schedulable(
-        self, pods: list[tuple[Workload, Pod]], *, first: bool, mark: bool = True
+        self, pods: list[tuple[Workload, Pod]]
     ) -> list[tuple[Workload, Pod]]:
         """The pods that still fit no existing or upcoming node (those that fit are bound).
-        ``first``: only existing nodes so far; ``mark=False``: fitting pods are not marked
-        as needing new nodes (the caller decides)."""
+        A pod bound to an upcoming or bought node marks its workload as needing new nodes."""
         left = []
         for workload, pod in pods:
             shape = self._shape(pod)
             if shape not in self.no_room:
-                if self.placer.place_one(without_topology(pod)).placed:
-                    if not first and mark:  # it runs on nodes that do not exist yet
+                outcome = self.placer.place_one(without_topology(pod))
+                if outcome.placed:
+                    if any(b.node not in self.existing for b in outcome.bindings):
                         self.ledger.needs_new[workload.key] = True
                     continue
                 if not pod.pod_terms.affinity:  # required pod affinity may be met later

@@ -168,9 +168,12 @@ class GroupView:
         upcoming = []
         for group in self.groups:
             target = group.autoscaler.target_size if group.autoscaler else None
-            missing = max(0, (target or 0) - group.current_size)
-            unready = [n for n in self.cluster.nodes if n.node_group == group.name]
-            missing += sum(1 for n in unready if _gpus_unready(n, group))
+            unregistered = max(0, (target or 0) - group.current_size)
+            # requested nodes count towards the group's size (target), GPU-unready
+            # members already do (current size)
+            self.added[group.name] = self.added.get(group.name, 0) + unregistered
+            members = [n for n in self.cluster.nodes if n.node_group == group.name]
+            missing = unregistered + sum(1 for n in members if _gpus_unready(n, group))
             for _ in range(missing):
                 name = unique_name(f"{group.name}-upcoming-{len(self.taken)}", self.taken)
                 upcoming.append(PlannedNode(group, new_node(group, {}, name), "", {}))

@@ -48,7 +48,7 @@ class NaivePlanner(Protocol):
     rng: random.Random
 
     def filter_out_schedulable(
-        self, pods: list[tuple[Workload, Pod]], *, first: bool, mark: bool = True
+        self, pods: list[tuple[Workload, Pod]]
     ) -> list[tuple[Workload, Pod]]: ...
     def room(self, group: NodeGroup) -> int: ...
     def template(self, group: NodeGroup) -> Node: ...
@@ -68,7 +68,7 @@ def provision(
 ) -> None:
     """One request's loop: book or buy for all its pods, or say why not (nothing booked)."""
     saved = planner.state.copy()
-    left = planner.filter_out_schedulable(list(pods), first=False, mark=False)
+    left = planner.filter_out_schedulable(list(pods))
     if klass == CHECK_CAPACITY:
         if left:
             _undo(planner, saved)
@@ -104,7 +104,7 @@ def provision(
         planner.ledger.needs_new[workload.key] = True
     planner.buy(*chosen)
     planner.refresh()
-    planner.filter_out_schedulable(left, first=False)
+    planner.filter_out_schedulable(left)
 
 
 def _atomic_option(
