@@ -360,3 +360,22 @@ def test_a_discovered_groups_template_keeps_the_daemonset_requests_off() -> None
     declared = replace(discovered, source=None)
     plan = naive(Cluster("c", nodes=(member,), pods=(busy, wide), node_groups=(declared,)))
     assert sum(a.count for a in plan.additions) == 1
+
+
+# --- profiles ------------------------------------------------------------------------
+
+
+def test_the_evaluation_names_the_profile_it_ran_and_refuses_an_unknown_one() -> None:
+    import pytest
+
+    from recommender.engine.evaluate.evaluation import evaluate
+    from recommender.engine.evaluate.report import render_text
+
+    cluster = Cluster("c", pods=(pod("p", 2, 2),), node_groups=(group("g", node("t", 4, 8), 1.0),))
+    result = evaluate(cluster, at=AT, autoscaler="cluster-autoscaler:1.36")
+    assert result.to_json()["autoscalerProfile"] == "cluster-autoscaler:1.36"
+    text = render_text(result, cluster.node_groups)
+    assert "== What the naive autoscaler would do (cluster-autoscaler:1.36) ==" in text
+    assert evaluate(cluster, at=AT).to_json()["autoscalerProfile"] == "cluster-autoscaler"
+    with pytest.raises(ValueError, match="valid profiles: cluster-autoscaler, "):
+        evaluate(cluster, at=AT, autoscaler="cluster-autoscaler:1.20")
