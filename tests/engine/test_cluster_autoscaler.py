@@ -4,6 +4,8 @@ import random
 from dataclasses import replace
 from datetime import UTC, datetime
 
+import pytest
+
 from recommender.engine.autoscaler.cluster_autoscaler import naive_scale_up
 from recommender.engine.autoscaler.estimator import estimate
 from recommender.engine.autoscaler.expander import (
@@ -78,6 +80,30 @@ def test_waste_is_unused_cpu_plus_unused_memory_over_the_whole_option() -> None:
     assert waste_score(option("a", 2, 5)) == 1.5
     # 1 node for 5 pods: 0.5 + 0.5
     assert waste_score(option("b", 1, 5)) == 1.0
+
+
+# expander/waste/waste_test.go TestLeastWaste, as data: (template cpu milli, memory MiB)
+# per group, one pod of 500m / 1000 MiB; expected winner. balanced (8000m, 16000 MiB):
+# 15/16 + 15/16; highmem (8000m, 32000 MiB): 15/16 + 31/32 -> balanced wins; lowcpu
+# (4000m, 16000 MiB): 7/8 + 15/16 -> lowcpu wins among the three.
+WASTE_TABLE = [
+    ({"balanced": (8000, 16000)}, "balanced"),
+    ({"balanced": (8000, 16000), "highmem": (8000, 32000)}, "balanced"),
+    ({"balanced": (8000, 16000), "highmem": (8000, 32000), "lowcpu": (4000, 16000)}, "lowcpu"),
+]
+
+
+@pytest.mark.parametrize(("groups", "winner"), WASTE_TABLE)
+def test_least_waste_as_upstream_tests_it(groups: dict[str, tuple[int, int]], winner: str) -> None:
+    mib = 2**20
+    one = Pod("ml", "p", requests=Resources(cpu_milli=500, memory_bytes=1000 * mib, pods=1))
+    options = []
+    for name, (cpu, memory) in groups.items():
+        template = Node(
+            f"{name}-t", allocatable=Resources(cpu_milli=cpu, memory_bytes=memory * mib, pods=100)
+        )
+        options.append(Option(group(name, template, 1.0), 1, (one,), template))
+    assert best_option(options, (LEAST_WASTE,), random.Random(0)).group.name == winner
 
 
 def test_least_waste_picks_the_option_that_wastes_least() -> None:
