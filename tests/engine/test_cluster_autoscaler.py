@@ -136,6 +136,67 @@ def test_least_nodes_most_pods_and_price() -> None:
 # --- estimator/binpacking_estimator.go ------------------------------------------------
 
 
+# estimator/binpacking_estimator_test.go TestBinpackingEstimate, its resource-only
+# cases as data (hostPort and topology-spread cases are left out: the model has no
+# hostPort filter, and spread is judged against the pods around by the caller).
+# Template: cpu milli, memory MiB, 10 pods; pod groups: (cpu milli, memory BYTES as
+# upstream's BuildTestPod, count); limit 0 = none.
+BINPACKING_TABLE = [
+    ("simple resource-based binpacking", 350 * 3 - 50, 2 * 1000, 0, [(350, 1000, 10)], 5, 10),
+    ("pods-per-node bound binpacking", 10000, 20000, 0, [(10, 100, 20)], 2, 20),
+    ("limiter cuts binpacking", 1000, 5000, 5, [(500, 1000, 20)], 5, 10),
+    (
+        "decreasing ordered pods are processed first",
+        1000,
+        5000,
+        5,
+        [(50, 1000, 10), (500, 1000, 10)],
+        5,
+        10,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "cpu", "memory_mib", "limit", "groups", "nodes", "pods"), BINPACKING_TABLE
+)
+def test_binpacking_as_upstream_tests_it(
+    name: str,
+    cpu: int,
+    memory_mib: int,
+    limit: int,
+    groups: list[tuple[int, int, int]],
+    nodes: int,
+    pods: int,
+) -> None:
+    template = Node(
+        "template", allocatable=Resources(cpu_milli=cpu, memory_bytes=memory_mib * 2**20, pods=10)
+    )
+    estimatees = [
+        Pod("universe", f"g{g}-{i}", requests=Resources(cpu_milli=c, memory_bytes=m, pods=1))
+        for g, (c, m, count) in enumerate(groups)
+        for i in range(count)
+    ]
+    found = estimate(
+        Cluster("c"), template, estimatees, limit=limit or 10**6, policy="default", at=AT
+    )
+    assert (found.node_count, len(found.pods)) == (nodes, pods), name
+    # the same through the scheduler's filters (an inter-pod check that admits all)
+    filtered = estimate(
+        Cluster("c"),
+        template,
+        estimatees,
+        limit=limit or 10**6,
+        policy="default",
+        at=AT,
+        admit=lambda pod, node, pods: True,
+        inter_pod=lambda pod: True,
+    )
+    assert (filtered.node_count, len(filtered.pods)) == (nodes, pods), name
+    if name.startswith("decreasing"):  # the bigger pods were packed, the small ones not
+        assert {p.name.split("-")[0] for p in found.pods} == {"g1"}
+
+
 def test_binpacking_is_first_fit_decreasing_capped_by_the_limit() -> None:
     template = node("t", 10, 100)
     # scores: big 6/10 + 0 -> first; then 5, 4, 4 (cpu only, memory small)
