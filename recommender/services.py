@@ -42,7 +42,10 @@ def overview_figures(result: Mapping[str, Any]) -> dict[str, Any]:
 def store_evaluation(*, snapshot: Snapshot) -> Evaluation:
     """Run the engine on the snapshot and store its result, replacing any earlier one."""
     model = cluster_from_snapshot(snapshot)
-    evaluated = evaluate(model, at=snapshot.taken_at)
+    # the cluster's own profile, else the setting; an unknown name fails the evaluation
+    # with a ValueError naming the valid profiles (nothing is stored)
+    autoscaler = snapshot.cluster.autoscaler_profile or settings.AUTOSCALER_PROFILE
+    evaluated = evaluate(model, at=snapshot.taken_at, autoscaler=autoscaler)
     # the CLI's JSON: to_json() plus currency, nodeGroups and actions (recommender.actions)
     result = report_json(evaluated, model, (), settings.CURRENCY)
     with transaction.atomic():

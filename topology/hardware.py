@@ -510,6 +510,10 @@ class Pod:
     score_only: tuple[str, ...] = ()
     # spec.schedulingGates: while any is set kube-scheduler never tries the pod (PreEnqueue)
     scheduling_gates: tuple[str, ...] = ()
+    # the ProvisioningRequest the pod consumes, as (name, provisioningClassName) from
+    # autoscaling.x-k8s.io/consume-provisioning-request and .../provisioning-class-name
+    # ("" when the class annotation is missing); None: it consumes none
+    provisioning_request: tuple[str, str] | None = None
     # why kube-scheduler refuses the pod before looking at any node (PreFilter), in its words
     rejected: tuple[str, ...] = ()
     # host ports of its containers and restartable init containers (NodePorts)
@@ -592,6 +596,10 @@ class NodeGroup:
     autoscaler: AutoscalerRef | None = None  # what grows it; None for a project-only group
     price_source: str | None = None  # where price_per_node_hour comes from; None: unknown
     notes: tuple[str, ...] = ()  # what the model does not cover about this group
+    # the cloud provider's template for an EMPTY group carries its DRA devices
+    # (cluster-autoscaler docs/dra_support.md: DRA scale-from-0 only where the provider
+    # implements it); False: the autoscaler's template from zero has no DRA devices
+    dra_scale_from_zero: bool = True
 
 
 @dataclass(frozen=True, slots=True)

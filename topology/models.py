@@ -24,6 +24,13 @@ class Cluster(models.Model):
     retention_days = models.PositiveIntegerField(
         null=True, blank=True, help_text="Keep snapshots this long; blank = SNAPSHOT_RETENTION_DAYS"
     )
+    autoscaler_profile = models.CharField(
+        max_length=64,
+        blank=True,
+        default="",
+        help_text="The autoscaler the report's naive side models (e.g. cluster-autoscaler); "
+        "blank = AUTOSCALER_PROFILE",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -385,7 +385,10 @@ def test_it_explains_each_pending_workload(signed_in: Any, evaluation: Any) -> N
     diagnosis = evaluation.result["diagnoses"]["team-a/finetune"]["summary"]
     assert "team-a/finetune" in content
     assert diagnosis in content
-    assert "add 1 × h100" in content  # what the naive autoscaler does
+    # cluster-autoscaler templates group h100 from its first member, r1, tainted for
+    # team-a: the pod does not tolerate it, so CA adds nothing (never-scales)
+    assert "adds nothing" in content  # what the naive autoscaler does
+    assert "never-scales" in content
     assert "reuse team-a-h100" in content  # what the joint plan does instead
 
 

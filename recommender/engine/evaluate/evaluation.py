@@ -33,6 +33,7 @@ from recommender.engine.autoscaler.plan import (
     workload_gpu_milli,
     workload_mix,
 )
+from recommender.engine.autoscaler.profiles import DEFAULT_PROFILE, profile_named
 from recommender.engine.autoscaler.scale_up import scale_up
 from recommender.engine.evaluate import quotas
 from recommender.engine.evaluate.classes import disagreements
@@ -165,6 +166,7 @@ class Evaluation:
     # read but not modelled (never a silent match): kinds with counts, and fields
     ignored: Mapping[str, int] = field(default_factory=dict)
     unsupported: tuple[UnsupportedField, ...] = ()
+    autoscaler: str = DEFAULT_PROFILE  # the naive side's profile (autoscaler.profiles)
 
     @property
     def gpus_idle_reserved(self) -> int:
@@ -178,6 +180,7 @@ class Evaluation:
         """The DESIGN.md contract, plus heatmap, fragmentation and diagnoses."""
         return {
             "schemaVersion": SCHEMA_VERSION,
+            "autoscalerProfile": self.autoscaler,
             "cluster": {
                 "nodes": self.nodes,
                 "gpus": self.gpus,
@@ -213,8 +216,12 @@ def ignored_kind_json(key: str, count: int) -> dict[str, Any]:
     return {"kind": kind, "apiVersion": rest.removesuffix(")"), "count": count}
 
 
-def evaluate(cluster: Cluster, *, at: datetime, policy: str = "default") -> Evaluation:
-    """Everything the dashboard, the API and the CLI show about one snapshot."""
+def evaluate(
+    cluster: Cluster, *, at: datetime, policy: str = "default", autoscaler: str = DEFAULT_PROFILE
+) -> Evaluation:
+    """Everything the dashboard, the API and the CLI show about one snapshot
+    (``autoscaler``: which profile the naive side models; ValueError if unknown)."""
+    profile_named(autoscaler)  # an unknown name fails before any work
     state = ClusterState.from_cluster(cluster)
     pending = pending_workloads(cluster)
     waiting = quotas.quota_waiting(cluster, pending)
@@ -223,7 +230,9 @@ def evaluate(cluster: Cluster, *, at: datetime, policy: str = "default") -> Eval
     scheduler = place(cluster, pending, state=state, options=options)
     diagnoses = {o.workload: o.diagnosis for o in scheduler.outcomes}
     seen, admitted = quotas.seen_by_autoscaler(pending, waiting), quotas.admitted(pending, waiting)
-    naive = scale_up(cluster, seen, state=state, mode=NAIVE, at=at, policy=policy)
+    naive = scale_up(
+        cluster, seen, state=state, mode=NAIVE, at=at, policy=policy, autoscaler=autoscaler
+    )
     joint = scale_up(cluster, admitted, state=state, mode=JOINT, at=at, policy=policy)
     naive, joint = (quotas.with_waiting(cluster, plan, waiting) for plan in (naive, joint))
     per_node, per_domain = fragmentation(cluster, state, pending)
@@ -254,6 +263,7 @@ def evaluate(cluster: Cluster, *, at: datetime, policy: str = "default") -> Eval
         group_totals=group_totals(cluster, recommended),
         ignored=dict(sorted(cluster.ignored.items())),
         unsupported=cluster.unsupported,
+        autoscaler=autoscaler,
     )
 
 

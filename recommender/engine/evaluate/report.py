@@ -114,7 +114,7 @@ def _waiting_text(workload: WorkloadEvaluation) -> str:
 
 def _naive(evaluation: Evaluation) -> str:
     plan = evaluation.naive_plan
-    lines = ["== What the naive autoscaler would do =="]
+    lines = [f"== What the naive autoscaler would do ({evaluation.autoscaler}) =="]
     if not plan.additions:
         lines.append("add nothing")
     for addition in plan.additions:

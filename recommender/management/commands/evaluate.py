@@ -21,6 +21,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
 from recommender.actions import report_json, report_text
+from recommender.engine.autoscaler.profiles import profile_names
 from recommender.engine.evaluate.evaluation import evaluate
 from recommender.engine.evaluate.report import render_text
 from topology.files import read_objects
@@ -41,8 +42,22 @@ class Command(BaseCommand):
         parser.add_argument("--format", choices=("text", "json"), default="text")
         parser.add_argument("--at", help="evaluation instant, RFC 3339 (default: now)")
         parser.add_argument("--cluster-name", default="snapshot", help="name shown in reports")
+        parser.add_argument(
+            "--autoscaler",
+            default=None,
+            help="the autoscaler the naive side models: "
+            + ", ".join(profile_names())
+            + " (default: the AUTOSCALER_PROFILE setting)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        autoscaler = options["autoscaler"] or settings.AUTOSCALER_PROFILE
+        if autoscaler not in profile_names():
+            self.stderr.write(
+                f"--autoscaler: unknown profile {autoscaler!r}; valid profiles: "
+                + ", ".join(profile_names())
+            )
+            sys.exit(BAD_INPUT_EXIT_CODE)
         try:
             at = parse_at(options["at"])
             refused: list[ModelError] = []
@@ -60,7 +75,7 @@ class Command(BaseCommand):
             objects, cluster_name=options["cluster_name"], prices=table_in(settings.CURRENCY)
         )
         summary = snapshot_summary(snapshot, refused)
-        evaluation = evaluate(snapshot.cluster, at=at)
+        evaluation = evaluate(snapshot.cluster, at=at, autoscaler=autoscaler)
         cluster, notices, currency = snapshot.cluster, snapshot.notices, settings.CURRENCY
         if options["format"] == "json":
             payload = report_json(evaluation, cluster, notices, currency)
