@@ -212,6 +212,9 @@ MAX_SNAPSHOT_OBJECTS = env.int("MAX_SNAPSHOT_OBJECTS", default=200_000)
 # (topology/data/prices.yaml) is in USD: with another currency, discovered groups are
 # priced only by a NodeGroup's pricePerNodeHour.
 CURRENCY = env.str("CURRENCY", default="USD")
+# The scheduler scoring profile evaluations simulate (a cluster's scheduler_profile
+# overrides it): kube-default (an unconfigured kube-scheduler), most-allocated, fgd.
+SCHEDULER_PROFILE = env.str("SCHEDULER_PROFILE", default="kube-default")
 DEMO_PASSWORD = env.str("DEMO_PASSWORD", default="capacityweb-demo")
 # Worker processes of `manage.py serve` (the production web tier; Uvicorn's own variable).
 WEB_CONCURRENCY = env.int("WEB_CONCURRENCY", default=2)

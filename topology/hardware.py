@@ -354,6 +354,7 @@ class Node:
     counter_sets: tuple[CounterSet, ...] = ()
     node_group: str | None = None
     price_per_node_hour: float | None = None
+    created: float = 0.0  # metadata.creationTimestamp, epoch seconds (0: not given)
 
     @property
     def gpu_count(self) -> int:
@@ -436,6 +437,23 @@ class DeviceClass:
 
 
 @dataclass(frozen=True, slots=True)
+class PodScheduled:
+    """The pod's ``PodScheduled`` condition: what the real kube-scheduler said
+    (``topology.podstatus``). ``since``: its lastTransitionTime, epoch seconds
+    (0: not given); ``nominated_node``: ``status.nominatedNodeName`` (preemption)."""
+
+    status: bool
+    reason: str = ""
+    message: str = ""
+    since: float = 0.0
+    nominated_node: str | None = None
+
+    @property
+    def unschedulable(self) -> bool:
+        return not self.status and self.reason == "Unschedulable"
+
+
+@dataclass(frozen=True, slots=True)
 class Pod:
     namespace: str
     name: str
@@ -463,6 +481,8 @@ class Pod:
     scheduling_gates: tuple[str, ...] = ()
     # why kube-scheduler refuses the pod before looking at any node (PreFilter), in its words
     rejected: tuple[str, ...] = ()
+    # what the real scheduler said (status.conditions PodScheduled), None: no such condition
+    scheduled: PodScheduled | None = None
 
     @property
     def key(self) -> str:

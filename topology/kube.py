@@ -32,6 +32,7 @@ from topology import (
     dra,
     podaffinity,
     podspec,
+    podstatus,
     quotas,
     topology_k8s,
     volumes,
@@ -249,6 +250,7 @@ def _node(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> Non
         unschedulable=ctx.boolean(spec.get("unschedulable"), "spec.unschedulable"),
         ready=_ready(ctx, status.get("conditions")),
         allocatable=resources,
+        created=podstatus.creation_time(ctx, meta),
     )
     collected.nodes.append((node, gpus))
 
@@ -331,6 +333,7 @@ def _pod(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None
         preferred_topology=annotations.get(PREFERRED_TOPOLOGY) or None,
         unsupported=tuple(dict.fromkeys(u.reason for u in unmodelled if u.blocking)),
         scheduling_gates=podspec.scheduling_gates(ctx, spec),
+        scheduled=podstatus.pod_scheduled(ctx, status),
         **_inter_pod(ctx, spec, namespace, labels),
     )
     total = annotations.get(KUEUE_TOTAL_ANNOTATION)
