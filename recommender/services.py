@@ -42,7 +42,8 @@ def overview_figures(result: Mapping[str, Any]) -> dict[str, Any]:
 def store_evaluation(*, snapshot: Snapshot) -> Evaluation:
     """Run the engine on the snapshot and store its result, replacing any earlier one."""
     model = cluster_from_snapshot(snapshot)
-    evaluated = evaluate(model, at=snapshot.taken_at)
+    profile = snapshot.cluster.scheduler_profile or settings.SCHEDULER_PROFILE
+    evaluated = evaluate(model, at=snapshot.taken_at, policy=profile)
     # the CLI's JSON: to_json() plus currency, nodeGroups and actions (recommender.actions)
     result = report_json(evaluated, model, (), settings.CURRENCY)
     with transaction.atomic():
