@@ -36,6 +36,8 @@ def overview_figures(result: Mapping[str, Any]) -> dict[str, Any]:
             float(reservation.get("costPerHour") or 0)
             for reservation in result.get("idleReservations") or []
         ),
+        "model_gaps": int(result.get("modelGaps") or 0),
+        "what_if_extra_gpus": (result.get("whatIf") or {}).get("extraGpusPlaced"),
     }
 
 

@@ -528,3 +528,14 @@ def test_it_gives_each_card_its_own_delta_and_one_apply_all_block_per_group(
     block = content[content.index('data-node-group-total="h100"') :]
     (patch,) = yaml.safe_load_all(block[block.index("# NodeGroup") : block.index("</code>")])
     assert patch["spec"] == {"minSize": 2}
+
+
+def test_it_shows_model_gaps_and_the_fgd_what_if_on_the_overview(
+    signed_in: Any, cluster: Any
+) -> None:
+    # tests/scenarios/reality-model-gap.expected.yaml: one model gap; FGD places
+    # no more than kube-default there (the two one-GPU pods fit either way)
+    ingest_and_evaluate(cluster, scenario_objects("reality-model-gap"))
+    content = signed_in.get("/").content.decode()
+    assert 'data-counter="modelGaps" title="runs now in the simulation, ' in content
+    assert ">1</dd></div><div><dt>More GPUs placed with fgd</dt><dd>0</dd>" in content
