@@ -19,6 +19,7 @@ from django.utils import timezone
 from recommender import adapters, signals
 from recommender.actions import report_json
 from recommender.engine.evaluate.evaluation import evaluate
+from recommender.engine.scheduler.profiles import profile_named
 from recommender.models import EvaluatedNode, Evaluation, Recommendation, WorkloadVerdict
 from topology.adapters import cluster_from_snapshot
 from topology.models import Snapshot
@@ -44,7 +45,8 @@ def overview_figures(result: Mapping[str, Any]) -> dict[str, Any]:
 def store_evaluation(*, snapshot: Snapshot) -> Evaluation:
     """Run the engine on the snapshot and store its result, replacing any earlier one."""
     model = cluster_from_snapshot(snapshot)
-    profile = snapshot.cluster.scheduler_profile or settings.SCHEDULER_PROFILE
+    # ValueError naming the valid profiles when the setting names none of them
+    profile = profile_named(snapshot.cluster.scheduler_profile or settings.SCHEDULER_PROFILE)
     evaluated = evaluate(model, at=snapshot.taken_at, policy=profile)
     # the CLI's JSON: to_json() plus currency, nodeGroups and actions (recommender.actions)
     result = report_json(evaluated, model, (), settings.CURRENCY)

@@ -45,3 +45,21 @@ def test_a_stored_evaluation_runs_the_clusters_profile(settings, chosen, profile
     assert result["schedulerProfile"] == profile
     # see tests/scenarios/profile-fgd-what-if.expected.yaml
     assert (result["whatIf"] or {}).get("extraGpusPlaced") == extra
+
+
+@pytest.mark.django_db
+def test_a_setting_naming_no_profile_is_refused_with_the_valid_names(settings):
+    from recommender.services import store_evaluation
+    from topology import services
+    from topology.files import read_objects
+    from topology.models import Cluster
+
+    settings.SCHEDULER_PROFILE = "bestfit"  # a placement policy, not a scheduler profile
+    cluster = Cluster.objects.create(
+        name=f"profile-{uuid.uuid4().hex[:6]}", source_kind=Cluster.SourceKind.FILES
+    )
+    snapshot = services.ingest_snapshot(
+        cluster=cluster, taken_at=TAKEN_AT, objects=read_objects(WHAT_IF)
+    )
+    with pytest.raises(ValueError, match="valid: kube-default, most-allocated, fgd"):
+        store_evaluation(snapshot=snapshot)
