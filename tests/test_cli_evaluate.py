@@ -188,3 +188,43 @@ def test_it_records_the_autoscaler_profile_and_refuses_an_unknown_one() -> None:
     assert unknown.returncode == 2
     assert "unknown profile 'ca-1.0'" in unknown.stderr
     assert "valid profiles: cluster-autoscaler, cluster-autoscaler:1.36" in unknown.stderr
+
+
+def test_it_evaluates_under_the_scheduler_profile_given_and_records_it() -> None:
+    what_if = SCENARIO.parent / "profile-fgd-what-if.yaml"
+    runs = {
+        profile: run_manage(
+            "evaluate",
+            str(what_if),
+            "--format",
+            "json",
+            "--at",
+            AT,
+            *(("--scheduler-profile", profile) if profile else ()),
+            environment=environment_without_services(),
+        )
+        for profile in ("", "fgd")
+    }
+    assert all(r.returncode == 0 for r in runs.values()), [r.stderr for r in runs.values()]
+    default, fgd = (json.loads(runs[p].stdout) for p in ("", "fgd"))
+    # see profile-fgd-what-if.expected.yaml: kube-default leaves train/c pending
+    assert default["schedulerProfile"] == "kube-default"
+    assert default["whatIf"]["extraGpusPlaced"] == 8
+    assert fgd["schedulerProfile"] == "fgd"
+    assert fgd["whatIf"] is None
+    verdicts = {w["name"]: w["verdict"] for w in fgd["workloads"]}
+    assert verdicts["train/c"] == "runs_now"
+
+
+def test_it_exits_2_naming_the_valid_profiles_on_an_unknown_one() -> None:
+    result = run_manage(
+        "evaluate",
+        str(SCENARIO),
+        "--scheduler-profile",
+        "bestfit",
+        environment=environment_without_services(),
+    )
+    assert result.returncode == 2
+    assert "--scheduler-profile" in result.stderr
+    assert "valid: kube-default, most-allocated, fgd" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -354,6 +354,7 @@ class Node:
     counter_sets: tuple[CounterSet, ...] = ()
     node_group: str | None = None
     price_per_node_hour: float | None = None
+    created: float = 0.0  # metadata.creationTimestamp, epoch seconds (0: not given)
 
     @property
     def gpu_count(self) -> int:
@@ -485,6 +486,23 @@ PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
 
 
 @dataclass(frozen=True, slots=True)
+class PodScheduled:
+    """The pod's ``PodScheduled`` condition: what the real kube-scheduler said
+    (``topology.podstatus``). ``since``: its lastTransitionTime, epoch seconds
+    (0: not given); ``nominated_node``: ``status.nominatedNodeName`` (preemption)."""
+
+    status: bool
+    reason: str = ""
+    message: str = ""
+    since: float = 0.0
+    nominated_node: str | None = None
+
+    @property
+    def unschedulable(self) -> bool:
+        return not self.status and self.reason == "Unschedulable"
+
+
+@dataclass(frozen=True, slots=True)
 class Pod:
     namespace: str
     name: str
@@ -523,6 +541,8 @@ class Pod:
     # status.startTime (seconds), None when not started: the older of two equal-priority
     # victims is the more important one (DefaultPreemption)
     started: float | None = None
+    # what the real scheduler said (status.conditions PodScheduled), None: no such condition
+    scheduled: PodScheduled | None = None
 
     @property
     def key(self) -> str:

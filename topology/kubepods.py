@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from topology import disruption, podaffinity, podspec, volumes, workloads_k8s
+from topology import disruption, podaffinity, podspec, podstatus, volumes, workloads_k8s
 from topology.hardware import (
     GPU_RESOURCE,
     SHARED_GPU_RESOURCE,
@@ -94,6 +94,7 @@ def parse_pod(ctx: ObjectContext, obj: dict[str, Any]) -> PodRecord | None:
         unsupported=tuple(dict.fromkeys(u.reason for u in unmodelled if u.blocking)),
         scheduling_gates=podspec.scheduling_gates(ctx, spec),
         provisioning_request=_provisioning_request(annotations),
+        scheduled=podstatus.pod_scheduled(ctx, status),
         **_inter_pod(ctx, spec, namespace, labels),
         host_ports=podspec.host_ports(ctx, spec),
         **disruption.preemption_fields(ctx, spec, status),

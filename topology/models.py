@@ -31,6 +31,19 @@ class Cluster(models.Model):
         help_text="The autoscaler the report's naive side models (e.g. cluster-autoscaler); "
         "blank = AUTOSCALER_PROFILE",
     )
+    # the names of recommender.engine.scheduler.profiles.PROFILES (topology may not
+    # import the recommender app; a test keeps the two lists equal)
+    scheduler_profile = models.CharField(
+        max_length=32,
+        blank=True,
+        default="",
+        choices=[
+            ("kube-default", "kube-default"),
+            ("most-allocated", "most-allocated"),
+            ("fgd", "fgd"),
+        ],
+        help_text="Scoring profile the cluster's kube-scheduler runs; blank = SCHEDULER_PROFILE",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

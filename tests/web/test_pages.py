@@ -644,3 +644,14 @@ def test_it_names_the_currency_of_every_money_figure_on_the_overview(
     assert "Idle reserved EUR/h" in content
     assert "Stranded nodes EUR/h" in content
     assert "Waste EUR/h" in content
+
+
+def test_it_shows_model_gaps_and_the_fgd_what_if_on_the_overview(
+    signed_in: Any, cluster: Any
+) -> None:
+    # tests/scenarios/reality-model-gap.expected.yaml: one model gap; FGD places
+    # no more than kube-default there (the two one-GPU pods fit either way)
+    ingest_and_evaluate(cluster, scenario_objects("reality-model-gap"))
+    content = signed_in.get("/").content.decode()
+    assert 'data-counter="modelGaps" title="runs now in the simulation, ' in content
+    assert ">1</dd></div><div><dt>More GPUs placed with fgd</dt><dd>0</dd>" in content

@@ -7,7 +7,13 @@
                         ├─► scale_up(naive)         → what CA would buy, stranded
                         ├─► scale_up(joint)         → verdicts, recommendations
                         ├─► heatmap cells, fragmentation
-                        └─► per workload: naive vs joint → disagreement classes
+                        ├─► place(pending) with fgd → the what-if (other profiles only)
+                        └─► per workload: naive vs joint → disagreement classes;
+                            "runs now" vs the real scheduler's word → model gaps
+
+``policy`` is the scheduler scoring profile (``scheduler/profiles.py``:
+kube-default, most-allocated, fgd; "default" is kube-default), recorded in the
+JSON as ``schedulerProfile``.
 
 One immutable ``Evaluation``; ``to_json()`` is the published contract
 (schemaVersion 1) and is byte-identical for the same input.
@@ -26,6 +32,7 @@ from recommender.engine import costs
 from recommender.engine.autoscaler.plan import (
     JOINT,
     NAIVE,
+    RUNS_NOW,
     NodeAddition,
     ScaleUpPlan,
     WorkloadPlan,
@@ -40,7 +47,10 @@ from recommender.engine.evaluate.classes import disagreements
 from recommender.engine.evaluate.fragmentation import fragmentation
 from recommender.engine.evaluate.heatmap import HeatCell, heatmap_cells
 from recommender.engine.evaluate.patches import size_patch
+from recommender.engine.evaluate.reality import ModelGap, model_gaps
+from recommender.engine.evaluate.whatif import WhatIf, fragmentation_what_if
 from recommender.engine.scheduler.placement import place, prepare
+from recommender.engine.scheduler.scores import policy_named
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload, pending_workloads, pod_gpu_milli
 from reservations.idle import idle_reserved_gpus
@@ -64,6 +74,8 @@ class WorkloadEvaluation:
     # time is unknown), and GPUs that already-running members of the gang hold idle
     waiting_gpu_hours: float | None = None
     idle_member_gpus: float = 0
+    # "runs now" here, Unschedulable for the real scheduler since the last change
+    model_gap: ModelGap | None = None
 
     def to_json(self) -> dict[str, Any]:
         gpus = self.gpu_milli / 1000
@@ -87,6 +99,7 @@ class WorkloadEvaluation:
             "disagreements": list(self.disagreements),
             "waitingGpuHours": self.waiting_gpu_hours,
             "idleMemberGpus": _whole_if_integer(self.idle_member_gpus),
+            "modelGap": self.model_gap.to_json() if self.model_gap else None,
         }
 
 
@@ -167,6 +180,12 @@ class Evaluation:
     ignored: Mapping[str, int] = field(default_factory=dict)
     unsupported: tuple[UnsupportedField, ...] = ()
     autoscaler: str = DEFAULT_PROFILE  # the naive side's profile (autoscaler.profiles)
+    scheduler_profile: str = "kube-default"
+    what_if: WhatIf | None = None  # the same scheduler pass under fgd (None: fgd chosen)
+
+    @property
+    def model_gaps(self) -> int:
+        return sum(1 for w in self.workloads if w.model_gap is not None)
 
     @property
     def gpus_idle_reserved(self) -> int:
@@ -207,6 +226,9 @@ class Evaluation:
             },
             "ignored": [ignored_kind_json(key, count) for key, count in self.ignored.items()],
             "unsupported": [u.to_json() for u in self.unsupported],
+            "schedulerProfile": self.scheduler_profile,
+            "whatIf": self.what_if.to_json() if self.what_if else None,
+            "modelGaps": self.model_gaps,
         }
 
 
@@ -220,8 +242,10 @@ def evaluate(
     cluster: Cluster, *, at: datetime, policy: str = "default", autoscaler: str = DEFAULT_PROFILE
 ) -> Evaluation:
     """Everything the dashboard, the API and the CLI show about one snapshot
-    (``autoscaler``: which profile the naive side models; ValueError if unknown)."""
+    (``policy``: the scheduler's scoring profile; ``autoscaler``: which profile the
+    naive side models; ValueError naming the valid ones if either is unknown)."""
     profile_named(autoscaler)  # an unknown name fails before any work
+    policy = policy_named(policy).name
     state = ClusterState.from_cluster(cluster)
     pending = pending_workloads(cluster)
     waiting = quotas.quota_waiting(cluster, pending)
@@ -236,6 +260,7 @@ def evaluate(
     joint = scale_up(cluster, admitted, state=state, mode=JOINT, at=at, policy=policy)
     naive, joint = (quotas.with_waiting(cluster, plan, waiting) for plan in (naive, joint))
     per_node, per_domain = fragmentation(cluster, state, pending)
+    what_if = fragmentation_what_if(cluster, pending, state, scheduler, options, policy)
     workloads = tuple(
         _workload_evaluation(cluster, w, naive, joint, diagnoses.get(w.key), at, policy)
         for w in sorted(pending, key=_name_order)
@@ -244,6 +269,8 @@ def evaluate(
         replace(w, disagreements=quotas.with_quota_class(w.disagreements, w.naive, w.key, waiting))
         for w in workloads
     )
+    gaps = model_gaps(cluster, (w for w in pending if joint.outcomes[w.key].verdict == RUNS_NOW))
+    workloads = tuple(replace(w, model_gap=gaps.get(w.key)) for w in workloads)
     recommended = recommendations(joint.additions)
     return Evaluation(
         cluster_name=cluster.name,
@@ -264,6 +291,8 @@ def evaluate(
         ignored=dict(sorted(cluster.ignored.items())),
         unsupported=cluster.unsupported,
         autoscaler=autoscaler,
+        scheduler_profile=policy,
+        what_if=what_if,
     )
 
 
