@@ -40,6 +40,7 @@ from typing import cast
 
 from topology.disruption import NEVER, disruptions_allowed
 from topology.hardware import Cluster, DisruptionBudget, Pod
+from topology.mig import MIG_RESOURCE_PREFIX
 
 from . import interpod
 from .caches import Layout, kept
@@ -229,7 +230,14 @@ def select_victims_on_node(
     violating, safe = split_by_budgets(potential, cluster.disruption_budgets, allowed)
     victims: list[Pod] = []
     violations = 0
-    for victim, breaks_budget in [*((p, True) for p in violating), *((p, False) for p in safe)]:
+    order = [*((p, True) for p in violating), *((p, False) for p in safe)]
+    for at, (victim, breaks_budget) in enumerate(order, 1):
+        if at == len(order) and not victims and _restores_exactly(_taken(taken, victim)):
+            # every other pod is back: putting this one back gives the node as it is
+            if not fits(state, name):
+                victims.append(victim)
+                violations += breaks_budget
+            continue
         trial.apply(name, victim.key, _taken(taken, victim), victim)
         if not fits(trial, name):
             trial.release(name, victim.key, _taken(taken, victim), victim)
@@ -237,6 +245,13 @@ def select_victims_on_node(
             violations += breaks_budget
     victims.sort(key=importance)
     return Victims(name, tuple(victims), violations)
+
+
+def _restores_exactly(allocation: Allocation) -> bool:
+    """Does giving back and taking again ``allocation`` leave the node as the filters see
+    it? Yes, except for MIG instances counted as extended resources: taking them again
+    may count them on other GPUs (``state._change_mig_instances``)."""
+    return not any(name.startswith(MIG_RESOURCE_PREFIX) for name in allocation.extended)
 
 
 def importance(pod: Pod) -> tuple[int, float]:
