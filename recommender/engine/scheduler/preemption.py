@@ -34,7 +34,7 @@ Pure: no Django, no I/O.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import cast
 
@@ -119,16 +119,26 @@ def find_victims(
     names = state.node_names()
     known = CandidateIndex.of(state).entry(key, filters, owner) if key is not None else None
     if known is not None:  # only the nodes changed since the last search are searched again
+        order = kept(state, "node order", names, lambda: {n: i for i, n in enumerate(names)})
+        choice, stale = known.choice, not known.picked
         for name in known.changed:
+            stale = stale or (choice is not None and choice.node == name)
             if _matches(state.node(name).labels, pod):
                 found = victims_on(name)
                 if found is None:
                     known.found.pop(name, None)
                 else:
                     known.found[name] = found
+                    if not stale and _better(found, choice, order):
+                        choice = found
         known.changed.clear()
-        order = kept(state, "node order", names, lambda: {n: i for i, n in enumerate(names)})
-        return _pick_in_order(known.found.values(), order)
+        if stale:  # the kept choice changed: every candidate is compared again
+            choice = None
+            for found in known.found.values():
+                if _better(found, choice, order):
+                    choice = found
+        known.choice, known.picked = choice, True
+        return choice
     if pod.node_selector:  # NodeAffinity: no other node could take it, victims or not
         names = tuple(names[p] for p in Layout.of(cluster, state).matching(pod.node_selector))
     candidates = [v for v in map(victims_on, names) if v is not None]
@@ -145,6 +155,8 @@ class _Known:
     owner: Pod | None
     found: dict[str, Victims]
     changed: set[str]
+    choice: Victims | None = None  # pick_one_node's choice among ``found`` ...
+    picked: bool = False  # ... if worked out since ``found`` last changed
 
 
 class CandidateIndex:
@@ -180,7 +192,7 @@ class CandidateIndex:
     def clone(self) -> CandidateIndex:
         other = CandidateIndex()
         other._known = {
-            key: _Known(k.filters, k.owner, dict(k.found), set(k.changed))
+            key: _Known(k.filters, k.owner, dict(k.found), set(k.changed), k.choice, k.picked)
             for key, k in self._known.items()
         }
         return other
@@ -291,22 +303,18 @@ def pick_one_node(candidates: Sequence[Victims]) -> Victims | None:
     return max(candidates, key=lambda v: v.rank)  # the first of the best (lexicographic)
 
 
-def _pick_in_order(candidates: Iterable[Victims], order: Mapping[str, int]) -> Victims | None:
-    """``pick_one_node`` over candidates in any order, node order breaking ties: the same
-    choice as ``pick_one_node(sorted(candidates, key=node order))``, in one pass."""
-    best: Victims | None = None
-    best_key: tuple[tuple[float, ...], int] | None = None
-    free_here: Victims | None = None  # the first node (order) with nothing to evict
-    for found in candidates:
-        position = order[found.node]
-        if not found.pods:
-            if free_here is None or position < order[free_here.node]:
-                free_here = found
-            continue
-        key = (found.rank, -position)
-        if best_key is None or key > best_key:
-            best, best_key = found, key
-    return free_here if free_here is not None else best
+def _better(found: Victims, than: Victims | None, order: Mapping[str, int]) -> bool:
+    """Would ``pick_one_node`` over candidates in node order choose ``found`` rather than
+    ``than``? A node with nothing to evict first (the first such in node order), then
+    the best rank, then node order: a total order, so the choice among many is the best
+    of them whichever order they are compared in."""
+    return than is None or _choice_key(found, order) > _choice_key(than, order)
+
+
+def _choice_key(found: Victims, order: Mapping[str, int]) -> tuple[int, tuple[float, ...], int]:
+    if not found.pods:
+        return (1, (), -order[found.node])
+    return (0, found.rank, -order[found.node])
 
 
 def evict(state: ClusterState, victims: Victims) -> list[Eviction]:
