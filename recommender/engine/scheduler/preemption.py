@@ -34,6 +34,7 @@ Pure: no Django, no I/O.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, insort
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import cast
@@ -120,25 +121,23 @@ def find_victims(
     known = CandidateIndex.of(state).entry(key, filters, owner) if key is not None else None
     if known is not None:  # only the nodes changed since the last search are searched again
         order = kept(state, "node order", names, lambda: {n: i for i, n in enumerate(names)})
-        choice, stale = known.choice, not known.picked
+        if known.ranked is None:  # the candidates ranked once, then kept ranked
+            known.ranked = sorted((_choice_key(v, order), v.node) for v in known.found.values())
+        ranked = known.ranked
         for name in known.changed:
-            stale = stale or (choice is not None and choice.node == name)
-            if _matches(state.node(name).labels, pod):
-                found = victims_on(name)
-                if found is None:
-                    known.found.pop(name, None)
-                else:
-                    known.found[name] = found
-                    if not stale and _better(found, choice, order):
-                        choice = found
+            if not _matches(state.node(name).labels, pod):
+                continue
+            before = known.found.get(name)
+            if before is not None:
+                del ranked[bisect_left(ranked, (_choice_key(before, order), name))]
+            found = victims_on(name)
+            if found is None:
+                known.found.pop(name, None)
+            else:
+                known.found[name] = found
+                insort(ranked, (_choice_key(found, order), name))
         known.changed.clear()
-        if stale:  # the kept choice changed: every candidate is compared again
-            choice = None
-            for found in known.found.values():
-                if _better(found, choice, order):
-                    choice = found
-        known.choice, known.picked = choice, True
-        return choice
+        return known.found[ranked[-1][1]] if ranked else None
     if pod.node_selector:  # NodeAffinity: no other node could take it, victims or not
         names = tuple(names[p] for p in Layout.of(cluster, state).matching(pod.node_selector))
     candidates = [v for v in map(victims_on, names) if v is not None]
@@ -155,8 +154,8 @@ class _Known:
     owner: Pod | None
     found: dict[str, Victims]
     changed: set[str]
-    choice: Victims | None = None  # pick_one_node's choice among ``found`` ...
-    picked: bool = False  # ... if worked out since ``found`` last changed
+    # ``found`` as (_choice_key, node), ascending: pick_one_node's choice is the last
+    ranked: list[tuple[tuple[int, tuple[float, ...], int], str]] | None = None
 
 
 class CandidateIndex:
@@ -192,7 +191,7 @@ class CandidateIndex:
     def clone(self) -> CandidateIndex:
         other = CandidateIndex()
         other._known = {
-            key: _Known(k.filters, k.owner, dict(k.found), set(k.changed), k.choice, k.picked)
+            key: _Known(k.filters, k.owner, dict(k.found), set(k.changed), None if k.ranked is None else list(k.ranked))
             for key, k in self._known.items()
         }
         return other
@@ -303,15 +302,10 @@ def pick_one_node(candidates: Sequence[Victims]) -> Victims | None:
     return max(candidates, key=lambda v: v.rank)  # the first of the best (lexicographic)
 
 
-def _better(found: Victims, than: Victims | None, order: Mapping[str, int]) -> bool:
-    """Would ``pick_one_node`` over candidates in node order choose ``found`` rather than
-    ``than``? A node with nothing to evict first (the first such in node order), then
-    the best rank, then node order: a total order, so the choice among many is the best
-    of them whichever order they are compared in."""
-    return than is None or _choice_key(found, order) > _choice_key(than, order)
-
-
 def _choice_key(found: Victims, order: Mapping[str, int]) -> tuple[int, tuple[float, ...], int]:
+    """``pick_one_node`` over candidates in node order as one total order (the greatest
+    wins): a node with nothing to evict first (the first such in node order), then the
+    best rank, then node order."""
     if not found.pods:
         return (1, (), -order[found.node])
     return (0, found.rank, -order[found.node])
