@@ -25,8 +25,11 @@ other preemptors and the asynchronous API calls are not modelled.
 
 What makes it affordable without changing a choice: victims per node are kept with
 the node's free resources (``NodeAlloc.preemption_memo``, per pod shape and filter
-context), and the candidates per pod shape with the state (``CandidateIndex``), so
-a search after a binding or an eviction costs the nodes that changed.
+context), and the candidates per pod shape with the state (``CandidateIndex``), kept
+ranked in pickOneNodeForPreemption's order, so a search after a binding or an eviction
+costs the nodes that changed (and a bisection each), not a sort of every candidate. The
+last reprieve, when every other pod is back, checks the node as it is instead of
+putting the pod back on the trial copy.
 
 Pure: no Django, no I/O.
 """
@@ -146,6 +149,9 @@ def find_victims(
     return pick_one_node(candidates)
 
 
+_Ranked = tuple[tuple[int, tuple[float, ...], int], str]  # (_choice_key, node)
+
+
 @dataclass(slots=True)
 class _Known:
     """One pod shape's candidates on one state, and the nodes changed since."""
@@ -155,7 +161,7 @@ class _Known:
     found: dict[str, Victims]
     changed: set[str]
     # ``found`` as (_choice_key, node), ascending: pick_one_node's choice is the last
-    ranked: list[tuple[tuple[int, tuple[float, ...], int], str]] | None = None
+    ranked: list[_Ranked] | None = None
 
 
 class CandidateIndex:
@@ -191,10 +197,14 @@ class CandidateIndex:
     def clone(self) -> CandidateIndex:
         other = CandidateIndex()
         other._known = {
-            key: _Known(k.filters, k.owner, dict(k.found), set(k.changed), None if k.ranked is None else list(k.ranked))
+            key: _Known(k.filters, k.owner, dict(k.found), set(k.changed), _copied(k.ranked))
             for key, k in self._known.items()
         }
         return other
+
+
+def _copied(ranked: list[_Ranked] | None) -> list[_Ranked] | None:
+    return None if ranked is None else list(ranked)
 
 
 def _matches(labels: Mapping[str, str], pod: Pod) -> bool:
