@@ -175,3 +175,26 @@ def test_it_finds_the_same_victims_again_after_a_change_as_a_fresh_search() -> N
     assert again is not None and fresh is not None
     assert (again.node, again.pods) == (fresh.node, fresh.pods)
     assert [p.key for p in again.pods] == ["ml/b"]
+
+
+def test_the_kept_choice_after_an_eviction_breaks_ties_by_node_order() -> None:
+    """pickOneNodeForPreemption keeps the first node (node order) among equal candidates:
+    after the chosen node's victim is evicted, the next search over the kept candidates
+    must pick n3 (listed before n2), not the name order's n2; a third search, after n3's
+    eviction, leaves n2."""
+    from recommender.engine.scheduler.filters import FilterContext
+    from recommender.engine.scheduler.preemption import evict, find_victims
+    from recommender.engine.scheduler.state import ClusterState
+
+    running = (gpu_pod("a", -50, "n1"), gpu_pod("b", -10, "n2"), gpu_pod("c", -10, "n3"))
+    incoming = tuple(gpu_pod(name, 100) for name in ("x", "y", "z"))
+    nodes = (gpu_node("n3"), gpu_node("n2"), gpu_node("n1"))
+    cluster = Cluster("c", nodes=nodes, pods=(*running, *incoming))
+    state, context = ClusterState.from_cluster(cluster), FilterContext()
+    chosen = []
+    for pod in incoming:
+        victims = find_victims(cluster, state, pod, context)
+        assert victims is not None
+        chosen.append((victims.node, [p.key for p in victims.pods]))
+        evict(state, victims)
+    assert chosen == [("n1", ["ml/a"]), ("n3", ["ml/c"]), ("n2", ["ml/b"])]

@@ -25,8 +25,11 @@ other preemptors and the asynchronous API calls are not modelled.
 
 What makes it affordable without changing a choice: victims per node are kept with
 the node's free resources (``NodeAlloc.preemption_memo``, per pod shape and filter
-context), and the candidates per pod shape with the state (``CandidateIndex``), so
-a search after a binding or an eviction costs the nodes that changed.
+context), and the candidates per pod shape with the state (``CandidateIndex``), kept
+ranked in pickOneNodeForPreemption's order, so a search after a binding or an eviction
+costs the nodes that changed (and a bisection each), not a sort of every candidate. The
+last reprieve, when every other pod is back, checks the node as it is instead of
+putting the pod back on the trial copy.
 
 Pure: no Django, no I/O.
 """
@@ -34,12 +37,14 @@ Pure: no Django, no I/O.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, insort
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import cast
 
 from topology.disruption import NEVER, disruptions_allowed
 from topology.hardware import Cluster, DisruptionBudget, Pod
+from topology.mig import MIG_RESOURCE_PREFIX
 
 from . import interpod
 from .caches import Layout, kept
@@ -118,22 +123,33 @@ def find_victims(
     names = state.node_names()
     known = CandidateIndex.of(state).entry(key, filters, owner) if key is not None else None
     if known is not None:  # only the nodes changed since the last search are searched again
-        for name in known.changed:
-            if _matches(state.node(name).labels, pod):
-                found = victims_on(name)
-                if found is None:
-                    known.found.pop(name, None)
-                else:
-                    known.found[name] = found
-        known.changed.clear()
         order = kept(state, "node order", names, lambda: {n: i for i, n in enumerate(names)})
-        return pick_one_node(sorted(known.found.values(), key=lambda v: order[v.node]))
+        if known.ranked is None:  # the candidates ranked once, then kept ranked
+            known.ranked = sorted((_choice_key(v, order), v.node) for v in known.found.values())
+        ranked = known.ranked
+        for name in known.changed:
+            if not _matches(state.node(name).labels, pod):
+                continue
+            before = known.found.get(name)
+            if before is not None:
+                del ranked[bisect_left(ranked, (_choice_key(before, order), name))]
+            found = victims_on(name)
+            if found is None:
+                known.found.pop(name, None)
+            else:
+                known.found[name] = found
+                insort(ranked, (_choice_key(found, order), name))
+        known.changed.clear()
+        return known.found[ranked[-1][1]] if ranked else None
     if pod.node_selector:  # NodeAffinity: no other node could take it, victims or not
         names = tuple(names[p] for p in Layout.of(cluster, state).matching(pod.node_selector))
     candidates = [v for v in map(victims_on, names) if v is not None]
     if key is not None:
         CandidateIndex.of(state).keep(key, filters, owner, candidates)
     return pick_one_node(candidates)
+
+
+_Ranked = tuple[tuple[int, tuple[float, ...], int], str]  # (_choice_key, node)
 
 
 @dataclass(slots=True)
@@ -144,6 +160,8 @@ class _Known:
     owner: Pod | None
     found: dict[str, Victims]
     changed: set[str]
+    # ``found`` as (_choice_key, node), ascending: pick_one_node's choice is the last
+    ranked: list[_Ranked] | None = None
 
 
 class CandidateIndex:
@@ -179,10 +197,14 @@ class CandidateIndex:
     def clone(self) -> CandidateIndex:
         other = CandidateIndex()
         other._known = {
-            key: _Known(k.filters, k.owner, dict(k.found), set(k.changed))
+            key: _Known(k.filters, k.owner, dict(k.found), set(k.changed), _copied(k.ranked))
             for key, k in self._known.items()
         }
         return other
+
+
+def _copied(ranked: list[_Ranked] | None) -> list[_Ranked] | None:
+    return None if ranked is None else list(ranked)
 
 
 def _matches(labels: Mapping[str, str], pod: Pod) -> bool:
@@ -229,7 +251,14 @@ def select_victims_on_node(
     violating, safe = split_by_budgets(potential, cluster.disruption_budgets, allowed)
     victims: list[Pod] = []
     violations = 0
-    for victim, breaks_budget in [*((p, True) for p in violating), *((p, False) for p in safe)]:
+    order = [*((p, True) for p in violating), *((p, False) for p in safe)]
+    for at, (victim, breaks_budget) in enumerate(order, 1):
+        if at == len(order) and not victims and _restores_exactly(_taken(taken, victim)):
+            # every other pod is back: putting this one back gives the node as it is
+            if not fits(state, name):
+                victims.append(victim)
+                violations += breaks_budget
+            continue
         trial.apply(name, victim.key, _taken(taken, victim), victim)
         if not fits(trial, name):
             trial.release(name, victim.key, _taken(taken, victim), victim)
@@ -237,6 +266,13 @@ def select_victims_on_node(
             violations += breaks_budget
     victims.sort(key=importance)
     return Victims(name, tuple(victims), violations)
+
+
+def _restores_exactly(allocation: Allocation) -> bool:
+    """Does giving back and taking again ``allocation`` leave the node as the filters see
+    it? Yes, except for MIG instances counted as extended resources: taking them again
+    may count them on other GPUs (``state._change_mig_instances``)."""
+    return not any(name.startswith(MIG_RESOURCE_PREFIX) for name in allocation.extended)
 
 
 def importance(pod: Pod) -> tuple[int, float]:
@@ -274,6 +310,15 @@ def pick_one_node(candidates: Sequence[Victims]) -> Victims | None:
         if not found.pods:
             return found  # nothing to evict after all
     return max(candidates, key=lambda v: v.rank)  # the first of the best (lexicographic)
+
+
+def _choice_key(found: Victims, order: Mapping[str, int]) -> tuple[int, tuple[float, ...], int]:
+    """``pick_one_node`` over candidates in node order as one total order (the greatest
+    wins): a node with nothing to evict first (the first such in node order), then the
+    best rank, then node order."""
+    if not found.pods:
+        return (1, (), -order[found.node])
+    return (0, found.rank, -order[found.node])
 
 
 def evict(state: ClusterState, victims: Victims) -> list[Eviction]:
