@@ -31,7 +31,8 @@ from recommender.engine.autoscaler.ledger import PlannedNode
 from recommender.engine.autoscaler.plan import new_node, unique_name
 from recommender.engine.scheduler.demand import advertised_gpus
 from recommender.engine.scheduler.state import ClusterState
-from topology.discovery import PROJECT_SOURCE, template_from_member
+from topology.daemons import template_from_member
+from topology.discovery import PROJECT_SOURCE
 from topology.hardware import GPU_RESOURCE, HOSTNAME_LABEL, Cluster, Node, NodeGroup
 
 
@@ -115,7 +116,7 @@ class GroupView:
         (``simulator/node_info_utils.go`` ``SanitizedTemplateNodeInfoFromNodeInfo``:
         new name, hostname label replaced, CA's taints dropped); else the group's
         template. DaemonSet pods: a discovered group's template already has the
-        snapshot's DaemonSets taken off (``topology.discovery.template_from_member``);
+        snapshot's DaemonSets taken off (``topology.daemons.template_from_member``);
         for a group only the project declares, the member's DaemonSet pods are not
         carried over (a bound pod's owner is not in the model: partly).
         """
