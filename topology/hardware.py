@@ -19,6 +19,10 @@ what the hardware is — only about what to do with it.
      ├─ NodeGroup   what can be added, where, at what price
      └─ Reservation what is paid for, by whom
 
+Devices live in ``topology.devices`` and the scheduling terms (taints,
+selectors, affinity, spread) in ``topology.terms``; this module re-exports
+them, so every reader imports the model from here.
+
 Pure: no Django, no I/O, no clock. Mappings inside the frozen objects are
 never mutated after construction; treat them as read-only.
 """
@@ -29,7 +33,38 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
-GPU_RESOURCE = "nvidia.com/gpu"
+# re-exported: ``from topology.hardware import X`` stays the one way in to the model
+from topology.devices import (
+    GPU_RESOURCE as GPU_RESOURCE,
+    AttributeSelector as AttributeSelector,
+    CounterConsumption as CounterConsumption,
+    CounterSet as CounterSet,
+    Device as Device,
+    DeviceClaim as DeviceClaim,
+    DeviceClass as DeviceClass,
+    DeviceRequest as DeviceRequest,
+    Gpu as Gpu,
+    MatchAttribute as MatchAttribute,
+)
+from topology.podstate import (
+    PREEMPT_LOWER_PRIORITY as PREEMPT_LOWER_PRIORITY,
+    DisruptionBudget as DisruptionBudget,
+    PodScheduled as PodScheduled,
+)
+from topology.terms import (
+    BIND_ALL_HOST_IP as BIND_ALL_HOST_IP,
+    NO_POD_TERMS as NO_POD_TERMS,
+    HostPort as HostPort,
+    LabelRequirement as LabelRequirement,
+    NodeSelectorTerm as NodeSelectorTerm,
+    PodAffinityTerm as PodAffinityTerm,
+    PodPlacementTerms as PodPlacementTerms,
+    PodSelector as PodSelector,
+    SpreadConstraint as SpreadConstraint,
+    Taint as Taint,
+    Toleration as Toleration,
+)
+
 # time-slicing/MPS replicas under the device plugin's renameByDefault: a separate
 # extended resource, drawn as GPU units too (see topology.dra.plugin_gpus)
 SHARED_GPU_RESOURCE = "nvidia.com/gpu.shared"
@@ -107,157 +142,6 @@ class Topology:
         return tuple(labels.get(level.key) for level in self.levels)
 
 
-# --- scheduling constraints ---------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Taint:
-    key: str
-    value: str = ""
-    effect: str = "NoSchedule"  # NoSchedule | PreferNoSchedule | NoExecute
-
-
-@dataclass(frozen=True, slots=True)
-class Toleration:
-    key: str = ""  # empty key with operator Exists tolerates everything
-    operator: str = "Equal"  # Equal | Exists
-    value: str = ""
-    effect: str = ""  # empty matches all effects
-
-    def tolerates(self, taint: Taint) -> bool:
-        if self.effect and self.effect != taint.effect:
-            return False
-        if not self.key:
-            return self.operator == "Exists"
-        if self.key != taint.key:
-            return False
-        return self.operator == "Exists" or self.value == taint.value
-
-
-@dataclass(frozen=True, slots=True)
-class LabelRequirement:
-    """One nodeSelectorRequirement: In, NotIn, Exists, DoesNotExist, Gt, Lt.
-
-    ``origin`` says which kube-scheduler plugin the requirement belongs to: ""
-    for the pod's own node affinity, ``VolumeBinding`` / ``VolumeZone`` for one
-    merged in from a volume (so a node that fails it gets that plugin's reason).
-    """
-
-    key: str
-    operator: str
-    values: tuple[str, ...] = ()
-    origin: str = ""
-
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        value = labels.get(self.key)
-        op = self.operator
-        if op == "In":
-            return value is not None and value in self.values
-        if op == "NotIn":
-            return value is None or value not in self.values
-        if op == "Exists":
-            return value is not None
-        if op == "DoesNotExist":
-            return value is None
-        if op in ("Gt", "Lt"):
-            if value is None or not _is_int(value) or not self.values:
-                return False
-            bound = int(self.values[0])
-            return int(value) > bound if op == "Gt" else int(value) < bound
-        return False
-
-
-@dataclass(frozen=True, slots=True)
-class NodeSelectorTerm:
-    """Requirements ANDed; the terms of a node affinity are ORed."""
-
-    requirements: tuple[LabelRequirement, ...]
-
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        return all(r.matches(labels) for r in self.requirements)
-
-
-def _is_int(text: str) -> bool:
-    return text.lstrip("-").isdigit()
-
-
-# --- inter-pod constraints (InterPodAffinity, PodTopologySpread) ---------------
-
-
-@dataclass(frozen=True, slots=True)
-class PodSelector:
-    """A metav1.LabelSelector over pod (or namespace) labels: requirements ANDed.
-
-    ``nothing`` is the nil selector, which matches no pod (as
-    ``LabelSelectorAsSelector(nil)`` does); no requirements match every pod.
-    """
-
-    requirements: tuple[LabelRequirement, ...] = ()
-    nothing: bool = False
-
-    @property
-    def empty(self) -> bool:
-        """``{}``: matches everything (PodTopologySpread counts no pod with it)."""
-        return not self.nothing and not self.requirements
-
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        return not self.nothing and all(r.matches(labels) for r in self.requirements)
-
-
-@dataclass(frozen=True, slots=True)
-class PodAffinityTerm:
-    """One required (anti-)affinity term: pods matching ``selector`` in ``namespaces``
-    (or in namespaces matching ``namespace_selector``) within ``topology_key``.
-
-    ``namespaces`` is already defaulted: a term naming neither namespaces nor a
-    namespaceSelector means the owning pod's own namespace."""
-
-    selector: PodSelector
-    topology_key: str
-    namespaces: tuple[str, ...] = ()
-    namespace_selector: PodSelector | None = None  # None: not given (matches no namespace)
-
-    def matches(
-        self, namespace: str, labels: Mapping[str, str], namespace_labels: Mapping[str, str]
-    ) -> bool:
-        """kube-scheduler's ``AffinityTerm.Matches``: namespace first, then labels."""
-        selected = self.namespace_selector
-        if namespace in self.namespaces or (
-            selected is not None and selected.matches(namespace_labels)
-        ):
-            return self.selector.matches(labels)
-        return False
-
-
-@dataclass(frozen=True, slots=True)
-class SpreadConstraint:
-    """One DoNotSchedule topologySpreadConstraint, matchLabelKeys merged into
-    ``selector``; defaults as kube-scheduler's: minDomains 1, nodeAffinityPolicy
-    Honor, nodeTaintsPolicy Ignore."""
-
-    max_skew: int
-    topology_key: str
-    selector: PodSelector
-    min_domains: int = 1
-    honor_node_affinity: bool = True
-    honor_node_taints: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class PodPlacementTerms:
-    """What a pod asks of the pods around it (required terms only: they filter)."""
-
-    affinity: tuple[PodAffinityTerm, ...] = ()
-    anti_affinity: tuple[PodAffinityTerm, ...] = ()
-    spread: tuple[SpreadConstraint, ...] = ()
-
-    def __bool__(self) -> bool:
-        return bool(self.affinity or self.anti_affinity or self.spread)
-
-
-NO_POD_TERMS = PodPlacementTerms()
-
-
 # --- capacity -----------------------------------------------------------------
 
 
@@ -270,75 +154,6 @@ class Resources:
     memory_bytes: int = 0
     pods: int = 0
     extended: Mapping[str, int] = field(default_factory=dict)
-
-
-# --- devices ------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Gpu:
-    """One physical accelerator: the unit the heatmap draws and the GPU counts count."""
-
-    name: str  # unique within the node, e.g. "gpu-0"
-    model: str | None = None
-    memory_bytes: int | None = None
-    pcie_root: str | None = None
-    numa_node: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class CounterSet:
-    """Shared counters of one partitionable device (DRA sharedCounters).
-
-    A MIG-capable GPU exposes e.g. ``memory-slice-0..7`` and ``compute`` here;
-    each partition Device consumes some of them. A placement is valid only if
-    the counters stay non-negative.
-    """
-
-    name: str
-    counters: Mapping[str, int]
-
-
-@dataclass(frozen=True, slots=True)
-class CounterConsumption:
-    counter_set: str
-    counters: Mapping[str, int]
-
-
-@dataclass(frozen=True, slots=True)
-class Device:
-    """One allocatable unit on a node.
-
-    - whole GPU: ``consumes`` empty, ``shareable`` False;
-    - partition (MIG-like): ``profile`` set, ``consumes`` draws from a CounterSet;
-    - consumable: ``shareable`` True (DRA allowMultipleAllocations): several
-      pods draw ``capacity`` (e.g. ``gpu_milli`` 1000, ``memory`` bytes) at once;
-    - counted unit: ``unit_gpu_milli`` set. The device plugin advertises
-      ``nvidia.com/gpu`` as a count and kube-scheduler only counts it, so a
-      MIG-single instance or a time-slicing/MPS replica is one unit of that
-      count, taken whole by one pod, several per physical GPU.
-
-    ``gpu`` names the physical Gpu the device lives on (None for non-GPU devices).
-    ``attributes`` are DRA attributes by qualified name (e.g.
-    ``resource.kubernetes.io/pcieRoot``, ``gpu.nvidia.com/productName``).
-    """
-
-    name: str
-    driver: str = GPU_RESOURCE
-    gpu: str | None = None
-    model: str | None = None
-    memory_bytes: int | None = None
-    profile: str | None = None
-    attributes: Mapping[str, str | int | bool] = field(default_factory=dict)
-    capacity: Mapping[str, int] = field(default_factory=dict)
-    consumes: tuple[CounterConsumption, ...] = ()
-    shareable: bool = False
-    pool: str = ""
-    # one advertised unit of a counted device-plugin resource that shares its physical
-    # GPU with the GPU's other units (a MIG instance under the single strategy, a
-    # time-slicing or MPS replica): taking it holds this much of the GPU and leaves the
-    # other units free; None for a device that is the whole GPU or a DRA device
-    unit_gpu_milli: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -385,121 +200,6 @@ class GpuRequest:
     @property
     def is_share(self) -> bool:
         return self.milli_per_gpu < WHOLE_GPU_MILLI
-
-
-@dataclass(frozen=True, slots=True)
-class AttributeSelector:
-    """One compiled term of the supported CEL subset.
-
-    ``device.attributes["d"].a == v`` → (attribute "d/a", op "==", v);
-    ``device.capacity["d"].memory >= q`` → (capacity "d/memory", op ">=", v);
-    ``device.driver == "x"`` → (driver, "==", "x"). Terms are ANDed.
-    """
-
-    target: str  # "attribute" | "capacity" | "driver"
-    name: str  # qualified attribute / capacity name; "" for driver
-    op: str  # == != < <= > >= in
-    value: str | int | bool | tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class DeviceRequest:
-    name: str
-    device_class: str
-    count: int = 1
-    allocation_mode: str = "ExactCount"  # ExactCount | All
-    selectors: tuple[AttributeSelector, ...] = ()
-    capacity_requests: Mapping[str, int] = field(default_factory=dict)
-    # the devices asked for are GPUs or parts of one (what GPU demand counts); the
-    # engine decides it against the cluster's devices (workloads.pending_workloads)
-    gpu: bool = True
-
-
-@dataclass(frozen=True, slots=True)
-class MatchAttribute:
-    """All devices of the named requests (all requests if empty) share this attribute's value."""
-
-    attribute: str
-    requests: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class DeviceClaim:
-    name: str
-    requests: tuple[DeviceRequest, ...]
-    constraints: tuple[MatchAttribute, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class DeviceClass:
-    name: str
-    selectors: tuple[AttributeSelector, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class DisruptionBudget:
-    """A policy/v1 PodDisruptionBudget as preemption reads it (``topology.disruption``).
-
-    ``disruptions_allowed`` is ``status.disruptionsAllowed`` (None: the object has
-    no status; then ``min_available`` / ``max_unavailable``, an int or a "N%",
-    are worked out over the snapshot's pods)."""
-
-    namespace: str
-    name: str
-    selector: PodSelector
-    disruptions_allowed: int | None = None
-    min_available: int | str | None = None
-    max_unavailable: int | str | None = None
-    disrupted_pods: frozenset[str] = frozenset()  # status.disruptedPods: names already counted
-
-    @property
-    def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
-
-    def selects(self, pod: Pod) -> bool:
-        """filterPodsWithPDBViolation (default_preemption.go): same namespace, and a
-        non-empty selector matching the pod's (non-empty) labels."""
-        selector = self.selector
-        if pod.namespace != self.namespace or not pod.labels:
-            return False
-        return not selector.empty and selector.matches(pod.labels)
-
-
-@dataclass(frozen=True, slots=True)
-class HostPort:
-    """One container port bound on the node (NodePorts): what two pods on one node
-    may not both ask for. ``ip`` "0.0.0.0" (the default) conflicts with every IP."""
-
-    ip: str
-    protocol: str
-    port: int
-
-    def conflicts(self, other: HostPort) -> bool:
-        """upstream ``HostPortInfo.CheckConflict`` (pkg/scheduler/framework/types.go)."""
-        if self.port != other.port or self.protocol != other.protocol:
-            return False
-        return BIND_ALL_HOST_IP in (self.ip, other.ip) or self.ip == other.ip
-
-
-BIND_ALL_HOST_IP = "0.0.0.0"
-PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
-
-
-@dataclass(frozen=True, slots=True)
-class PodScheduled:
-    """The pod's ``PodScheduled`` condition: what the real kube-scheduler said
-    (``topology.podstatus``). ``since``: its lastTransitionTime, epoch seconds
-    (0: not given); ``nominated_node``: ``status.nominatedNodeName`` (preemption)."""
-
-    status: bool
-    reason: str = ""
-    message: str = ""
-    since: float = 0.0
-    nominated_node: str | None = None
-
-    @property
-    def unschedulable(self) -> bool:
-        return not self.status and self.reason == "Unschedulable"
 
 
 @dataclass(frozen=True, slots=True)

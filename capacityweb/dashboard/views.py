@@ -32,8 +32,7 @@ from recommender.filters import NodeFilterSet
 from recommender.models import Evaluation
 from recommender.views import ClusterPage, cluster_page, requested_snapshot_id
 from reservations import selectors as reservation_selectors
-from topology import charts
-from topology import selectors as topology_selectors
+from topology import charts, selectors as topology_selectors
 from topology.models import Cluster, Snapshot
 
 SPARKLINE_SPAN = timedelta(hours=24)

@@ -13,8 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from recommender.engine.evaluate.evaluation import evaluate
 from recommender.engine.evaluate.fragmentation import node_fragmentation, task_mix

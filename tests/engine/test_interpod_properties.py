@@ -17,8 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from recommender.engine.scheduler.placement import place, place_unindexed
 from recommender.engine.scheduler.workloads import pending_workloads

@@ -4,8 +4,7 @@ import contextlib
 import json
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from topology.files import read_objects
 from topology.hardware import ModelError

@@ -1,7 +1,6 @@
 """parse_objects never raises: whatever the dicts hold, bad ones become errors."""
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from topology.hardware import Snapshot
 from topology.kube import parse_objects

@@ -11,8 +11,7 @@ ORed, each term's expressions ANDed).
 
 from typing import Any
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from recommender.engine.scheduler.placement import PlacementOptions, place
 from recommender.engine.scheduler.workloads import pending_workloads

@@ -15,8 +15,7 @@ from typing import Any
 import pytest
 import yaml
 from django.core.management import call_command
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tests.conftest import REPO_ROOT, environment_without_services, run_manage
 from tests.engine.test_kube_properties import json_like, objects

@@ -28,8 +28,7 @@ from recommender.actions import report_json, report_text
 from recommender.engine.autoscaler.profiles import profile_names
 from recommender.engine.evaluate.evaluation import evaluate
 from recommender.engine.evaluate.report import render_text
-from recommender.engine.scheduler.profiles import PROFILES
-from recommender.engine.scheduler.profiles import profile_named as scheduler_profile_named
+from recommender.engine.scheduler.profiles import PROFILES, profile_named as scheduler_profile_named
 from topology.files import read_objects
 from topology.hardware import ModelError
 from topology.kube import parse_objects
