@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import pytest
 
 from tests.browser.conftest import screenshot
-from tests.browser.test_dashboard import drawn_cells
+from tests.browser.test_dashboard import drawn_gpus
 from tests.web.fixtures import (
     TAKEN_AT,
     gpu_node,
@@ -86,7 +86,7 @@ def test_no_page_shows_an_empty_table_while_a_newer_snapshot_is_evaluated(
     note = f"Newer snapshot #{newer.id}"
     page.goto(f"{live_url}/clusters/{cluster_id}/topology/")
     page.wait_for_selector("#heatmap[data-rendered]")
-    assert drawn_cells(page) == evaluation.result["cluster"]["gpus"]
+    assert drawn_gpus(page) == pytest.approx(evaluation.result["cluster"]["gpus"])
     assert note in page.locator("#newer-snapshot").inner_text()
     page.goto(f"{live_url}/clusters/{cluster_id}/recommendations/")
     assert page.locator("article.recommendation").count() == 1
