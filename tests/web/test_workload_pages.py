@@ -192,3 +192,21 @@ def test_it_never_says_agree_beside_stranded_gpus(signed_in: Any, cluster: Any) 
     row = content.split('<tr data-workload="serve/web-2"', 1)[1].split("</tr>", 1)[0]
     assert "same verdict, but the naive nodes strand 4 GPUs" in row
     assert 'data-term="agree"' not in row
+
+
+def test_it_explains_preempts_on_hover(signed_in: Any, cluster: Any) -> None:
+    """preemption-pdb: ml/trainer fits no node and DefaultPreemption evicts batch/sim-0
+    on n2 for it, so its verdict is preempts, on the pending row and its page."""
+    evaluation = ingest_and_evaluate(cluster, scenario_objects("preemption-pdb"))
+    hover = f'<abbr data-term="preempts" title="{TERMS["preempts"].text}">Runs after preempting'
+    row = pending(signed_in, evaluation).split('<tr data-workload="ml/trainer"', 1)[1]
+    assert hover in row.split("</tr>", 1)[0].replace("&#x27;", "'")
+    page = signed_in.get(workload_url(evaluation, "ml/trainer")).content.decode()
+    assert '<span class="verdict verdict-preempts">' + "<a class=" in page
+    assert hover in page.replace("&#x27;", "'")
+
+
+def test_model_gap_is_the_reality_check_not_an_unmodelled_field() -> None:
+    assert "PodScheduled=False" in TERMS["model-gap"].text
+    assert "runs now" in TERMS["model-gap"].text
+    assert "unsupported" in TERMS["unsupported"].text
