@@ -83,6 +83,7 @@ def verdicts(
         workload = str(item["name"])
         naive = dict(item.get("naive") or {})
         joint = dict(item.get("joint") or {})
+        joint["preempts"] = list(item.get("preempts") or [])  # the pods it evicts
         rows.append(
             WorkloadVerdict(
                 evaluation=evaluation,
