@@ -8,8 +8,8 @@ from typing import Any
 
 from recommender.actions import apply_text
 from recommender.engine.evaluate.evaluation import Evaluation as EngineEvaluation
-from recommender.engine.scheduler import breakdown
-from recommender.engine.scheduler.breakdown import Breakdown
+from recommender.engine.scheduler import breakdown, breakdown_summary
+from recommender.engine.scheduler.breakdown_summary import BreakdownSummary
 from recommender.models import EvaluatedNode, Evaluation, Recommendation, WorkloadVerdict
 from topology.adapters import cluster_from_snapshot
 from topology.hardware import Cluster
@@ -55,10 +55,18 @@ def recommendations(
     return rows
 
 
-def workload_breakdowns(snapshot: Snapshot) -> dict[str, Breakdown]:
+def workload_breakdowns(snapshot: Snapshot, *, limit: int) -> dict[str, BreakdownSummary]:
     """The engine's per-node breakdown of every pending workload of the snapshot, as the
-    snapshot's evaluation saw them (its ``taken_at``, the default policy)."""
-    return breakdown.all_breakdowns(cluster_from_snapshot(snapshot), at=snapshot.taken_at)
+    snapshot's evaluation saw them (its ``taken_at``, the default policy), summed up."""
+    return model_breakdowns(cluster_from_snapshot(snapshot), at=snapshot.taken_at, limit=limit)
+
+
+def model_breakdowns(model: Cluster, *, at: datetime, limit: int) -> dict[str, BreakdownSummary]:
+    """``workload_breakdowns`` on the parsed model: each summed up with ``limit`` nodes."""
+    return {
+        key: breakdown_summary.summarise(found, limit)
+        for key, found in breakdown.all_breakdowns(model, at=at).items()
+    }
 
 
 def verdicts(
