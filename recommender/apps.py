@@ -11,6 +11,9 @@ class RecommenderConfig(AppConfig):
         from topology import signals
 
         signals.snapshot_ingested.connect(
+            receivers.announce_ingested_snapshot, dispatch_uid="recommender.announce"
+        )
+        signals.snapshot_ingested.connect(
             receivers.evaluate_ingested_snapshot, dispatch_uid="recommender.evaluate"
         )
         evaluation_stored.connect(

@@ -7,8 +7,14 @@ from typing import Any
 
 from django.db import transaction
 
-from recommender import selectors
-from recommender.tasks import evaluate_snapshot
+from recommender import events
+from recommender.tasks import evaluate_snapshot, keep_workload_breakdowns
+
+
+def announce_ingested_snapshot(sender: Any, *, snapshot_id: int, **kwargs: Any) -> None:
+    """A snapshot committed by the ingest task: the cluster's open pages say a newer
+    snapshot is being evaluated (its evaluation's live update clears the note)."""
+    events.publish_snapshot_ingested(snapshot_id)
 
 
 def evaluate_ingested_snapshot(sender: Any, *, snapshot_id: int, **kwargs: Any) -> None:
@@ -16,10 +22,7 @@ def evaluate_ingested_snapshot(sender: Any, *, snapshot_id: int, **kwargs: Any) 
     evaluate_snapshot.delay(snapshot_id)
 
 
-def keep_breakdowns(sender: Any, *, evaluation: Any, model: Any, **kwargs: Any) -> None:
-    """An evaluation stored: once committed, sum up and cache every pending workload's
-    breakdown from the model already parsed, so its workload pages open without a
-    scheduler pass (a failure is logged; the page then works it out itself)."""
-    transaction.on_commit(
-        partial(selectors.keep_breakdowns, evaluation=evaluation, model=model), robust=True
-    )
+def keep_breakdowns(sender: Any, *, evaluation: Any, **kwargs: Any) -> None:
+    """An evaluation stored: once committed, a worker sums up and caches every pending
+    workload's breakdown, so its workload pages open without a scheduler pass."""
+    transaction.on_commit(partial(keep_workload_breakdowns.delay, evaluation.pk))

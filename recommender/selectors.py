@@ -34,7 +34,7 @@ from django.db.models import OuterRef, QuerySet, Subquery
 from recommender import adapters
 from recommender.engine.scheduler.breakdown_summary import BreakdownSummary
 from recommender.models import EvaluatedNode, Evaluation, Recommendation, WorkloadVerdict
-from topology import charts, hardware
+from topology import charts
 from topology.models import Cluster, Snapshot
 
 HEATMAP_SHARED_CACHE = "default"  # Redis when set: shared by the web processes
@@ -159,10 +159,11 @@ def workload_breakdown(*, evaluation: Evaluation, workload: str) -> BreakdownSum
     """The engine's per-node breakdown of ``workload`` in ``evaluation``'s snapshot, summed
     up (``breakdown_summary``); None when the engine does not find it pending.
 
-    ``keep_breakdowns`` puts every pending workload's summary in the default cache when
-    the evaluation is stored, so a visit reads one key. On a miss (evicted, expired, an
-    evaluation stored before) the visit runs the scheduler pass again on the snapshot
-    (seconds at a thousand nodes: parsing it is most of that) and keeps them all.
+    ``keep_breakdowns`` puts every pending workload's summary in the default cache once
+    the evaluation is stored (a worker task), so a visit reads one key. On a miss
+    (evicted, expired, the task not done yet) the visit runs the scheduler pass again on
+    the snapshot (seconds at a thousand nodes: parsing it is most of that) and keeps
+    them all.
     """
     prefix = _breakdown_prefix(evaluation)
     found = caches["default"].get(prefix + workload)
@@ -173,11 +174,12 @@ def workload_breakdown(*, evaluation: Evaluation, workload: str) -> BreakdownSum
     return None if found == NOT_PENDING else found
 
 
-def keep_breakdowns(*, evaluation: Evaluation, model: hardware.Cluster) -> None:
-    """Sum up and cache every pending workload's breakdown of the just stored
-    ``evaluation`` from its parsed ``model`` (the worker's: no re-read of the snapshot)."""
-    every = adapters.model_breakdowns(model, at=evaluation.taken_at, limit=BREAKDOWN_NODES)
+def keep_breakdowns(*, evaluation: Evaluation) -> int:
+    """Sum up and cache every pending workload's breakdown of ``evaluation`` (the
+    worker's ``keep_workload_breakdowns`` task, once the evaluation is stored)."""
+    every = adapters.workload_breakdowns(evaluation.snapshot, limit=BREAKDOWN_NODES)
     _keep(_breakdown_prefix(evaluation), every)
+    return len(every)
 
 
 def _breakdown_prefix(evaluation: Evaluation) -> str:
