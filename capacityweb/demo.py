@@ -114,7 +114,8 @@ def gangs() -> list[dict[str, Any]]:
             "required_topology": RACK_LABEL,
         },
         {
-            # No node group offers V100M32: a count-only template match cannot run it.
+            # No node group offers V100M32: a count-only template match would buy for it;
+            # cluster-autoscaler (templates judged by the scheduler's filters) does not.
             "namespace": "team-b",
             "name": "v100-train",
             "members": 2,

@@ -219,6 +219,12 @@ DASHBOARD_TIME_ZONE = env.str("DASHBOARD_TIME_ZONE", default="UTC")
 # METRICS_TOKEN" (when set) or from these networks (REMOTE_ADDR; default loopback only).
 METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
 METRICS_ALLOWED_NETWORKS = env.list("METRICS_ALLOWED_NETWORKS", default=["127.0.0.1/8", "::1/128"])
+# which autoscaler the report's "naive" side models (recommender.engine.autoscaler.profiles);
+# `manage.py evaluate --autoscaler NAME` overrides it for one run
+AUTOSCALER_PROFILE = env.str("AUTOSCALER_PROFILE", default="cluster-autoscaler")
+# The scheduler scoring profile evaluations simulate (a cluster's scheduler_profile
+# overrides it): kube-default (an unconfigured kube-scheduler), most-allocated, fgd.
+SCHEDULER_PROFILE = env.str("SCHEDULER_PROFILE", default="kube-default")
 DEMO_PASSWORD = env.str("DEMO_PASSWORD", default="capacityweb-demo")
 # Worker processes of `manage.py serve` (the production web tier; Uvicorn's own variable).
 WEB_CONCURRENCY = env.int("WEB_CONCURRENCY", default=2)

@@ -33,6 +33,12 @@ class Evaluation(models.Model):
         default=0, help_text="GPUs the naive autoscaler adds that the scheduler cannot use"
     )
     idle_reserved_cost_per_hour = models.FloatField(default=0.0)
+    model_gaps = models.PositiveIntegerField(
+        default=0, help_text="workloads we run now that kube-scheduler found Unschedulable"
+    )
+    what_if_extra_gpus = models.FloatField(
+        null=True, blank=True, help_text="more pending GPUs fgd would place; null: fgd chosen"
+    )
     stored_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

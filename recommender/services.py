@@ -19,6 +19,7 @@ from django.utils import timezone
 from recommender import adapters, selectors, signals
 from recommender.actions import report_json
 from recommender.engine.evaluate.evaluation import evaluate
+from recommender.engine.scheduler.profiles import profile_named
 from recommender.models import EvaluatedNode, Evaluation, Recommendation, WorkloadVerdict
 from topology.adapters import cluster_from_snapshot
 from topology.models import Snapshot
@@ -36,13 +37,19 @@ def overview_figures(result: Mapping[str, Any]) -> dict[str, Any]:
             float(reservation.get("costPerHour") or 0)
             for reservation in result.get("idleReservations") or []
         ),
+        "model_gaps": int(result.get("modelGaps") or 0),
+        "what_if_extra_gpus": (result.get("whatIf") or {}).get("extraGpusPlaced"),
     }
 
 
 def store_evaluation(*, snapshot: Snapshot) -> Evaluation:
     """Run the engine on the snapshot and store its result, replacing any earlier one."""
     model = cluster_from_snapshot(snapshot)
-    evaluated = evaluate(model, at=snapshot.taken_at)
+    # the cluster's own profiles, else the settings; an unknown name fails the evaluation
+    # with a ValueError naming the valid profiles (nothing is stored)
+    autoscaler = snapshot.cluster.autoscaler_profile or settings.AUTOSCALER_PROFILE
+    profile = profile_named(snapshot.cluster.scheduler_profile or settings.SCHEDULER_PROFILE)
+    evaluated = evaluate(model, at=snapshot.taken_at, policy=profile, autoscaler=autoscaler)
     # the CLI's JSON: to_json() plus currency, nodeGroups and actions (recommender.actions)
     result = report_json(evaluated, model, (), settings.CURRENCY)
     with transaction.atomic():

@@ -39,8 +39,11 @@ def test_it_prints_a_text_report_with_the_yaml_to_apply() -> None:
         "    kind: NodeGroup\n    metadata:\n      name: h100\n    spec:\n      minSize: 6\n"
     )
     assert node_group_patch in result.stdout
+    # h100 places new nodes in blocks b1 and b3 (its placements): a minSize raise does not
+    # choose the block, so the card says so and offers what does
     assert (
-        "    # the new nodes must land in cloud.google.com/gce-topology-block=b1\n" in result.stdout
+        "    # the new nodes must land in cloud.google.com/gce-topology-block=b1, but h100 adds "
+        "nodes in cloud.google.com/gce-topology-block = b1, b3:\n" in result.stdout
     )
     provisioning_request = (
         "    kind: ProvisioningRequest\n    metadata:\n      name: train\n      namespace: ml\n"
@@ -159,3 +162,69 @@ def test_it_lists_ignored_kinds_and_unsupported_fields_in_json_and_text(tmp_path
     text = run_manage("evaluate", str(snapshot), "--at", AT, environment=environment).stdout
     assert "== Not modelled ==\n* ignored 1 x ConfigMap (v1)\n" in text
     assert "ml/web (pod, 1 pods, 0 GPUs): blocked" in text
+
+
+def test_it_records_the_autoscaler_profile_and_refuses_an_unknown_one() -> None:
+    chosen = run_manage(
+        "evaluate",
+        str(SCENARIO),
+        "--format",
+        "json",
+        "--at",
+        AT,
+        "--autoscaler",
+        "cluster-autoscaler:1.36",
+        environment=environment_without_services(),
+    )
+    assert chosen.returncode == 0, chosen.stderr
+    assert json.loads(chosen.stdout)["autoscalerProfile"] == "cluster-autoscaler:1.36"
+    unknown = run_manage(
+        "evaluate",
+        str(SCENARIO),
+        "--autoscaler",
+        "ca-1.0",
+        environment=environment_without_services(),
+    )
+    assert unknown.returncode == 2
+    assert "unknown profile 'ca-1.0'" in unknown.stderr
+    assert "valid profiles: cluster-autoscaler, cluster-autoscaler:1.36" in unknown.stderr
+
+
+def test_it_evaluates_under_the_scheduler_profile_given_and_records_it() -> None:
+    what_if = SCENARIO.parent / "profile-fgd-what-if.yaml"
+    runs = {
+        profile: run_manage(
+            "evaluate",
+            str(what_if),
+            "--format",
+            "json",
+            "--at",
+            AT,
+            *(("--scheduler-profile", profile) if profile else ()),
+            environment=environment_without_services(),
+        )
+        for profile in ("", "fgd")
+    }
+    assert all(r.returncode == 0 for r in runs.values()), [r.stderr for r in runs.values()]
+    default, fgd = (json.loads(runs[p].stdout) for p in ("", "fgd"))
+    # see profile-fgd-what-if.expected.yaml: kube-default leaves train/c pending
+    assert default["schedulerProfile"] == "kube-default"
+    assert default["whatIf"]["extraGpusPlaced"] == 8
+    assert fgd["schedulerProfile"] == "fgd"
+    assert fgd["whatIf"] is None
+    verdicts = {w["name"]: w["verdict"] for w in fgd["workloads"]}
+    assert verdicts["train/c"] == "runs_now"
+
+
+def test_it_exits_2_naming_the_valid_profiles_on_an_unknown_one() -> None:
+    result = run_manage(
+        "evaluate",
+        str(SCENARIO),
+        "--scheduler-profile",
+        "bestfit",
+        environment=environment_without_services(),
+    )
+    assert result.returncode == 2
+    assert "--scheduler-profile" in result.stderr
+    assert "valid: kube-default, most-allocated, fgd" in result.stderr
+    assert "Traceback" not in result.stderr

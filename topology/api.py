@@ -70,6 +70,7 @@ class ClusterSerializer(serializers.ModelSerializer):
             "source_kind",
             "enabled",
             "topology_levels",
+            "autoscaler_profile",
             "created_at",
             "latest_snapshot_at",
         ]

@@ -256,6 +256,7 @@ _OVERRIDES = {
     "template": ("template",),
     "placement": ("placements",),
     "provisioningDelaySeconds": ("provisioning_delay_seconds",),
+    "draScaleFromZero": ("dra_scale_from_zero",),
 }
 
 

@@ -354,6 +354,7 @@ class Node:
     counter_sets: tuple[CounterSet, ...] = ()
     node_group: str | None = None
     price_per_node_hour: float | None = None
+    created: float = 0.0  # metadata.creationTimestamp, epoch seconds (0: not given)
 
     @property
     def gpu_count(self) -> int:
@@ -485,6 +486,23 @@ PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
 
 
 @dataclass(frozen=True, slots=True)
+class PodScheduled:
+    """The pod's ``PodScheduled`` condition: what the real kube-scheduler said
+    (``topology.podstatus``). ``since``: its lastTransitionTime, epoch seconds
+    (0: not given); ``nominated_node``: ``status.nominatedNodeName`` (preemption)."""
+
+    status: bool
+    reason: str = ""
+    message: str = ""
+    since: float = 0.0
+    nominated_node: str | None = None
+
+    @property
+    def unschedulable(self) -> bool:
+        return not self.status and self.reason == "Unschedulable"
+
+
+@dataclass(frozen=True, slots=True)
 class Pod:
     namespace: str
     name: str
@@ -510,6 +528,10 @@ class Pod:
     score_only: tuple[str, ...] = ()
     # spec.schedulingGates: while any is set kube-scheduler never tries the pod (PreEnqueue)
     scheduling_gates: tuple[str, ...] = ()
+    # the ProvisioningRequest the pod consumes, as (name, provisioningClassName) from
+    # autoscaling.x-k8s.io/consume-provisioning-request and .../provisioning-class-name
+    # ("" when the class annotation is missing); None: it consumes none
+    provisioning_request: tuple[str, str] | None = None
     # why kube-scheduler refuses the pod before looking at any node (PreFilter), in its words
     rejected: tuple[str, ...] = ()
     # host ports of its containers and restartable init containers (NodePorts)
@@ -519,6 +541,8 @@ class Pod:
     # status.startTime (seconds), None when not started: the older of two equal-priority
     # victims is the more important one (DefaultPreemption)
     started: float | None = None
+    # what the real scheduler said (status.conditions PodScheduled), None: no such condition
+    scheduled: PodScheduled | None = None
 
     @property
     def key(self) -> str:
@@ -592,6 +616,10 @@ class NodeGroup:
     autoscaler: AutoscalerRef | None = None  # what grows it; None for a project-only group
     price_source: str | None = None  # where price_per_node_hour comes from; None: unknown
     notes: tuple[str, ...] = ()  # what the model does not cover about this group
+    # the cloud provider's template for an EMPTY group carries its DRA devices
+    # (cluster-autoscaler docs/dra_support.md: DRA scale-from-0 only where the provider
+    # implements it); False: the autoscaler's template from zero has no DRA devices
+    dra_scale_from_zero: bool = True
 
 
 @dataclass(frozen=True, slots=True)

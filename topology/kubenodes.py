@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from topology import dra
+from topology import dra, podstatus
 from topology.hardware import (
     GPU_RESOURCE,
     SHARED_GPU_RESOURCE,
@@ -46,6 +46,7 @@ def parse_node(ctx: ObjectContext, obj: dict[str, Any]) -> tuple[Node, int]:
         unschedulable=ctx.boolean(spec.get("unschedulable"), "spec.unschedulable"),
         ready=_ready(ctx, status.get("conditions")),
         allocatable=resources,
+        created=podstatus.creation_time(ctx, meta),
     )
     return node, gpus
 

@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from topology import disruption, podaffinity, podspec, volumes, workloads_k8s
+from topology import disruption, podaffinity, podspec, podstatus, volumes, workloads_k8s
 from topology.hardware import (
     GPU_RESOURCE,
     SHARED_GPU_RESOURCE,
@@ -30,6 +30,16 @@ POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 KUEUE_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 KUEUE_TOTAL_ANNOTATION = "kueue.x-k8s.io/pod-group-total-count"
 REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
+# cluster-autoscaler provisioningrequest/pods/pods.go (and apis v1beta1): current and
+# deprecated keys of the annotations a pod consuming a ProvisioningRequest carries
+CONSUME_PROVISIONING_REQUEST = (
+    "autoscaling.x-k8s.io/consume-provisioning-request",
+    "cluster-autoscaler.kubernetes.io/consume-provisioning-request",
+)
+PROVISIONING_CLASS = (
+    "autoscaling.x-k8s.io/provisioning-class-name",
+    "cluster-autoscaler.kubernetes.io/provisioning-class-name",
+)
 PREFERRED_TOPOLOGY = "kueue.x-k8s.io/podset-preferred-topology"
 SLICE_TOPOLOGY = "kueue.x-k8s.io/podset-slice-required-topology"
 LIVE_PHASES = ("", "Pending", "Running")
@@ -83,6 +93,8 @@ def parse_pod(ctx: ObjectContext, obj: dict[str, Any]) -> PodRecord | None:
         preferred_topology=annotations.get(PREFERRED_TOPOLOGY) or None,
         unsupported=tuple(dict.fromkeys(u.reason for u in unmodelled if u.blocking)),
         scheduling_gates=podspec.scheduling_gates(ctx, spec),
+        provisioning_request=_provisioning_request(annotations),
+        scheduled=podstatus.pod_scheduled(ctx, status),
         **_inter_pod(ctx, spec, namespace, labels),
         host_ports=podspec.host_ports(ctx, spec),
         **disruption.preemption_fields(ctx, spec, status),
@@ -101,6 +113,13 @@ def namespace_name(ctx: ObjectContext) -> tuple[str, str]:
     """A namespaced object's namespace and name, from its ``Kind/ns/name`` label."""
     _, namespace, name = ctx.object.split("/", 2)
     return namespace, name
+
+
+def _provisioning_request(annotations: dict[str, str]) -> tuple[str, str] | None:
+    name = next((annotations[k] for k in CONSUME_PROVISIONING_REQUEST if annotations.get(k)), "")
+    if not name:
+        return None
+    return (name, next((annotations[k] for k in PROVISIONING_CLASS if annotations.get(k)), ""))
 
 
 def _inter_pod(

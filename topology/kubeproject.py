@@ -61,6 +61,8 @@ def node_group(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
         provisioning_delay_seconds=ctx.number(
             spec.get("provisioningDelaySeconds"), "spec.provisioningDelaySeconds"
         ),
+        dra_scale_from_zero=spec.get("draScaleFromZero") is None
+        or ctx.boolean(spec.get("draScaleFromZero"), "spec.draScaleFromZero"),
     )
     collected.node_groups.append((ctx, group, given))
 

@@ -24,6 +24,26 @@ class Cluster(models.Model):
     retention_days = models.PositiveIntegerField(
         null=True, blank=True, help_text="Keep snapshots this long; blank = SNAPSHOT_RETENTION_DAYS"
     )
+    autoscaler_profile = models.CharField(
+        max_length=64,
+        blank=True,
+        default="",
+        help_text="The autoscaler the report's naive side models (e.g. cluster-autoscaler); "
+        "blank = AUTOSCALER_PROFILE",
+    )
+    # the names of recommender.engine.scheduler.profiles.PROFILES (topology may not
+    # import the recommender app; a test keeps the two lists equal)
+    scheduler_profile = models.CharField(
+        max_length=32,
+        blank=True,
+        default="",
+        choices=[
+            ("kube-default", "kube-default"),
+            ("most-allocated", "most-allocated"),
+            ("fgd", "fgd"),
+        ],
+        help_text="Scoring profile the cluster's kube-scheduler runs; blank = SCHEDULER_PROFILE",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -179,7 +179,8 @@ class ReplaySource:
               the oldest s·k of the fill leave (the rest keep their nodes),
               pending ones and the next s·k arrivals are placed on what is left
 
-        Bound by ``place`` with the default policy; reserved nodes take only
+        Bound by ``place`` with the fgd profile (the paper's scheduler, as the fill
+        always ran; the evaluation's default profile is kube-default); reserved nodes take only
         their team's pods. Pending trace pods are capped at ``max_pending``
         (the latest arrivals are kept) so the evaluation stays fast. A new
         cycle re-fills from scratch, which bounds the cost of any tick.
@@ -256,7 +257,7 @@ class ReplaySource:
         return tuple(bound), tuple(pending), result.state
 
     def _options(self) -> PlacementOptions:
-        return PlacementOptions(policy="default", seed=self.seed)
+        return PlacementOptions(policy="fgd", seed=self.seed)
 
     def _placement_cluster(self, bound: Iterable[Pod]) -> Cluster:
         """The nodes with their reservations, so only a team's pods land on its nodes."""

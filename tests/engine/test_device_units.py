@@ -16,11 +16,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from recommender.engine.autoscaler.cluster_autoscaler import GPUS, template_counts
 from recommender.engine.evaluate.evaluation import evaluate
 from recommender.engine.evaluate.fragmentation import node_fragmentation, task_mix
 from recommender.engine.evaluate.heatmap import heatmap_cells
-from recommender.engine.scheduler.demand import GpuDemandFloor
+from recommender.engine.scheduler.demand import GpuDemandFloor, advertised_gpus
 from recommender.engine.scheduler.placement import place
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
@@ -187,7 +186,7 @@ def test_the_naive_autoscaler_counts_the_advertised_replicas_of_a_template() -> 
     # cluster-autoscaler's binpacking reads the template's allocatable nvidia.com/gpu
     template = time_sliced("tpl", physical=2, replicas=4)
     assert template.gpu_count == 2
-    assert template_counts(template, {})[GPUS] == 8
+    assert advertised_gpus(template) == 8
 
 
 def test_it_weighs_a_gpu_request_by_the_smallest_unit_a_node_it_may_use_offers() -> None:

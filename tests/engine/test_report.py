@@ -160,3 +160,24 @@ def test_the_text_report_says_how_far_the_joint_search_went() -> None:
         in text
     )
     assert "* ml/ga: add nodeSelector cloud.google.com/gce-topology-block=b2" in text
+
+
+def test_it_reports_the_profile_the_fgd_what_if_and_model_gaps() -> None:
+    # see tests/scenarios/profile-fgd-what-if and reality-model-gap .expected.yaml
+    what_if, groups = evaluated("profile-fgd-what-if")
+    text = render_text(what_if, groups)
+    assert (
+        "scheduler profile: kube-default; what-if fgd: +8 pending GPUs placed now (train/c)\n"
+        in text
+    )
+    assert "model gaps: 0 " in text
+    gap, groups = evaluated("reality-model-gap")
+    text = render_text(gap, groups)
+    assert "model gaps: 1 " in text
+    under_gap = text.split("* ml/gap ")[1].split("\n* ")[0]
+    assert (
+        "    model gap: kube-scheduler said 'Unschedulable: 0/1 nodes are available: 1 "
+        "Insufficient nvidia.com/gpu." in under_gap
+    )
+    assert "for ml/gap; ours: runs now" in under_gap
+    assert "model gap:" not in text.split("* ml/stale ")[1]

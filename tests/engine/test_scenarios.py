@@ -4,7 +4,8 @@ matches its hand-derived ``<name>.expected.yaml``.
 An expected file lists only what it asserts: per workload the keys given
 (plus ``reasonsContain``: substrings of its reasons), the top-level
 ``cluster``, ``recommendations``, ``idleReservations``, ``cost``,
-``nodeGroupTotals``, ``ignored``, ``unsupported`` and ``jointSearch`` exactly (each when the
+``nodeGroupTotals``, ``ignored``, ``unsupported``, ``jointSearch``, ``schedulerProfile``
+(also the profile evaluated), ``whatIf`` and ``modelGaps`` exactly (each when the
 expected file gives it), and ``diagnoses``: the scheduler's summary for the
 workloads named.
 """
@@ -32,6 +33,9 @@ EXACT_KEYS = (
     "ignored",
     "unsupported",
     "jointSearch",
+    "schedulerProfile",
+    "whatIf",
+    "modelGaps",
 )
 
 
@@ -48,7 +52,8 @@ def evaluated(name: str) -> tuple[dict[str, Any], dict[str, Any]]:
     snapshot = parse_objects(read_objects(SCENARIOS / f"{name}.yaml"), cluster_name=name)
     assert [str(e) for e in snapshot.errors] == []
     at = datetime.fromisoformat(expected["at"].replace("Z", "+00:00"))
-    return evaluate(snapshot.cluster, at=at).to_json(), expected
+    profile = expected.get("schedulerProfile", "default")  # the setting's default otherwise
+    return evaluate(snapshot.cluster, at=at, policy=profile).to_json(), expected
 
 
 def test_it_has_a_hand_derived_expectation_for_every_scenario() -> None:

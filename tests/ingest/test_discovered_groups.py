@@ -86,3 +86,28 @@ def test_a_stored_evaluation_keeps_the_actions_and_sources_of_discovered_groups(
     assert row.yaml.startswith("# ProvisioningRequest\n# cluster-autoscaler group ")
     assert "gcloud container node-pools update a2-pool" in row.yaml
     assert "kind: NodeGroup" not in row.yaml
+
+
+@pytest.mark.django_db
+def test_a_stored_evaluation_runs_the_clusters_own_autoscaler_profile():
+    from recommender.services import store_evaluation
+    from topology import services
+    from topology.files import read_objects
+    from topology.models import Cluster
+
+    cluster = Cluster.objects.create(
+        name=f"profile-{uuid.uuid4().hex[:6]}",
+        source_kind=Cluster.SourceKind.FILES,
+        autoscaler_profile="cluster-autoscaler:1.36",
+    )
+    snapshot = services.ingest_snapshot(
+        cluster=cluster, taken_at=TAKEN_AT, objects=read_objects(DISCOVERED)
+    )
+    assert store_evaluation(snapshot=snapshot).result["autoscalerProfile"] == (
+        "cluster-autoscaler:1.36"
+    )
+    cluster.autoscaler_profile = "no-such-autoscaler"
+    cluster.save()
+    snapshot.refresh_from_db()
+    with pytest.raises(ValueError, match="valid profiles: cluster-autoscaler"):
+        store_evaluation(snapshot=snapshot)

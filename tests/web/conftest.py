@@ -46,8 +46,9 @@ def cluster(db: None) -> Any:
 
 @pytest.fixture
 def evaluation(cluster: Any) -> Any:
-    """The reservation scenario (idle reserved node r1, a pending pod the naive autoscaler
-    buys a node for), plus node x1 (2 GPUs) running a pod whose name is a script tag."""
+    """The reservation scenario (idle reserved node r1, a pending pod cluster-autoscaler
+    adds nothing for: never-scales), plus node x1 (2 GPUs) running a pod whose name is a
+    script tag."""
     objects = scenario_objects("reservation-idle-nodes")
     objects += [gpu_node("x1", 2), running_pod(SCRIPT_POD_NAME, "team-x", "x1", 1)]
     return ingest_and_evaluate(cluster, objects)

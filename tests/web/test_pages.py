@@ -385,7 +385,10 @@ def test_it_explains_each_pending_workload(signed_in: Any, evaluation: Any) -> N
     diagnosis = evaluation.result["diagnoses"]["team-a/finetune"]["summary"]
     assert "team-a/finetune" in content
     assert diagnosis in content
-    assert "add 1 × h100" in content  # what the naive autoscaler does
+    # cluster-autoscaler templates group h100 from its first member, r1, tainted for
+    # team-a: the pod does not tolerate it, so CA adds nothing (never-scales)
+    assert "adds nothing" in content  # what the naive autoscaler does
+    assert "never-scales" in content
     assert "reuse team-a-h100" in content  # what the joint plan does instead
 
 
@@ -641,3 +644,14 @@ def test_it_names_the_currency_of_every_money_figure_on_the_overview(
     assert "Idle reserved EUR/h" in content
     assert "Stranded nodes EUR/h" in content
     assert "Waste EUR/h" in content
+
+
+def test_it_shows_model_gaps_and_the_fgd_what_if_on_the_overview(
+    signed_in: Any, cluster: Any
+) -> None:
+    # tests/scenarios/reality-model-gap.expected.yaml: one model gap; FGD places
+    # no more than kube-default there (the two one-GPU pods fit either way)
+    ingest_and_evaluate(cluster, scenario_objects("reality-model-gap"))
+    content = signed_in.get("/").content.decode()
+    assert 'data-counter="modelGaps" title="runs now in the simulation, ' in content
+    assert ">1</dd></div><div><dt>More GPUs placed with fgd</dt><dd>0</dd>" in content

@@ -1,8 +1,9 @@
 """``scale_up``: what one modelled autoscaler would add for the pending workloads.
 
-``naive`` is the cluster's real autoscaler as its code does it
-(``cluster_autoscaler``); ``joint`` is ours (``joint``). Both return a
-``plan.ScaleUpPlan`` and never mutate the state they are given.
+``naive`` is the cluster's real autoscaler as its code does it (the
+profile chosen in ``profiles``, ``cluster_autoscaler`` by default); ``joint``
+is ours (``joint``). Both return a ``plan.ScaleUpPlan`` and never mutate the
+state they are given.
 """
 
 from __future__ import annotations
@@ -10,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from recommender.engine.autoscaler.cluster_autoscaler import naive_scale_up
 from recommender.engine.autoscaler.joint import JointPlanner
 from recommender.engine.autoscaler.plan import JOINT, NAIVE, ScaleUpPlan
+from recommender.engine.autoscaler.profiles import DEFAULT_PROFILE, profile_named
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload
 from topology.hardware import Cluster
@@ -26,10 +27,14 @@ def scale_up(
     mode: str,
     at: datetime,
     policy: str = "default",
+    autoscaler: str = DEFAULT_PROFILE,
 ) -> ScaleUpPlan:
-    """What ``mode`` would add for ``pending``; never mutates ``state``."""
+    """What ``mode`` would add for ``pending``; never mutates ``state``.
+
+    ``autoscaler``: the naive mode's profile (``profiles``)."""
     if mode == NAIVE:
-        return naive_scale_up(cluster, pending, state=state, at=at, policy=policy)
+        entry = profile_named(autoscaler)
+        return entry(cluster, pending, state=state, at=at, policy=policy)
     if mode == JOINT:
         return JointPlanner(cluster, state.copy(), at, policy).plan(pending)
     raise ValueError(f"unknown scale-up mode {mode!r}")

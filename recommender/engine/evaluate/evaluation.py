@@ -7,7 +7,13 @@
                         ├─► scale_up(naive)         → what CA would buy, stranded
                         ├─► scale_up(joint)         → verdicts, recommendations
                         ├─► heatmap cells, fragmentation
-                        └─► per workload: naive vs joint → disagreement classes
+                        ├─► place(pending) with fgd → the what-if (other profiles only)
+                        └─► per workload: naive vs joint → disagreement classes;
+                            "runs now" vs the real scheduler's word → model gaps
+
+``policy`` is the scheduler scoring profile (``scheduler/profiles.py``:
+kube-default, most-allocated, fgd; "default" is kube-default), recorded in the
+JSON as ``schedulerProfile``.
 
 One immutable ``Evaluation``; ``to_json()`` is the published contract
 (schemaVersion 1) and is byte-identical for the same input.
@@ -26,6 +32,7 @@ from recommender.engine import costs
 from recommender.engine.autoscaler.plan import (
     JOINT,
     NAIVE,
+    RUNS_NOW,
     NodeAddition,
     ScaleUpPlan,
     WorkloadPlan,
@@ -33,13 +40,17 @@ from recommender.engine.autoscaler.plan import (
     workload_gpu_milli,
     workload_mix,
 )
+from recommender.engine.autoscaler.profiles import DEFAULT_PROFILE, profile_named
 from recommender.engine.autoscaler.scale_up import scale_up
 from recommender.engine.evaluate import quotas
 from recommender.engine.evaluate.classes import disagreements
 from recommender.engine.evaluate.fragmentation import fragmentation
 from recommender.engine.evaluate.heatmap import HeatCell, heatmap_cells
 from recommender.engine.evaluate.patches import size_patch
+from recommender.engine.evaluate.reality import ModelGap, model_gaps
+from recommender.engine.evaluate.whatif import WhatIf, fragmentation_what_if
 from recommender.engine.scheduler.placement import place, prepare
+from recommender.engine.scheduler.scores import policy_named
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload, pending_workloads, pod_gpu_milli
 from reservations.idle import idle_reserved_gpus
@@ -63,6 +74,8 @@ class WorkloadEvaluation:
     # time is unknown), and GPUs that already-running members of the gang hold idle
     waiting_gpu_hours: float | None = None
     idle_member_gpus: float = 0
+    # "runs now" here, Unschedulable for the real scheduler since the last change
+    model_gap: ModelGap | None = None
 
     def to_json(self) -> dict[str, Any]:
         gpus = self.gpu_milli / 1000
@@ -86,6 +99,7 @@ class WorkloadEvaluation:
             "disagreements": list(self.disagreements),
             "waitingGpuHours": self.waiting_gpu_hours,
             "idleMemberGpus": _whole_if_integer(self.idle_member_gpus),
+            "modelGap": self.model_gap.to_json() if self.model_gap else None,
         }
 
 
@@ -165,6 +179,13 @@ class Evaluation:
     # read but not modelled (never a silent match): kinds with counts, and fields
     ignored: Mapping[str, int] = field(default_factory=dict)
     unsupported: tuple[UnsupportedField, ...] = ()
+    autoscaler: str = DEFAULT_PROFILE  # the naive side's profile (autoscaler.profiles)
+    scheduler_profile: str = "kube-default"
+    what_if: WhatIf | None = None  # the same scheduler pass under fgd (None: fgd chosen)
+
+    @property
+    def model_gaps(self) -> int:
+        return sum(1 for w in self.workloads if w.model_gap is not None)
 
     @property
     def gpus_idle_reserved(self) -> int:
@@ -178,6 +199,7 @@ class Evaluation:
         """The DESIGN.md contract, plus heatmap, fragmentation and diagnoses."""
         return {
             "schemaVersion": SCHEMA_VERSION,
+            "autoscalerProfile": self.autoscaler,
             "cluster": {
                 "nodes": self.nodes,
                 "gpus": self.gpus,
@@ -204,6 +226,9 @@ class Evaluation:
             },
             "ignored": [ignored_kind_json(key, count) for key, count in self.ignored.items()],
             "unsupported": [u.to_json() for u in self.unsupported],
+            "schedulerProfile": self.scheduler_profile,
+            "whatIf": self.what_if.to_json() if self.what_if else None,
+            "modelGaps": self.model_gaps,
         }
 
 
@@ -213,8 +238,14 @@ def ignored_kind_json(key: str, count: int) -> dict[str, Any]:
     return {"kind": kind, "apiVersion": rest.removesuffix(")"), "count": count}
 
 
-def evaluate(cluster: Cluster, *, at: datetime, policy: str = "default") -> Evaluation:
-    """Everything the dashboard, the API and the CLI show about one snapshot."""
+def evaluate(
+    cluster: Cluster, *, at: datetime, policy: str = "default", autoscaler: str = DEFAULT_PROFILE
+) -> Evaluation:
+    """Everything the dashboard, the API and the CLI show about one snapshot
+    (``policy``: the scheduler's scoring profile; ``autoscaler``: which profile the
+    naive side models; ValueError naming the valid ones if either is unknown)."""
+    profile_named(autoscaler)  # an unknown name fails before any work
+    policy = policy_named(policy).name
     state = ClusterState.from_cluster(cluster)
     pending = pending_workloads(cluster)
     waiting = quotas.quota_waiting(cluster, pending)
@@ -223,10 +254,13 @@ def evaluate(cluster: Cluster, *, at: datetime, policy: str = "default") -> Eval
     scheduler = place(cluster, pending, state=state, options=options)
     diagnoses = {o.workload: o.diagnosis for o in scheduler.outcomes}
     seen, admitted = quotas.seen_by_autoscaler(pending, waiting), quotas.admitted(pending, waiting)
-    naive = scale_up(cluster, seen, state=state, mode=NAIVE, at=at, policy=policy)
+    naive = scale_up(
+        cluster, seen, state=state, mode=NAIVE, at=at, policy=policy, autoscaler=autoscaler
+    )
     joint = scale_up(cluster, admitted, state=state, mode=JOINT, at=at, policy=policy)
     naive, joint = (quotas.with_waiting(cluster, plan, waiting) for plan in (naive, joint))
     per_node, per_domain = fragmentation(cluster, state, pending)
+    what_if = fragmentation_what_if(cluster, pending, state, scheduler, options, policy)
     workloads = tuple(
         _workload_evaluation(cluster, w, naive, joint, diagnoses.get(w.key), at, policy)
         for w in sorted(pending, key=_name_order)
@@ -235,6 +269,8 @@ def evaluate(cluster: Cluster, *, at: datetime, policy: str = "default") -> Eval
         replace(w, disagreements=quotas.with_quota_class(w.disagreements, w.naive, w.key, waiting))
         for w in workloads
     )
+    gaps = model_gaps(cluster, (w for w in pending if joint.outcomes[w.key].verdict == RUNS_NOW))
+    workloads = tuple(replace(w, model_gap=gaps.get(w.key)) for w in workloads)
     recommended = recommendations(joint.additions)
     return Evaluation(
         cluster_name=cluster.name,
@@ -254,6 +290,9 @@ def evaluate(cluster: Cluster, *, at: datetime, policy: str = "default") -> Eval
         group_totals=group_totals(cluster, recommended),
         ignored=dict(sorted(cluster.ignored.items())),
         unsupported=cluster.unsupported,
+        autoscaler=autoscaler,
+        scheduler_profile=policy,
+        what_if=what_if,
     )
 
 

@@ -2,7 +2,9 @@
 
 ::
 
+    header           the cluster, the scheduler profile simulated, model gaps, FGD's what-if
     Pending          what waits, why (the scheduler's words), what the joint plan says
+                     (and the real scheduler's word where it disagrees: model gap)
     Naive autoscaler what a count-based, pod-by-pod autoscaler would buy, and waste ($/h)
     What to do       node-group size changes / ProvisioningRequests, with YAML
     Reservations     idle reserved GPUs to reuse, and what they cost while idle
@@ -81,6 +83,19 @@ def _header(evaluation: Evaluation) -> str:
         f"{evaluation.at.isoformat()}\n"
         f"cluster: {evaluation.nodes} nodes, {evaluation.gpus} GPUs, "
         f"{evaluation.gpus_allocated} allocated, {evaluation.gpus_idle_reserved} idle reserved\n"
+        f"scheduler profile: {evaluation.scheduler_profile}{_what_if_text(evaluation)}\n"
+        f"model gaps: {evaluation.model_gaps} (runs now here, Unschedulable for kube-scheduler "
+        "since the snapshot's last change)\n"
+    )
+
+
+def _what_if_text(evaluation: Evaluation) -> str:
+    what_if = evaluation.what_if
+    if what_if is None:
+        return ""
+    extra = what_if.to_json()["extraGpusPlaced"]
+    return f"; what-if {what_if.profile}: {extra:+} pending GPUs placed now" + (
+        f" ({', '.join(what_if.workloads)})" if what_if.workloads else ""
     )
 
 
@@ -91,6 +106,11 @@ def _pending(workloads: Iterable[WorkloadEvaluation]) -> str:
         verdict = VERDICT_TEXT.get(w.joint.verdict, w.joint.verdict)
         lines.append(f"* {w.key} ({w.kind}, {w.pods} pods, {gpus} GPUs): {verdict}")
         lines.append(f"    scheduler: {w.diagnosis}")
+        if w.model_gap is not None:
+            lines.append(
+                f"    model gap: kube-scheduler said {w.model_gap.scheduler!r} for "
+                f"{w.model_gap.pod}; ours: {w.model_gap.ours}"
+            )
         lines += [f"    plan: {reason}" for reason in w.joint.reasons]
         if w.disagreements:
             lines.append(f"    naive autoscaler disagrees: {', '.join(w.disagreements)}")
@@ -114,7 +134,7 @@ def _waiting_text(workload: WorkloadEvaluation) -> str:
 
 def _naive(evaluation: Evaluation) -> str:
     plan = evaluation.naive_plan
-    lines = ["== What the naive autoscaler would do =="]
+    lines = [f"== What the naive autoscaler would do ({evaluation.autoscaler}) =="]
     if not plan.additions:
         lines.append("add nothing")
     for addition in plan.additions:

@@ -18,6 +18,7 @@ from typing import Any
 
 from topology.hardware import Pod
 
+from .profiles import zero_request_counts
 from .records import NodeAlloc, NodeInfo
 
 
@@ -88,6 +89,7 @@ def dynamic_key(info: NodeInfo, alloc: NodeAlloc) -> tuple[object, ...]:
         tuple(sorted(alloc.gpu_milli.items())),
         tuple(sorted(alloc.gpu_nonpartition_milli.items())),
         tuple(sorted(alloc.exclusive)),
+        zero_request_counts(alloc.placed),  # kube-default's NonZeroRequested
     )
 
 

@@ -28,7 +28,7 @@ from datetime import datetime
 
 from topology.hardware import Cluster, Pod
 
-from . import fgd, preemption
+from . import fgd, preemption, profiles  # noqa: F401  (profiles registers kube-default, most-allocated)
 from .admission import held
 from .caches import DomainFree, Layout, SharedMemo, kept
 from .diagnosis import (

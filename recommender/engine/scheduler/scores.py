@@ -192,7 +192,9 @@ POLICIES: dict[str, Policy] = {
     "bestfit": Policy("bestfit", (("best_fit", 1.0), ("topology", 1.0)), "random"),
     "random": Policy("random", (("random", 1.0),), "random"),
 }
-DEFAULT_POLICY = "fgd"  # best on openb: 95.4 vs bestfit 93.2 % at 130 % (docs/VALIDATION.md)
+# what an unconfigured kube-scheduler runs (see profiles.py); FGD, best on openb
+# (95.4 vs bestfit 93.2 % at 130 %, docs/VALIDATION.md), is the "fgd" profile
+DEFAULT_POLICY = "kube-default"
 
 
 def policy_named(name: str) -> Policy:

@@ -137,6 +137,26 @@ class ClusterState:
         for watcher in self.watchers.values():
             watcher.added(node.name)
 
+    def add_nodes(self, nodes: Iterable[Node]) -> None:
+        """``add_node`` for many nodes at once: the node table is copied once and the
+        node-list caches are dropped (rebuilt on first use) instead of grown per node."""
+        nodes = list(nodes)
+        infos = dict(self._infos)
+        for node in nodes:
+            if node.name in infos:
+                raise ValueError(f"node {node.name} already exists")
+            infos[node.name] = NodeInfo(node)
+        self._infos = infos
+        self._order = [*self._order, *(n.name for n in nodes)]
+        self._names = None
+        for node in nodes:
+            self._allocs[node.name] = NodeAlloc(infos[node.name])
+            self._owned.add(node.name)
+        self.by_nodes = {}
+        for node in nodes:
+            for watcher in self.watchers.values():
+                watcher.added(node.name)
+
     def node_names(self) -> tuple[str, ...]:
         """The nodes in order; the same tuple object until a node is added."""
         if self._names is None:

@@ -1,4 +1,5 @@
-"""``manage.py evaluate FILE|DIR|- [--format text|json] [--at TIMESTAMP]``.
+"""``manage.py evaluate FILE|DIR|- [--format text|json] [--at TIME] [--scheduler-profile NAME]
+[--autoscaler NAME]``.
 
 Thin on purpose: read_objects → parse_objects → evaluate → print. First what
 was read (kinds read, ignored, rejected, pods found and synthesized from
@@ -7,7 +8,10 @@ silently. Bad input (unreadable file, invalid object, bad ``--at``, no object
 at all) prints one ``file: Kind/ns/name: field: reason`` line each on stderr
 and exits 2, after evaluating what could be read; no traceback ever reaches
 the user. ``--at`` defaults to now (the only clock read, here in the shell,
-never in the engine).
+never in the engine). ``--scheduler-profile`` (default: the SCHEDULER_PROFILE
+setting, kube-default) is the scoring profile simulated, ``--autoscaler``
+(default: the AUTOSCALER_PROFILE setting, cluster-autoscaler) the autoscaler the
+naive side models; an unknown name exits 2 naming the valid ones.
 """
 
 from __future__ import annotations
@@ -21,8 +25,11 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
 from recommender.actions import report_json, report_text
+from recommender.engine.autoscaler.profiles import profile_names
 from recommender.engine.evaluate.evaluation import evaluate
 from recommender.engine.evaluate.report import render_text
+from recommender.engine.scheduler.profiles import PROFILES
+from recommender.engine.scheduler.profiles import profile_named as scheduler_profile_named
 from topology.files import read_objects
 from topology.hardware import ModelError
 from topology.kube import parse_objects
@@ -41,10 +48,30 @@ class Command(BaseCommand):
         parser.add_argument("--format", choices=("text", "json"), default="text")
         parser.add_argument("--at", help="evaluation instant, RFC 3339 (default: now)")
         parser.add_argument("--cluster-name", default="snapshot", help="name shown in reports")
+        parser.add_argument(
+            "--autoscaler",
+            default=None,
+            help="the autoscaler the naive side models: "
+            + ", ".join(profile_names())
+            + " (default: the AUTOSCALER_PROFILE setting)",
+        )
+        parser.add_argument(
+            "--scheduler-profile",
+            help=f"scoring profile the cluster's scheduler runs: {', '.join(PROFILES)} "
+            "(default: the SCHEDULER_PROFILE setting)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        autoscaler = options["autoscaler"] or settings.AUTOSCALER_PROFILE
+        if autoscaler not in profile_names():
+            self.stderr.write(
+                f"--autoscaler: unknown profile {autoscaler!r}; valid profiles: "
+                + ", ".join(profile_names())
+            )
+            sys.exit(BAD_INPUT_EXIT_CODE)
         try:
             at = parse_at(options["at"])
+            profile = parse_profile(options["scheduler_profile"] or settings.SCHEDULER_PROFILE)
             refused: list[ModelError] = []
             objects = read_objects(
                 options["path"],
@@ -60,7 +87,7 @@ class Command(BaseCommand):
             objects, cluster_name=options["cluster_name"], prices=table_in(settings.CURRENCY)
         )
         summary = snapshot_summary(snapshot, refused)
-        evaluation = evaluate(snapshot.cluster, at=at)
+        evaluation = evaluate(snapshot.cluster, at=at, policy=profile, autoscaler=autoscaler)
         cluster, notices, currency = snapshot.cluster, snapshot.notices, settings.CURRENCY
         if options["format"] == "json":
             payload = report_json(evaluation, cluster, notices, currency)
@@ -81,6 +108,13 @@ class Command(BaseCommand):
         for error in errors:
             self.stderr.write(str(error))
         sys.exit(BAD_INPUT_EXIT_CODE)
+
+
+def parse_profile(name: str) -> str:
+    try:
+        return scheduler_profile_named(name)
+    except ValueError as error:
+        raise ModelError("--scheduler-profile", "", "", str(error)) from None
 
 
 def parse_at(text: str | None) -> datetime:

@@ -1,0 +1,125 @@
+"""cluster-autoscaler's expanders: which whole scale-up option wins.
+
+An option is one node group with the node count the binpacking estimator
+gave and the pods it would help (``expander.Option`` in
+``cluster-autoscaler/expander/expander.go``). Expanders judge whole options,
+never single pods:
+
+- ``least-waste`` (``expander/waste/waste.go`` ``BestOption``): the lowest
+  (cpu unused + memory unused) fraction over ``nodeCount`` template nodes,
+  given the option's pods' requests. Upstream divides by the template's
+  *capacity*; the model has allocatable only and uses it (partly).
+- ``most-pods`` (``expander/mostpods/mostpods.go``): the most pods helped.
+- ``least-nodes`` (``expander/leastnodes/leastnodes.go``): the fewest nodes.
+- ``price`` (``expander/price/price.go``): the cheapest per helped pod, here
+  the option's $/h divided by its pods (upstream also weighs a preferred node
+  size; not modelled: partly).
+- ``priority`` (``expander/priority/priority.go``): the highest priority of
+  the ``cluster-autoscaler-priority-expander`` ConfigMap regexes matching the
+  group name (``priorities`` given by the caller; unmatched groups are
+  dropped unless nothing matches).
+- ``random`` (``expander/random/random.go``): one at random.
+
+``--expander=a,b`` is a chain (``expander/factory/chain.go``
+``chainStrategy.BestOption``): each filter keeps its best options, the next
+one sees only those, and what is still tied at the end is decided at random.
+Our random is a seeded ``random.Random``: the same evaluation gives the same
+choice every time.
+
+Pure: no Django, no I/O.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from topology.hardware import Node, NodeGroup, Pod
+
+LEAST_WASTE, MOST_PODS, LEAST_NODES, PRICE, PRIORITY, RANDOM = (
+    "least-waste",
+    "most-pods",
+    "least-nodes",
+    "price",
+    "priority",
+    "random",
+)
+# config/flags/flags.go of current releases: --expander defaults to least-waste
+# (releases before the flags moved out of main.go defaulted to random)
+DEFAULT_EXPANDERS = (LEAST_WASTE,)
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One node group's scale-up option: ``node_count`` nodes like ``template`` for ``pods``."""
+
+    group: NodeGroup
+    node_count: int
+    pods: tuple[Pod, ...]
+    template: Node
+
+
+def waste_score(option: Option) -> float:
+    """``waste.go``: (avail - requested) / avail for cpu plus the same for memory."""
+    cpu = sum(p.requests.cpu_milli for p in option.pods)
+    memory = sum(p.requests.memory_bytes for p in option.pods)
+    score = 0.0
+    for requested, per_node in (
+        (cpu, option.template.allocatable.cpu_milli),
+        (memory, option.template.allocatable.memory_bytes),
+    ):
+        available = per_node * option.node_count
+        if available > 0:
+            score += (available - requested) / available
+    return score
+
+
+def price_per_pod(option: Option) -> float:
+    return option.group.price_per_node_hour * option.node_count / max(1, len(option.pods))
+
+
+def _lowest(options: Sequence[Option], score: Callable[[Option], float]) -> list[Option]:
+    best = min(score(o) for o in options)
+    return [o for o in options if score(o) == best]
+
+
+def _priority_filter(
+    options: Sequence[Option], priorities: Mapping[int, Sequence[str]]
+) -> list[Option]:
+    """``priority.go``: options whose group name matches a regex of the highest priority."""
+    for priority in sorted(priorities, reverse=True):
+        patterns = [re.compile(p) for p in priorities[priority]]
+        kept = [o for o in options if any(p.fullmatch(o.group.name) for p in patterns)]
+        if kept:
+            return kept
+    return list(options)
+
+
+def best_option(
+    options: Sequence[Option],
+    expanders: Sequence[str],
+    rng: random.Random,
+    priorities: Mapping[int, Sequence[str]] | None = None,
+) -> Option | None:
+    """The chain's choice: each named filter in turn, then a random pick among ties."""
+    left = sorted(options, key=lambda o: o.group.name)  # a stable order for the rng
+    if not left:
+        return None
+    for name in expanders:
+        if len(left) == 1:
+            break
+        if name == LEAST_WASTE:
+            left = _lowest(left, waste_score)
+        elif name == MOST_PODS:
+            left = _lowest(left, lambda o: -len(o.pods))
+        elif name == LEAST_NODES:
+            left = _lowest(left, lambda o: o.node_count)
+        elif name == PRICE:
+            left = _lowest(left, price_per_pod)
+        elif name == PRIORITY:
+            left = _priority_filter(left, priorities or {})
+        elif name != RANDOM:
+            raise ValueError(f"unknown expander {name!r}")
+    return left[0] if len(left) == 1 else rng.choice(left)

@@ -1,0 +1,195 @@
+"""What cluster-autoscaler sees of its node groups: templates, upcoming nodes, limits.
+
+``GroupView`` is the part of ``cluster_autoscaler.NaivePlanner`` that answers
+"what would the next node of this group look like, where would it land, how
+many more may there be":
+
+- the template: a ready live member of the group, sanitized (hostname
+  replaced, cluster-autoscaler's own taints dropped; for a discovered group
+  the template discovery built from a member, less the requests of the
+  snapshot's DaemonSets that would run on it), else the group's own template
+  (``processors/nodeinfosprovider/mixed_nodeinfos_processor.go`` ``Process``),
+  without DRA devices for an
+  empty group whose provider does not template them (``docs/dra_support.md``);
+- the domain: the group's first placement with a free slot (the autoscaler
+  cannot choose where the cloud puts a node);
+- upcoming nodes (``clusterstate/clusterstate.go`` ``GetUpcomingNodes``,
+  ``processors/customresources/gpu_processor.go``);
+- room: max size, ``--max-nodes-total`` and the cluster-wide resource limits
+  (``core/scaleup/resource/manager.go``).
+
+Pure: no Django, no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+
+from recommender.engine.autoscaler.flags import CaSettings
+from recommender.engine.autoscaler.ledger import PlannedNode
+from recommender.engine.autoscaler.plan import new_node, unique_name
+from recommender.engine.scheduler.demand import advertised_gpus
+from recommender.engine.scheduler.state import ClusterState
+from topology.discovery import PROJECT_SOURCE, template_from_member
+from topology.hardware import GPU_RESOURCE, HOSTNAME_LABEL, Cluster, Node, NodeGroup
+
+
+class GroupView:
+    """Templates, domains, upcoming nodes and room of the node groups (see the module)."""
+
+    cluster: Cluster
+    state: ClusterState
+    settings: CaSettings
+    groups: tuple[NodeGroup, ...]
+    taken: set[str]
+    added: dict[str, int]
+    added_per_slot: dict[tuple[str, int], int]
+    templates: dict[tuple[object, ...], Node]
+    _usage: tuple[int, dict[str, int]] | None
+
+    def room(self, group: NodeGroup) -> int:
+        """How many more nodes the group may get: max size, then --max-nodes-total
+        (``orchestrator.go`` ``GetCappedNewNodeCount``), then the cluster-wide resource
+        limits (``core/scaleup/resource/manager.go`` ``ResourcesLeft``, ``ApplyLimits``:
+        --cores-total, --memory-total, --gpu-total per GPU type)."""
+        room = group.max_size - group.current_size - self.added.get(group.name, 0)
+        if self.settings.max_nodes_total > 0:
+            room = min(room, self.settings.max_nodes_total - len(self.taken))
+        return min(room, self._resources_left(self.template(group)))
+
+    def _resources_left(self, template: Node) -> int:
+        """Nodes like ``template`` the cluster-wide limits still allow."""
+        settings = self.settings
+        room = len(self.taken) + 10**9
+        limits = (settings.max_cores_total, settings.max_memory_total_bytes)
+        if not any(limits) and not settings.max_gpus_total:
+            return room
+        used = self._used()
+        per_node = _limited(template)
+        for key, limit in (
+            ("cpu", settings.max_cores_total * 1000 if settings.max_cores_total else 0),
+            ("memory", settings.max_memory_total_bytes),
+            *((f"gpu:{model}", count) for model, count in settings.max_gpus_total.items()),
+        ):
+            if limit and per_node.get(key, 0) > 0:
+                room = min(room, (limit - used.get(key, 0)) // per_node[key])
+        return room
+
+    def _full(self, group: NodeGroup) -> str:
+        if group.current_size + self.added.get(group.name, 0) >= group.max_size:
+            return f"max size {group.max_size} reached for node group {group.name}"
+        if self.settings.max_nodes_total and len(self.taken) >= self.settings.max_nodes_total:
+            return f"--max-nodes-total {self.settings.max_nodes_total} reached"
+        return f"a cluster-wide resource limit leaves no room for a node of group {group.name}"
+
+    def _used(self) -> dict[str, int]:
+        """What the nodes counted against the limits hold (existing, upcoming, bought)."""
+        if self._usage is None or self._usage[0] != len(self.taken):
+            totals: dict[str, int] = {}
+            for name in self.state.node_names():
+                for key, amount in _limited(self.state.node(name)).items():
+                    totals[key] = totals.get(key, 0) + amount
+            self._usage = (len(self.taken), totals)
+        return self._usage[1]
+
+    def first_domain(self, group: NodeGroup) -> Mapping[str, str]:
+        """Where the cloud puts the next node: the first placement with a free slot."""
+        for index, placement in enumerate(group.placements):
+            if self.added_per_slot.get((group.name, index), 0) < placement.max_new_nodes:
+                return placement.labels
+        return {}
+
+    def count_slot(self, group: NodeGroup, labels: Mapping[str, str]) -> None:
+        for index, placement in enumerate(group.placements):
+            if placement.labels == labels:
+                slot = (group.name, index)
+                self.added_per_slot[slot] = self.added_per_slot.get(slot, 0) + 1
+                return
+
+    def template(self, group: NodeGroup) -> Node:
+        """The group's next node as cluster-autoscaler sees it, kept per domain.
+
+        ``processors/nodeinfosprovider/mixed_nodeinfos_processor.go``
+        ``Process``: a ready, schedulable live member of the group, sanitized
+        (``simulator/node_info_utils.go`` ``SanitizedTemplateNodeInfoFromNodeInfo``:
+        new name, hostname label replaced, CA's taints dropped); else the group's
+        template. DaemonSet pods: a discovered group's template already has the
+        snapshot's DaemonSets taken off (``topology.discovery.template_from_member``);
+        for a group only the project declares, the member's DaemonSet pods are not
+        carried over (a bound pod's owner is not in the model: partly).
+        """
+        domain = self.first_domain(group)
+        key = (group.name, tuple(sorted(domain.items())))
+        found = self.templates.get(key)
+        if found is None:
+            found = self.templates[key] = self.make_node(group, domain, f"{group.name}-template")
+        return found
+
+    def _no_dra_from_zero(self, group: NodeGroup) -> bool:
+        return not group.dra_scale_from_zero and self.live_member(group) is None
+
+    def live_member(self, group: NodeGroup) -> Node | None:
+        for node in self.cluster.nodes:
+            if (
+                node.node_group == group.name
+                and node.ready
+                and not node.unschedulable
+                and not _gpus_unready(node, group)
+            ):
+                return node
+        return None
+
+    def make_node(self, group: NodeGroup, domain: Mapping[str, str], name: str) -> Node:
+        member = self.live_member(group)
+        if member is None:
+            node = new_node(group, domain, name)
+            if group.dra_scale_from_zero:
+                return node
+            # docs/dra_support.md: without the provider's support, the template of an
+            # empty group (NodeGroup.TemplateNodeInfo) has no ResourceSlices
+            devices = tuple(d for d in node.devices if d.driver == GPU_RESOURCE)
+            return replace(node, devices=devices, counter_sets=())
+        if group.source is not None and not group.source.startswith(PROJECT_SOURCE):
+            # discovery built this template from a member already, less the requests of
+            # the snapshot's DaemonSets that would run on it (topology.discovery)
+            return new_node(group, domain, name)
+        base = template_from_member(group.name, member, ())  # hostname, CA's taints
+        labels = {**base.labels, **domain, HOSTNAME_LABEL: name}
+        return replace(
+            base, name=name, labels=labels, price_per_node_hour=group.price_per_node_hour
+        )
+
+    def _upcoming_nodes(self) -> list[PlannedNode]:
+        """Nodes CA counts as coming (``clusterstate.go`` ``GetUpcomingNodes``: target size
+        minus registered; ``processors/customresources/gpu_processor.go``
+        ``FilterOutNodesWithUnreadyResources``: a GPU node whose device plugin has not
+        advertised its GPUs yet): template copies in the simulation, never bought twice."""
+        upcoming = []
+        for group in self.groups:
+            target = group.autoscaler.target_size if group.autoscaler else None
+            unregistered = max(0, (target or 0) - group.current_size)
+            # requested nodes count towards the group's size (target), GPU-unready
+            # members already do (current size)
+            self.added[group.name] = self.added.get(group.name, 0) + unregistered
+            members = [n for n in self.cluster.nodes if n.node_group == group.name]
+            missing = unregistered + sum(1 for n in members if _gpus_unready(n, group))
+            for _ in range(missing):
+                name = unique_name(f"{group.name}-upcoming-{len(self.taken)}", self.taken)
+                upcoming.append(PlannedNode(group, new_node(group, {}, name), "", {}))
+        self.state.add_nodes(p.node for p in upcoming)
+        return upcoming
+
+
+def _limited(node: Node) -> dict[str, int]:
+    """What one node counts against the cluster-wide limits: cpu, memory, GPUs by type."""
+    counts = {"cpu": node.allocatable.cpu_milli, "memory": node.allocatable.memory_bytes}
+    for gpu in node.gpus:
+        key = f"gpu:{gpu.model}"
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def _gpus_unready(node: Node, group: NodeGroup) -> bool:
+    """A member of a GPU group that advertises no GPU yet (its device plugin is not up)."""
+    return advertised_gpus(group.template) > 0 and advertised_gpus(node) == 0 and not node.devices

@@ -1,0 +1,90 @@
+"""Which modelled autoscaler is "naive": the registry of autoscaler profiles.
+
+A profile is a name and an entry with ``cluster_autoscaler.naive_scale_up``'s
+signature (cluster, pending, *, state, at, policy) returning a ``ScaleUpPlan``.
+
+- ``cluster-autoscaler`` (= ``cluster-autoscaler:1.36``, the newest modelled):
+  ``cluster_autoscaler.NaivePlanner`` with upstream's default flags
+  (``--expander=least-waste``, ``--expendable-pods-priority-cutoff=-10``, no
+  cluster-wide limits). DRA claims are checked on templates with the
+  scheduler's logic, partitionable devices included (1.35+/1.36+).
+  Versions 1.34 and 1.35 are not registered: their differences (no DRA in
+  1.34, no partitionable devices in 1.35) are not modelled yet, and a name we
+  accept must behave as it says.
+- ``karpenter``: ``karpenter.karpenter_scale_up`` (kubernetes-sigs/karpenter's
+  provisioner: NodePools by weight, cheapest instance type, no gangs).
+
+Pure: no Django, no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Protocol
+
+from recommender.engine.autoscaler.cluster_autoscaler import naive_scale_up
+from recommender.engine.autoscaler.flags import CaSettings
+from recommender.engine.autoscaler.karpenter import karpenter_scale_up
+from recommender.engine.autoscaler.plan import ScaleUpPlan
+from recommender.engine.scheduler.state import ClusterState
+from recommender.engine.scheduler.workloads import Workload
+from topology.hardware import Cluster
+
+CLUSTER_AUTOSCALER = "cluster-autoscaler"
+KARPENTER = "karpenter"
+DEFAULT_PROFILE = CLUSTER_AUTOSCALER
+
+
+class NaiveEntry(Protocol):
+    def __call__(
+        self,
+        cluster: Cluster,
+        pending: Sequence[Workload],
+        *,
+        state: ClusterState,
+        at: datetime,
+        policy: str = ...,
+    ) -> ScaleUpPlan: ...
+
+
+def _cluster_autoscaler(version: str) -> NaiveEntry:
+    settings = CaSettings(version=version)
+
+    def entry(
+        cluster: Cluster,
+        pending: Sequence[Workload],
+        *,
+        state: ClusterState,
+        at: datetime,
+        policy: str = "default",
+    ) -> ScaleUpPlan:
+        return naive_scale_up(
+            cluster, pending, state=state, at=at, policy=policy, settings=settings
+        )
+
+    return entry
+
+
+def _registry() -> dict[str, NaiveEntry]:
+    return {
+        CLUSTER_AUTOSCALER: _cluster_autoscaler("1.36"),
+        f"{CLUSTER_AUTOSCALER}:1.36": _cluster_autoscaler("1.36"),
+        KARPENTER: karpenter_scale_up,
+    }
+
+
+PROFILES = _registry()
+
+
+def profile_names() -> tuple[str, ...]:
+    return tuple(sorted(PROFILES))
+
+
+def profile_named(name: str) -> NaiveEntry:
+    """The profile's entry; a ValueError naming the valid profiles otherwise."""
+    entry = PROFILES.get(name)
+    if entry is None:
+        valid = ", ".join(profile_names())
+        raise ValueError(f"unknown autoscaler profile {name!r}; valid profiles: {valid}")
+    return entry

@@ -1,0 +1,204 @@
+"""Scoring profiles that match real schedulers: ``kube-default``, ``most-allocated``, ``fgd``.
+
+A profile is a ``scores.Policy``: the weighted sum kube-scheduler's framework
+computes over its Score plugins (``runScorePlugins``: each plugin's 0–100
+score, normalised where the plugin has NormalizeScore, times the plugin's
+weight), and how ties are broken.
+
+``kube-default`` is what an unconfigured kube-scheduler runs. Upstream
+(kubernetes/kubernetes) ``pkg/scheduler/apis/config/v1/default_plugins.go``
+``getDefaultPlugins`` enables these Score plugins, with weights:
+
+==================================  ======  ==========================================
+plugin                              weight  here
+==================================  ======  ==========================================
+TaintToleration                     3       not modelled (see docs/FIDELITY.md)
+NodeAffinity (preferred terms)      2       not modelled: listed as "score only"
+NodeResourcesFit (LeastAllocated)   1       ``least_allocated``
+PodTopologySpread (ScheduleAnyway)  2       not modelled: listed as "score only"
+InterPodAffinity (preferred terms)  2       not modelled: listed as "score only"
+NodeResourcesBalancedAllocation     1       ``balanced_allocation``
+ImageLocality                       1       not modelled (no image sizes in a snapshot)
+==================================  ======  ==========================================
+
+NodeResourcesFit's default scoring strategy (``pkg/scheduler/apis/config/v1/
+defaults.go``, ``defaultResourceSpec``) is LeastAllocated over cpu and memory,
+weight 1 each; BalancedAllocation's default resources are the same two.
+Extended resources (``nvidia.com/gpu``) are not scored by default. Neither
+plugin has a NormalizeScore: their 0–100 values are summed as they are.
+Equal totals are broken by ``selectHost``'s reservoir sampling, a uniform
+pick among the best (here a seeded ``random.Random``: tie_break "random").
+
+``most-allocated`` is the bin packing GPU clusters commonly configure: the
+KubeSchedulerConfiguration ``NodeResourcesFitArgs.scoringStrategy`` with
+``type: MostAllocated`` and resources cpu 1, memory 1, ``nvidia.com/gpu`` 3
+(the shape of the upstream "Resource Bin Packing" documentation example),
+every other default plugin unchanged (BalancedAllocation still weight 1).
+
+Gang closeness (``topology``) stays the last term of each profile, as in the
+other policies: zero for lone pods, it keeps a gang's members together as
+Kueue's topology-aware scheduling assigns them, which kube-scheduler alone
+does not do.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+
+from topology.hardware import Pod, Resources
+
+from .scores import (
+    MAX_SCORE,
+    POLICIES,
+    Candidate,
+    Policy,
+    ScoreContext,
+    node_gpu_milli_free,
+    node_gpu_milli_total,
+    register,
+)
+
+KUBE_DEFAULT = "kube-default"
+MOST_ALLOCATED = "most-allocated"
+FGD = "fgd"
+PROFILES = (KUBE_DEFAULT, MOST_ALLOCATED, FGD)
+
+# pkg/scheduler/util/pod_resources.go: what a container without a request counts
+# as, for NodeResourcesFit's scoring only (GetNonzeroRequestForResource)
+DEFAULT_MILLI_CPU_REQUEST = 100
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
+MAX_NODE_SCORE = int(MAX_SCORE)
+
+# (allocatable, requested after placing the pod, weight) per scored resource
+Usage = tuple[int, int, int]
+ResourceScore = Callable[[int, int], int]  # (requested, capacity) → 0..100
+
+
+def _fit_usage(candidate: Candidate, gpu_weight: int) -> list[Usage]:
+    """NodeResourcesFit's inputs (``resource_allocation.go``,
+    ``calculateResourceAllocatableRequest`` with ``useRequested`` false): the pod's
+    request made non-zero for cpu and memory; an extended resource the pod does not
+    request is skipped (``podRequest == 0 && IsScalarResourceName``)."""
+    requests = candidate.pod.requests
+    cpu = requests.cpu_milli or DEFAULT_MILLI_CPU_REQUEST
+    memory = requests.memory_bytes or DEFAULT_MEMORY_REQUEST
+    usage = _cpu_memory(candidate, cpu, memory, nonzero=True)
+    if gpu_weight and candidate.gpu_milli > 0:
+        total = node_gpu_milli_total(candidate.info)
+        used = total - node_gpu_milli_free(candidate.info, candidate.alloc)
+        usage.append((total, used + candidate.gpu_milli, gpu_weight))
+    return usage
+
+
+def _cpu_memory(candidate: Candidate, cpu: int, memory: int, nonzero: bool) -> list[Usage]:
+    """cpu and memory, weight 1 each, the node's requested sum plus the pod's.
+    ``nonzero``: the node's sum as NodeInfo.NonZeroRequested keeps it, each placed
+    pod without a cpu (memory) request counted as 100m (200 MiB); else
+    NodeInfo.Requested. Upstream applies the default per container; a pod's
+    requests here are summed over its containers, so it applies per pod."""
+    allocatable: Resources = candidate.info.node.allocatable
+    alloc = candidate.alloc
+    cpu_used = allocatable.cpu_milli - alloc.cpu_free_milli
+    memory_used = allocatable.memory_bytes - alloc.memory_free_bytes
+    if nonzero:
+        zero_cpu, zero_memory = zero_request_counts(alloc.placed)
+        cpu_used += zero_cpu * DEFAULT_MILLI_CPU_REQUEST
+        memory_used += zero_memory * DEFAULT_MEMORY_REQUEST
+    return [
+        (allocatable.cpu_milli, cpu_used + cpu, 1),
+        (allocatable.memory_bytes, memory_used + memory, 1),
+    ]
+
+
+def zero_request_counts(placed: Iterable[Pod]) -> tuple[int, int]:
+    """How many of the pods request no cpu, and how many no memory (the node memo
+    key holds these, so nodes differing only there never share a score)."""
+    zero_cpu = zero_memory = 0
+    for pod in placed:
+        zero_cpu += pod.requests.cpu_milli == 0
+        zero_memory += pod.requests.memory_bytes == 0
+    return zero_cpu, zero_memory
+
+
+def _weighted(usage: list[Usage], per_resource: ResourceScore) -> float:
+    """``leastResourceScorer`` / ``mostResourceScorer``: integer weighted mean over
+    resources the node has (allocatable 0 is skipped), 0 when none."""
+    total = weights = 0
+    for allocatable, requested, weight in usage:
+        if allocatable == 0:
+            continue
+        total += per_resource(requested, allocatable) * weight
+        weights += weight
+    return float(total // weights) if weights else 0.0
+
+
+def _least_requested(requested: int, capacity: int) -> int:
+    """``least_allocated.go`` ``leastRequestedScore``."""
+    if capacity == 0 or requested > capacity:
+        return 0
+    return ((capacity - requested) * MAX_NODE_SCORE) // capacity
+
+
+def _most_requested(requested: int, capacity: int) -> int:
+    """``most_allocated.go`` ``mostRequestedScore``: over-commit counts as full."""
+    if capacity == 0:
+        return 0
+    return (min(requested, capacity) * MAX_NODE_SCORE) // capacity
+
+
+def least_allocated(candidate: Candidate, ctx: ScoreContext) -> float:
+    """NodeResourcesFit, LeastAllocated over cpu and memory (the default): emptier first."""
+    return _weighted(_fit_usage(candidate, gpu_weight=0), _least_requested)
+
+
+def most_allocated_gpu(candidate: Candidate, ctx: ScoreContext) -> float:
+    """NodeResourcesFit, MostAllocated over cpu 1, memory 1, nvidia.com/gpu 3: fuller first."""
+    return _weighted(_fit_usage(candidate, gpu_weight=3), _most_requested)
+
+
+def balanced_allocation(candidate: Candidate, ctx: ScoreContext) -> float:
+    """NodeResourcesBalancedAllocation (``balanced_allocation.go``,
+    ``balancedResourceScorer``): ``int((1 - std) * 100)`` of the cpu and memory
+    fractions after placing (``useRequested``: the pod's own requests, not made
+    non-zero), each capped at 1; std of two fractions is half their difference.
+    A pod requesting neither is skipped by PreScore (best-effort): 0 everywhere."""
+    requests = candidate.pod.requests
+    if requests.cpu_milli == 0 and requests.memory_bytes == 0:
+        return 0.0
+    fractions = [
+        min(1.0, requested / allocatable)
+        for allocatable, requested, _ in _cpu_memory(
+            candidate, requests.cpu_milli, requests.memory_bytes, nonzero=False
+        )
+        if allocatable
+    ]
+    std = 0.0
+    if len(fractions) == 2:
+        std = abs((fractions[0] - fractions[1]) / 2)
+    elif len(fractions) > 2:
+        mean = sum(fractions) / len(fractions)
+        std = math.sqrt(sum((f - mean) ** 2 for f in fractions) / len(fractions))
+    return float(int((1 - std) * MAX_NODE_SCORE))
+
+
+register("least_allocated", least_allocated)
+register("most_allocated_gpu", most_allocated_gpu)
+register("balanced_allocation", balanced_allocation)
+POLICIES[KUBE_DEFAULT] = Policy(
+    KUBE_DEFAULT,
+    (("least_allocated", 1.0), ("balanced_allocation", 1.0), ("topology", 1.0)),
+    "random",
+)
+POLICIES[MOST_ALLOCATED] = Policy(
+    MOST_ALLOCATED,
+    (("most_allocated_gpu", 1.0), ("balanced_allocation", 1.0), ("topology", 1.0)),
+    "random",
+)
+
+
+def profile_named(name: str) -> str:
+    """The profile's name when it is one of ``PROFILES``, else ValueError naming them."""
+    if name not in PROFILES:
+        raise ValueError(f"unknown scheduler profile {name!r}; valid: {', '.join(PROFILES)}")
+    return name
