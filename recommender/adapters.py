@@ -55,17 +55,18 @@ def recommendations(
     return rows
 
 
-def workload_breakdowns(snapshot: Snapshot, *, limit: int) -> dict[str, BreakdownSummary]:
+def workload_breakdowns(
+    snapshot: Snapshot, *, policy: str, limit: int
+) -> dict[str, BreakdownSummary]:
     """The engine's per-node breakdown of every pending workload of the snapshot, as the
-    snapshot's evaluation saw them (its ``taken_at``, the default policy), summed up."""
-    return model_breakdowns(cluster_from_snapshot(snapshot), at=snapshot.taken_at, limit=limit)
-
-
-def model_breakdowns(model: Cluster, *, at: datetime, limit: int) -> dict[str, BreakdownSummary]:
-    """``workload_breakdowns`` on the parsed model: each summed up with ``limit`` nodes."""
+    snapshot's evaluation saw them (its ``taken_at``, its scheduler profile), summed up
+    with ``limit`` nodes each."""
+    model = cluster_from_snapshot(snapshot)
     return {
         key: breakdown_summary.summarise(found, limit)
-        for key, found in breakdown.all_breakdowns(model, at=at).items()
+        for key, found in breakdown.all_breakdowns(
+            model, at=snapshot.taken_at, policy=policy
+        ).items()
     }
 
 

@@ -168,7 +168,7 @@ def workload_breakdown(*, evaluation: Evaluation, workload: str) -> BreakdownSum
     prefix = _breakdown_prefix(evaluation)
     found = caches["default"].get(prefix + workload)
     if found is None:
-        every = adapters.workload_breakdowns(evaluation.snapshot, limit=BREAKDOWN_NODES)
+        every = _breakdowns(evaluation)
         found = every.get(workload, NOT_PENDING)
         _keep(prefix, {**every, workload: found})
     return None if found == NOT_PENDING else found
@@ -177,9 +177,17 @@ def workload_breakdown(*, evaluation: Evaluation, workload: str) -> BreakdownSum
 def keep_breakdowns(*, evaluation: Evaluation) -> int:
     """Sum up and cache every pending workload's breakdown of ``evaluation`` (the
     worker's ``keep_workload_breakdowns`` task, once the evaluation is stored)."""
-    every = adapters.workload_breakdowns(evaluation.snapshot, limit=BREAKDOWN_NODES)
+    every = _breakdowns(evaluation)
     _keep(_breakdown_prefix(evaluation), every)
     return len(every)
+
+
+def _breakdowns(evaluation: Evaluation) -> dict[str, BreakdownSummary]:
+    """The pass the evaluation ran: its snapshot, with the scheduler profile it used."""
+    profile = (evaluation.result or {}).get("schedulerProfile") or "default"
+    return adapters.workload_breakdowns(
+        evaluation.snapshot, policy=str(profile), limit=BREAKDOWN_NODES
+    )
 
 
 def _breakdown_prefix(evaluation: Evaluation) -> str:

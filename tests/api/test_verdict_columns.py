@@ -22,14 +22,15 @@ def rows_of(client, evaluation, **query):
 
 
 def test_it_prices_each_plan_for_the_workload(staff_client, cluster):
-    """reservation-idle-nodes: the naive autoscaler buys one h100 at 80/h for
-    team-a/finetune (8 GPUs); the joint plan reuses team-a's idle reservation: 0/h."""
-    evaluation = ingest_and_evaluate(cluster, scenario_objects("reservation-idle-nodes"))
-    row = rows_of(staff_client, evaluation)["team-a/finetune"]
-    assert row["requested_gpus"] == 8.0
-    assert row["naive_cost_per_hour"] == 80.0
+    """partial-gang: the naive autoscaler buys 2 h100 nodes at 80/h for ml/pretrain (3
+    members × 8 GPUs; only 2 fit, the group's maxSize is 2); the joint plan buys nothing
+    (the gang cannot start): 160/h against 0/h."""
+    evaluation = ingest_and_evaluate(cluster, scenario_objects("partial-gang"))
+    row = rows_of(staff_client, evaluation)["ml/pretrain"]
+    assert row["requested_gpus"] == 24.0
+    assert row["naive_cost_per_hour"] == 160.0
     assert row["joint_cost_per_hour"] == 0.0
-    assert row["verdict"] == "uses_reservation"
+    assert row["verdict"] == "blocked"
     assert row["preempts"] == []
     assert row["pending_since"] == TAKEN_AT.isoformat().replace("+00:00", "Z")
 
