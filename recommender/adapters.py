@@ -8,8 +8,8 @@ from typing import Any
 
 from recommender.actions import apply_text
 from recommender.engine.evaluate.evaluation import Evaluation as EngineEvaluation
-from recommender.engine.scheduler import breakdown
-from recommender.engine.scheduler.breakdown import Breakdown
+from recommender.engine.scheduler import breakdown, breakdown_summary
+from recommender.engine.scheduler.breakdown_summary import BreakdownSummary
 from recommender.models import EvaluatedNode, Evaluation, Recommendation, WorkloadVerdict
 from topology.adapters import cluster_from_snapshot
 from topology.hardware import Cluster
@@ -55,10 +55,19 @@ def recommendations(
     return rows
 
 
-def workload_breakdowns(snapshot: Snapshot) -> dict[str, Breakdown]:
+def workload_breakdowns(
+    snapshot: Snapshot, *, policy: str, limit: int
+) -> dict[str, BreakdownSummary]:
     """The engine's per-node breakdown of every pending workload of the snapshot, as the
-    snapshot's evaluation saw them (its ``taken_at``, the default policy)."""
-    return breakdown.all_breakdowns(cluster_from_snapshot(snapshot), at=snapshot.taken_at)
+    snapshot's evaluation saw them (its ``taken_at``, its scheduler profile), summed up
+    with ``limit`` nodes each."""
+    model = cluster_from_snapshot(snapshot)
+    return {
+        key: breakdown_summary.summarise(found, limit)
+        for key, found in breakdown.all_breakdowns(
+            model, at=snapshot.taken_at, policy=policy
+        ).items()
+    }
 
 
 def verdicts(
@@ -83,6 +92,7 @@ def verdicts(
         workload = str(item["name"])
         naive = dict(item.get("naive") or {})
         joint = dict(item.get("joint") or {})
+        joint["preempts"] = list(item.get("preempts") or [])  # the pods it evicts
         rows.append(
             WorkloadVerdict(
                 evaluation=evaluation,

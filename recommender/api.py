@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import mixins, serializers, viewsets
 
 from capacityweb.api_urls import FILTER_BACKENDS, StandardPagination, router
@@ -108,6 +109,7 @@ class RecommendationViewSet(viewsets.ReadOnlyModelViewSet):
 class WorkloadVerdictSerializer(serializers.ModelSerializer):
     cluster = serializers.IntegerField(source="evaluation.cluster_id", read_only=True)
     taken_at = serializers.DateTimeField(source="evaluation.taken_at", read_only=True)
+    preempts = serializers.SerializerMethodField()
 
     class Meta:
         model = WorkloadVerdict
@@ -125,7 +127,18 @@ class WorkloadVerdictSerializer(serializers.ModelSerializer):
             "disagreements",
             "naive",
             "joint",
+            "requested_gpus",
+            "naive_cost_per_hour",
+            "joint_cost_per_hour",
+            "pending_since",
+            "preempts",
         ]
+
+    @extend_schema_field({"type": "array", "items": {"type": "string"}})
+    def get_preempts(self, verdict: WorkloadVerdict) -> list[str]:
+        """The running pods ("ns/pod") DefaultPreemption evicts to place it (rows stored
+        before the list was kept: none)."""
+        return list((verdict.joint or {}).get("preempts") or [])
 
 
 class WorkloadVerdictViewSet(viewsets.ReadOnlyModelViewSet):
@@ -140,7 +153,16 @@ class WorkloadVerdictViewSet(viewsets.ReadOnlyModelViewSet):
     filterset_class = WorkloadVerdictFilterSet
     filter_backends = FILTER_BACKENDS
     pagination_class = StandardPagination
-    ordering_fields = ["workload", "namespace", "gpus", "verdict"]
+    ordering_fields = [
+        "workload",
+        "namespace",
+        "gpus",
+        "verdict",
+        "requested_gpus",
+        "naive_cost_per_hour",
+        "joint_cost_per_hour",
+        "pending_since",
+    ]
 
 
 # --- nodes (from the latest evaluation) ---------------------------------------------------

@@ -7,8 +7,15 @@ class RecommenderConfig(AppConfig):
 
     def ready(self) -> None:
         from recommender import receivers
+        from recommender.signals import evaluation_stored
         from topology import signals
 
         signals.snapshot_ingested.connect(
+            receivers.announce_ingested_snapshot, dispatch_uid="recommender.announce"
+        )
+        signals.snapshot_ingested.connect(
             receivers.evaluate_ingested_snapshot, dispatch_uid="recommender.evaluate"
+        )
+        evaluation_stored.connect(
+            receivers.keep_breakdowns, dispatch_uid="recommender.keep_breakdowns"
         )

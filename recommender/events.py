@@ -7,10 +7,17 @@
               └─► channels_redis: one copy per web process ─► consumer.cluster_messages
                     └─► each browser socket: the 3 texts as they are (no re-encoding)
 
+    snapshot_ingested signal (ingest committed) ─► publish_snapshot_ingested(snapshot_id)
+        └─► ONE group message {texts: ["snapshot.ingested" text]}: open pages show the
+            "newer snapshot is being evaluated" note; the evaluation's updates clear it
+
 Every message is typed and versioned::
 
-    {"type": "heatmap.update" | "pending.update" | "recommendations.update",
+    {"type": "heatmap.update" | "pending.update" | "recommendations.update"
+             | "snapshot.ingested",
      "version": 1, "cluster": id, "snapshot": id, "evaluation": id, "data": {...}}
+
+(``evaluation`` is null in "snapshot.ingested": the snapshot has none yet.)
 
 ``snapshot_messages`` is the current state; consumers send it on connect,
 then forward what ``publish_evaluation`` sends.
@@ -36,6 +43,7 @@ from django.urls import reverse
 
 from recommender import selectors
 from recommender.models import Evaluation
+from topology.models import Snapshot
 
 MESSAGE_VERSION = 1
 GROUP_MESSAGE_TYPE = "cluster.messages"  # handled by ClusterConsumer.cluster_messages
@@ -113,3 +121,28 @@ def publish_evaluation(evaluation: Evaluation) -> None:
     selectors.warm_heatmap(evaluation)
     event = {"type": GROUP_MESSAGE_TYPE, "texts": snapshot_texts(evaluation)}
     async_to_sync(layer.group_send)(cluster_group(evaluation.cluster_id), event)
+
+
+def snapshot_ingested_message(snapshot: Snapshot) -> dict[str, Any]:
+    """A newer snapshot of the cluster is stored and its evaluation is on its way."""
+    return {
+        "type": "snapshot.ingested",
+        "version": MESSAGE_VERSION,
+        "cluster": snapshot.cluster_id,
+        "snapshot": snapshot.pk,
+        "evaluation": None,
+        "data": {"takenAt": snapshot.taken_at.isoformat()},
+    }
+
+
+def publish_snapshot_ingested(snapshot_id: int) -> None:
+    """Tell the cluster's open pages that snapshot ``snapshot_id`` is being evaluated."""
+    layer = get_channel_layer()
+    snapshot = Snapshot.objects.filter(pk=snapshot_id).only("cluster_id", "taken_at").first()
+    if layer is None or snapshot is None:
+        return
+    event = {
+        "type": GROUP_MESSAGE_TYPE,
+        "texts": [json.dumps(snapshot_ingested_message(snapshot))],
+    }
+    async_to_sync(layer.group_send)(cluster_group(snapshot.cluster_id), event)

@@ -96,10 +96,23 @@ TERMS: dict[str, Term] = {
             "does not try them yet, so no node would help until the gate is lifted.",
         ),
         Term(
-            "model-gap",
-            "model gap",
+            "preempts",
+            "preempts",
+            "Runs after preempting lower-priority pods: kube-scheduler's DefaultPreemption "
+            "evicts them; no node is bought.",
+        ),
+        Term(
+            "unsupported",
+            "not modelled",
             "Something the simulation does not model (a field, filter or object kind). A "
             "workload depending on it is shown blocked as 'unsupported', never guessed to run.",
+        ),
+        Term(
+            "model-gap",
+            "model gap",
+            "Our simulation says the workload runs now but the real kube-scheduler reported "
+            "it Unschedulable (PodScheduled=False) after the snapshot's last change: a rule "
+            "we do not model yet.",
         ),
         Term(
             "gang",

@@ -22,7 +22,7 @@ import hashlib
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from django.conf import settings
@@ -32,7 +32,7 @@ from django.db import connection
 from django.db.models import OuterRef, QuerySet, Subquery
 
 from recommender import adapters
-from recommender.engine.scheduler.breakdown import Breakdown
+from recommender.engine.scheduler.breakdown_summary import BreakdownSummary
 from recommender.models import EvaluatedNode, Evaluation, Recommendation, WorkloadVerdict
 from topology import charts
 from topology.models import Cluster, Snapshot
@@ -146,7 +146,8 @@ def pending_since_before(evaluation: Evaluation) -> dict[str, Any]:
     return dict(rows.values_list("workload", "pending_since"))
 
 
-BREAKDOWN_SECONDS = 600
+BREAKDOWN_SECONDS = 3600  # the latest evaluations' pages read theirs; older ones re-run
+BREAKDOWN_NODES = 200  # per-node rows kept per workload; the rest are counted
 NOT_PENDING = "not pending"  # cached for a workload the engine does not find pending
 
 
@@ -154,24 +155,49 @@ def verdict_of(*, evaluation: Evaluation, workload: str) -> WorkloadVerdict | No
     return WorkloadVerdict.objects.filter(evaluation=evaluation, workload=workload).first()
 
 
-def workload_breakdown(*, evaluation: Evaluation, workload: str) -> Breakdown | None:
-    """The engine's per-node breakdown of ``workload`` in ``evaluation``'s snapshot.
+def workload_breakdown(*, evaluation: Evaluation, workload: str) -> BreakdownSummary | None:
+    """The engine's per-node breakdown of ``workload`` in ``evaluation``'s snapshot, summed
+    up (``breakdown_summary``); None when the engine does not find it pending.
 
-    The first request for any workload of the evaluation runs one scheduler pass over
+    ``keep_breakdowns`` puts every pending workload's summary in the default cache once
+    the evaluation is stored (a worker task), so a visit reads one key. On a miss
+    (evicted, expired, the task not done yet) the visit runs the scheduler pass again on
     the snapshot (seconds at a thousand nodes: parsing it is most of that) and keeps
-    every workload's breakdown in the default cache under the evaluation's identity,
-    which a re-run changes; the other workloads' pages then read theirs.
+    them all.
     """
-    prefix = f"workload-breakdown:{evaluation.pk}:{evaluation.stored_at.isoformat()}:"
-    cache = caches["default"]
-    found = cache.get(prefix + workload)
+    prefix = _breakdown_prefix(evaluation)
+    found = caches["default"].get(prefix + workload)
     if found is None:
-        every = adapters.workload_breakdowns(evaluation.snapshot)
-        cache.set_many({prefix + key: value for key, value in every.items()}, BREAKDOWN_SECONDS)
+        every = _breakdowns(evaluation)
         found = every.get(workload, NOT_PENDING)
-        if found == NOT_PENDING:
-            cache.set(prefix + workload, NOT_PENDING, BREAKDOWN_SECONDS)
+        _keep(prefix, {**every, workload: found})
     return None if found == NOT_PENDING else found
+
+
+def keep_breakdowns(*, evaluation: Evaluation) -> int:
+    """Sum up and cache every pending workload's breakdown of ``evaluation`` (the
+    worker's ``keep_workload_breakdowns`` task, once the evaluation is stored)."""
+    every = _breakdowns(evaluation)
+    _keep(_breakdown_prefix(evaluation), every)
+    return len(every)
+
+
+def _breakdowns(evaluation: Evaluation) -> dict[str, BreakdownSummary]:
+    """The pass the evaluation ran: its snapshot, with the scheduler profile it used."""
+    profile = (evaluation.result or {}).get("schedulerProfile") or "default"
+    return adapters.workload_breakdowns(
+        evaluation.snapshot, policy=str(profile), limit=BREAKDOWN_NODES
+    )
+
+
+def _breakdown_prefix(evaluation: Evaluation) -> str:
+    # the evaluation's identity: a re-run of the same snapshot changes stored_at
+    return f"workload-breakdown:{evaluation.pk}:{evaluation.stored_at.isoformat()}:"
+
+
+def _keep(prefix: str, every: Mapping[str, BreakdownSummary | str]) -> None:
+    cache = caches["default"]
+    cache.set_many({prefix + key: value for key, value in every.items()}, BREAKDOWN_SECONDS)
 
 
 def node_places(*, evaluation: Evaluation, names: Iterable[str]) -> list[EvaluatedNode]:

@@ -2,8 +2,8 @@
 
 Pure. Generic over the frozen dataclasses of ``topology.hardware``: each
 dataclass becomes a dict of its fields (snake_case, as in the model), tuples
-become lists, mappings become dicts with sorted keys, datetimes ISO 8601
-strings. The reverse walks the type hints, so ``cluster_from_json`` rebuilds
+become lists, frozensets sorted lists, mappings dicts with sorted keys, datetimes
+ISO 8601 strings. The reverse walks the type hints, so ``cluster_from_json`` rebuilds
 the same objects and ``cluster_to_json(cluster_from_json(x)) == x``; dumped
 with ``sort_keys=True`` the same cluster always gives the same bytes.
 """
@@ -40,6 +40,8 @@ def _dump(value: Any) -> Any:
         return {f.name: _dump(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, tuple | list):
         return [_dump(item) for item in value]
+    if isinstance(value, frozenset | set):
+        return sorted(_dump(item) for item in value)
     if isinstance(value, Mapping):
         return {str(k): _dump(value[k]) for k in sorted(value)}
     if isinstance(value, datetime):
@@ -64,6 +66,8 @@ def _load(hint: Any, value: Any) -> Any:
     if origin is tuple:
         args = typing.get_args(hint)
         return tuple(_load(args[0], item) for item in value)
+    if origin is frozenset:
+        return frozenset(_load(typing.get_args(hint)[0], item) for item in value)
     if origin in (Mapping, dict) or hint in (Mapping, dict):
         args = typing.get_args(hint) or (str, Any)
         return {k: _load(args[1], v) for k, v in value.items()}

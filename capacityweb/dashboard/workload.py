@@ -6,13 +6,12 @@
     ─► where it is on the heatmap ─► its history across snapshots
 
 The verdict, plans and recommendations are the stored evaluation's; the per-node
-breakdown is the scheduler engine's on the shown snapshot
-(``selectors.workload_breakdown``: worked out on the first visit, then cached).
+breakdown is the scheduler engine's on the shown snapshot, summed up per node group and
+domain when the evaluation was stored (``selectors.workload_breakdown``).
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
@@ -22,14 +21,12 @@ from django.urls import reverse
 from django.utils.http import urlencode
 
 from recommender import selectors
-from recommender.engine.scheduler.breakdown import Breakdown, NodeReason
+from recommender.engine.scheduler.breakdown_summary import BreakdownSummary, Tally
 from recommender.models import Evaluation
 from recommender.views import ClusterPage, cluster_page
 from topology import charts
 
-NODES_SHOWN = 300  # per-node rows listed; the rest are counted
 HISTORY_SHOWN = 50
-FALLBACK_LEVELS = ("block", "rack", "zone")  # the domains shown when the workload needs none
 
 
 @login_required
@@ -72,54 +69,31 @@ def workload_page(request: HttpRequest, cluster_id: int, namespace: str, name: s
     return render(request, "dashboard/workload.html", context)
 
 
-def breakdown_tables(breakdown: Breakdown | None, page: ClusterPage) -> dict[str, Any]:
+def breakdown_tables(breakdown: BreakdownSummary | None, page: ClusterPage) -> dict[str, Any]:
     """Per node group, per domain (at the level the workload needs, else a fallback)
     and per node: nodes, free GPUs and each filter reason's count ("fits" where none)."""
-    if breakdown is None or not breakdown.nodes:
+    if breakdown is None or not breakdown.node_count:
         return {"groups": [], "domains": [], "nodes": [], "nodes_more": 0, "level": None}
-    level = domain_level(breakdown)
-    depth = breakdown.levels.index(level) + 1 if level else 0
-    by_group: dict[str, list[NodeReason]] = {}
-    by_domain: dict[str, list[NodeReason]] = {}
-    for node in breakdown.nodes:
-        by_group.setdefault(node.node_group or "(no node group)", []).append(node)
-        if depth:
-            path = "/".join(segment or "?" for segment in node.path[:depth])
-            by_domain.setdefault(path, []).append(node)
-    links = heatmap_links(page.evaluation, [nodes[0].node for nodes in by_domain.values()], level)
-    domains = [
-        {**summary(nodes), "domain": path, "heatmap": links.get(nodes[0].node)}
-        for path, nodes in by_domain.items()
-    ]
-    domains.sort(key=lambda row: (-row["free_gpus"], row["domain"]))
-    refused = sorted(breakdown.nodes, key=lambda n: (n.reason == "", n.reason, n.node))
+    level = breakdown.level
+    links = heatmap_links(page.evaluation, [row.first_node for row in breakdown.domains], level)
     return {
-        "groups": sorted(
-            ({**summary(nodes), "group": group} for group, nodes in by_group.items()),
-            key=lambda row: (-row["free_gpus"], row["group"]),
-        ),
-        "domains": domains,
+        "groups": [{**tally_row(row), "group": row.name} for row in breakdown.groups],
+        "domains": [
+            {**tally_row(row), "domain": row.name, "heatmap": links.get(row.first_node)}
+            for row in breakdown.domains
+        ],
         "level": level,
-        "nodes": refused[:NODES_SHOWN],
-        "nodes_more": max(0, len(refused) - NODES_SHOWN),
+        "nodes": breakdown.nodes,
+        "nodes_more": breakdown.nodes_more,
     }
 
 
-def domain_level(breakdown: Breakdown) -> str | None:
-    asks = breakdown.asks
-    for level in (asks.required_level, asks.preferred_level, *FALLBACK_LEVELS):
-        if level in breakdown.levels:
-            return level
-    return None
-
-
-def summary(nodes: list[NodeReason]) -> dict[str, Any]:
-    reasons = Counter(node.reason or "fits" for node in nodes)
+def tally_row(tally: Tally) -> dict[str, Any]:
     return {
-        "nodes": len(nodes),
-        "gpus": sum(node.gpus for node in nodes),
-        "free_gpus": sum(node.free_gpus for node in nodes),
-        "reasons": sorted(reasons.items(), key=lambda item: (-item[1], item[0])),
+        "nodes": tally.nodes,
+        "gpus": tally.gpus,
+        "free_gpus": tally.free_gpus,
+        "reasons": tally.reasons,
     }
 
 

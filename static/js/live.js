@@ -8,11 +8,14 @@
 // page has one; the overview one per cluster). A message names its evaluation; a
 // new evaluation re-renders the page's live regions ([data-live-region] with an id)
 // from the same URL and calls the page's own handler for the type (the heatmap's
-// Plotly.react). An unknown version or type is ignored with a console.warn.
+// Plotly.react). "snapshot.ingested" (a newer snapshot stored, its evaluation on its
+// way) fills the page's #newer-snapshot note; the evaluation's update re-renders that
+// region from the server, which clears it. An unknown version or type is ignored
+// with a console.warn.
 (function () {
   "use strict";
   var SUPPORTED_VERSION = 1;
-  var KNOWN_TYPES = ["heatmap.update", "pending.update", "recommendations.update"];
+  var KNOWN_TYPES = ["heatmap.update", "pending.update", "recommendations.update", "snapshot.ingested"];
   var MAX_DELAY_MS = 30000;
   var BASE_DELAY_MS = 500;
   var capacityweb = (window.capacityweb = window.capacityweb || { handlers: {} });
@@ -73,19 +76,37 @@
       console.warn("capacityweb: ignoring message of unknown type", message.type);
       return;
     }
+    if (message.type === "snapshot.ingested") { showNewerSnapshot(status, message); return; }
     var evaluation = String(message.evaluation || "");
     if (evaluation === (status.dataset.evaluation || "")) { return; }
     var handler = capacityweb.handlers[message.type];
     if (handler) { handler(message); }
-    scheduleRegionRefresh(status, evaluation);
+    scheduleRegionRefresh(status, evaluation, message.snapshot);
+  }
+
+  // The same words as the server's note (templates/dashboard/_cluster_header.html).
+  function showNewerSnapshot(status, message) {
+    var box = document.getElementById("newer-snapshot");
+    var shown = Number(status.dataset.snapshot || 0);
+    if (!box || !(Number(message.snapshot) > shown)) { return; }
+    var takenAt = new Date(message.data && message.data.takenAt);
+    var when = isNaN(takenAt.getTime()) ? "" : " (" + takenAt.toISOString().slice(0, 19).replace("T", " ") + " UTC)";
+    var note = document.createElement("p");
+    note.className = "muted newer-snapshot";
+    note.setAttribute("role", "status");
+    note.textContent = "Newer snapshot #" + message.snapshot + when + " is being evaluated: this page shows #" +
+      shown + ", the latest evaluated, and updates when it is done.";
+    box.replaceChildren(note);
+    box.dataset.snapshot = String(message.snapshot);
   }
 
   // All messages of one evaluation arrive together: refresh the regions once.
-  function scheduleRegionRefresh(status, evaluation) {
+  function scheduleRegionRefresh(status, evaluation, snapshot) {
     if (regionRefresh) { window.clearTimeout(regionRefresh); }
     regionRefresh = window.setTimeout(function () {
       regionRefresh = null;
       status.dataset.evaluation = evaluation;
+      if (snapshot) { status.dataset.snapshot = String(snapshot); }
       refreshRegions(evaluation);
     }, 50);
   }

@@ -109,3 +109,23 @@ def test_it_keeps_to_its_schema_under_a_bounded_schemathesis_run(
     exercised = {operation for (operation, status) in statuses if status != 429}
     assert throttled == set()
     assert exercised == operations
+
+
+@pytest.mark.django_db
+def test_the_schema_describes_the_verdict_columns(client):
+    """pending-workloads/ rows: GPUs asked for (fractions), each plan's price, pending
+    since (nullable date-time) and the evicted pods (strings)."""
+    schema = client.get("/api/schema/", {"format": "json"}).json()
+    properties = schema["components"]["schemas"]["WorkloadVerdict"]["properties"]
+    assert properties["requested_gpus"]["type"] == "number"
+    assert properties["naive_cost_per_hour"]["type"] == "number"
+    assert properties["joint_cost_per_hour"]["type"] == "number"
+    assert properties["pending_since"]["format"] == "date-time"
+    assert properties["pending_since"].get("nullable") is True
+    assert properties["preempts"] == {
+        "type": "array",
+        "items": {"type": "string"},
+        "readOnly": True,
+    }
+    assert properties["verdict"] == {"$ref": "#/components/schemas/VerdictEnum"}
+    assert "preempts" in schema["components"]["schemas"]["VerdictEnum"]["enum"]

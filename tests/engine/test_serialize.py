@@ -53,6 +53,22 @@ def test_it_round_trips_inter_pod_terms_and_namespace_labels():
     assert cluster_from_json(json.loads(_dumps(cluster_to_json(cluster)))) == cluster
 
 
+def test_it_round_trips_disruption_budgets_and_their_disrupted_pods():
+    """A PodDisruptionBudget's status.disruptedPods is a set: stored as a sorted list."""
+    scenario = Path(__file__).resolve().parents[1] / "scenarios" / "preemption-pdb.yaml"
+    objects = read_objects(scenario)
+    budget = next(obj for _source, obj in objects if obj["kind"] == "PodDisruptionBudget")
+    budget.setdefault("status", {})["disruptedPods"] = {
+        "web-1": "2026-12-01T00:00:00Z",
+        "web-0": "2026-12-01T00:00:00Z",
+    }
+    cluster = parse_objects(objects, cluster_name="t").cluster
+    assert cluster.disruption_budgets[0].disrupted_pods == frozenset({"web-0", "web-1"})
+    dumped = cluster_to_json(cluster)
+    assert dumped["cluster"]["disruption_budgets"][0]["disrupted_pods"] == ["web-0", "web-1"]
+    assert cluster_from_json(json.loads(_dumps(dumped))) == cluster
+
+
 def test_it_round_trips_reservation_times():
     reservation = Reservation(
         name="r",

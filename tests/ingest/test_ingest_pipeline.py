@@ -283,7 +283,18 @@ def test_it_ingests_evaluates_and_publishes_through_a_worker(celery_worker_proce
     evaluation = _wait_for(
         lambda: Evaluation.objects.filter(cluster=cluster).first(), 60, "the evaluation"
     )
-    assert Snapshot.objects.get(cluster=cluster).object_counts["nodes"] == 30
+    snapshot = Snapshot.objects.get(cluster=cluster)
+    assert snapshot.object_counts["nodes"] == 30
+    # first the committed ingest's note for open pages, then the evaluation's publish
+    (ingested,) = [json.loads(text) for text in _receive(channel, 10)["texts"]]
+    assert ingested == {
+        "type": "snapshot.ingested",
+        "version": 1,
+        "cluster": cluster.pk,
+        "snapshot": snapshot.pk,
+        "evaluation": None,
+        "data": {"takenAt": snapshot.taken_at.isoformat()},
+    }
     received = [json.loads(text) for text in _receive(channel, 10)["texts"]]  # one publish
     assert {m["type"] for m in received} == {
         "heatmap.update",

@@ -192,3 +192,54 @@ def test_it_never_says_agree_beside_stranded_gpus(signed_in: Any, cluster: Any) 
     row = content.split('<tr data-workload="serve/web-2"', 1)[1].split("</tr>", 1)[0]
     assert "same verdict, but the naive nodes strand 4 GPUs" in row
     assert 'data-term="agree"' not in row
+
+
+def test_it_explains_preempts_on_hover(signed_in: Any, cluster: Any) -> None:
+    """preemption-pdb: ml/trainer fits no node and DefaultPreemption evicts batch/sim-0
+    on n2 for it, so its verdict is preempts, on the pending row and its page."""
+    evaluation = ingest_and_evaluate(cluster, scenario_objects("preemption-pdb"))
+    hover = f'<abbr data-term="preempts" title="{TERMS["preempts"].text}">Runs after preempting'
+    row = pending(signed_in, evaluation).split('<tr data-workload="ml/trainer"', 1)[1]
+    assert hover in row.split("</tr>", 1)[0].replace("&#x27;", "'")
+    page = signed_in.get(workload_url(evaluation, "ml/trainer")).content.decode()
+    assert '<span class="verdict verdict-preempts">' + "<a class=" in page
+    assert hover in page.replace("&#x27;", "'")
+
+
+def test_model_gap_is_the_reality_check_not_an_unmodelled_field() -> None:
+    assert "PodScheduled=False" in TERMS["model-gap"].text
+    assert "runs now" in TERMS["model-gap"].text
+    assert "unsupported" in TERMS["unsupported"].text
+
+
+def breakdown_section(content: str) -> str:
+    return content.split('<section aria-labelledby="why-title">', 1)[1].split("</section>", 1)[0]
+
+
+def test_the_first_visit_reads_the_breakdown_kept_with_the_evaluation(
+    signed_in: Any,
+    cluster: Any,
+    django_assert_num_queries: Any,
+) -> None:
+    """Once the worker has kept the stored evaluation's breakdowns (its task, run here),
+    the first visit reads ml/train's: the page works with the stored snapshot's model
+    emptied (a scheduler pass could not run) in the 8 queries of a cached visit. Worked
+    out again on the page once the cache is gone (the model back), it shows the same
+    tables."""
+    from django.core.cache import caches
+
+    from recommender.tasks import keep_workload_breakdowns
+    from topology.models import Snapshot
+
+    evaluation = ingest_and_evaluate(cluster, scenario_objects("topology-block"))
+    assert keep_workload_breakdowns(evaluation.pk) == 1  # ml/train, the one pending
+    snapshot = Snapshot.objects.get(pk=evaluation.snapshot_id)
+    Snapshot.objects.filter(pk=snapshot.pk).update(model_json={})
+    url = workload_url(evaluation, "ml/train")
+    with django_assert_num_queries(8):
+        kept = signed_in.get(url).content.decode()
+    Snapshot.objects.filter(pk=snapshot.pk).update(model_json=snapshot.model_json)
+    caches["default"].clear()
+    worked_out = signed_in.get(url).content.decode()
+    assert breakdown_section(kept) == breakdown_section(worked_out)
+    assert kept.count("<td>Insufficient nvidia.com/gpu</td>") == 4  # the 4 nodes' rows
