@@ -306,6 +306,10 @@ def group_totals(
         mine = [r for r in recommended if r.node_group == name]
         group = groups.get(name)
         current = group.current_size if group else 0
+        # nodes the group is already adding (target size above the registered ones) are
+        # part of its size: the joint plan counted them before buying (options.upcoming)
+        target = group.autoscaler.target_size if group and group.autoscaler else None
+        base = max(current, target or 0)
         added = sum(r.count for r in mine)
         bounds = (group.min_size, group.max_size) if group else (None, None)
         totals.append(
@@ -315,7 +319,7 @@ def group_totals(
                 current_size=current,
                 add_nodes=added,
                 cost_per_hour=costs.round_money(sum(r.cost_per_hour for r in mine)),
-                patch=size_patch(name, current + added, *bounds),
+                patch=size_patch(name, base + added, *bounds),
             )
         )
     return tuple(totals)
