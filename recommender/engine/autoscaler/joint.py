@@ -296,7 +296,9 @@ class JointPlanner(OptionSearch):
         """Why a workload bound to upcoming nodes waits although nothing is bought: the
         node group is already adding those nodes (``options.OptionSearch``: requested but
         not registered, or not yet advertising GPUs)."""
-        groups = sorted({self.upcoming[b.node] for b in outcome.bindings if b.node in self.upcoming})
+        groups = sorted(
+            {self.upcoming[b.node] for b in outcome.bindings if b.node in self.upcoming}
+        )
         return tuple(f"runs on the node(s) group {g} is already adding" for g in groups)
 
     def take(self, workload: Workload, option: Option) -> WorkloadPlan:
