@@ -8,6 +8,8 @@ from datetime import UTC, datetime
 
 from recommender.engine.autoscaler.plan import BLOCKED, JOINT, RUNS_AFTER_SCALE_UP
 from recommender.engine.autoscaler.scale_up import scale_up
+from recommender.engine.evaluate.evaluation import evaluate
+from recommender.engine.evaluate.report import planned_size
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
 from topology.hardware import (
@@ -96,3 +98,17 @@ def test_a_gpu_member_not_yet_advertising_gpus_is_upcoming() -> None:
     assert plan.additions == ()
     assert plan.outcomes["ml/p"].verdict == RUNS_AFTER_SCALE_UP
     assert plan.outcomes["ml/p"].add_nodes == {}
+
+
+def test_the_size_patch_starts_from_the_target_size() -> None:
+    # same cluster as above: g has 0 registered, target 2, and the joint plan buys 1
+    # beyond the 2 coming; a patch from the registered count (0 + 1) would lower the
+    # wanted size below the nodes already requested: it must say 2 + 1 = 3
+    pods = tuple(pod(f"p{i}", 3) for i in range(4))
+    cluster = Cluster("c", pods=pods, node_groups=(group(node("t", 4), 3, target=2),))
+    evaluation = evaluate(cluster, at=AT)
+    (rec,) = evaluation.recommendations
+    assert planned_size(rec, evaluation) == (2, 3)
+    (total,) = evaluation.group_totals
+    assert (total.current_size, total.add_nodes) == (2, 1)
+    assert total.patch["spec"]["minSize"] == 3
