@@ -23,7 +23,7 @@ Pure: no Django, no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from recommender.engine.autoscaler.flags import CaSettings
@@ -162,24 +162,40 @@ class GroupView:
         )
 
     def _upcoming_nodes(self) -> list[PlannedNode]:
-        """Nodes CA counts as coming (``clusterstate.go`` ``GetUpcomingNodes``: target size
-        minus registered; ``processors/customresources/gpu_processor.go``
-        ``FilterOutNodesWithUnreadyResources``: a GPU node whose device plugin has not
-        advertised its GPUs yet): template copies in the simulation, never bought twice."""
-        upcoming = []
-        for group in self.groups:
-            target = group.autoscaler.target_size if group.autoscaler else None
-            unregistered = max(0, (target or 0) - group.current_size)
-            # requested nodes count towards the group's size (target), GPU-unready
-            # members already do (current size)
-            self.added[group.name] = self.added.get(group.name, 0) + unregistered
-            members = [n for n in self.cluster.nodes if n.node_group == group.name]
-            missing = unregistered + sum(1 for n in members if _gpus_unready(n, group))
-            for _ in range(missing):
-                name = unique_name(f"{group.name}-upcoming-{len(self.taken)}", self.taken)
-                upcoming.append(PlannedNode(group, new_node(group, {}, name), "", {}))
+        """The upcoming nodes (``upcoming_nodes``) added to the simulation; requested
+        nodes count towards the group's size."""
+        unregistered, upcoming = upcoming_nodes(self.cluster, self.groups, self.taken)
+        for group, count in unregistered.items():
+            self.added[group] = self.added.get(group, 0) + count
         self.state.add_nodes(p.node for p in upcoming)
         return upcoming
+
+
+def upcoming_nodes(
+    cluster: Cluster, groups: Sequence[NodeGroup], taken: set[str]
+) -> tuple[dict[str, int], list[PlannedNode]]:
+    """Nodes CA counts as coming (``clusterstate.go`` ``GetUpcomingNodes``: target size
+    minus registered; ``processors/customresources/gpu_processor.go``
+    ``FilterOutNodesWithUnreadyResources``: a GPU node whose device plugin has not
+    advertised its GPUs yet): template copies in the simulation, never bought twice.
+
+    Returns the requested-but-unregistered count per group (they count towards the
+    group's size, its target; GPU-unready members already do, as registered) and the
+    template copies, named uniquely against ``taken`` (which the names join). Shared
+    by cluster-autoscaler's model and the joint plan: one definition."""
+    unregistered: dict[str, int] = {}
+    upcoming = []
+    for group in groups:
+        target = group.autoscaler.target_size if group.autoscaler else None
+        requested = max(0, (target or 0) - group.current_size)
+        if requested:
+            unregistered[group.name] = requested
+        members = [n for n in cluster.nodes if n.node_group == group.name]
+        missing = requested + sum(1 for n in members if _gpus_unready(n, group))
+        for _ in range(missing):
+            name = unique_name(f"{group.name}-upcoming-{len(taken)}", taken)
+            upcoming.append(PlannedNode(group, new_node(group, {}, name), "", {}))
+    return unregistered, upcoming
 
 
 def _limited(node: Node) -> dict[str, int]:

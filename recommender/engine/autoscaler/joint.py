@@ -274,6 +274,10 @@ class JointPlanner(OptionSearch):
     ) -> WorkloadPlan:
         self.last_bound = tuple(b.node for b in outcome.bindings)
         used = self.used_reservations(outcome)
+        coming = self.upcoming_reasons(outcome)
+        if coming:
+            verdict = RUNS_AFTER_SCALE_UP if verdict == RUNS_NOW else verdict
+            reasons = (*coming, *reasons)
         if verdict == RUNS_NOW:
             changes: tuple[str, ...] = ()
         else:
@@ -287,6 +291,15 @@ class JointPlanner(OptionSearch):
             schedulable_after=True,
             changes=changes,
         )
+
+    def upcoming_reasons(self, outcome: WorkloadOutcome) -> tuple[str, ...]:
+        """Why a workload bound to upcoming nodes waits although nothing is bought: the
+        node group is already adding those nodes (``options.OptionSearch``: requested but
+        not registered, or not yet advertising GPUs)."""
+        groups = sorted(
+            {self.upcoming[b.node] for b in outcome.bindings if b.node in self.upcoming}
+        )
+        return tuple(f"runs on the node(s) group {g} is already adding" for g in groups)
 
     def take(self, workload: Workload, option: Option) -> WorkloadPlan:
         self.state = option.state
@@ -334,6 +347,7 @@ class JointPlanner(OptionSearch):
                     f"add {count} node(s) of group {slot.group.name}{where} "
                     f"for {part_cost(slot, count):g}/h"
                 )
+        reasons.extend(self.upcoming_reasons(option.outcome))
         paid = all(slot.reservation is not None for slot, _ in option.parts)
         changes = self.changes(workload, option.outcome)
         return WorkloadPlan(

@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from recommender.engine import costs
+from recommender.engine.autoscaler.groups import upcoming_nodes
 from recommender.engine.autoscaler.plan import (
     NodeAddition,
     lone_node_rejection,
@@ -102,11 +103,17 @@ class OptionSearch:
         self.at = at
         self.policy = policy
         self.taken_names = set(state.node_names())
-        self.added_per_group: dict[str, int] = {}
+        self.groups = tuple(sorted(cluster.node_groups, key=lambda g: g.name))
+        # nodes a group is already adding (target size minus registered, GPU-unready
+        # members) join the state, as in cluster-autoscaler's simulation; requested ones
+        # count towards the group's size, so its room is max size minus target size
+        requested, upcoming = upcoming_nodes(cluster, self.groups, self.taken_names)
+        state.add_nodes(p.node for p in upcoming)
+        self.upcoming: dict[str, str] = {p.node.name: p.group.name for p in upcoming}
+        self.added_per_group: dict[str, int] = dict(requested)
         self.added_per_slot: dict[tuple[str, int], int] = {}
         self.reservation_nodes_used: dict[str, int] = {}
         self.additions: list[NodeAddition] = []
-        self.groups = tuple(sorted(cluster.node_groups, key=lambda g: g.name))
         self.active = tuple(
             r for r in sorted(cluster.reservations, key=lambda r: r.name) if r.active_at(at)
         )

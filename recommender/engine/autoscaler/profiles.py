@@ -8,9 +8,14 @@ signature (cluster, pending, *, state, at, policy) returning a ``ScaleUpPlan``.
   (``--expander=least-waste``, ``--expendable-pods-priority-cutoff=-10``, no
   cluster-wide limits). DRA claims are checked on templates with the
   scheduler's logic, partitionable devices included (1.35+/1.36+).
-  Versions 1.34 and 1.35 are not registered: their differences (no DRA in
-  1.34, no partitionable devices in 1.35) are not modelled yet, and a name we
-  accept must behave as it says.
+  Versions 1.34 and 1.35 are not registered: a name we accept must behave as
+  it says. 1.34 (``--enable-dynamic-resource-allocation`` false by default,
+  ``simulator/framework/handle.go`` ``NewHandle`` then gives the framework no
+  DRA manager) panics on pending pods with ResourceClaims unless it carries
+  kubernetes/autoscaler#8598, which turns the DynamicResources plugin off
+  (claims then not checked at all); which 1.34 releases carry it is not
+  established. 1.35 (DRA locked on): how it templates partitioned devices
+  (KEP-4815 counters) is not established. See docs/FIDELITY.md.
 - ``karpenter``: ``karpenter.karpenter_scale_up`` (kubernetes-sigs/karpenter's
   provisioner: NodePools by weight, cheapest instance type, no gangs).
 

@@ -54,7 +54,7 @@ from recommender.engine.scheduler.scores import policy_named
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload, pending_workloads, pod_gpu_milli
 from reservations.idle import idle_reserved_gpus
-from topology.hardware import WHOLE_GPU_MILLI, Cluster, UnsupportedField
+from topology.hardware import WHOLE_GPU_MILLI, Cluster, NodeGroup, UnsupportedField
 
 SCHEMA_VERSION = 1
 
@@ -286,7 +286,7 @@ def evaluate(
         heatmap=heatmap_cells(cluster, state),
         fragmentation_nodes=per_node,
         fragmentation_domains=per_domain,
-        node_group_sizes={g.name: g.current_size for g in cluster.node_groups},
+        node_group_sizes={g.name: group_size(g) for g in cluster.node_groups},
         group_totals=group_totals(cluster, recommended),
         ignored=dict(sorted(cluster.ignored.items())),
         unsupported=cluster.unsupported,
@@ -294,6 +294,15 @@ def evaluate(
         scheduler_profile=policy,
         what_if=what_if,
     )
+
+
+def group_size(group: NodeGroup) -> int:
+    """The size a recommendation's patch starts from: the registered members, or the
+    autoscaler's target size when the group is already adding nodes (requested, not
+    registered: the joint plan counted them as upcoming before buying, so a patch from
+    the registered count would buy nothing beyond them)."""
+    target = group.autoscaler.target_size if group.autoscaler else None
+    return max(group.current_size, target or 0)
 
 
 def group_totals(
@@ -305,7 +314,7 @@ def group_totals(
     for name in sorted({r.node_group for r in recommended}):
         mine = [r for r in recommended if r.node_group == name]
         group = groups.get(name)
-        current = group.current_size if group else 0
+        current = group_size(group) if group else 0
         added = sum(r.count for r in mine)
         bounds = (group.min_size, group.max_size) if group else (None, None)
         totals.append(

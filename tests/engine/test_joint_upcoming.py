@@ -1,0 +1,114 @@
+"""The joint plan counts the nodes a group is already adding (cluster-autoscaler
+``clusterstate/clusterstate.go`` ``GetUpcomingNodes``: target size minus registered;
+``processors/customresources/gpu_processor.go``: GPU nodes not yet advertising GPUs),
+each expectation worked out by hand."""
+
+from dataclasses import replace
+from datetime import UTC, datetime
+
+from recommender.engine.autoscaler.plan import BLOCKED, JOINT, RUNS_AFTER_SCALE_UP
+from recommender.engine.autoscaler.scale_up import scale_up
+from recommender.engine.evaluate.evaluation import evaluate
+from recommender.engine.evaluate.report import planned_size
+from recommender.engine.scheduler.state import ClusterState
+from recommender.engine.scheduler.workloads import pending_workloads
+from topology.hardware import (
+    AutoscalerRef,
+    Cluster,
+    Device,
+    Gpu,
+    GpuRequest,
+    Node,
+    NodeGroup,
+    Pod,
+    Resources,
+)
+
+AT = datetime(2026, 12, 2, tzinfo=UTC)
+GI = 2**30
+
+
+def node(name: str, cpu: int, gpus: int = 0) -> Node:
+    return Node(
+        name=name,
+        allocatable=Resources(cpu_milli=cpu * 1000, memory_bytes=16 * GI, pods=110),
+        gpus=tuple(Gpu(f"{name}-gpu-{i}", model="L4") for i in range(gpus)),
+        devices=tuple(
+            Device(f"gpu-{i}", gpu=f"{name}-gpu-{i}", model="L4", capacity={"gpu_milli": 1000})
+            for i in range(gpus)
+        ),
+    )
+
+
+def group(template: Node, max_size: int, target: int | None = None) -> NodeGroup:
+    ref = AutoscalerRef("cluster-autoscaler", "g", target_size=target) if target else None
+    return NodeGroup("g", {}, 0, max_size, 2.0, template=template, autoscaler=ref)
+
+
+def pod(name: str, cpu: int, gpus: int = 0) -> Pod:
+    requests = Resources(cpu_milli=cpu * 1000, memory_bytes=GI, pods=1)
+    return Pod("ml", name, requests=requests, gpu=GpuRequest(gpus) if gpus else None)
+
+
+def joint(cluster: Cluster):  # type: ignore[no-untyped-def]
+    state = ClusterState.from_cluster(cluster)
+    pending = pending_workloads(cluster)
+    return scale_up(cluster, pending, state=state, mode=JOINT, at=AT)
+
+
+def test_a_pod_that_fits_a_requested_node_buys_nothing() -> None:
+    # g asked for 1 node (target 1, none registered): a 4-cpu template copy is coming;
+    # the 2-cpu pod fits it, so nothing is bought, and it runs once that node registers
+    cluster = Cluster("c", pods=(pod("p", 2),), node_groups=(group(node("t", 4), 5, target=1),))
+    plan = joint(cluster)
+    outcome = plan.outcomes["ml/p"]
+    assert plan.additions == ()
+    assert plan.cost_per_hour == 0
+    assert outcome.verdict == RUNS_AFTER_SCALE_UP
+    assert outcome.add_nodes == {}
+    assert outcome.schedulable_after
+    assert outcome.reasons[0] == "runs on the node(s) group g is already adding"
+
+
+def test_the_group_room_is_max_size_minus_target_size() -> None:
+    # max 3, target 2, none registered: 2 upcoming 4-cpu nodes, room 3 - 2 = 1.
+    # Pods of 3 cpu, one per node: p0, p1 take the upcoming nodes, p2 gets the one
+    # node left to buy (2/h), p3 is blocked. Counting from registered (room 3, no
+    # upcoming node) would have bought 3 nodes for p0..p2.
+    pods = tuple(pod(f"p{i}", 3) for i in range(4))
+    cluster = Cluster("c", pods=pods, node_groups=(group(node("t", 4), 3, target=2),))
+    plan = joint(cluster)
+    assert [(a.node_group, a.count) for a in plan.additions] == [("g", 1)]
+    assert plan.cost_per_hour == 2.0
+    verdicts = {k: (o.verdict, o.add_nodes) for k, o in plan.outcomes.items()}
+    assert verdicts["ml/p0"] == (RUNS_AFTER_SCALE_UP, {})
+    assert verdicts["ml/p1"] == (RUNS_AFTER_SCALE_UP, {})
+    assert verdicts["ml/p2"] == (RUNS_AFTER_SCALE_UP, {"g": 1})
+    assert verdicts["ml/p3"][0] == BLOCKED
+
+
+def test_a_gpu_member_not_yet_advertising_gpus_is_upcoming() -> None:
+    # member m1 of the 1-GPU group advertises no GPU yet (device plugin not up):
+    # gpu_processor.go counts it as coming; its template copy takes the 1-GPU pod,
+    # so nothing is bought (max 1 is reached by m1 anyway)
+    member = replace(node("m1", 8), node_group="g")
+    g = replace(group(node("t", 8, gpus=1), 1), current_size=1)
+    cluster = Cluster("c", nodes=(member,), pods=(pod("p", 2, gpus=1),), node_groups=(g,))
+    plan = joint(cluster)
+    assert plan.additions == ()
+    assert plan.outcomes["ml/p"].verdict == RUNS_AFTER_SCALE_UP
+    assert plan.outcomes["ml/p"].add_nodes == {}
+
+
+def test_the_size_patch_starts_from_the_target_size() -> None:
+    # same cluster as above: g has 0 registered, target 2, and the joint plan buys 1
+    # beyond the 2 coming; a patch from the registered count (0 + 1) would lower the
+    # wanted size below the nodes already requested: it must say 2 + 1 = 3
+    pods = tuple(pod(f"p{i}", 3) for i in range(4))
+    cluster = Cluster("c", pods=pods, node_groups=(group(node("t", 4), 3, target=2),))
+    evaluation = evaluate(cluster, at=AT)
+    (rec,) = evaluation.recommendations
+    assert planned_size(rec, evaluation) == (2, 3)
+    (total,) = evaluation.group_totals
+    assert (total.current_size, total.add_nodes) == (2, 1)
+    assert total.patch["spec"]["minSize"] == 3
