@@ -213,7 +213,9 @@ def case_objects() -> list[dict[str, Any]]:
     """Hand-made cases, each isolated by the ``CASE_TAINT`` its pods alone tolerate.
 
     - ``team-s/split-train`` (never-scales, topology): 2 x 8 GPUs that must share one
-      block; nodes case-split-0 (zone-0-block-0) and case-split-1 (zone-0-block-1)
+      block; nodes case-split-0 (zone-0-block-0) and case-split-1 (zone-0-block-1),
+      each in its block's last rack (the first-child drill of the topology page stays
+      on trace nodes),
       have 8 free GPUs each and alone carry the pool label the pods select. Cluster-
       autoscaler's filter-out-schedulable places each member alone on one of them, so
       it adds nothing, and the gang waits for ever (tests/scenarios/
@@ -238,7 +240,7 @@ def case_objects() -> list[dict[str, Any]]:
             {
                 ZONE_LABEL: "zone-0",
                 BLOCK_LABEL: f"zone-0-block-{i}",
-                RACK_LABEL: f"zone-0-block-{i}-rack-0",
+                RACK_LABEL: f"zone-0-block-{i}-rack-3",
                 CASE_POOL_LABEL: "split",
             },
         )
