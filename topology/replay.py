@@ -219,7 +219,7 @@ class ReplaySource:
         )
 
     def _with_objects(self, cluster: Cluster) -> Cluster:
-        """``cluster`` plus what ``objects`` describe (an object in error is refused)."""
+        """``cluster`` plus what ``objects`` describe; an object in error refuses the read."""
         if not self.objects:
             return cluster
         parsed = parse_objects(
@@ -227,7 +227,7 @@ class ReplaySource:
             cluster_name=self.cluster_name,
         )
         if parsed.errors:
-            raise ValueError(f"replay objects: {parsed.errors[0]}")
+            raise parsed.errors[0]  # a ModelError naming object, field and reason
         extra = parsed.cluster
         return replace(
             cluster,
