@@ -211,6 +211,6 @@ def test_it_refuses_a_replay_object_in_error_naming_it():
 
     bad = {**EXTRA_NODE, "status": {"allocatable": {"cpu": "many"}}}
     with pytest.raises(ModelError) as raised:
-        _replay(start_seconds=12_800_000, objects=(bad,)).read(ORIGIN).model
+        _replay(start_seconds=12_800_000, objects=(bad,)).read(ORIGIN)
     assert raised.value.object == "Node/hand-made-0"
     assert "cpu" in raised.value.field
