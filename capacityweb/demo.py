@@ -21,8 +21,11 @@ What is added for the demo (the trace has none of it):
   paid G3 node-group capacity not yet provisioned;
 - two node groups whose new nodes land in concrete blocks/racks;
 - pending multi-pod jobs (gangs) chosen so the naive and joint autoscalers
-  disagree in each class the evaluation knows (topology, reservation,
-  partial gang, sharing, device model).
+  disagree in the classes the evaluation knows (see ``case_objects``);
+- hand-made cases as Kubernetes objects (``case_objects``), each on nodes or a
+  node group of its own, tainted so trace pods never land there: a gang split
+  across two blocks (never-scales), a gang larger than its group may grow
+  (partial-gang) and a Kueue job waiting for quota.
 
 The trace's own timeline stays available: replay mode "time"
 (``manage.py replay``) binds the pods alive at a trace time instead.
@@ -153,7 +156,186 @@ def source_settings(*, origin: datetime) -> dict[str, Any]:
         "reserved_nodes": [*TEAM_A_G2_NODES, *TEAM_B_T4_NODES],
         "teams": [{"namespace": "team-a", "nodes": list(TEAM_A_G2_NODES), "share": TEAM_A_SHARE}],
         "gangs": gangs(),
+        "objects": case_objects(),
     }
+
+
+CASE_TAINT = "capacityweb.io/demo-case"
+CASE_POOL_LABEL = "capacityweb.io/demo-case-pool"
+CASE_ALLOCATABLE = {"cpu": "96", "memory": "786432Mi", "pods": "110", "nvidia.com/gpu": "8"}
+QUOTA_QUEUE = "team-q-cq"
+
+
+def _case_node(name: str, case: str, labels: dict[str, str]) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **labels}},
+        "spec": {"taints": [{"key": CASE_TAINT, "value": case, "effect": "NoSchedule"}]},
+        "status": {"allocatable": dict(CASE_ALLOCATABLE)},
+    }
+
+
+def _case_pod(
+    namespace: str, name: str, case: str, *, group: str | None = None, **extra: Any
+) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"name": name, "namespace": namespace, "labels": {}}
+    if group is not None:
+        metadata["labels"]["scheduling.x-k8s.io/pod-group"] = group
+    metadata.update(extra.pop("metadata", {}))
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": metadata,
+        "spec": {
+            "tolerations": [
+                {"key": CASE_TAINT, "operator": "Equal", "value": case, "effect": "NoSchedule"}
+            ],
+            "containers": [
+                {"name": "c", "resources": {"requests": {"cpu": "8", "nvidia.com/gpu": "8"}}}
+            ],
+            **extra.pop("spec", {}),
+        },
+        "status": {"phase": extra.pop("phase", "Pending")},
+    }
+
+
+def _pod_group(namespace: str, name: str, members: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"minMember": members},
+    }
+
+
+def case_objects() -> list[dict[str, Any]]:
+    """Hand-made cases, each isolated by the ``CASE_TAINT`` its pods alone tolerate.
+
+    - ``team-s/split-train`` (never-scales, topology): 2 x 8 GPUs that must share one
+      block; nodes case-split-0 (zone-0-block-0) and case-split-1 (zone-0-block-1),
+      each in its block's last rack (the first-child drill of the topology page stays
+      on trace nodes),
+      have 8 free GPUs each and alone carry the pool label the pods select. Cluster-
+      autoscaler's filter-out-schedulable places each member alone on one of them, so
+      it adds nothing, and the gang waits for ever (tests/scenarios/
+      never-scales-gang-split-blocks); no group can add a node there (joint: blocked).
+    - ``team-p/pretrain`` (partial-gang): 3 x 8 GPUs selecting the case-partial-pool
+      group (8 GPUs a node, max 2 nodes): cluster-autoscaler buys a node for each of
+      two members and stops at the group's max size (tests/scenarios/partial-gang).
+    - ``team-q/train`` (quota): a Kueue job of 8 GPUs in ClusterQueue team-q-cq,
+      whose nominal 8 GPUs are all used by team-q/admitted-0 on case-quota-0: it waits
+      for quota (Kueue keeps it suspended), a reason to buy for neither autoscaler
+      (tests/scenarios/quota-waiting-kueue).
+
+    device-model is not shown: cluster-autoscaler judges node-group templates with the
+    scheduler's own filters (GPU model by label, DRA claims on the template), so the
+    template it buys never rejects the pods; tests/scenarios/device-model-* show the
+    class no longer arises (disagreements: []).
+    """
+    split = [
+        _case_node(
+            f"case-split-{i}",
+            "split",
+            {
+                ZONE_LABEL: "zone-0",
+                BLOCK_LABEL: f"zone-0-block-{i}",
+                RACK_LABEL: f"zone-0-block-{i}-rack-3",
+                CASE_POOL_LABEL: "split",
+            },
+        )
+        for i in (0, 1)
+    ]
+    split_pods = [
+        _case_pod(
+            "team-s",
+            f"split-train-{i}",
+            "split",
+            group="split-train",
+            spec={"nodeSelector": {CASE_POOL_LABEL: "split"}},
+            metadata={"annotations": {"kueue.x-k8s.io/podset-required-topology": BLOCK_LABEL}},
+        )
+        for i in (0, 1)
+    ]
+    partial_pods = [
+        _case_pod(
+            "team-p",
+            f"pretrain-{i}",
+            "partial",
+            group="pretrain",
+            spec={"nodeSelector": {CASE_POOL_LABEL: "partial-gang"}},
+        )
+        for i in range(3)
+    ]
+    queue_label = {"kueue.x-k8s.io/queue-name": "team-q-lq"}
+    quota = [
+        _case_node("case-quota-0", "quota", {ZONE_LABEL: "zone-1"}),
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta1",
+            "kind": "ClusterQueue",
+            "metadata": {"name": QUOTA_QUEUE},
+            "spec": {
+                "namespaceSelector": {},
+                "resourceGroups": [
+                    {
+                        "coveredResources": ["cpu", "nvidia.com/gpu"],
+                        "flavors": [
+                            {
+                                "name": "default-flavor",
+                                "resources": [
+                                    {"name": "cpu", "nominalQuota": 64},
+                                    {"name": "nvidia.com/gpu", "nominalQuota": 8},
+                                ],
+                            }
+                        ],
+                    }
+                ],
+            },
+        },
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta1",
+            "kind": "LocalQueue",
+            "metadata": {"name": "team-q-lq", "namespace": "team-q"},
+            "spec": {"clusterQueue": QUOTA_QUEUE},
+        },
+        _case_pod(
+            "team-q",
+            "admitted-0",
+            "quota",
+            metadata={"labels": queue_label},
+            spec={"nodeName": "case-quota-0"},
+            phase="Running",
+        ),
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": "train", "namespace": "team-q", "labels": queue_label},
+            "spec": {
+                "parallelism": 1,
+                "completions": 1,
+                "suspend": True,
+                "template": {
+                    "spec": {
+                        "restartPolicy": "Never",
+                        "containers": [
+                            {
+                                "name": "c",
+                                "resources": {"requests": {"cpu": "8", "nvidia.com/gpu": "8"}},
+                            }
+                        ],
+                    }
+                },
+            },
+        },
+    ]
+    return [
+        *split,
+        *split_pods,
+        _pod_group("team-s", "split-train", 2),
+        *partial_pods,
+        _pod_group("team-p", "pretrain", 3),
+        *quota,
+    ]
 
 
 def node_group_objects() -> list[dict[str, Any]]:
@@ -166,6 +348,21 @@ def node_group_objects() -> list[dict[str, Any]]:
         }
 
     return [
+        group(
+            # the partial-gang case's own group (tainted: only team-p/pretrain tolerates it)
+            "case-partial-pool",
+            {
+                "nodeSelector": {CASE_POOL_LABEL: "partial-gang"},
+                "minSize": 0,
+                "maxSize": 2,
+                "pricePerNodeHour": 28.0,
+                "template": {
+                    "labels": {PRODUCT_LABEL: "G3", CASE_POOL_LABEL: "partial-gang"},
+                    "taints": [{"key": CASE_TAINT, "value": "partial", "effect": "NoSchedule"}],
+                    "allocatable": dict(CASE_ALLOCATABLE),
+                },
+            },
+        ),
         group(
             "g3-8gpu-pool",
             {

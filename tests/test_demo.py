@@ -4,6 +4,8 @@ import subprocess
 import sys
 import urllib.request
 from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -74,3 +76,66 @@ def test_it_serves_the_local_plotly_bundle_from_rundemo(rundemo_url: str) -> Non
     with urllib.request.urlopen(f"{rundemo_url}/static/vendor/plotly.min.js", timeout=10) as r:
         assert r.status == 200
         assert b"plotly" in r.read(4096).lower()
+
+
+DEMO_AT = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def demo_workloads(db: None) -> dict[str, dict[str, Any]]:
+    from capacityweb.demo import load_demo
+
+    _cluster, evaluation = load_demo(now=DEMO_AT)
+    return {w["name"]: w for w in evaluation.result["workloads"]}
+
+
+def test_it_shows_a_gang_split_across_blocks_that_never_scales(
+    demo_workloads: dict[str, dict[str, Any]],
+) -> None:
+    # 2 x 8 GPUs in one block; 8 free GPUs on case-split-0 (block 0) and case-split-1
+    # (block 1). CA's filter-out-schedulable fits each member alone: it adds nothing,
+    # no group can add a node there, and the gang can never start.
+    split = demo_workloads["team-s/split-train"]
+    assert split["naive"]["addNodes"] == {}
+    assert split["naive"]["schedulableAfter"] is False
+    assert split["joint"]["addNodes"] == {}
+    assert split["disagreements"] == ["never-scales", "topology"]
+
+
+def test_it_shows_a_gang_larger_than_its_group_may_grow(
+    demo_workloads: dict[str, dict[str, Any]],
+) -> None:
+    # 3 x 8 GPUs, group case-partial-pool of 8-GPU nodes with max size 2: CA buys two
+    # nodes for two members; the third never fits, so the joint plan buys nothing.
+    pretrain = demo_workloads["team-p/pretrain"]
+    assert pretrain["naive"]["addNodes"] == {"case-partial-pool": 2}
+    assert pretrain["naive"]["schedulableAfter"] is False
+    assert pretrain["joint"]["addNodes"] == {}
+    assert pretrain["disagreements"] == ["partial-gang"]
+
+
+def test_it_shows_a_kueue_job_waiting_for_quota_and_buys_nothing_for_it(
+    demo_workloads: dict[str, dict[str, Any]],
+) -> None:
+    # team-q-cq: nominal 8 GPUs, all 8 used by team-q/admitted-0; the suspended Job
+    # needs 8 more. Kueue keeps its pods gated, so neither autoscaler buys for it.
+    train = demo_workloads["team-q/train"]
+    assert train["verdict"] == "waiting"
+    assert train["reasons"] == [
+        "waiting for quota in queue ClusterQueue/team-q-cq (needs 8 nvidia.com/gpu, free 0)"
+    ]
+    assert train["naive"]["addNodes"] == {}
+    assert train["joint"]["addNodes"] == {}
+    assert train["disagreements"] == []
+
+
+def test_it_keeps_trace_pods_off_the_hand_made_case_nodes(db: None) -> None:
+    from capacityweb.demo import load_demo
+    from topology.serialize import cluster_from_json
+
+    _cluster, evaluation = load_demo(now=DEMO_AT)
+    model = cluster_from_json(evaluation.snapshot.model_json)
+    on_case_nodes = {
+        (p.namespace, p.name) for p in model.pods if (p.node_name or "").startswith("case-")
+    }
+    assert on_case_nodes == {("team-q", "admitted-0")}

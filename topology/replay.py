@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import csv
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from recommender.engine.scheduler.first_fit import bind_first_fit
 from recommender.engine.scheduler.placement import PlacementOptions, place
@@ -26,6 +27,7 @@ from topology.hardware import (
     Pod,
     Reservation,
 )
+from topology.kube import parse_objects
 from topology.replayspecs import RESERVED_FOR_LABEL, GangSpec, TeamSpec
 from topology.sourceread import SourceRead
 from topology.trace import trace_nodes, trace_pod, with_topology_overlay
@@ -81,6 +83,9 @@ class ReplaySource:
     pods_per_tick: int = 20
     ticks_per_cycle: int = 60
     teams: tuple[TeamSpec, ...] = ()
+    # Kubernetes objects added as they are (hand-made nodes, pods, queues): parsed like
+    # any snapshot and appended after the trace is bound, so the fill never uses them
+    objects: tuple[Mapping[str, Any], ...] = ()
     _nodes: tuple[Node, ...] | None = None
     _rows: tuple[TracePodRow, ...] | None = None
     _order: tuple[int, ...] | None = None
@@ -157,11 +162,13 @@ class ReplaySource:
         reserved = set(self.reserved_nodes)
         bound, unplaced = bind_first_fit(running, [n for n in nodes if n.name not in reserved])
         gang_pods = tuple(p for g in self.gangs for p in g.pods())
-        return Cluster(
-            name=self.cluster_name,
-            nodes=nodes,
-            pods=(*bound, *unplaced, *waiting, *gang_pods),
-            gangs=tuple(g.gang() for g in self.gangs),
+        return self._with_objects(
+            Cluster(
+                name=self.cluster_name,
+                nodes=nodes,
+                pods=(*bound, *unplaced, *waiting, *gang_pods),
+                gangs=tuple(g.gang() for g in self.gangs),
+            )
         )
 
     # --- fill mode ---------------------------------------------------------------------
@@ -202,11 +209,36 @@ class ReplaySource:
             running = (*survivors, *placed)
         pending = pending[-self.max_pending :] if self.max_pending else ()
         gang_pods = tuple(p for g in self.gangs for p in g.pods())
-        return Cluster(
-            name=self.cluster_name,
-            nodes=self._fill_nodes(),
-            pods=(*running, *pending, *gang_pods),
-            gangs=tuple(g.gang() for g in self.gangs),
+        return self._with_objects(
+            Cluster(
+                name=self.cluster_name,
+                nodes=self._fill_nodes(),
+                pods=(*running, *pending, *gang_pods),
+                gangs=tuple(g.gang() for g in self.gangs),
+            )
+        )
+
+    def _with_objects(self, cluster: Cluster) -> Cluster:
+        """``cluster`` plus what ``objects`` describe; an object in error refuses the read."""
+        if not self.objects:
+            return cluster
+        parsed = parse_objects(
+            ((f"replay.objects[{i}]", dict(o)) for i, o in enumerate(self.objects)),
+            cluster_name=self.cluster_name,
+        )
+        if parsed.errors:
+            raise parsed.errors[0]  # a ModelError naming object, field and reason
+        extra = parsed.cluster
+        return replace(
+            cluster,
+            nodes=(*cluster.nodes, *extra.nodes),
+            pods=(*cluster.pods, *extra.pods),
+            gangs=(*cluster.gangs, *extra.gangs),
+            device_classes=(*cluster.device_classes, *extra.device_classes),
+            queues=(*cluster.queues, *extra.queues),
+            namespace_labels={**cluster.namespace_labels, **extra.namespace_labels},
+            ignored={**cluster.ignored, **extra.ignored},
+            unsupported=(*cluster.unsupported, *extra.unsupported),
         )
 
     def _fill_of_cycle(self, cycle: int) -> _Fill:

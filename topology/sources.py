@@ -98,5 +98,6 @@ def source_from_settings(
             pods_per_tick=int(settings.get("pods_per_tick", 20)),
             ticks_per_cycle=int(settings.get("ticks_per_cycle", 60)),
             teams=tuple(TeamSpec.from_json(t) for t in settings.get("teams") or ()),
+            objects=tuple(settings.get("objects") or ()),
         )
     raise ValueError(f"unknown source kind {kind!r}")

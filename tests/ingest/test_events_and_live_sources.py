@@ -78,12 +78,20 @@ def test_it_marks_the_demo_additions_in_the_stored_model(demo_cluster):
 
     snapshot = services.ingest_from_source(cluster=demo_cluster, now=NOW)
     model = cluster_from_snapshot(snapshot)
-    assert len(model.nodes) == 1213
-    assert all(n.labels.get(SYNTHETIC_TOPOLOGY_LABEL) == "true" for n in model.nodes)
+    trace = [n for n in model.nodes if n.labels.get(SYNTHETIC_TOPOLOGY_LABEL) == "true"]
+    assert len(trace) == 1213
+    # the hand-made cases' nodes (capacityweb.demo.case_objects), tainted for their pods
+    assert {n.name for n in model.nodes} - {n.name for n in trace} == {
+        "case-split-0",
+        "case-split-1",
+        "case-quota-0",
+    }
     from capacityweb.demo import gangs
 
-    assert {g.key for g in model.gangs} == {f"{g['namespace']}/{g['name']}" for g in gangs()}
-    assert len(model.gangs) == 6
+    cases = {"team-s/split-train", "team-p/pretrain", "team-q/train"}
+    expected = {f"{g['namespace']}/{g['name']}" for g in gangs()} | cases
+    assert {g.key for g in model.gangs} == expected
+    assert len(model.gangs) == 9
 
 
 def test_it_advances_the_demo_replay_with_wall_clock_time(demo_cluster):
@@ -149,10 +157,8 @@ def test_it_exercises_every_disagreement_class_in_the_demo(demo_evaluation):
         for verdict in WorkloadVerdict.objects.filter(evaluation=demo_evaluation)
         for kind in verdict.disagreements
     }
-    # With the cluster-autoscaler profile (whole options judged by the scheduler's
-    # filters, issue 19) the demo's gangs no longer show never-scales, partial-gang or
-    # device-model: v100-train, finetune, eval-sweep and inference-shards are "nothing
-    # can help" for CA as for the joint plan (their GPU model or share is checked on
-    # the template), and the trace pods that CA believed fit are gone. The demo's data
-    # (capacityweb/demo.py gangs) needs cases for those classes again.
-    assert {"topology", "reservation", "sharing"} <= classes
+    # device-model cannot arise under the cluster-autoscaler model (templates judged by
+    # the scheduler's filters; see capacityweb.demo.case_objects). never-scales and
+    # partial-gang come from the demo's hand-made cases (tests/test_demo.py), sharing
+    # from a trace pod taking a GPU share.
+    assert classes == {"never-scales", "topology", "reservation", "partial-gang", "sharing"}

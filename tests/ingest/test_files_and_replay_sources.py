@@ -187,3 +187,30 @@ def test_it_maps_wall_clock_to_fill_ticks():
     assert source.tick_at(ORIGIN + timedelta(seconds=59)) == 0
     assert source.tick_at(ORIGIN + timedelta(minutes=5)) == 5
     assert source.read(ORIGIN + timedelta(minutes=1)).model == source.filled(1)
+
+
+EXTRA_NODE = {
+    "apiVersion": "v1",
+    "kind": "Node",
+    "metadata": {"name": "hand-made-0", "labels": {"kubernetes.io/hostname": "hand-made-0"}},
+    "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110", "nvidia.com/gpu": "2"}},
+}
+
+
+def test_it_adds_the_replay_objects_after_the_trace():
+    now = ORIGIN + timedelta(minutes=37)
+    model = _replay(start_seconds=12_800_000, objects=(EXTRA_NODE,)).read(now).model
+    assert len(model.nodes) == 1214  # the 1,213 trace nodes, then the hand-made one
+    assert model.nodes[-1].name == "hand-made-0"
+    assert model.nodes[-1].gpu_count == 2
+    assert all(p.node_name != "hand-made-0" for p in model.pods)
+
+
+def test_it_refuses_a_replay_object_in_error_naming_it():
+    from topology.hardware import ModelError
+
+    bad = {**EXTRA_NODE, "status": {"allocatable": {"cpu": "many"}}}
+    with pytest.raises(ModelError) as raised:
+        _replay(start_seconds=12_800_000, objects=(bad,)).read(ORIGIN)
+    assert raised.value.object == "Node/hand-made-0"
+    assert "cpu" in raised.value.field

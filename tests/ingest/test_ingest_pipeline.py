@@ -107,7 +107,11 @@ def test_it_merges_stored_node_groups_and_reservations_into_the_model():
         save_reservation(cluster=cluster, name=item.name, spec=item.spec)
     snapshot = services.ingest_snapshot(cluster=cluster, taken_at=TAKEN_AT, model=_trace_model())
     model = cluster_from_snapshot(snapshot)
-    assert [g.name for g in model.node_groups] == ["g3-8gpu-pool", "t4-4gpu-pool"]
+    assert [g.name for g in model.node_groups] == [
+        "case-partial-pool",
+        "g3-8gpu-pool",
+        "t4-4gpu-pool",
+    ]
     assert {r.name for r in model.reservations} == {r.name for r in reservations()}
 
 
@@ -179,7 +183,7 @@ def test_it_loads_the_demo_twice_without_duplicating_anything():
     load_demo(now=TAKEN_AT)
     cluster = Cluster.objects.get(name=DEMO_CLUSTER_NAME)
     assert Snapshot.objects.filter(cluster=cluster).count() == 1
-    assert NodeGroup.objects.filter(cluster=cluster).count() == 2
+    assert NodeGroup.objects.filter(cluster=cluster).count() == 3
     assert Reservation.objects.filter(cluster=cluster).count() == 3
 
 
