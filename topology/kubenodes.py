@@ -131,11 +131,16 @@ def node_selector_terms(
     return tuple(terms), unsupported
 
 
-def node_requirement(ctx: ObjectContext, path: str, raw: dict[str, Any]) -> LabelRequirement:
+def node_requirement(
+    ctx: ObjectContext, path: str, raw: dict[str, Any], operators: tuple[str, ...] = OPERATORS
+) -> LabelRequirement:
+    """One ``matchExpressions`` item: a node selector requirement (``operators``
+    default: all six), or a label selector requirement (In, NotIn, Exists,
+    DoesNotExist: ``topology.podaffinity``)."""
     key = ctx.text(raw.get("key"), f"{path}.key", required=True)
     operator = ctx.text(raw.get("operator"), f"{path}.operator", required=True)
-    if operator not in OPERATORS:
-        ctx.fail(f"{path}.operator", f"must be one of {', '.join(OPERATORS)}, got {operator!r}")
+    if operator not in operators:
+        ctx.fail(f"{path}.operator", f"must be one of {', '.join(operators)}, got {operator!r}")
     values = tuple(
         ctx.text(v, f"{path}.values[{i}]")
         for i, v in enumerate(ctx.sequence(raw.get("values"), f"{path}.values"))

@@ -29,6 +29,7 @@ from topology.hardware import (
     SpreadConstraint,
 )
 from topology.kubefields import ObjectContext
+from topology.kubenodes import node_requirement
 
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
@@ -74,19 +75,7 @@ def selector(
         )
     ]
     for path, item in ctx.items(body.get("matchExpressions"), f"{field_name}.matchExpressions"):
-        key = ctx.text(item.get("key"), f"{path}.key", required=True)
-        operator = ctx.text(item.get("operator"), f"{path}.operator", required=True)
-        if operator not in SELECTOR_OPERATORS:
-            ctx.fail(f"{path}.operator", f"must be one of {', '.join(SELECTOR_OPERATORS)}")
-        values = tuple(
-            ctx.text(v, f"{path}.values[{i}]")
-            for i, v in enumerate(ctx.sequence(item.get("values"), f"{path}.values"))
-        )
-        if operator in ("In", "NotIn") and not values:
-            ctx.fail(f"{path}.values", f"{operator} needs at least one value")
-        if operator in ("Exists", "DoesNotExist") and values:
-            ctx.fail(f"{path}.values", f"{operator} takes no values")
-        requirements.append(LabelRequirement(key, operator, values))
+        requirements.append(node_requirement(ctx, path, item, SELECTOR_OPERATORS))
     return PodSelector(tuple(requirements))
 
 
