@@ -39,19 +39,20 @@ class SharedMemo:
     and every memo that depends only on the model, the options and node keys.
 
     Kept in ``ClusterState.derived`` per (policy, grants, time, FGD's typical
-    pods): calls that agree on all of them score every node alike.
+    pods): calls that agree on all of them score every node alike. The filter
+    context depends on grants and time alone, so every policy gets the same one:
+    what preemption keeps per node and filter context (``preemption``) serves
+    the scheduler pass, the autoscaler's passes and the what-if alike.
     """
 
     def __init__(
         self,
         cluster: Cluster,
-        grants: Mapping[str, frozenset[str]],
-        at: datetime | None,
+        filters: FilterContext,
         typical: tuple[fgd.TypicalPod, ...] | None,
-        reserved_for: Mapping[str, frozenset[str]],
     ) -> None:
         self.cluster = cluster
-        self.filters = FilterContext.build(cluster, grants, at, reserved_for)
+        self.filters = filters
         self.fragmentation = None if typical is None else fgd.FragmentationModel(typical)
         self.keys = NodeKeys()
         self.scores: dict[tuple[int, int], tuple[float, int] | None] = {}
@@ -73,7 +74,13 @@ class SharedMemo:
         found = state.derived.get(key)
         if isinstance(found, SharedMemo) and found.cluster is cluster:
             return found
-        memo = cls(cluster, grants, at, typical, _reserved_for(cluster, state, at))
+        filters = kept(
+            state,
+            ("filter context", grants_key, at),
+            cluster,
+            lambda: FilterContext.build(cluster, grants, at, _reserved_for(cluster, state, at)),
+        )
+        memo = cls(cluster, filters, typical)
         state.derived[key] = memo
         return memo
 
