@@ -6,15 +6,15 @@ The model follows ``core/static_autoscaler.go`` ``RunOnce`` and
 ``--expendable-pods-priority-cutoff``, default -10:
 ``core/podlistprocessor/filter_out_expendable.go``) trigger nothing, nor
 pods the scheduler places by preempting lower-priority pods (they carry a
-``nominatedNodeName``, which ``core/utils`` ``FilterOutExpendableAndSplit``
-leaves out); filter-out-schedulable packs pods, highest priority first and one by one (a
-gang is just its pods), onto existing and upcoming nodes with the scheduler's
-own filters; what is left gets whole options per node group (template from a
-live member, binpacking estimator: ``estimator``), the expander chain picks
-one (``expander``), and the loop repeats with those nodes upcoming. A new node
-lands in the group's FIRST placement domain that still has a slot, then the
-next (the autoscaler cannot choose where the cloud puts it), or with no domain
-labels at all.
+``nominatedNodeName``: left out and force-added onto that node, victims and all,
+``nominated``); filter-out-schedulable packs pods, highest priority first and one by
+one (a gang is just its pods), onto existing and upcoming nodes with the scheduler's
+own filters (no PostFilter: CA never preempts); what is left gets whole options
+per node group (template from a live member, binpacking estimator: ``estimator``),
+the expander chain picks one (``expander``), and the loop repeats with those
+nodes upcoming. A new node lands in the group's FIRST placement domain that still
+has a slot, then the next (the autoscaler cannot choose where the cloud puts it),
+or with no domain labels at all.
 
 Then the real scheduler runs on the cluster with those nodes: pods that still
 do not run, and GPUs on the added nodes that nobody uses, are stranded.
@@ -25,6 +25,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 
 from recommender.engine import costs
@@ -40,6 +41,7 @@ from recommender.engine.autoscaler.ledger import (
     workload_plan,
 )
 from recommender.engine.autoscaler.nodegroupset import balance, similar
+from recommender.engine.autoscaler.nominated import Nominated, force_add, nominations
 from recommender.engine.autoscaler.plan import (
     NAIVE,
     ScaleUpPlan,
@@ -108,7 +110,8 @@ class NaivePlanner(GroupView):
         self.accepts: dict[tuple[object, ...], str | None] = {}  # (template, shape) → refusal
         self.templates: dict[tuple[object, ...], Node] = {}
         self._usage: tuple[int, dict[str, int]] | None = None  # (nodes counted, totals)
-        self.options = options_for(policy, at, mix=mix)
+        # CA's simulation runs the scheduler's filters, never its PostFilter (preemption)
+        self.options = replace(options_for(policy, at, mix=mix), preemption=False)
         self.upcoming = self._upcoming_nodes()
         self.placer = self._new_placer()
 
@@ -140,7 +143,8 @@ class NaivePlanner(GroupView):
         see that node's layout)."""
         return Placer(self.cluster, self.state, self.options, diagnose=False)
 
-    def decide(self, pending: Sequence[Workload]) -> NaiveLedger:
+    def decide(self, pending: Sequence[Workload], nominated: Nominated) -> NaiveLedger:
+        """``nominated``: the workloads kube-scheduler places by preemption (``nominated``)."""
         candidates: list[tuple[Workload, Pod]] = []
         requests: dict[tuple[str, str, str], list[tuple[Workload, Pod]]] = {}
         for workload in pending:
@@ -149,6 +153,11 @@ class NaivePlanner(GroupView):
             hold = held(workload, self.cluster.topology, len(self.taken))
             if hold is not None:  # gated: CA skips it; unsupported: no guess either way
                 self.ledger.held[workload.key] = hold
+                continue
+            outcome = nominated.get(workload.key)
+            if outcome is not None:  # waiting for preemption: left out, force-added
+                self.ledger.preempts[workload.key] = outcome.preempted
+                force_add(self.state, workload, outcome)
                 continue
             for pod in workload.pods:
                 if pod.priority < EXPENDABLE_PODS_PRIORITY_CUTOFF:
@@ -201,11 +210,6 @@ class NaivePlanner(GroupView):
             shape = self._shape(pod)
             if shape not in self.no_room:
                 outcome = self.placer.place_one(without_topology(pod))
-                if outcome.preempted:  # nominated: FilterOutExpendableAndSplit leaves it out
-                    self.ledger.preempts[workload.key] = (
-                        *self.ledger.preempts.get(workload.key, ()),
-                        *outcome.preempted,
-                    )
                 if outcome.placed:
                     if any(b.node not in self.existing for b in outcome.bindings):
                         self.ledger.needs_new[workload.key] = True
@@ -344,15 +348,21 @@ def naive_scale_up(
     at: datetime,
     policy: str = "default",
     settings: CaSettings = CaSettings(),  # noqa: B008 (frozen, shared safely)
+    nominated: Nominated | None = None,
 ) -> ScaleUpPlan:
     """Decide like cluster-autoscaler, then let the real scheduler judge the result
-    (on the cluster with the upcoming nodes and the nodes CA bought)."""
+    (on the cluster with the upcoming nodes and the nodes CA bought).
+
+    ``nominated``: the workloads kube-scheduler places by preemption (the evaluation's
+    scheduler pass, ``nominated.of_outcomes``); None: that pass is run here."""
     mix = workload_mix(pending)
+    options = options_for(policy, at, mix=mix)
+    if nominated is None:
+        nominated = nominations(cluster, pending, state, options)
     planner = NaivePlanner(cluster, state.copy(), at, policy, mix, settings)
-    ledger = planner.decide(pending)
+    ledger = planner.decide(pending, nominated)
     after = state.copy()
     after.add_nodes(p.node for p in (*planner.upcoming, *ledger.planned))
-    options = options_for(policy, at, mix=mix)
     result = place(cluster, pending, state=after, options=options, diagnose=False)
     placed = {o.workload: o.placed for o in result.outcomes}
     bound_nodes = {b.node for o in result.outcomes if o.placed for b in o.bindings}

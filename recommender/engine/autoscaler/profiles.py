@@ -1,7 +1,7 @@
 """Which modelled autoscaler is "naive": the registry of autoscaler profiles.
 
 A profile is a name and an entry with ``cluster_autoscaler.naive_scale_up``'s
-signature (cluster, pending, *, state, at, policy) returning a ``ScaleUpPlan``.
+signature (cluster, pending, *, state, at, policy, nominated) returning a ``ScaleUpPlan``.
 
 - ``cluster-autoscaler`` (= ``cluster-autoscaler:1.36``, the newest modelled):
   ``cluster_autoscaler.NaivePlanner`` with upstream's default flags
@@ -31,6 +31,7 @@ from typing import Protocol
 from recommender.engine.autoscaler.cluster_autoscaler import naive_scale_up
 from recommender.engine.autoscaler.flags import CaSettings
 from recommender.engine.autoscaler.karpenter import karpenter_scale_up
+from recommender.engine.autoscaler.nominated import Nominated
 from recommender.engine.autoscaler.plan import ScaleUpPlan
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload
@@ -50,6 +51,7 @@ class NaiveEntry(Protocol):
         state: ClusterState,
         at: datetime,
         policy: str = ...,
+        nominated: Nominated | None = ...,
     ) -> ScaleUpPlan: ...
 
 
@@ -63,9 +65,16 @@ def _cluster_autoscaler(version: str) -> NaiveEntry:
         state: ClusterState,
         at: datetime,
         policy: str = "default",
+        nominated: Nominated | None = None,
     ) -> ScaleUpPlan:
         return naive_scale_up(
-            cluster, pending, state=state, at=at, policy=policy, settings=settings
+            cluster,
+            pending,
+            state=state,
+            at=at,
+            policy=policy,
+            settings=settings,
+            nominated=nominated,
         )
 
     return entry

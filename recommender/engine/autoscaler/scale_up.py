@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from recommender.engine.autoscaler.joint import JointPlanner
+from recommender.engine.autoscaler.nominated import Nominated
 from recommender.engine.autoscaler.plan import JOINT, NAIVE, ScaleUpPlan
 from recommender.engine.autoscaler.profiles import DEFAULT_PROFILE, profile_named
 from recommender.engine.scheduler.state import ClusterState
@@ -28,13 +29,16 @@ def scale_up(
     at: datetime,
     policy: str = "default",
     autoscaler: str = DEFAULT_PROFILE,
+    nominated: Nominated | None = None,
 ) -> ScaleUpPlan:
     """What ``mode`` would add for ``pending``; never mutates ``state``.
 
-    ``autoscaler``: the naive mode's profile (``profiles``)."""
+    ``autoscaler``: the naive mode's profile (``profiles``); ``nominated``: the
+    workloads kube-scheduler places by preemption, when the caller already ran the
+    scheduler pass (``nominated.of_outcomes``; None: the naive profile runs it)."""
     if mode == NAIVE:
         entry = profile_named(autoscaler)
-        return entry(cluster, pending, state=state, at=at, policy=policy)
+        return entry(cluster, pending, state=state, at=at, policy=policy, nominated=nominated)
     if mode == JOINT:
         return JointPlanner(cluster, state.copy(), at, policy).plan(pending)
     raise ValueError(f"unknown scale-up mode {mode!r}")

@@ -29,6 +29,7 @@ from datetime import datetime
 from typing import Any
 
 from recommender.engine import costs
+from recommender.engine.autoscaler.nominated import of_outcomes
 from recommender.engine.autoscaler.plan import (
     JOINT,
     NAIVE,
@@ -255,7 +256,14 @@ def evaluate(
     diagnoses = {o.workload: o.diagnosis for o in scheduler.outcomes}
     seen, admitted = quotas.seen_by_autoscaler(pending, waiting), quotas.admitted(pending, waiting)
     naive = scale_up(
-        cluster, seen, state=state, mode=NAIVE, at=at, policy=policy, autoscaler=autoscaler
+        cluster,
+        seen,
+        state=state,
+        mode=NAIVE,
+        at=at,
+        policy=policy,
+        autoscaler=autoscaler,
+        nominated=of_outcomes(scheduler.outcomes),
     )
     joint = scale_up(cluster, admitted, state=state, mode=JOINT, at=at, policy=policy)
     naive, joint = (quotas.with_waiting(cluster, plan, waiting) for plan in (naive, joint))

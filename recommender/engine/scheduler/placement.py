@@ -38,6 +38,7 @@ from .diagnosis import (
     node_diagnosis,
 )
 from .pick import Choice, NodePicker
+from .records import Allocation
 from .scores import policy_named
 from .state import ClusterState
 from .workloads import Workload
@@ -52,6 +53,9 @@ class PlacementOptions:
     # FGD's expected workload ("typical pods"); empty: the workloads being placed.
     # Calls given the same mix share their memo (the evaluation passes its pending pods).
     workload_mix: tuple[Pod, ...] = ()
+    # DefaultPreemption's PostFilter on a miss: kube-scheduler runs it; an autoscaler's
+    # simulation does not (it runs PreFilter/Filter only and leaves nominated pods out)
+    preemption: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +64,8 @@ class Binding:
     node: str
     devices: tuple[str, ...]
     gpu_milli: int
+    # what the pod takes there (to put it on another state: ``ClusterState.apply``)
+    allocation: Allocation | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,6 +233,7 @@ class _Run:
         self.cluster = cluster
         self.state = state
         self.diagnose = diagnose
+        self.preemption = options.preemption
         # the last diagnosis's member and every node's reason for it (place_explained)
         self.last_blocked: tuple[Pod | None, list[str]] = (None, [])
         policy = policy_named(options.policy)
@@ -259,7 +266,8 @@ class _Run:
         bindings = self._place_members(workload, self.state.node_names())
         if bindings is not None:
             return WorkloadOutcome(workload.key, True, bindings, None)
-        return self._place_preempting(workload) or self._failure(workload, None)
+        preempting = self._place_preempting(workload) if self.preemption else None
+        return preempting or self._failure(workload, None)
 
     def _place_preempting(self, workload: Workload) -> WorkloadOutcome | None:
         """PostFilter: members that fit nowhere preempt (``preemption``), in order; all
@@ -424,4 +432,5 @@ def _binding(pod: Pod, choice: Choice) -> Binding:
         node=choice.node,
         devices=choice.allocation.device_names,
         gpu_milli=choice.gpu_milli,
+        allocation=choice.allocation,
     )
