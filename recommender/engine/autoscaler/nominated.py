@@ -24,7 +24,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from recommender.engine.scheduler.placement import PlacementOptions, WorkloadOutcome, place
+from recommender.engine.scheduler.placement import (
+    PlacementOptions,
+    WorkloadOutcome,
+    place,
+    replay_outcome,
+)
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload
 from topology.hardware import Cluster
@@ -50,7 +55,4 @@ def force_add(state: ClusterState, workload: Workload, outcome: WorkloadOutcome)
     """``ClusterSnapshot.ForceAddPod`` of each member onto its nominated node: what it
     takes there is taken again, the victims left in place (filters then see the node
     overcommitted)."""
-    pods = {p.key: p for p in workload.pods}
-    for binding in outcome.bindings:
-        assert binding.allocation is not None  # placement keeps it on every binding
-        state.apply(binding.node, binding.pod, binding.allocation, pods.get(binding.pod))
+    replay_outcome(state, workload, outcome)

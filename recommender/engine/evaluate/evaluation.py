@@ -29,7 +29,6 @@ from datetime import datetime
 from typing import Any
 
 from recommender.engine import costs
-from recommender.engine.autoscaler.nominated import of_outcomes
 from recommender.engine.autoscaler.plan import (
     JOINT,
     NAIVE,
@@ -263,9 +262,17 @@ def evaluate(
         at=at,
         policy=policy,
         autoscaler=autoscaler,
-        nominated=of_outcomes(scheduler.outcomes),
+        scheduled=scheduler.outcomes,
     )
-    joint = scale_up(cluster, admitted, state=state, mode=JOINT, at=at, policy=policy)
+    joint = scale_up(
+        cluster,
+        admitted,
+        state=state,
+        mode=JOINT,
+        at=at,
+        policy=policy,
+        scheduled=scheduler.outcomes,
+    )
     naive, joint = (quotas.with_waiting(cluster, plan, waiting) for plan in (naive, joint))
     per_node, per_domain = fragmentation(cluster, state, pending)
     what_if = fragmentation_what_if(cluster, pending, state, scheduler, options, policy)

@@ -184,6 +184,22 @@ def place_explained(
         yield (outcome, *run.last_blocked)
 
 
+def replay_outcome(
+    state: ClusterState, workload: Workload, outcome: WorkloadOutcome, victims: Iterable[Pod] = ()
+) -> None:
+    """Put a placed ``outcome`` found on another state onto ``state`` (mutated):
+    ``victims`` (the running pods it preempted) evicted first, then its bindings taken.
+    The same node, devices and amounts, whatever ``state`` holds there."""
+    for victim in victims:
+        allocation = state.bound_allocation(victim.key)
+        assert victim.node_name is not None and allocation is not None
+        state.release(victim.node_name, victim.key, allocation, victim)
+    pods = {p.key: p for p in workload.pods}
+    for binding in outcome.bindings:
+        assert binding.allocation is not None  # placement keeps it on every binding
+        state.apply(binding.node, binding.pod, binding.allocation, pods.get(binding.pod))
+
+
 class Placer:
     """``place_one`` again and again on one state that only it changes.
 
