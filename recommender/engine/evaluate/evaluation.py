@@ -276,8 +276,9 @@ def evaluate(
     naive, joint = (quotas.with_waiting(cluster, plan, waiting) for plan in (naive, joint))
     per_node, per_domain = fragmentation(cluster, state, pending)
     what_if = fragmentation_what_if(cluster, pending, state, scheduler, options, policy)
+    running = running_gang_milli(cluster)
     workloads = tuple(
-        _workload_evaluation(cluster, w, naive, joint, diagnoses.get(w.key), at, policy)
+        _workload_evaluation(cluster, w, naive, joint, diagnoses.get(w.key), at, policy, running)
         for w in sorted(pending, key=_name_order)
     )
     workloads = tuple(
@@ -358,6 +359,7 @@ def _workload_evaluation(
     diagnosis: Any,
     at: datetime,
     policy: str,
+    running: Mapping[str, int],
 ) -> WorkloadEvaluation:
     naive_plan, joint_plan = naive.outcomes[workload.key], joint.outcomes[workload.key]
     return WorkloadEvaluation(
@@ -371,7 +373,7 @@ def _workload_evaluation(
         diagnosis=diagnosis.summary if diagnosis is not None else "schedulable now",
         gang_reason=diagnosis.gang_reason if diagnosis is not None else None,
         waiting_gpu_hours=waiting_gpu_hours(workload, at),
-        idle_member_gpus=idle_member_gpus(cluster, workload),
+        idle_member_gpus=idle_member_gpus(cluster, workload, running),
     )
 
 
@@ -387,14 +389,24 @@ def waiting_gpu_hours(workload: Workload, at: datetime) -> float | None:
     return round(milli_seconds / WHOLE_GPU_MILLI / 3600, 2)
 
 
-def idle_member_gpus(cluster: Cluster, workload: Workload) -> float:
-    """GPUs held by a gang's members that already run while the rest cannot start."""
+def idle_member_gpus(
+    cluster: Cluster, workload: Workload, running: Mapping[str, int] | None = None
+) -> float:
+    """GPUs held by a gang's members that already run while the rest cannot start
+    (``running``: ``running_gang_milli(cluster)``, when the caller asks for many)."""
     if workload.kind != "gang":
         return 0
-    held = sum(
-        pod_gpu_milli(p) for p in cluster.pods if p.gang == workload.key and p.node_name is not None
-    )
-    return held / WHOLE_GPU_MILLI
+    held = running_gang_milli(cluster) if running is None else running
+    return held.get(workload.key, 0) / WHOLE_GPU_MILLI
+
+
+def running_gang_milli(cluster: Cluster) -> dict[str, int]:
+    """GPU milli held by each gang's running members (one pass over the pods)."""
+    held: dict[str, int] = {}
+    for pod in cluster.bound_pods():
+        if pod.gang is not None:
+            held[pod.gang] = held.get(pod.gang, 0) + pod_gpu_milli(pod)
+    return held
 
 
 def _allocated_gpus(cluster: Cluster, state: ClusterState) -> int:
