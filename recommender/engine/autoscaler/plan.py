@@ -72,6 +72,8 @@ class WorkloadPlan:
     stranded_gpus: int = 0
     changes: tuple[str, ...] = ()  # what to apply to the workload (tolerations, selectors)
     preempts: tuple[str, ...] = ()  # the running pods ("ns/pod") evicted to place it
+    # what the nodes added for it cost per hour (paid reservation nodes: nothing more)
+    cost_per_hour: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

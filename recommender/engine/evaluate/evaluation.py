@@ -96,6 +96,7 @@ class WorkloadEvaluation:
                 "addNodes": dict(sorted(self.joint.add_nodes.items())),
                 "reservations": sorted(self.joint.reservations),
             },
+            "jointCostPerHour": self.joint.cost_per_hour,
             "disagreements": list(self.disagreements),
             "waitingGpuHours": self.waiting_gpu_hours,
             "idleMemberGpus": _whole_if_integer(self.idle_member_gpus),
