@@ -329,9 +329,13 @@ class _Run:
         assert index is not None
         levels = [index] if required else list(range(index, -1, -1))
         best_free = 0.0
+        selector = workload.common_selector
         for level_index in levels:
-            for domain_nodes, free_gpus in self._domains(level_index, workload.least_gpus):
+            hosts = self.pick.layout.domains_matching(level_index, selector) if selector else None
+            for key, domain_nodes, free_gpus in self._domains(level_index, workload.least_gpus):
                 best_free = max(best_free, free_gpus)
+                if hosts is not None and key not in hosts:
+                    continue  # no node here carries the members' nodeSelector: none fits
                 bindings = self._place_members(workload, domain_nodes)
                 if bindings is not None:
                     return WorkloadOutcome(workload.key, True, bindings, None)
@@ -345,7 +349,9 @@ class _Run:
             return self._failure(workload, block_reason(workload.least_gpus, name, best_free))
         return self._failure(workload, f"does not fit in any single {name}")
 
-    def _domains(self, level_index: int, needed_gpus: float) -> list[tuple[list[str], float]]:
+    def _domains(
+        self, level_index: int, needed_gpus: float
+    ) -> list[tuple[tuple[str, ...] | None, list[str], float]]:
         """Domains of one level, tightest fitting first (keeps big blocks whole); ties by name.
 
         Every domain is returned so the caller knows the best free figure; the
@@ -361,8 +367,8 @@ class _Run:
             free = milli / 1000
             ranked.append((free < needed_gpus, free, key, names))
         ranked.sort(key=lambda item: (item[0], item[1], item[2]))
-        return [(names, free) for too_small, free, _, names in ranked if not too_small] or [
-            ([], max((free for _, free, _, _ in ranked), default=0.0))
+        return [(key, names, free) for too_small, free, key, names in ranked if not too_small] or [
+            (None, [], max((free for _, free, _, _ in ranked), default=0.0))
         ]
 
     def _place_members(
