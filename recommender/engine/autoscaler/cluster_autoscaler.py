@@ -108,6 +108,7 @@ class NaivePlanner(GroupView):
         self.selected: dict[tuple[object, ...], bool] = {}
         self.around: list[tuple[Node, tuple[Pod, ...]]] = []  # existing + upcoming, per loop
         self.accepts: dict[tuple[object, ...], str | None] = {}  # (template, shape) → refusal
+        self.shapes: dict[str, str] = {}  # pod key → pod_shape (asked per group and loop)
         self.templates: dict[tuple[object, ...], Node] = {}
         self._usage: tuple[int, dict[str, int]] | None = None  # (nodes counted, totals)
         # CA's simulation runs the scheduler's filters, never its PostFilter (preemption)
@@ -194,8 +195,14 @@ class NaivePlanner(GroupView):
             "cluster-autoscaler never scales up for it"
         )
 
+    def _pod_shape(self, pod: Pod) -> str:
+        shape = self.shapes.get(pod.key)
+        if shape is None:
+            shape = self.shapes[pod.key] = pod_shape(pod)
+        return shape
+
     def _shape(self, pod: Pod) -> str:
-        shape = pod_shape(pod)
+        shape = self._pod_shape(pod)
         if self.labels_matter:  # inter-pod terms: pods of one shape differ by their labels
             shape = repr((shape, pod.pod_terms, sorted(pod.labels.items())))
         return shape
@@ -248,7 +255,7 @@ class NaivePlanner(GroupView):
 
     def refusal(self, group: NodeGroup, template: Node, pod: Pod) -> str | None:
         """Why the scheduler's filters refuse the pod on an empty template node (None: fits)."""
-        key = (group.name, template.labels.get(HOSTNAME_LABEL), pod_shape(pod))
+        key = (group.name, template.labels.get(HOSTNAME_LABEL), self._pod_shape(pod))
         if key not in self.accepts:
             self.accepts[key] = lone_node_rejection(
                 self.cluster, template, pod, self.policy, self.at
