@@ -52,6 +52,9 @@ class PlacementOptions:
     # FGD's expected workload ("typical pods"); empty: the workloads being placed.
     # Calls given the same mix share their memo (the evaluation passes its pending pods).
     workload_mix: tuple[Pod, ...] = ()
+    # the DRAPartitionableDevices feature gate (off: devices that consume counters are
+    # never allocated); on for the scheduler, a cluster-autoscaler profile may turn it off
+    partitionable_devices: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,7 +235,9 @@ class _Run:
         policy = policy_named(options.policy)
         typical = _typical(state, options, workloads) if policy.needs_fragmentation else None
         grants, at = options.reservation_grants, options.at
-        shared = SharedMemo.of(cluster, state, grants, at, policy, typical)
+        shared = SharedMemo.of(
+            cluster, state, grants, at, policy, typical, options.partitionable_devices
+        )
         self.pick = NodePicker(cluster, state, policy, shared, options.seed, indexed)
         self._domain_free = DomainFree.of(state)
 
