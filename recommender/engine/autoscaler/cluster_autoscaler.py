@@ -76,9 +76,9 @@ DRA_OFF_CAVEAT = (
 )
 # 1.35: the vendored scheduler's DRAPartitionableDevices gate is alpha, off by default
 PARTITIONS_OFF = (
-    "only devices that consume counters (KEP-4815 partitions) serve its claims there, and "
-    "cluster-autoscaler 1.35 never allocates them: the DRAPartitionableDevices feature "
-    "gate is off by default before 1.36"
+    "only devices that consume counters serve its claims there, and cluster-autoscaler "
+    "1.35 never allocates them: the DRAPartitionableDevices feature gate of KEP-4815 is "
+    "off by default before 1.36"
 )
 
 
@@ -176,7 +176,7 @@ class NaivePlanner(GroupView):
                 self.ledger.held[workload.key] = hold
                 continue
             if not self.settings.dra_claims_checked and any(p.claims for p in workload.pods):
-                self.ledger.caveats[workload.key] = [DRA_OFF_CAVEAT]
+                self.ledger.notes[workload.key] = [DRA_OFF_CAVEAT]
             for pod in map(self.seen, workload.pods):
                 if pod.priority < EXPENDABLE_PODS_PRIORITY_CUTOFF:
                     self._expendable(workload, pod)
@@ -201,7 +201,10 @@ class NaivePlanner(GroupView):
             left = self.filter_out_schedulable(left)
         for workload, pod in left:
             self.ledger.needs_new[workload.key] = True
-            self.ledger.reasons[workload.key].append(self._why_not(pod))
+            why = self._why_not(pod)
+            self.ledger.reasons[workload.key].append(why)
+            if PARTITIONS_OFF in why:  # the release, not the cluster, refuses it: said
+                self.ledger.notes.setdefault(workload.key, []).append(why)
         return self.ledger
 
     def seen(self, pod: Pod) -> Pod:

@@ -61,8 +61,8 @@ class NaiveLedger:
     reasons: dict[str, list[str]] = field(default_factory=dict)
     held: dict[str, Hold] = field(default_factory=dict)  # never tried (admission.held)
     preempts: dict[str, tuple[str, ...]] = field(default_factory=dict)  # waiting for preemption
-    # said about a workload whatever the verdict (what the modelled release does not check)
-    caveats: dict[str, list[str]] = field(default_factory=dict)
+    # said about a workload whatever the verdict (WorkloadPlan.notes)
+    notes: dict[str, list[str]] = field(default_factory=dict)
 
 
 def node_stranded(planned: PlannedNode, state: ClusterState, bound: set[str]) -> tuple[int, float]:
@@ -99,10 +99,11 @@ def workload_plan(
         workload=workload.key,
         verdict=verdict,
         add_nodes=add_nodes,
-        reasons=(*reasons, *ledger.caveats.get(workload.key, ())),
+        reasons=tuple(reasons),
         schedulable_after=schedulable_after,
         stranded_gpus=sum(stranded[p.node.name][0] for p in mine),
         preempts=preempts,
+        notes=tuple(ledger.notes.get(workload.key, ())),
     )
 
 

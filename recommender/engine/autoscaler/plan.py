@@ -72,6 +72,9 @@ class WorkloadPlan:
     stranded_gpus: int = 0
     changes: tuple[str, ...] = ()  # what to apply to the workload (tolerations, selectors)
     preempts: tuple[str, ...] = ()  # the running pods ("ns/pod") evicted to place it
+    # what the workload's reasons say of the modelled autoscaler's release whatever the
+    # verdict (DRA it does not check, devices it never allocates); none by default
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
