@@ -16,6 +16,11 @@ nodes upcoming. A new node lands in the group's FIRST placement domain that stil
 has a slot, then the next (the autoscaler cannot choose where the cloud puts it),
 or with no domain labels at all.
 
+DRA follows the release (``CaSettings.version``): 1.34 does not check claims at all
+(its pods are seen without them: ``NaivePlanner.seen``), 1.35 never allocates a
+device that consumes counters (KEP-4815 partitions; DRAPartitionableDevices off),
+1.36 checks claims as the scheduler does.
+
 Then the real scheduler runs on the cluster with those nodes: pods that still
 do not run, and GPUs on the added nodes that nobody uses, are stranded.
 """
@@ -60,6 +65,22 @@ from recommender.engine.scheduler.placement import Placer, place
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload
 from topology.hardware import HOSTNAME_LABEL, Cluster, Node, NodeGroup, Pod
+
+# 1.34: --enable-dynamic-resource-allocation false (default) leaves the scheduler's
+# DynamicResources plugin off in its framework (kubernetes/autoscaler#8598); releases
+# without that fix give the framework no DRA manager and panic on such pods
+DRA_OFF_CAVEAT = (
+    "cluster-autoscaler 1.34 does not check DRA resource claims "
+    "(--enable-dynamic-resource-allocation defaults to false: its simulation runs without "
+    "the DynamicResources plugin, kubernetes/autoscaler#8598); 1.34 builds without that "
+    "fix panic on pending pods with resource claims instead"
+)
+# 1.35: the vendored scheduler's DRAPartitionableDevices gate is alpha, off by default
+PARTITIONS_OFF = (
+    "only devices that consume counters serve its claims there, and cluster-autoscaler "
+    "1.35 never allocates them: the DRAPartitionableDevices feature gate of KEP-4815 is "
+    "off by default before 1.36"
+)
 
 
 class NaivePlanner(GroupView):
@@ -112,7 +133,10 @@ class NaivePlanner(GroupView):
         self.templates: dict[tuple[object, ...], Node] = {}
         self._usage: tuple[int, dict[str, int]] | None = None  # (nodes counted, totals)
         # CA's simulation runs the scheduler's filters, never its PostFilter (preemption)
-        self.options = replace(options_for(policy, at, mix=mix), preemption=False)
+        self.options = replace(
+            options_for(policy, at, mix=mix, partitionable_devices=settings.partitionable_devices),
+            preemption=False,
+        )
         self.upcoming = self._upcoming_nodes()
         self.placer = self._new_placer()
 
@@ -137,6 +161,7 @@ class NaivePlanner(GroupView):
             admit=self._admit if self.labels_matter else None,
             inter_pod=self._inter_pod,
             mix=self.options.workload_mix,
+            partitionable_devices=self.settings.partitionable_devices,
         )
 
     def _new_placer(self) -> Placer:
@@ -155,12 +180,14 @@ class NaivePlanner(GroupView):
             if hold is not None:  # gated: CA skips it; unsupported: no guess either way
                 self.ledger.held[workload.key] = hold
                 continue
+            if not self.settings.dra_claims_checked and any(p.claims for p in workload.pods):
+                self.ledger.notes[workload.key] = [DRA_OFF_CAVEAT]
             outcome = nominated.get(workload.key)
             if outcome is not None:  # waiting for preemption: left out, force-added
                 self.ledger.preempts[workload.key] = outcome.preempted
                 force_add(self.state, workload, outcome)
                 continue
-            for pod in workload.pods:
+            for pod in map(self.seen, workload.pods):
                 if pod.priority < EXPENDABLE_PODS_PRIORITY_CUTOFF:
                     self._expendable(workload, pod)
                 elif pod.provisioning_request is not None:
@@ -184,8 +211,18 @@ class NaivePlanner(GroupView):
             left = self.filter_out_schedulable(left)
         for workload, pod in left:
             self.ledger.needs_new[workload.key] = True
-            self.ledger.reasons[workload.key].append(self._why_not(pod))
+            why = self._why_not(pod)
+            self.ledger.reasons[workload.key].append(why)
+            if PARTITIONS_OFF in why:  # the release, not the cluster, refuses it: said
+                self.ledger.notes.setdefault(workload.key, []).append(why)
         return self.ledger
+
+    def seen(self, pod: Pod) -> Pod:
+        """The pod as the autoscaler's scheduler framework sees it: without its claims
+        where the DynamicResources plugin is off (1.34)."""
+        if pod.claims and not self.settings.dra_claims_checked:
+            return replace(pod, claims=())
+        return pod
 
     def _expendable(self, workload: Workload, pod: Pod) -> None:
         self.ledger.needs_new[workload.key] = True
@@ -258,7 +295,12 @@ class NaivePlanner(GroupView):
         key = (group.name, template.labels.get(HOSTNAME_LABEL), self._pod_shape(pod))
         if key not in self.accepts:
             self.accepts[key] = lone_node_rejection(
-                self.cluster, template, pod, self.policy, self.at
+                self.cluster,
+                template,
+                pod,
+                self.policy,
+                self.at,
+                self.settings.partitionable_devices,
             )
         return self.accepts[key]
 
@@ -292,6 +334,8 @@ class NaivePlanner(GroupView):
                     f"{group.name}: {refusal} (the group has no ready node and its provider "
                     "does not template DRA devices for an empty group: draScaleFromZero false)"
                 )
+            elif refusal is not None and self._partitions_only(template, pod):
+                refusals.append(f"{group.name}: {refusal} ({PARTITIONS_OFF})")
             elif refusal is not None:
                 refusals.append(f"{group.name}: {refusal}")
             elif self.room(group) <= 0:
@@ -303,6 +347,13 @@ class NaivePlanner(GroupView):
         if not refusals:
             return f"pod {pod.name}: no node group"
         return f"pod {pod.name}: no node group template accepts it (" + "; ".join(refusals) + ")"
+
+    def _partitions_only(self, template: Node, pod: Pod) -> bool:
+        """Whether the template refuses the pod's claims only because this release never
+        allocates devices that consume counters (the scheduler's filters accept it)."""
+        if not pod.claims or self.settings.partitionable_devices:
+            return False
+        return lone_node_rejection(self.cluster, template, pod, self.policy, self.at) is None
 
     def buy(self, option: Option, found: Estimate, owners: Mapping[str, Workload]) -> None:
         """The option's nodes (``orchestrator.go`` ``ScaleUp``: ``ExecuteScaleUps``), spread

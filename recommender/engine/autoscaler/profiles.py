@@ -6,16 +6,24 @@ signature (cluster, pending, *, state, at, policy, nominated) returning a ``Scal
 - ``cluster-autoscaler`` (= ``cluster-autoscaler:1.36``, the newest modelled):
   ``cluster_autoscaler.NaivePlanner`` with upstream's default flags
   (``--expander=least-waste``, ``--expendable-pods-priority-cutoff=-10``, no
-  cluster-wide limits). DRA claims are checked on templates with the
-  scheduler's logic, partitionable devices included (1.35+/1.36+).
-  Versions 1.34 and 1.35 are not registered: a name we accept must behave as
-  it says. 1.34 (``--enable-dynamic-resource-allocation`` false by default,
-  ``simulator/framework/handle.go`` ``NewHandle`` then gives the framework no
-  DRA manager) panics on pending pods with ResourceClaims unless it carries
-  kubernetes/autoscaler#8598, which turns the DynamicResources plugin off
-  (claims then not checked at all); which 1.34 releases carry it is not
-  established. 1.35 (DRA locked on): how it templates partitioned devices
-  (KEP-4815 counters) is not established. See docs/FIDELITY.md.
+  cluster-wide limits). DRA claims are checked on nodes and templates with the
+  scheduler's logic, partitionable devices included (DRAPartitionableDevices beta
+  and on in 1.36; kubernetes/autoscaler#8559).
+- ``cluster-autoscaler:1.35``: the same, but its vendored scheduler's
+  DRAPartitionableDevices gate is alpha and off by default, so a device that
+  consumes counters (KEP-4815 partition) is never allocated (the structured
+  allocator's ``allocateDevice``): a pod only partitions can serve gets nothing.
+- ``cluster-autoscaler:1.34``: the same, but ``--enable-dynamic-resource-allocation``
+  defaults to false, and with kubernetes/autoscaler#8598 ("Fix DRA enablement
+  logic") the DynamicResources plugin is then off in its framework: claims are not
+  checked at all (pods are seen without them). Which 1.34 patch releases carry
+  #8598 is not established; builds without it panic on pending pods with
+  ResourceClaims, which each such workload's reasons say.
+
+Pods without claims behave alike under the three: the other modelled mechanisms
+(default expander least-waste since 1.33, kubernetes/autoscaler#7631; estimator;
+limits; upcoming nodes; ProvisioningRequests) show no difference between them.
+See docs/FIDELITY.md.
 - ``karpenter``: ``karpenter.karpenter_scale_up`` (kubernetes-sigs/karpenter's
   provisioner: NodePools by weight, cheapest instance type, no gangs).
 
@@ -83,6 +91,8 @@ def _cluster_autoscaler(version: str) -> NaiveEntry:
 def _registry() -> dict[str, NaiveEntry]:
     return {
         CLUSTER_AUTOSCALER: _cluster_autoscaler("1.36"),
+        f"{CLUSTER_AUTOSCALER}:1.34": _cluster_autoscaler("1.34"),
+        f"{CLUSTER_AUTOSCALER}:1.35": _cluster_autoscaler("1.35"),
         f"{CLUSTER_AUTOSCALER}:1.36": _cluster_autoscaler("1.36"),
         KARPENTER: karpenter_scale_up,
     }

@@ -57,6 +57,8 @@ from reservations.idle import idle_reserved_gpus
 from topology.hardware import WHOLE_GPU_MILLI, Cluster, NodeGroup, UnsupportedField
 
 SCHEMA_VERSION = 1
+# a workload's reasons end with what the naive side's release does differently
+NAIVE_NOTE = "naive autoscaler: "
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +87,7 @@ class WorkloadEvaluation:
             "pods": self.pods,
             "gpus": int(gpus) if gpus.is_integer() else gpus,
             "verdict": self.joint.verdict,
-            "reasons": list(self.joint.reasons),
+            "reasons": [*self.joint.reasons, *(f"{NAIVE_NOTE}{n}" for n in self.naive.notes)],
             "preempts": list(self.joint.preempts),
             "naive": {
                 "addNodes": dict(sorted(self.naive.add_nodes.items())),

@@ -68,17 +68,20 @@ class SharedMemo:
         at: datetime | None,
         policy: Policy,
         typical: tuple[fgd.TypicalPod, ...] | None,
+        partitionable_devices: bool = True,
     ) -> SharedMemo:
         grants_key = tuple(sorted((k, tuple(sorted(v))) for k, v in grants.items()))
-        key = ("placement", policy.name, grants_key, at, typical)
+        key = ("placement", policy.name, grants_key, at, typical, partitionable_devices)
         found = state.derived.get(key)
         if isinstance(found, SharedMemo) and found.cluster is cluster:
             return found
         filters = kept(
             state,
-            ("filter context", grants_key, at),
+            ("filter context", grants_key, at, partitionable_devices),
             cluster,
-            lambda: FilterContext.build(cluster, grants, at, _reserved_for(cluster, state, at)),
+            lambda: FilterContext.build(
+                cluster, grants, at, _reserved_for(cluster, state, at), partitionable_devices
+            ),
         )
         memo = cls(cluster, filters, typical)
         state.derived[key] = memo

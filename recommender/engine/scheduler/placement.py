@@ -56,6 +56,9 @@ class PlacementOptions:
     # DefaultPreemption's PostFilter on a miss: kube-scheduler runs it; an autoscaler's
     # simulation does not (it runs PreFilter/Filter only and leaves nominated pods out)
     preemption: bool = True
+    # the DRAPartitionableDevices feature gate (off: devices that consume counters are
+    # never allocated); on for the scheduler, a cluster-autoscaler profile may turn it off
+    partitionable_devices: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,7 +258,9 @@ class _Run:
         policy = policy_named(options.policy)
         typical = _typical(state, options, workloads) if policy.needs_fragmentation else None
         grants, at = options.reservation_grants, options.at
-        shared = SharedMemo.of(cluster, state, grants, at, policy, typical)
+        shared = SharedMemo.of(
+            cluster, state, grants, at, policy, typical, options.partitionable_devices
+        )
         self.pick = NodePicker(cluster, state, policy, shared, options.seed, indexed)
         self._domain_free = DomainFree.of(state)
 
