@@ -107,6 +107,7 @@ class NaivePlanner(GroupView):
         self.around: list[tuple[Node, tuple[Pod, ...]]] = []  # existing + upcoming, per loop
         self.accepts: dict[tuple[object, ...], str | None] = {}  # (template, shape) → refusal
         self.templates: dict[tuple[object, ...], Node] = {}
+        self.member_templates: dict[str, Node] = {}
         self._usage: tuple[int, dict[str, int]] | None = None  # (nodes counted, totals)
         self.options = options_for(policy, at, mix=mix)
         self.upcoming = self._upcoming_nodes()
