@@ -4,11 +4,12 @@ group will already run, subtracted from its allocatable.
 Upstream behaviour followed: kubernetes/autoscaler
 ``cluster-autoscaler/simulator/node_info_utils.go``. From a live member
 (``processors/nodeinfosprovider/mixed_nodeinfos_processor.go`` ``Process``: a ready,
-schedulable member, an unready one only as a last resort) ``SanitizedTemplateNodeInfoFromNodeInfo``
-replaces the hostname, drops CA's own taints and keeps the pods a fresh node would run
-(``podsExpectedOnFreshNode``): the member's DaemonSet pods (controller of kind DaemonSet,
-or the ``cluster-autoscaler.kubernetes.io/daemonset-pod: "true"`` annotation) and mirror
-pods of static pods, none being deleted. Without a member,
+schedulable member, an unready one only as a last resort),
+``SanitizedTemplateNodeInfoFromNodeInfo`` replaces the hostname, drops CA's own taints
+and keeps the pods a fresh node would run (``podsExpectedOnFreshNode``): the member's
+DaemonSet pods (controller of kind DaemonSet, or the
+``cluster-autoscaler.kubernetes.io/daemonset-pod: "true"`` annotation) and mirror pods
+of static pods, none being deleted. Without a member,
 ``SanitizedTemplateNodeInfoFromNodeGroup`` takes the cloud provider's template plus
 ``daemonset.GetDaemonSetPodsForNode`` for every DaemonSet that would run there. Here those
 pods are subtracted from the template's allocatable (``expected_on_fresh_node``), one

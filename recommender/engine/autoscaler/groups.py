@@ -154,8 +154,8 @@ class GroupView:
             devices = tuple(d for d in node.devices if d.driver == GPU_RESOURCE)
             return replace(node, devices=devices, counter_sets=())
         if group.source is not None and not group.source.startswith(PROJECT_SOURCE):
-            # discovery built this template from a member already, less the requests of
-            # the snapshot's DaemonSets that would run on it (topology.discovery)
+            # discovery built this template from a member already, less the pods a fresh
+            # node runs (topology.discovery, topology.daemons.template_from_member)
             return new_node(group, domain, name)
         base = self.member_templates.get(group.name)
         if base is None:
