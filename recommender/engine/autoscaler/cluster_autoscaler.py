@@ -131,6 +131,7 @@ class NaivePlanner(GroupView):
         self.accepts: dict[tuple[object, ...], str | None] = {}  # (template, shape) → refusal
         self.shapes: dict[str, str] = {}  # pod key → pod_shape (asked per group and loop)
         self.templates: dict[tuple[object, ...], Node] = {}
+        self.member_templates: dict[str, Node] = {}
         self._usage: tuple[int, dict[str, int]] | None = None  # (nodes counted, totals)
         # CA's simulation runs the scheduler's filters, never its PostFilter (preemption)
         self.options = replace(
