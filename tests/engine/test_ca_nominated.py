@@ -65,6 +65,17 @@ A100 = NodeGroup(
 )
 
 
+def one_node_cluster(scavenger_gpus: int, *pending: Pod) -> Cluster:
+    """n1 (8 GPUs, pool a100) running batch/scavenger (priority -100) on
+    ``scavenger_gpus`` GPUs, the ``pending`` pods, and the a100 group."""
+    return Cluster(
+        "c",
+        nodes=(gpu_node("n1", {"pool": "a100"}),),
+        pods=(gpu_pod("batch", "scavenger", scavenger_gpus, -100, node_name="n1"), *pending),
+        node_groups=(A100,),
+    )
+
+
 def evaluate_naive(cluster: Cluster, entry=naive_scale_up):  # type: ignore[no-untyped-def]
     state = ClusterState.from_cluster(cluster)
     pending = pending_workloads(cluster)
@@ -82,16 +93,7 @@ def test_a_nominated_pod_is_force_added_over_its_victims() -> None:
     # filter-out-schedulable: one a100 node is bought for it (least-waste, the only
     # group). Had the trainer merely been left out, ml/small would have fitted n1's 2
     # free GPUs and nothing would be bought.
-    cluster = Cluster(
-        "c",
-        nodes=(gpu_node("n1", {"pool": "a100"}),),
-        pods=(
-            gpu_pod("batch", "scavenger", 6, -100, node_name="n1"),
-            gpu_pod("ml", "trainer", 8, 1000),
-            gpu_pod("ml", "small", 2, 0),
-        ),
-        node_groups=(A100,),
-    )
+    cluster = one_node_cluster(6, gpu_pod("ml", "trainer", 8, 1000), gpu_pod("ml", "small", 2, 0))
     plan = evaluate_naive(cluster)
     trainer, small = plan.outcomes["ml/trainer"], plan.outcomes["ml/small"]
     assert trainer.verdict == PREEMPTS
@@ -132,15 +134,7 @@ def test_ca_buys_for_gang_members_the_scheduler_does_not_preempt_for() -> None:
 def test_the_scheduler_pass_given_is_the_one_used() -> None:
     # The evaluation hands its own scheduler pass over (nominated=...): the same
     # nominations as the pass naive_scale_up runs itself when given none.
-    cluster = Cluster(
-        "c",
-        nodes=(gpu_node("n1", {"pool": "a100"}),),
-        pods=(
-            gpu_pod("batch", "scavenger", 8, -100, node_name="n1"),
-            gpu_pod("ml", "trainer", 8, 1000),
-        ),
-        node_groups=(A100,),
-    )
+    cluster = one_node_cluster(8, gpu_pod("ml", "trainer", 8, 1000))
     state = ClusterState.from_cluster(cluster)
     pending = pending_workloads(cluster)
     result = place(cluster, pending, state=state, options=options_for("default", AT))
@@ -159,15 +153,7 @@ def test_the_scheduler_pass_given_is_the_one_used() -> None:
 def test_karpenter_ignores_a_preempting_pod() -> None:
     # The trainer of the first test alone: kube-scheduler nominates it to n1 (the
     # scavenger is evicted); Karpenter's IsProvisionable leaves it out: no NodeClaim.
-    cluster = Cluster(
-        "c",
-        nodes=(gpu_node("n1", {"pool": "a100"}),),
-        pods=(
-            gpu_pod("batch", "scavenger", 6, -100, node_name="n1"),
-            gpu_pod("ml", "trainer", 8, 1000),
-        ),
-        node_groups=(A100,),
-    )
+    cluster = one_node_cluster(6, gpu_pod("ml", "trainer", 8, 1000))
     plan = evaluate_naive(cluster, karpenter_scale_up)
     trainer = plan.outcomes["ml/trainer"]
     assert trainer.verdict == PREEMPTS

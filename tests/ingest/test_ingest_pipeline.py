@@ -115,13 +115,9 @@ def test_it_merges_stored_node_groups_and_reservations_into_the_model():
     assert {r.name for r in model.reservations} == {r.name for r in reservations()}
 
 
-@pytest.mark.django_db
-def test_it_counts_source_nodes_in_a_node_group_kept_only_in_the_database():
-    from topology import services
-    from topology.adapters import cluster_from_snapshot
-
-    cluster = _cluster()
-    group = {
+def h100_group(allocatable: dict[str, str]) -> dict[str, object]:
+    """A capacityweb.io NodeGroup "h100" (pool=h100, 80/h) whose template has ``allocatable``."""
+    return {
         "apiVersion": "capacityweb.io/v1alpha1",
         "kind": "NodeGroup",
         "metadata": {"name": "h100"},
@@ -130,9 +126,18 @@ def test_it_counts_source_nodes_in_a_node_group_kept_only_in_the_database():
             "minSize": 0,
             "maxSize": 8,
             "pricePerNodeHour": 80.0,
-            "template": {"allocatable": {"cpu": "8", "nvidia.com/gpu": "8"}},
+            "template": {"allocatable": allocatable},
         },
     }
+
+
+@pytest.mark.django_db
+def test_it_counts_source_nodes_in_a_node_group_kept_only_in_the_database():
+    from topology import services
+    from topology.adapters import cluster_from_snapshot
+
+    cluster = _cluster()
+    group = h100_group({"cpu": "8", "nvidia.com/gpu": "8"})
     services.save_node_groups(cluster=cluster, objects=[group])
     nodes = [
         ("test", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}})
@@ -157,18 +162,7 @@ def test_a_node_group_kept_in_the_database_carries_the_sources_daemonsets():
     from topology.adapters import cluster_from_snapshot
 
     cluster = _cluster()
-    group = {
-        "apiVersion": "capacityweb.io/v1alpha1",
-        "kind": "NodeGroup",
-        "metadata": {"name": "h100"},
-        "spec": {
-            "nodeSelector": {"pool": "h100"},
-            "minSize": 0,
-            "maxSize": 8,
-            "pricePerNodeHour": 80.0,
-            "template": {"allocatable": {"cpu": "8", "pods": "110", "nvidia.com/gpu": "8"}},
-        },
-    }
+    group = h100_group({"cpu": "8", "pods": "110", "nvidia.com/gpu": "8"})
     services.save_node_groups(cluster=cluster, objects=[group])
     container = {"name": "agent", "resources": {"requests": {"cpu": "1"}}}
     daemon_set = {
