@@ -1,0 +1,515 @@
+"""cluster-autoscaler's command line and priority ConfigMap, read as upstream reads them.
+
+Users know their autoscaler by its Deployment's ``command``/``args``; ``parse_flags``
+reads that list into ``CaSettings`` the way the binary does:
+
+- ``main.go`` registers the flags of ``config/flags/flags.go`` (Go ``flag``), klog's,
+  the leader-election and logging flags, and parses them with pflag
+  (``k8s.io/component-base/cli/flag`` ``InitFlags``): ``--name=value``,
+  ``--name value``, a boolean alone (``--name``) is true, ``_`` in a name is ``-``
+  (``WordSepNormalizeFunc``), the one-letter klog ``-v`` also with one dash; a
+  repeated flag sets again (the last wins) except the multi-value flags
+  (``--gpu-total``, ``--balancing-ignore-label``, ...), which append; arguments
+  that are not flags are left over and the binary ignores them; an unknown flag or
+  a value of the wrong type stops the binary (here: ``ValueError`` naming it).
+- ``createAutoscalingOptions``: ``--cores-total``/``--memory-total`` are
+  ``<min>:<max>`` (``parseMinMaxFlag``: integers, min >= 0, max >= min), memory in
+  GiB (times ``units.GiB``); ``--gpu-total`` is ``<type>:<min>:<max>``
+  (``parseSingleGpuLimit``); ``expander/factory/expander_factory.go``
+  ``ExpanderStrategyFromStrings`` refuses an unknown or repeated expander and any
+  expander after ``random``.
+
+Every flag given is one of: read (it sets ``CaSettings``), ignored (no effect on
+a scale-up decided from one snapshot: scale-down, timings, logging, clients), or
+unsupported (it changes scale-up and the model does not follow it: reported, never
+silently matched). Unsupported only when the value differs from upstream's default.
+
+``parse_priorities`` reads the ``priorities`` key of the
+``cluster-autoscaler-priority-expander`` ConfigMap (``expander/priority/priority.go``
+``parsePrioritiesYAMLString``: a YAML map priority -> list of regexes).
+
+Pure: no Django, no I/O.
+"""
+
+from __future__ import annotations
+
+import ntpath
+import posixpath
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+import yaml
+
+from recommender.engine.autoscaler import expander
+from recommender.engine.autoscaler.flags import DEFAULT_CLOUD_PROVIDER, GPU_LABELS, CaSettings
+from topology.hardware import UnsupportedField
+
+BOOL, INT, FLOAT, DURATION, TEXT, MULTI = "bool", "int", "float", "duration", "text", "multi"
+CA_OBJECT = "cluster-autoscaler"
+GIB = 2**30
+PRIORITY_CONFIGMAP = "cluster-autoscaler-priority-expander"
+GRPC = "grpc"
+
+
+def _of(names: str, kind: str) -> dict[str, str]:
+    return dict.fromkeys(names.split(), kind)
+
+
+# config/flags/flags.go: flag -> type (modelled flags and those whose value is compared
+# with a default are listed with it in READ / UNSUPPORTED below)
+_CA_FLAGS = {
+    **_of(
+        (
+            "enforce-node-group-min-size scale-down-enabled scale-down-unready-enabled "
+            "scale-down-delay-type-local scale-up-from-zero parallel-scale-up "
+            "ignore-daemonsets-utilization ignore-mirror-pods-utilization "
+            "write-status-configmap balance-similar-node-groups regional "
+            "aws-use-static-instance-list scale-from-unschedulable "
+            "bulk-mig-instances-listing-enabled profiling "
+            "clusterapi-cloud-config-authoritative cordon-node-before-terminating "
+            "daemonset-eviction-for-empty-nodes daemonset-eviction-for-occupied-nodes "
+            "emit-per-nodegroup-metrics debugging-snapshot-enabled record-duplicated-events "
+            "skip-nodes-with-system-pods skip-nodes-with-local-storage "
+            "skip-nodes-with-custom-controller-pods force-ds "
+            "dynamic-node-delete-delay-after-taint-enabled enable-provisioning-requests "
+            "frequent-loops-enabled async-node-groups enable-proactive-scaleup "
+            "check-capacity-batch-processing force-delete-unregistered-nodes "
+            "force-delete-failed-nodes enable-dynamic-resource-allocation "
+            "enable-csi-node-aware-scheduling capacity-buffer-controller-enabled "
+            "capacity-buffer-pod-injection-enabled "
+            # klog and leader election (main.go)
+            "logtostderr alsologtostderr skip-headers skip-log-headers add-dir-header "
+            "one-output leader-elect log-json-split-stream log-text-split-stream"
+        ),
+        BOOL,
+    ),
+    **_of(
+        (
+            "kube-client-burst scale-down-non-empty-candidates-count "
+            "scale-down-candidates-pool-min-count max-nodes-total max-bulk-soft-taint-count "
+            "max-graceful-termination-sec ok-total-unready-count gce-concurrent-refreshes "
+            "expendable-pods-priority-cutoff max-scale-down-parallelism max-drain-parallelism "
+            "max-nodes-per-scaleup min-replica-count provisioning-request-max-backoff-cache-size "
+            "pod-injection-limit check-capacity-provisioning-request-max-batch-size "
+            "cluster-snapshot-parallelism predicate-parallelism "
+            # klog
+            "v log-file-max-size"
+        ),
+        INT,
+    ),
+    **_of(
+        (
+            "kube-client-qps scale-down-utilization-threshold "
+            "scale-down-gpu-utilization-threshold scale-down-candidates-pool-ratio "
+            "max-total-unready-percentage memory-difference-ratio max-free-difference-ratio "
+            "max-allocatable-difference-ratio"
+        ),
+        FLOAT,
+    ),
+    **_of(
+        (
+            "scale-down-delay-after-add scale-down-delay-after-delete "
+            "scale-down-delay-after-failure scale-down-unneeded-time scale-down-unready-time "
+            "node-deletion-delay-timeout node-deletion-batcher-interval scan-interval "
+            "max-bulk-soft-taint-time max-node-provision-time max-pod-eviction-time "
+            "max-inactivity max-binpacking-time max-failing-time "
+            "unremovable-node-recheck-timeout new-pod-scale-up-delay "
+            "gce-mig-instances-min-refresh-wait-time node-info-cache-expire-time "
+            "initial-node-group-backoff-duration max-node-group-backoff-duration "
+            "node-group-backoff-reset-timeout max-nodegroup-binpacking-duration "
+            "blocking-system-pod-distruption-timeout node-delete-delay-after-taint "
+            "scale-down-simulation-timeout provisioning-request-initial-backoff-time "
+            "provisioning-request-max-backoff-time "
+            "check-capacity-provisioning-request-batch-timebox node-deletion-candidate-ttl "
+            # leader election, logging
+            "leader-elect-lease-duration leader-elect-renew-deadline "
+            "leader-elect-retry-period log-flush-frequency"
+        ),
+        DURATION,
+    ),
+    **_of(
+        (
+            "cluster-name address kubernetes kubeconfig kube-api-content-type cloud-config "
+            "namespace cores-total memory-total cloud-provider estimator expander "
+            "grpc-expander-cert grpc-expander-url status-config-map-name user-agent "
+            "drain-priority-config check-capacity-processor-instance scheduler-config-file "
+            "bypassed-scheduler-names feature-gates "
+            # klog, leader election, logging
+            "log-dir log-file stderrthreshold vmodule log-backtrace-at "
+            "leader-elect-resource-lock leader-elect-resource-name "
+            "leader-elect-resource-namespace logging-format log-json-info-buffer-size "
+            "log-text-info-buffer-size"
+        ),
+        TEXT,
+    ),
+    **_of(
+        (
+            "gpu-total nodes node-group-auto-discovery startup-taint status-taint "
+            "balancing-ignore-label balancing-label ignore-taint"
+        ),
+        MULTI,
+    ),
+}
+
+# The flags the model reads into CaSettings.
+READ = frozenset(
+    {
+        "expander",
+        "max-nodes-total",
+        "cores-total",
+        "memory-total",
+        "gpu-total",
+        "balance-similar-node-groups",
+        "balancing-ignore-label",
+        "expendable-pods-priority-cutoff",
+        "cloud-provider",  # which label is a node's GPU type (--gpu-total)
+    }
+)
+
+# Flags that change scale-up and are not modelled: upstream's default (None: any value
+# given) and why it matters. Given with another value, they are reported unsupported.
+UNSUPPORTED: Mapping[str, tuple[str | None, str]] = {
+    "max-nodes-per-scaleup": ("1000", "caps the nodes of one scale-up"),
+    "new-pod-scale-up-delay": ("0s", "pods younger than this trigger no scale-up"),
+    "enable-dynamic-resource-allocation": (
+        "true",
+        "without DRA the simulation does not check ResourceClaims; the model always does",
+    ),
+    "estimator": ("binpacking", "only the binpacking estimator is modelled"),
+    "balancing-label": (None, "similarity by named labels only is not modelled"),
+    "memory-difference-ratio": ("0.015", "the model compares memory within 0.015"),
+    "max-free-difference-ratio": ("0.05", "the model compares free resources within 0.05"),
+    "max-allocatable-difference-ratio": ("0.05", "the model compares allocatable within 0.05"),
+    "startup-taint": (None, "taints ignored on templates are not modelled"),
+    "status-taint": (None, "taints ignored on templates are not modelled"),
+    "ignore-taint": (None, "taints ignored on templates are not modelled"),
+    "scale-up-from-zero": ("true", "no scale-up with 0 ready nodes is not modelled"),
+    "max-total-unready-percentage": ("45", "halting on unready nodes is not modelled"),
+    "ok-total-unready-count": ("3", "halting on unready nodes is not modelled"),
+    "parallel-scale-up": ("false", "several node groups per loop is not modelled"),
+    "scheduler-config-file": (None, "a custom scheduler configuration is not modelled"),
+    "force-ds": ("false", "refusing groups too small for DaemonSets is not modelled"),
+    "scale-from-unschedulable": ("false", "ignoring spec.unschedulable is not modelled"),
+    "enforce-node-group-min-size": ("false", "scale-up to min size is not modelled"),
+    "enable-proactive-scaleup": ("false", "proactive scale-up (fake pods) is not modelled"),
+    "capacity-buffer-pod-injection-enabled": ("false", "capacity buffers are not modelled"),
+    "enable-csi-node-aware-scheduling": ("false", "CSINode limits are not modelled"),
+    "bypassed-scheduler-names": (None, "pods of other schedulers are not modelled"),
+    "feature-gates": (None, "feature gates are not modelled"),
+    "enable-provisioning-requests": (
+        "true",
+        "the model always handles ProvisioningRequests, as with true",
+    ),
+    "check-capacity-processor-instance": (None, "ProvisioningRequest instances are not modelled"),
+}
+
+# upstream's defaults of the flags the model reads, for "inEffect"
+_DEFAULT_CORES_TOTAL = "0:320000"  # config.DefaultMaxClusterCores
+_DEFAULT_MEMORY_TOTAL = "0:6400000"  # config.DefaultMaxClusterMemory (GiB)
+_PARSE_BOOL = {
+    **dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
+    **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False),
+}  # Go strconv.ParseBool
+_DURATION = re.compile(r"[-+]?(0|((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+)")
+
+
+@dataclass(frozen=True, slots=True)
+class CaFlags:
+    """A cluster-autoscaler command line as the model takes it."""
+
+    settings: CaSettings = CaSettings()
+    args: tuple[str, ...] = ()  # as given
+    in_effect: Mapping[str, Any] = field(default_factory=dict)  # read flags not at default
+    ignored: tuple[str, ...] = ()  # flags (and stray arguments) without effect here
+    unsupported: tuple[UnsupportedField, ...] = ()
+
+    def with_priorities(self, priorities: Mapping[int, tuple[str, ...]]) -> CaFlags:
+        return replace(self, settings=replace(self.settings, priorities=priorities))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "args": list(self.args),
+            "inEffect": dict(self.in_effect),
+            "priorities": {
+                str(p): list(r) for p, r in sorted(self.settings.priorities.items(), reverse=True)
+            },
+            "ignored": list(self.ignored),
+            "unsupported": [u.to_json() for u in self.unsupported],
+        }
+
+
+def split_args(text: str) -> tuple[str, ...]:
+    """A command line as one string (a setting, a form field) split as a shell would."""
+    try:
+        return tuple(shlex.split(text))
+    except ValueError as error:
+        raise ValueError(f"cluster-autoscaler args: {error}") from None
+
+
+def parse_flags(args: Sequence[str]) -> CaFlags:
+    """``args`` (a Deployment's command and args, or args alone) as cluster-autoscaler
+    reads them; ValueError naming the flag and the reason on what the binary refuses."""
+    values, ignored = _tokens(list(args))
+    settings, in_effect, unsupported = _read(values)
+    for name, given in values.items():
+        if name in READ:
+            continue
+        default, reason = UNSUPPORTED.get(name, ("", ""))
+        if not reason:
+            ignored.append(f"--{name}")
+        elif _differs(name, given, default):
+            shown = ",".join(given)
+            unsupported.append(_unsupported(name, f"{shown}: {reason}"))
+        else:
+            ignored.append(f"--{name}")
+    return CaFlags(
+        settings=settings,
+        args=tuple(args),
+        in_effect=in_effect,
+        ignored=tuple(ignored),
+        unsupported=tuple(unsupported),
+    )
+
+
+def _tokens(args: list[str]) -> tuple[dict[str, list[str]], list[str]]:
+    """pflag's parse: flag name -> values in order; stray arguments."""
+    if args and not args[0].startswith("-") and _is_binary(args[0]):
+        args = args[1:]
+    values: dict[str, list[str]] = {}
+    stray: list[str] = []
+    index = 0
+    while index < len(args):
+        token = args[index]
+        index += 1
+        if token == "--":
+            stray.extend(args[index:])
+            break
+        if not token.startswith("-") or token == "-":
+            stray.append(f"{token} (not a flag: cluster-autoscaler ignores it)")
+            continue
+        name, has_value, value = token.lstrip("-").partition("=")
+        if not token.startswith("--"):  # shorthand: only klog's -v has one letter
+            if not name.startswith("v"):
+                raise ValueError(f"{token}: unknown shorthand flag (long flags take --)")
+            if name[1:]:  # -v4
+                has_value, value = "=", name[1:]
+            name = "v"
+        name = name.replace("_", "-")
+        kind = _CA_FLAGS.get(name)
+        if kind is None:
+            raise ValueError(f"--{name}: unknown cluster-autoscaler flag")
+        if not has_value:
+            if kind == BOOL:
+                value = "true"
+            elif index < len(args):
+                value = args[index]
+                index += 1
+            else:
+                raise ValueError(f"--{name}: flag needs an argument")
+        _check_type(name, kind, value)
+        values[name] = [*values.get(name, []), value] if kind == MULTI else [value]
+    return values, stray
+
+
+def _is_binary(token: str) -> bool:
+    return posixpath.basename(ntpath.basename(token)) == CA_OBJECT
+
+
+def _check_type(name: str, kind: str, value: str) -> None:
+    problem = ""
+    if kind == BOOL and value not in _PARSE_BOOL:
+        problem = "a boolean (true or false)"
+    elif kind == INT and _go_int(value) is None:
+        problem = "an integer"
+    elif kind == FLOAT:
+        try:
+            float(value)
+        except ValueError:
+            problem = "a number"
+    elif kind == DURATION and not _DURATION.fullmatch(value):
+        problem = "a duration such as 10s, 5m or 1h30m"
+    if problem:
+        raise ValueError(f"--{name}: {value!r} is not {problem}")
+
+
+def _go_int(value: str) -> int | None:
+    """strconv.ParseInt(value, 0, 64), as Go's flag.Int parses."""
+    try:
+        return int(value, 0)
+    except ValueError:
+        return None
+
+
+def _differs(name: str, given: list[str], default: str | None) -> bool:
+    if default is None:
+        return any(given)
+    value = given[-1]
+    kind = _CA_FLAGS[name]
+    if kind == BOOL:
+        return _PARSE_BOOL[value] != _PARSE_BOOL[default]
+    if kind in (INT, FLOAT):
+        return float(_go_int(value) if kind == INT else value) != float(default)  # type: ignore[arg-type]
+    if kind == DURATION:
+        return value.lstrip("+-") not in ("0", "0s") if default == "0s" else value != default
+    return value != default
+
+
+def _unsupported(name: str, reason: str) -> UnsupportedField:
+    return UnsupportedField(object=CA_OBJECT, field=f"--{name}", reason=reason, blocking=False)
+
+
+def _read(
+    values: Mapping[str, list[str]],
+) -> tuple[CaSettings, dict[str, Any], list[UnsupportedField]]:
+    """The read flags into CaSettings, with what they set (non-default) and what of
+    them the model does not follow."""
+    settings = CaSettings()
+    in_effect: dict[str, Any] = {}
+    unsupported: list[UnsupportedField] = []
+    changes: dict[str, Any] = {}
+    if "expander" in values:
+        chain, dropped = _expanders(values["expander"][-1])
+        changes["expanders"] = chain
+        if dropped:
+            unsupported.append(
+                _unsupported(
+                    "expander",
+                    "grpc: an external expander is not modelled (the chain runs without it)",
+                )
+            )
+        if chain != expander.DEFAULT_EXPANDERS:
+            in_effect["--expander"] = values["expander"][-1]
+    if "max-nodes-total" in values:
+        changes["max_nodes_total"] = _go_int(values["max-nodes-total"][-1])
+        if changes["max_nodes_total"]:
+            in_effect["--max-nodes-total"] = changes["max_nodes_total"]
+    for name, key, scale, default in (
+        ("cores-total", "max_cores_total", 1, _DEFAULT_CORES_TOTAL),
+        ("memory-total", "max_memory_total_bytes", GIB, _DEFAULT_MEMORY_TOTAL),
+    ):
+        if name in values:
+            text = values[name][-1]
+            _, maximum = _min_max(name, text)
+            if maximum == 0:
+                unsupported.append(
+                    _unsupported(
+                        name, f"{text}: a maximum of 0 (no scale-up at all) is not modelled"
+                    )
+                )
+            changes[key] = maximum * scale
+            if text != default:
+                in_effect[f"--{name}"] = text
+    provider = values.get("cloud-provider", [DEFAULT_CLOUD_PROVIDER])[-1]
+    if "gpu-total" in values:
+        limits = dict(_gpu_limit(text) for text in values["gpu-total"])
+        label = GPU_LABELS.get(provider)
+        if label is None:
+            unsupported.append(
+                _unsupported(
+                    "gpu-total",
+                    f"the GPU label of --cloud-provider={provider} is not known to the model: "
+                    "GPU limits not applied",
+                )
+            )
+        else:
+            changes["max_gpus_total"] = limits
+            changes["gpu_label"] = label
+            in_effect["--gpu-total"] = values["gpu-total"]
+    if provider != DEFAULT_CLOUD_PROVIDER:
+        in_effect["--cloud-provider"] = provider
+    if "balance-similar-node-groups" in values:
+        changes["balance_similar_node_groups"] = _PARSE_BOOL[
+            values["balance-similar-node-groups"][-1]
+        ]
+        if changes["balance_similar_node_groups"]:
+            in_effect["--balance-similar-node-groups"] = True
+    if "balancing-ignore-label" in values:
+        changes["balancing_ignore_labels"] = tuple(values["balancing-ignore-label"])
+        in_effect["--balancing-ignore-label"] = values["balancing-ignore-label"]
+    if "expendable-pods-priority-cutoff" in values:
+        cutoff = _go_int(values["expendable-pods-priority-cutoff"][-1])
+        changes["expendable_pods_priority_cutoff"] = cutoff
+        if cutoff != settings.expendable_pods_priority_cutoff:
+            in_effect["--expendable-pods-priority-cutoff"] = cutoff
+    known = {f.name for f in fields(CaSettings)}
+    assert set(changes) <= known
+    return replace(settings, **changes), in_effect, unsupported
+
+
+def _expanders(text: str) -> tuple[tuple[str, ...], bool]:
+    """``ExpanderStrategyFromStrings``: each known, none twice, nothing after random."""
+    names = text.split(",")
+    known = (*expander.EXPANDERS, GRPC)
+    for index, name in enumerate(names):
+        if name not in known:
+            raise ValueError(
+                f"--expander: expander {name!r} not supported (known: {', '.join(known)})"
+            )
+        if name in names[:index]:
+            raise ValueError(f"--expander: expander {name!r} was specified more than once")
+        if index and names[index - 1] == expander.RANDOM:
+            raise ValueError(f"--expander: {name!r} comes after random, which always picks one")
+    chain = tuple(n for n in names if n != GRPC)
+    return chain, len(chain) != len(names)
+
+
+def _min_max(name: str, text: str) -> tuple[int, int]:
+    """``parseMinMaxFlag``: ``<min>:<max>``, integers, 0 <= min <= max."""
+    tokens = text.split(":", 1)
+    if len(tokens) != 2:
+        raise ValueError(f"--{name}: {text!r} is not <min>:<max>")
+    low, high = (_decimal(name, t) for t in tokens)
+    if low < 0:
+        raise ValueError(f"--{name}: min must be greater or equal to 0")
+    if high < low:
+        raise ValueError(f"--{name}: max must be greater or equal to min")
+    return low, high
+
+
+def _gpu_limit(text: str) -> tuple[str, int]:
+    """``parseSingleGpuLimit``: ``<type>:<min>:<max>``, 0 <= min <= max."""
+    parts = text.split(":")
+    if len(parts) != 3:
+        raise ValueError(f"--gpu-total: {text!r} is not <gpu_type>:<min>:<max>")
+    low, high = (_decimal("gpu-total", t) for t in parts[1:])
+    if low < 0 or high < 0:
+        raise ValueError(f"--gpu-total: {text!r}: min and max must be 0 or more")
+    if low > high:
+        raise ValueError(f"--gpu-total: {text!r}: min is greater than max")
+    return parts[0], high
+
+
+def _decimal(name: str, token: str) -> int:
+    if not re.fullmatch(r"[+-]?\d+", token):
+        raise ValueError(f"--{name}: {token!r} is not an integer")
+    return int(token)
+
+
+def parse_priorities(text: str) -> dict[int, tuple[str, ...]]:
+    """The ConfigMap's ``priorities`` YAML: priority -> regexes of node group names
+    (``parsePrioritiesYAMLString``); ValueError naming the ConfigMap and the reason."""
+    where = f"ConfigMap {PRIORITY_CONFIGMAP}: data.priorities"
+    if not text.strip():
+        raise ValueError(f"{where}: empty")
+    try:
+        loaded = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise ValueError(f"{where}: not YAML ({error})") from None
+    if not isinstance(loaded, dict):
+        raise ValueError(f"{where}: not a map of priority to a list of regexes")
+    priorities: dict[int, tuple[str, ...]] = {}
+    for key, patterns in loaded.items():
+        if isinstance(key, bool) or not isinstance(key, int):
+            raise ValueError(f"{where}: key {key!r} is not an integer priority")
+        if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
+            raise ValueError(f"{where}: {key}: not a list of regexes")
+        for pattern in patterns:
+            try:
+                re.compile(pattern)
+            except re.error as error:
+                raise ValueError(f"{where}: {key}: regex {pattern!r}: {error}") from None
+        priorities[key] = tuple(patterns)
+    return priorities
