@@ -1,7 +1,9 @@
 """Which modelled autoscaler is "naive": the registry of autoscaler profiles.
 
 A profile is a name and an entry with ``cluster_autoscaler.naive_scale_up``'s
-signature (cluster, pending, *, state, at, policy) returning a ``ScaleUpPlan``.
+signature (cluster, pending, *, state, at, policy, ca_settings) returning a
+``ScaleUpPlan``; ``ca_settings`` (``caflags.parse_flags``: the cluster's real
+command line) replaces the defaults of a cluster-autoscaler profile.
 
 - ``cluster-autoscaler`` (= ``cluster-autoscaler:1.36``, the newest modelled):
   ``cluster_autoscaler.NaivePlanner`` with upstream's default flags
@@ -25,6 +27,7 @@ Pure: no Django, no I/O.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Protocol
 
@@ -50,11 +53,12 @@ class NaiveEntry(Protocol):
         state: ClusterState,
         at: datetime,
         policy: str = ...,
+        ca_settings: CaSettings | None = ...,
     ) -> ScaleUpPlan: ...
 
 
 def _cluster_autoscaler(version: str) -> NaiveEntry:
-    settings = CaSettings(version=version)
+    defaults = CaSettings(version=version)
 
     def entry(
         cluster: Cluster,
@@ -63,7 +67,9 @@ def _cluster_autoscaler(version: str) -> NaiveEntry:
         state: ClusterState,
         at: datetime,
         policy: str = "default",
+        ca_settings: CaSettings | None = None,
     ) -> ScaleUpPlan:
+        settings = replace(ca_settings, version=version) if ca_settings else defaults
         return naive_scale_up(
             cluster, pending, state=state, at=at, policy=policy, settings=settings
         )
@@ -71,11 +77,29 @@ def _cluster_autoscaler(version: str) -> NaiveEntry:
     return entry
 
 
+def _karpenter(
+    cluster: Cluster,
+    pending: Sequence[Workload],
+    *,
+    state: ClusterState,
+    at: datetime,
+    policy: str = "default",
+    ca_settings: CaSettings | None = None,
+) -> ScaleUpPlan:
+    """Karpenter reads no cluster-autoscaler flags (``uses_ca_flags`` says so)."""
+    return karpenter_scale_up(cluster, pending, state=state, at=at, policy=policy)
+
+
+def uses_ca_flags(name: str) -> bool:
+    """Whether the profile is a cluster-autoscaler, which cluster-autoscaler flags set."""
+    return name.partition(":")[0] == CLUSTER_AUTOSCALER
+
+
 def _registry() -> dict[str, NaiveEntry]:
     return {
         CLUSTER_AUTOSCALER: _cluster_autoscaler("1.36"),
         f"{CLUSTER_AUTOSCALER}:1.36": _cluster_autoscaler("1.36"),
-        KARPENTER: karpenter_scale_up,
+        KARPENTER: _karpenter,
     }
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+from recommender.engine.autoscaler.flags import CaSettings
 from recommender.engine.autoscaler.joint import JointPlanner
 from recommender.engine.autoscaler.plan import JOINT, NAIVE, ScaleUpPlan
 from recommender.engine.autoscaler.profiles import DEFAULT_PROFILE, profile_named
@@ -28,13 +29,15 @@ def scale_up(
     at: datetime,
     policy: str = "default",
     autoscaler: str = DEFAULT_PROFILE,
+    ca_settings: CaSettings | None = None,
 ) -> ScaleUpPlan:
     """What ``mode`` would add for ``pending``; never mutates ``state``.
 
-    ``autoscaler``: the naive mode's profile (``profiles``)."""
+    ``autoscaler``: the naive mode's profile (``profiles``); ``ca_settings``: the
+    cluster-autoscaler flags it runs with (None: upstream's defaults)."""
     if mode == NAIVE:
         entry = profile_named(autoscaler)
-        return entry(cluster, pending, state=state, at=at, policy=policy)
+        return entry(cluster, pending, state=state, at=at, policy=policy, ca_settings=ca_settings)
     if mode == JOINT:
         return JointPlanner(cluster, state.copy(), at, policy).plan(pending)
     raise ValueError(f"unknown scale-up mode {mode!r}")
