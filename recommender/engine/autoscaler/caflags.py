@@ -249,6 +249,15 @@ def split_args(text: str) -> tuple[str, ...]:
         raise ValueError(f"cluster-autoscaler args: {error}") from None
 
 
+def read_flags(args_text: str, priorities_text: str = "") -> CaFlags:
+    """A command line given as one string and the priority ConfigMap's YAML (blank:
+    none) as the model takes them; ValueError naming the flag or the ConfigMap."""
+    flags = parse_flags(split_args(args_text))
+    if priorities_text.strip():
+        flags = flags.with_priorities(parse_priorities(priorities_text))
+    return flags
+
+
 def parse_flags(args: Sequence[str]) -> CaFlags:
     """``args`` (a Deployment's command and args, or args alone) as cluster-autoscaler
     reads them; ValueError naming the flag and the reason on what the binary refuses."""
