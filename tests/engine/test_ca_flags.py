@@ -103,7 +103,7 @@ def test_scale_up_flags_the_model_does_not_follow_are_unsupported_unless_at_defa
         "--enable-dynamic-resource-allocation",
     ]
     assert flags.settings.expanders == ("least-waste",)  # grpc dropped, said so
-    at_default = parse_flags(["--max-nodes-per-scaleup=1000", "--new-pod-scale-up-delay=0s"])
+    at_default = parse_flags(["--max-nodes-per-scaleup=1000", "--new-pod-scale-up-delay=0m"])
     assert at_default.unsupported == ()
     assert at_default.ignored == ("--max-nodes-per-scaleup", "--new-pod-scale-up-delay")
 

@@ -362,7 +362,8 @@ def _differs(name: str, given: list[str], default: str | None) -> bool:
     if kind in (INT, FLOAT):
         return float(_go_int(value) if kind == INT else value) != float(default)  # type: ignore[arg-type]
     if kind == DURATION:
-        return value.lstrip("+-") not in ("0", "0s") if default == "0s" else value != default
+        zero = not re.search(r"[1-9]", value)  # 0, 0s, 0m0s, 0.0h: all zero
+        return not zero if default == "0s" else value != default
     return value != default
 
 
