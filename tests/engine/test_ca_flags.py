@@ -250,3 +250,7 @@ def test_the_text_report_shows_the_non_default_flags() -> None:
     cluster = _two_groups()
     text = render_text(evaluate(cluster, at=AT, ca_flags=flags), cluster.node_groups)
     assert "with --expander=price\n" in text
+    assert (
+        "* cluster-autoscaler flags ignored (no effect on a scale-up from one snapshot): "
+        "--scan-interval\n" in text
+    )

@@ -45,7 +45,8 @@ CA_FLAGS = {
             "capacity-buffer-pod-injection-enabled "
             # klog and leader election (main.go)
             "logtostderr alsologtostderr skip-headers skip-log-headers add-dir-header "
-            "one-output leader-elect log-json-split-stream log-text-split-stream"
+            "one-output legacy-stderr-threshold-behavior leader-elect log-json-split-stream "
+            "log-text-split-stream"
         ),
         BOOL,
     ),

@@ -229,6 +229,12 @@ def _not_modelled(evaluation: Evaluation) -> str:
     lines = ["== Not modelled =="]
     for key, count in evaluation.ignored.items():
         lines.append(f"* ignored {count} x {key}")
+    flags = evaluation.autoscaler_flags
+    if flags is not None and flags.ignored:
+        lines.append(
+            "* cluster-autoscaler flags ignored (no effect on a scale-up from one snapshot): "
+            + ", ".join(flags.ignored)
+        )
     for item in evaluation.unsupported[:NOT_MODELLED_LINES]:
         effect = "blocks its workload" if item.blocking else "listed only"
         lines.append(f"* {item.object}: {item.field}: {item.reason} ({effect})")
