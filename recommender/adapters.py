@@ -107,11 +107,21 @@ def verdicts(
                 naive=naive,
                 joint=joint,
                 naive_cost_per_hour=nodes_cost(naive.get("addNodes") or {}, prices),
-                joint_cost_per_hour=nodes_cost(joint.get("addNodes") or {}, prices),
+                joint_cost_per_hour=_joint_cost(item, prices),
                 pending_since=since.get(workload, evaluation.taken_at),
             )
         )
     return rows
+
+
+def _joint_cost(item: Mapping[str, Any], prices: Mapping[str, float]) -> float:
+    """The joint plan's own price for the workload (``jointCostPerHour``: paid
+    reservation nodes it provisions cost nothing more); results stored before the key
+    existed are priced from the joint ``addNodes``."""
+    cost = item.get("jointCostPerHour")
+    if cost is not None:
+        return float(cost)
+    return nodes_cost(dict(item.get("joint") or {}).get("addNodes") or {}, prices)
 
 
 def nodes_cost(add_nodes: Mapping[str, int], prices: Mapping[str, float]) -> float:

@@ -187,7 +187,8 @@ def test_it_records_the_autoscaler_profile_and_refuses_an_unknown_one() -> None:
     )
     assert unknown.returncode == 2
     assert "unknown profile 'ca-1.0'" in unknown.stderr
-    assert "valid profiles: cluster-autoscaler, cluster-autoscaler:1.36" in unknown.stderr
+    valid = "cluster-autoscaler, cluster-autoscaler:1.34, cluster-autoscaler:1.35, "
+    assert f"valid profiles: {valid}cluster-autoscaler:1.36, karpenter" in unknown.stderr
 
 
 def test_it_evaluates_under_the_scheduler_profile_given_and_records_it() -> None:

@@ -82,6 +82,7 @@ def with_stored_configuration(
         ((STORED_SOURCE, obj) for obj in stored_objects),
         cluster_name=cluster.name,
         discovered_groups=model.node_groups,
+        daemon_pods=model.daemon_pods,
     )
     stored = parsed.cluster
     nodes, node_groups = kube.assign_node_groups(model.nodes, stored.node_groups)

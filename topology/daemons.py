@@ -1,32 +1,42 @@
-"""DaemonSets and the template of a new node: what every new node of a group will
-already run, subtracted from its allocatable.
+"""DaemonSets, static pods and the template of a new node: what every new node of a
+group will already run, subtracted from its allocatable.
 
 Upstream behaviour followed: kubernetes/autoscaler
-``cluster-autoscaler/processors/nodeinfosprovider/mixed_nodeinfos_processor.go`` and
-``simulator/node_info_utils.go``: a group's template is a ready, schedulable member (an
-unready one only as a last resort) with its hostname replaced, CA's own taints dropped,
-and the pods a fresh node would run already placed on it (``podsExpectedOnFreshNode``)
-— here: subtracted from its allocatable. Those pods are taken from the DaemonSet
-objects whose pods would run on the template (CA's ``--force-daemonsets`` path, and its
-path for a group without members); CA's default takes the DaemonSet and static pods
-running on the member, the same set whenever every such DaemonSet runs there (the
-parse keeps no pod owner to tell them apart; static pods are not counted).
+``cluster-autoscaler/simulator/node_info_utils.go``. From a live member
+(``processors/nodeinfosprovider/mixed_nodeinfos_processor.go`` ``Process``: a ready,
+schedulable member, an unready one only as a last resort),
+``SanitizedTemplateNodeInfoFromNodeInfo`` replaces the hostname, drops CA's own taints
+and keeps the pods a fresh node would run (``podsExpectedOnFreshNode``): the member's
+DaemonSet pods (controller of kind DaemonSet, or the
+``cluster-autoscaler.kubernetes.io/daemonset-pod: "true"`` annotation) and mirror pods
+of static pods, none being deleted. Without a member,
+``SanitizedTemplateNodeInfoFromNodeGroup`` takes the cloud provider's template plus
+``daemonset.GetDaemonSetPodsForNode`` for every DaemonSet that would run there. Here those
+pods are subtracted from the template's allocatable (``expected_on_fresh_node``), one
+definition for every group: discovered, Karpenter, and capacityweb.io NodeGroups.
 
-Pure: no Django, no I/O. ``topology.kube`` dispatches DaemonSets (apps) here.
+Beyond CA's default (``--force-ds=false``), a DaemonSet that would run on the member but
+has no pod there is counted as well (CA's ``--force-ds`` path): a snapshot may carry the
+DaemonSet without its pods; in a settled cluster every such DaemonSet has its pod on the
+member and the two agree. Not held on the template: a DaemonSet pod's GPUs, DRA claims and
+host ports (its cpu, memory, pod slot and other extended resources are).
+
+Pure: no Django, no I/O. ``topology.kube`` dispatches DaemonSets (apps) here; pods are
+marked by ``topology.kubepods`` (``Pod.node_daemon``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from topology.hardware import (
     HOSTNAME_LABEL,
+    DaemonPod,
     Node,
-    NodeSelectorTerm,
+    Pod,
     Resources,
-    Toleration,
 )
 from topology.kubefields import ObjectContext
 from topology.kubenodes import (
@@ -43,18 +53,6 @@ CA_TAINTS = (
     "node.kubernetes.io/not-ready",
     "node.kubernetes.io/unreachable",
 )
-
-
-@dataclass(frozen=True, slots=True)
-class DaemonPod:
-    """What one DaemonSet would run on a new node: its requests and where it goes."""
-
-    name: str
-    requests: Resources
-    gpu_count: int
-    node_selector: Mapping[str, str]
-    affinity: tuple[NodeSelectorTerm, ...]
-    tolerations: tuple[Toleration, ...]
 
 
 def daemon_set(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
@@ -78,32 +76,49 @@ def daemon_set(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
     )
 
 
-def template_from_member(group: str, member: Node, daemon_pods: Iterable[DaemonPod]) -> Node:
-    """What a new node of the group looks like, as cluster-autoscaler builds it: the
-    member's labels (hostname replaced), taints without CA's own, allocatable less
-    what the DaemonSets that would run on it request."""
+def template_from_member(
+    group: str, member: Node, member_pods: Iterable[Pod], daemon_pods: Iterable[DaemonPod]
+) -> Node:
+    """What a new node of the group looks like, as cluster-autoscaler builds it from a
+    member: its labels (hostname replaced), taints without CA's own, allocatable less
+    what a fresh node runs (``expected_on_fresh_node``; ``member_pods``: the pods bound
+    to the member)."""
     name = f"{group}-template"
     labels = {**member.labels, HOSTNAME_LABEL: name}
     taints = tuple(t for t in member.taints if t.key not in CA_TAINTS)
     base = replace(member, name=name, labels=labels, taints=taints, ready=True)
     base = replace(base, unschedulable=False, node_group=group)
-    return replace(base, allocatable=less_daemons(base, daemon_pods))
+    expected = expected_on_fresh_node(base, member_pods, daemon_pods)
+    return replace(base, allocatable=_less(base.allocatable, expected))
 
 
 def less_daemons(node: Node, daemon_pods: Iterable[DaemonPod]) -> Resources:
-    cpu, memory, pods = (
-        node.allocatable.cpu_milli,
-        node.allocatable.memory_bytes,
-        node.allocatable.pods,
-    )
-    extended = dict(node.allocatable.extended)
-    for daemon in daemon_pods:
-        if not _runs_on(daemon, node):
-            continue
-        cpu -= daemon.requests.cpu_milli
-        memory -= daemon.requests.memory_bytes
+    """A template with no member behind it (a declared or a cloud template): its
+    allocatable less the DaemonSets that would run on it (``GetDaemonSetPodsForNode``)."""
+    return _less(node.allocatable, expected_on_fresh_node(node, (), daemon_pods))
+
+
+def expected_on_fresh_node(
+    node: Node, member_pods: Iterable[Pod], daemon_pods: Iterable[DaemonPod]
+) -> list[Resources]:
+    """The requests of the pods a fresh node like ``node`` runs
+    (``node_info_utils.go`` ``podsExpectedOnFreshNode``): the member's DaemonSet and
+    mirror pods, then each DaemonSet with no pod there that would run on ``node``."""
+    found = [p for p in member_pods if p.node_daemon]
+    running = {p.node_daemon for p in found}
+    return [p.requests for p in found] + [
+        d.requests for d in daemon_pods if d.name not in running and _runs_on(d, node)
+    ]
+
+
+def _less(allocatable: Resources, taken: Iterable[Resources]) -> Resources:
+    cpu, memory, pods = allocatable.cpu_milli, allocatable.memory_bytes, allocatable.pods
+    extended = dict(allocatable.extended)
+    for requests in taken:
+        cpu -= requests.cpu_milli
+        memory -= requests.memory_bytes
         pods -= 1
-        for key, value in daemon.requests.extended.items():
+        for key, value in requests.extended.items():
             extended[key] = extended.get(key, 0) - value
     return Resources(
         cpu_milli=max(cpu, 0),

@@ -39,12 +39,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from topology.castatus import CaGroupStatus
-from topology.daemons import DaemonPod, template_from_member
+from topology.daemons import template_from_member
 from topology.hardware import (
     AutoscalerRef,
+    DaemonPod,
     ModelError,
     Node,
     NodeGroup,
+    Pod,
 )
 from topology.karpenter import InstanceType, KarpenterPool, bundled_catalogue, karpenter_groups
 from topology.kubefields import ObjectContext
@@ -94,14 +96,20 @@ def discover_node_groups(
     nodes: Iterable[Node],
     prices: PriceTable,
     catalogue: tuple[InstanceType, ...] | None = None,
+    pods: Iterable[Pod] = (),
 ) -> tuple[tuple[NodeGroup, ...], tuple[ModelError, ...]]:
-    """Groups from node labels, the CA status and Karpenter NodePools; notices for the rest."""
+    """Groups from node labels, the CA status and Karpenter NodePools; notices for the
+    rest. ``pods``: the snapshot's pods (a template keeps its member's DaemonSet pods)."""
     nodes = tuple(nodes)
     notices: list[ModelError] = list(discovered.notices)
     found = _label_pools(nodes)
     _join_ca_status(discovered, found, notices)
+    bound: dict[str, list[Pod]] = {}
+    for pod in pods:
+        if pod.node_name is not None:
+            bound.setdefault(pod.node_name, []).append(pod)
     groups = [
-        _finished(f, discovered.daemon_pods, prices, notices) for f in found.values() if f.members
+        _finished(f, discovered.daemon_pods, bound, prices) for f in found.values() if f.members
     ]
     for ctx, pool in discovered.karpenter_pools:
         groups += karpenter_groups(
@@ -197,11 +205,14 @@ def _pool_named_in(ca_name: str, found: dict[str, _Found]) -> _Found | None:
 
 
 def _finished(
-    entry: _Found, daemon_pods: list[DaemonPod], prices: PriceTable, notices: list[ModelError]
+    entry: _Found,
+    daemon_pods: list[DaemonPod],
+    bound: dict[str, list[Pod]],
+    prices: PriceTable,
 ) -> NodeGroup:
     ready = [n for n in entry.members if n.ready and not n.unschedulable]
     member = ready[0] if ready else entry.members[0]
-    template = template_from_member(entry.name, member, daemon_pods)
+    template = template_from_member(entry.name, member, bound.get(member.name, ()), daemon_pods)
     notes = list(entry.notes)
     if not ready:
         notes.append(f"no ready member: template taken from {member.name}, which is not ready")

@@ -243,6 +243,12 @@ class Pod:
     started: float | None = None
     # what the real scheduler said (status.conditions PodScheduled), None: no such condition
     scheduled: PodScheduled | None = None
+    # why every fresh node of its group runs one too (cluster-autoscaler
+    # podsExpectedOnFreshNode): "DaemonSet/<ns>/<name>" of its controller, or the key of
+    # the annotation that says so (cluster-autoscaler.kubernetes.io/daemonset-pod "true",
+    # a static pod's mirror kubernetes.io/config.mirror); None: any other pod, or one
+    # being deleted (topology.daemons)
+    node_daemon: str | None = None
 
     @property
     def key(self) -> str:
@@ -297,6 +303,19 @@ class AutoscalerRef:
     pool: str | None = None
     target_size: int | None = None  # CA cloudProviderTarget
     weight: int | None = None  # a Karpenter NodePool's spec.weight (higher is tried first)
+
+
+@dataclass(frozen=True, slots=True)
+class DaemonPod:
+    """What one DaemonSet would run on a new node: its requests and where it goes
+    (``topology.daemons``). ``name``: the DaemonSet, ``DaemonSet/<ns>/<name>``."""
+
+    name: str
+    requests: Resources
+    gpu_count: int
+    node_selector: Mapping[str, str]
+    affinity: tuple[NodeSelectorTerm, ...]
+    tolerations: tuple[Toleration, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -418,6 +437,8 @@ class Cluster:
     unsupported: tuple[UnsupportedField, ...] = ()
     # PodDisruptionBudgets: which running pods preemption should spare (topology.disruption)
     disruption_budgets: tuple[DisruptionBudget, ...] = ()
+    # DaemonSets read: what each runs on every node it selects (templates of new nodes)
+    daemon_pods: tuple[DaemonPod, ...] = ()
 
     @property
     def gpu_count(self) -> int:

@@ -24,9 +24,10 @@ from typing import Any
 
 import yaml
 
-from topology.daemons import DaemonPod, less_daemons
+from topology.daemons import less_daemons
 from topology.hardware import (
     AutoscalerRef,
+    DaemonPod,
     LabelRequirement,
     ModelError,
     Node,

@@ -52,6 +52,7 @@ from topology import (
 )
 from topology.hardware import (
     Cluster,
+    DaemonPod,
     DeviceClaim,
     DeviceClass,
     DisruptionBudget,
@@ -124,13 +125,16 @@ def parse_objects(
     cluster_name: str,
     prices: PriceTable | None = None,
     discovered_groups: Iterable[NodeGroup] = (),
+    daemon_pods: Iterable[DaemonPod] = (),
 ) -> Snapshot:
     """Every object → the model; bad objects become errors, unknown kinds are counted.
 
     ``prices``: prices discovered node groups (default: the bundled table).
     ``discovered_groups``: groups another parse discovered (a source's model), which
-    NodeGroup objects here override field by field like the ones found here."""
+    NodeGroup objects here override field by field like the ones found here;
+    ``daemon_pods``: that model's DaemonSets, which NodeGroup templates here carry too."""
     collected = _Collected()
+    collected.discovered.daemon_pods.extend(daemon_pods)
     for source, obj in objects:
         _parse_one(collected, str(source), obj)
     return _assemble(collected, cluster_name, prices or bundled_table(), tuple(discovered_groups))
@@ -307,7 +311,9 @@ def _assemble(
 ) -> Snapshot:
     workloads_k8s.add_wanted_pods(collected, _pod)
     devices = nodes_with_devices(collected.nodes, collected.slices)
-    found, notices = discovery.discover_node_groups(collected.discovered, devices, prices)
+    found, notices = discovery.discover_node_groups(
+        collected.discovered, devices, prices, pods=(r.pod for r in collected.pods)
+    )
     here = {g.name for g in found}
     found += tuple(g for g in discovered_groups if g.name not in here)
     checked = kubeproject.checked_node_groups(collected, found)
@@ -342,6 +348,7 @@ def _assemble(
         ignored=dict(sorted(collected.ignored.items())),
         unsupported=_unsupported_fields(collected),
         disruption_budgets=tuple(collected.budgets),
+        daemon_pods=tuple(collected.discovered.daemon_pods),
     )
     return Snapshot(
         cluster=cluster,

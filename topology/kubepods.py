@@ -43,6 +43,9 @@ PROVISIONING_CLASS = (
 PREFERRED_TOPOLOGY = "kueue.x-k8s.io/podset-preferred-topology"
 SLICE_TOPOLOGY = "kueue.x-k8s.io/podset-slice-required-topology"
 LIVE_PHASES = ("", "Pending", "Running")
+# cluster-autoscaler utils/pod/pod.go IsDaemonSetPod, IsMirrorPod (kubelet config.mirror key)
+DAEMON_SET_POD_ANNOTATION = "cluster-autoscaler.kubernetes.io/daemonset-pod"
+MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 
 
 @dataclass(slots=True)
@@ -98,6 +101,7 @@ def parse_pod(ctx: ObjectContext, obj: dict[str, Any]) -> PodRecord | None:
         **_inter_pod(ctx, spec, namespace, labels),
         host_ports=podspec.host_ports(ctx, spec),
         **disruption.preemption_fields(ctx, spec, status),
+        node_daemon=_node_daemon(ctx, meta, namespace, annotations),
     )
     total = annotations.get(KUEUE_TOTAL_ANNOTATION)
     record = PodRecord(pod, _claim_refs(ctx, spec.get("resourceClaims")), unmodelled)
@@ -113,6 +117,28 @@ def namespace_name(ctx: ObjectContext) -> tuple[str, str]:
     """A namespaced object's namespace and name, from its ``Kind/ns/name`` label."""
     _, namespace, name = ctx.object.split("/", 2)
     return namespace, name
+
+
+def _node_daemon(
+    ctx: ObjectContext, meta: dict[str, Any], namespace: str, annotations: dict[str, str]
+) -> str | None:
+    """Why every fresh node of the pod's group runs one too (``Pod.node_daemon``), as
+    cluster-autoscaler's ``podsExpectedOnFreshNode`` tells (``simulator/node_info_utils.go``;
+    ``utils/pod/pod.go`` ``IsDaemonSetPod``, ``IsMirrorPod``): not while being deleted;
+    the controller owner reference (``controller: true``) of kind DaemonSet, else the
+    daemonset-pod annotation set to "true", else a static pod's mirror annotation."""
+    if meta.get("deletionTimestamp"):
+        return None
+    for path, ref in ctx.items(meta.get("ownerReferences"), "metadata.ownerReferences"):
+        if ctx.boolean(ref.get("controller"), f"{path}.controller"):
+            if ctx.text(ref.get("kind"), f"{path}.kind") == "DaemonSet":
+                return object_label(
+                    "DaemonSet", namespace, ctx.text(ref.get("name"), f"{path}.name", required=True)
+                )
+            break
+    if annotations.get(DAEMON_SET_POD_ANNOTATION) == "true":
+        return DAEMON_SET_POD_ANNOTATION
+    return MIRROR_ANNOTATION if MIRROR_ANNOTATION in annotations else None
 
 
 def _provisioning_request(annotations: dict[str, str]) -> tuple[str, str] | None:

@@ -9,9 +9,11 @@ Reservation naming an unknown group is an error.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from topology import discovery, dra, topology_k8s
+from topology.daemons import less_daemons
 from topology.hardware import (
     CounterSet,
     Device,
@@ -156,13 +158,23 @@ def _reserved_group(ctx: ObjectContext, raw: Any) -> ReservedNodeGroupCapacity |
 
 def checked_node_groups(collected: Any, found: tuple[NodeGroup, ...]) -> tuple[NodeGroup, ...]:
     """Hand-written groups over discovered ones; one without a template needs a
-    discovered group of its name to take the template from."""
+    discovered group of its name to take the template from.
+
+    A declared template is what the cloud provider would template a new node from
+    (cluster-autoscaler ``simulator/node_info_utils.go``
+    ``SanitizedTemplateNodeInfoFromNodeGroup``): its allocatable less the snapshot's
+    DaemonSets that would run on it (``topology.daemons.less_daemons``), for every
+    consumer of the group."""
     names = {g.name for g in found}
     project = []
     for ctx, group, given in collected.node_groups:
         if "template" not in given and group.name not in names:
             collected.errors.append(ModelError(ctx.source, ctx.object, "spec.template", "required"))
             continue
+        if "template" in given:
+            daemons = collected.discovered.daemon_pods
+            template = replace(group.template, allocatable=less_daemons(group.template, daemons))
+            group = replace(group, template=template)
         project.append((group, given))
     return discovery.merge_project_groups(found, project)
 

@@ -72,3 +72,14 @@ def test_it_orders_by_the_naive_price(staff_client, cluster):
     rows = rows_of(staff_client, evaluation, ordering="-naive_cost_per_hour")
     assert rows["ml/train"]["naive_cost_per_hour"] == 160.0
     assert rows["ml/train"]["requested_gpus"] == 16.0
+
+
+def test_provisioning_paid_reservation_nodes_costs_the_workload_nothing(staff_client, cluster):
+    """reservation-paid-unprovisioned: the joint plan provisions team-a's paid,
+    unprovisioned h100 node (group price 80/h) for team-a/eval: no extra spend, so its
+    joint price is 0/h; the naive autoscaler buys a fresh h100 at 80/h."""
+    evaluation = ingest_and_evaluate(cluster, scenario_objects("reservation-paid-unprovisioned"))
+    row = rows_of(staff_client, evaluation)["team-a/eval"]
+    assert row["verdict"] == "uses_reservation"
+    assert row["joint_cost_per_hour"] == 0.0
+    assert row["naive_cost_per_hour"] == 80.0

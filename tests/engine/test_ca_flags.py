@@ -91,7 +91,6 @@ def test_scale_up_flags_the_model_does_not_follow_are_unsupported_unless_at_defa
         [
             "--max-nodes-per-scaleup=10",
             "--new-pod-scale-up-delay=30s",
-            "--enable-dynamic-resource-allocation=false",
             "--expander=least-waste,grpc",
         ]
     )
@@ -100,7 +99,6 @@ def test_scale_up_flags_the_model_does_not_follow_are_unsupported_unless_at_defa
         "--expander",
         "--max-nodes-per-scaleup",
         "--new-pod-scale-up-delay",
-        "--enable-dynamic-resource-allocation",
     ]
     assert flags.settings.expanders == ("least-waste",)  # grpc dropped, said so
     at_default = parse_flags(["--max-nodes-per-scaleup=1000", "--new-pod-scale-up-delay=0m"])
@@ -254,3 +252,19 @@ def test_the_text_report_shows_the_non_default_flags() -> None:
         "* cluster-autoscaler flags ignored (no effect on a scale-up from one snapshot): "
         "--scan-interval\n" in text
     )
+
+
+def test_the_dra_flag_is_unsupported_where_it_differs_from_the_versions_model() -> None:
+    # 1.34 is modelled with --enable-dynamic-resource-allocation false (its default),
+    # 1.35 and 1.36 with true (config/flags/flags.go; docs/dra_support.md)
+    on = parse_flags(["--enable-dynamic-resource-allocation=true"])
+    off = parse_flags(["--enable-dynamic-resource-allocation=false"])
+
+    def fields(flags, profile):  # type: ignore[no-untyped-def]
+        result = evaluate(_two_groups(), at=AT, autoscaler=profile, ca_flags=flags).to_json()
+        return [u["field"] for u in result["unsupported"]]
+
+    assert fields(on, "cluster-autoscaler:1.34") == ["--enable-dynamic-resource-allocation"]
+    assert fields(off, "cluster-autoscaler:1.34") == []
+    assert fields(on, "cluster-autoscaler") == []
+    assert fields(off, "cluster-autoscaler:1.35") == ["--enable-dynamic-resource-allocation"]

@@ -208,6 +208,35 @@ def test_the_template_is_a_ready_member_less_its_daemonsets():
     assert template.gpu_count == 8
 
 
+def test_the_template_keeps_the_members_daemonset_and_mirror_pods_once():
+    """simulator/node_info_utils.go podsExpectedOnFreshNode: the member's DaemonSet pod
+    (its DaemonSet object counted once with it) and a static pod's mirror stay on the
+    template, a plain pod on the member does not."""
+
+    def bound(name, cpu, **meta):
+        container = {"name": "c", "resources": {"requests": {"cpu": cpu}}}
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": "kube-system", **meta},
+            "spec": {"nodeName": "g1", "containers": [container]},
+            "status": {"phase": "Running"},
+        }
+
+    owner = {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "logs", "controller": True}
+    snapshot = parse(
+        node("g1"),
+        daemon_set("logs", cpu="250m", memory="0"),
+        bound("logs-x", "250m", ownerReferences=[owner]),
+        bound("kube-proxy-g1", "100m", annotations={"kubernetes.io/config.mirror": "h"}),
+        bound("job", "40"),
+    )
+    (group,) = snapshot.cluster.node_groups
+    # 94 cores - 0.25 (logs, once) - 0.1 (kube-proxy); the 40-core job is not a new node's
+    assert group.template.allocatable.cpu_milli == 94_000 - 250 - 100
+    assert group.template.allocatable.pods == 110 - 2
+
+
 def test_discovered_groups_are_priced_from_the_bundled_table():
     (group,) = parse(node("g1")).cluster.node_groups
     # a2-highgpu-8g in us-central1, topology/data/prices.yaml

@@ -5,8 +5,8 @@ An expected file lists only what it asserts: per workload the keys given
 (plus ``reasonsContain``: substrings of its reasons), the top-level
 ``cluster``, ``recommendations``, ``idleReservations``, ``cost``,
 ``nodeGroupTotals``, ``ignored``, ``unsupported``, ``jointSearch``, ``schedulerProfile``
-(also the profile evaluated), ``whatIf`` and ``modelGaps`` exactly (each when the
-expected file gives it), and ``diagnoses``: the scheduler's summary for the
+and ``autoscalerProfile`` (also the profiles evaluated), ``whatIf`` and ``modelGaps``
+exactly (each when the expected file gives it), and ``diagnoses``: the scheduler's summary for the
 workloads named.
 """
 
@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
+from recommender.engine.autoscaler.profiles import DEFAULT_PROFILE
 from recommender.engine.evaluate.evaluation import evaluate
 from topology.files import read_objects
 from topology.kube import parse_objects
@@ -34,6 +35,7 @@ EXACT_KEYS = (
     "unsupported",
     "jointSearch",
     "schedulerProfile",
+    "autoscalerProfile",
     "whatIf",
     "modelGaps",
 )
@@ -53,7 +55,9 @@ def evaluated(name: str) -> tuple[dict[str, Any], dict[str, Any]]:
     assert [str(e) for e in snapshot.errors] == []
     at = datetime.fromisoformat(expected["at"].replace("Z", "+00:00"))
     profile = expected.get("schedulerProfile", "default")  # the setting's default otherwise
-    return evaluate(snapshot.cluster, at=at, policy=profile).to_json(), expected
+    autoscaler = expected.get("autoscalerProfile", DEFAULT_PROFILE)
+    result = evaluate(snapshot.cluster, at=at, policy=profile, autoscaler=autoscaler)
+    return result.to_json(), expected
 
 
 def test_it_has_a_hand_derived_expectation_for_every_scenario() -> None:

@@ -69,6 +69,29 @@ def test_it_round_trips_disruption_budgets_and_their_disrupted_pods():
     assert cluster_from_json(json.loads(_dumps(dumped))) == cluster
 
 
+def test_it_round_trips_daemonsets_and_the_pods_a_fresh_node_runs_too():
+    """Cluster.daemon_pods and Pod.node_daemon survive storage (templates are built from them)."""
+    scenario = Path(__file__).resolve().parents[1] / "scenarios" / "ca-upcoming-no-double-buy.yaml"
+    agent = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "agent-1",
+            "namespace": "kube-system",
+            "ownerReferences": [
+                {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent", "controller": True}
+            ],
+        },
+        "spec": {"nodeName": "n1", "containers": [{"name": "c"}]},
+        "status": {"phase": "Running"},
+    }
+    objects = [*read_objects(scenario), ("agent.yaml", agent)]
+    cluster = parse_objects(objects, cluster_name="t").cluster
+    assert cluster.daemon_pods
+    assert any(p.node_daemon == "DaemonSet/kube-system/agent" for p in cluster.pods)
+    assert cluster_from_json(json.loads(_dumps(cluster_to_json(cluster)))) == cluster
+
+
 def test_it_round_trips_reservation_times():
     reservation = Reservation(
         name="r",

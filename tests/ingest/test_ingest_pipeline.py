@@ -149,6 +149,44 @@ def test_it_counts_source_nodes_in_a_node_group_kept_only_in_the_database():
 
 
 @pytest.mark.django_db
+def test_a_node_group_kept_in_the_database_carries_the_sources_daemonsets():
+    """cluster-autoscaler SanitizedTemplateNodeInfoFromNodeGroup: a declared template
+    runs every DaemonSet that would run there. The DaemonSet (1 cpu, no selector) comes
+    with the source's objects, the group from the database: 8 - 1 = 7 cpu, 110 - 1 pods."""
+    from topology import services
+    from topology.adapters import cluster_from_snapshot
+
+    cluster = _cluster()
+    group = {
+        "apiVersion": "capacityweb.io/v1alpha1",
+        "kind": "NodeGroup",
+        "metadata": {"name": "h100"},
+        "spec": {
+            "nodeSelector": {"pool": "h100"},
+            "minSize": 0,
+            "maxSize": 8,
+            "pricePerNodeHour": 80.0,
+            "template": {"allocatable": {"cpu": "8", "pods": "110", "nvidia.com/gpu": "8"}},
+        },
+    }
+    services.save_node_groups(cluster=cluster, objects=[group])
+    container = {"name": "agent", "resources": {"requests": {"cpu": "1"}}}
+    daemon_set = {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "agent", "namespace": "kube-system"},
+        "spec": {"template": {"spec": {"containers": [container]}}},
+    }
+    snapshot = services.ingest_snapshot(
+        cluster=cluster, taken_at=TAKEN_AT, objects=[("test", daemon_set)]
+    )
+    model = cluster_from_snapshot(snapshot)
+    assert [d.name for d in model.daemon_pods] == ["DaemonSet/kube-system/agent"]
+    (template,) = (g.template for g in model.node_groups)
+    assert (template.allocatable.cpu_milli, template.allocatable.pods) == (7000, 109)
+
+
+@pytest.mark.django_db
 def test_it_stores_an_evaluation_idempotently():
     from capacityweb.demo import load_demo
     from recommender.models import Evaluation, Recommendation, WorkloadVerdict

@@ -80,6 +80,7 @@ class CaFlags:
     settings: CaSettings = CaSettings()
     args: tuple[str, ...] = ()  # as given
     in_effect: Mapping[str, Any] = field(default_factory=dict)  # read flags not at default
+    given: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # flag -> values
     ignored: tuple[str, ...] = ()  # flags (and stray arguments) without effect here
     unsupported: tuple[UnsupportedField, ...] = ()
 
@@ -135,8 +136,22 @@ def parse_flags(args: Sequence[str]) -> CaFlags:
         settings=settings,
         args=tuple(args),
         in_effect=in_effect,
+        given={name: tuple(v) for name, v in values.items()},
         ignored=tuple(ignored),
         unsupported=tuple(unsupported),
+    )
+
+
+def dra_note(flags: CaFlags, settings: CaSettings) -> UnsupportedField | None:
+    """``--enable-dynamic-resource-allocation`` against what the profile's version
+    models (``CaSettings.dra_claims_checked``: 1.34 false, 1.35+ true); None if alike."""
+    given = flags.given.get("enable-dynamic-resource-allocation")
+    if not given or _PARSE_BOOL[given[-1]] == settings.dra_claims_checked:
+        return None
+    return _unsupported(
+        "enable-dynamic-resource-allocation",
+        f"{given[-1]}: cluster-autoscaler {settings.version} is modelled with "
+        f"{str(settings.dra_claims_checked).lower()} (its default)",
     )
 
 

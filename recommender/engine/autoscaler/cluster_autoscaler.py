@@ -6,15 +6,20 @@ The model follows ``core/static_autoscaler.go`` ``RunOnce`` and
 ``--expendable-pods-priority-cutoff``, default -10, ``CaSettings``:
 ``core/podlistprocessor/filter_out_expendable.go``) trigger nothing, nor
 pods the scheduler places by preempting lower-priority pods (they carry a
-``nominatedNodeName``, which ``core/utils`` ``FilterOutExpendableAndSplit``
-leaves out); filter-out-schedulable packs pods, highest priority first and one by one (a
-gang is just its pods), onto existing and upcoming nodes with the scheduler's
-own filters; what is left gets whole options per node group (template from a
-live member, binpacking estimator: ``estimator``), the expander chain picks
-one (``expander``), and the loop repeats with those nodes upcoming. A new node
-lands in the group's FIRST placement domain that still has a slot, then the
-next (the autoscaler cannot choose where the cloud puts it), or with no domain
-labels at all.
+``nominatedNodeName``: left out and force-added onto that node, victims and all,
+``nominated``); filter-out-schedulable packs pods, highest priority first and one by
+one (a gang is just its pods), onto existing and upcoming nodes with the scheduler's
+own filters (no PostFilter: CA never preempts); what is left gets whole options
+per node group (template from a live member, binpacking estimator: ``estimator``),
+the expander chain picks one (``expander``), and the loop repeats with those
+nodes upcoming. A new node lands in the group's FIRST placement domain that still
+has a slot, then the next (the autoscaler cannot choose where the cloud puts it),
+or with no domain labels at all.
+
+DRA follows the release (``CaSettings.version``): 1.34 does not check claims at all
+(its pods are seen without them: ``NaivePlanner.seen``), 1.35 never allocates a
+device that consumes counters (KEP-4815 partitions; DRAPartitionableDevices off),
+1.36 checks claims as the scheduler does.
 
 Then the real scheduler runs on the cluster with those nodes: pods that still
 do not run, and GPUs on the added nodes that nobody uses, are stranded.
@@ -25,6 +30,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 
 from recommender.engine import costs
@@ -40,6 +46,7 @@ from recommender.engine.autoscaler.ledger import (
     workload_plan,
 )
 from recommender.engine.autoscaler.nodegroupset import balance, similar
+from recommender.engine.autoscaler.nominated import Nominated, force_add, nominations
 from recommender.engine.autoscaler.plan import (
     NAIVE,
     ScaleUpPlan,
@@ -58,6 +65,22 @@ from recommender.engine.scheduler.placement import Placer, place
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload
 from topology.hardware import HOSTNAME_LABEL, Cluster, Node, NodeGroup, Pod
+
+# 1.34: --enable-dynamic-resource-allocation false (default) leaves the scheduler's
+# DynamicResources plugin off in its framework (kubernetes/autoscaler#8598); releases
+# without that fix give the framework no DRA manager and panic on such pods
+DRA_OFF_CAVEAT = (
+    "cluster-autoscaler 1.34 does not check DRA resource claims "
+    "(--enable-dynamic-resource-allocation defaults to false: its simulation runs without "
+    "the DynamicResources plugin, kubernetes/autoscaler#8598); 1.34 builds without that "
+    "fix panic on pending pods with resource claims instead"
+)
+# 1.35: the vendored scheduler's DRAPartitionableDevices gate is alpha, off by default
+PARTITIONS_OFF = (
+    "only devices that consume counters serve its claims there, and cluster-autoscaler "
+    "1.35 never allocates them: the DRAPartitionableDevices feature gate of KEP-4815 is "
+    "off by default before 1.36"
+)
 
 
 class NaivePlanner(GroupView):
@@ -106,9 +129,15 @@ class NaivePlanner(GroupView):
         self.selected: dict[tuple[object, ...], bool] = {}
         self.around: list[tuple[Node, tuple[Pod, ...]]] = []  # existing + upcoming, per loop
         self.accepts: dict[tuple[object, ...], str | None] = {}  # (template, shape) → refusal
+        self.shapes: dict[str, str] = {}  # pod key → pod_shape (asked per group and loop)
         self.templates: dict[tuple[object, ...], Node] = {}
+        self.member_templates: dict[str, Node] = {}
         self._usage: tuple[int, dict[str, int]] | None = None  # (nodes counted, totals)
-        self.options = options_for(policy, at, mix=mix)
+        # CA's simulation runs the scheduler's filters, never its PostFilter (preemption)
+        self.options = replace(
+            options_for(policy, at, mix=mix, partitionable_devices=settings.partitionable_devices),
+            preemption=False,
+        )
         self.upcoming = self._upcoming_nodes()
         self.placer = self._new_placer()
 
@@ -133,6 +162,7 @@ class NaivePlanner(GroupView):
             admit=self._admit if self.labels_matter else None,
             inter_pod=self._inter_pod,
             mix=self.options.workload_mix,
+            partitionable_devices=self.settings.partitionable_devices,
         )
 
     def _new_placer(self) -> Placer:
@@ -140,7 +170,8 @@ class NaivePlanner(GroupView):
         see that node's layout)."""
         return Placer(self.cluster, self.state, self.options, diagnose=False)
 
-    def decide(self, pending: Sequence[Workload]) -> NaiveLedger:
+    def decide(self, pending: Sequence[Workload], nominated: Nominated) -> NaiveLedger:
+        """``nominated``: the workloads kube-scheduler places by preemption (``nominated``)."""
         candidates: list[tuple[Workload, Pod]] = []
         requests: dict[tuple[str, str, str], list[tuple[Workload, Pod]]] = {}
         for workload in pending:
@@ -150,7 +181,14 @@ class NaivePlanner(GroupView):
             if hold is not None:  # gated: CA skips it; unsupported: no guess either way
                 self.ledger.held[workload.key] = hold
                 continue
-            for pod in workload.pods:
+            if not self.settings.dra_claims_checked and any(p.claims for p in workload.pods):
+                self.ledger.notes[workload.key] = [DRA_OFF_CAVEAT]
+            outcome = nominated.get(workload.key)
+            if outcome is not None:  # waiting for preemption: left out, force-added
+                self.ledger.preempts[workload.key] = outcome.preempted
+                force_add(self.state, workload, outcome)
+                continue
+            for pod in map(self.seen, workload.pods):
                 if pod.priority < self.settings.expendable_pods_priority_cutoff:
                     self._expendable(workload, pod)
                 elif pod.provisioning_request is not None:
@@ -174,8 +212,18 @@ class NaivePlanner(GroupView):
             left = self.filter_out_schedulable(left)
         for workload, pod in left:
             self.ledger.needs_new[workload.key] = True
-            self.ledger.reasons[workload.key].append(self._why_not(pod))
+            why = self._why_not(pod)
+            self.ledger.reasons[workload.key].append(why)
+            if PARTITIONS_OFF in why:  # the release, not the cluster, refuses it: said
+                self.ledger.notes.setdefault(workload.key, []).append(why)
         return self.ledger
+
+    def seen(self, pod: Pod) -> Pod:
+        """The pod as the autoscaler's scheduler framework sees it: without its claims
+        where the DynamicResources plugin is off (1.34)."""
+        if pod.claims and not self.settings.dra_claims_checked:
+            return replace(pod, claims=())
+        return pod
 
     def _expendable(self, workload: Workload, pod: Pod) -> None:
         self.ledger.needs_new[workload.key] = True
@@ -185,8 +233,14 @@ class NaivePlanner(GroupView):
             "cluster-autoscaler never scales up for it"
         )
 
+    def _pod_shape(self, pod: Pod) -> str:
+        shape = self.shapes.get(pod.key)
+        if shape is None:
+            shape = self.shapes[pod.key] = pod_shape(pod)
+        return shape
+
     def _shape(self, pod: Pod) -> str:
-        shape = pod_shape(pod)
+        shape = self._pod_shape(pod)
         if self.labels_matter:  # inter-pod terms: pods of one shape differ by their labels
             shape = repr((shape, pod.pod_terms, sorted(pod.labels.items())))
         return shape
@@ -201,11 +255,6 @@ class NaivePlanner(GroupView):
             shape = self._shape(pod)
             if shape not in self.no_room:
                 outcome = self.placer.place_one(without_topology(pod))
-                if outcome.preempted:  # nominated: FilterOutExpendableAndSplit leaves it out
-                    self.ledger.preempts[workload.key] = (
-                        *self.ledger.preempts.get(workload.key, ()),
-                        *outcome.preempted,
-                    )
                 if outcome.placed:
                     if any(b.node not in self.existing for b in outcome.bindings):
                         self.ledger.needs_new[workload.key] = True
@@ -244,10 +293,15 @@ class NaivePlanner(GroupView):
 
     def refusal(self, group: NodeGroup, template: Node, pod: Pod) -> str | None:
         """Why the scheduler's filters refuse the pod on an empty template node (None: fits)."""
-        key = (group.name, template.labels.get(HOSTNAME_LABEL), pod_shape(pod))
+        key = (group.name, template.labels.get(HOSTNAME_LABEL), self._pod_shape(pod))
         if key not in self.accepts:
             self.accepts[key] = lone_node_rejection(
-                self.cluster, template, pod, self.policy, self.at
+                self.cluster,
+                template,
+                pod,
+                self.policy,
+                self.at,
+                self.settings.partitionable_devices,
             )
         return self.accepts[key]
 
@@ -281,6 +335,8 @@ class NaivePlanner(GroupView):
                     f"{group.name}: {refusal} (the group has no ready node and its provider "
                     "does not template DRA devices for an empty group: draScaleFromZero false)"
                 )
+            elif refusal is not None and self._partitions_only(template, pod):
+                refusals.append(f"{group.name}: {refusal} ({PARTITIONS_OFF})")
             elif refusal is not None:
                 refusals.append(f"{group.name}: {refusal}")
             elif self.room(group) <= 0:
@@ -292,6 +348,13 @@ class NaivePlanner(GroupView):
         if not refusals:
             return f"pod {pod.name}: no node group"
         return f"pod {pod.name}: no node group template accepts it (" + "; ".join(refusals) + ")"
+
+    def _partitions_only(self, template: Node, pod: Pod) -> bool:
+        """Whether the template refuses the pod's claims only because this release never
+        allocates devices that consume counters (the scheduler's filters accept it)."""
+        if not pod.claims or self.settings.partitionable_devices:
+            return False
+        return lone_node_rejection(self.cluster, template, pod, self.policy, self.at) is None
 
     def buy(self, option: Option, found: Estimate, owners: Mapping[str, Workload]) -> None:
         """The option's nodes (``orchestrator.go`` ``ScaleUp``: ``ExecuteScaleUps``), spread
@@ -344,15 +407,21 @@ def naive_scale_up(
     at: datetime,
     policy: str = "default",
     settings: CaSettings = CaSettings(),  # noqa: B008 (frozen, shared safely)
+    nominated: Nominated | None = None,
 ) -> ScaleUpPlan:
     """Decide like cluster-autoscaler, then let the real scheduler judge the result
-    (on the cluster with the upcoming nodes and the nodes CA bought)."""
+    (on the cluster with the upcoming nodes and the nodes CA bought).
+
+    ``nominated``: the workloads kube-scheduler places by preemption (the evaluation's
+    scheduler pass, ``nominated.of_outcomes``); None: that pass is run here."""
     mix = workload_mix(pending)
+    options = options_for(policy, at, mix=mix)
+    if nominated is None:
+        nominated = nominations(cluster, pending, state, options)
     planner = NaivePlanner(cluster, state.copy(), at, policy, mix, settings)
-    ledger = planner.decide(pending)
+    ledger = planner.decide(pending, nominated)
     after = state.copy()
     after.add_nodes(p.node for p in (*planner.upcoming, *ledger.planned))
-    options = options_for(policy, at, mix=mix)
     result = place(cluster, pending, state=after, options=options, diagnose=False)
     placed = {o.workload: o.placed for o in result.outcomes}
     bound_nodes = {b.node for o in result.outcomes if o.placed for b in o.bindings}

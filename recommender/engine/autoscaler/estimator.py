@@ -84,6 +84,7 @@ def estimate(
     admit: Callable[[Pod, Node, list[Pod]], bool] | None = None,
     inter_pod: Callable[[Pod], bool] = lambda pod: True,
     mix: tuple[Pod, ...] = (),
+    partitionable_devices: bool = True,
 ) -> Estimate:
     """``Estimate``: at most ``limit`` nodes like ``template`` for ``pods`` (first-fit decreasing).
 
@@ -91,11 +92,15 @@ def estimate(
     asked only for the pods ``inter_pod`` names (those the pods around may refuse).
     ``mix``: the pods FGD scoring expects (the evaluation's; lets one placer serve every
     pod); which estimate node a pod takes does not change the count for identical nodes.
+    ``partitionable_devices``: the DRAPartitionableDevices gate of the autoscaler's filters.
     """
     no_inter_pod = admit is None or not any(inter_pod(p) for p in pods)
     if no_inter_pod and counted(template) and all(plain(p) for p in pods):
         return _counted_estimate(template, decreasing(pods, template), limit)
-    run = _Binpacking(cluster, options_for(policy, at, mix=mix or tuple(pods)), admit, inter_pod)
+    options = options_for(
+        policy, at, mix=mix or tuple(pods), partitionable_devices=partitionable_devices
+    )
+    run = _Binpacking(cluster, options, admit, inter_pod)
     for pod in decreasing(pods, template):
         if run.nodes and run.try_place(pod):
             continue

@@ -28,7 +28,22 @@ GPU_LABELS = {
 
 @dataclass(frozen=True, slots=True)
 class CaSettings:
-    """The cluster-autoscaler flags the model reads (defaults as upstream's flags.go)."""
+    """The cluster-autoscaler flags the model reads (defaults as upstream's flags.go).
+
+    ``version`` ("1.34", "1.35", "1.36") sets how its simulation treats DRA, each release
+    with its default flags and feature gates:
+
+    - 1.34: ``--enable-dynamic-resource-allocation`` defaults to false; with
+      kubernetes/autoscaler#8598 the scheduler's DynamicResources plugin is then off in
+      its framework, so claims are not checked at all (``dra_claims_checked`` False);
+    - 1.35: the flag defaults to true (claims checked on nodes and templates), but the
+      vendored scheduler's DRAPartitionableDevices gate is alpha, off by default
+      (``pkg/features/kube_features.go``: alpha 1.33, beta and on 1.36; CA's
+      ``--feature-gates`` sets ``utilfeature.DefaultMutableFeatureGate``, which the
+      in-tree registry reads): devices that consume counters are never allocated
+      (``partitionable_devices`` False);
+    - 1.36: both on (partitionable devices: kubernetes/autoscaler#8559).
+    """
 
     version: str = "1.36"
     expanders: tuple[str, ...] = DEFAULT_EXPANDERS  # --expander=a,b
@@ -46,3 +61,18 @@ class CaSettings:
     priorities: Mapping[int, tuple[str, ...]] = field(default_factory=dict)  # priority expander
     seed: int = 0  # the random expander's seed: the same evaluation, the same choice
     loops: int = LOOP_LIMIT
+
+    @property
+    def dra_claims_checked(self) -> bool:
+        """Whether its scheduler framework runs the DynamicResources plugin (1.35+)."""
+        return _release(self.version) >= (1, 35)
+
+    @property
+    def partitionable_devices(self) -> bool:
+        """Its DRAPartitionableDevices feature gate at the release's default (on from 1.36)."""
+        return _release(self.version) >= (1, 36)
+
+
+def _release(version: str) -> tuple[int, int]:
+    major, minor = version.split(".")[:2]
+    return int(major), int(minor)

@@ -130,6 +130,8 @@ READ = frozenset(
         "balancing-ignore-label",
         "expendable-pods-priority-cutoff",
         "cloud-provider",  # which label is a node's GPU type (--gpu-total)
+        # checked against the profile's version by evaluate (caflags.dra_note)
+        "enable-dynamic-resource-allocation",
     }
 )
 
@@ -138,10 +140,6 @@ READ = frozenset(
 UNSUPPORTED: Mapping[str, tuple[str | None, str]] = {
     "max-nodes-per-scaleup": ("1000", "caps the nodes of one scale-up"),
     "new-pod-scale-up-delay": ("0s", "pods younger than this trigger no scale-up"),
-    "enable-dynamic-resource-allocation": (
-        "true",
-        "without DRA the simulation does not check ResourceClaims; the model always does",
-    ),
     "estimator": ("binpacking", "only the binpacking estimator is modelled"),
     "balancing-label": (None, "similarity by named labels only is not modelled"),
     "memory-difference-ratio": ("0.015", "the model compares memory within 0.015"),

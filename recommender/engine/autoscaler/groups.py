@@ -5,9 +5,10 @@
 many more may there be":
 
 - the template: a ready live member of the group, sanitized (hostname
-  replaced, cluster-autoscaler's own taints dropped; for a discovered group
-  the template discovery built from a member, less the requests of the
-  snapshot's DaemonSets that would run on it), else the group's own template
+  replaced, cluster-autoscaler's own taints dropped) and less what a fresh node
+  runs, its DaemonSet and mirror pods (``topology.daemons.template_from_member``;
+  for a discovered group, the template discovery built that way), else the
+  group's own template, which carries the DaemonSets that would run on it
   (``processors/nodeinfosprovider/mixed_nodeinfos_processor.go`` ``Process``),
   without DRA devices for an
   empty group whose provider does not template them (``docs/dra_support.md``);
@@ -47,6 +48,7 @@ class GroupView:
     added: dict[str, int]
     added_per_slot: dict[tuple[str, int], int]
     templates: dict[tuple[object, ...], Node]
+    member_templates: dict[str, Node]  # per group only the project declares: from its member
     _usage: tuple[int, dict[str, int]] | None
 
     def room(self, group: NodeGroup) -> int:
@@ -114,11 +116,11 @@ class GroupView:
         ``processors/nodeinfosprovider/mixed_nodeinfos_processor.go``
         ``Process``: a ready, schedulable live member of the group, sanitized
         (``simulator/node_info_utils.go`` ``SanitizedTemplateNodeInfoFromNodeInfo``:
-        new name, hostname label replaced, CA's taints dropped); else the group's
-        template. DaemonSet pods: a discovered group's template already has the
-        snapshot's DaemonSets taken off (``topology.daemons.template_from_member``);
-        for a group only the project declares, the member's DaemonSet pods are not
-        carried over (a bound pod's owner is not in the model: partly).
+        new name, hostname label replaced, CA's taints dropped, the member's DaemonSet
+        and mirror pods kept: ``topology.daemons.template_from_member``); else the
+        group's template (``SanitizedTemplateNodeInfoFromNodeGroup``: the snapshot's
+        DaemonSets that would run on it already taken off at assembly). A discovered
+        group's template was built from a member by discovery the same way.
         """
         domain = self.first_domain(group)
         key = (group.name, tuple(sorted(domain.items())))
@@ -152,10 +154,14 @@ class GroupView:
             devices = tuple(d for d in node.devices if d.driver == GPU_RESOURCE)
             return replace(node, devices=devices, counter_sets=())
         if group.source is not None and not group.source.startswith(PROJECT_SOURCE):
-            # discovery built this template from a member already, less the requests of
-            # the snapshot's DaemonSets that would run on it (topology.discovery)
+            # discovery built this template from a member already, less the pods a fresh
+            # node runs (topology.discovery, topology.daemons.template_from_member)
             return new_node(group, domain, name)
-        base = template_from_member(group.name, member, ())  # hostname, CA's taints
+        base = self.member_templates.get(group.name)
+        if base is None:
+            pods = (p for p in self.cluster.pods if p.node_name == member.name)
+            base = template_from_member(group.name, member, pods, self.cluster.daemon_pods)
+            self.member_templates[group.name] = base
         labels = {**base.labels, **domain, HOSTNAME_LABEL: name}
         return replace(
             base, name=name, labels=labels, price_per_node_hour=group.price_per_node_hour

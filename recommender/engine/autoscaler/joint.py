@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import cached_property
 
 from recommender.engine import costs
 from recommender.engine.autoscaler.explain import blocked_reasons
@@ -59,7 +60,12 @@ from recommender.engine.autoscaler.search import (
     rank,
 )
 from recommender.engine.scheduler.admission import held
-from recommender.engine.scheduler.placement import WorkloadOutcome, nodes_by_label, place_one
+from recommender.engine.scheduler.placement import (
+    WorkloadOutcome,
+    nodes_by_label,
+    place_one,
+    replay_outcome,
+)
 from recommender.engine.scheduler.preemption import preempting_reason
 from recommender.engine.scheduler.workloads import Workload
 from topology.hardware import Pod, Taint
@@ -69,18 +75,27 @@ class JointPlanner(OptionSearch):
     """Carries the state, the slots used and the names taken across workloads."""
 
     last_bound: tuple[str, ...] = ()  # the nodes the last plan_one bound its pods to
+    diverged = False  # the state is no longer the scheduler pass's (``following``)
     explain = True  # off while searching: a blocked workload's reasons are found on replay
     node_budget = SEARCH_NODES  # plan_one calls the search may spend past the greedy replay
 
-    def plan(self, pending: Sequence[Workload]) -> ScaleUpPlan:
+    def plan(
+        self, pending: Sequence[Workload], scheduled: Sequence[WorkloadOutcome] | None = None
+    ) -> ScaleUpPlan:
+        """``scheduled``: the scheduler pass's outcomes for the same workloads on the same
+        state, if the caller ran it: until the plan first adds or reserves something, the
+        state is the one that pass saw, so its outcomes are taken instead of placing
+        each workload again (the same decisions: ``following``)."""
         self.mix = workload_mix(pending)
         order = tuple(pending)
+        follow = self.following(order, scheduled)
         outcomes: dict[str, WorkloadPlan] = {}
         saved: dict[int, Saved] = {}  # the greedy plan's ledger before each gang a search may move
         for index, workload in enumerate(order):
             movable = len(saved) < SEARCH_GANGS and len(self.domains(workload)) > 1
             before = self.ledger() if movable else None
-            outcomes[workload.key] = self.plan_one(workload)
+            known = follow[index] if follow is not None and not self.diverged else None
+            outcomes[workload.key] = self.plan_one(workload, known)
             if before is not None:
                 saved[index] = Saved(before, dict(outcomes), self.bound_domain(workload))
                 del saved[index].plans[workload.key]
@@ -170,12 +185,42 @@ class JointPlanner(OptionSearch):
             changes=tuple(sorted({*plan.changes, change})),
         )
 
-    def plan_one(self, workload: Workload) -> WorkloadPlan:
+    @cached_property
+    def bound_pods(self) -> dict[str, Pod]:
+        """The snapshot's running pods by key (the victims a followed outcome evicts)."""
+        return {p.key: p for p in self.cluster.bound_pods()}
+
+    def following(
+        self, order: tuple[Workload, ...], scheduled: Sequence[WorkloadOutcome] | None
+    ) -> tuple[WorkloadOutcome, ...] | None:
+        """The scheduler pass's outcomes, when they are this plan's first steps: the same
+        workloads in the same order, on the same state (no upcoming node added), with the
+        same options. Where the profile breaks score ties at random (kube-scheduler's
+        ``selectHost``), the pass drew one seeded sequence for all workloads and a
+        ``place_one`` draws afresh per workload: following the pass, the plan puts the
+        workloads that run now where the scheduler simulation says they run."""
+        self.diverged = False
+        if scheduled is None or self.upcoming:
+            return None
+        if tuple(o.workload for o in scheduled) != tuple(w.key for w in order):
+            return None
+        return tuple(scheduled)
+
+    def plan_one(self, workload: Workload, known: WorkloadOutcome | None = None) -> WorkloadPlan:
+        """``known``: the scheduler pass's outcome for it on this very state (``following``)."""
         self.last_bound = ()
         hold = held(workload, self.cluster.topology, len(self.state.node_names()))
         if hold is not None:
             return WorkloadPlan(workload.key, hold.verdict, reasons=hold.reasons)
-        outcome = place_one(self.cluster, workload, self.state, self.options({}), diagnose=False)
+        if known is None:
+            outcome = place_one(
+                self.cluster, workload, self.state, self.options({}), diagnose=False
+            )
+        else:
+            outcome = known
+            if known.placed:
+                victims = [self.bound_pods[key] for key in known.preempted]
+                replay_outcome(self.state, workload, known, victims)
         if outcome.placed and outcome.preempted:
             return preempting_plan(workload, outcome)
         if outcome.placed:
@@ -189,6 +234,7 @@ class JointPlanner(OptionSearch):
                 self.cluster, workload, self.state, self.options(grants), diagnose=False
             )
             if outcome.placed:
+                self.diverged = True
                 return self.placed_plan(workload, outcome, USES_RESERVATION, ())
         option = self.best_option(workload)
         if option is None:
@@ -302,6 +348,7 @@ class JointPlanner(OptionSearch):
         return tuple(f"runs on the node(s) group {g} is already adding" for g in groups)
 
     def take(self, workload: Workload, option: Option) -> WorkloadPlan:
+        self.diverged = True
         self.state = option.state
         self.taken_names.update(n.name for n in option.nodes)
         start = 0
@@ -358,6 +405,7 @@ class JointPlanner(OptionSearch):
             reasons=(*reasons, *changes),
             schedulable_after=True,
             changes=changes,
+            cost_per_hour=costs.round_money(sum(part_cost(s, c) for s, c in option.parts)),
         )
 
 

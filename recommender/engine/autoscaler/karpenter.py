@@ -53,13 +53,15 @@ Pure: no Django, no I/O, no clock (``at`` is passed in).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from recommender.engine import costs
+from recommender.engine.autoscaler.nominated import Nominated, nominations
 from recommender.engine.autoscaler.plan import (
     BLOCKED,
     NAIVE,
+    PREEMPTS,
     RUNS_NOW,
     NodeAddition,
     ScaleUpPlan,
@@ -80,6 +82,11 @@ from topology.hardware import Cluster, Node, NodeGroup, Pod
 KARPENTER = "karpenter"
 SCALE_UP = "scale_up"  # the verdict word the naive profile uses for "it buys nodes"
 CPU, MEMORY, PODS, GPUS = "cpu", "memory", "pods", "nvidia.com/gpu"
+# pkg/utils/pod/scheduling.go IsProvisionable: a pod with a nominatedNodeName is not
+PREEMPTING_IGNORED = (
+    "kube-scheduler nominates it for a node after preempting lower-priority pods: "
+    "Karpenter does not provision for it"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +197,7 @@ class KarpenterPlanner:
         self.reasons: dict[str, list[str]] = {}
         self.needs_new: dict[str, bool] = {}
         self.held: dict[str, Hold] = {}
+        self.preempts: dict[str, tuple[str, ...]] = {}  # waiting for preemption: ignored
         self.templates = {
             g.name: new_node(g, {}, f"{g.name}-template") for g in cluster.node_groups
         }
@@ -209,11 +217,19 @@ class KarpenterPlanner:
             pods, key=lambda item: (-item[1].requests.cpu_milli, item[1].arrival, item[1].key)
         )
 
-    def decide(self, pending: Sequence[Workload]) -> None:
-        placer = Placer(
-            self.cluster, self.state, options_for(self.policy, self.at, mix=workload_mix(pending))
-        )
-        for key, pod in self.queue(pending):
+    def decide(self, pending: Sequence[Workload], nominated: Nominated) -> None:
+        """``nominated``: the workloads kube-scheduler places by preemption, ignored
+        (``IsProvisionable``: not ``IsPreempting``). The simulation never preempts."""
+        options = options_for(self.policy, self.at, mix=workload_mix(pending))
+        placer = Placer(self.cluster, self.state, replace(options, preemption=False))
+        queue = self.queue(pending)
+        for workload in pending:
+            outcome = nominated.get(workload.key)
+            if outcome is not None and workload.key not in self.held:
+                self.preempts[workload.key] = outcome.preempted
+        for key, pod in queue:
+            if key in self.preempts:
+                continue
             if pod.claims:
                 self.needs_new[key] = True
                 self.reasons[key].append(
@@ -325,15 +341,19 @@ def karpenter_scale_up(
     state: ClusterState,
     at: datetime,
     policy: str = "default",
+    nominated: Nominated | None = None,
 ) -> ScaleUpPlan:
-    """Provision like Karpenter, then let the real scheduler judge the result."""
+    """Provision like Karpenter, then let the real scheduler judge the result
+    (``nominated`` as for ``cluster_autoscaler.naive_scale_up``)."""
+    options = options_for(policy, at, mix=workload_mix(pending))
+    if nominated is None:
+        nominated = nominations(cluster, pending, state, options)
     planner = KarpenterPlanner(cluster, state.copy(), at, policy)
-    planner.decide(pending)
+    planner.decide(pending, nominated)
     launched = planner.launch()
     after = state.copy()
     for item in launched:
         after.add_node(item.node)
-    options = options_for(policy, at, mix=workload_mix(pending))
     result = place(cluster, pending, state=after, options=options, diagnose=False)
     placed = {o.workload: o.placed for o in result.outcomes}
     bound = {b.node for o in result.outcomes if o.placed for b in o.bindings}
@@ -373,6 +393,15 @@ def _workload_plan(
     hold = planner.held.get(workload.key)
     if hold is not None:
         return WorkloadPlan(workload.key, hold.verdict, reasons=hold.reasons)
+    preempts = planner.preempts.get(workload.key)
+    if preempts is not None:
+        return WorkloadPlan(
+            workload.key,
+            PREEMPTS,
+            reasons=(PREEMPTING_IGNORED,),
+            schedulable_after=schedulable_after,
+            preempts=preempts,
+        )
     mine = [item for item in launched if item.trigger == workload.key]
     add_nodes: dict[str, int] = {}
     for item in mine:

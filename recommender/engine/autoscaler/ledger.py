@@ -61,6 +61,8 @@ class NaiveLedger:
     reasons: dict[str, list[str]] = field(default_factory=dict)
     held: dict[str, Hold] = field(default_factory=dict)  # never tried (admission.held)
     preempts: dict[str, tuple[str, ...]] = field(default_factory=dict)  # waiting for preemption
+    # said about a workload whatever the verdict (WorkloadPlan.notes)
+    notes: dict[str, list[str]] = field(default_factory=dict)
 
 
 def node_stranded(planned: PlannedNode, state: ClusterState, bound: set[str]) -> tuple[int, float]:
@@ -101,6 +103,7 @@ def workload_plan(
         schedulable_after=schedulable_after,
         stranded_gpus=sum(stranded[p.node.name][0] for p in mine),
         preempts=preempts,
+        notes=tuple(ledger.notes.get(workload.key, ())),
     )
 
 

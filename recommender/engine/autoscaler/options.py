@@ -431,7 +431,7 @@ class OptionSearch:
         if self.candidates_for == workload.key:
             return self.candidates
         least_milli = min(pod_gpu_milli(p) for p in workload.pods)
-        names = nodes_matching(self.cluster, self.state, _common_selector(workload))
+        names = nodes_matching(self.cluster, self.state, workload.common_selector)
         if least_milli > 0:
             alloc = self.state.alloc
             names = [n for n in names if alloc(n).free_gpu_milli >= least_milli]
@@ -497,16 +497,6 @@ def uniform_whole_gpus(workload: Workload) -> int:
         p.gpu.count if p.gpu and not p.gpu.is_share and not p.claims else 0 for p in workload.pods
     }
     return counts.pop() if len(counts) == 1 else 0
-
-
-def _common_selector(workload: Workload) -> dict[str, str]:
-    """nodeSelector entries every member carries (a node lacking one hosts no member)."""
-    first, *rest = workload.pods
-    return {
-        k: v
-        for k, v in first.node_selector.items()
-        if all(p.node_selector.get(k) == v for p in rest)
-    }
 
 
 def labels_admit_any(node: Node, workload: Workload) -> bool:

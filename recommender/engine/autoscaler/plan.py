@@ -72,6 +72,11 @@ class WorkloadPlan:
     stranded_gpus: int = 0
     changes: tuple[str, ...] = ()  # what to apply to the workload (tolerations, selectors)
     preempts: tuple[str, ...] = ()  # the running pods ("ns/pod") evicted to place it
+    # what the nodes added for it cost per hour (paid reservation nodes: nothing more)
+    cost_per_hour: float = 0.0
+    # what the workload's reasons say of the modelled autoscaler's release whatever the
+    # verdict (DRA it does not check, devices it never allocates); none by default
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,10 +157,16 @@ def options_for(
     at: datetime,
     grants: Mapping[str, frozenset[str]] | None = None,
     mix: tuple[Pod, ...] = (),
+    partitionable_devices: bool = True,
 ) -> PlacementOptions:
-    """``mix``: the pods FGD expects (the evaluation's pending pods), one for every call."""
+    """``mix``: the pods FGD expects (the evaluation's pending pods), one for every call;
+    ``partitionable_devices``: the DRAPartitionableDevices gate of the simulating scheduler."""
     return PlacementOptions(
-        policy=policy, reservation_grants=dict(grants or {}), at=at, workload_mix=mix
+        policy=policy,
+        reservation_grants=dict(grants or {}),
+        at=at,
+        workload_mix=mix,
+        partitionable_devices=partitionable_devices,
     )
 
 
@@ -181,7 +192,12 @@ def workload_gpu_milli(workload: Workload) -> int:
 
 
 def lone_node_rejection(
-    cluster: Cluster, node: Node, pod: Pod, policy: str, at: datetime
+    cluster: Cluster,
+    node: Node,
+    pod: Pod,
+    policy: str,
+    at: datetime,
+    partitionable_devices: bool = True,
 ) -> str | None:
     """Why the real scheduler would refuse ``pod`` on an empty ``node`` (None: it fits).
 
@@ -195,7 +211,8 @@ def lone_node_rejection(
     # the pods around a node, and the template's domain, are no property of the template:
     # inter-pod terms are judged where the node lands (the probes on the full state)
     pod = replace(pod, pod_terms=NO_POD_TERMS)
-    outcome = place_one(alone, without_topology(pod), state, options_for(policy, at))
+    options = options_for(policy, at, partitionable_devices=partitionable_devices)
+    outcome = place_one(alone, without_topology(pod), state, options)
     if outcome.placed:
         return None
     return outcome.diagnosis.summary if outcome.diagnosis else "does not fit"

@@ -1,23 +1,31 @@
 """Which modelled autoscaler is "naive": the registry of autoscaler profiles.
 
 A profile is a name and an entry with ``cluster_autoscaler.naive_scale_up``'s
-signature (cluster, pending, *, state, at, policy, ca_settings) returning a
-``ScaleUpPlan``; ``ca_settings`` (``caflags.parse_flags``: the cluster's real
-command line) replaces the defaults of a cluster-autoscaler profile.
+signature (cluster, pending, *, state, at, policy, nominated, ca_settings)
+returning a ``ScaleUpPlan``; ``ca_settings`` (``caflags.parse_flags``: the
+cluster's real command line) replaces the defaults of a cluster-autoscaler profile.
 
 - ``cluster-autoscaler`` (= ``cluster-autoscaler:1.36``, the newest modelled):
   ``cluster_autoscaler.NaivePlanner`` with upstream's default flags
   (``--expander=least-waste``, ``--expendable-pods-priority-cutoff=-10``, no
-  cluster-wide limits). DRA claims are checked on templates with the
-  scheduler's logic, partitionable devices included (1.35+/1.36+).
-  Versions 1.34 and 1.35 are not registered: a name we accept must behave as
-  it says. 1.34 (``--enable-dynamic-resource-allocation`` false by default,
-  ``simulator/framework/handle.go`` ``NewHandle`` then gives the framework no
-  DRA manager) panics on pending pods with ResourceClaims unless it carries
-  kubernetes/autoscaler#8598, which turns the DynamicResources plugin off
-  (claims then not checked at all); which 1.34 releases carry it is not
-  established. 1.35 (DRA locked on): how it templates partitioned devices
-  (KEP-4815 counters) is not established. See docs/FIDELITY.md.
+  cluster-wide limits). DRA claims are checked on nodes and templates with the
+  scheduler's logic, partitionable devices included (DRAPartitionableDevices beta
+  and on in 1.36; kubernetes/autoscaler#8559).
+- ``cluster-autoscaler:1.35``: the same, but its vendored scheduler's
+  DRAPartitionableDevices gate is alpha and off by default, so a device that
+  consumes counters (KEP-4815 partition) is never allocated (the structured
+  allocator's ``allocateDevice``): a pod only partitions can serve gets nothing.
+- ``cluster-autoscaler:1.34``: the same, but ``--enable-dynamic-resource-allocation``
+  defaults to false, and with kubernetes/autoscaler#8598 ("Fix DRA enablement
+  logic") the DynamicResources plugin is then off in its framework: claims are not
+  checked at all (pods are seen without them). Which 1.34 patch releases carry
+  #8598 is not established; builds without it panic on pending pods with
+  ResourceClaims, which each such workload's reasons say.
+
+Pods without claims behave alike under the three: the other modelled mechanisms
+(default expander least-waste since 1.33, kubernetes/autoscaler#7631; estimator;
+limits; upcoming nodes; ProvisioningRequests) show no difference between them.
+See docs/FIDELITY.md.
 - ``karpenter``: ``karpenter.karpenter_scale_up`` (kubernetes-sigs/karpenter's
   provisioner: NodePools by weight, cheapest instance type, no gangs).
 
@@ -34,6 +42,7 @@ from typing import Protocol
 from recommender.engine.autoscaler.cluster_autoscaler import naive_scale_up
 from recommender.engine.autoscaler.flags import CaSettings
 from recommender.engine.autoscaler.karpenter import karpenter_scale_up
+from recommender.engine.autoscaler.nominated import Nominated
 from recommender.engine.autoscaler.plan import ScaleUpPlan
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload
@@ -53,6 +62,7 @@ class NaiveEntry(Protocol):
         state: ClusterState,
         at: datetime,
         policy: str = ...,
+        nominated: Nominated | None = ...,
         ca_settings: CaSettings | None = ...,
     ) -> ScaleUpPlan: ...
 
@@ -67,11 +77,18 @@ def _cluster_autoscaler(version: str) -> NaiveEntry:
         state: ClusterState,
         at: datetime,
         policy: str = "default",
+        nominated: Nominated | None = None,
         ca_settings: CaSettings | None = None,
     ) -> ScaleUpPlan:
         settings = replace(ca_settings, version=version) if ca_settings else defaults
         return naive_scale_up(
-            cluster, pending, state=state, at=at, policy=policy, settings=settings
+            cluster,
+            pending,
+            state=state,
+            at=at,
+            policy=policy,
+            settings=settings,
+            nominated=nominated,
         )
 
     return entry
@@ -84,10 +101,13 @@ def _karpenter(
     state: ClusterState,
     at: datetime,
     policy: str = "default",
+    nominated: Nominated | None = None,
     ca_settings: CaSettings | None = None,
 ) -> ScaleUpPlan:
     """Karpenter reads no cluster-autoscaler flags (``uses_ca_flags`` says so)."""
-    return karpenter_scale_up(cluster, pending, state=state, at=at, policy=policy)
+    return karpenter_scale_up(
+        cluster, pending, state=state, at=at, policy=policy, nominated=nominated
+    )
 
 
 def uses_ca_flags(name: str) -> bool:
@@ -98,6 +118,8 @@ def uses_ca_flags(name: str) -> bool:
 def _registry() -> dict[str, NaiveEntry]:
     return {
         CLUSTER_AUTOSCALER: _cluster_autoscaler("1.36"),
+        f"{CLUSTER_AUTOSCALER}:1.34": _cluster_autoscaler("1.34"),
+        f"{CLUSTER_AUTOSCALER}:1.35": _cluster_autoscaler("1.35"),
         f"{CLUSTER_AUTOSCALER}:1.36": _cluster_autoscaler("1.36"),
         KARPENTER: _karpenter,
     }

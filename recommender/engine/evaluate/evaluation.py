@@ -29,7 +29,8 @@ from datetime import datetime
 from typing import Any
 
 from recommender.engine import costs
-from recommender.engine.autoscaler.caflags import CA_OBJECT, CaFlags
+from recommender.engine.autoscaler.caflags import CA_OBJECT, CaFlags, dra_note
+from recommender.engine.autoscaler.flags import CaSettings
 from recommender.engine.autoscaler.plan import (
     JOINT,
     NAIVE,
@@ -58,6 +59,8 @@ from reservations.idle import idle_reserved_gpus
 from topology.hardware import WHOLE_GPU_MILLI, Cluster, NodeGroup, UnsupportedField
 
 SCHEMA_VERSION = 1
+# a workload's reasons end with what the naive side's release does differently
+NAIVE_NOTE = "naive autoscaler: "
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +89,7 @@ class WorkloadEvaluation:
             "pods": self.pods,
             "gpus": int(gpus) if gpus.is_integer() else gpus,
             "verdict": self.joint.verdict,
-            "reasons": list(self.joint.reasons),
+            "reasons": [*self.joint.reasons, *(f"{NAIVE_NOTE}{n}" for n in self.naive.notes)],
             "preempts": list(self.joint.preempts),
             "naive": {
                 "addNodes": dict(sorted(self.naive.add_nodes.items())),
@@ -97,6 +100,7 @@ class WorkloadEvaluation:
                 "addNodes": dict(sorted(self.joint.add_nodes.items())),
                 "reservations": sorted(self.joint.reservations),
             },
+            "jointCostPerHour": self.joint.cost_per_hour,
             "disagreements": list(self.disagreements),
             "waitingGpuHours": self.waiting_gpu_hours,
             "idleMemberGpus": _whole_if_integer(self.idle_member_gpus),
@@ -273,14 +277,24 @@ def evaluate(
         at=at,
         policy=policy,
         autoscaler=autoscaler,
+        scheduled=scheduler.outcomes,
         ca_settings=ca_flags.settings if ca_flags else None,
     )
-    joint = scale_up(cluster, admitted, state=state, mode=JOINT, at=at, policy=policy)
+    joint = scale_up(
+        cluster,
+        admitted,
+        state=state,
+        mode=JOINT,
+        at=at,
+        policy=policy,
+        scheduled=scheduler.outcomes,
+    )
     naive, joint = (quotas.with_waiting(cluster, plan, waiting) for plan in (naive, joint))
     per_node, per_domain = fragmentation(cluster, state, pending)
     what_if = fragmentation_what_if(cluster, pending, state, scheduler, options, policy)
+    running = running_gang_milli(cluster)
     workloads = tuple(
-        _workload_evaluation(cluster, w, naive, joint, diagnoses.get(w.key), at, policy)
+        _workload_evaluation(cluster, w, naive, joint, diagnoses.get(w.key), at, policy, running)
         for w in sorted(pending, key=_name_order)
     )
     workloads = tuple(
@@ -322,7 +336,9 @@ def _flags_for(
     modelled; a profile that reads no cluster-autoscaler flags gets none, said so
     when some were given."""
     if uses_ca_flags(autoscaler):
-        return flags, flags.unsupported
+        version = autoscaler.partition(":")[2] or CaSettings().version
+        dra = dra_note(flags, CaSettings(version=version))
+        return flags, (*flags.unsupported, *([dra] if dra else []))
     if not flags.args and not flags.settings.priorities:
         return None, ()
     note = UnsupportedField(
@@ -381,6 +397,7 @@ def _workload_evaluation(
     diagnosis: Any,
     at: datetime,
     policy: str,
+    running: Mapping[str, int],
 ) -> WorkloadEvaluation:
     naive_plan, joint_plan = naive.outcomes[workload.key], joint.outcomes[workload.key]
     return WorkloadEvaluation(
@@ -394,7 +411,7 @@ def _workload_evaluation(
         diagnosis=diagnosis.summary if diagnosis is not None else "schedulable now",
         gang_reason=diagnosis.gang_reason if diagnosis is not None else None,
         waiting_gpu_hours=waiting_gpu_hours(workload, at),
-        idle_member_gpus=idle_member_gpus(cluster, workload),
+        idle_member_gpus=idle_member_gpus(cluster, workload, running),
     )
 
 
@@ -410,14 +427,24 @@ def waiting_gpu_hours(workload: Workload, at: datetime) -> float | None:
     return round(milli_seconds / WHOLE_GPU_MILLI / 3600, 2)
 
 
-def idle_member_gpus(cluster: Cluster, workload: Workload) -> float:
-    """GPUs held by a gang's members that already run while the rest cannot start."""
+def idle_member_gpus(
+    cluster: Cluster, workload: Workload, running: Mapping[str, int] | None = None
+) -> float:
+    """GPUs held by a gang's members that already run while the rest cannot start
+    (``running``: ``running_gang_milli(cluster)``, when the caller asks for many)."""
     if workload.kind != "gang":
         return 0
-    held = sum(
-        pod_gpu_milli(p) for p in cluster.pods if p.gang == workload.key and p.node_name is not None
-    )
-    return held / WHOLE_GPU_MILLI
+    held = running_gang_milli(cluster) if running is None else running
+    return held.get(workload.key, 0) / WHOLE_GPU_MILLI
+
+
+def running_gang_milli(cluster: Cluster) -> dict[str, int]:
+    """GPU milli held by each gang's running members (one pass over the pods)."""
+    held: dict[str, int] = {}
+    for pod in cluster.bound_pods():
+        if pod.gang is not None:
+            held[pod.gang] = held.get(pod.gang, 0) + pod_gpu_milli(pod)
+    return held
 
 
 def _allocated_gpus(cluster: Cluster, state: ClusterState) -> int:

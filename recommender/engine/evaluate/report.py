@@ -112,6 +112,7 @@ def _pending(workloads: Iterable[WorkloadEvaluation]) -> str:
                 f"{w.model_gap.pod}; ours: {w.model_gap.ours}"
             )
         lines += [f"    plan: {reason}" for reason in w.joint.reasons]
+        lines += [f"    naive autoscaler: {note}" for note in w.naive.notes]
         if w.disagreements:
             lines.append(f"    naive autoscaler disagrees: {', '.join(w.disagreements)}")
         if "never-scales" in w.disagreements:

@@ -63,6 +63,7 @@ def fragmentation_what_if(
         reservation_grants=options.reservation_grants,
         at=options.at,
         workload_mix=options.workload_mix,
+        partitionable_devices=options.partitionable_devices,
     )
     theirs = placed_gpu_milli(
         place(cluster, pending, state=state, options=fgd_options, diagnose=False)

@@ -140,16 +140,27 @@ def _compare(actual: object, op: str, expected: object) -> bool:
 
 
 class _ClaimScratch:
-    """Devices and counters already chosen for this pod while its claims are solved."""
+    """Devices and counters already chosen for this pod while its claims are solved.
 
-    def __init__(self, alloc: NodeAlloc) -> None:
+    ``partitionable_devices`` is the DRAPartitionableDevices feature gate of the
+    simulated scheduler: off, a device that consumes counters is never allocated,
+    though it still matches its requests (so an ``All`` request over it fails), as the
+    structured allocator's ``allocateDevice`` does (k8s.io/dynamic-resource-allocation
+    ``structured/internal/{stable,incubating}``: "Devices that consume counters can not
+    be allocated if the PartitionableDevices feature is not enabled").
+    """
+
+    def __init__(self, alloc: NodeAlloc, partitionable_devices: bool = True) -> None:
         self.alloc = alloc
+        self.partitionable_devices = partitionable_devices
         self.used: set[str] = set()
         self.capacity_used: dict[str, dict[str, int]] = {}
         self.counters_used: dict[str, dict[str, int]] = {}
         self.gpus_used: set[str] = set()
 
     def can_take(self, device: Device, request: DeviceRequest) -> bool:
+        if device.consumes and not self.partitionable_devices:
+            return False
         if request.capacity_requests:
             return self._capacity_ok(device, request.capacity_requests)
         if device.name in self.used or device.gpu in self.gpus_used and not device.consumes:
@@ -211,10 +222,15 @@ def _request_candidates(
 
 
 def claim_takes(
-    info: NodeInfo, alloc: NodeAlloc, pod: Pod, classes: Mapping[str, DeviceClass]
+    info: NodeInfo,
+    alloc: NodeAlloc,
+    pod: Pod,
+    classes: Mapping[str, DeviceClass],
+    partitionable_devices: bool = True,
 ) -> Option | str:
-    """One valid device set for all of the pod's claims on this node, or why not."""
-    scratch = _ClaimScratch(alloc)
+    """One valid device set for all of the pod's claims on this node, or why not
+    (``partitionable_devices``: the DRAPartitionableDevices gate, see ``_ClaimScratch``)."""
+    scratch = _ClaimScratch(alloc, partitionable_devices)
     takes: list[DeviceTake] = []
     for claim in pod.claims:
         result = _solve_claim(info, scratch, claim, classes)
@@ -285,7 +301,7 @@ class _ClaimScratchAttempt:
 
     def __init__(self, scratch: _ClaimScratch) -> None:
         self.origin = scratch
-        self.scratch = _ClaimScratch(scratch.alloc)
+        self.scratch = _ClaimScratch(scratch.alloc, scratch.partitionable_devices)
         self.scratch.used = set(scratch.used)
         self.scratch.gpus_used = set(scratch.gpus_used)
         self.scratch.capacity_used = {k: dict(v) for k, v in scratch.capacity_used.items()}

@@ -68,17 +68,20 @@ class SharedMemo:
         at: datetime | None,
         policy: Policy,
         typical: tuple[fgd.TypicalPod, ...] | None,
+        partitionable_devices: bool = True,
     ) -> SharedMemo:
         grants_key = tuple(sorted((k, tuple(sorted(v))) for k, v in grants.items()))
-        key = ("placement", policy.name, grants_key, at, typical)
+        key = ("placement", policy.name, grants_key, at, typical, partitionable_devices)
         found = state.derived.get(key)
         if isinstance(found, SharedMemo) and found.cluster is cluster:
             return found
         filters = kept(
             state,
-            ("filter context", grants_key, at),
+            ("filter context", grants_key, at, partitionable_devices),
             cluster,
-            lambda: FilterContext.build(cluster, grants, at, _reserved_for(cluster, state, at)),
+            lambda: FilterContext.build(
+                cluster, grants, at, _reserved_for(cluster, state, at), partitionable_devices
+            ),
         )
         memo = cls(cluster, filters, typical)
         state.derived[key] = memo
@@ -154,6 +157,9 @@ def index_of(state: ClusterState, shared: SharedMemo) -> ScoreIndex:
     return index
 
 
+Selector = tuple[tuple[str, str], ...]
+
+
 class Layout:
     """What placement derives from the node list alone, for every call on states with
     that list (``ClusterState.by_nodes``): topology paths, each level's domains,
@@ -172,6 +178,9 @@ class Layout:
         self._matching: dict[tuple[tuple[str, str], ...], list[int]] = {}
         self._scopes: dict[int, tuple[Sequence[str], Scope]] = {}
         self._by_label: dict[str, dict[str, list[str]]] = {}
+        self._domains_matching: dict[
+            tuple[int, tuple[tuple[str, str], ...]], set[tuple[str, ...]]
+        ] = {}
 
     @classmethod
     def of(cls, cluster: Cluster, state: ClusterState) -> Layout:
@@ -211,6 +220,7 @@ class Layout:
             for selector, positions in self._matching.items()
         }
         other._scopes = {}
+        other._domains_matching = {}
         other._by_label = {}
         for label, groups in self._by_label.items():
             value = labels.get(label)
@@ -274,6 +284,19 @@ class Layout:
             info = self._info
             found = [p for p, n in enumerate(self.names) if _matches(info(n).node.labels, key)]
             self._matching[key] = found
+        return found
+
+    def domains_matching(
+        self, level_index: int, selector: Mapping[str, str]
+    ) -> set[tuple[str, ...]]:
+        """The level's domains holding at least one node whose labels hold ``selector``."""
+        key = (level_index, tuple(sorted(selector.items())))
+        found = self._domains_matching.get(key)
+        if found is None:
+            of = self.domain_of(level_index)
+            names = self.names
+            found = {of[names[p]] for p in self.matching(selector) if names[p] in of}
+            self._domains_matching[key] = found
         return found
 
     def prefix_positions(self, shared: int) -> dict[tuple[str | None, ...], list[int]]:

@@ -66,6 +66,9 @@ class FilterContext:
     # the PreFilter state of the pod being filtered, for the ``pods`` rules (None: no
     # pod around any node matters to it)
     cycle: interpod.PodCycle | None = None
+    # the DRAPartitionableDevices feature gate of the simulated scheduler (off: a device
+    # that consumes counters is never allocated; ``allocate._ClaimScratch``)
+    partitionable_devices: bool = True
     # every namespace owning a reserved node: the only ones the reservation rule
     # tells apart from the rest
     owners: frozenset[str] = field(init=False)
@@ -80,12 +83,14 @@ class FilterContext:
         grants: Mapping[str, frozenset[str]],
         at: datetime | None,
         reserved_for: Mapping[str, frozenset[str]] | None = None,
+        partitionable_devices: bool = True,
     ) -> FilterContext:
         """``reserved_for``: ``reserved_nodes_at(cluster, at)`` when the caller has it."""
         return cls(
             device_classes={c.name: c for c in cluster.device_classes},
             reserved_for=reserved_nodes_at(cluster, at) if reserved_for is None else reserved_for,
             granted=dict(grants),
+            partitionable_devices=partitionable_devices,
         )
 
 
@@ -226,7 +231,7 @@ def device_claims(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext
     """DRA claims: class + request selectors, counts, capacity, counters, matchAttribute."""
     if not pod.claims:
         return OK
-    takes = claim_takes(info, alloc, pod, ctx.device_classes)
+    takes = claim_takes(info, alloc, pod, ctx.device_classes, ctx.partitionable_devices)
     return Status(False, takes) if isinstance(takes, str) else OK
 
 

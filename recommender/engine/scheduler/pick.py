@@ -312,7 +312,10 @@ class NodePicker:
                 return found
             options = found
         if pod.claims:
-            takes = claim_takes(info, alloc, pod, self.filters.device_classes)
+            filters = self.filters
+            takes = claim_takes(
+                info, alloc, pod, filters.device_classes, filters.partitionable_devices
+            )
             if isinstance(takes, str):
                 return takes
             options = [(*o, *takes) for o in options]
@@ -354,7 +357,8 @@ class NodePicker:
             return self.filters
         cycles = interpod.PodCycles.of(self.state)
         context = cycles.get(pod)
-        if not isinstance(context, FilterContext):
+        gate = self.filters.partitionable_devices  # a context kept for another gate is stale
+        if not isinstance(context, FilterContext) or context.partitionable_devices != gate:
             state = self.state
             nodes = ((state.node(n), state.alloc(n).placed) for n in state.node_names())
             cycle = interpod.prefilter(pod, nodes, self._inter_pod.namespace_labels)

@@ -38,6 +38,7 @@ from .diagnosis import (
     node_diagnosis,
 )
 from .pick import Choice, NodePicker
+from .records import Allocation
 from .scores import policy_named
 from .state import ClusterState
 from .workloads import Workload
@@ -52,6 +53,12 @@ class PlacementOptions:
     # FGD's expected workload ("typical pods"); empty: the workloads being placed.
     # Calls given the same mix share their memo (the evaluation passes its pending pods).
     workload_mix: tuple[Pod, ...] = ()
+    # DefaultPreemption's PostFilter on a miss: kube-scheduler runs it; an autoscaler's
+    # simulation does not (it runs PreFilter/Filter only and leaves nominated pods out)
+    preemption: bool = True
+    # the DRAPartitionableDevices feature gate (off: devices that consume counters are
+    # never allocated); on for the scheduler, a cluster-autoscaler profile may turn it off
+    partitionable_devices: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +67,8 @@ class Binding:
     node: str
     devices: tuple[str, ...]
     gpu_milli: int
+    # what the pod takes there (to put it on another state: ``ClusterState.apply``)
+    allocation: Allocation | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +187,22 @@ def place_explained(
         yield (outcome, *run.last_blocked)
 
 
+def replay_outcome(
+    state: ClusterState, workload: Workload, outcome: WorkloadOutcome, victims: Iterable[Pod] = ()
+) -> None:
+    """Put a placed ``outcome`` found on another state onto ``state`` (mutated):
+    ``victims`` (the running pods it preempted) evicted first, then its bindings taken.
+    The same node, devices and amounts, whatever ``state`` holds there."""
+    for victim in victims:
+        allocation = state.bound_allocation(victim.key)
+        assert victim.node_name is not None and allocation is not None
+        state.release(victim.node_name, victim.key, allocation, victim)
+    pods = {p.key: p for p in workload.pods}
+    for binding in outcome.bindings:
+        assert binding.allocation is not None  # placement keeps it on every binding
+        state.apply(binding.node, binding.pod, binding.allocation, pods.get(binding.pod))
+
+
 class Placer:
     """``place_one`` again and again on one state that only it changes.
 
@@ -227,12 +252,15 @@ class _Run:
         self.cluster = cluster
         self.state = state
         self.diagnose = diagnose
+        self.preemption = options.preemption
         # the last diagnosis's member and every node's reason for it (place_explained)
         self.last_blocked: tuple[Pod | None, list[str]] = (None, [])
         policy = policy_named(options.policy)
         typical = _typical(state, options, workloads) if policy.needs_fragmentation else None
         grants, at = options.reservation_grants, options.at
-        shared = SharedMemo.of(cluster, state, grants, at, policy, typical)
+        shared = SharedMemo.of(
+            cluster, state, grants, at, policy, typical, options.partitionable_devices
+        )
         self.pick = NodePicker(cluster, state, policy, shared, options.seed, indexed)
         self._domain_free = DomainFree.of(state)
 
@@ -259,7 +287,8 @@ class _Run:
         bindings = self._place_members(workload, self.state.node_names())
         if bindings is not None:
             return WorkloadOutcome(workload.key, True, bindings, None)
-        return self._place_preempting(workload) or self._failure(workload, None)
+        preempting = self._place_preempting(workload) if self.preemption else None
+        return preempting or self._failure(workload, None)
 
     def _place_preempting(self, workload: Workload) -> WorkloadOutcome | None:
         """PostFilter: members that fit nowhere preempt (``preemption``), in order; all
@@ -305,9 +334,13 @@ class _Run:
         assert index is not None
         levels = [index] if required else list(range(index, -1, -1))
         best_free = 0.0
+        selector = workload.common_selector
         for level_index in levels:
-            for domain_nodes, free_gpus in self._domains(level_index, workload.least_gpus):
+            hosts = self.pick.layout.domains_matching(level_index, selector) if selector else None
+            for key, domain_nodes, free_gpus in self._domains(level_index, workload.least_gpus):
                 best_free = max(best_free, free_gpus)
+                if hosts is not None and key not in hosts:
+                    continue  # no node here carries the members' nodeSelector: none fits
                 bindings = self._place_members(workload, domain_nodes)
                 if bindings is not None:
                     return WorkloadOutcome(workload.key, True, bindings, None)
@@ -321,7 +354,9 @@ class _Run:
             return self._failure(workload, block_reason(workload.least_gpus, name, best_free))
         return self._failure(workload, f"does not fit in any single {name}")
 
-    def _domains(self, level_index: int, needed_gpus: float) -> list[tuple[list[str], float]]:
+    def _domains(
+        self, level_index: int, needed_gpus: float
+    ) -> list[tuple[tuple[str, ...] | None, list[str], float]]:
         """Domains of one level, tightest fitting first (keeps big blocks whole); ties by name.
 
         Every domain is returned so the caller knows the best free figure; the
@@ -337,8 +372,8 @@ class _Run:
             free = milli / 1000
             ranked.append((free < needed_gpus, free, key, names))
         ranked.sort(key=lambda item: (item[0], item[1], item[2]))
-        return [(names, free) for too_small, free, _, names in ranked if not too_small] or [
-            ([], max((free for _, free, _, _ in ranked), default=0.0))
+        return [(key, names, free) for too_small, free, key, names in ranked if not too_small] or [
+            (None, [], max((free for _, free, _, _ in ranked), default=0.0))
         ]
 
     def _place_members(
@@ -424,4 +459,5 @@ def _binding(pod: Pod, choice: Choice) -> Binding:
         node=choice.node,
         devices=choice.allocation.device_names,
         gpu_milli=choice.gpu_milli,
+        allocation=choice.allocation,
     )

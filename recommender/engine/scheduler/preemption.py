@@ -108,7 +108,7 @@ def find_victims(
     sensitive = index.sensitive(pod)
     fits = _fit_check(state, pod, filters, index, sensitive)
     allowed = _allowances(cluster, state)
-    key, owner = (None, None) if sensitive else _memo_key(pod)
+    key, owner = (None, None) if sensitive else _memo_key(pod, filters)
 
     def victims_on(name: str) -> Victims | None:
         alloc = state.alloc(name)
@@ -357,12 +357,15 @@ def _static_ok(state: ClusterState, name: str, pod: Pod, filters: FilterContext)
     return all(rule(info, alloc, pod, filters).ok for rule in STATIC_RULES)
 
 
-def _memo_key(pod: Pod) -> tuple[object, Pod | None]:
+def _memo_key(pod: Pod, filters: FilterContext) -> tuple[object, Pod | None]:
     """What the victims on a node depend on besides the node (and the filter context,
-    kept with them): the pod's shape where placement memoises it, else the pod itself
-    (the key, and the pod the entry must belong to)."""
+    kept with them): the pod's shape where placement memoises it, its namespace only
+    where a filter tells it apart (as ``pick.NodePicker._namespace_class``), else the
+    pod itself (the key, and the pod the entry must belong to)."""
     if memoisable(pod):
-        return ("shape", pod_shape(pod, pod.namespace), pod.priority), None
+        namespace = pod.namespace
+        told_apart = namespace in filters.owners or namespace in filters.granted
+        return ("shape", pod_shape(pod, namespace if told_apart else ""), pod.priority), None
     return ("pod", id(pod)), pod
 
 

@@ -49,6 +49,16 @@ class Workload:
     def least_gpus(self) -> float:
         return self.floor_gpu_milli / WHOLE_GPU_MILLI
 
+    @property
+    def common_selector(self) -> dict[str, str]:
+        """nodeSelector entries every member carries (a node lacking one hosts no member)."""
+        first, *rest = self.pods
+        return {
+            k: v
+            for k, v in first.node_selector.items()
+            if all(p.node_selector.get(k) == v for p in rest)
+        }
+
 
 def pod_gpu_milli(pod: Pod) -> int:
     gpu_milli = pod.gpu.total_milli if pod.gpu else 0
