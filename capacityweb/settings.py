@@ -222,6 +222,10 @@ METRICS_ALLOWED_NETWORKS = env.list("METRICS_ALLOWED_NETWORKS", default=["127.0.
 # which autoscaler the report's "naive" side models (recommender.engine.autoscaler.profiles);
 # `manage.py evaluate --autoscaler NAME` overrides it for one run
 AUTOSCALER_PROFILE = env.str("AUTOSCALER_PROFILE", default="cluster-autoscaler")
+# The cluster-autoscaler's command line (its Deployment's args, shell-split), e.g.
+# "--expander=price --max-nodes-total=200" (a cluster's autoscaler_args overrides it;
+# `manage.py evaluate --autoscaler-args` for one run); blank: upstream's defaults
+CLUSTER_AUTOSCALER_ARGS = env.str("CLUSTER_AUTOSCALER_ARGS", default="")
 # The scheduler scoring profile evaluations simulate (a cluster's scheduler_profile
 # overrides it): kube-default (an unconfigured kube-scheduler), most-allocated, fgd.
 SCHEDULER_PROFILE = env.str("SCHEDULER_PROFILE", default="kube-default")

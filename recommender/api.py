@@ -5,6 +5,10 @@
 /api/v1/pending-workloads/      per-workload verdict, reasons, naive vs joint
 /api/v1/nodes/?cluster=         nodes of each cluster's latest evaluation (rows stored with
                                 it): devices, topology path, allocation
+/api/v1/cluster-autoscalers/    per cluster, the autoscaler the naive side models and the
+                                cluster-autoscaler command line and priority ConfigMap it
+                                runs with (PATCH, operators; checked by caflags: 400 naming
+                                the flag)
 """
 
 from __future__ import annotations
@@ -14,7 +18,15 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import mixins, serializers, viewsets
 
-from capacityweb.api_urls import FILTER_BACKENDS, StandardPagination, router
+from capacityweb.api_urls import (
+    FILTER_BACKENDS,
+    StandardPagination,
+    WriteThrottleMixin,
+    router,
+)
+from capacityweb.permissions import OperatorOrReadOnly
+from recommender.engine.autoscaler.caflags import parse_priorities, read_flags
+from recommender.engine.autoscaler.profiles import profile_names
 from recommender.filters import (
     EvaluationFilterSet,
     NodeFilterSet,
@@ -22,6 +34,7 @@ from recommender.filters import (
     WorkloadVerdictFilterSet,
 )
 from recommender.models import EvaluatedNode, Evaluation, Recommendation, WorkloadVerdict
+from topology.models import Cluster
 
 EVALUATION_FIELDS = [
     "id",
@@ -219,7 +232,64 @@ class NodeViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     pagination_class = StandardPagination
 
 
+class ClusterAutoscalerSerializer(serializers.ModelSerializer):
+    """How a cluster's naive side is modelled: the profile, the cluster-autoscaler's
+    command line (blank: the CLUSTER_AUTOSCALER_ARGS setting) and its priority
+    expander ConfigMap's ``priorities`` YAML, each checked as the evaluation reads it."""
+
+    cluster = serializers.IntegerField(source="id", read_only=True)
+
+    class Meta:
+        model = Cluster
+        fields = [
+            "cluster",
+            "name",
+            "autoscaler_profile",
+            "autoscaler_args",
+            "autoscaler_priorities",
+        ]
+        read_only_fields = ["name"]
+
+    def validate_autoscaler_profile(self, value: str) -> str:
+        if value and value not in profile_names():
+            valid = ", ".join(profile_names())
+            raise serializers.ValidationError(f"unknown profile {value!r}; valid: {valid}")
+        return value
+
+    def validate_autoscaler_args(self, value: str) -> str:
+        try:
+            read_flags(value)
+        except ValueError as error:
+            raise serializers.ValidationError(str(error)) from None
+        return value
+
+    def validate_autoscaler_priorities(self, value: str) -> str:
+        if value.strip():
+            try:
+                parse_priorities(value)
+            except ValueError as error:
+                raise serializers.ValidationError(str(error)) from None
+        return value
+
+
+class ClusterAutoscalerViewSet(
+    WriteThrottleMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.UpdateModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Read by any signed-in user; changed (PUT/PATCH) by operators
+    (``topology.change_cluster``). The next evaluation of the cluster uses it."""
+
+    permission_classes = [OperatorOrReadOnly]
+    queryset = Cluster.objects.order_by("name")
+    serializer_class = ClusterAutoscalerSerializer
+    pagination_class = StandardPagination
+
+
 router.register("evaluations", EvaluationViewSet, basename="evaluation")
+router.register("cluster-autoscalers", ClusterAutoscalerViewSet, basename="cluster-autoscaler")
 router.register("recommendations", RecommendationViewSet, basename="recommendation")
 router.register("pending-workloads", WorkloadVerdictViewSet, basename="pending-workload")
 router.register("nodes", NodeViewSet, basename="node")

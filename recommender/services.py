@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from recommender import adapters, selectors, signals
 from recommender.actions import report_json
+from recommender.engine.autoscaler.caflags import read_flags
 from recommender.engine.evaluate.evaluation import evaluate
 from recommender.engine.scheduler.profiles import profile_named
 from recommender.models import EvaluatedNode, Evaluation, Recommendation, WorkloadVerdict
@@ -49,7 +50,15 @@ def store_evaluation(*, snapshot: Snapshot) -> Evaluation:
     # with a ValueError naming the valid profiles (nothing is stored)
     autoscaler = snapshot.cluster.autoscaler_profile or settings.AUTOSCALER_PROFILE
     profile = profile_named(snapshot.cluster.scheduler_profile or settings.SCHEDULER_PROFILE)
-    evaluated = evaluate(model, at=snapshot.taken_at, policy=profile, autoscaler=autoscaler)
+    # the cluster's cluster-autoscaler command line, else the setting; a bad flag fails
+    # the evaluation the same way (a ValueError naming the flag)
+    ca_flags = read_flags(
+        snapshot.cluster.autoscaler_args or settings.CLUSTER_AUTOSCALER_ARGS,
+        snapshot.cluster.autoscaler_priorities,
+    )
+    evaluated = evaluate(
+        model, at=snapshot.taken_at, policy=profile, autoscaler=autoscaler, ca_flags=ca_flags
+    )
     # the CLI's JSON: to_json() plus currency, nodeGroups and actions (recommender.actions)
     result = report_json(evaluated, model, (), settings.CURRENCY)
     with transaction.atomic():

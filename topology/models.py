@@ -31,6 +31,20 @@ class Cluster(models.Model):
         help_text="The autoscaler the report's naive side models (e.g. cluster-autoscaler); "
         "blank = AUTOSCALER_PROFILE",
     )
+    # checked by recommender.engine.autoscaler.caflags when written through the API
+    # (/api/v1/cluster-autoscalers/) and when evaluated
+    autoscaler_args = models.TextField(
+        blank=True,
+        default="",
+        help_text="The cluster-autoscaler's command line (its Deployment's args, as a shell "
+        "would split them); blank = CLUSTER_AUTOSCALER_ARGS",
+    )
+    autoscaler_priorities = models.TextField(
+        blank=True,
+        default="",
+        help_text="The priority expander's ConfigMap (cluster-autoscaler-priority-expander) "
+        "data.priorities YAML; blank = none",
+    )
     # the names of recommender.engine.scheduler.profiles.PROFILES (topology may not
     # import the recommender app; a test keeps the two lists equal)
     scheduler_profile = models.CharField(

@@ -415,13 +415,15 @@ def test_best_effort_atomic_buys_for_all_or_none() -> None:
 
 
 def test_cluster_wide_gpu_and_core_limits_cap_the_option() -> None:
-    # one 2-GPU L4 node exists; --gpu-total L4 max 6 leaves 4 GPUs = 2 nodes of 2 GPUs
-    g = group("g", node("t", 8, 32, gpus=2), 1.0)
-    existing = node("n0", 8, 32, gpus=2)
+    # one 2-GPU L4 node exists; --gpu-total nvidia-l4 max 6 leaves 4 GPUs = 2 nodes of
+    # 2 GPUs (the GPU type is the value of GKE's GPU label, gpu_processor.go)
+    l4 = {"cloud.google.com/gke-accelerator": "nvidia-l4"}
+    g = group("g", node("t", 8, 32, gpus=2, labels=l4), 1.0)
+    existing = node("n0", 8, 32, gpus=2, labels=l4)
     busy = Pod("ml", "busy", requests=Resources(cpu_milli=8000, pods=1), node_name="n0")
     pods = (busy, *(pod(f"p{i}", 8, 1, gpus=1) for i in range(4)))
     cluster = Cluster("c", nodes=(existing,), pods=pods, node_groups=(g,))
-    capped = naive(cluster, CaSettings(max_gpus_total={"L4": 6}))
+    capped = naive(cluster, CaSettings(max_gpus_total={"nvidia-l4": 6}))
     assert sum(a.count for a in capped.additions) == 2
     assert "cluster-wide resource limit" in capped.outcomes["ml/p3"].reasons[0]
     # --cores-total 24: 8 used, 16 left = 2 nodes of 8 cores

@@ -111,3 +111,33 @@ def test_a_stored_evaluation_runs_the_clusters_own_autoscaler_profile():
     snapshot.refresh_from_db()
     with pytest.raises(ValueError, match="valid profiles: cluster-autoscaler"):
         store_evaluation(snapshot=snapshot)
+
+
+@pytest.mark.django_db
+def test_a_stored_evaluation_runs_the_clusters_own_cluster_autoscaler_flags(settings):
+    from recommender.services import store_evaluation
+    from topology import services
+    from topology.files import read_objects
+    from topology.models import Cluster
+
+    settings.CLUSTER_AUTOSCALER_ARGS = "--max-nodes-total=500"
+    cluster = Cluster.objects.create(
+        name=f"flags-{uuid.uuid4().hex[:6]}", source_kind=Cluster.SourceKind.FILES
+    )
+    snapshot = services.ingest_snapshot(
+        cluster=cluster, taken_at=TAKEN_AT, objects=read_objects(DISCOVERED)
+    )
+    # blank field: the setting
+    flags = store_evaluation(snapshot=snapshot).result["autoscalerFlags"]
+    assert flags["inEffect"] == {"--max-nodes-total": 500}
+    # the cluster's own command line wins
+    cluster.autoscaler_args = "--expander=price"
+    cluster.save()
+    snapshot.refresh_from_db()
+    flags = store_evaluation(snapshot=snapshot).result["autoscalerFlags"]
+    assert flags["inEffect"] == {"--expander": "price"}
+    cluster.autoscaler_args = "--expander=cheapest"
+    cluster.save()
+    snapshot.refresh_from_db()
+    with pytest.raises(ValueError, match="--expander: expander 'cheapest' not supported"):
+        store_evaluation(snapshot=snapshot)

@@ -3,7 +3,7 @@
 The model follows ``core/static_autoscaler.go`` ``RunOnce`` and
 ``core/scaleup/orchestrator/orchestrator.go`` ``ScaleUp`` (see
 ``NaivePlanner``): gated and expendable pods (priority below
-``--expendable-pods-priority-cutoff``, default -10:
+``--expendable-pods-priority-cutoff``, default -10, ``CaSettings``:
 ``core/podlistprocessor/filter_out_expendable.go``) trigger nothing, nor
 pods the scheduler places by preempting lower-priority pods (they carry a
 ``nominatedNodeName``: left out and force-added onto that node, victims and all,
@@ -36,7 +36,7 @@ from datetime import datetime
 from recommender.engine import costs
 from recommender.engine.autoscaler.estimator import Estimate, estimate
 from recommender.engine.autoscaler.expander import Option, best_option
-from recommender.engine.autoscaler.flags import EXPENDABLE_PODS_PRIORITY_CUTOFF, CaSettings
+from recommender.engine.autoscaler.flags import CaSettings
 from recommender.engine.autoscaler.groups import GroupView
 from recommender.engine.autoscaler.ledger import (
     NaiveLedger,
@@ -189,7 +189,7 @@ class NaivePlanner(GroupView):
                 force_add(self.state, workload, outcome)
                 continue
             for pod in map(self.seen, workload.pods):
-                if pod.priority < EXPENDABLE_PODS_PRIORITY_CUTOFF:
+                if pod.priority < self.settings.expendable_pods_priority_cutoff:
                     self._expendable(workload, pod)
                 elif pod.provisioning_request is not None:
                     request = (pod.namespace, *pod.provisioning_request)
@@ -229,7 +229,7 @@ class NaivePlanner(GroupView):
         self.ledger.needs_new[workload.key] = True
         self.ledger.reasons[workload.key].append(
             f"pod {pod.name}: expendable (priority {pod.priority} is below "
-            f"--expendable-pods-priority-cutoff {EXPENDABLE_PODS_PRIORITY_CUTOFF}): "
+            f"--expendable-pods-priority-cutoff {self.settings.expendable_pods_priority_cutoff}): "
             "cluster-autoscaler never scales up for it"
         )
 

@@ -49,6 +49,7 @@ LEAST_WASTE, MOST_PODS, LEAST_NODES, PRICE, PRIORITY, RANDOM = (
 # config/flags/flags.go of current releases: --expander defaults to least-waste
 # (releases before the flags moved out of main.go defaulted to random)
 DEFAULT_EXPANDERS = (LEAST_WASTE,)
+EXPANDERS = (RANDOM, MOST_PODS, LEAST_WASTE, PRICE, PRIORITY, LEAST_NODES)  # expander.go
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,10 +89,11 @@ def _lowest(options: Sequence[Option], score: Callable[[Option], float]) -> list
 def _priority_filter(
     options: Sequence[Option], priorities: Mapping[int, Sequence[str]]
 ) -> list[Option]:
-    """``priority.go``: options whose group name matches a regex of the highest priority."""
+    """``priority.go``: options whose group name matches a regex of the highest priority
+    (``groupIDMatchesList``: ``FindStringIndex``, a match anywhere in the name)."""
     for priority in sorted(priorities, reverse=True):
         patterns = [re.compile(p) for p in priorities[priority]]
-        kept = [o for o in options if any(p.fullmatch(o.group.name) for p in patterns)]
+        kept = [o for o in options if any(p.search(o.group.name) for p in patterns)]
         if kept:
             return kept
     return list(options)

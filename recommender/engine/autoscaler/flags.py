@@ -1,7 +1,7 @@
 """The cluster-autoscaler flags the model reads, with upstream's defaults
 (``config/flags/flags.go``).
 
-Pure: no Django, no I/O.
+Pure: no Django, no I/O. ``caflags`` reads them from a command line.
 """
 
 from __future__ import annotations
@@ -11,10 +11,19 @@ from dataclasses import dataclass, field
 
 from recommender.engine.autoscaler.expander import DEFAULT_EXPANDERS
 
-# --expendable-pods-priority-cutoff default
-EXPENDABLE_PODS_PRIORITY_CUTOFF = -10
 # RunOnce loops the model runs at most (upstream loops every --scan-interval for ever)
 LOOP_LIMIT = 50
+# --cloud-provider's default in upstream's all-providers build (cloudprovider/builder)
+DEFAULT_CLOUD_PROVIDER = "gce"
+# The label whose value is a node's GPU type for --gpu-total: the provider's GPULabel()
+# (cloudprovider/gce/gce_cloud_provider.go, aws/aws_cloud_provider.go,
+# alicloud/alicloud_cloud_provider.go), read by
+# processors/customresources/gpu_processor.go GetNodeGpuTarget
+GPU_LABELS = {
+    "gce": "cloud.google.com/gke-accelerator",
+    "aws": "k8s.amazonaws.com/accelerator",
+    "alicloud": "aliyun.accelerator/nvidia_name",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,12 +49,15 @@ class CaSettings:
     expanders: tuple[str, ...] = DEFAULT_EXPANDERS  # --expander=a,b
     max_nodes_total: int = 0  # --max-nodes-total (0: no limit)
     # --cores-total / --memory-total maxima (0: no limit; upstream's defaults, 320000
-    # cores and 6400000 GiB, bind no cluster the model sees) and --gpu-total per GPU type
+    # cores and 6400000 GiB, bind no cluster the model sees) and --gpu-total per GPU
+    # type (the value of ``gpu_label`` on a node: a node without it counts no GPU)
     max_cores_total: int = 0
     max_memory_total_bytes: int = 0
     max_gpus_total: Mapping[str, int] = field(default_factory=dict)
+    gpu_label: str = GPU_LABELS[DEFAULT_CLOUD_PROVIDER]
     balance_similar_node_groups: bool = False  # --balance-similar-node-groups
     balancing_ignore_labels: tuple[str, ...] = ()  # --balancing-ignore-label
+    expendable_pods_priority_cutoff: int = -10  # --expendable-pods-priority-cutoff
     priorities: Mapping[int, tuple[str, ...]] = field(default_factory=dict)  # priority expander
     seed: int = 0  # the random expander's seed: the same evaluation, the same choice
     loops: int = LOOP_LIMIT

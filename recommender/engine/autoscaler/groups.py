@@ -69,7 +69,7 @@ class GroupView:
         if not any(limits) and not settings.max_gpus_total:
             return room
         used = self._used()
-        per_node = _limited(template)
+        per_node = _limited(template, settings.gpu_label)
         for key, limit in (
             ("cpu", settings.max_cores_total * 1000 if settings.max_cores_total else 0),
             ("memory", settings.max_memory_total_bytes),
@@ -91,7 +91,7 @@ class GroupView:
         if self._usage is None or self._usage[0] != len(self.taken):
             totals: dict[str, int] = {}
             for name in self.state.node_names():
-                for key, amount in _limited(self.state.node(name)).items():
+                for key, amount in _limited(self.state.node(name), self.settings.gpu_label).items():
                     totals[key] = totals.get(key, 0) + amount
             self._usage = (len(self.taken), totals)
         return self._usage[1]
@@ -204,12 +204,14 @@ def upcoming_nodes(
     return unregistered, upcoming
 
 
-def _limited(node: Node) -> dict[str, int]:
-    """What one node counts against the cluster-wide limits: cpu, memory, GPUs by type."""
+def _limited(node: Node, gpu_label: str) -> dict[str, int]:
+    """What one node counts against the cluster-wide limits: cpu, memory, GPUs by type
+    (``gpu_processor.go`` ``GetNodeGpuTarget``: the type is the value of the provider's
+    GPU label; a node without the label counts no GPU)."""
     counts = {"cpu": node.allocatable.cpu_milli, "memory": node.allocatable.memory_bytes}
-    for gpu in node.gpus:
-        key = f"gpu:{gpu.model}"
-        counts[key] = counts.get(key, 0) + 1
+    gpu_type = node.labels.get(gpu_label)
+    if gpu_type is not None and node.gpus:
+        counts[f"gpu:{gpu_type}"] = len(node.gpus)
     return counts
 
 

@@ -1,7 +1,9 @@
 """Which modelled autoscaler is "naive": the registry of autoscaler profiles.
 
 A profile is a name and an entry with ``cluster_autoscaler.naive_scale_up``'s
-signature (cluster, pending, *, state, at, policy, nominated) returning a ``ScaleUpPlan``.
+signature (cluster, pending, *, state, at, policy, nominated, ca_settings)
+returning a ``ScaleUpPlan``; ``ca_settings`` (``caflags.parse_flags``: the
+cluster's real command line) replaces the defaults of a cluster-autoscaler profile.
 
 - ``cluster-autoscaler`` (= ``cluster-autoscaler:1.36``, the newest modelled):
   ``cluster_autoscaler.NaivePlanner`` with upstream's default flags
@@ -33,6 +35,7 @@ Pure: no Django, no I/O.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Protocol
 
@@ -60,11 +63,12 @@ class NaiveEntry(Protocol):
         at: datetime,
         policy: str = ...,
         nominated: Nominated | None = ...,
+        ca_settings: CaSettings | None = ...,
     ) -> ScaleUpPlan: ...
 
 
 def _cluster_autoscaler(version: str) -> NaiveEntry:
-    settings = CaSettings(version=version)
+    defaults = CaSettings(version=version)
 
     def entry(
         cluster: Cluster,
@@ -74,7 +78,9 @@ def _cluster_autoscaler(version: str) -> NaiveEntry:
         at: datetime,
         policy: str = "default",
         nominated: Nominated | None = None,
+        ca_settings: CaSettings | None = None,
     ) -> ScaleUpPlan:
+        settings = replace(ca_settings, version=version) if ca_settings else defaults
         return naive_scale_up(
             cluster,
             pending,
@@ -88,13 +94,34 @@ def _cluster_autoscaler(version: str) -> NaiveEntry:
     return entry
 
 
+def _karpenter(
+    cluster: Cluster,
+    pending: Sequence[Workload],
+    *,
+    state: ClusterState,
+    at: datetime,
+    policy: str = "default",
+    nominated: Nominated | None = None,
+    ca_settings: CaSettings | None = None,
+) -> ScaleUpPlan:
+    """Karpenter reads no cluster-autoscaler flags (``uses_ca_flags`` says so)."""
+    return karpenter_scale_up(
+        cluster, pending, state=state, at=at, policy=policy, nominated=nominated
+    )
+
+
+def uses_ca_flags(name: str) -> bool:
+    """Whether the profile is a cluster-autoscaler, which cluster-autoscaler flags set."""
+    return name.partition(":")[0] == CLUSTER_AUTOSCALER
+
+
 def _registry() -> dict[str, NaiveEntry]:
     return {
         CLUSTER_AUTOSCALER: _cluster_autoscaler("1.36"),
         f"{CLUSTER_AUTOSCALER}:1.34": _cluster_autoscaler("1.34"),
         f"{CLUSTER_AUTOSCALER}:1.35": _cluster_autoscaler("1.35"),
         f"{CLUSTER_AUTOSCALER}:1.36": _cluster_autoscaler("1.36"),
-        KARPENTER: karpenter_scale_up,
+        KARPENTER: _karpenter,
     }
 
 

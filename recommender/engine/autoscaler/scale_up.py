@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+from recommender.engine.autoscaler.flags import CaSettings
 from recommender.engine.autoscaler.joint import JointPlanner
 from recommender.engine.autoscaler.nominated import of_outcomes
 from recommender.engine.autoscaler.plan import JOINT, NAIVE, ScaleUpPlan
@@ -31,6 +32,7 @@ def scale_up(
     policy: str = "default",
     autoscaler: str = DEFAULT_PROFILE,
     scheduled: Sequence[WorkloadOutcome] | None = None,
+    ca_settings: CaSettings | None = None,
 ) -> ScaleUpPlan:
     """What ``mode`` would add for ``pending``; never mutates ``state``.
 
@@ -38,11 +40,21 @@ def scale_up(
     scheduler pass's outcomes on ``state`` (``placement.place`` with the same policy
     and time), when the caller ran it: the naive profile takes the workloads it places
     by preemption as nominated (``nominated``; None: it runs that pass itself), and the
-    joint plan follows it while nothing is added (``JointPlanner.following``)."""
+    joint plan follows it while nothing is added (``JointPlanner.following``);
+    ``ca_settings``: the cluster-autoscaler flags the naive profile runs with (None:
+    upstream's defaults)."""
     if mode == NAIVE:
         entry = profile_named(autoscaler)
         nominated = None if scheduled is None else of_outcomes(scheduled)
-        return entry(cluster, pending, state=state, at=at, policy=policy, nominated=nominated)
+        return entry(
+            cluster,
+            pending,
+            state=state,
+            at=at,
+            policy=policy,
+            nominated=nominated,
+            ca_settings=ca_settings,
+        )
     if mode == JOINT:
         return JointPlanner(cluster, state.copy(), at, policy).plan(pending, scheduled)
     raise ValueError(f"unknown scale-up mode {mode!r}")

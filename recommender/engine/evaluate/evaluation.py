@@ -29,6 +29,8 @@ from datetime import datetime
 from typing import Any
 
 from recommender.engine import costs
+from recommender.engine.autoscaler.caflags import CA_OBJECT, CaFlags, dra_note
+from recommender.engine.autoscaler.flags import CaSettings
 from recommender.engine.autoscaler.plan import (
     JOINT,
     NAIVE,
@@ -40,7 +42,7 @@ from recommender.engine.autoscaler.plan import (
     workload_gpu_milli,
     workload_mix,
 )
-from recommender.engine.autoscaler.profiles import DEFAULT_PROFILE, profile_named
+from recommender.engine.autoscaler.profiles import DEFAULT_PROFILE, profile_named, uses_ca_flags
 from recommender.engine.autoscaler.scale_up import scale_up
 from recommender.engine.evaluate import quotas
 from recommender.engine.evaluate.classes import disagreements
@@ -183,6 +185,8 @@ class Evaluation:
     ignored: Mapping[str, int] = field(default_factory=dict)
     unsupported: tuple[UnsupportedField, ...] = ()
     autoscaler: str = DEFAULT_PROFILE  # the naive side's profile (autoscaler.profiles)
+    # the cluster-autoscaler flags it ran with (None: the profile reads none)
+    autoscaler_flags: CaFlags | None = CaFlags()
     scheduler_profile: str = "kube-default"
     what_if: WhatIf | None = None  # the same scheduler pass under fgd (None: fgd chosen)
 
@@ -232,6 +236,7 @@ class Evaluation:
             "schedulerProfile": self.scheduler_profile,
             "whatIf": self.what_if.to_json() if self.what_if else None,
             "modelGaps": self.model_gaps,
+            "autoscalerFlags": self.autoscaler_flags.to_json() if self.autoscaler_flags else None,
         }
 
 
@@ -242,12 +247,19 @@ def ignored_kind_json(key: str, count: int) -> dict[str, Any]:
 
 
 def evaluate(
-    cluster: Cluster, *, at: datetime, policy: str = "default", autoscaler: str = DEFAULT_PROFILE
+    cluster: Cluster,
+    *,
+    at: datetime,
+    policy: str = "default",
+    autoscaler: str = DEFAULT_PROFILE,
+    ca_flags: CaFlags | None = None,
 ) -> Evaluation:
     """Everything the dashboard, the API and the CLI show about one snapshot
     (``policy``: the scheduler's scoring profile; ``autoscaler``: which profile the
-    naive side models; ValueError naming the valid ones if either is unknown)."""
+    naive side models; ValueError naming the valid ones if either is unknown;
+    ``ca_flags``: the cluster-autoscaler command line it runs with, ``caflags``)."""
     profile_named(autoscaler)  # an unknown name fails before any work
+    ca_flags, flag_notes = _flags_for(autoscaler, ca_flags or CaFlags())
     policy = policy_named(policy).name
     state = ClusterState.from_cluster(cluster)
     pending = pending_workloads(cluster)
@@ -266,6 +278,7 @@ def evaluate(
         policy=policy,
         autoscaler=autoscaler,
         scheduled=scheduler.outcomes,
+        ca_settings=ca_flags.settings if ca_flags else None,
     )
     joint = scale_up(
         cluster,
@@ -308,11 +321,33 @@ def evaluate(
         node_group_sizes={g.name: group_size(g) for g in cluster.node_groups},
         group_totals=group_totals(cluster, recommended),
         ignored=dict(sorted(cluster.ignored.items())),
-        unsupported=cluster.unsupported,
+        unsupported=(*cluster.unsupported, *flag_notes),
         autoscaler=autoscaler,
+        autoscaler_flags=ca_flags,
         scheduler_profile=policy,
         what_if=what_if,
     )
+
+
+def _flags_for(
+    autoscaler: str, flags: CaFlags
+) -> tuple[CaFlags | None, tuple[UnsupportedField, ...]]:
+    """The flags a cluster-autoscaler profile runs with and what of them is not
+    modelled; a profile that reads no cluster-autoscaler flags gets none, said so
+    when some were given."""
+    if uses_ca_flags(autoscaler):
+        version = autoscaler.partition(":")[2] or CaSettings().version
+        dra = dra_note(flags, CaSettings(version=version))
+        return flags, (*flags.unsupported, *([dra] if dra else []))
+    if not flags.args and not flags.settings.priorities:
+        return None, ()
+    note = UnsupportedField(
+        CA_OBJECT,
+        "args",
+        f"cluster-autoscaler flags given, but the {autoscaler} profile reads none",
+        blocking=False,
+    )
+    return None, (note,)
 
 
 def group_size(group: NodeGroup) -> int:

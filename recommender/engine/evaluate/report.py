@@ -136,6 +136,7 @@ def _waiting_text(workload: WorkloadEvaluation) -> str:
 def _naive(evaluation: Evaluation) -> str:
     plan = evaluation.naive_plan
     lines = [f"== What the naive autoscaler would do ({evaluation.autoscaler}) =="]
+    lines += _flags(evaluation)
     if not plan.additions:
         lines.append("add nothing")
     for addition in plan.additions:
@@ -151,6 +152,23 @@ def _naive(evaluation: Evaluation) -> str:
         f"{money(plan.stranded_per_hour)} ({plan.stranded_gpus} GPUs nobody uses)"
     )
     return "\n".join(lines) + "\n"
+
+
+def _flags(evaluation: Evaluation) -> list[str]:
+    """The cluster-autoscaler flags that are not upstream's defaults (caflags)."""
+    flags = evaluation.autoscaler_flags
+    if flags is None:
+        return []
+    shown = [
+        f"{name}={item}"
+        for name, value in flags.in_effect.items()
+        for item in (value if isinstance(value, list) else [value])
+    ]
+    if flags.settings.priorities:
+        shown.append(f"priority ConfigMap ({len(flags.settings.priorities)} priorities)")
+    if not shown:
+        return []
+    return [f"with {' '.join(shown)}"]
 
 
 def _what_to_do(evaluation: Evaluation, node_groups: tuple[NodeGroup, ...]) -> str:
@@ -212,6 +230,12 @@ def _not_modelled(evaluation: Evaluation) -> str:
     lines = ["== Not modelled =="]
     for key, count in evaluation.ignored.items():
         lines.append(f"* ignored {count} x {key}")
+    flags = evaluation.autoscaler_flags
+    if flags is not None and flags.ignored:
+        lines.append(
+            "* cluster-autoscaler flags ignored (no effect on a scale-up from one snapshot): "
+            + ", ".join(flags.ignored)
+        )
     for item in evaluation.unsupported[:NOT_MODELLED_LINES]:
         effect = "blocks its workload" if item.blocking else "listed only"
         lines.append(f"* {item.object}: {item.field}: {item.reason} ({effect})")

@@ -1,5 +1,5 @@
 """``manage.py evaluate FILE|DIR|- [--format text|json] [--at TIME] [--scheduler-profile NAME]
-[--autoscaler NAME]``.
+[--autoscaler NAME] [--autoscaler-args "ARGS"] [--autoscaler-priorities FILE]``.
 
 Thin on purpose: read_objects → parse_objects → evaluate → print. First what
 was read (kinds read, ignored, rejected, pods found and synthesized from
@@ -12,6 +12,10 @@ never in the engine). ``--scheduler-profile`` (default: the SCHEDULER_PROFILE
 setting, kube-default) is the scoring profile simulated, ``--autoscaler``
 (default: the AUTOSCALER_PROFILE setting, cluster-autoscaler) the autoscaler the
 naive side models; an unknown name exits 2 naming the valid ones.
+``--autoscaler-args`` (default: the CLUSTER_AUTOSCALER_ARGS setting) is the
+cluster-autoscaler's own command line, ``--autoscaler-priorities`` a file with its
+priority expander ConfigMap's ``priorities`` YAML (``caflags``); a flag or value
+cluster-autoscaler refuses exits 2 naming it.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
 from recommender.actions import report_json, report_text
+from recommender.engine.autoscaler.caflags import CaFlags, parse_priorities, read_flags
 from recommender.engine.autoscaler.profiles import profile_names
 from recommender.engine.evaluate.evaluation import evaluate
 from recommender.engine.evaluate.report import render_text
@@ -55,6 +60,17 @@ class Command(BaseCommand):
             + " (default: the AUTOSCALER_PROFILE setting)",
         )
         parser.add_argument(
+            "--autoscaler-args",
+            default=None,
+            help="the cluster-autoscaler's command line, e.g. \"--expander=price "
+            '--max-nodes-total=200" (default: the CLUSTER_AUTOSCALER_ARGS setting)',
+        )
+        parser.add_argument(
+            "--autoscaler-priorities",
+            default=None,
+            help="file with the priority expander ConfigMap's data.priorities YAML",
+        )
+        parser.add_argument(
             "--scheduler-profile",
             help=f"scoring profile the cluster's scheduler runs: {', '.join(PROFILES)} "
             "(default: the SCHEDULER_PROFILE setting)",
@@ -69,6 +85,7 @@ class Command(BaseCommand):
             )
             sys.exit(BAD_INPUT_EXIT_CODE)
         try:
+            ca_flags = parse_ca_flags(options["autoscaler_args"], options["autoscaler_priorities"])
             at = parse_at(options["at"])
             profile = parse_profile(options["scheduler_profile"] or settings.SCHEDULER_PROFILE)
             refused: list[ModelError] = []
@@ -86,7 +103,9 @@ class Command(BaseCommand):
             objects, cluster_name=options["cluster_name"], prices=table_in(settings.CURRENCY)
         )
         summary = snapshot_summary(snapshot, refused)
-        evaluation = evaluate(snapshot.cluster, at=at, policy=profile, autoscaler=autoscaler)
+        evaluation = evaluate(
+            snapshot.cluster, at=at, policy=profile, autoscaler=autoscaler, ca_flags=ca_flags
+        )
         cluster, notices, currency = snapshot.cluster, snapshot.notices, settings.CURRENCY
         if options["format"] == "json":
             payload = report_json(evaluation, cluster, notices, currency)
@@ -107,6 +126,24 @@ class Command(BaseCommand):
         for error in errors:
             self.stderr.write(str(error))
         sys.exit(BAD_INPUT_EXIT_CODE)
+
+
+def parse_ca_flags(args: str | None, priorities_path: str | None) -> CaFlags:
+    """The command line (or the setting) and the priorities file, read; a ModelError
+    naming the option and the flag otherwise."""
+    text = args if args is not None else settings.CLUSTER_AUTOSCALER_ARGS
+    option = "--autoscaler-args" if args is not None else "CLUSTER_AUTOSCALER_ARGS"
+    try:
+        flags = read_flags(text)
+    except ValueError as error:
+        raise ModelError(option, "", "", str(error)) from None
+    if priorities_path is None:
+        return flags
+    try:
+        with open(priorities_path, encoding="utf-8") as file:
+            return flags.with_priorities(parse_priorities(file.read()))
+    except (OSError, ValueError) as error:
+        raise ModelError(priorities_path, "", "", str(error)) from None
 
 
 def parse_profile(name: str) -> str:
