@@ -405,7 +405,7 @@ class JointPlanner(OptionSearch):
             reasons=(*reasons, *changes),
             schedulable_after=True,
             changes=changes,
-            cost_per_hour=costs.round_money(sum(part_cost(s, c) for s, c in option.parts)),
+            cost_per_hour=option.cost_per_hour,
         )
 
 
