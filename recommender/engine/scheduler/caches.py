@@ -178,9 +178,7 @@ class Layout:
         self._matching: dict[tuple[tuple[str, str], ...], list[int]] = {}
         self._scopes: dict[int, tuple[Sequence[str], Scope]] = {}
         self._by_label: dict[str, dict[str, list[str]]] = {}
-        self._domains_matching: dict[
-            tuple[int, tuple[tuple[str, str], ...]], set[tuple[str, ...]]
-        ] = {}
+        self._domains_matching: dict[tuple[int, Selector], set[tuple[str, ...]]] = {}
 
     @classmethod
     def of(cls, cluster: Cluster, state: ClusterState) -> Layout:

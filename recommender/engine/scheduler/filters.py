@@ -76,6 +76,11 @@ class FilterContext:
     def __post_init__(self) -> None:
         object.__setattr__(self, "owners", frozenset().union(*self.reserved_for.values()))
 
+    def namespace_class(self, namespace: str) -> str:
+        """The namespace where a filter tells it apart (it owns a reservation or holds a
+        grant), else "": the filters treat every other namespace alike."""
+        return namespace if namespace in self.owners or namespace in self.granted else ""
+
     @classmethod
     def build(
         cls,

@@ -32,7 +32,7 @@ def pod_shape(pod: Pod, namespace_class: str) -> tuple[object, ...]:
     """What a pod's filter verdicts and scores depend on. Selector and affinity are
     part of it: they pick nodes by label, which the node key leaves out, so the
     placement checks them per node (cached) before looking the score up. The
-    namespace enters only as its class (see ``pick.NodePicker._namespace_class``):
+    namespace enters only as its class (see ``filters.FilterContext.namespace_class``):
     namespaces no rule tells apart share their shape."""
     requests = pod.requests
     return (

@@ -208,16 +208,9 @@ class NodePicker:
     def shape(self, pod: Pod) -> int | None:
         """The memo id of the pod's shape, or None when its score cannot be memoised."""
         if self.index is not None and memoisable(pod) and not self._inter_pod.sensitive(pod):
-            return self._keys.intern(("pod", *pod_shape(pod, self._namespace_class(pod))))
+            namespace = self.filters.namespace_class(pod.namespace)
+            return self._keys.intern(("pod", *pod_shape(pod, namespace)))
         return None
-
-    def _namespace_class(self, pod: Pod) -> str:
-        """The pod's namespace where a filter tells it apart (it owns a reservation or
-        holds a grant), else "": the filters treat every other namespace alike."""
-        namespace = pod.namespace
-        if namespace in self.filters.owners or namespace in self.filters.granted:
-            return namespace
-        return ""
 
     def _node_key(self, name: str) -> int:
         personal = bool(self.filters.granted) or name in self.filters.reserved_for
@@ -263,7 +256,7 @@ class NodePicker:
             needs = self._keys.intern(
                 (
                     "static",
-                    self._namespace_class(pod),
+                    self.filters.namespace_class(pod.namespace),
                     pod.tolerations,
                     tuple(sorted(pod.node_selector.items())),
                     pod.affinity,

@@ -360,12 +360,11 @@ def _static_ok(state: ClusterState, name: str, pod: Pod, filters: FilterContext)
 def _memo_key(pod: Pod, filters: FilterContext) -> tuple[object, Pod | None]:
     """What the victims on a node depend on besides the node (and the filter context,
     kept with them): the pod's shape where placement memoises it, its namespace only
-    where a filter tells it apart (as ``pick.NodePicker._namespace_class``), else the
-    pod itself (the key, and the pod the entry must belong to)."""
+    where a filter tells it apart (``FilterContext.namespace_class``, as placement's
+    memo), else the pod itself (the key, and the pod the entry must belong to)."""
     if memoisable(pod):
-        namespace = pod.namespace
-        told_apart = namespace in filters.owners or namespace in filters.granted
-        return ("shape", pod_shape(pod, namespace if told_apart else ""), pod.priority), None
+        shape = pod_shape(pod, filters.namespace_class(pod.namespace))
+        return ("shape", shape, pod.priority), None
     return ("pod", id(pod)), pod
 
 
