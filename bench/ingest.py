@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-DATA = REPO / ".." / "shared" / "data" / "alibaba-gpu-v2023" / "csv"
+DATA = REPO / "data" / "alibaba-gpu-v2023" / "csv"
 WATCH_EVENTS = 20_000
 STORE_NODES = 10_000
 

@@ -38,7 +38,7 @@ from recommender.engine.scheduler.workloads import Workload, pod_workload  # noq
 from topology.files import read_openb  # noqa: E402
 from topology.hardware import Cluster, Pod  # noqa: E402
 
-DATA = REPO / ".." / "shared" / "data"
+DATA = REPO / "data"
 CSV_DIR = DATA / "alibaba-gpu-v2023" / "csv"
 EXPECTED = DATA / "fgd-expected-results" / "analysis_allo_discrete.csv"
 TUNE_RATIO = 1.3

@@ -20,16 +20,16 @@ import pytest
 from capacityweb.browser import chromium_path, missing_chromium_message
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA_DIR = REPO_ROOT / ".." / "shared" / "data"
+SHARED_DATA_DIR = REPO_ROOT / "data"
 SERVICE_VARIABLES = ("DATABASE_URL", "REDIS_URL")
 WORKER_START_TIMEOUT_SECONDS = 60.0
 
 
 @pytest.fixture(scope="session")
 def shared_data_dir() -> Path:
-    """The read-only real data sets (a sibling of the repository root)."""
+    """The real data sets copied into the repository (data/, each folder with its SOURCES)."""
     if not SHARED_DATA_DIR.is_dir():
-        pytest.fail(f"shared data not found at {SHARED_DATA_DIR}: clone next to shared/")
+        pytest.fail(f"data not found at {SHARED_DATA_DIR}: the clone is incomplete")
     return SHARED_DATA_DIR
 
 

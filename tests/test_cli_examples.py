@@ -1,4 +1,4 @@
-"""``manage.py evaluate`` on each folder of shared/data/k8s-examples says what it read.
+"""``manage.py evaluate`` on each folder of data/k8s-examples says what it read.
 
 No folder may give "nothing is pending" with exit 0 while objects were read:
 the output names the kinds read, the workloads found (pods synthesized from
@@ -13,14 +13,14 @@ import pytest
 
 from tests.conftest import environment_without_services, run_manage
 
-EXAMPLES = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "k8s-examples"
+EXAMPLES = Path(__file__).resolve().parents[1] / "data" / "k8s-examples"
 AT = "2026-12-04T00:00:00Z"
 
 
 def evaluated(folder: str, output: str = "json"):
     path = EXAMPLES / folder
     if not path.is_dir():
-        pytest.fail(f"shared data not found at {path}")
+        pytest.fail(f"data not found at {path}: the clone is incomplete")
     return run_manage(
         "evaluate", str(path), "--format", output, "--at", AT,
         environment=environment_without_services(),

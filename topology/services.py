@@ -36,7 +36,7 @@ INGEST_TASK = "topology.tasks.ingest_cluster"
 RETENTION_TASK = "topology.tasks.delete_old_snapshots"
 DEFAULT_INGEST_EVERY_SECONDS = 60
 DEFAULT_LOCK_SECONDS = 600
-SHARED_DATA_DIR = Path(settings.BASE_DIR) / ".." / "shared" / "data" / "alibaba-gpu-v2023"
+TRACE_DATA_DIR = Path(settings.BASE_DIR) / "data" / "alibaba-gpu-v2023"
 
 # One live source per cluster and worker process: a kube source keeps its store and
 # resourceVersions between ingests, a files source its last mtimes.
@@ -139,7 +139,7 @@ def read_source(*, cluster: Cluster, now: datetime) -> SourceRead:
             cluster.source_kind,
             cluster.source_settings,
             cluster_name=cluster.name,
-            data_dir=SHARED_DATA_DIR,
+            data_dir=TRACE_DATA_DIR,
             max_bytes=settings.MAX_SNAPSHOT_BYTES,
             max_objects=settings.MAX_SNAPSHOT_OBJECTS,
         )

@@ -1,15 +1,15 @@
-"""Fixtures for the engine tests: plain paths into shared/data, no Django."""
+"""Fixtures for the engine tests: plain paths into the repository's data/, no Django."""
 
 from pathlib import Path
 
 import pytest
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
+SHARED_DATA = Path(__file__).resolve().parents[2] / "data"
 
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
-    """The read-only real data sets (``shared/`` is a sibling of the repository root)."""
+    """The real data sets copied into the repository (data/, each folder with its SOURCES)."""
     if not SHARED_DATA.is_dir():
-        pytest.fail(f"shared data not found at {SHARED_DATA}: check out next to shared/")
+        pytest.fail(f"data not found at {SHARED_DATA}: the clone is incomplete")
     return SHARED_DATA

@@ -1,4 +1,4 @@
-"""Every real fixture in shared/data/k8s-examples parses or is rejected precisely."""
+"""Every real fixture in data/k8s-examples parses or is rejected precisely."""
 
 import pytest
 

@@ -21,7 +21,7 @@ from topology.hardware import Cluster, Pod
 from topology.trace import trace_nodes, trace_pods
 
 CSV_DIR = (
-    Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "alibaba-gpu-v2023" / "csv"
+    Path(__file__).resolve().parents[2] / "data" / "alibaba-gpu-v2023" / "csv"
 )
 
 

@@ -10,7 +10,7 @@ from tests.ingest.kubeserver import resource_key
 from topology.files import read_objects
 from topology.hardware import ModelError
 
-DATA_DIR = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
+DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 EXAMPLES_DIR = DATA_DIR / "k8s-examples"
 OPENB_DIR = DATA_DIR / "alibaba-gpu-v2023" / "csv"
 
@@ -27,7 +27,7 @@ EXAMPLE_KINDS = (
 
 
 def example_objects() -> list[dict[str, Any]]:
-    """Every object of an EXAMPLE_KINDS kind in shared/data/k8s-examples (files that parse)."""
+    """Every object of an EXAMPLE_KINDS kind in data/k8s-examples (files that parse)."""
     objects = []
     for folder in ("nodes", "dra", "gangs"):
         for path in sorted((EXAMPLES_DIR / folder).glob("*.yaml")):

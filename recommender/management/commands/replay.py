@@ -41,7 +41,7 @@ class Command(BaseCommand):
         )
         parser.add_argument("--pods-per-step", type=int, default=20, help="fill: pods per step")
         parser.add_argument("--seed", type=int, default=0, help="fill: arrival order")
-        parser.add_argument("--data-dir", default=str(services.SHARED_DATA_DIR))
+        parser.add_argument("--data-dir", default=str(services.TRACE_DATA_DIR))
 
     def handle(self, *args: Any, **options: Any) -> None:
         origin = timezone.now()
