@@ -288,6 +288,19 @@ class NodePlacement:
 
 
 @dataclass(frozen=True, slots=True)
+class PoolLimit:
+    """One resource of a Karpenter NodePool's ``spec.limits`` (kubernetes-sigs/karpenter
+    ``pkg/apis/v1/nodepool.go`` ``Limits``): the limit, what the pool's nodes leave of it,
+    and what one node of the group counts against it. Exact fractions as text
+    (``str(Fraction)``) so a stored snapshot keeps them."""
+
+    resource: str
+    limit: str
+    left: str
+    per_node: str
+
+
+@dataclass(frozen=True, slots=True)
 class AutoscalerRef:
     """The real object that grows a group: what a recommendation must change.
 
@@ -303,6 +316,9 @@ class AutoscalerRef:
     pool: str | None = None
     target_size: int | None = None  # CA cloudProviderTarget
     weight: int | None = None  # a Karpenter NodePool's spec.weight (higher is tried first)
+    # a Karpenter NodePool's spec.limits, one entry per resource; () when it sets none
+    # (no limit: nothing to raise, Karpenter launches for the pending pods by itself)
+    limits: tuple[PoolLimit, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

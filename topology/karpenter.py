@@ -32,6 +32,7 @@ from topology.hardware import (
     ModelError,
     Node,
     NodeGroup,
+    PoolLimit,
     Resources,
     Taint,
 )
@@ -269,7 +270,15 @@ def _karpenter_group(
         template=replace(template, price_per_node_hour=per_hour),
         current_size=size,
         source=f"Karpenter NodePool {pool.name} + instance type {kind.name} (bundled catalogue)",
-        autoscaler=AutoscalerRef(kind="karpenter", name=pool.name, weight=pool.weight),
+        autoscaler=AutoscalerRef(
+            kind="karpenter",
+            name=pool.name,
+            weight=pool.weight,
+            limits=tuple(
+                PoolLimit(r, str(pool.limits[r]), str(left), str(kind.capacity(r)))
+                for r, left in sorted(room.items())
+            ),
+        ),
         price_source=price.source if price else None,
         notes=tuple(notes),
     )
