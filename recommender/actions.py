@@ -41,6 +41,12 @@ import yaml
 
 from recommender.cloud_commands import PoolResize, grow, restore
 from recommender.engine.evaluate.evaluation import Evaluation, Recommendation
+from recommender.engine.evaluate.pricing import (
+    PRICE_UNKNOWN,
+    total_text,
+    unpriced_groups,
+    unpriced_nodes,
+)
 from recommender.engine.evaluate.report import (
     node_group_patch,
     planned_size,
@@ -177,8 +183,14 @@ def report_json(
     payload = evaluation.to_json()
     payload["currency"] = currency
     payload["nodeGroups"] = [node_group_json(g) for g in cluster.node_groups]
+    unpriced = unpriced_groups(cluster.node_groups)
     for rec, item in zip(evaluation.recommendations, payload["recommendations"], strict=True):
         item["actions"] = [a.to_json() for a in actions_for(rec, evaluation, cluster)]
+        item["priceKnown"] = rec.node_group not in unpriced or rec.reservation is not None
+    payload["cost"]["unpricedNodes"] = {
+        "joint": _unpriced(evaluation.recommendations, unpriced),
+        "naive": _unpriced(evaluation.naive_plan.additions, unpriced),
+    }
     for total in payload["nodeGroupTotals"]:
         if total["patch"] is None:
             total["actions"] = [a.to_json() for a in group_actions(total, evaluation, cluster)]
@@ -212,6 +224,10 @@ def group_actions(
     return [a for a in actions_for(together, evaluation, cluster) if a.kind != "Placement"]
 
 
+def _unpriced(additions: Iterable[Any], unpriced: frozenset[str]) -> dict[str, int]:
+    return unpriced_nodes(((a.node_group, a.count, a.reservation) for a in additions), unpriced)
+
+
 def node_group_json(group: NodeGroup) -> dict[str, Any]:
     ref = group.autoscaler
     return {
@@ -223,6 +239,7 @@ def node_group_json(group: NodeGroup) -> dict[str, Any]:
         "currentSize": group.current_size,
         "pricePerNodeHour": group.price_per_node_hour,
         "priceSource": group.price_source,
+        "priceKnown": group.price_known,
         "notes": list(group.notes),
     }
 
@@ -239,8 +256,8 @@ def report_text(
     for group in cluster.node_groups:
         price = (
             f"{group.price_per_node_hour:,.2f} {currency}/h per node ({group.price_source})"
-            if group.price_source
-            else "no price"
+            if group.price_known
+            else PRICE_UNKNOWN
         )
         lines.append(
             f"* {group.name}: {group.current_size} nodes (min {group.min_size}, max "
@@ -253,10 +270,15 @@ def report_text(
     lines.append("== Actions for your autoscaler ==")
     if not evaluation.recommendations:
         lines.append("nothing to apply")
+    unpriced = unpriced_groups(cluster.node_groups)
+    if evaluation.recommendations:
+        left_out = _unpriced(evaluation.recommendations, unpriced)
+        lines.append(f"in all: {total_text(evaluation.joint_per_hour, left_out, f' {currency}/h')}")
     for rec in evaluation.recommendations:
+        known = rec.node_group not in unpriced or rec.reservation is not None
+        cost = f"{rec.cost_per_hour:,.2f} {currency}/h" if known else PRICE_UNKNOWN
         lines.append(
-            f"* add {rec.count} x {rec.node_group} "
-            f"({rec.cost_per_hour:,.2f} {currency}/h) for {', '.join(rec.workloads)}:"
+            f"* add {rec.count} x {rec.node_group} ({cost}) for {', '.join(rec.workloads)}:"
         )
         for action in actions_for(rec, evaluation, cluster):
             lines.append(f"  [{ROLE_HEADERS[action.role]}{action.kind}]")

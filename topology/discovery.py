@@ -236,6 +236,7 @@ def _finished(
         source=" + ".join(entry.sources),
         autoscaler=entry.autoscaler,
         price_source=price.source if price else None,
+        price_known=price is not None,
         notes=tuple(notes),
     )
 
@@ -281,7 +282,8 @@ def _overridden(base: NodeGroup, group: NodeGroup, given: frozenset[str]) -> Nod
         merged = replace(
             merged,
             price_source=f"{PROJECT_SOURCE} {group.name} pricePerNodeHour",
-            notes=tuple(n for n in merged.notes if not n.startswith("no price")),
+            price_known=True,
+            notes=tuple(n for n in merged.notes if not n.startswith("price unknown")),
         )
     if "maxSize" in given:
         merged = replace(merged, notes=tuple(n for n in merged.notes if "size unknown" not in n))

@@ -350,6 +350,9 @@ class NodeGroup:
     source: str | None = None
     autoscaler: AutoscalerRef | None = None  # what grows it; None for a project-only group
     price_source: str | None = None  # where price_per_node_hour comes from; None: unknown
+    # False: no price is known for the group (not in the price table, none given): the
+    # plans count it as 0, and every page says "price unknown", never 0/h
+    price_known: bool = True
     notes: tuple[str, ...] = ()  # what the model does not cover about this group
     # the cloud provider's template for an EMPTY group carries its DRA devices
     # (cluster-autoscaler docs/dra_support.md: DRA scale-from-0 only where the provider

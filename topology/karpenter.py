@@ -280,5 +280,6 @@ def _karpenter_group(
             ),
         ),
         price_source=price.source if price else None,
+        price_known=price is not None,
         notes=tuple(notes),
     )

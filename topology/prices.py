@@ -102,7 +102,10 @@ def table_in(currency: str) -> PriceTable:
 
 
 def no_price_note(labels: Mapping[str, str]) -> str:
-    """What a discovered group without a price says (it costs 0 in every total)."""
+    """What a discovered group without a price says (shown as "price unknown", never 0/h)."""
     kind = labels.get(INSTANCE_TYPE_LABEL)
     what = f"instance type {kind}" if kind else "no instance-type label"
-    return f"no price ({what} not in the price table): costs count it as 0; set pricePerNodeHour"
+    return (
+        f"price unknown ({what} not in the price table): totals leave it out and say so; "
+        "set pricePerNodeHour"
+    )

@@ -249,7 +249,7 @@ def test_an_unknown_instance_type_has_no_price_and_says_so():
     (group,) = parse(unknown).cluster.node_groups
     assert group.price_per_node_hour == 0.0
     assert group.price_source is None
-    assert any(n.startswith("no price (instance type x9.huge") for n in group.notes)
+    assert any(n.startswith("price unknown (instance type x9.huge") for n in group.notes)
 
 
 # --- hand-written groups win ------------------------------------------------------------

@@ -1,0 +1,70 @@
+"""A group without a price reads "price unknown", never 0/h, and totals say what they
+leave out (issue 30 item 2)."""
+
+import copy
+
+from recommender.actions import report_json, report_text
+from recommender.engine.evaluate.report import render_text
+from tests.engine.test_actions import FIXTURES, evaluated, pending_pod, sourced
+from topology.files import read_objects
+
+INSTANCE_TYPE = "node.kubernetes.io/instance-type"
+
+
+def unpriced_gke_cluster() -> list:
+    """The discovered GKE cluster with its a2 pool on a type the price table lacks."""
+    objects = [copy.deepcopy(o) for _, o in read_objects(FIXTURES / "discovered-gke-cluster.yaml")]
+    for obj in objects:
+        if obj["kind"] == "Node" and "a2-pool" in obj["metadata"]["name"]:
+            obj["metadata"]["labels"][INSTANCE_TYPE] = "z9-notlisted-8g"
+    return sourced(*objects)
+
+
+def test_a_card_of_an_unpriced_group_reads_price_unknown():
+    snapshot, evaluation = evaluated(unpriced_gke_cluster())
+    (rec,) = evaluation.recommendations
+    text = report_text(evaluation, snapshot.cluster, snapshot.notices, "USD")
+    assert "* add 2 x a2-pool (price unknown) for ml/train:" in text
+    assert "0.00 USD/h) for ml/train" not in text
+
+
+def test_the_total_names_the_nodes_it_leaves_unpriced():
+    snapshot, evaluation = evaluated(unpriced_gke_cluster())
+    text = report_text(evaluation, snapshot.cluster, snapshot.notices, "USD")
+    assert "in all: 0.00 USD/h + price unknown for 2 x a2-pool" in text
+    engine_text = render_text(evaluation, snapshot.cluster.node_groups)
+    assert "== What to do instead (0.00/h + price unknown for 2 x a2-pool) ==" in engine_text
+
+
+def test_the_json_report_flags_the_unpriced_card_and_counts_its_nodes():
+    snapshot, evaluation = evaluated(unpriced_gke_cluster())
+    payload = report_json(evaluation, snapshot.cluster, snapshot.notices, "USD")
+    (rec,) = payload["recommendations"]
+    assert rec["priceKnown"] is False
+    assert payload["cost"]["unpricedNodes"]["joint"] == {"a2-pool": 2}
+    groups = {g["name"]: g for g in payload["nodeGroups"]}
+    assert groups["a2-pool"]["priceKnown"] is False
+
+
+def test_a_project_group_without_a_price_costs_nothing_known_never_less_than_zero():
+    group = {
+        "apiVersion": "capacityweb.io/v1alpha1",
+        "kind": "NodeGroup",
+        "metadata": {"name": "h100"},
+        "spec": {
+            "nodeSelector": {"pool": "h100"},
+            "minSize": 0,
+            "maxSize": 3,
+            "template": {
+                "allocatable": {"cpu": "96", "memory": "1Ti", "pods": "110", "nvidia.com/gpu": "8"}
+            },
+        },
+    }
+    snapshot, evaluation = evaluated(sourced(group, pending_pod("job", 8)))
+    (rec,) = evaluation.recommendations
+    # no pricePerNodeHour: was -1.0/h (cheaper than free); now 0 in the arithmetic, unknown
+    assert rec.cost_per_hour == 0.0
+    (node_group,) = snapshot.cluster.node_groups
+    assert node_group.price_known is False
+    text = render_text(evaluation, snapshot.cluster.node_groups)
+    assert "* add 1 x h100 for ml/job (price unknown)" in text
