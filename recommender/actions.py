@@ -128,7 +128,7 @@ def actions_for(rec: Recommendation, evaluation: Evaluation, cluster: Cluster) -
     ]
 
 
-CLI_OF_POOL = {"gke": "gcloud", "eks": "aws", "aks": "az"}
+CLI_OF_POOL = {"gke": "gcloud", "eks": "aws", "eksctl": "eksctl", "aks": "az"}
 
 
 def _pool_resize(

@@ -3,6 +3,9 @@
 Each command carries every argument its CLI requires, so it can be pasted as it is
 (the cluster, location and resource group are variables: they are not in a snapshot):
 
+    eksctl  eksctl scale nodegroup --cluster --name --nodes --nodes-min --nodes-max (a
+         self-managed node group eksctl created: its nodes carry only the label
+         alpha.eksctl.io/nodegroup-name; the same min <= desired <= max rule)
     eks  aws eks update-nodegroup-config --cluster-name --nodegroup-name
              --scaling-config minSize=,maxSize=,desiredSize=
          EKS API NodegroupScalingConfig: minSize <= desiredSize <= maxSize, so a raised
@@ -49,7 +52,7 @@ ENFORCE_MIN_NOTE = (
 class PoolResize:
     """One managed pool's bounds and size now, and the size one card wants."""
 
-    pool_kind: str  # gke | eks | aks
+    pool_kind: str  # gke | eks | eksctl | aks
     pool: str
     min_size: int
     max_size: int
@@ -65,6 +68,8 @@ class PoolResize:
 def grow(resize: PoolResize) -> str:
     """The command(s) that take the pool to ``wanted`` nodes."""
     low = resize.wanted if resize.autoscaled else resize.min_size
+    if resize.pool_kind == "eksctl":
+        return _eksctl(resize, low, resize.top, resize.wanted)
     if resize.pool_kind == "eks":
         return _eks(resize, low, resize.top, resize.wanted)
     if resize.pool_kind == "gke":
@@ -79,6 +84,9 @@ def grow(resize: PoolResize) -> str:
 def restore(resize: PoolResize) -> str:
     """The command(s) that put the pool's previous bounds back (and its size, where the
     grow step set it and nothing else will bring it back)."""
+    if resize.pool_kind == "eksctl":
+        sets_size = not resize.autoscaled or resize.wanted > resize.max_size
+        return _eksctl(resize, resize.min_size, resize.max_size, resize.size if sets_size else None)
     if resize.pool_kind == "eks":
         # a lowered maxSize below the size reached needs the size with it
         sets_size = not resize.autoscaled or resize.wanted > resize.max_size
@@ -97,6 +105,14 @@ def _eks(resize: PoolResize, low: int, high: int, desired: int | None) -> str:
     return (
         f"aws eks update-nodegroup-config --cluster-name {CLUSTER_VARIABLE} "
         f"--nodegroup-name {resize.pool} --scaling-config minSize={low},maxSize={high}{size}\n"
+    )
+
+
+def _eksctl(resize: PoolResize, low: int, high: int, desired: int | None) -> str:
+    size = f" --nodes {desired}" if desired is not None else ""
+    return (
+        f"eksctl scale nodegroup --cluster {CLUSTER_VARIABLE} --name {resize.pool}{size} "
+        f"--nodes-min {low} --nodes-max {high}\n"
     )
 
 

@@ -134,6 +134,11 @@ def _per_domain_pool(kind: str, pool: str, key: str, value: str) -> str:
             f"create-nodegroup --nodegroup-name {new} --subnets <subnets in {value}>), "
             "and add the nodes there"
         )
+    if kind == "eksctl":
+        return (
+            f"create a node group in that zone only (eksctl create nodegroup --cluster "
+            f"{CLUSTER_VARIABLE} --name {new} --node-zones {value}), and add the nodes there"
+        )
     return (
         f"create a pool in that zone only (az aks nodepool add --name {new} --zones "
         f"{value}), and add the nodes there"

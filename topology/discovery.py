@@ -7,7 +7,8 @@ where it was found (``NodeGroup.source``) so every page can say it.
 ::
 
     Node labels ─────────────┐  cloud.google.com/gke-nodepool, eks.amazonaws.com/nodegroup,
-                             │  kubernetes.azure.com/agentpool: nodes sharing a pool = a group
+                             │  alpha.eksctl.io/nodegroup-name, kubernetes.azure.com/agentpool:
+                             │  nodes sharing a pool = a group
     ConfigMap kube-system/   ├─► managed pools ──┐
     cluster-autoscaler-status┘  (min/max/target  │
       old text or YAML format    joined by name) ├─► template from a ready member,
@@ -58,6 +59,10 @@ PROJECT_SOURCE = "capacityweb.io NodeGroup"
 MANAGED_POOL_LABELS: tuple[tuple[str, str, str], ...] = (
     ("cloud.google.com/gke-nodepool", "gke", "GKE node pool label"),
     ("eks.amazonaws.com/nodegroup", "eks", "EKS node group label"),
+    # eksctl labels every node group it creates; a self-managed one (an ASG, no EKS
+    # managed node group) carries only this label (eksctl pkg/apis/eksctl.io/v1alpha5
+    # NodeGroupNameLabel)
+    ("alpha.eksctl.io/nodegroup-name", "eksctl", "eksctl node group label"),
     ("kubernetes.azure.com/agentpool", "aks", "AKS agent pool label"),
 )
 

@@ -273,6 +273,7 @@ REQUIRED = {
     "eks": ("--cluster-name $CLUSTER", "--nodegroup-name p ", "--scaling-config "),
     "gke": ("--cluster $CLUSTER", "--location $LOCATION", "p "),
     "aks": ("--resource-group $RESOURCE_GROUP", "--cluster-name $CLUSTER", "--name p "),
+    "eksctl": ("--cluster $CLUSTER", "--name p ", "--nodes-min ", "--nodes-max "),
 }
 
 
@@ -287,3 +288,30 @@ def test_every_cloud_command_carries_its_required_arguments(pool_kind, autoscale
         )
         for argument in REQUIRED[pool_kind]:
             assert argument in command + " "
+
+
+def test_an_eksctl_node_group_is_discovered_and_resized_with_eksctl():
+    bounds = {
+        "apiVersion": "capacityweb.io/v1alpha1",
+        "kind": "NodeGroup",
+        "metadata": {"name": "gpu-ng"},
+        "spec": {"maxSize": 3},
+    }
+    nodes = busy_node("n1", "alpha.eksctl.io/nodegroup-name", "gpu-ng", "p4d.24xlarge")
+    snapshot, evaluation = evaluated(sourced(*nodes, bounds, pending_pod("job", 8)))
+    (group,) = snapshot.cluster.node_groups
+    assert (group.autoscaler.kind, group.source) == (
+        "eksctl",
+        "eksctl node group label + capacityweb.io NodeGroup overrides",
+    )
+    (rec,) = evaluation.recommendations
+    grow, undo = actions_for(rec, evaluation, snapshot.cluster)
+    # no autoscaler: desired 1 + 1, min stays at the 1 node it was held at, max 3
+    assert grow.text == (
+        "eksctl scale nodegroup --cluster $CLUSTER --name gpu-ng --nodes 2 --nodes-min 1 "
+        "--nodes-max 3\n"
+    )
+    assert undo.text == (
+        "eksctl scale nodegroup --cluster $CLUSTER --name gpu-ng --nodes 1 --nodes-min 1 "
+        "--nodes-max 3\n"
+    )
