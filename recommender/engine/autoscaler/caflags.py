@@ -308,6 +308,11 @@ def _read(
         ]
         if changes["balance_similar_node_groups"]:
             in_effect["--balance-similar-node-groups"] = True
+    if "enable-provisioning-requests" in values:
+        enabled = _PARSE_BOOL[values["enable-provisioning-requests"][-1]]
+        changes["provisioning_requests"] = enabled
+        if enabled:
+            in_effect["--enable-provisioning-requests"] = True
     if "balancing-ignore-label" in values:
         changes["balancing_ignore_labels"] = tuple(values["balancing-ignore-label"])
         in_effect["--balancing-ignore-label"] = values["balancing-ignore-label"]

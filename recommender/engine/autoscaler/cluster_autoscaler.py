@@ -58,7 +58,7 @@ from recommender.engine.autoscaler.plan import (
     without_topology,
     workload_mix,
 )
-from recommender.engine.autoscaler.provisioning import provision
+from recommender.engine.autoscaler.provisioning import provision, requests_off
 from recommender.engine.scheduler import interpod
 from recommender.engine.scheduler.admission import held
 from recommender.engine.scheduler.placement import Placer, place
@@ -191,10 +191,11 @@ class NaivePlanner(GroupView):
             for pod in map(self.seen, workload.pods):
                 if pod.priority < self.settings.expendable_pods_priority_cutoff:
                     self._expendable(workload, pod)
-                elif pod.provisioning_request is not None:
+                elif pod.provisioning_request is not None and self.settings.provisioning_requests:
                     request = (pod.namespace, *pod.provisioning_request)
                     requests.setdefault(request, []).append((workload, pod))
                 else:
+                    requests_off(self.ledger, workload, pod)
                     candidates.append((workload, pod))
         # filter_out_schedulable.go: the pods sorted by priority, highest first (stable)
         left = sorted(candidates, key=lambda c: -c[1].priority)

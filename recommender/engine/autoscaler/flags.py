@@ -56,6 +56,10 @@ class CaSettings:
     max_gpus_total: Mapping[str, int] = field(default_factory=dict)
     gpu_label: str = GPU_LABELS[DEFAULT_CLOUD_PROVIDER]
     balance_similar_node_groups: bool = False  # --balance-similar-node-groups
+    # --enable-provisioning-requests (default false): without it main.go installs neither
+    # the ProvisioningRequest pods filter nor the wrapper orchestrator, so pods annotated
+    # to consume a ProvisioningRequest scale up as ordinary pods
+    provisioning_requests: bool = False
     balancing_ignore_labels: tuple[str, ...] = ()  # --balancing-ignore-label
     expendable_pods_priority_cutoff: int = -10  # --expendable-pods-priority-cutoff
     priorities: Mapping[int, tuple[str, ...]] = field(default_factory=dict)  # priority expander
