@@ -287,7 +287,14 @@ class NaivePlanner(GroupView):
             if found.node_count:
                 options.append(Option(group, found.node_count, found.pods, template))
                 estimates[group.name] = found
-        chosen = best_option(options, self.settings.expanders, self.rng, self.settings.priorities)
+        chosen = best_option(
+            options,
+            self.settings.expanders,
+            self.rng,
+            self.settings.priorities,
+            cluster_nodes=len(self.existing),
+            gpu_label=self.settings.gpu_label,
+        )
         if chosen is None:
             return None
         return chosen, estimates[chosen.group.name], owners

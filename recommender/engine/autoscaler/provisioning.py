@@ -130,7 +130,14 @@ def _atomic_option(
             options.append(Option(group, found.node_count, found.pods, template))
             estimates[group.name] = found
     settings = planner.settings
-    chosen = best_option(options, settings.expanders, planner.rng, settings.priorities)
+    chosen = best_option(
+        options,
+        settings.expanders,
+        planner.rng,
+        settings.priorities,
+        cluster_nodes=len(planner.state.node_names()),
+        gpu_label=settings.gpu_label,
+    )
     if chosen is None:
         return None
     return chosen, estimates[chosen.group.name], {p.key: w for w, p in left}
