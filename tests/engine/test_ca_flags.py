@@ -171,14 +171,16 @@ def _two_groups() -> Cluster:
     return Cluster("c", pods=pods, node_groups=(big, small))
 
 
-def test_price_and_least_waste_choose_different_groups() -> None:
+def test_price_weighs_unfitness_to_the_preferred_node_not_price_alone() -> None:
     # waste.go: big (16-8)/16 + (64-32)/64 = 1.0, small 0 + 0 = 0 -> small.
-    # price.go as modelled ($/h per helped pod): big 2/2 = 1.0, small 2.5/2 = 1.25 -> big.
+    # price.go: $/h per helped pod big 2/2 = 1.0, small 2.5/2 = 1.25 (cheaper: big), but
+    # times the unfitness to the preferred node of an empty cluster (preferred.go: 1
+    # core): big 16/1 = 16 -> 16.0, small 8/1 = 8 -> 10.0: small.
     cluster = _two_groups()
     least_waste = naive(cluster)
     assert [a.node_group for a in least_waste.additions] == ["small"]
     price = naive(cluster, parse_flags(["--expander=price"]).settings)
-    assert [a.node_group for a in price.additions] == ["big"]
+    assert [a.node_group for a in price.additions] == ["small"]
 
 
 def test_the_priority_configmap_picks_the_group() -> None:

@@ -302,6 +302,7 @@ def _read(
             in_effect["--gpu-total"] = values["gpu-total"]
     if provider != DEFAULT_CLOUD_PROVIDER:
         in_effect["--cloud-provider"] = provider
+        changes["cloud_provider"] = provider
     if "balance-similar-node-groups" in values:
         changes["balance_similar_node_groups"] = _PARSE_BOOL[
             values["balance-similar-node-groups"][-1]

@@ -394,7 +394,7 @@ class NaivePlanner(GroupView):
             for g in self.groups
             if g is not best
             and self.room(g) > 0
-            and similar(option.template, self.template(g), ignored)
+            and similar(option.template, self.template(g), ignored, self.settings.cloud_provider)
             and all(self.refusal(g, self.template(g), p) is None for p in option.pods)
         ]
         sizes = [(g.name, g.current_size + self.added.get(g.name, 0), g.max_size) for g in members]

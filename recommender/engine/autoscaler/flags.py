@@ -55,6 +55,8 @@ class CaSettings:
     max_memory_total_bytes: int = 0
     max_gpus_total: Mapping[str, int] = field(default_factory=dict)
     gpu_label: str = GPU_LABELS[DEFAULT_CLOUD_PROVIDER]
+    # --cloud-provider: also picks the balancing comparator (nodegroupset.similar)
+    cloud_provider: str = DEFAULT_CLOUD_PROVIDER
     balance_similar_node_groups: bool = False  # --balance-similar-node-groups
     # --enable-provisioning-requests (default false): without it main.go installs neither
     # the ProvisioningRequest pods filter nor the wrapper orchestrator, so pods annotated

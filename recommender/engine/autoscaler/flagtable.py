@@ -181,5 +181,6 @@ READ_DEFAULTS: tuple[tuple[str, str, str], ...] = (
     ("balance-similar-node-groups", "false", "balance_similar_node_groups"),
     ("expendable-pods-priority-cutoff", "-10", "expendable_pods_priority_cutoff"),
     ("cloud-provider", "gce", "gpu_label"),
+    ("cloud-provider", "gce", "cloud_provider"),
     ("enable-provisioning-requests", "false", "provisioning_requests"),
 )
