@@ -232,6 +232,9 @@ class Pod:
     # autoscaling.x-k8s.io/consume-provisioning-request and .../provisioning-class-name
     # ("" when the class annotation is missing); None: it consumes none
     provisioning_request: tuple[str, str] | None = None
+    # cluster-autoscaler.kubernetes.io/pod-scale-up-delay as given (a Go duration): how
+    # long cluster-autoscaler waits before scaling up for the pod; None: not set
+    scale_up_delay: str | None = None
     # why kube-scheduler refuses the pod before looking at any node (PreFilter), in its words
     rejected: tuple[str, ...] = ()
     # host ports of its containers and restartable init containers (NodePorts)

@@ -101,15 +101,13 @@ def test_scale_up_flags_the_model_does_not_follow_are_unsupported_unless_at_defa
         ]
     )
     fields = [u.field for u in flags.unsupported]
-    assert fields == [
-        "--expander",
-        "--max-nodes-per-scaleup",
-        "--new-pod-scale-up-delay",
-    ]
+    # --new-pod-scale-up-delay is modelled now (young.py: filterOutYoungPods)
+    assert fields == ["--expander", "--max-nodes-per-scaleup"]
+    assert flags.settings.new_pod_scale_up_delay_seconds == 30
     assert flags.settings.expanders == ("least-waste",)  # grpc dropped, said so
     at_default = parse_flags(["--max-nodes-per-scaleup=1000", "--new-pod-scale-up-delay=0m"])
     assert at_default.unsupported == ()
-    assert at_default.ignored == ("--max-nodes-per-scaleup", "--new-pod-scale-up-delay")
+    assert at_default.ignored == ("--max-nodes-per-scaleup",)
 
 
 def test_gpu_limits_on_a_provider_whose_gpu_label_is_unknown_are_unsupported() -> None:

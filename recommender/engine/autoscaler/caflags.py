@@ -56,6 +56,7 @@ from recommender.engine.autoscaler.flagtable import (
     READ,
     UNSUPPORTED,
 )
+from recommender.engine.autoscaler.young import go_duration_seconds
 from topology.hardware import UnsupportedField
 
 CA_OBJECT = "cluster-autoscaler"
@@ -309,6 +310,11 @@ def _read(
         ]
         if changes["balance_similar_node_groups"]:
             in_effect["--balance-similar-node-groups"] = True
+    if "new-pod-scale-up-delay" in values:
+        text = values["new-pod-scale-up-delay"][-1]
+        changes["new_pod_scale_up_delay_seconds"] = go_duration_seconds(text) or 0.0
+        if changes["new_pod_scale_up_delay_seconds"]:
+            in_effect["--new-pod-scale-up-delay"] = text
     if "enable-provisioning-requests" in values:
         enabled = _PARSE_BOOL[values["enable-provisioning-requests"][-1]]
         changes["provisioning_requests"] = enabled

@@ -59,6 +59,7 @@ from recommender.engine.autoscaler.plan import (
     workload_mix,
 )
 from recommender.engine.autoscaler.provisioning import provision, requests_off
+from recommender.engine.autoscaler.young import young_pods_out
 from recommender.engine.scheduler import interpod
 from recommender.engine.scheduler.admission import held
 from recommender.engine.scheduler.placement import Placer, place
@@ -200,6 +201,7 @@ class NaivePlanner(GroupView):
         # filter_out_schedulable.go: the pods sorted by priority, highest first (stable)
         left = sorted(candidates, key=lambda c: -c[1].priority)
         left = self.filter_out_schedulable(left)
+        left = young_pods_out(self.ledger, left, self.settings, self.at)  # filterOutYoungPods
         for (_, name, klass), pods in requests.items():  # one request per loop
             provision(self, name, klass, pods)
         for _ in range(self.settings.loops):

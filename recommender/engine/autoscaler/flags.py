@@ -62,6 +62,7 @@ class CaSettings:
     # the ProvisioningRequest pods filter nor the wrapper orchestrator, so pods annotated
     # to consume a ProvisioningRequest scale up as ordinary pods
     provisioning_requests: bool = False
+    new_pod_scale_up_delay_seconds: float = 0.0  # --new-pod-scale-up-delay (default 0s)
     balancing_ignore_labels: tuple[str, ...] = ()  # --balancing-ignore-label
     expendable_pods_priority_cutoff: int = -10  # --expendable-pods-priority-cutoff
     priorities: Mapping[int, tuple[str, ...]] = field(default_factory=dict)  # priority expander

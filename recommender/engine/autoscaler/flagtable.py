@@ -133,6 +133,7 @@ READ = frozenset(
         # checked against the profile's version by evaluate (caflags.dra_note)
         "enable-dynamic-resource-allocation",
         "enable-provisioning-requests",
+        "new-pod-scale-up-delay",
     }
 )
 
@@ -140,7 +141,6 @@ READ = frozenset(
 # given) and why it matters. Given with another value, they are reported unsupported.
 UNSUPPORTED: Mapping[str, tuple[str | None, str]] = {
     "max-nodes-per-scaleup": ("1000", "caps the nodes of one scale-up"),
-    "new-pod-scale-up-delay": ("0s", "pods younger than this trigger no scale-up"),
     "estimator": ("binpacking", "only the binpacking estimator is modelled"),
     "balancing-label": (None, "similarity by named labels only is not modelled"),
     "memory-difference-ratio": ("0.015", "the model compares memory within 0.015"),
@@ -183,4 +183,5 @@ READ_DEFAULTS: tuple[tuple[str, str, str], ...] = (
     ("cloud-provider", "gce", "gpu_label"),
     ("cloud-provider", "gce", "cloud_provider"),
     ("enable-provisioning-requests", "false", "provisioning_requests"),
+    ("new-pod-scale-up-delay", "0s", "new_pod_scale_up_delay_seconds"),
 )
