@@ -49,7 +49,13 @@ from topology.hardware import (
     NodeGroup,
     Pod,
 )
-from topology.karpenter import InstanceType, KarpenterPool, bundled_catalogue, karpenter_groups
+from topology.karpenter import (
+    InstanceType,
+    KarpenterPool,
+    NodeClaimRecord,
+    bundled_catalogue,
+    karpenter_groups,
+)
 from topology.kubefields import ObjectContext
 from topology.prices import INSTANCE_TYPE_LABEL, PriceTable, no_price_note
 
@@ -71,6 +77,7 @@ MANAGED_POOL_LABELS: tuple[tuple[str, str, str], ...] = (
 class Discovered:
     ca_groups: list[tuple[ObjectContext, CaGroupStatus]] = field(default_factory=list)
     karpenter_pools: list[tuple[ObjectContext, KarpenterPool]] = field(default_factory=list)
+    node_claims: list[tuple[ObjectContext, NodeClaimRecord]] = field(default_factory=list)
     daemon_pods: list[DaemonPod] = field(default_factory=list)
     cloud_reservations: list[Any] = field(
         default_factory=list
@@ -125,6 +132,7 @@ def discover_node_groups(
             prices,
             catalogue or bundled_catalogue(),
             notices,
+            discovered.node_claims,
         )
     return tuple(sorted((g for g in groups if g), key=lambda g: g.name)), tuple(notices)
 

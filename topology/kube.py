@@ -286,6 +286,7 @@ _HANDLERS = {
     **{kind: quotas.parse_queue for kind in quotas.QUEUE_KINDS},
     ("ConfigMap", "*"): castatus.config_map,
     ("NodePool", "karpenter.sh"): karpenter.karpenter_node_pool,
+    ("NodeClaim", "karpenter.sh"): karpenter.karpenter_node_claim,
     ("DaemonSet", "apps"): daemons.daemon_set,
     (castatus.KWOK_KIND, "kwok.cluster-autoscaler.x-k8s.io"): castatus.kwok_provider_config,
     ("EC2NodeClass", "karpenter.k8s.aws"): cloud_reservations.karpenter_node_class,

@@ -199,6 +199,7 @@ DEFAULT_KINDS: tuple[WatchedKind, ...] = (
     # custom resources
     _crd("PodGroup", "scheduling.x-k8s.io", ("v1alpha1",), "podgroups"),
     _crd("NodePool", "karpenter.sh", _KARPENTER, "nodepools"),
+    _crd("NodeClaim", "karpenter.sh", _KARPENTER, "nodeclaims"),
     _crd("EC2NodeClass", "karpenter.k8s.aws", _KARPENTER, "ec2nodeclasses"),
     _crd("JobSet", "jobset.x-k8s.io", ("v1alpha2",), "jobsets"),
     _crd("LeaderWorkerSet", "leaderworkerset.x-k8s.io", _V1, "leaderworkersets"),
