@@ -54,7 +54,12 @@ from recommender.engine.evaluate.report import (
 )
 from recommender.karpenter_action import karpenter_text
 from recommender.placement_actions import placement_text, required_domain_text
-from recommender.provisioning_actions import pending_pods, provisioning_text
+from recommender.provisioning_actions import (
+    kueue_provisioned,
+    kueue_text,
+    pending_pods,
+    provisioning_text,
+)
 from recommender.reservation_actions import reservation_named, reservation_text
 from topology.hardware import Cluster, ModelError, NodeGroup
 
@@ -107,7 +112,13 @@ def actions_for(rec: Recommendation, evaluation: Evaluation, cluster: Cluster) -
             Action("KarpenterNodePool", karpenter_text(rec, evaluation, cluster, group)),
             *placing,
         ]
-    resize = _pool_resize(rec, evaluation, group)
+    kueue = kueue_text(rec, cluster)
+    if kueue is not None:
+        placing.insert(0, Action("Kueue", kueue, NOTE))
+        if all(kueue_provisioned(cluster, key) for key in rec.workloads):
+            return placing  # Kueue asks for all of it: nothing to apply twice
+    # a resize for the card would also buy what Kueue's request asks for: none then
+    resize = None if kueue is not None else _pool_resize(rec, evaluation, group)
     request = (
         provisioning_text(rec, evaluation, cluster, group)
         if ref.kind == "cluster-autoscaler"

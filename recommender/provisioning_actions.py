@@ -36,6 +36,7 @@ from recommender.engine.evaluate.report import (
     provisioning_request,
 )
 from topology.hardware import GPU_RESOURCE, Cluster, NodeGroup, Pod
+from topology.quotas import pod_queue
 
 FLAG_NOTE = (
     "# needs cluster-autoscaler running with --enable-provisioning-requests=true "
@@ -44,15 +45,43 @@ FLAG_NOTE = (
 PLACEHOLDER_IMAGE = "pause"  # cluster-autoscaler simulates the template, it runs nothing
 
 
+def kueue_provisioned(cluster: Cluster, key: str) -> str | None:
+    """The Kueue admission check that creates the workload's ProvisioningRequest: its
+    ClusterQueue runs one of controller ``kueue.x-k8s.io/provisioning-request``."""
+    pod = first_pending_pod(cluster, key)
+    if pod is None:
+        return None
+    local = {name: q.name for q in cluster.queues for name in q.local_queues}
+    queue = pod_queue(pod, {g.key: g for g in cluster.gangs}, local)
+    return next((q.provisioning_check for q in cluster.queues if q.name == queue), None)
+
+
+def kueue_text(rec: Recommendation, cluster: Cluster) -> str | None:
+    """What Kueue already does for the card's workloads: said, nothing recommended twice."""
+    lines = []
+    for key in rec.workloads:
+        check = kueue_provisioned(cluster, key)
+        if check is not None:
+            lines.append(
+                f"# Kueue creates the ProvisioningRequest of {key} itself (admission check "
+                f"{check}, controller kueue.x-k8s.io/provisioning-request): nothing to apply "
+                "for it here; a second request or a pool resize would ask for the same "
+                "capacity twice. cluster-autoscaler provisions it with "
+                "--enable-provisioning-requests=true."
+            )
+    return "\n".join(lines) + "\n" if lines else None
+
+
 def provisioning_text(
     rec: Recommendation, evaluation: Evaluation, cluster: Cluster, group: NodeGroup
 ) -> str | None:
     """One PodTemplate + ProvisioningRequest per workload of the card (all YAML
-    documents of one action); None when there is none to make."""
+    documents of one action), but none for a workload whose request Kueue creates;
+    None when there is none to make."""
     workloads = {w.key: w for w in evaluation.workloads}
     documents = []
     for key in rec.workloads:
-        if key in workloads:
+        if key in workloads and kueue_provisioned(cluster, key) is None:
             documents.append(_documents(workloads[key], cluster, group, rec.placement))
     if not documents:
         return None

@@ -83,6 +83,8 @@ class Discovered:
         default_factory=list
     )  # cloud_reservations.CloudReservation
     notices: list[ModelError] = field(default_factory=list)  # found while parsing one object
+    # Kueue AdmissionChecks: name → spec.controllerName (topology.quotas)
+    admission_checks: dict[str, str] = field(default_factory=dict)
 
 
 # --- assembly ------------------------------------------------------------------------------

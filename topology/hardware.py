@@ -409,6 +409,10 @@ class QuotaQueue:
     borrowing_limit: Mapping[str, int] | None = None
     local_queues: tuple[str, ...] = ()  # "namespace/name" of the LocalQueues pointing here
     hides_pending_pods: bool = False  # Kueue: a job is suspended (pods gated) until admitted
+    # Kueue: the AdmissionCheck of controller kueue.x-k8s.io/provisioning-request this
+    # ClusterQueue runs; Kueue then creates the ProvisioningRequest of each admitted
+    # workload itself (None: no such check)
+    provisioning_check: str | None = None
 
 
 # --- what the model leaves out --------------------------------------------------------
