@@ -1,7 +1,7 @@
 """The bundled on-demand price table: instance type (and region) → price per node-hour.
 
-``data/prices.yaml`` is dated, names its public source per cloud and is meant
-to be edited. A discovered node group takes its price from here by the
+``data/prices.yaml`` is dated, names its public source per cloud (or per row: a
+row's own ``asOf`` and ``source`` keys win) and is meant to be edited. A discovered node group takes its price from here by the
 ``node.kubernetes.io/instance-type`` (and ``topology.kubernetes.io/region``)
 label of its template; a capacityweb.io NodeGroup's ``pricePerNodeHour`` wins.
 Every price carries the text saying where it came from, shown next to the
@@ -13,7 +13,7 @@ Pure: reads only its own bundled file, once; no Django, no clock.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,8 @@ import yaml
 
 PRICES_FILE = Path(__file__).resolve().parent / "data" / "prices.yaml"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+# a row may name its own date and source beside its per-region prices
+ROW_KEYS = frozenset({"asOf", "source"})
 REGION_LABEL = "topology.kubernetes.io/region"
 
 
@@ -32,6 +34,8 @@ class CloudPrices:
     as_of: str
     default_region: str
     by_type: Mapping[str, Mapping[str, float]]  # instance type → region → price
+    # instance type → (asOf, source) of a row that names its own (the cloud's otherwise)
+    row_sources: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,27 +58,34 @@ class PriceTable:
             if not regions:
                 continue
             if region and region in regions:
-                return Price(regions[region], _source(cloud, region, ""))
+                return Price(regions[region], _source(cloud, instance_type, region, ""))
             fallback = cloud.default_region if cloud.default_region in regions else min(regions)
             missing = f" (region {region} not in the table)" if region else " (region unknown)"
-            return Price(regions[fallback], _source(cloud, fallback, missing))
+            return Price(regions[fallback], _source(cloud, instance_type, fallback, missing))
         return None
 
     def price_for_labels(self, labels: Mapping[str, str]) -> Price | None:
         return self.lookup(labels.get(INSTANCE_TYPE_LABEL), labels.get(REGION_LABEL))
 
 
-def _source(cloud: CloudPrices, region: str, note: str) -> str:
-    return f"{cloud.cloud} on-demand {region}{note} as of {cloud.as_of} ({cloud.source})"
+def _source(cloud: CloudPrices, instance_type: str, region: str, note: str) -> str:
+    as_of, source = cloud.row_sources.get(instance_type, (cloud.as_of, cloud.source))
+    return f"{cloud.cloud} on-demand {region}{note} as of {as_of} ({source})"
 
 
 def table_from_dict(raw: Mapping[str, Any]) -> PriceTable:
     """A table from its YAML shape (the bundled file, or a user's edited copy)."""
     clouds = []
     for name, cloud in sorted((raw.get("clouds") or {}).items()):
+        rows = (cloud.get("instanceTypes") or {}).items()
         by_type = {
-            str(kind): {str(r): float(p) for r, p in (regions or {}).items()}
-            for kind, regions in (cloud.get("instanceTypes") or {}).items()
+            str(kind): {str(r): float(p) for r, p in (regions or {}).items() if r not in ROW_KEYS}
+            for kind, regions in rows
+        }
+        row_sources = {
+            str(kind): (str(regions["asOf"]), str(regions["source"]))
+            for kind, regions in rows
+            if regions and "asOf" in regions and "source" in regions
         }
         clouds.append(
             CloudPrices(
@@ -83,6 +94,7 @@ def table_from_dict(raw: Mapping[str, Any]) -> PriceTable:
                 as_of=str(cloud.get("asOf", "")),
                 default_region=str(cloud.get("defaultRegion", "")),
                 by_type=by_type,
+                row_sources=row_sources,
             )
         )
     return PriceTable(currency=str(raw.get("currency", "USD")), clouds=tuple(clouds))

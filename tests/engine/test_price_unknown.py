@@ -7,6 +7,7 @@ from recommender.actions import report_json, report_text
 from recommender.engine.evaluate.report import render_text
 from tests.engine.test_actions import FIXTURES, evaluated, pending_pod, sourced
 from topology.files import read_objects
+from topology.prices import bundled_table
 
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"
 
@@ -68,3 +69,20 @@ def test_a_project_group_without_a_price_costs_nothing_known_never_less_than_zer
     assert node_group.price_known is False
     text = render_text(evaluation, snapshot.cluster.node_groups)
     assert "* add 1 x h100 for ml/job (price unknown)" in text
+
+
+def test_a_row_with_its_own_source_is_cited_with_it() -> None:
+    # prices.yaml g4dn.4xlarge: us-east-1 1.204 from the skypilot AWS catalogue row
+    price = bundled_table().lookup("g4dn.4xlarge", "us-east-1")
+    assert price is not None and price.per_node_hour == 1.204
+    assert "skypilot-org/skypilot-catalog catalogs/v8/aws/vms.csv" in price.source
+    # a row without its own keeps the cloud's date and source
+    other = bundled_table().lookup("p4d.24xlarge", "us-east-1")
+    assert other is not None and "not verified against the source" in other.source
+
+
+def test_every_row_names_a_date_and_a_source() -> None:
+    for cloud in bundled_table().clouds:
+        for kind in cloud.by_type:
+            as_of, source = cloud.row_sources.get(kind, (cloud.as_of, cloud.source))
+            assert as_of and source, (cloud.cloud, kind)
