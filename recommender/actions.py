@@ -53,7 +53,11 @@ from recommender.engine.evaluate.report import (
     recommendation_yaml,
 )
 from recommender.karpenter_action import karpenter_text
-from recommender.placement_actions import placement_text, required_domain_text
+from recommender.placement_actions import (
+    placement_text,
+    required_domain_text,
+    required_domains,
+)
 from recommender.provisioning_actions import (
     kueue_provisioned,
     kueue_text,
@@ -164,6 +168,15 @@ def _pool_resize(
         wanted=wanted,
         autoscaled=autoscaled,
     )
+
+
+def named_placement(rec: Recommendation, cluster: Cluster) -> dict[str, str]:
+    """Where the card's nodes must land as the page says it: the plan's placement, and
+    the domain of each level a workload needs that the plan counted the nodes in
+    (``placement_actions.required_domains``): never "any domain" when it depends on one."""
+    group = next((g for g in cluster.node_groups if g.name == rec.node_group), None)
+    needed = required_domains(rec, cluster, group) if group is not None else {}
+    return dict(sorted({**rec.placement, **needed}.items()))
 
 
 def apply_text(rec: Recommendation, evaluation: Evaluation, cluster: Cluster) -> str:

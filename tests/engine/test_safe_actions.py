@@ -20,7 +20,7 @@ import jsonschema
 import pytest
 import yaml
 
-from recommender.actions import actions_for, report_json
+from recommender.actions import actions_for, named_placement, report_json
 from recommender.cloud_commands import PoolResize, grow, restore
 from recommender.engine.autoscaler.plan import NAIVE
 from recommender.engine.autoscaler.scale_up import scale_up
@@ -315,3 +315,18 @@ def test_an_eksctl_node_group_is_discovered_and_resized_with_eksctl():
         "eksctl scale nodegroup --cluster $CLUSTER --name gpu-ng --nodes 1 --nodes-min 1 "
         "--nodes-max 3\n"
     )
+
+
+def test_the_page_placement_names_the_rack_the_plan_depends_on():
+    objects = [copy.deepcopy(o) for _, o in read_objects(FIXTURES / "discovered-gke-cluster.yaml")]
+    for obj in objects:
+        if obj["kind"] == "Node":
+            obj["metadata"]["labels"][RACK] = "r7"
+        if obj["kind"] == "Pod" and obj["metadata"]["name"].startswith("train"):
+            obj["metadata"].setdefault("annotations", {})[
+                "kueue.x-k8s.io/podset-required-topology"
+            ] = RACK
+    snapshot, evaluation = evaluated(sourced(*objects))
+    (rec,) = evaluation.recommendations
+    # what the recommendations page shows under "Where:" (recommender.adapters)
+    assert named_placement(rec, snapshot.cluster) == {RACK: "r7"}
