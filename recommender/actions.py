@@ -134,9 +134,9 @@ def actions_for(rec: Recommendation, evaluation: Evaluation, cluster: Cluster) -
     kind = CLI_OF_POOL[resize.pool_kind]
     if not requests:
         return [Action(kind, grow(resize)), Action(kind, restore(resize), AFTERWARDS), *placing]
-    (request,) = requests
+    (either,) = requests
     return [
-        replace(request, role=EITHER),
+        replace(either, role=EITHER),
         Action(kind, grow(resize), OR),
         Action(kind, restore(resize), AFTERWARDS),
         *placing,

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from fractions import Fraction
 
 from recommender.engine.evaluate.evaluation import Evaluation, Recommendation
@@ -113,5 +114,5 @@ def quantity(value: Fraction, resource: str) -> str:
     return str(whole)
 
 
-def _labels(labels: dict[str, str] | object) -> str:
-    return ", ".join(f"{k}={v}" for k, v in sorted(dict(labels).items()))  # type: ignore[call-overload]
+def _labels(labels: Mapping[str, str]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(labels.items()))
