@@ -2,8 +2,9 @@
 
 ``data/prices.yaml`` is dated, names its public source per cloud (or per row: a
 row's own ``asOf`` and ``source`` keys win) and is meant to be edited. A discovered
-node group takes its price from here by the ``node.kubernetes.io/instance-type`` (and ``topology.kubernetes.io/region``)
-label of its template; a capacityweb.io NodeGroup's ``pricePerNodeHour`` wins.
+node group takes its price from here by the ``node.kubernetes.io/instance-type``
+(and ``topology.kubernetes.io/region``) label of its template; a capacityweb.io
+NodeGroup's ``pricePerNodeHour`` wins.
 Every price carries the text saying where it came from, shown next to the
 figure; a type the table lacks has no price, and that is said too.
 
