@@ -34,7 +34,7 @@ Pure: no Django, no I/O, no clock.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -67,8 +67,6 @@ from recommender.provisioning_actions import (
 from recommender.reservation_actions import reservation_named, reservation_text
 from topology.hardware import Cluster, ModelError, NodeGroup
 
-KARPENTER_LABEL = "karpenter.sh/nodepool"
-INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 # what an action is to the card: the one thing to apply, one of two alternatives, the
 # step that undoes an alternative once the work is done, or a note on placement
 APPLY, EITHER, OR, AFTERWARDS, NOTE = "apply", "either", "or", "afterwards", "note"
@@ -116,11 +114,20 @@ def actions_for(rec: Recommendation, evaluation: Evaluation, cluster: Cluster) -
             Action("KarpenterNodePool", karpenter_text(rec, evaluation, cluster, group)),
             *placing,
         ]
+    return [*_pool_actions(rec, evaluation, cluster, group), *placing]
+
+
+def _pool_actions(
+    rec: Recommendation, evaluation: Evaluation, cluster: Cluster, group: NodeGroup
+) -> list[Action]:
+    """A cluster-autoscaler group or a managed pool: either the ProvisioningRequest or
+    the pool's size (then its bounds restored); nothing twice where Kueue asks already."""
+    ref = group.autoscaler
+    assert ref is not None
     kueue = kueue_text(rec, cluster)
-    if kueue is not None:
-        placing.insert(0, Action("Kueue", kueue, NOTE))
-        if all(kueue_provisioned(cluster, key) for key in rec.workloads):
-            return placing  # Kueue asks for all of it: nothing to apply twice
+    notes = [Action("Kueue", kueue, NOTE)] if kueue is not None else []
+    if kueue is not None and all(kueue_provisioned(cluster, key) for key in rec.workloads):
+        return notes  # Kueue asks for all of it: nothing to apply twice
     # a resize for the card would also buy what Kueue's request asks for: none then
     resize = None if kueue is not None else _pool_resize(rec, evaluation, group)
     request = (
@@ -128,19 +135,14 @@ def actions_for(rec: Recommendation, evaluation: Evaluation, cluster: Cluster) -
         if ref.kind == "cluster-autoscaler"
         else None
     )
-    requests = [Action("ProvisioningRequest", request)] if request else []
     if resize is None:
-        return [*requests, *placing]
+        return [*notes, *([Action("ProvisioningRequest", request)] if request else [])]
     kind = CLI_OF_POOL[resize.pool_kind]
-    if not requests:
-        return [Action(kind, grow(resize)), Action(kind, restore(resize), AFTERWARDS), *placing]
-    (either,) = requests
-    return [
-        replace(either, role=EITHER),
-        Action(kind, grow(resize), OR),
-        Action(kind, restore(resize), AFTERWARDS),
-        *placing,
-    ]
+    sizes = [Action(kind, grow(resize), OR if request else APPLY)]
+    sizes.append(Action(kind, restore(resize), AFTERWARDS))
+    if request is None:
+        return sizes
+    return [Action("ProvisioningRequest", request, EITHER), *sizes]
 
 
 CLI_OF_POOL = {"gke": "gcloud", "eks": "aws", "eksctl": "eksctl", "aks": "az"}
