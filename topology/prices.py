@@ -58,6 +58,8 @@ class PriceTable:
             regions = cloud.by_type.get(instance_type)
             if not regions:
                 continue
+            if ANY_REGION in regions and not (region and region in regions):
+                return Price(regions[ANY_REGION], f"{cloud.source}, every region")
             if region and region in regions:
                 return Price(regions[region], _source(cloud, instance_type, region, ""))
             fallback = cloud.default_region if cloud.default_region in regions else min(regions)
@@ -67,6 +69,45 @@ class PriceTable:
 
     def price_for_labels(self, labels: Mapping[str, str]) -> Price | None:
         return self.lookup(labels.get(INSTANCE_TYPE_LABEL), labels.get(REGION_LABEL))
+
+    def with_overrides(self, overrides: Mapping[str, Any], cluster: str) -> PriceTable:
+        """This table with one cluster's own prices first (``overrides``: instance type →
+        price per node-hour, or region → price); ValueError naming the entry when one is
+        not a finite number >= 0."""
+        if not overrides:
+            return self
+        if not isinstance(overrides, Mapping):
+            raise ValueError(
+                f"Cluster/{cluster}: price_overrides: must map instance types to prices, "
+                f"got {type(overrides).__name__}"
+            )
+        by_type = {str(k): _override_regions(cluster, str(k), v) for k, v in overrides.items()}
+        own = CloudPrices(
+            cloud="cluster",
+            source=f"price override of cluster {cluster}",
+            as_of="set on the cluster",
+            default_region=ANY_REGION,
+            by_type=by_type,
+        )
+        return PriceTable(currency=self.currency, clouds=(own, *self.clouds))
+
+
+ANY_REGION = "any region"  # an override given as one figure for every region
+
+
+def _override_regions(cluster: str, kind: str, value: Any) -> dict[str, float]:
+    regions = value if isinstance(value, Mapping) else {ANY_REGION: value}
+    checked = {}
+    for region, price in regions.items():
+        if isinstance(price, bool) or not isinstance(price, int | float) or not price >= 0:
+            raise ValueError(
+                f"Cluster/{cluster}: price_overrides.{kind}: must be a number >= 0 "
+                f"(per node-hour) or a mapping of region to one, got {price!r}"
+            )
+        if price == float("inf"):
+            raise ValueError(f"Cluster/{cluster}: price_overrides.{kind}: must be finite")
+        checked[str(region)] = float(price)
+    return checked
 
 
 def _source(cloud: CloudPrices, instance_type: str, region: str, note: str) -> str:

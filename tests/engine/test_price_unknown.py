@@ -3,6 +3,8 @@ leave out (issue 30 item 2)."""
 
 import copy
 
+import pytest
+
 from recommender.actions import report_json, report_text
 from recommender.engine.evaluate.report import render_text
 from tests.engine.test_actions import FIXTURES, evaluated, pending_pod, sourced
@@ -86,3 +88,20 @@ def test_every_row_names_a_date_and_a_source() -> None:
         for kind in cloud.by_type:
             as_of, source = cloud.row_sources.get(kind, (cloud.as_of, cloud.source))
             assert as_of and source, (cloud.cloud, kind)
+
+
+def test_a_cluster_override_prices_a_type_the_table_lacks() -> None:
+    table = bundled_table().with_overrides({"z9-notlisted-8g": 31.5}, "prod")
+    price = table.lookup("z9-notlisted-8g", "us-central1")
+    assert price is not None and price.per_node_hour == 31.5
+    assert price.source == "price override of cluster prod, every region"
+    # per region, and winning over the bundled row of the same type
+    regional = bundled_table().with_overrides({"a2-highgpu-8g": {"us-central1": 20.0}}, "prod")
+    assert regional.lookup("a2-highgpu-8g", "us-central1").per_node_hour == 20.0
+
+
+def test_an_override_that_is_not_a_price_is_refused_naming_it() -> None:
+    with pytest.raises(ValueError, match="Cluster/prod: price_overrides.a3-highgpu-8g: must be"):
+        bundled_table().with_overrides({"a3-highgpu-8g": "cheap"}, "prod")
+    with pytest.raises(ValueError, match="must be a number >= 0"):
+        bundled_table().with_overrides({"a3-highgpu-8g": -1}, "prod")
