@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from recommender.actions import apply_text
+from recommender.actions import apply_text, named_placement
 from recommender.engine.evaluate.evaluation import Evaluation as EngineEvaluation
 from recommender.engine.scheduler import breakdown, breakdown_summary
 from recommender.engine.scheduler.breakdown_summary import BreakdownSummary
@@ -46,7 +46,7 @@ def recommendations(
                 node_group=rec.node_group,
                 count=rec.count,
                 current_size=result.node_group_sizes.get(rec.node_group, 0),
-                placement=item["placement"],
+                placement=named_placement(rec, cluster),
                 cost_per_hour=rec.cost_per_hour,
                 workloads=item["workloads"],
                 yaml=apply_text(rec, result, cluster),

@@ -218,6 +218,19 @@ def not_modelled(result: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def with_prices_known(recommendations: list[Any], result: dict[str, Any]) -> list[Any]:
+    """Each recommendation row marked ``price_known`` from the evaluation's JSON (its
+    ``priceKnown``; results stored before it was added: known), so a card of a group
+    without a price reads "price unknown", never 0/h."""
+    known = {
+        (r["nodeGroup"], tuple(r["workloads"])): r.get("priceKnown", True)
+        for r in result.get("recommendations") or []
+    }
+    for rec in recommendations:
+        rec.price_known = known.get((rec.node_group, tuple(rec.workloads)), True)
+    return recommendations
+
+
 @login_required
 def recommendations_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
     """Each scale-up with the YAML to apply and the workloads it unblocks."""
@@ -229,9 +242,10 @@ def recommendations_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
     context["recommendations"] = recommendations
     result = (page.evaluation.result or {}) if page.evaluation else {}
     groups = {g["name"]: g for g in result.get("nodeGroups", [])}  # where each was found
-    for rec in recommendations:
+    for rec in with_prices_known(recommendations, result):
         rec.group_source = groups.get(rec.node_group, {}).get("source")
         rec.group_price_source = groups.get(rec.node_group, {}).get("priceSource")
+    context["joint_unpriced"] = ((result.get("cost") or {}).get("unpricedNodes") or {}).get("joint")
     context["idle_reservations"] = result.get("idleReservations", [])
     context["group_totals"] = [
         {**total, "yaml": group_yaml(total)}

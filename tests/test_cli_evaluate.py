@@ -108,7 +108,7 @@ def test_it_reports_discovered_groups_and_actions_without_capacityweb_objects() 
     )
     assert groups["a2-pool"]["pricePerNodeHour"] == 29.38708
     (rec,) = document["recommendations"]
-    assert [a["kind"] for a in rec["actions"]] == ["ProvisioningRequest", "gcloud"]
+    assert [a["kind"] for a in rec["actions"]] == ["ProvisioningRequest", "gcloud", "gcloud"]
 
 
 def test_another_currency_drops_the_usd_price_table_and_says_so() -> None:
@@ -121,7 +121,7 @@ def test_another_currency_drops_the_usd_price_table_and_says_so() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "== Node groups (money in EUR per hour) ==" in result.stdout
-    assert "* a2-pool: 2 nodes (min 0, max 4), no price;" in result.stdout
+    assert "* a2-pool: 2 nodes (min 0, max 4), price unknown;" in result.stdout
 
 
 def test_it_exits_2_with_nothing_to_evaluate_on_empty_input(tmp_path: Path) -> None:

@@ -7,7 +7,8 @@ where it was found (``NodeGroup.source``) so every page can say it.
 ::
 
     Node labels ─────────────┐  cloud.google.com/gke-nodepool, eks.amazonaws.com/nodegroup,
-                             │  kubernetes.azure.com/agentpool: nodes sharing a pool = a group
+                             │  alpha.eksctl.io/nodegroup-name, kubernetes.azure.com/agentpool:
+                             │  nodes sharing a pool = a group
     ConfigMap kube-system/   ├─► managed pools ──┐
     cluster-autoscaler-status┘  (min/max/target  │
       old text or YAML format    joined by name) ├─► template from a ready member,
@@ -48,7 +49,13 @@ from topology.hardware import (
     NodeGroup,
     Pod,
 )
-from topology.karpenter import InstanceType, KarpenterPool, bundled_catalogue, karpenter_groups
+from topology.karpenter import (
+    InstanceType,
+    KarpenterPool,
+    NodeClaimRecord,
+    bundled_catalogue,
+    karpenter_groups,
+)
 from topology.kubefields import ObjectContext
 from topology.prices import INSTANCE_TYPE_LABEL, PriceTable, no_price_note
 
@@ -58,6 +65,10 @@ PROJECT_SOURCE = "capacityweb.io NodeGroup"
 MANAGED_POOL_LABELS: tuple[tuple[str, str, str], ...] = (
     ("cloud.google.com/gke-nodepool", "gke", "GKE node pool label"),
     ("eks.amazonaws.com/nodegroup", "eks", "EKS node group label"),
+    # eksctl labels every node group it creates; a self-managed one (an ASG, no EKS
+    # managed node group) carries only this label (eksctl pkg/apis/eksctl.io/v1alpha5
+    # NodeGroupNameLabel)
+    ("alpha.eksctl.io/nodegroup-name", "eksctl", "eksctl node group label"),
     ("kubernetes.azure.com/agentpool", "aks", "AKS agent pool label"),
 )
 
@@ -66,11 +77,14 @@ MANAGED_POOL_LABELS: tuple[tuple[str, str, str], ...] = (
 class Discovered:
     ca_groups: list[tuple[ObjectContext, CaGroupStatus]] = field(default_factory=list)
     karpenter_pools: list[tuple[ObjectContext, KarpenterPool]] = field(default_factory=list)
+    node_claims: list[tuple[ObjectContext, NodeClaimRecord]] = field(default_factory=list)
     daemon_pods: list[DaemonPod] = field(default_factory=list)
     cloud_reservations: list[Any] = field(
         default_factory=list
     )  # cloud_reservations.CloudReservation
     notices: list[ModelError] = field(default_factory=list)  # found while parsing one object
+    # Kueue AdmissionChecks: name → spec.controllerName (topology.quotas)
+    admission_checks: dict[str, str] = field(default_factory=dict)
 
 
 # --- assembly ------------------------------------------------------------------------------
@@ -120,6 +134,7 @@ def discover_node_groups(
             prices,
             catalogue or bundled_catalogue(),
             notices,
+            discovered.node_claims,
         )
     return tuple(sorted((g for g in groups if g), key=lambda g: g.name)), tuple(notices)
 
@@ -236,6 +251,7 @@ def _finished(
         source=" + ".join(entry.sources),
         autoscaler=entry.autoscaler,
         price_source=price.source if price else None,
+        price_known=price is not None,
         notes=tuple(notes),
     )
 
@@ -281,7 +297,8 @@ def _overridden(base: NodeGroup, group: NodeGroup, given: frozenset[str]) -> Nod
         merged = replace(
             merged,
             price_source=f"{PROJECT_SOURCE} {group.name} pricePerNodeHour",
-            notes=tuple(n for n in merged.notes if not n.startswith("no price")),
+            price_known=True,
+            notes=tuple(n for n in merged.notes if not n.startswith("price unknown")),
         )
     if "maxSize" in given:
         merged = replace(merged, notes=tuple(n for n in merged.notes if "size unknown" not in n))

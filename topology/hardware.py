@@ -232,6 +232,9 @@ class Pod:
     # autoscaling.x-k8s.io/consume-provisioning-request and .../provisioning-class-name
     # ("" when the class annotation is missing); None: it consumes none
     provisioning_request: tuple[str, str] | None = None
+    # cluster-autoscaler.kubernetes.io/pod-scale-up-delay as given (a Go duration): how
+    # long cluster-autoscaler waits before scaling up for the pod; None: not set
+    scale_up_delay: str | None = None
     # why kube-scheduler refuses the pod before looking at any node (PreFilter), in its words
     rejected: tuple[str, ...] = ()
     # host ports of its containers and restartable init containers (NodePorts)
@@ -288,6 +291,19 @@ class NodePlacement:
 
 
 @dataclass(frozen=True, slots=True)
+class PoolLimit:
+    """One resource of a Karpenter NodePool's ``spec.limits`` (kubernetes-sigs/karpenter
+    ``pkg/apis/v1/nodepool.go`` ``Limits``): the limit, what the pool's nodes leave of it,
+    and what one node of the group counts against it. Exact fractions as text
+    (``str(Fraction)``) so a stored snapshot keeps them."""
+
+    resource: str
+    limit: str
+    left: str
+    per_node: str
+
+
+@dataclass(frozen=True, slots=True)
 class AutoscalerRef:
     """The real object that grows a group: what a recommendation must change.
 
@@ -303,6 +319,9 @@ class AutoscalerRef:
     pool: str | None = None
     target_size: int | None = None  # CA cloudProviderTarget
     weight: int | None = None  # a Karpenter NodePool's spec.weight (higher is tried first)
+    # a Karpenter NodePool's spec.limits, one entry per resource; () when it sets none
+    # (no limit: nothing to raise, Karpenter launches for the pending pods by itself)
+    limits: tuple[PoolLimit, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -334,6 +353,9 @@ class NodeGroup:
     source: str | None = None
     autoscaler: AutoscalerRef | None = None  # what grows it; None for a project-only group
     price_source: str | None = None  # where price_per_node_hour comes from; None: unknown
+    # False: no price is known for the group (not in the price table, none given): the
+    # plans count it as 0, and every page says "price unknown", never 0/h
+    price_known: bool = True
     notes: tuple[str, ...] = ()  # what the model does not cover about this group
     # the cloud provider's template for an EMPTY group carries its DRA devices
     # (cluster-autoscaler docs/dra_support.md: DRA scale-from-0 only where the provider
@@ -387,6 +409,10 @@ class QuotaQueue:
     borrowing_limit: Mapping[str, int] | None = None
     local_queues: tuple[str, ...] = ()  # "namespace/name" of the LocalQueues pointing here
     hides_pending_pods: bool = False  # Kueue: a job is suspended (pods gated) until admitted
+    # Kueue: the AdmissionCheck of controller kueue.x-k8s.io/provisioning-request this
+    # ClusterQueue runs; Kueue then creates the ProvisioningRequest of each admitted
+    # workload itself (None: no such check)
+    provisioning_check: str | None = None
 
 
 # --- what the model leaves out --------------------------------------------------------

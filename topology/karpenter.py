@@ -6,8 +6,10 @@ Upstream behaviour followed: kubernetes-sigs/karpenter ``pkg/apis/v1/nodepool.go
 capacity of the pool's nodes), ``spec.weight``, ``spec.replicas`` (static pools, not
 scaled for pending pods). The weight travels with each group for the ``karpenter``
 autoscaler profile (the joint plan picks the cheapest valid option). Not modelled,
-and said so as notices: spot prices, types missing from the catalogue,
-static NodePools.
+and said so as notices: spot prices, each instance type (or family) a NodePool names
+that the catalogue lacks, static NodePools. In-flight NodeClaims (asked for, not
+registered yet) are upcoming nodes of their NodePool's group of that type: its target
+size, counted against the pool's limits, never bought twice.
 
 Pure: no Django; reads only its bundled catalogue. ``topology.kube`` dispatches
 karpenter.sh NodePools here.
@@ -32,6 +34,7 @@ from topology.hardware import (
     ModelError,
     Node,
     NodeGroup,
+    PoolLimit,
     Resources,
     Taint,
 )
@@ -93,6 +96,78 @@ def karpenter_node_pool(collected: Any, ctx: ObjectContext, obj: dict[str, Any])
     collected.discovered.karpenter_pools.append((ctx, pool))
 
 
+# --- NodeClaims: nodes Karpenter has asked for ------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class NodeClaimRecord:
+    """A karpenter.sh NodeClaim (kubernetes-sigs/karpenter ``pkg/apis/v1/nodeclaim.go``):
+    its NodePool (label ``karpenter.sh/nodepool``), the instance type once launched
+    (label ``node.kubernetes.io/instance-type``, or a single-valued requirement on it),
+    and the Node it registered as (``status.nodeName``; None: not registered yet)."""
+
+    name: str
+    pool: str
+    instance_type: str | None
+    node_name: str | None
+
+
+def karpenter_node_claim(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
+    meta = ctx.mapping(obj.get("metadata"), "metadata")
+    if meta.get("deletionTimestamp"):
+        return  # being deleted: no node to wait for
+    labels = ctx.labels(meta.get("labels"), "metadata.labels")
+    spec = ctx.mapping(obj.get("spec"), "spec")
+    status = ctx.mapping(obj.get("status"), "status")
+    kind = labels.get(INSTANCE_TYPE_LABEL) or _single_type(ctx, spec)
+    claim = NodeClaimRecord(
+        name=ctx.object.rpartition("/")[2],
+        pool=labels.get(KARPENTER_LABEL, ""),
+        instance_type=kind,
+        node_name=ctx.text(status.get("nodeName"), "status.nodeName") or None,
+    )
+    collected.discovered.node_claims.append((ctx, claim))
+
+
+def _single_type(ctx: ObjectContext, spec: dict[str, Any]) -> str | None:
+    for path, item in ctx.items(spec.get("requirements"), "spec.requirements"):
+        requirement = node_requirement(ctx, path, item)
+        single = requirement.operator == "In" and len(requirement.values) == 1
+        if requirement.key == INSTANCE_TYPE_LABEL and single:
+            return str(requirement.values[0])
+    return None
+
+
+def in_flight(
+    claims: list[tuple[ObjectContext, NodeClaimRecord]],
+    pool: str,
+    nodes: tuple[Node, ...],
+    notices: list[ModelError],
+) -> dict[str, int]:
+    """In-flight NodeClaims of ``pool`` per instance type: asked for, no Node registered
+    yet (Karpenter's cluster state counts them as nodes already: ``pkg/controllers/state``
+    ``StateNode`` of a NodeClaim without its Node). One whose type is not chosen yet is
+    said and counted nowhere."""
+    registered = {n.name for n in nodes}
+    counts: dict[str, int] = {}
+    for ctx, claim in claims:
+        if claim.pool != pool or (claim.node_name and claim.node_name in registered):
+            continue
+        if claim.instance_type is None:
+            notices.append(
+                ModelError(
+                    ctx.source,
+                    ctx.object,
+                    "metadata.labels",
+                    f"in-flight NodeClaim of NodePool {pool} whose instance type is not "
+                    "chosen yet: not counted as an upcoming node of any of its groups",
+                )
+            )
+            continue
+        counts[claim.instance_type] = counts.get(claim.instance_type, 0) + 1
+    return counts
+
+
 # --- the instance-type catalogue (Karpenter) -------------------------------------------------
 
 
@@ -144,6 +219,7 @@ def karpenter_groups(
     prices: PriceTable,
     catalogue: tuple[InstanceType, ...],
     notices: list[ModelError],
+    claims: list[tuple[ObjectContext, NodeClaimRecord]] | None = None,
 ) -> list[NodeGroup]:
     """One group per catalogue instance type the NodePool's requirements allow; the
     pool's limits bound the new nodes of each (what remains of the limit after the
@@ -151,6 +227,8 @@ def karpenter_groups(
 
     def notice(field_name: str, reason: str) -> None:
         notices.append(ModelError(ctx.source, ctx.object, field_name, reason))
+
+    claims = claims or []
 
     if pool.replicas is not None:
         notice(
@@ -173,6 +251,13 @@ def karpenter_groups(
             "spec.template.spec.requirements",
             "spot capacity only: the price table holds on-demand prices, spot is not priced",
         )
+    missing = missing_types(pool, catalogue)
+    if missing:
+        notice(
+            "spec.template.spec.requirements",
+            "allows instance types the bundled catalogue (topology/data/instance_types.yaml) "
+            f"lacks: {', '.join(missing)}: Karpenter may launch them, the model cannot",
+        )
     eligible = [t for t in catalogue if _eligible(pool, t)]
     if not eligible:
         notice(
@@ -182,11 +267,46 @@ def karpenter_groups(
         )
         return []
     members = [n for n in nodes if n.labels.get(KARPENTER_LABEL) == pool.name]
-    room = _limit_room(pool, members, catalogue)
+    coming = in_flight(claims, pool.name, nodes, notices)
+    room = _limit_room(pool, members, catalogue, coming)
     groups = []
     for kind in eligible:
-        groups.append(_karpenter_group(pool, kind, members, room, daemon_pods, prices, spot_only))
+        group = _karpenter_group(pool, kind, members, room, daemon_pods, prices, spot_only)
+        if coming.get(kind.name):
+            group = _with_upcoming(group, coming[kind.name])
+        groups.append(group)
     return groups
+
+
+def _with_upcoming(group: NodeGroup, count: int) -> NodeGroup:
+    """In-flight NodeClaims of the group's type: its target size (``groups.upcoming_nodes``
+    simulates them as template copies, never bought twice), said in its notes."""
+    assert group.autoscaler is not None
+    return replace(
+        group,
+        max_size=group.max_size + count,
+        autoscaler=replace(group.autoscaler, target_size=group.current_size + count),
+        notes=(*group.notes, f"{count} in-flight NodeClaim(s): upcoming nodes, not bought again"),
+    )
+
+
+FAMILY_LABEL = "karpenter.k8s.aws/instance-family"
+
+
+def missing_types(pool: KarpenterPool, catalogue: tuple[InstanceType, ...]) -> list[str]:
+    """The instance types (and families) the pool names with ``In`` that no catalogue
+    entry has: each said, never silently left out."""
+    names = {t.name for t in catalogue}
+    families = {t.labels.get(FAMILY_LABEL) for t in catalogue}
+    missing: list[str] = []
+    for requirement in pool.requirements:
+        if requirement.operator != "In":
+            continue
+        if requirement.key == INSTANCE_TYPE_LABEL:
+            missing += [str(v) for v in requirement.values if v not in names]
+        elif requirement.key == FAMILY_LABEL:
+            missing += [f"family {v}" for v in requirement.values if v not in families]
+    return sorted(dict.fromkeys(missing))
 
 
 def _allows(pool: KarpenterPool, key: str, value: str) -> bool:
@@ -200,8 +320,13 @@ def _eligible(pool: KarpenterPool, kind: InstanceType) -> bool:
 
 
 def _limit_room(
-    pool: KarpenterPool, members: list[Node], catalogue: tuple[InstanceType, ...]
+    pool: KarpenterPool,
+    members: list[Node],
+    catalogue: tuple[InstanceType, ...],
+    coming: dict[str, int],
 ) -> dict[str, Fraction]:
+    """What the pool's limits leave after its nodes and its in-flight NodeClaims (both
+    count against ``spec.limits``: the NodePool's ``status.resources``)."""
     by_name = {t.name: t for t in catalogue}
     room = dict(pool.limits)
     for node in members:
@@ -209,6 +334,10 @@ def _limit_room(
         for resource in room:
             used = kind.capacity(resource) if kind else _node_capacity(node, resource)
             room[resource] -= used
+    for name, count in coming.items():
+        kind = by_name.get(name)
+        for resource in room:
+            room[resource] -= count * kind.capacity(resource) if kind else 0
     return room
 
 
@@ -269,7 +398,16 @@ def _karpenter_group(
         template=replace(template, price_per_node_hour=per_hour),
         current_size=size,
         source=f"Karpenter NodePool {pool.name} + instance type {kind.name} (bundled catalogue)",
-        autoscaler=AutoscalerRef(kind="karpenter", name=pool.name, weight=pool.weight),
+        autoscaler=AutoscalerRef(
+            kind="karpenter",
+            name=pool.name,
+            weight=pool.weight,
+            limits=tuple(
+                PoolLimit(r, str(pool.limits[r]), str(left), str(kind.capacity(r)))
+                for r, left in sorted(room.items())
+            ),
+        ),
         price_source=price.source if price else None,
+        price_known=price is not None,
         notes=tuple(notes),
     )

@@ -113,6 +113,7 @@ class _Collected:
     notes: list[str] = field(default_factory=list)
     queues: list[QuotaQueue] = field(default_factory=list)
     local_queues: dict[str, str] = field(default_factory=dict)  # "ns/name" → "ClusterQueue/cq"
+    queue_checks: dict[str, tuple[str, ...]] = field(default_factory=dict)  # Kueue admission
     discovered: discovery.Discovered = field(default_factory=discovery.Discovered)
     seen: set[str] = field(default_factory=set)
     generated: Counter[tuple[str, str]] = field(default_factory=Counter)
@@ -286,6 +287,8 @@ _HANDLERS = {
     **{kind: quotas.parse_queue for kind in quotas.QUEUE_KINDS},
     ("ConfigMap", "*"): castatus.config_map,
     ("NodePool", "karpenter.sh"): karpenter.karpenter_node_pool,
+    ("NodeClaim", "karpenter.sh"): karpenter.karpenter_node_claim,
+    ("AdmissionCheck", quotas.KUEUE): quotas.parse_admission_check,
     ("DaemonSet", "apps"): daemons.daemon_set,
     (castatus.KWOK_KIND, "kwok.cluster-autoscaler.x-k8s.io"): castatus.kwok_provider_config,
     ("EC2NodeClass", "karpenter.k8s.aws"): cloud_reservations.karpenter_node_class,

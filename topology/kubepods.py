@@ -30,6 +30,8 @@ POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 KUEUE_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 KUEUE_TOTAL_ANNOTATION = "kueue.x-k8s.io/pod-group-total-count"
 REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
+# cluster-autoscaler core/static_autoscaler.go filterOutYoungPods: the pod's own delay
+SCALE_UP_DELAY_ANNOTATION = "cluster-autoscaler.kubernetes.io/pod-scale-up-delay"
 # cluster-autoscaler provisioningrequest/pods/pods.go (and apis v1beta1): current and
 # deprecated keys of the annotations a pod consuming a ProvisioningRequest carries
 CONSUME_PROVISIONING_REQUEST = (
@@ -97,6 +99,7 @@ def parse_pod(ctx: ObjectContext, obj: dict[str, Any]) -> PodRecord | None:
         unsupported=tuple(dict.fromkeys(u.reason for u in unmodelled if u.blocking)),
         scheduling_gates=podspec.scheduling_gates(ctx, spec),
         provisioning_request=_provisioning_request(annotations),
+        scale_up_delay=annotations.get(SCALE_UP_DELAY_ANNOTATION) or None,
         scheduled=podstatus.pod_scheduled(ctx, status),
         **_inter_pod(ctx, spec, namespace, labels),
         host_ports=podspec.host_ports(ctx, spec),

@@ -45,9 +45,9 @@ def node_group(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
     max_size = ctx.integer(spec.get("maxSize"), "spec.maxSize", minimum=0)
     if max_size < min_size:
         ctx.fail("spec.maxSize", f"must be >= minSize ({min_size}), got {max_size}")
-    price = ctx.number(
-        spec.get("pricePerNodeHour"), "spec.pricePerNodeHour", default=-1.0, minimum=0
-    )
+    # no pricePerNodeHour: price unknown (0 in the plans' arithmetic, never a negative
+    # figure that would make the group look cheaper than free)
+    price = ctx.number(spec.get("pricePerNodeHour"), "spec.pricePerNodeHour", minimum=0)
     selector = ctx.labels(spec.get("nodeSelector"), "spec.nodeSelector")
     given = frozenset(k for k in spec if spec[k] is not None)
     group = NodeGroup(
@@ -63,6 +63,7 @@ def node_group(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
         provisioning_delay_seconds=ctx.number(
             spec.get("provisioningDelaySeconds"), "spec.provisioningDelaySeconds"
         ),
+        price_known=spec.get("pricePerNodeHour") is not None,
         dra_scale_from_zero=spec.get("draScaleFromZero") is None
         or ctx.boolean(spec.get("draScaleFromZero"), "spec.draScaleFromZero"),
     )

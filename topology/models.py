@@ -5,7 +5,10 @@ Cluster ──< Snapshot        one parsed state of the cluster (model_json), de
    └────< NodeGroup         what the autoscaler may add (DESIGN.md NodeGroup spec)
 """
 
+from django.core.exceptions import ValidationError
 from django.db import models
+
+from topology.prices import PriceTable
 
 
 class Cluster(models.Model):
@@ -39,6 +42,14 @@ class Cluster(models.Model):
         help_text="The cluster-autoscaler's command line (its Deployment's args, as a shell "
         "would split them); blank = CLUSTER_AUTOSCALER_ARGS",
     )
+    # instance type -> price per node-hour (or region -> price), in CURRENCY: this
+    # cluster's own prices, before the bundled table (topology.prices.with_overrides)
+    price_overrides = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Instance type → price per node-hour (or region → price) in the CURRENCY "
+        "setting; wins over the bundled price table for this cluster's discovered groups",
+    )
     autoscaler_priorities = models.TextField(
         blank=True,
         default="",
@@ -65,6 +76,13 @@ class Cluster(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def clean(self) -> None:
+        """A price override that is not a price is refused, naming the entry."""
+        try:
+            PriceTable(currency="", clouds=()).with_overrides(self.price_overrides, self.name)
+        except ValueError as error:
+            raise ValidationError({"price_overrides": str(error)}) from error
 
 
 class Snapshot(models.Model):

@@ -48,6 +48,9 @@ KUEUE = "kueue.x-k8s.io"
 VOLCANO = "scheduling.volcano.sh"
 KAI = "scheduling.run.ai"
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+# kubernetes-sigs/kueue pkg/controller/admissionchecks/provisioning: the controller that
+# creates a ProvisioningRequest per admitted workload
+PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
 KAI_QUEUE_LABELS = ("kai.scheduler/queue", "runai/queue")
 NON_PREEMPTIBLE_PRIORITY = 100  # KAI: priority >= 100 is non-preemptible by default
 QUEUE_KINDS = (
@@ -93,9 +96,7 @@ def parse_queue(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None
         collected.local_queues[f"{namespace}/{name}"] = f"ClusterQueue/{target}"
     elif kind == "ClusterQueue":
         collected.queues.append(_cluster_queue(ctx, name, spec))
-        checks = spec.get("admissionChecks") or spec.get("admissionChecksStrategy")
-        if checks:
-            collected.notes.append(f"{ctx.object}: admission checks not modelled (quota only)")
+        collected.queue_checks[f"ClusterQueue/{name}"] = _check_names(ctx, spec)
     elif group == VOLCANO:
         capability = ctx.mapping(spec.get("capability"), "spec.capability")
         limit = {
@@ -107,6 +108,26 @@ def parse_queue(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None
         if spec.get("parentQueue"):
             parent = spec["parentQueue"]
             collected.notes.append(f"{ctx.object}: parent queue {parent} limits not modelled")
+
+
+def parse_admission_check(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
+    """A Kueue AdmissionCheck (``apis/kueue/v1beta1/admissioncheck_types.go``): its
+    ``spec.controllerName`` says which controller runs it."""
+    spec = ctx.mapping(obj.get("spec"), "spec")
+    controller = ctx.text(spec.get("controllerName"), "spec.controllerName", required=True)
+    collected.discovered.admission_checks[ctx.object.rpartition("/")[2]] = controller
+
+
+def _check_names(ctx: ObjectContext, spec: dict[str, Any]) -> tuple[str, ...]:
+    """``spec.admissionChecks`` (names) or ``spec.admissionChecksStrategy.admissionChecks
+    [].name`` (``clusterqueue_types.go``; the strategy's ``onFlavors`` is not modelled:
+    a check is taken to apply to every flavor)."""
+    names = [str(n) for n in spec.get("admissionChecks") or ()]
+    strategy = ctx.mapping(spec.get("admissionChecksStrategy"), "spec.admissionChecksStrategy")
+    path = "spec.admissionChecksStrategy.admissionChecks"
+    for item_path, item in ctx.items(strategy.get("admissionChecks"), path):
+        names.append(ctx.text(item.get("name"), f"{item_path}.name", required=True))
+    return tuple(dict.fromkeys(names))
 
 
 def _amount(ctx: ObjectContext, resource: str, raw: Any, path: str) -> int:
@@ -164,19 +185,39 @@ def _kai_queues(ctx: ObjectContext, name: str, spec: dict[str, Any]) -> list[Quo
 
 
 def assembled_queues(collected: Any) -> tuple[QuotaQueue, ...]:
-    """Queues with the LocalQueues that point at them, sorted by name."""
+    """Queues with the LocalQueues that point at them and their ProvisioningRequest
+    admission check, sorted by name; any other admission check is said."""
     local: dict[str, list[str]] = {}
     for local_name, target in collected.local_queues.items():
         local.setdefault(target, []).append(local_name)
     return tuple(
         sorted(
             (
-                replace(q, local_queues=tuple(sorted(local.get(q.name, []))))
+                replace(
+                    q,
+                    local_queues=tuple(sorted(local.get(q.name, []))),
+                    provisioning_check=_provisioning_check(collected, q.name),
+                )
                 for q in collected.queues
             ),
             key=lambda q: q.name,
         )
     )
+
+
+def _provisioning_check(collected: Any, queue: str) -> str | None:
+    """The queue's check run by Kueue's ProvisioningRequest controller; the others are
+    notes (Kueue admits only once every check is Ready: not modelled)."""
+    controllers = collected.discovered.admission_checks
+    found = None
+    for name in collected.queue_checks.get(queue, ()):
+        controller = controllers.get(name)
+        if controller == PROVISIONING_CONTROLLER and found is None:
+            found = name
+            continue
+        what = f"controller {controller}" if controller else "no AdmissionCheck object read"
+        collected.notes.append(f"{queue}: admission check {name} ({what}) not modelled")
+    return found
 
 
 # --- which queue a pod or workload is in ---------------------------------------------------

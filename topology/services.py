@@ -96,9 +96,8 @@ def ingest_snapshot(
     """
     errors: list[hardware.ModelError] = []
     if objects is not None:
-        parsed = kube.parse_objects(
-            objects, cluster_name=cluster.name, prices=table_in(settings.CURRENCY)
-        )
+        prices = table_in(settings.CURRENCY).with_overrides(cluster.price_overrides, cluster.name)
+        parsed = kube.parse_objects(objects, cluster_name=cluster.name, prices=prices)
         model = parsed.cluster
         errors.extend(parsed.errors)
     if model is None:

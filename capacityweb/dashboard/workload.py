@@ -23,7 +23,7 @@ from django.utils.http import urlencode
 from recommender import selectors
 from recommender.engine.scheduler.breakdown_summary import BreakdownSummary, Tally
 from recommender.models import Evaluation
-from recommender.views import ClusterPage, cluster_page
+from recommender.views import ClusterPage, cluster_page, with_prices_known
 from topology import charts
 
 HISTORY_SHOWN = 50
@@ -53,11 +53,14 @@ def workload_page(request: HttpRequest, cluster_id: int, namespace: str, name: s
             "diagnosis": (result.get("diagnoses") or {}).get(key) or {},
             "breakdown": breakdown,
             **breakdown_tables(breakdown, page),
-            "recommendations": [
-                r
-                for r in selectors.recommendations(evaluation=page.evaluation)
-                if key in r.workloads
-            ],
+            "recommendations": with_prices_known(
+                [
+                    r
+                    for r in selectors.recommendations(evaluation=page.evaluation)
+                    if key in r.workloads
+                ],
+                result,
+            ),
             "reservations": [
                 r
                 for r in result.get("idleReservations") or []

@@ -71,14 +71,19 @@ def sourced(*objects):
     return [("cluster.yaml", o) for o in objects]
 
 
-def test_a_cluster_autoscaler_group_gets_a_provisioning_request_and_the_pool_min():
+def test_a_cluster_autoscaler_group_gets_either_a_provisioning_request_or_the_pool_min():
     snapshot, evaluation = evaluated(read_objects(FIXTURES / "discovered-gke-cluster.yaml"))
     # both a2 nodes are full; the gang needs 2 x 8 GPUs: 2 new a2-highgpu-8g nodes
     (rec,) = evaluation.recommendations
     assert (rec.node_group, rec.count, rec.workloads) == ("a2-pool", 2, ("ml/train",))
-    request, gcloud = actions_for(rec, evaluation, snapshot.cluster)
+    request, gcloud, undo = actions_for(rec, evaluation, snapshot.cluster)
+    assert (request.role, gcloud.role, undo.role) == ("either", "or", "afterwards")
     template, provisioning = yaml.safe_load_all(request.text)
     assert request.kind == "ProvisioningRequest"
+    # flags.go: --enable-provisioning-requests defaults to false
+    assert request.text.startswith(
+        "# needs cluster-autoscaler running with --enable-provisioning-requests=true"
+    )
     assert provisioning["apiVersion"] == "autoscaling.x-k8s.io/v1"
     assert provisioning["spec"] == {
         "provisioningClassName": "best-effort-atomic-scale-up.autoscaling.x-k8s.io",
@@ -94,9 +99,14 @@ def test_a_cluster_autoscaler_group_gets_a_provisioning_request_and_the_pool_min
     assert spec["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists"}]
     # 2 nodes now + 2 = 4, which is also CA's max (maxSize=4 in the status)
     assert gcloud.kind == "gcloud"
-    assert gcloud.text == (
+    assert gcloud.text.endswith(
         "gcloud container node-pools update a2-pool --cluster $CLUSTER --location $LOCATION "
         "--enable-autoscaling --total-min-nodes 4 --total-max-nodes 4\n"
+    )
+    # the status's bounds back: minSize=0, maxSize=4
+    assert undo.text == (
+        "gcloud container node-pools update a2-pool --cluster $CLUSTER --location $LOCATION "
+        "--enable-autoscaling --total-min-nodes 0 --total-max-nodes 4\n"
     )
 
 
@@ -115,7 +125,11 @@ def test_the_json_report_adds_currency_node_groups_and_actions():
     a2 = next(g for g in snapshot.cluster.node_groups if g.name == "a2-pool")
     assert a2.template.allocatable.cpu_milli == 93_500
     (rec,) = payload["recommendations"]
-    assert [a["kind"] for a in rec["actions"]] == ["ProvisioningRequest", "gcloud"]
+    assert [(a["kind"], a["role"]) for a in rec["actions"]] == [
+        ("ProvisioningRequest", "either"),
+        ("gcloud", "or"),
+        ("gcloud", "afterwards"),
+    ]
     # 2 x 29.38708
     assert rec["costPerHour"] == 58.77416
 
@@ -145,11 +159,16 @@ def test_an_eks_node_group_gets_the_aws_cli_scaling_config():
     )
     snapshot, evaluation = evaluated(objects)
     (rec,) = evaluation.recommendations
-    (action,) = actions_for(rec, evaluation, snapshot.cluster)
-    # not under cluster-autoscaler: the node group's desired size is set too (1 + 1)
-    assert action.text == (
+    grow, undo = actions_for(rec, evaluation, snapshot.cluster)
+    # not under cluster-autoscaler: min stays (held at its 1 node), desired 1 + 1
+    assert grow.text == (
         "aws eks update-nodegroup-config --cluster-name $CLUSTER --nodegroup-name p4d-ng "
-        "--scaling-config minSize=2,maxSize=5,desiredSize=2\n"
+        "--scaling-config minSize=1,maxSize=5,desiredSize=2\n"
+    )
+    assert (undo.role, undo.text) == (
+        "afterwards",
+        "aws eks update-nodegroup-config --cluster-name $CLUSTER --nodegroup-name p4d-ng "
+        "--scaling-config minSize=1,maxSize=5,desiredSize=1\n",
     )
     assert rec.cost_per_hour == 32.7726  # p4d.24xlarge us-east-1, price table
 
@@ -161,17 +180,22 @@ def test_an_aks_pool_under_cluster_autoscaler_gets_its_min_count_raised():
     )
     snapshot, evaluation = evaluated(objects)
     (rec,) = evaluation.recommendations
-    kinds = [a.kind for a in actions_for(rec, evaluation, snapshot.cluster)]
-    assert kinds == ["ProvisioningRequest", "az"]
-    az = actions_for(rec, evaluation, snapshot.cluster)[1]
+    actions = actions_for(rec, evaluation, snapshot.cluster)
+    assert [a.kind for a in actions] == ["ProvisioningRequest", "az", "az"]
+    _request, az, undo = actions
     # 1 node now + 1; CA's maxSize 5 stays
-    assert az.text == (
+    assert az.text.endswith(
         "az aks nodepool update --resource-group $RESOURCE_GROUP --cluster-name $CLUSTER "
         "--name nodepool1 --update-cluster-autoscaler --min-count 2 --max-count 5\n"
     )
+    # the status said minSize=1, maxSize=5
+    assert undo.text == (
+        "az aks nodepool update --resource-group $RESOURCE_GROUP --cluster-name $CLUSTER "
+        "--name nodepool1 --update-cluster-autoscaler --min-count 1 --max-count 5\n"
+    )
 
 
-def test_a_karpenter_group_gets_a_node_pool_limit_patch(shared_data):
+def test_a_karpenter_pool_without_limits_gets_no_limit_patch(shared_data):
     pool = shared_data / "k8s-examples" / "nodegroups" / "karpenter-nodepool-gpu-taint-p3.yaml"
     objects = read_objects(pool) + sourced(pending_pod("job", 4))
     snapshot, evaluation = evaluated(objects)
@@ -180,11 +204,9 @@ def test_a_karpenter_group_gets_a_node_pool_limit_patch(shared_data):
     assert (rec.node_group, rec.count) == ("gpu-p3.8xlarge", 1)
     (action,) = actions_for(rec, evaluation, snapshot.cluster)
     assert action.kind == "KarpenterNodePool"
-    # no node in the pool yet: 0 + 1 x 4 GPUs
-    assert action.text.endswith(
-        "kubectl patch nodepool gpu --type merge -p "
-        '\'{"spec": {"limits": {"nvidia.com/gpu": "4"}}}\'\n'
-    )
+    # the NodePool has no spec.limits: a limit of 4 would cap an unbounded pool
+    assert "kubectl" not in action.text
+    assert "# NodePool gpu sets no spec.limits: nothing to change" in action.text
 
 
 def test_a_project_node_group_keeps_the_node_group_patch():
@@ -266,7 +288,7 @@ def test_a_pool_spanning_zones_says_a_resize_does_not_place_and_offers_a_zonal_p
     (rec,) = evaluation.recommendations
     # the pod requires us-east-1b: the plan takes the group's us-east-1b placement
     assert dict(rec.placement) == {"topology.kubernetes.io/zone": "us-east-1b"}
-    aws, placing = actions_for(rec, evaluation, snapshot.cluster)
+    aws, _undo, placing = actions_for(rec, evaluation, snapshot.cluster)
     assert aws.kind == "aws"
     assert placing.kind == "Placement"
     assert placing.text == (
@@ -315,18 +337,3 @@ def test_karpenter_places_a_zone_by_requirement_but_cannot_target_a_block(shared
     assert dict(rec.placement) == {block: "b2"}
     _limit, placing = actions_for(rec, evaluation, snapshot.cluster)
     assert f"# - Karpenter cannot target {block}: the cloud sets it after launch" in placing.text
-
-
-def test_each_karpenter_card_raises_the_limit_by_its_own_gpus_and_names_the_total(shared_data):
-    pool = shared_data / "k8s-examples" / "nodegroups" / "karpenter-nodepool-gpu-taint-p3.yaml"
-    zoned = two_zone_override("gpu-p3.8xlarge")
-    pods = (zoned_pod("a", 4, "us-east-1a"), zoned_pod("b", 4, "us-east-1b"))
-    snapshot, evaluation = evaluated(read_objects(pool) + sourced(zoned, *pods))
-    # one p3.8xlarge (4 GPUs) per zone: two cards of the same NodePool
-    first, second = evaluation.recommendations
-    assert (first.count, second.count) == (1, 1)
-    for rec in (first, second):
-        text = actions_for(rec, evaluation, snapshot.cluster)[0].text
-        # this card alone: 0 GPUs in the pool now + 1 x 4
-        assert text.endswith('\'{"spec": {"limits": {"nvidia.com/gpu": "4"}}}\'\n')
-        assert "# with the other 1 card(s) of NodePool gpu: a limit of 8 in all" in text

@@ -2,12 +2,18 @@
 decisions a non-default flag changes. Every figure is worked out by hand from the
 upstream code named in each test."""
 
+from pathlib import Path
+
 import pytest
 
 from recommender.engine.autoscaler.caflags import parse_flags, parse_priorities, split_args
+from recommender.engine.autoscaler.flags import CaSettings
+from recommender.engine.autoscaler.flagtable import READ_DEFAULTS
 from recommender.engine.evaluate.evaluation import evaluate
 from tests.engine.test_cluster_autoscaler import AT, GI, group, naive, node, pod
+from topology.files import read_objects
 from topology.hardware import Cluster, Pod, Resources
+from topology.kube import parse_objects
 
 # --- parsing: pflag over config/flags/flags.go ---------------------------------------
 
@@ -95,15 +101,13 @@ def test_scale_up_flags_the_model_does_not_follow_are_unsupported_unless_at_defa
         ]
     )
     fields = [u.field for u in flags.unsupported]
-    assert fields == [
-        "--expander",
-        "--max-nodes-per-scaleup",
-        "--new-pod-scale-up-delay",
-    ]
+    # --new-pod-scale-up-delay is modelled now (young.py: filterOutYoungPods)
+    assert fields == ["--expander", "--max-nodes-per-scaleup"]
+    assert flags.settings.new_pod_scale_up_delay_seconds == 30
     assert flags.settings.expanders == ("least-waste",)  # grpc dropped, said so
     at_default = parse_flags(["--max-nodes-per-scaleup=1000", "--new-pod-scale-up-delay=0m"])
     assert at_default.unsupported == ()
-    assert at_default.ignored == ("--max-nodes-per-scaleup", "--new-pod-scale-up-delay")
+    assert at_default.ignored == ("--max-nodes-per-scaleup",)
 
 
 def test_gpu_limits_on_a_provider_whose_gpu_label_is_unknown_are_unsupported() -> None:
@@ -165,14 +169,16 @@ def _two_groups() -> Cluster:
     return Cluster("c", pods=pods, node_groups=(big, small))
 
 
-def test_price_and_least_waste_choose_different_groups() -> None:
+def test_price_weighs_unfitness_to_the_preferred_node_not_price_alone() -> None:
     # waste.go: big (16-8)/16 + (64-32)/64 = 1.0, small 0 + 0 = 0 -> small.
-    # price.go as modelled ($/h per helped pod): big 2/2 = 1.0, small 2.5/2 = 1.25 -> big.
+    # price.go: $/h per helped pod big 2/2 = 1.0, small 2.5/2 = 1.25 (cheaper: big), but
+    # times the unfitness to the preferred node of an empty cluster (preferred.go: 1
+    # core): big 16/1 = 16 -> 16.0, small 8/1 = 8 -> 10.0: small.
     cluster = _two_groups()
     least_waste = naive(cluster)
     assert [a.node_group for a in least_waste.additions] == ["small"]
     price = naive(cluster, parse_flags(["--expander=price"]).settings)
-    assert [a.node_group for a in price.additions] == ["big"]
+    assert [a.node_group for a in price.additions] == ["small"]
 
 
 def test_the_priority_configmap_picks_the_group() -> None:
@@ -268,3 +274,52 @@ def test_the_dra_flag_is_unsupported_where_it_differs_from_the_versions_model() 
     assert fields(off, "cluster-autoscaler:1.34") == []
     assert fields(on, "cluster-autoscaler") == []
     assert fields(off, "cluster-autoscaler:1.35") == ["--enable-dynamic-resource-allocation"]
+
+
+# --- --enable-provisioning-requests: upstream default false ---------------------------
+
+
+def _provisioning_scenario():  # type: ignore[no-untyped-def]
+    path = Path(__file__).resolve().parents[1] / "scenarios" / "ca-provisioning-atomic.yaml"
+    return parse_objects(read_objects(path), cluster_name="t").cluster
+
+
+def test_without_the_flag_provisioning_request_pods_scale_up_as_ordinary_pods() -> None:
+    # main.go: the ProvisioningRequest pods filter and the wrapper orchestrator are
+    # installed only with --enable-provisioning-requests (flags.go default false); the
+    # gang's 2 x 8-GPU members are then plain pods: group h100 (max 1 node of 8 GPUs)
+    # gets 1 node for one member, the gang still cannot start, 8 GPUs stranded
+    evaluation = evaluate(_provisioning_scenario(), at=AT)
+    (workload,) = evaluation.workloads
+    assert dict(workload.naive.add_nodes) == {"h100": 1}
+    assert workload.naive.stranded_gpus == 8
+    assert any("--enable-provisioning-requests" in n for n in workload.naive.notes)
+
+
+def test_with_the_flag_the_atomic_request_buys_nothing() -> None:
+    flags = parse_flags(["--enable-provisioning-requests"])
+    assert flags.settings.provisioning_requests is True
+    assert flags.in_effect["--enable-provisioning-requests"] is True
+    evaluation = evaluate(_provisioning_scenario(), at=AT, ca_flags=flags)
+    (workload,) = evaluation.workloads
+    # allOrNothing: 1 node could hold 1 of the 2 members: no option, nothing bought
+    assert dict(workload.naive.add_nodes) == {}
+
+
+@pytest.mark.parametrize("version", ["1.34", "1.35", "1.36"])
+@pytest.mark.parametrize(("flag", "default", "attribute"), READ_DEFAULTS)
+def test_each_read_flag_defaults_as_upstreams_flags_go(
+    version: str, flag: str, default: str, attribute: str
+) -> None:
+    # flagtable.READ_DEFAULTS cites config/flags/flags.go: the model's settings without
+    # the flag equal its settings with upstream's default given explicitly
+    given = parse_flags([f"--{flag}={default}"]).settings
+    assert getattr(CaSettings(version=version), attribute) == getattr(given, attribute)
+    assert parse_flags([f"--{flag}={default}"]).unsupported == ()
+
+
+def test_provisioning_requests_are_off_by_default() -> None:
+    # flags.go: fs.BoolVar(&p.o.ProvisioningRequestEnabled, "enable-provisioning-requests",
+    # false, ...)
+    assert dict((f, d) for f, d, _ in READ_DEFAULTS)["enable-provisioning-requests"] == "false"
+    assert CaSettings().provisioning_requests is False

@@ -69,6 +69,11 @@ def naive(cluster: Cluster, settings: CaSettings | None = None):  # type: ignore
 # --- expander/waste/waste.go -------------------------------------------------------
 
 
+# --enable-provisioning-requests=true: the request tests below model what CA does with it
+# (flags.go default false: without it the pods are ordinary, test_ca_flags.py)
+REQUESTS_ON = CaSettings(provisioning_requests=True)
+
+
 def option(name: str, count: int, pods: int, cpu: int = 10, memory_gi: int = 10) -> Option:
     template = node(f"{name}-t", cpu, memory_gi)
     group_ = group(name, template, price=float(count))
@@ -382,12 +387,12 @@ def test_check_capacity_books_existing_room_and_never_scales_up() -> None:
     existing = replace(node("n1", 8, 32), node_group="g")
     # 2 pods of 4 cpu fit n1 (8 cpu): booked, nothing bought, they run now
     fits = tuple(consuming(pod(f"a{i}", 4, 1), CHECK_CAPACITY) for i in range(2))
-    plan = naive(Cluster("c", nodes=(existing,), pods=fits, node_groups=(g,)))
+    plan = naive(Cluster("c", nodes=(existing,), pods=fits, node_groups=(g,)), REQUESTS_ON)
     assert plan.additions == ()
     assert {o.verdict for o in plan.outcomes.values()} == {"runs_now"}
     # 3 such pods: 12 cpu > 8: not all fit, none is booked and none is bought
     more = tuple(consuming(pod(f"b{i}", 4, 1), CHECK_CAPACITY) for i in range(3))
-    plan = naive(Cluster("c", nodes=(existing,), pods=more, node_groups=(g,)))
+    plan = naive(Cluster("c", nodes=(existing,), pods=more, node_groups=(g,)), REQUESTS_ON)
     assert plan.additions == ()
     assert all("never scales up" in o.reasons[0] for o in plan.outcomes.values())
 
@@ -395,7 +400,7 @@ def test_check_capacity_books_existing_room_and_never_scales_up() -> None:
 def test_an_unknown_class_triggers_nothing() -> None:
     g = group("g", node("t", 8, 32), 1.0)
     pods = (consuming(pod("p", 4, 1), "queued-provisioning.gke.io"),)
-    plan = naive(Cluster("c", pods=pods, node_groups=(g,)))
+    plan = naive(Cluster("c", pods=pods, node_groups=(g,)), REQUESTS_ON)
     assert plan.additions == ()
     assert "not a class cluster-autoscaler provisions" in plan.outcomes["ml/p"].reasons[0]
 
@@ -405,12 +410,14 @@ def test_best_effort_atomic_buys_for_all_or_none() -> None:
 
     # 3 pods of 8 cpu: one per 8-cpu node; max size 3 -> all three in one scale-up
     pods = tuple(consuming(pod(f"p{i}", 8, 1), BEST_EFFORT_ATOMIC) for i in range(3))
-    plan = naive(Cluster("c", pods=pods, node_groups=(group("g", node("t", 8, 32), 1.0),)))
+    plan = naive(
+        Cluster("c", pods=pods, node_groups=(group("g", node("t", 8, 32), 1.0),)), REQUESTS_ON
+    )
     assert sum(a.count for a in plan.additions) == 3
     assert all(o.schedulable_after for o in plan.outcomes.values())
     # max size 2: the option is capped below 3 pods -> nothing is bought
     small = group("g", node("t", 8, 32), 1.0, max_size=2)
-    plan = naive(Cluster("c", pods=pods, node_groups=(small,)))
+    plan = naive(Cluster("c", pods=pods, node_groups=(small,)), REQUESTS_ON)
     assert plan.additions == ()
 
 

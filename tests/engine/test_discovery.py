@@ -249,7 +249,7 @@ def test_an_unknown_instance_type_has_no_price_and_says_so():
     (group,) = parse(unknown).cluster.node_groups
     assert group.price_per_node_hour == 0.0
     assert group.price_source is None
-    assert any(n.startswith("no price (instance type x9.huge") for n in group.notes)
+    assert any(n.startswith("price unknown (instance type x9.huge") for n in group.notes)
 
 
 # --- hand-written groups win ------------------------------------------------------------
@@ -366,9 +366,13 @@ def test_a_node_pool_no_catalogue_type_satisfies_is_reported(nodegroups):
         read_objects(nodegroups / "karpenter-nodepool-g6f-fractional-gpu.yaml"), cluster_name="t"
     )
     assert snapshot.cluster.node_groups == ()
-    (notice,) = snapshot.notices
-    assert notice.object == "NodePool/fractional-gpu"
-    assert "no instance type of the bundled catalogue" in notice.reason
+    # instance-family In [g6f]: the family is named, then that nothing is simulated
+    named, none = snapshot.notices
+    assert named.object == none.object == "NodePool/fractional-gpu"
+    assert "the bundled catalogue (topology/data/instance_types.yaml) lacks: family g6f" in (
+        named.reason
+    )
+    assert "no instance type of the bundled catalogue" in none.reason
 
 
 def test_a_node_pool_weight_is_reported_as_not_modelled():

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
+from recommender.engine.autoscaler.caflags import parse_flags
 from recommender.engine.autoscaler.profiles import DEFAULT_PROFILE
 from recommender.engine.evaluate.evaluation import evaluate
 from topology.files import read_objects
@@ -56,7 +57,11 @@ def evaluated(name: str) -> tuple[dict[str, Any], dict[str, Any]]:
     at = datetime.fromisoformat(expected["at"].replace("Z", "+00:00"))
     profile = expected.get("schedulerProfile", "default")  # the setting's default otherwise
     autoscaler = expected.get("autoscalerProfile", DEFAULT_PROFILE)
-    result = evaluate(snapshot.cluster, at=at, policy=profile, autoscaler=autoscaler)
+    # the cluster-autoscaler command line the scenario runs with (upstream defaults if none)
+    ca_flags = parse_flags(expected["autoscalerArgs"]) if "autoscalerArgs" in expected else None
+    result = evaluate(
+        snapshot.cluster, at=at, policy=profile, autoscaler=autoscaler, ca_flags=ca_flags
+    )
     return result.to_json(), expected
 
 

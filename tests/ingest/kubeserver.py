@@ -55,6 +55,7 @@ RESOURCE_PATHS: dict[str, tuple[str, str]] = {
     "PodGroup.scheduling.k8s.io": _crd("scheduling.k8s.io", "v1alpha2", "podgroups"),
     "PodGroup.scheduling.x-k8s.io": _crd("scheduling.x-k8s.io", "v1alpha1", "podgroups"),
     "NodePool.karpenter.sh": _crd("karpenter.sh", "v1", "nodepools"),
+    "NodeClaim.karpenter.sh": _crd("karpenter.sh", "v1", "nodeclaims"),
     "EC2NodeClass.karpenter.k8s.aws": _crd("karpenter.k8s.aws", "v1", "ec2nodeclasses"),
     "JobSet.jobset.x-k8s.io": _crd("jobset.x-k8s.io", "v1alpha2", "jobsets"),
     "LeaderWorkerSet.leaderworkerset.x-k8s.io": _crd(
@@ -63,6 +64,7 @@ RESOURCE_PATHS: dict[str, tuple[str, str]] = {
     "Workload.kueue.x-k8s.io": _crd("kueue.x-k8s.io", "v1beta1", "workloads"),
     "ClusterQueue.kueue.x-k8s.io": _crd("kueue.x-k8s.io", "v1beta1", "clusterqueues"),
     "LocalQueue.kueue.x-k8s.io": _crd("kueue.x-k8s.io", "v1beta1", "localqueues"),
+    "AdmissionCheck.kueue.x-k8s.io": _crd("kueue.x-k8s.io", "v1beta1", "admissionchecks"),
     "Topology.kueue.x-k8s.io": _crd("kueue.x-k8s.io", "v1beta1", "topologies"),
     "Job.batch.volcano.sh": _crd("batch.volcano.sh", "v1alpha1", "jobs"),
     "PodGroup.scheduling.volcano.sh": _crd("scheduling.volcano.sh", "v1beta1", "podgroups"),

@@ -80,10 +80,13 @@ def test_a_stored_evaluation_keeps_the_actions_and_sources_of_discovered_groups(
     sources = {g["name"]: g["source"] for g in evaluation.result["nodeGroups"]}
     assert sources["a2-pool"] == "cluster-autoscaler status ConfigMap + GKE node pool label"
     (rec,) = evaluation.result["recommendations"]
-    assert [a["kind"] for a in rec["actions"]] == ["ProvisioningRequest", "gcloud"]
-    # the page's text to apply: the autoscaler's actions, not a capacityweb.io NodeGroup patch
+    assert [a["kind"] for a in rec["actions"]] == ["ProvisioningRequest", "gcloud", "gcloud"]
+    # the page's text to apply: the autoscaler's actions, not a capacityweb.io NodeGroup patch;
+    # either the request or the pool's size, then the bounds restored
     (row,) = Recommendation.objects.filter(evaluation=evaluation)
-    assert row.yaml.startswith("# ProvisioningRequest\n# cluster-autoscaler group ")
+    assert row.yaml.startswith("# EITHER ProvisioningRequest\n# needs cluster-autoscaler")
+    assert "# OR gcloud\n" in row.yaml
+    assert "# THEN, once the work is done (undoes the OR step): gcloud\n" in row.yaml
     assert "gcloud container node-pools update a2-pool" in row.yaml
     assert "kind: NodeGroup" not in row.yaml
 
@@ -141,3 +144,40 @@ def test_a_stored_evaluation_runs_the_clusters_own_cluster_autoscaler_flags(sett
     snapshot.refresh_from_db()
     with pytest.raises(ValueError, match="--expander: expander 'cheapest' not supported"):
         store_evaluation(snapshot=snapshot)
+
+
+@pytest.mark.django_db
+def test_a_cluster_price_override_prices_its_discovered_group():
+    from topology import services
+    from topology.adapters import cluster_from_snapshot
+    from topology.files import read_objects
+    from topology.models import Cluster
+
+    cluster = Cluster.objects.create(
+        name=f"priced-{uuid.uuid4().hex[:6]}",
+        source_kind=Cluster.SourceKind.FILES,
+        price_overrides={"a2-highgpu-8g": {"us-central1": 21.0}},
+    )
+    snapshot = services.ingest_snapshot(
+        cluster=cluster, taken_at=TAKEN_AT, objects=read_objects(DISCOVERED)
+    )
+    groups = {g.name: g for g in cluster_from_snapshot(snapshot).node_groups}
+    # the override wins over the bundled table's 29.38708 for a2-highgpu-8g us-central1
+    assert groups["a2-pool"].price_per_node_hour == 21.0
+    assert groups["a2-pool"].price_source.startswith("cluster on-demand us-central1")
+    assert f"price override of cluster {cluster.name}" in groups["a2-pool"].price_source
+
+
+@pytest.mark.django_db
+def test_a_price_override_that_is_not_a_price_is_refused():
+    from django.core.exceptions import ValidationError
+
+    from topology.models import Cluster
+
+    cluster = Cluster(
+        name="bad-prices",
+        source_kind=Cluster.SourceKind.FILES,
+        price_overrides={"a3-highgpu-8g": "cheap"},
+    )
+    with pytest.raises(ValidationError, match="price_overrides.a3-highgpu-8g: must be a number"):
+        cluster.full_clean()

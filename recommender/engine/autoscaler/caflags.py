@@ -56,6 +56,7 @@ from recommender.engine.autoscaler.flagtable import (
     READ,
     UNSUPPORTED,
 )
+from recommender.engine.autoscaler.young import go_duration_seconds
 from topology.hardware import UnsupportedField
 
 CA_OBJECT = "cluster-autoscaler"
@@ -302,12 +303,23 @@ def _read(
             in_effect["--gpu-total"] = values["gpu-total"]
     if provider != DEFAULT_CLOUD_PROVIDER:
         in_effect["--cloud-provider"] = provider
+        changes["cloud_provider"] = provider
     if "balance-similar-node-groups" in values:
         changes["balance_similar_node_groups"] = _PARSE_BOOL[
             values["balance-similar-node-groups"][-1]
         ]
         if changes["balance_similar_node_groups"]:
             in_effect["--balance-similar-node-groups"] = True
+    if "new-pod-scale-up-delay" in values:
+        text = values["new-pod-scale-up-delay"][-1]
+        changes["new_pod_scale_up_delay_seconds"] = go_duration_seconds(text) or 0.0
+        if changes["new_pod_scale_up_delay_seconds"]:
+            in_effect["--new-pod-scale-up-delay"] = text
+    if "enable-provisioning-requests" in values:
+        enabled = _PARSE_BOOL[values["enable-provisioning-requests"][-1]]
+        changes["provisioning_requests"] = enabled
+        if enabled:
+            in_effect["--enable-provisioning-requests"] = True
     if "balancing-ignore-label" in values:
         changes["balancing_ignore_labels"] = tuple(values["balancing-ignore-label"])
         in_effect["--balancing-ignore-label"] = values["balancing-ignore-label"]

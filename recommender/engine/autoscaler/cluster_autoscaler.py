@@ -58,7 +58,8 @@ from recommender.engine.autoscaler.plan import (
     without_topology,
     workload_mix,
 )
-from recommender.engine.autoscaler.provisioning import provision
+from recommender.engine.autoscaler.provisioning import provision, requests_off
+from recommender.engine.autoscaler.young import young_pods_out
 from recommender.engine.scheduler import interpod
 from recommender.engine.scheduler.admission import held
 from recommender.engine.scheduler.placement import Placer, place
@@ -191,14 +192,16 @@ class NaivePlanner(GroupView):
             for pod in map(self.seen, workload.pods):
                 if pod.priority < self.settings.expendable_pods_priority_cutoff:
                     self._expendable(workload, pod)
-                elif pod.provisioning_request is not None:
+                elif pod.provisioning_request is not None and self.settings.provisioning_requests:
                     request = (pod.namespace, *pod.provisioning_request)
                     requests.setdefault(request, []).append((workload, pod))
                 else:
+                    requests_off(self.ledger, workload, pod)
                     candidates.append((workload, pod))
         # filter_out_schedulable.go: the pods sorted by priority, highest first (stable)
         left = sorted(candidates, key=lambda c: -c[1].priority)
         left = self.filter_out_schedulable(left)
+        left = young_pods_out(self.ledger, left, self.settings, self.at)  # filterOutYoungPods
         for (_, name, klass), pods in requests.items():  # one request per loop
             provision(self, name, klass, pods)
         for _ in range(self.settings.loops):
@@ -286,7 +289,14 @@ class NaivePlanner(GroupView):
             if found.node_count:
                 options.append(Option(group, found.node_count, found.pods, template))
                 estimates[group.name] = found
-        chosen = best_option(options, self.settings.expanders, self.rng, self.settings.priorities)
+        chosen = best_option(
+            options,
+            self.settings.expanders,
+            self.rng,
+            self.settings.priorities,
+            cluster_nodes=len(self.existing),
+            gpu_label=self.settings.gpu_label,
+        )
         if chosen is None:
             return None
         return chosen, estimates[chosen.group.name], owners
@@ -386,7 +396,7 @@ class NaivePlanner(GroupView):
             for g in self.groups
             if g is not best
             and self.room(g) > 0
-            and similar(option.template, self.template(g), ignored)
+            and similar(option.template, self.template(g), ignored, self.settings.cloud_provider)
             and all(self.refusal(g, self.template(g), p) is None for p in option.pods)
         ]
         sizes = [(g.name, g.current_size + self.added.get(g.name, 0), g.max_size) for g in members]

@@ -11,9 +11,18 @@ never single pods:
   *capacity*; the model has allocatable only and uses it (partly).
 - ``most-pods`` (``expander/mostpods/mostpods.go``): the most pods helped.
 - ``least-nodes`` (``expander/leastnodes/leastnodes.go``): the fewest nodes.
-- ``price`` (``expander/price/price.go``): the cheapest per helped pod, here
-  the option's $/h divided by its pods (upstream also weighs a preferred node
-  size; not modelled: partly).
+- ``price`` (``expander/price/price.go`` ``BestOption``): the lowest
+  ``unfitness x price``. Unfitness follows upstream exactly: against the preferred
+  node of the cluster's size (``preferred.go`` ``SimplePreferredNodeProvider``: 1
+  core up to 2 nodes, 2 up to 6, 4 up to 20, 8 up to 60, 16 up to 200, else 32),
+  ``SimpleNodeUnfitness`` = max(preferred/node, node/preferred) cores, suppressed
+  for larger options ((u - 1)(1 - tanh((count - 1)/15)) + 1), and a fixed 1000 for
+  a group whose nodes have GPUs (``gpuUnfitnessOverride``; ``gpu.NodeHasGpu``: the
+  provider's GPU label, or allocatable nvidia.com/gpu): a CPU-only pod never goes to
+  a GPU group while a CPU group can take it. The price factor is the option's $/h
+  per helped pod (upstream: node price over the pods' price under the cloud's
+  pricing model, plus a stabilisation pod; the model has no per-resource prices:
+  partly).
 - ``priority`` (``expander/priority/priority.go``): the highest priority of
   the ``cluster-autoscaler-priority-expander`` ConfigMap regexes matching the
   group name (``priorities`` given by the caller; unmatched groups are
@@ -31,6 +40,7 @@ Pure: no Django, no I/O.
 
 from __future__ import annotations
 
+import math
 import random
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -81,6 +91,35 @@ def price_per_pod(option: Option) -> float:
     return option.group.price_per_node_hour * option.node_count / max(1, len(option.pods))
 
 
+GPU_UNFITNESS_OVERRIDE = 1000.0  # price.go gpuUnfitnessOverride
+# preferred.go SimplePreferredNodeProvider: (cluster nodes up to, preferred cores)
+PREFERRED_CORES = ((2, 1), (6, 2), (20, 4), (60, 8), (200, 16))
+PREFERRED_CORES_ABOVE = 32
+
+
+def preferred_cpu_milli(cluster_nodes: int) -> int:
+    """The preferred node's cores for a cluster of ``cluster_nodes`` nodes (in milli)."""
+    cores = next((c for size, c in PREFERRED_CORES if cluster_nodes <= size), PREFERRED_CORES_ABOVE)
+    return cores * 1000
+
+
+def node_has_gpu(node: Node, gpu_label: str) -> bool:
+    """``utils/gpu`` ``NodeHasGpu``: the provider's GPU label, or nvidia.com/gpu allocatable."""
+    return bool(gpu_label and gpu_label in node.labels) or node.gpu_count > 0
+
+
+def price_score(option: Option, cluster_nodes: int, gpu_label: str) -> float:
+    """``price.go``: suppressed unfitness (1000 for a GPU group) times the price factor."""
+    if node_has_gpu(option.template, gpu_label):
+        suppressed = GPU_UNFITNESS_OVERRIDE
+    else:
+        preferred = preferred_cpu_milli(cluster_nodes)
+        node_cpu = max(1, option.template.allocatable.cpu_milli)
+        unfitness = max(preferred / node_cpu, node_cpu / preferred)
+        suppressed = (unfitness - 1.0) * (1.0 - math.tanh((option.node_count - 1) / 15.0)) + 1.0
+    return suppressed * price_per_pod(option)
+
+
 def _lowest(options: Sequence[Option], score: Callable[[Option], float]) -> list[Option]:
     best = min(score(o) for o in options)
     return [o for o in options if score(o) == best]
@@ -104,8 +143,12 @@ def best_option(
     expanders: Sequence[str],
     rng: random.Random,
     priorities: Mapping[int, Sequence[str]] | None = None,
+    *,
+    cluster_nodes: int = 0,
+    gpu_label: str = "",
 ) -> Option | None:
-    """The chain's choice: each named filter in turn, then a random pick among ties."""
+    """The chain's choice: each named filter in turn, then a random pick among ties
+    (``cluster_nodes``, ``gpu_label``: what the price expander weighs, ``price_score``)."""
     left = sorted(options, key=lambda o: o.group.name)  # a stable order for the rng
     if not left:
         return None
@@ -119,7 +162,7 @@ def best_option(
         elif name == LEAST_NODES:
             left = _lowest(left, lambda o: o.node_count)
         elif name == PRICE:
-            left = _lowest(left, price_per_pod)
+            left = _lowest(left, lambda o: price_score(o, cluster_nodes, gpu_label))
         elif name == PRIORITY:
             left = _priority_filter(left, priorities or {})
         elif name != RANDOM:

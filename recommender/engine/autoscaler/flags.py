@@ -55,7 +55,14 @@ class CaSettings:
     max_memory_total_bytes: int = 0
     max_gpus_total: Mapping[str, int] = field(default_factory=dict)
     gpu_label: str = GPU_LABELS[DEFAULT_CLOUD_PROVIDER]
+    # --cloud-provider: also picks the balancing comparator (nodegroupset.similar)
+    cloud_provider: str = DEFAULT_CLOUD_PROVIDER
     balance_similar_node_groups: bool = False  # --balance-similar-node-groups
+    # --enable-provisioning-requests (default false): without it main.go installs neither
+    # the ProvisioningRequest pods filter nor the wrapper orchestrator, so pods annotated
+    # to consume a ProvisioningRequest scale up as ordinary pods
+    provisioning_requests: bool = False
+    new_pod_scale_up_delay_seconds: float = 0.0  # --new-pod-scale-up-delay (default 0s)
     balancing_ignore_labels: tuple[str, ...] = ()  # --balancing-ignore-label
     expendable_pods_priority_cutoff: int = -10  # --expendable-pods-priority-cutoff
     priorities: Mapping[int, tuple[str, ...]] = field(default_factory=dict)  # priority expander

@@ -132,6 +132,8 @@ READ = frozenset(
         "cloud-provider",  # which label is a node's GPU type (--gpu-total)
         # checked against the profile's version by evaluate (caflags.dra_note)
         "enable-dynamic-resource-allocation",
+        "enable-provisioning-requests",
+        "new-pod-scale-up-delay",
     }
 )
 
@@ -139,7 +141,6 @@ READ = frozenset(
 # given) and why it matters. Given with another value, they are reported unsupported.
 UNSUPPORTED: Mapping[str, tuple[str | None, str]] = {
     "max-nodes-per-scaleup": ("1000", "caps the nodes of one scale-up"),
-    "new-pod-scale-up-delay": ("0s", "pods younger than this trigger no scale-up"),
     "estimator": ("binpacking", "only the binpacking estimator is modelled"),
     "balancing-label": (None, "similarity by named labels only is not modelled"),
     "memory-difference-ratio": ("0.015", "the model compares memory within 0.015"),
@@ -161,9 +162,26 @@ UNSUPPORTED: Mapping[str, tuple[str | None, str]] = {
     "enable-csi-node-aware-scheduling": ("false", "CSINode limits are not modelled"),
     "bypassed-scheduler-names": (None, "pods of other schedulers are not modelled"),
     "feature-gates": (None, "feature gates are not modelled"),
-    "enable-provisioning-requests": (
-        "true",
-        "the model always handles ProvisioningRequests, as with true",
-    ),
     "check-capacity-processor-instance": (None, "ProvisioningRequest instances are not modelled"),
 }
+
+
+# Upstream's default of every flag the model reads, as ``config/flags/flags.go`` registers
+# it (``AutoscalingFlags.AddFlags``: ``fs.StringVar(..., "expander",
+# expander.LeastWasteExpanderName, ...)``, ``fs.BoolVar(..., "enable-provisioning-requests",
+# false, ...)``, ...; the same defaults in the earlier ``flag.Bool``/``flag.Int`` form of
+# that file), for the releases the profiles model (1.34, 1.35, 1.36), and the
+# ``CaSettings`` attribute that holds it. tests/engine/test_ca_flags.py checks each row:
+# ``CaSettings()`` of every release equals the default given explicitly.
+FLAGS_GO = "config/flags/flags.go"
+READ_DEFAULTS: tuple[tuple[str, str, str], ...] = (
+    # (flag, upstream default, CaSettings attribute)
+    ("expander", "least-waste", "expanders"),
+    ("max-nodes-total", "0", "max_nodes_total"),
+    ("balance-similar-node-groups", "false", "balance_similar_node_groups"),
+    ("expendable-pods-priority-cutoff", "-10", "expendable_pods_priority_cutoff"),
+    ("cloud-provider", "gce", "gpu_label"),
+    ("cloud-provider", "gce", "cloud_provider"),
+    ("enable-provisioning-requests", "false", "provisioning_requests"),
+    ("new-pod-scale-up-delay", "0s", "new_pod_scale_up_delay_seconds"),
+)

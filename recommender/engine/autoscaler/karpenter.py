@@ -9,8 +9,9 @@ Same entry as ``cluster_autoscaler.naive_scale_up``; followed upstream:
   then name (``scheduling/queue.go``, ``NewQueue``/``byCPUAndMemoryDescending``:
   the memory comparison returns the CPU result, so memory never orders);
 - per pod, in order (``scheduling/scheduler.go``, ``Scheduler.add``): an
-  existing node first (``existingnode.go``; here the scheduler simulation's
-  own filters, on the state the batch fills), then a NodeClaim this batch
+  existing node first, in-flight NodeClaims included (``in_flight_nodes``)
+  (``existingnode.go``; here the scheduler simulation's own filters, on the
+  state the batch fills), then a NodeClaim this batch
   already opened, fewest pods first (``nodeclaim.go``, ``NodeClaim.Add``:
   the pod's requirements and tolerations must admit it and the claim's
   instance-type options narrow to those that still fit every pod), then a
@@ -57,6 +58,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from recommender.engine import costs
+from recommender.engine.autoscaler.groups import upcoming_nodes
 from recommender.engine.autoscaler.nominated import Nominated, nominations
 from recommender.engine.autoscaler.plan import (
     BLOCKED,
@@ -348,12 +350,16 @@ def karpenter_scale_up(
     options = options_for(policy, at, mix=workload_mix(pending))
     if nominated is None:
         nominated = nominations(cluster, pending, state, options)
-    planner = KarpenterPlanner(cluster, state.copy(), at, policy)
+    in_flight = in_flight_nodes(cluster, state)
+    working = state.copy()
+    for node in in_flight:
+        working.add_node(node)
+    planner = KarpenterPlanner(cluster, working, at, policy)
     planner.decide(pending, nominated)
     launched = planner.launch()
     after = state.copy()
-    for item in launched:
-        after.add_node(item.node)
+    for node in (*in_flight, *(item.node for item in launched)):
+        after.add_node(node)
     result = place(cluster, pending, state=after, options=options, diagnose=False)
     placed = {o.workload: o.placed for o in result.outcomes}
     bound = {b.node for o in result.outcomes if o.placed for b in o.bindings}
@@ -370,6 +376,15 @@ def karpenter_scale_up(
         stranded_gpus=sum(gpus for gpus, _ in stranded.values()),
         stranded_per_hour=costs.round_money(sum(cost for _, cost in stranded.values())),
     )
+
+
+def in_flight_nodes(cluster: Cluster, state: ClusterState) -> tuple[Node, ...]:
+    """Nodes of in-flight NodeClaims (asked for, not registered: discovery's target size
+    of a NodePool's group): Karpenter's cluster state holds them as nodes, so its
+    scheduler tries them before any new NodeClaim (``scheduling/existingnode.go``)."""
+    groups = [g for g in cluster.node_groups if g.autoscaler and g.autoscaler.kind == "karpenter"]
+    _, upcoming = upcoming_nodes(cluster, groups, set(state.node_names()))
+    return tuple(p.node for p in upcoming)
 
 
 def _price(item: Launched) -> float:

@@ -10,6 +10,16 @@
   ``--balancing-ignore-label``. GPUs count as a resource (``nvidia.com/gpu``),
   so their count must match; the model also requires the same GPU model (a
   different product is a different machine, and its label differs anyway).
+- by ``--cloud-provider`` (``main.go`` ``buildAutoscaler``: the comparator for
+  ``aws``, ``azure`` or ``gce``, else the generic one) the labels each cloud sets per
+  group are ignored too: ``aws_nodegroups.go`` ``CreateAwsNodeInfoComparator``
+  (eksctl instance id and node group name, ``eks.amazonaws.com/nodegroup``, the CNI's
+  ``k8s.amazonaws.com/eniConfig``, ``lifecycle``, the EBS CSI zone),
+  ``azure_nodegroups.go`` ``CreateAzureNodeInfoComparator`` (the agent pool labels,
+  the disk CSI zone, the VMSS tags aksEngineVersion/creationSource/poolName/
+  resourceNameSuffix, the node image version, consolidated additional properties; and
+  two nodes of the same agent pool are similar whatever else differs),
+  ``gce_nodegroups.go`` ``CreateGceNodeInfoComparator`` (``topology.gke.io/zone``).
 - ``balance`` is ``balancing_processor.go`` ``BalanceScaleUpBetweenGroups``:
   the new nodes go one at a time to the smallest group (target size), never
   beyond a group's max size, capped to what the set can still take.
@@ -39,6 +49,32 @@ BASIC_IGNORED_LABELS = frozenset(
         "topology.disk.csi.azure.com/zone",
     }
 )
+AZURE_POOL_LABELS = ("kubernetes.azure.com/agentpool", "agentpool")
+PROVIDER_IGNORED_LABELS: Mapping[str, frozenset[str]] = {
+    "aws": frozenset(
+        {
+            "alpha.eksctl.io/instance-id",
+            "alpha.eksctl.io/nodegroup-name",
+            "eks.amazonaws.com/nodegroup",
+            "k8s.amazonaws.com/eniConfig",
+            "lifecycle",
+            "topology.ebs.csi.aws.com/zone",
+        }
+    ),
+    "azure": frozenset(
+        {
+            *AZURE_POOL_LABELS,
+            "topology.disk.csi.azure.com/zone",
+            "aksEngineVersion",
+            "creationSource",
+            "poolName",
+            "resourceNameSuffix",
+            "kubernetes.azure.com/node-image-version",
+            "kubernetes.azure.com/consolidated-additional-properties",
+        }
+    ),
+    "gce": frozenset({"topology.gke.io/zone"}),
+}
 MAX_CAPACITY_MEMORY_DIFFERENCE_RATIO = 0.015
 MAX_ALLOCATABLE_DIFFERENCE_RATIO = 0.05
 
@@ -48,8 +84,14 @@ def _within(a: int, b: int, ratio: float) -> bool:
     return larger - smaller <= larger * ratio
 
 
-def similar(first: Node, second: Node, ignored: Iterable[str] = ()) -> bool:
-    """Whether two groups' templates are "the same kind of machine"."""
+def similar(
+    first: Node, second: Node, ignored: Iterable[str] = (), cloud_provider: str = "gce"
+) -> bool:
+    """Whether two groups' templates are "the same kind of machine", by the comparator
+    of ``cloud_provider``."""
+    if cloud_provider == "azure" and _same_azure_pool(first, second):
+        return True
+    ignored = frozenset(ignored) | PROVIDER_IGNORED_LABELS.get(cloud_provider, frozenset())
     a, b = first.allocatable, second.allocatable
     if a.cpu_milli != b.cpu_milli or a.pods != b.pods or dict(a.extended) != dict(b.extended):
         return False
@@ -63,6 +105,14 @@ def similar(first: Node, second: Node, ignored: Iterable[str] = ()) -> bool:
         return False
     skip = BASIC_IGNORED_LABELS | frozenset(ignored)
     return _kept(first.labels, skip) == _kept(second.labels, skip)
+
+
+def _same_azure_pool(first: Node, second: Node) -> bool:
+    """``nodesFromSameAzureNodePool``: the AKS pool label, else the legacy one, equal and set."""
+    return any(
+        bool(first.labels.get(key)) and first.labels.get(key) == second.labels.get(key)
+        for key in AZURE_POOL_LABELS
+    )
 
 
 def _kept(labels: Mapping[str, str], skip: frozenset[str]) -> dict[str, str]:

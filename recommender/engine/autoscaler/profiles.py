@@ -82,7 +82,7 @@ def _cluster_autoscaler(version: str) -> NaiveEntry:
     ) -> ScaleUpPlan:
         settings = replace(ca_settings, version=version) if ca_settings else defaults
         return naive_scale_up(
-            cluster,
+            ca_managed(cluster),
             pending,
             state=state,
             at=at,
@@ -92,6 +92,19 @@ def _cluster_autoscaler(version: str) -> NaiveEntry:
         )
 
     return entry
+
+
+def ca_managed(cluster: Cluster) -> Cluster:
+    """The cluster as cluster-autoscaler sees it: without the groups of Karpenter
+    NodePools. CA's node groups come from its cloud provider (``cloudprovider.
+    CloudProvider.NodeGroups``: ASGs, MIGs, VMSSs, ...); a NodePool is none of them,
+    so CA never scales one up (its nodes are nodes of no node group to CA)."""
+    kept = tuple(
+        g for g in cluster.node_groups if g.autoscaler is None or g.autoscaler.kind != KARPENTER
+    )
+    if len(kept) == len(cluster.node_groups):
+        return cluster
+    return replace(cluster, node_groups=kept)
 
 
 def _karpenter(

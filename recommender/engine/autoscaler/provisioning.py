@@ -20,6 +20,12 @@ object itself is not read: partly).
 - any other class: cluster-autoscaler provisions none
   (``provisioningrequest/supported_classes.go``): the pods trigger nothing.
 
+All of this only with ``--enable-provisioning-requests=true``; upstream's default is
+false (``config/flags/flags.go``), and then ``main.go`` adds neither the
+ProvisioningRequest pods filter nor the wrapper orchestrator: the consuming pods
+are ordinary pending pods, scaled up for one by one (``requests_off`` says so on the
+workload).
+
 Pure: no Django, no I/O.
 """
 
@@ -124,7 +130,14 @@ def _atomic_option(
             options.append(Option(group, found.node_count, found.pods, template))
             estimates[group.name] = found
     settings = planner.settings
-    chosen = best_option(options, settings.expanders, planner.rng, settings.priorities)
+    chosen = best_option(
+        options,
+        settings.expanders,
+        planner.rng,
+        settings.priorities,
+        cluster_nodes=len(planner.state.node_names()),
+        gpu_label=settings.gpu_label,
+    )
     if chosen is None:
         return None
     return chosen, estimates[chosen.group.name], {p.key: w for w, p in left}
@@ -138,3 +151,19 @@ def _refuse(planner: NaivePlanner, pods: Sequence[tuple[Workload, Pod]], reason:
     for workload in dict.fromkeys(w.key for w, _ in pods):
         planner.ledger.needs_new[workload] = True
         planner.ledger.reasons[workload].append(reason)
+
+
+REQUESTS_OFF_NOTE = (
+    "its pods consume a ProvisioningRequest, but cluster-autoscaler runs without "
+    "--enable-provisioning-requests (upstream default false): it scales up for them as "
+    "ordinary pods, not all or nothing"
+)
+
+
+def requests_off(ledger: NaiveLedger, workload: Workload, pod: Pod) -> None:
+    """A consuming pod with ProvisioningRequests off: said once on its workload."""
+    if pod.provisioning_request is None:
+        return
+    notes = ledger.notes.setdefault(workload.key, [])
+    if REQUESTS_OFF_NOTE not in notes:
+        notes.append(REQUESTS_OFF_NOTE)

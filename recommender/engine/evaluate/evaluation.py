@@ -133,14 +133,16 @@ class Recommendation:
 
 @dataclass(frozen=True, slots=True)
 class GroupTotal:
-    """All recommendations of one node group together, and the one patch that applies them."""
+    """All recommendations of one node group together, and the one patch that applies them
+    (None for a group an autoscaler grows: the cluster has no capacityweb.io NodeGroup
+    to patch; its actions are the autoscaler's own, ``recommender.actions``)."""
 
     node_group: str
     cards: int
     current_size: int
     add_nodes: int
     cost_per_hour: float
-    patch: Mapping[str, Any]
+    patch: Mapping[str, Any] | None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -149,7 +151,7 @@ class GroupTotal:
             "currentSize": self.current_size,
             "addNodes": self.add_nodes,
             "costPerHour": self.cost_per_hour,
-            "patch": dict(self.patch),
+            "patch": dict(self.patch) if self.patch is not None else None,
         }
 
 
@@ -378,7 +380,11 @@ def group_totals(
                 current_size=current,
                 add_nodes=added,
                 cost_per_hour=costs.round_money(sum(r.cost_per_hour for r in mine)),
-                patch=size_patch(name, current + added, *bounds),
+                patch=(
+                    size_patch(name, current + added, *bounds)
+                    if group is None or group.autoscaler is None
+                    else None
+                ),
             )
         )
     return tuple(totals)

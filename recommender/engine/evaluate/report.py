@@ -39,6 +39,12 @@ import yaml
 
 from recommender.engine.evaluate.evaluation import Evaluation, Recommendation, WorkloadEvaluation
 from recommender.engine.evaluate.patches import size_patch
+from recommender.engine.evaluate.pricing import (
+    PRICE_UNKNOWN,
+    total_text,
+    unpriced_groups,
+    unpriced_nodes,
+)
 from topology.hardware import NodeGroup
 
 PROVISIONING_API_VERSION = "autoscaling.x-k8s.io/v1"
@@ -66,11 +72,13 @@ def render_text(evaluation: Evaluation, node_groups: Iterable[NodeGroup]) -> str
     ``node_groups``: the evaluated cluster's groups (their min and max sizes
     shape the YAML to apply).
     """
+    node_groups = tuple(node_groups)
+    unpriced = unpriced_groups(node_groups)
     parts = [
         _header(evaluation),
         _pending(evaluation.workloads),
-        _naive(evaluation),
-        _what_to_do(evaluation, tuple(node_groups)),
+        _naive(evaluation, unpriced),
+        _what_to_do(evaluation, node_groups, unpriced),
         _reservations(evaluation),
         _not_modelled(evaluation),
     ]
@@ -133,7 +141,7 @@ def _waiting_text(workload: WorkloadEvaluation) -> str:
     return text
 
 
-def _naive(evaluation: Evaluation) -> str:
+def _naive(evaluation: Evaluation, unpriced: frozenset[str] = frozenset()) -> str:
     plan = evaluation.naive_plan
     lines = [f"== What the naive autoscaler would do ({evaluation.autoscaler}) =="]
     lines += _flags(evaluation)
@@ -142,13 +150,15 @@ def _naive(evaluation: Evaluation) -> str:
     for addition in plan.additions:
         lines.append(
             f"* add {addition.count} x {addition.node_group}{_where(addition.placement)} "
-            f"for {', '.join(addition.workloads)} ({money(addition.cost_per_hour)})"
+            f"for {', '.join(addition.workloads)} "
+            f"({_price(addition.node_group, addition.cost_per_hour, unpriced)})"
         )
     for w in evaluation.workloads:
         if w.naive.add_nodes and not w.naive.schedulable_after:
             lines.append(f"  {w.key} still cannot start after it")
     lines.append(
-        f"naive spend {money(plan.cost_per_hour)}, of which stranded "
+        f"naive spend {total_text(plan.cost_per_hour, _unpriced_of(plan.additions, unpriced))}"
+        ", of which stranded "
         f"{money(plan.stranded_per_hour)} ({plan.stranded_gpus} GPUs nobody uses)"
     )
     return "\n".join(lines) + "\n"
@@ -171,8 +181,13 @@ def _flags(evaluation: Evaluation) -> list[str]:
     return [f"with {' '.join(shown)}"]
 
 
-def _what_to_do(evaluation: Evaluation, node_groups: tuple[NodeGroup, ...]) -> str:
-    lines = [f"== What to do instead ({money(evaluation.joint_per_hour)}) =="]
+def _what_to_do(
+    evaluation: Evaluation,
+    node_groups: tuple[NodeGroup, ...],
+    unpriced: frozenset[str] = frozenset(),
+) -> str:
+    left_out = _unpriced_of(evaluation.recommendations, unpriced)
+    lines = [f"== What to do instead ({total_text(evaluation.joint_per_hour, left_out)}) =="]
     search = evaluation.joint_plan.search
     if search is not None and (search.explored or not search.optimal):
         lines.append(f"(joint plan for the whole pending set: {search.text})")
@@ -182,7 +197,8 @@ def _what_to_do(evaluation: Evaluation, node_groups: tuple[NodeGroup, ...]) -> s
         paid = f", paid by reservation {rec.reservation}" if rec.reservation else ""
         lines.append(
             f"* add {rec.count} x {rec.node_group}{_where(rec.placement)} "
-            f"for {', '.join(rec.workloads)} ({money(rec.cost_per_hour)}{paid})"
+            f"for {', '.join(rec.workloads)} "
+            f"({_price(rec.node_group, rec.cost_per_hour, unpriced, rec.reservation)}{paid})"
         )
         if _discovered(
             rec.node_group, node_groups
@@ -200,6 +216,19 @@ def _what_to_do(evaluation: Evaluation, node_groups: tuple[NodeGroup, ...]) -> s
         if w.joint.changes:
             lines.append(f"* {w.key}: " + "; ".join(w.joint.changes))
     return "\n".join(lines) + "\n"
+
+
+def _price(
+    group: str, amount: float, unpriced: frozenset[str], reservation: str | None = None
+) -> str:
+    """The figure, or "price unknown" for nodes of a group without a price."""
+    return PRICE_UNKNOWN if group in unpriced and reservation is None else money(amount)
+
+
+def _unpriced_of(additions: Iterable[Any], unpriced: frozenset[str]) -> dict[str, int]:
+    """Nodes of unpriced groups among additions or recommendations (``node_group``,
+    ``count``, ``reservation``)."""
+    return unpriced_nodes(((a.node_group, a.count, a.reservation) for a in additions), unpriced)
 
 
 def _discovered(name: str, node_groups: tuple[NodeGroup, ...]) -> bool:
