@@ -140,3 +140,61 @@ class WebhookDelivery(models.Model):
 
     def __str__(self) -> str:
         return f"{self.subscription_id} {self.period_start:%Y-%m-%d} webhook"
+
+
+class PrometheusSource(models.Model):
+    """Where a cluster's DCGM exporter series are: a Prometheus server's HTTP API."""
+
+    cluster = models.OneToOneField(
+        Cluster, on_delete=models.CASCADE, related_name="prometheus_source"
+    )
+    url = models.URLField(max_length=500, help_text="Prometheus base URL, e.g. http://prom:9090")
+    bearer_token = models.CharField(
+        max_length=1000, blank=True, help_text="sent as Authorization: Bearer; blank = none"
+    )
+    verify_tls = models.BooleanField(default=True, help_text="check the server's certificate")
+    query_timeout_seconds = models.FloatField(default=30.0)
+    enabled = models.BooleanField(default=True)
+
+    def __str__(self) -> str:
+        return f"{self.cluster} ← {self.url}"
+
+
+class UtilisationReport(models.Model):
+    """One measurement of allocated-but-idle GPUs over [window_start, window_end).
+
+    ``result`` is ``reservations.utilisation.report_json``; figures are null when the
+    measurement failed (``error`` says why): utilisation unknown, never zero.
+    """
+
+    class Source(models.TextChoices):
+        PROMETHEUS = "prometheus", "Prometheus (DCGM exporter)"
+        DEMO = "demo", "Demo data (no Prometheus)"
+
+    cluster = models.ForeignKey(
+        Cluster, on_delete=models.CASCADE, related_name="utilisation_reports"
+    )
+    window_start = models.DateTimeField()
+    window_end = models.DateTimeField()
+    measured_at = models.DateTimeField()
+    source = models.CharField(max_length=16, choices=Source.choices)
+    error = models.TextField(blank=True)
+    gpus_total = models.PositiveIntegerField(default=0)
+    gpus_measured = models.PositiveIntegerField(default=0)
+    idle_gpu_hours = models.FloatField(null=True, blank=True)
+    idle_cost = models.FloatField(null=True, blank=True)
+    idle_gpus_now = models.FloatField(null=True, blank=True)
+    idle_cost_per_hour_now = models.FloatField(null=True, blank=True)
+    result = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["cluster", "window_end"], name="utilisation_once_per_window"
+            )
+        ]
+        indexes = [models.Index(fields=["cluster", "-window_end"], name="utilisation_cluster_end")]
+        ordering = ["-window_end"]
+
+    def __str__(self) -> str:
+        return f"{self.cluster_id} utilisation to {self.window_end:%Y-%m-%d %H:%M}"
