@@ -182,8 +182,17 @@ def device_key(labels: Mapping[str, str]) -> DeviceKey:
 
 
 def pod_of(labels: Mapping[str, str]) -> str | None:
-    """``namespace/pod`` holding the GPU at this point, or None (the exporter's empty labels)."""
-    pod, namespace = labels.get("pod", ""), labels.get("namespace", "")
+    """``namespace/pod`` holding the GPU at this point, or None (the exporter's empty labels).
+
+    A scrape without ``honor_labels`` whose target carries its own ``pod``/``namespace``
+    (the exporter's pod, from Kubernetes service discovery) keeps the exporter's as
+    ``exported_pod``/``exported_namespace`` (Prometheus docs, scrape_config
+    ``honor_labels``): those, when present, name the GPU's holder.
+    """
+    if "exported_pod" in labels or "exported_namespace" in labels:
+        pod, namespace = labels.get("exported_pod", ""), labels.get("exported_namespace", "")
+    else:
+        pod, namespace = labels.get("pod", ""), labels.get("namespace", "")
     return f"{namespace}/{pod}" if pod and namespace else None
 
 

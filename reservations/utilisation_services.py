@@ -32,6 +32,7 @@ from reservations.utilisation import (
     report_json,
     series_from_matrix,
 )
+from reservations.utilisation_demo import demo_series
 from topology.adapters import cluster_from_snapshot
 from topology.hardware import ModelError
 from topology.models import Cluster, Snapshot
@@ -168,3 +169,37 @@ def store_failure(
         },
     )
     return row
+
+
+DEMO_WINDOW = timedelta(hours=6)
+DEMO_STEP_SECONDS = 900.0
+
+
+def store_demo_report(*, cluster: Cluster, now: datetime) -> UtilisationReport:
+    """The demo's measurement without a Prometheus: demo series (``utilisation_demo``) for the
+    last 6 hours of the latest snapshot, through the same engine, stored as ``demo``."""
+    snapshot = Snapshot.objects.filter(cluster=cluster).order_by("-taken_at").first()
+    end = datetime.fromtimestamp(
+        now.timestamp() // DEMO_STEP_SECONDS * DEMO_STEP_SECONDS, now.tzinfo
+    )
+    start = end - DEMO_WINDOW
+    look_back = timedelta(seconds=utilisation_settings().idle_for_seconds)
+    series = (
+        demo_series(
+            cluster_from_snapshot(snapshot),
+            start=start - look_back,
+            end=end,
+            step_seconds=DEMO_STEP_SECONDS,
+        )
+        if snapshot is not None
+        else []
+    )
+    return store_report(
+        cluster=cluster,
+        series=series,
+        start=start,
+        end=end,
+        now=now,
+        source=UtilisationReport.Source.DEMO,
+        step=DEMO_STEP_SECONDS,
+    )

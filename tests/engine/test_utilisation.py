@@ -267,3 +267,11 @@ def test_it_rejects_a_prometheus_error_naming_the_query() -> None:
     payload = {"status": "error", "errorType": "bad_data", "error": "parse error"}
     with pytest.raises(ModelError, match="^DCGM_FI_DEV_GPU_UTIL: status: parse error$"):
         series_from_matrix(payload, source=GPU_UTIL)
+
+
+def test_it_reads_the_holder_from_exported_labels_when_the_scrape_renamed_them() -> None:
+    # honor_labels false: the exporter pod's own labels win, the GPU's holder is exported_*
+    renamed = labels("gpu-a", "0", "dcgm-exporter-x7k2p", "gpu-operator")
+    renamed.update(exported_pod="notebook", exported_namespace="ml")
+    report = run(DcgmSeries(GPU_UTIL, renamed, points([0.0] * 24)))
+    assert report.gpus[0].pods == ("ml/notebook",)

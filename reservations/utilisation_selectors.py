@@ -1,0 +1,219 @@
+"""Reads of allocated-but-idle utilisation, shared by the API, the pages, /metrics and the digest.
+
+The latest report of each cluster answers "now" (API, pages, /metrics); the reports
+whose windows end inside a digest period are summed for that period (their windows
+follow each other, so nothing is counted twice). A cluster without a report, or
+whose latest report failed, is "utilisation unknown", never zero.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import django_filters
+from django import forms
+from django.conf import settings
+from django.db.models import OuterRef, QuerySet, Subquery
+
+from reservations.models import UtilisationReport
+from topology.models import Cluster
+
+GROUP_BY_CHOICES = ("pod", "gpu", "team")
+UNKNOWN = "utilisation unknown"
+COMMON_COLUMNS = ("cluster", "window_start", "window_end", "data_source")
+FIGURE_COLUMNS = (
+    "activity_mean_percent",
+    "activity_p95_percent",
+    "idle_gpu_hours",
+    "idle_cost",
+    "currency",
+    "utilisation",
+)
+MEMORY_COLUMNS = ("memory_mean_mib", "memory_p95_mib")
+COLUMNS = {
+    "pod": (
+        *COMMON_COLUMNS,
+        "namespace",
+        "pod",
+        "team",
+        "gpus",
+        *MEMORY_COLUMNS,
+        *FIGURE_COLUMNS,
+    ),
+    "gpu": (
+        *COMMON_COLUMNS,
+        "node",
+        "gpu",
+        "instance",
+        "profile",
+        "share",
+        "pods",
+        "activity_source",
+        *MEMORY_COLUMNS,
+        "price_per_gpu_hour",
+        *FIGURE_COLUMNS,
+    ),
+    "team": (*COMMON_COLUMNS, "team", "pods", "pods_unknown", *FIGURE_COLUMNS),
+}
+ROW_KEY = {"pod": "pods", "gpu": "gpus", "team": "teams"}
+
+
+class UtilisationFilterSet(django_filters.FilterSet):
+    """``cluster``, ``team`` (namespace) and ``group_by``: the API's and the page's filters."""
+
+    cluster = django_filters.ModelChoiceFilter(queryset=Cluster.objects.all())
+    team = django_filters.CharFilter(method="filter_nothing", label="Team (namespace)")
+    group_by = django_filters.ChoiceFilter(
+        choices=[(choice, choice) for choice in GROUP_BY_CHOICES],
+        method="filter_nothing",
+        empty_label=None,
+    )
+
+    class Meta:
+        model = UtilisationReport
+        fields = ["cluster", "team", "group_by"]
+
+    def filter_nothing(self, queryset: QuerySet[Any], name: str, value: Any) -> QuerySet[Any]:
+        return queryset
+
+    def arguments(self) -> dict[str, Any]:
+        data: dict[str, Any] = self.form.cleaned_data if isinstance(self.form, forms.Form) else {}
+        cluster = data.get("cluster")
+        return {
+            "cluster_ids": [cluster.pk] if cluster else None,
+            "group_by": data.get("group_by") or "pod",
+            "team": data.get("team") or "",
+        }
+
+
+def latest_reports(cluster_ids: Iterable[int] | None = None) -> list[UtilisationReport]:
+    """Each cluster's latest report, by cluster name (one query)."""
+    newest = UtilisationReport.objects.filter(cluster=OuterRef("cluster")).order_by("-window_end")
+    reports = UtilisationReport.objects.filter(pk=Subquery(newest.values("pk")[:1]))
+    if cluster_ids is not None:
+        reports = reports.filter(cluster_id__in=list(cluster_ids))
+    return list(reports.select_related("cluster").order_by("cluster__name", "cluster_id"))
+
+
+def report_summary(report: UtilisationReport) -> dict[str, Any]:
+    """What a page or the API says about one cluster's latest measurement."""
+    known = not report.error
+    return {
+        "cluster": report.cluster.name,
+        "cluster_id": report.cluster_id,
+        "window_start": report.window_start,
+        "window_end": report.window_end,
+        "data_source": report.source,
+        "demo": report.source == UtilisationReport.Source.DEMO,
+        "error": report.error,
+        "coverage": report.result.get("coverage") if known else UNKNOWN,
+        "gpus_total": report.gpus_total,
+        "gpus_measured": report.gpus_measured,
+        "idle_gpu_hours": report.idle_gpu_hours,
+        "idle_cost": report.idle_cost,
+        "unpriced_idle_gpu_hours": report.result.get("unpriced_idle_gpu_hours"),
+        "idle_gpus_now": report.idle_gpus_now,
+        "idle_cost_per_hour_now": report.idle_cost_per_hour_now,
+        "currency": report.result.get("currency", settings.CURRENCY),
+        "idle_below_percent": report.result.get("idle_below_percent"),
+        "idle_for_seconds": report.result.get("idle_for_seconds"),
+    }
+
+
+def report_rows(
+    reports: Sequence[UtilisationReport], *, group_by: str = "pod", team: str = ""
+) -> list[dict[str, Any]]:
+    """The rows of the latest reports, per pod, GPU or team; ``team`` keeps one namespace."""
+    rows = []
+    for report in reports:
+        common = {
+            "cluster": report.cluster.name,
+            "window_start": report.window_start,
+            "window_end": report.window_end,
+            "data_source": report.source,
+            "currency": report.result.get("currency", settings.CURRENCY),
+        }
+        for row in report.result.get(ROW_KEY[group_by], []):
+            if team and not _of_team(row, group_by, team):
+                continue
+            known = row.get("activity_mean_percent") is not None
+            rows.append({**common, **row, "utilisation": "known" if known else UNKNOWN})
+    return rows
+
+
+def _of_team(row: dict[str, Any], group_by: str, team: str) -> bool:
+    if group_by == "gpu":
+        return any(pod.partition("/")[0] == team for pod in row.get("pods", []))
+    return bool(row.get("team") == team)
+
+
+def workload_utilisation(cluster_id: int, namespace: str, names: Iterable[str]) -> dict[str, Any]:
+    """The latest report's rows of these pods (a workload's), and the report's summary."""
+    reports = latest_reports([cluster_id])
+    if not reports:
+        return {"summary": None, "pods": []}
+    wanted = set(names)
+    pods = [
+        row for row in report_rows(reports, group_by="pod", team=namespace) if row["pod"] in wanted
+    ]
+    return {"summary": report_summary(reports[0]), "pods": pods}
+
+
+@dataclass(frozen=True)
+class PeriodUtilisation:
+    """Allocated-but-idle over a digest period: sums of the reports ending in it."""
+
+    reports: int
+    failed: int
+    idle_gpu_hours: float
+    idle_cost: float
+    demo: bool
+    coverage: str
+    top_pods: tuple[dict[str, Any], ...]
+
+    @property
+    def known(self) -> bool:
+        return self.reports > self.failed
+
+
+def period_utilisation(
+    *, cluster_ids: Sequence[int], start: datetime, end: datetime, team: str = "", top: int = 5
+) -> PeriodUtilisation:
+    """Idle GPU-hours and cost of reports whose window ends in (start, end]; per team if set."""
+    reports = list(
+        UtilisationReport.objects.filter(
+            cluster_id__in=cluster_ids, window_end__gt=start, window_end__lte=end
+        )
+        .select_related("cluster")
+        .order_by("window_end")
+    )
+    good = [r for r in reports if not r.error]
+    pods: dict[tuple[str, str], dict[str, Any]] = {}
+    hours = cost = 0.0
+    for report in good:
+        for row in report_rows([report], group_by="pod", team=team):
+            key = (row["cluster"], f"{row['namespace']}/{row['pod']}")
+            total = pods.setdefault(
+                key, {"cluster": key[0], "pod": key[1], "idle_gpu_hours": 0.0, "idle_cost": 0.0}
+            )
+            total["idle_gpu_hours"] += row["idle_gpu_hours"]
+            total["idle_cost"] += row["idle_cost"] or 0.0
+            hours += row["idle_gpu_hours"]
+            cost += row["idle_cost"] or 0.0
+    ranked = sorted(
+        (p for p in pods.values() if p["idle_gpu_hours"] > 0),
+        key=lambda p: (-p["idle_cost"], -p["idle_gpu_hours"], p["cluster"], p["pod"]),
+    )
+    latest = good[-1].result.get("coverage", UNKNOWN) if good else UNKNOWN
+    return PeriodUtilisation(
+        reports=len(reports),
+        failed=len(reports) - len(good),
+        idle_gpu_hours=round(hours, 6),
+        idle_cost=round(cost, 6),
+        demo=any(r.source == UtilisationReport.Source.DEMO for r in good),
+        coverage=latest,
+        top_pods=tuple(ranked[:top]),
+    )
