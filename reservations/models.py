@@ -4,7 +4,10 @@ Cluster ──< Reservation ──< IdleSample >── Evaluation
 User ──< Subscription >──< Cluster;  Subscription ──< DigestDelivery (once per period)
 """
 
+from urllib.parse import urlsplit
+
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 
 from recommender.models import Evaluation
@@ -142,13 +145,25 @@ class WebhookDelivery(models.Model):
         return f"{self.subscription_id} {self.period_start:%Y-%m-%d} webhook"
 
 
+def validate_http_url(value: str) -> None:
+    """An http(s) URL with a host: in-cluster names (``http://prometheus:9090``) included,
+    which Django's URLValidator refuses for lacking a top-level domain."""
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValidationError(f"must be an http:// or https:// URL with a host, got {value!r}")
+
+
 class PrometheusSource(models.Model):
     """Where a cluster's DCGM exporter series are: a Prometheus server's HTTP API."""
 
     cluster = models.OneToOneField(
         Cluster, on_delete=models.CASCADE, related_name="prometheus_source"
     )
-    url = models.URLField(max_length=500, help_text="Prometheus base URL, e.g. http://prom:9090")
+    url = models.CharField(
+        max_length=500,
+        validators=[validate_http_url],
+        help_text="Prometheus base URL, e.g. http://prometheus-operated.monitoring:9090",
+    )
     bearer_token = models.CharField(
         max_length=1000, blank=True, help_text="sent as Authorization: Bearer; blank = none"
     )

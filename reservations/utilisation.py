@@ -551,11 +551,16 @@ def report_json(report: UtilisationReport) -> dict[str, Any]:
         "idle_gpus_now": report.idle_gpus_now,
         "idle_cost_per_hour_now": report.idle_cost_per_hour_now,
         "gpus": [_as_dict(gpu) for gpu in report.gpus],
-        "pods": [{**_as_dict(pod), "team": pod.team} for pod in report.pods],
+        "pods": [_pod_dict(pod) for pod in report.pods],
         "teams": [_as_dict(team) for team in report.teams],
         "unmatched": list(report.unmatched),
         "notes": list(report.notes),
     }
+
+
+def _pod_dict(pod: PodUtilisation) -> dict[str, Any]:
+    row = _as_dict(pod)
+    return {"namespace": row.pop("namespace"), "pod": row.pop("name"), "team": pod.team, **row}
 
 
 def _as_dict(row: Any) -> dict[str, Any]:

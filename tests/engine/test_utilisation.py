@@ -235,7 +235,7 @@ def test_it_marks_a_gpu_idle_now_when_its_last_point_ends_a_long_run() -> None:
 
 def test_it_serialises_unknown_as_null() -> None:
     data = report_json(run())
-    unseen = next(pod for pod in data["pods"] if pod["name"] == "unseen")
+    unseen = next(pod for pod in data["pods"] if pod["pod"] == "unseen")
     assert (unseen["activity_mean_percent"], data["coverage"]) == (
         None,
         "0 of 4 GPUs have utilisation data",

@@ -80,7 +80,7 @@ def measured(prometheus: RunningPrometheus) -> UtilisationReport:
 
 
 def pod_row(report: UtilisationReport, name: str) -> dict:
-    return next(pod for pod in report.result["pods"] if pod["name"] == name)
+    return next(pod for pod in report.result["pods"] if pod["pod"] == name)
 
 
 @pytest.mark.django_db
