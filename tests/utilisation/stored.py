@@ -1,5 +1,7 @@
 """A cluster with a snapshot and one stored utilisation report, worked out by hand.
 
+The snapshot is taken at the window's end (the latest, which the report joins to).
+
 Model: node n1, 2 GPUs at 20/node-hour (10 per GPU-hour); pods ml/notebook (gpu-0),
 ml/trainer (gpu-1), web/ghost (bound, no series). Window [T0, T0 + 2 h), 10-min step:
 notebook at 0 % for 2 h = 2 idle GPU-hours, 20.0; trainer at 60 %, not idle.
@@ -39,10 +41,11 @@ def series(gpu: str, pod: str, value: float, metric: str = GPU_UTIL) -> DcgmSeri
 def stored_report(
     cluster: Cluster, *, source: str = UtilisationReport.Source.PROMETHEUS, end: datetime = END
 ) -> UtilisationReport:
-    if not Snapshot.objects.filter(cluster=cluster).exists():
-        Snapshot.objects.create(
-            cluster=cluster, taken_at=T0, content_hash="m", model_json=cluster_to_json(MODEL)
-        )
+    Snapshot.objects.get_or_create(
+        cluster=cluster,
+        content_hash=f"utilisation-{end.isoformat()}",
+        defaults={"taken_at": end, "model_json": cluster_to_json(MODEL)},
+    )
     offset = end - END
     data = [
         series("0", "notebook", 0.0),
