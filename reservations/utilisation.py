@@ -114,6 +114,7 @@ class PodUtilisation:
     idle_gpu_hours: float
     idle_cost: float | None
     in_snapshot: bool  # False: DCGM names a pod the snapshot does not have
+    workload: str  # "namespace/name" of its gang, else of the pod itself
 
     @property
     def team(self) -> str:
@@ -472,15 +473,16 @@ def _add_to_pods(
             totals.idle_cost = None if price is None else totals.idle_cost + hours * price
 
 
-def _model_gpu_pods(cluster: Cluster) -> dict[str, float]:
-    """Pods of the snapshot bound to a node and holding GPUs: ``namespace/name`` → GPUs."""
-    held: dict[str, float] = {}
+def _model_gpu_pods(cluster: Cluster) -> dict[str, tuple[float, str | None]]:
+    """Pods of the snapshot bound to a node and holding GPUs: ``namespace/name`` → (GPUs,
+    gang)."""
+    held: dict[str, tuple[float, str | None]] = {}
     for pod in cluster.pods:
         if pod.node_name is None:
             continue
         gpus = pod.gpu.count * pod.gpu.milli_per_gpu / 1000 if pod.gpu is not None else 0.0
         if gpus > 0 or pod.claims:
-            held[f"{pod.namespace}/{pod.name}"] = gpus
+            held[f"{pod.namespace}/{pod.name}"] = (gpus, pod.gang)
     return held
 
 
@@ -490,11 +492,12 @@ def _pod_rows(cluster: Cluster, pods: dict[str, _PodTotals]) -> tuple[PodUtilisa
     for name in sorted(set(pods) | set(in_model)):
         namespace, _, pod = name.partition("/")
         totals = pods.get(name, _PodTotals())
+        gpus, gang = in_model.get(name, (0.0, None))
         rows.append(
             PodUtilisation(
                 namespace=namespace,
                 name=pod,
-                gpus=round(totals.gpus or in_model.get(name, 0.0), 6),
+                gpus=round(totals.gpus or gpus, 6),
                 activity_mean_percent=_rounded(mean(totals.activity)),
                 activity_p95_percent=_rounded(p95(totals.activity)),
                 memory_mean_mib=_rounded(mean(totals.memory)),
@@ -502,6 +505,7 @@ def _pod_rows(cluster: Cluster, pods: dict[str, _PodTotals]) -> tuple[PodUtilisa
                 idle_gpu_hours=round(totals.idle_gpu_hours, 6),
                 idle_cost=None if totals.idle_cost is None else round(totals.idle_cost, 6),
                 in_snapshot=name in in_model,
+                workload=gang or name,
             )
         )
     return tuple(rows)

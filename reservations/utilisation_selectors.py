@@ -150,14 +150,17 @@ def _of_team(row: dict[str, Any], group_by: str, team: str) -> bool:
     return bool(row.get("team") == team)
 
 
-def workload_utilisation(cluster_id: int, namespace: str, names: Iterable[str]) -> dict[str, Any]:
-    """The latest report's rows of these pods (a workload's), and the report's summary."""
+def workload_utilisation(cluster_id: int, workload: str) -> dict[str, Any]:
+    """The latest report's summary and the rows of the pods of ``workload`` (``ns/name``:
+    its gang, or the pod itself), for the workload page."""
     reports = latest_reports([cluster_id])
     if not reports:
         return {"summary": None, "pods": []}
-    wanted = set(names)
+    namespace = workload.partition("/")[0]
     pods = [
-        row for row in report_rows(reports, group_by="pod", team=namespace) if row["pod"] in wanted
+        row
+        for row in report_rows(reports, group_by="pod", team=namespace)
+        if row.get("workload") == workload
     ]
     return {"summary": report_summary(reports[0]), "pods": pods}
 

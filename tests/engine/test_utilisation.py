@@ -275,3 +275,10 @@ def test_it_reads_the_holder_from_exported_labels_when_the_scrape_renamed_them()
     renamed.update(exported_pod="notebook", exported_namespace="ml")
     report = run(DcgmSeries(GPU_UTIL, renamed, points([0.0] * 24)))
     assert report.gpus[0].pods == ("ml/notebook",)
+
+
+def test_it_names_a_gang_members_workload_by_its_gang() -> None:
+    member = Pod("ml", "job-0", gpu=GpuRequest(1), node_name="gpu-a", gang="ml/job")
+    cluster = Cluster("c", nodes=(node("gpu-a", 2, price=20.0),), pods=(member,))
+    report = measure(cluster, [], start=T0, end=END, step_seconds=STEP, settings=HOUR)
+    assert [(pod.name, pod.workload) for pod in report.pods] == [("job-0", "ml/job")]
