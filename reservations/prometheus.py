@@ -61,8 +61,10 @@ def query_range(
     try:
         payload = json.loads(response.data)
     except ValueError as error:
+        # the body is not repeated: the error is shown on pages every user reads
+        kind = response.headers.get("Content-Type", "no content type")
         raise PrometheusError(
-            f"{where}: {query}: HTTP {response.status}, not JSON: {response.data[:200]!r}"
+            f"{where}: {query}: HTTP {response.status}, not JSON ({kind})"
         ) from error
     if response.status != 200 or payload.get("status") != "success":
         reason = payload.get("error") if isinstance(payload, dict) else None

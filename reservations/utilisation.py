@@ -128,7 +128,8 @@ class TeamUtilisation:
     pods_unknown: int  # pods holding GPUs with no utilisation data
     activity_mean_percent: float | None
     idle_gpu_hours: float
-    idle_cost: float | None
+    idle_cost: float  # of the idle GPU-hours whose price is known
+    unpriced_idle_gpu_hours: float  # idle GPU-hours on GPUs without a price
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +144,7 @@ class UtilisationReport:
     teams: tuple[TeamUtilisation, ...]
     unmatched: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    without_data: tuple[tuple[str, str], ...] = ()  # (node, GPU) of the model with no point
 
     @property
     def idle_gpu_hours(self) -> float:
@@ -396,6 +398,12 @@ def measure(
         pods=pod_rows,
         teams=_team_rows(pod_rows, pods),
         unmatched=tuple(unmatched),
+        without_data=tuple(
+            (node.name, gpu.name)
+            for node in cluster.nodes
+            for gpu in node.gpus
+            if (node.name, gpu.name) not in measured
+        ),
     )
 
 
@@ -522,7 +530,6 @@ def _team_rows(
         activity = [
             v for m in members for v in totals.get(f"{m.namespace}/{m.name}", _PodTotals()).activity
         ]
-        costs = [m.idle_cost for m in members]
         teams.append(
             TeamUtilisation(
                 team=team,
@@ -530,7 +537,10 @@ def _team_rows(
                 pods_unknown=sum(1 for m in members if m.activity_mean_percent is None),
                 activity_mean_percent=_rounded(mean(activity)),
                 idle_gpu_hours=round(sum(m.idle_gpu_hours for m in members), 6),
-                idle_cost=None if None in costs else round(sum(c or 0.0 for c in costs), 6),
+                idle_cost=round(sum(m.idle_cost or 0.0 for m in members), 6),
+                unpriced_idle_gpu_hours=round(
+                    sum(m.idle_gpu_hours for m in members if m.idle_cost is None), 6
+                ),
             )
         )
     return tuple(teams)
@@ -558,6 +568,7 @@ def report_json(report: UtilisationReport) -> dict[str, Any]:
         "pods": [_pod_dict(pod) for pod in report.pods],
         "teams": [_as_dict(team) for team in report.teams],
         "unmatched": list(report.unmatched),
+        "without_data": [list(pair) for pair in report.without_data],
         "notes": list(report.notes),
     }
 

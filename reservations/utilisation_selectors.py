@@ -56,7 +56,14 @@ COLUMNS = {
         "price_per_gpu_hour",
         *FIGURE_COLUMNS,
     ),
-    "team": (*COMMON_COLUMNS, "team", "pods", "pods_unknown", *FIGURE_COLUMNS),
+    "team": (
+        *COMMON_COLUMNS,
+        "team",
+        "pods",
+        "pods_unknown",
+        *FIGURE_COLUMNS,
+        "unpriced_idle_gpu_hours",
+    ),
 }
 ROW_KEY = {"pod": "pods", "gpu": "gpus", "team": "teams"}
 

@@ -19,9 +19,10 @@ from django.urls import reverse
 from recommender.views import cluster_page
 from reservations import utilisation_selectors as selectors
 from reservations.models import UtilisationReport
+from reservations.utilisation_charts import MAX_NODES, utilisation_figure
 from reservations.utilisation_digest import rule_text
 
-TOP_PODS = 50
+TOP_PODS = 25
 
 
 def _by_waste(row: dict[str, Any]) -> tuple[float, float, str, str]:
@@ -50,9 +51,11 @@ def utilisation_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
             "summary": selectors.report_summary(reports[0]) if reports else None,
             "team": team,
             "rule": rule_text(),
+            "layer_max_nodes": MAX_NODES,
             "teams": selectors.report_rows(reports, group_by="team", team=team),
             "pods": sorted(pods, key=_by_waste)[:TOP_PODS],
             "pods_total": len(pods),
+            "layer": utilisation_figure(reports[0].result) if reports else None,
             "pods_unknown": sum(1 for p in pods if p["utilisation"] == selectors.UNKNOWN),
             "csv_pods": csv_url({**csv, "group_by": "pod"}),
             "csv_teams": csv_url({**csv, "group_by": "team"}),

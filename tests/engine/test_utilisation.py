@@ -282,3 +282,13 @@ def test_it_names_a_gang_members_workload_by_its_gang() -> None:
     cluster = Cluster("c", nodes=(node("gpu-a", 2, price=20.0),), pods=(member,))
     report = measure(cluster, [], start=T0, end=END, step_seconds=STEP, settings=HOUR)
     assert [(pod.name, pod.workload) for pod in report.pods] == [("job-0", "ml/job")]
+
+
+def test_it_sums_a_teams_known_cost_and_states_its_unpriced_hours_apart() -> None:
+    report = run(
+        util("gpu-b", "0", [0.0] * 24, "infer", "web"),
+        util("gpu-c", "0", [0.0] * 24, "unseen", "web"),
+    )
+    web = next(team for team in report.teams if team.team == "web")
+    # infer: 4 h x 2.5 (reservation r) = 10; unseen: 4 h on gpu-c, no price
+    assert (web.idle_gpu_hours, web.idle_cost, web.unpriced_idle_gpu_hours) == (8.0, 10.0, 4.0)

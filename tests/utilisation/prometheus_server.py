@@ -46,6 +46,7 @@ scrape_configs:
 class RunningPrometheus:
     url: str
     first_scrape: float  # epoch seconds of the first sample it holds
+    exporter_url: str  # the stand-in dcgm-exporter's base URL
 
 
 def prometheus_binary() -> str:
@@ -95,7 +96,9 @@ def prometheus_scraping_dcgm(fixture: Path = FIXTURE) -> Iterator[RunningPrometh
     try:
         wait_for_http(f"http://127.0.0.1:{exporter_port}/metrics", exporter)
         wait_for_http(f"{url}/-/ready", server, log_path)
-        yield RunningPrometheus(url, _first_scrape(url, time.monotonic() + 30))
+        yield RunningPrometheus(
+            url, _first_scrape(url, time.monotonic() + 30), f"http://127.0.0.1:{exporter_port}"
+        )
     finally:
         stop_process(server)
         stop_process(exporter)

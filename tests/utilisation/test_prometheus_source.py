@@ -171,3 +171,13 @@ def test_it_stores_why_utilisation_is_unknown_when_prometheus_is_down(short_wind
 def test_it_measures_nothing_for_a_cluster_without_a_source(short_windows) -> None:
     cluster = Cluster.objects.create(name="plain", source_kind=Cluster.SourceKind.FILES)
     assert measure_cluster(cluster=cluster, now=datetime.now(UTC)) is None
+
+
+@pytest.mark.django_db
+def test_it_does_not_store_the_body_of_a_non_prometheus_answer(short_windows) -> None:
+    # the stand-in exporter answers 404 with an HTML body to /api/v1/query_range
+    with prometheus_scraping_dcgm() as running:
+        exporter = running.exporter_url
+        report = measure_cluster(cluster=cluster_with_source(exporter), now=datetime.now(UTC))
+    assert report is not None and "HTTP 404, not JSON (text/html" in report.error
+    assert "<" not in report.error

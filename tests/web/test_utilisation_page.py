@@ -96,3 +96,9 @@ def test_the_workload_page_says_a_pending_gang_holds_no_gpu(
     store_demo_report(cluster=cluster, now=datetime(2026, 3, 1, 12, tzinfo=UTC))
     content = signed_in.get(f"/clusters/{cluster.pk}/workloads/ml/train/").content.decode()
     assert "None of its pods holds a GPU in the latest window." in content
+
+
+def test_it_places_the_utilisation_layer_with_its_legend(signed_in: Any, cluster: Any) -> None:
+    stored_report(cluster)
+    content = page(signed_in, cluster)
+    assert 'id="utilisation-layer-data"' in content and "grey = utilisation unknown" in content
