@@ -241,7 +241,9 @@ def metrics_text(now: datetime | None = None) -> bytes:
     moment = now or timezone.now()
     registry.register(ClusterCollector(cluster_figures(), moment, settings.CURRENCY))
     # allocated-but-idle GPUs (reservations/utilisation_metrics.py): one more query
-    registry.register(UtilisationCollector(latest_reports(), moment, settings.CURRENCY))
+    registry.register(
+        UtilisationCollector(latest_reports(with_result=False), moment, settings.CURRENCY)
+    )
     return generate_latest(registry)
 
 

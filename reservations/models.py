@@ -178,8 +178,12 @@ class PrometheusSource(models.Model):
 class UtilisationReport(models.Model):
     """One measurement of allocated-but-idle GPUs over [window_start, window_end).
 
-    ``result`` is ``reservations.utilisation.report_json``; figures are null when the
-    measurement failed (``error`` says why): utilisation unknown, never zero.
+    ``result`` is ``reservations.utilisation.report_json`` (per GPU, pod and team), kept on
+    each cluster's latest report only: older ones keep the columns and ``summary``
+    (coverage, currency, the idle pods' GPU-hours and cost, what the digest sums), so a
+    1,000-node cluster measured every 15 minutes stores kilobytes, not megabytes, a
+    window. Figures are null when the measurement failed (``error`` says why):
+    utilisation unknown, never zero.
     """
 
     class Source(models.TextChoices):
@@ -200,6 +204,7 @@ class UtilisationReport(models.Model):
     idle_cost = models.FloatField(null=True, blank=True)
     idle_gpus_now = models.FloatField(null=True, blank=True)
     idle_cost_per_hour_now = models.FloatField(null=True, blank=True)
+    summary = models.JSONField(default=dict, blank=True)
     result = models.JSONField(default=dict, blank=True)
 
     class Meta:
@@ -213,3 +218,29 @@ class UtilisationReport(models.Model):
 
     def __str__(self) -> str:
         return f"{self.cluster_id} utilisation to {self.window_end:%Y-%m-%d %H:%M}"
+
+
+class UtilisationPod(models.Model):
+    """One pod of a cluster's latest utilisation report (replaced with it), for lookups by
+    workload (the workload page) without reading the report's whole result."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="+")
+    report = models.ForeignKey(UtilisationReport, on_delete=models.CASCADE, related_name="pod_rows")
+    namespace = models.CharField(max_length=253)
+    pod = models.CharField(max_length=253)
+    workload = models.CharField(max_length=507, help_text="namespace/name of its gang or itself")
+    gpus = models.FloatField(default=0.0)
+    activity_mean_percent = models.FloatField(null=True, blank=True)
+    activity_p95_percent = models.FloatField(null=True, blank=True)
+    memory_mean_mib = models.FloatField(null=True, blank=True)
+    memory_p95_mib = models.FloatField(null=True, blank=True)
+    idle_gpu_hours = models.FloatField(default=0.0)
+    idle_cost = models.FloatField(null=True, blank=True)
+    in_snapshot = models.BooleanField(default=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["report", "workload"], name="utilisationpod_workload")]
+        ordering = ["namespace", "pod"]
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.pod}"

@@ -199,15 +199,12 @@ def pod_of(labels: Mapping[str, str]) -> str | None:
     return f"{namespace}/{pod}" if pod and namespace else None
 
 
-def node_for(cluster: Cluster, hostname: str) -> Node | None:
-    """The node a ``Hostname`` label names: by node name, else by its hostname label."""
-    for node in cluster.nodes:
-        if node.name == hostname:
-            return node
-    for node in cluster.nodes:
-        if node.labels.get(HOSTNAME_LABEL) == hostname:
-            return node
-    return None
+def nodes_by_hostname(cluster: Cluster) -> dict[str, Node]:
+    """The node each ``Hostname`` label names: by its hostname label, overridden by node name
+    (a node's name wins over another node's label)."""
+    nodes = {n.labels[HOSTNAME_LABEL]: n for n in cluster.nodes if HOSTNAME_LABEL in n.labels}
+    nodes.update({node.name: node for node in cluster.nodes})
+    return nodes
 
 
 def gpu_name_for(node: Node, index: str) -> str | None:
@@ -221,22 +218,24 @@ def gpu_name_for(node: Node, index: str) -> str | None:
     return None
 
 
-def price_per_gpu_hour(cluster: Cluster, node: Node, at: datetime) -> float | None:
-    """What one GPU of ``node`` costs per hour: an active reservation's price, else the
-    node's (or its node group's) price per node-hour over its GPUs; None when unknown."""
-    for reservation in sorted(cluster.reservations, key=lambda r: r.name):
-        if not reservation.active_at(at):
-            continue
-        if node.name in {covered.name for covered in reserved_nodes(cluster, reservation)}:
-            return reservation.price_per_gpu_hour
-    per_node = node.price_per_node_hour
-    if per_node is None and node.node_group is not None:
-        per_node = next(
-            (g.price_per_node_hour for g in cluster.node_groups if g.name == node.node_group), None
-        )
-    if per_node is None or not node.gpus:
-        return None
-    return per_node / len(node.gpus)
+def gpu_prices(cluster: Cluster, at: datetime) -> dict[str, float | None]:
+    """What one GPU of each node costs per hour: an active reservation's price (the first by
+    name covering the node), else the node's (or its node group's) price per node-hour
+    over its GPUs; None when unknown."""
+    reserved: dict[str, float] = {}
+    for reservation in sorted(cluster.reservations, key=lambda r: r.name, reverse=True):
+        if reservation.active_at(at):
+            for node in reserved_nodes(cluster, reservation):
+                reserved[node.name] = reservation.price_per_gpu_hour
+    group_prices = {group.name: group.price_per_node_hour for group in cluster.node_groups}
+    prices: dict[str, float | None] = {}
+    for node in cluster.nodes:
+        per_node = node.price_per_node_hour
+        if per_node is None and node.node_group is not None:
+            per_node = group_prices.get(node.node_group)
+        fallback = per_node / len(node.gpus) if per_node is not None and node.gpus else None
+        prices[node.name] = reserved.get(node.name, fallback)
+    return prices
 
 
 # --- figures over a timeline ------------------------------------------------------------
@@ -369,9 +368,11 @@ def measure(
     pods: dict[str, _PodTotals] = defaultdict(_PodTotals)
     unmatched: list[str] = []
     measured: set[tuple[str, str]] = set()
+    prices = gpu_prices(cluster, end)
+    by_hostname = nodes_by_hostname(cluster)
     for key, timeline in sorted(_timelines(series).items()):
         hostname, index, instance = key
-        node = node_for(cluster, hostname)
+        node = by_hostname.get(hostname)
         gpu_name = gpu_name_for(node, index) if node is not None else None
         if node is None or gpu_name is None:
             unmatched.append(
@@ -381,7 +382,7 @@ def measure(
             )
             continue
         gpu, idle_by_pod = _gpu_figures(
-            cluster, node, gpu_name, instance, timeline, begin, finish, step_seconds, settings, end
+            node, gpu_name, instance, timeline, begin, finish, step_seconds, settings, prices
         )
         if gpu.activity_mean_percent is not None:
             measured.add((node.name, gpu_name))
@@ -408,7 +409,6 @@ def measure(
 
 
 def _gpu_figures(
-    cluster: Cluster,
     node: Node,
     gpu_name: str,
     instance: str,
@@ -417,7 +417,7 @@ def _gpu_figures(
     finish: float,
     step: float,
     settings: UtilisationSettings,
-    at: datetime,
+    prices: Mapping[str, float | None],
 ) -> tuple[GpuUtilisation, dict[str, float]]:
     """One GPU's figures, and its idle GPU-hours per pod holding it."""
     activity = [v for t, v in timeline.activity.items() if begin <= t < finish]
@@ -429,7 +429,7 @@ def _gpu_figures(
     )
     idle_by_pod = {pod: value / 3600.0 * share for pod, value in seconds.items()}
     hours = sum(idle_by_pod.values())
-    price = price_per_gpu_hour(cluster, node, at)
+    price = prices.get(node.name)
     held = {p for t, p in timeline.activity_pod.items() if p and begin <= t < finish}
     held |= {p for t, p in timeline.memory_pod.items() if p and begin <= t < finish}
     gpu = GpuUtilisation(

@@ -57,7 +57,9 @@ class UtilisationReportAdmin(admin.ModelAdmin):
         "error",
     ]
     list_filter = ["cluster", "source"]
-    readonly_fields = [field.name for field in UtilisationReport._meta.fields]
+    # the per-GPU detail (megabytes on a large cluster) stays out of the page: use the API
+    exclude = ["result"]
+    readonly_fields = [f.name for f in UtilisationReport._meta.fields if f.name != "result"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

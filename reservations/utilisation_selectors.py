@@ -18,7 +18,7 @@ from django import forms
 from django.conf import settings
 from django.db.models import OuterRef, QuerySet, Subquery
 
-from reservations.models import UtilisationReport
+from reservations.models import UtilisationPod, UtilisationReport
 from topology.models import Cluster
 
 GROUP_BY_CHOICES = ("pod", "gpu", "team")
@@ -96,12 +96,17 @@ class UtilisationFilterSet(django_filters.FilterSet):
         }
 
 
-def latest_reports(cluster_ids: Iterable[int] | None = None) -> list[UtilisationReport]:
-    """Each cluster's latest report, by cluster name (one query)."""
+def latest_reports(
+    cluster_ids: Iterable[int] | None = None, *, with_result: bool = True
+) -> list[UtilisationReport]:
+    """Each cluster's latest report, by cluster name (one query); ``with_result=False``
+    leaves the per-GPU and per-pod detail unread (summaries, /metrics)."""
     newest = UtilisationReport.objects.filter(cluster=OuterRef("cluster")).order_by("-window_end")
     reports = UtilisationReport.objects.filter(pk=Subquery(newest.values("pk")[:1]))
     if cluster_ids is not None:
         reports = reports.filter(cluster_id__in=list(cluster_ids))
+    if not with_result:
+        reports = reports.defer("result")
     return list(reports.select_related("cluster").order_by("cluster__name", "cluster_id"))
 
 
@@ -116,17 +121,17 @@ def report_summary(report: UtilisationReport) -> dict[str, Any]:
         "data_source": report.source,
         "demo": report.source == UtilisationReport.Source.DEMO,
         "error": report.error,
-        "coverage": report.result.get("coverage") if known else UNKNOWN,
+        "coverage": report.summary.get("coverage") if known else UNKNOWN,
         "gpus_total": report.gpus_total,
         "gpus_measured": report.gpus_measured,
         "idle_gpu_hours": report.idle_gpu_hours,
         "idle_cost": report.idle_cost,
-        "unpriced_idle_gpu_hours": report.result.get("unpriced_idle_gpu_hours"),
+        "unpriced_idle_gpu_hours": report.summary.get("unpriced_idle_gpu_hours"),
         "idle_gpus_now": report.idle_gpus_now,
         "idle_cost_per_hour_now": report.idle_cost_per_hour_now,
-        "currency": report.result.get("currency", settings.CURRENCY),
-        "idle_below_percent": report.result.get("idle_below_percent"),
-        "idle_for_seconds": report.result.get("idle_for_seconds"),
+        "currency": report.summary.get("currency", settings.CURRENCY),
+        "idle_below_percent": report.summary.get("idle_below_percent"),
+        "idle_for_seconds": report.summary.get("idle_for_seconds"),
     }
 
 
@@ -157,17 +162,32 @@ def _of_team(row: dict[str, Any], group_by: str, team: str) -> bool:
     return bool(row.get("team") == team)
 
 
+POD_FIELDS = (
+    "namespace",
+    "pod",
+    "workload",
+    "gpus",
+    "activity_mean_percent",
+    "activity_p95_percent",
+    "memory_mean_mib",
+    "memory_p95_mib",
+    "idle_gpu_hours",
+    "idle_cost",
+)
+
+
 def workload_utilisation(cluster_id: int, workload: str) -> dict[str, Any]:
     """The latest report's summary and the rows of the pods of ``workload`` (``ns/name``:
-    its gang, or the pod itself), for the workload page."""
-    reports = latest_reports([cluster_id])
+    its gang, or the pod itself), for the workload page (two queries; the report's
+    detail stays unread)."""
+    reports = latest_reports([cluster_id], with_result=False)
     if not reports:
         return {"summary": None, "pods": []}
-    namespace = workload.partition("/")[0]
     pods = [
-        row
-        for row in report_rows(reports, group_by="pod", team=namespace)
-        if row.get("workload") == workload
+        {**row, "utilisation": "known" if row["activity_mean_percent"] is not None else UNKNOWN}
+        for row in UtilisationPod.objects.filter(report=reports[0], workload=workload)
+        .order_by("namespace", "pod")
+        .values(*POD_FIELDS)
     ]
     return {"summary": report_summary(reports[0]), "pods": pods}
 
@@ -192,37 +212,40 @@ class PeriodUtilisation:
 def period_utilisation(
     *, cluster_ids: Sequence[int], start: datetime, end: datetime, team: str = "", top: int = 5
 ) -> PeriodUtilisation:
-    """Idle GPU-hours and cost of reports whose window ends in (start, end]; per team if set."""
+    """Idle GPU-hours and cost of reports whose window ends in (start, end]; per team if set.
+
+    Reads each report's ``summary`` (its idle pods), never the per-GPU detail.
+    """
     reports = list(
         UtilisationReport.objects.filter(
             cluster_id__in=cluster_ids, window_end__gt=start, window_end__lte=end
         )
+        .defer("result")
         .select_related("cluster")
         .order_by("window_end")
     )
     good = [r for r in reports if not r.error]
     pods: dict[tuple[str, str], dict[str, Any]] = {}
-    hours = cost = 0.0
     for report in good:
-        for row in report_rows([report], group_by="pod", team=team):
-            key = (row["cluster"], f"{row['namespace']}/{row['pod']}")
+        for name, (hours, cost) in (report.summary.get("idle_pods") or {}).items():
+            if team and name.partition("/")[0] != team:
+                continue
+            key = (report.cluster.name, name)
             total = pods.setdefault(
-                key, {"cluster": key[0], "pod": key[1], "idle_gpu_hours": 0.0, "idle_cost": 0.0}
+                key, {"cluster": key[0], "pod": name, "idle_gpu_hours": 0.0, "idle_cost": 0.0}
             )
-            total["idle_gpu_hours"] += row["idle_gpu_hours"]
-            total["idle_cost"] += row["idle_cost"] or 0.0
-            hours += row["idle_gpu_hours"]
-            cost += row["idle_cost"] or 0.0
+            total["idle_gpu_hours"] += hours
+            total["idle_cost"] += cost or 0.0
     ranked = sorted(
-        (p for p in pods.values() if p["idle_gpu_hours"] > 0),
+        pods.values(),
         key=lambda p: (-p["idle_cost"], -p["idle_gpu_hours"], p["cluster"], p["pod"]),
     )
-    latest = good[-1].result.get("coverage", UNKNOWN) if good else UNKNOWN
+    latest = good[-1].summary.get("coverage", UNKNOWN) if good else UNKNOWN
     return PeriodUtilisation(
         reports=len(reports),
         failed=len(reports) - len(good),
-        idle_gpu_hours=round(hours, 6),
-        idle_cost=round(cost, 6),
+        idle_gpu_hours=round(sum(p["idle_gpu_hours"] for p in pods.values()), 6),
+        idle_cost=round(sum(p["idle_cost"] for p in pods.values()), 6),
         demo=any(r.source == UtilisationReport.Source.DEMO for r in good),
         coverage=latest,
         top_pods=tuple(ranked[:top]),

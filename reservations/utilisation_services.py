@@ -18,11 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 
-from reservations.models import PrometheusSource, UtilisationReport
+from reservations.models import PrometheusSource, UtilisationPod, UtilisationReport
 from reservations.prometheus import PrometheusEndpoint, PrometheusError, query_range
 from reservations.utilisation import (
     METRICS,
@@ -139,22 +140,72 @@ def store_report(
         "idle_cost": report.idle_cost,
         "idle_gpus_now": report.idle_gpus_now,
         "idle_cost_per_hour_now": report.idle_cost_per_hour_now,
+        "summary": summary_json(report),
         "result": {**report_json(report), "currency": settings.CURRENCY, "source": source},
     }
     with transaction.atomic():
-        row, _ = UtilisationReport.objects.update_or_create(
-            cluster=cluster, window_end=end, defaults=fields
+        row = _replace_report(cluster=cluster, end=end, fields=fields)
+        # the detail lives on the latest report only (see UtilisationReport)
+        older = UtilisationReport.objects.filter(cluster=cluster, window_end__lt=end)
+        older.exclude(result={}).update(result={})
+        UtilisationPod.objects.filter(cluster=cluster).delete()
+        UtilisationPod.objects.bulk_create(
+            (pod_row(cluster, row, pod) for pod in report.pods), batch_size=1000
         )
     return row
+
+
+def summary_json(report: Any) -> dict[str, Any]:
+    """What every report keeps: coverage, currency, rule, and the idle pods' hours and cost."""
+    return {
+        "coverage": report.coverage,
+        "currency": settings.CURRENCY,
+        "unpriced_idle_gpu_hours": report.unpriced_idle_gpu_hours,
+        "idle_below_percent": report.settings.idle_below_percent,
+        "idle_for_seconds": report.settings.idle_for_seconds,
+        "idle_pods": {
+            f"{pod.namespace}/{pod.name}": [pod.idle_gpu_hours, pod.idle_cost]
+            for pod in report.pods
+            if pod.idle_gpu_hours > 0
+        },
+    }
+
+
+def pod_row(cluster: Cluster, report: UtilisationReport, pod: Any) -> UtilisationPod:
+    return UtilisationPod(
+        cluster=cluster,
+        report=report,
+        namespace=pod.namespace,
+        pod=pod.name,
+        workload=pod.workload,
+        gpus=pod.gpus,
+        activity_mean_percent=pod.activity_mean_percent,
+        activity_p95_percent=pod.activity_p95_percent,
+        memory_mean_mib=pod.memory_mean_mib,
+        memory_p95_mib=pod.memory_p95_mib,
+        idle_gpu_hours=pod.idle_gpu_hours,
+        idle_cost=pod.idle_cost,
+        in_snapshot=pod.in_snapshot,
+    )
+
+
+def _replace_report(
+    *, cluster: Cluster, end: datetime, fields: dict[str, Any]
+) -> UtilisationReport:
+    """The window's report, replacing an earlier one of the same window (delete + insert in
+    one transaction: an update would read the old, megabytes-large result back first)."""
+    with transaction.atomic():
+        UtilisationReport.objects.filter(cluster=cluster, window_end=end).delete()
+        return UtilisationReport.objects.create(cluster=cluster, window_end=end, **fields)
 
 
 def store_failure(
     *, cluster: Cluster, start: datetime, end: datetime, now: datetime, error: str
 ) -> UtilisationReport:
-    row, _ = UtilisationReport.objects.update_or_create(
+    return _replace_report(
         cluster=cluster,
-        window_end=end,
-        defaults={
+        end=end,
+        fields={
             "window_start": start,
             "measured_at": now,
             "source": UtilisationReport.Source.PROMETHEUS,
@@ -165,10 +216,10 @@ def store_failure(
             "idle_cost": None,
             "idle_gpus_now": None,
             "idle_cost_per_hour_now": None,
+            "summary": {},
             "result": {},
         },
     )
-    return row
 
 
 DEMO_WINDOW = timedelta(hours=6)

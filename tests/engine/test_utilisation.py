@@ -292,3 +292,17 @@ def test_it_sums_a_teams_known_cost_and_states_its_unpriced_hours_apart() -> Non
     web = next(team for team in report.teams if team.team == "web")
     # infer: 4 h x 2.5 (reservation r) = 10; unseen: 4 h on gpu-c, no price
     assert (web.idle_gpu_hours, web.idle_cost, web.unpriced_idle_gpu_hours) == (8.0, 10.0, 4.0)
+
+
+def test_it_finds_a_node_by_its_hostname_label_when_the_name_differs() -> None:
+    named = Node(
+        "ip-10-0-1-7.ec2.internal",
+        labels={"kubernetes.io/hostname": "ip-10-0-1-7"},
+        gpus=(Gpu("gpu-0"),),
+        price_per_node_hour=4.0,
+    )
+    cluster = Cluster("c", nodes=(named,))
+    report = measure(
+        cluster, [util("ip-10-0-1-7", "0", [50.0] * 24)], start=T0, end=END, step_seconds=STEP
+    )
+    assert (report.gpus[0].node, report.unmatched) == ("ip-10-0-1-7.ec2.internal", ())

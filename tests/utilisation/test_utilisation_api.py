@@ -146,3 +146,15 @@ def test_it_rejects_a_url_without_a_scheme(staff, cluster) -> None:
     assert response.json() == {
         "url": ["must be an http:// or https:// URL with a host, got 'prometheus:9090'"]
     }
+
+
+def test_it_keeps_the_detail_on_the_latest_report_only(client, cluster) -> None:
+    from datetime import timedelta
+
+    from tests.utilisation.stored import END
+
+    first = stored_report(cluster)
+    stored_report(cluster, end=END + timedelta(hours=2))
+    first.refresh_from_db()
+    # the older window keeps what the digest sums: its idle pod, 2 GPU-hours, 20.0
+    assert (first.result, first.summary["idle_pods"]) == ({}, {"ml/notebook": [2.0, 20.0]})

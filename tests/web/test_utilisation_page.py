@@ -102,3 +102,14 @@ def test_it_places_the_utilisation_layer_with_its_legend(signed_in: Any, cluster
     stored_report(cluster)
     content = page(signed_in, cluster)
     assert 'id="utilisation-layer-data"' in content and "grey = utilisation unknown" in content
+
+
+def test_the_workload_page_reads_two_queries_of_utilisation_not_the_detail(
+    signed_in: Any, topology_evaluation: Any, django_assert_num_queries: Any
+) -> None:
+    cluster = topology_evaluation.cluster
+    store_demo_report(cluster=cluster, now=datetime(2026, 3, 1, 12, tzinfo=UTC))
+    url = f"/clusters/{cluster.pk}/workloads/ml/train/"
+    assert signed_in.get(url).status_code == 200  # the breakdown is worked out and kept
+    with django_assert_num_queries(10):  # the page's 8, the report (detail deferred), its pods
+        assert signed_in.get(url).status_code == 200
