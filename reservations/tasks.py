@@ -14,6 +14,7 @@ measures allocated-but-idle GPUs of each cluster with a Prometheus source.
 from datetime import UTC, datetime
 
 from celery import shared_task
+from django.conf import settings
 
 from reservations import digest, utilisation_services, webhook
 from reservations.models import PrometheusSource
@@ -56,7 +57,8 @@ def send_webhook(subscription_id: int, period_start: str) -> str:
 
 @shared_task(name="reservations.tasks.measure_utilisation")
 def measure_utilisation() -> int:
-    """Enqueue one measurement per cluster with an enabled Prometheus source (beat: 15 min)."""
+    """Enqueue one measurement per cluster with an enabled Prometheus source (beat: 15 min),
+    and delete reports older than SNAPSHOT_RETENTION_DAYS."""
     cluster_ids = list(
         PrometheusSource.objects.filter(enabled=True, cluster__enabled=True).values_list(
             "cluster_id", flat=True
@@ -64,6 +66,9 @@ def measure_utilisation() -> int:
     )
     for cluster_id in cluster_ids:
         measure_cluster_utilisation.delay(cluster_id)
+    utilisation_services.delete_old_reports(
+        now=datetime.now(UTC), retention_days=settings.SNAPSHOT_RETENTION_DAYS
+    )
     return len(cluster_ids)
 
 

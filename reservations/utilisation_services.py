@@ -254,3 +254,11 @@ def store_demo_report(*, cluster: Cluster, now: datetime) -> UtilisationReport:
         source=UtilisationReport.Source.DEMO,
         step=DEMO_STEP_SECONDS,
     )
+
+
+def delete_old_reports(*, now: datetime, retention_days: int) -> int:
+    """Reports whose window ended more than ``retention_days`` ago (SNAPSHOT_RETENTION_DAYS,
+    as snapshots; a weekly digest needs the last 7 days); how many were deleted."""
+    cutoff = now - timedelta(days=retention_days)
+    deleted, _ = UtilisationReport.objects.filter(window_end__lt=cutoff).delete()
+    return deleted

@@ -158,3 +158,19 @@ def test_it_keeps_the_detail_on_the_latest_report_only(client, cluster) -> None:
     first.refresh_from_db()
     # the older window keeps what the digest sums: its idle pod, 2 GPU-hours, 20.0
     assert (first.result, first.summary["idle_pods"]) == ({}, {"ml/notebook": [2.0, 20.0]})
+
+
+def test_it_deletes_reports_past_the_retention(cluster, settings) -> None:
+    from datetime import timedelta
+
+    from reservations import tasks
+    from reservations.models import UtilisationReport
+    from tests.utilisation.stored import END
+
+    settings.SNAPSHOT_RETENTION_DAYS = 30
+    stored_report(cluster, end=END - timedelta(days=400))  # stored.py's window, long ago
+    stored_report(cluster, end=END + timedelta(days=400))  # ends in the future: kept
+    tasks.measure_utilisation()  # no Prometheus source: measures nothing, prunes
+    assert list(UtilisationReport.objects.values_list("window_end", flat=True)) == [
+        END + timedelta(days=400)
+    ]
