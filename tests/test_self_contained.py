@@ -34,9 +34,5 @@ def test_it_reads_no_folder_beside_the_repository():
 
 def test_every_data_folder_says_where_it_comes_from():
     folders = [p for p in (REPO_ROOT / "data").iterdir() if p.is_dir()]
-    assert {p.name for p in folders} >= {
-        "alibaba-gpu-v2023",
-        "fgd-expected-results",
-        "k8s-examples",
-    }
+    assert {p.name for p in folders} >= {"alibaba-gpu-v2023", "fgd-expected-results", "k8s-examples"}
     assert [p.name for p in folders if not (p / "SOURCES.md").is_file()] == []
