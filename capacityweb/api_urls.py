@@ -31,7 +31,12 @@ from rest_framework.settings import api_settings
 router = DefaultRouter()
 api_paths: list[Any] = []  # views that are not viewsets (the reports): apps append paths
 
-API_MODULES = ["topology.api", "reservations.api", "recommender.api"]
+API_MODULES = [
+    "topology.api",
+    "reservations.api",
+    "reservations.utilisation_api",
+    "recommender.api",
+]
 FILTER_BACKENDS = [DjangoFilterBackend, OrderingFilter]
 
 

@@ -44,6 +44,7 @@ from recommender.models import Evaluation
 from recommender.services import store_evaluation
 from reservations.models import Reservation
 from reservations.services import save_reservation
+from reservations.utilisation_services import store_demo_report
 from topology import services
 from topology.dra import SHARING_LABEL
 from topology.models import Cluster, Snapshot
@@ -502,4 +503,6 @@ def load_demo(*, now: datetime) -> tuple[Cluster, Evaluation]:
     if evaluation is None:
         evaluation = store_evaluation(snapshot=snapshot)
         events.publish_evaluation(evaluation)
+    # allocated-but-idle GPUs from demo DCGM series (no Prometheus): marked demo data
+    store_demo_report(cluster=cluster, now=now)
     return cluster, evaluation

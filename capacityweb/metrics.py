@@ -3,6 +3,7 @@
     Prometheus ──GET /metrics (Bearer token, or from METRICS_ALLOWED_NETWORKS)──►
         metrics_view ─► cluster_figures(): 5 queries (clusters, snapshots, evaluations without
         their result JSON, verdict counts, disagreement lists) ─► gauges ─► text
+                     ─► latest_reports(): 1 query (allocated-but-idle utilisation)
 
 Every gauge is labelled ``cluster``; money gauges also ``currency`` (settings
 CURRENCY). Figures come from each cluster's latest *evaluated* snapshot; the
@@ -42,6 +43,8 @@ from prometheus_client.registry import Collector
 
 from recommender.filters import DISAGREEMENT_CLASSES
 from recommender.models import Evaluation, WorkloadVerdict
+from reservations.utilisation_metrics import UtilisationCollector
+from reservations.utilisation_selectors import latest_reports
 from topology.models import Cluster, Snapshot
 
 VERDICTS = tuple(WorkloadVerdict.Verdict.values)
@@ -235,7 +238,12 @@ class ClusterCollector(Collector):
 
 def metrics_text(now: datetime | None = None) -> bytes:
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(ClusterCollector(cluster_figures(), now or timezone.now(), settings.CURRENCY))
+    moment = now or timezone.now()
+    registry.register(ClusterCollector(cluster_figures(), moment, settings.CURRENCY))
+    # allocated-but-idle GPUs (reservations/utilisation_metrics.py): one more query
+    registry.register(
+        UtilisationCollector(latest_reports(with_result=False), moment, settings.CURRENCY)
+    )
     return generate_latest(registry)
 
 

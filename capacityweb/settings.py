@@ -212,6 +212,14 @@ MAX_SNAPSHOT_OBJECTS = env.int("MAX_SNAPSHOT_OBJECTS", default=200_000)
 # (topology/data/prices.yaml) is in USD: with another currency, discovered groups are
 # priced only by a NodeGroup's pricePerNodeHour.
 CURRENCY = env.str("CURRENCY", default="USD")
+# Allocated but idle (reservations/utilisation.py): a GPU a pod holds counts as idle when
+# its engine activity stays below UTILISATION_IDLE_BELOW_PERCENT for at least
+# UTILISATION_IDLE_FOR_SECONDS; measured from Prometheus at UTILISATION_STEP_SECONDS
+# resolution over at most UTILISATION_WINDOW_SECONDS per run (the beat runs every 15 min).
+UTILISATION_IDLE_BELOW_PERCENT = env.float("UTILISATION_IDLE_BELOW_PERCENT", default=5.0)
+UTILISATION_IDLE_FOR_SECONDS = env.int("UTILISATION_IDLE_FOR_SECONDS", default=3600)
+UTILISATION_STEP_SECONDS = env.int("UTILISATION_STEP_SECONDS", default=60)
+UTILISATION_WINDOW_SECONDS = env.int("UTILISATION_WINDOW_SECONDS", default=6 * 3600)
 # IANA zone the pages read and show date inputs in (the reservations range), unless the
 # page's ?tz= names another. Stored times stay UTC.
 DASHBOARD_TIME_ZONE = env.str("DASHBOARD_TIME_ZONE", default="UTC")

@@ -169,3 +169,5 @@ def _objects_from_text(text: str) -> list[tuple[str, dict[str, Any]]]:
 
 admin.site.unregister(Cluster)
 admin.site.register(Cluster, ClusterConfigurationAdmin)
+
+from reservations import utilisation_admin as utilisation_admin  # noqa: E402,F401 (registers)

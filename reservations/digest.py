@@ -52,6 +52,8 @@ from reservations.selectors import (
     reservations_for_report,
     waste_report,
 )
+from reservations.utilisation_digest import utilisation_context
+from reservations.utilisation_selectors import PeriodUtilisation, period_utilisation
 from topology.money import format_money
 
 logger = logging.getLogger(__name__)
@@ -131,6 +133,7 @@ class DigestFigures:
     joint_cost: float
     top_reservations: tuple[ReservationIdle, ...] = ()
     links: dict[str, str] = field(default_factory=dict)
+    utilisation: PeriodUtilisation | None = None  # allocated but idle (third section)
 
     @property
     def has_samples(self) -> bool:
@@ -180,6 +183,9 @@ def digest_figures(
         joint_cost=waste["joint_cost"],
         top_reservations=tuple(top),
         links=dashboard_links(cluster_ids, period_start, period_end),
+        utilisation=period_utilisation(
+            cluster_ids=cluster_ids, start=period_start, end=period_end, team=subscription.team
+        ),
     )
 
 
@@ -297,6 +303,7 @@ def digest_context(figures: DigestFigures, *, has_chart: bool, test: bool) -> di
         "has_chart": has_chart,
         "chart_cid": CHART_CONTENT_ID,
         "test": test,
+        **utilisation_context(figures.utilisation),
     }
 
 

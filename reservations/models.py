@@ -4,7 +4,10 @@ Cluster ──< Reservation ──< IdleSample >── Evaluation
 User ──< Subscription >──< Cluster;  Subscription ──< DigestDelivery (once per period)
 """
 
+from urllib.parse import urlsplit
+
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 
 from recommender.models import Evaluation
@@ -140,3 +143,104 @@ class WebhookDelivery(models.Model):
 
     def __str__(self) -> str:
         return f"{self.subscription_id} {self.period_start:%Y-%m-%d} webhook"
+
+
+def validate_http_url(value: str) -> None:
+    """An http(s) URL with a host: in-cluster names (``http://prometheus:9090``) included,
+    which Django's URLValidator refuses for lacking a top-level domain."""
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValidationError(f"must be an http:// or https:// URL with a host, got {value!r}")
+
+
+class PrometheusSource(models.Model):
+    """Where a cluster's DCGM exporter series are: a Prometheus server's HTTP API."""
+
+    cluster = models.OneToOneField(
+        Cluster, on_delete=models.CASCADE, related_name="prometheus_source"
+    )
+    url = models.CharField(
+        max_length=500,
+        validators=[validate_http_url],
+        help_text="Prometheus base URL, e.g. http://prometheus-operated.monitoring:9090",
+    )
+    bearer_token = models.CharField(
+        max_length=1000, blank=True, help_text="sent as Authorization: Bearer; blank = none"
+    )
+    verify_tls = models.BooleanField(default=True, help_text="check the server's certificate")
+    query_timeout_seconds = models.FloatField(default=30.0)
+    enabled = models.BooleanField(default=True)
+
+    def __str__(self) -> str:
+        return f"{self.cluster} ← {self.url}"
+
+
+class UtilisationReport(models.Model):
+    """One measurement of allocated-but-idle GPUs over [window_start, window_end).
+
+    ``result`` is ``reservations.utilisation.report_json`` (per GPU, pod and team), kept on
+    each cluster's latest report only: older ones keep the columns and ``summary``
+    (coverage, currency, the idle pods' GPU-hours and cost, what the digest sums), so a
+    1,000-node cluster measured every 15 minutes stores kilobytes, not megabytes, a
+    window. Figures are null when the measurement failed (``error`` says why):
+    utilisation unknown, never zero.
+    """
+
+    class Source(models.TextChoices):
+        PROMETHEUS = "prometheus", "Prometheus (DCGM exporter)"
+        DEMO = "demo", "Demo data (no Prometheus)"
+
+    cluster = models.ForeignKey(
+        Cluster, on_delete=models.CASCADE, related_name="utilisation_reports"
+    )
+    window_start = models.DateTimeField()
+    window_end = models.DateTimeField()
+    measured_at = models.DateTimeField()
+    source = models.CharField(max_length=16, choices=Source.choices)
+    error = models.TextField(blank=True)
+    gpus_total = models.PositiveIntegerField(default=0)
+    gpus_measured = models.PositiveIntegerField(default=0)
+    idle_gpu_hours = models.FloatField(null=True, blank=True)
+    idle_cost = models.FloatField(null=True, blank=True)
+    idle_gpus_now = models.FloatField(null=True, blank=True)
+    idle_cost_per_hour_now = models.FloatField(null=True, blank=True)
+    summary = models.JSONField(default=dict, blank=True)
+    result = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["cluster", "window_end"], name="utilisation_once_per_window"
+            )
+        ]
+        indexes = [models.Index(fields=["cluster", "-window_end"], name="utilisation_cluster_end")]
+        ordering = ["-window_end"]
+
+    def __str__(self) -> str:
+        return f"{self.cluster_id} utilisation to {self.window_end:%Y-%m-%d %H:%M}"
+
+
+class UtilisationPod(models.Model):
+    """One pod of a cluster's latest utilisation report (replaced with it), for lookups by
+    workload (the workload page) without reading the report's whole result."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="+")
+    report = models.ForeignKey(UtilisationReport, on_delete=models.CASCADE, related_name="pod_rows")
+    namespace = models.CharField(max_length=253)
+    pod = models.CharField(max_length=253)
+    workload = models.CharField(max_length=507, help_text="namespace/name of its gang or itself")
+    gpus = models.FloatField(default=0.0)
+    activity_mean_percent = models.FloatField(null=True, blank=True)
+    activity_p95_percent = models.FloatField(null=True, blank=True)
+    memory_mean_mib = models.FloatField(null=True, blank=True)
+    memory_p95_mib = models.FloatField(null=True, blank=True)
+    idle_gpu_hours = models.FloatField(default=0.0)
+    idle_cost = models.FloatField(null=True, blank=True)
+    in_snapshot = models.BooleanField(default=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["report", "workload"], name="utilisationpod_workload")]
+        ordering = ["namespace", "pod"]
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.pod}"

@@ -6,13 +6,19 @@ made by migration ``reservations.0002_digest_schedule``) and enqueues one
 ``send_webhook`` per subscription with a webhook whose period has no post yet.
 Running it twice, or redelivering ``send_digest`` after a worker died, sends
 nothing twice: the delivery claim in ``reservations.digest.send_digest`` decides.
+
+``measure_utilisation`` (every 15 minutes, migration ``0006_utilisation_schedule``)
+measures allocated-but-idle GPUs of each cluster with a Prometheus source.
 """
 
 from datetime import UTC, datetime
 
 from celery import shared_task
+from django.conf import settings
 
-from reservations import digest, webhook
+from reservations import digest, utilisation_services, webhook
+from reservations.models import PrometheusSource
+from topology.models import Cluster
 
 SEND_DUE_DIGESTS_TASK = "reservations.tasks.send_due_digests"
 
@@ -47,3 +53,30 @@ def send_webhook(subscription_id: int, period_start: str) -> str:
         subscription_id=subscription_id, period_start=datetime.fromisoformat(period_start)
     )
     return outcome.status
+
+
+@shared_task(name="reservations.tasks.measure_utilisation")
+def measure_utilisation() -> int:
+    """Enqueue one measurement per cluster with an enabled Prometheus source (beat: 15 min),
+    and delete reports older than SNAPSHOT_RETENTION_DAYS."""
+    cluster_ids = list(
+        PrometheusSource.objects.filter(enabled=True, cluster__enabled=True).values_list(
+            "cluster_id", flat=True
+        )
+    )
+    for cluster_id in cluster_ids:
+        measure_cluster_utilisation.delay(cluster_id)
+    utilisation_services.delete_old_reports(
+        now=datetime.now(UTC), retention_days=settings.SNAPSHOT_RETENTION_DAYS
+    )
+    return len(cluster_ids)
+
+
+@shared_task(name="reservations.tasks.measure_cluster_utilisation")
+def measure_cluster_utilisation(cluster_id: int) -> int | None:
+    """Measure the cluster's next window; the stored report's id, or None (nothing to do)."""
+    cluster = Cluster.objects.filter(pk=cluster_id).first()
+    if cluster is None:
+        return None
+    report = utilisation_services.measure_cluster(cluster=cluster, now=datetime.now(UTC))
+    return report.pk if report is not None else None

@@ -2,10 +2,15 @@
 
 from django.urls import path
 
-from reservations import views
+from reservations import utilisation_views, views
 
 urlpatterns = [
     path("clusters/<int:cluster_id>/reservations/", views.reservations_page, name="reservations"),
+    path(
+        "clusters/<int:cluster_id>/utilisation/",
+        utilisation_views.utilisation_page,
+        name="utilisation",
+    ),
     path(
         "clusters/<int:cluster_id>/subscriptions/<int:subscription_id>/test-email/",
         views.send_test_email,

@@ -47,6 +47,7 @@ from reservations.digest import (
     period_length_days,
 )
 from reservations.models import Subscription, WebhookDelivery
+from reservations.utilisation_digest import webhook_lines
 from topology.money import format_money
 
 TIMEOUT_SECONDS = 10
@@ -81,6 +82,7 @@ def webhook_text(figures: DigestFigures) -> str:
         if top:
             lines.append("Most idle: " + "; ".join(top) + ".")
     lines.append(f"Stranded by the naive autoscaler: {money(figures.stranded_cost)}.")
+    lines += webhook_lines(figures.utilisation)
     if link := figures.links.get("reservations"):
         lines.append(link)
     return "\n".join(lines)

@@ -24,6 +24,7 @@ from recommender import selectors
 from recommender.engine.scheduler.breakdown_summary import BreakdownSummary, Tally
 from recommender.models import Evaluation
 from recommender.views import ClusterPage, cluster_page, with_prices_known
+from reservations.utilisation_selectors import workload_utilisation
 from topology import charts
 
 HISTORY_SHOWN = 50
@@ -52,6 +53,7 @@ def workload_page(request: HttpRequest, cluster_id: int, namespace: str, name: s
             "item": next((w for w in result.get("workloads") or [] if w["name"] == key), {}),
             "diagnosis": (result.get("diagnoses") or {}).get(key) or {},
             "breakdown": breakdown,
+            "utilisation": workload_utilisation(cluster_id, key),
             **breakdown_tables(breakdown, page),
             "recommendations": with_prices_known(
                 [

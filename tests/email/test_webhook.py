@@ -86,7 +86,11 @@ def test_it_posts_the_periods_figures_as_slack_text(receiver: Receiver) -> None:
     assert lines[1] == "Change vs the period before: +$81.00."
     assert lines[2] == "Most idle: prod-gpu/r1 (team-a) $120.00; prod-gpu/r2 (team-b) $36.00."
     assert lines[3] == "Stranded by the naive autoscaler: $168.00."
-    assert lines[4].startswith("https://capacity.example.test/")
+    assert lines[4] == (
+        "Allocated but idle GPUs: utilisation unknown, no utilisation measured in this "
+        "period (no Prometheus source configured?)."
+    )
+    assert lines[5].startswith("https://capacity.example.test/")
     assert receiver.headers[0]["Content-Type"] == "application/json"
 
 
