@@ -83,8 +83,13 @@ class WorkloadOutcome:
 
 @dataclass(frozen=True, slots=True)
 class PlacementResult:
+    """Outcomes in the order of the workloads given; ``placed_order``: the keys of the
+    placed ones in the order they were bound (a workload placed on a retry, ``requeue``,
+    comes after every workload placed before it)."""
+
     outcomes: tuple[WorkloadOutcome, ...]
     state: ClusterState
+    placed_order: tuple[str, ...] = ()
 
 
 def place(
@@ -102,8 +107,8 @@ def place(
     work = state.copy() if state is not None else ClusterState.from_cluster(cluster)
     workloads = tuple(workloads)
     run = _Run(cluster, work, options, workloads, diagnose=diagnose)
-    outcomes = tuple(run.place_workload(w) for w in workloads)
-    return PlacementResult(outcomes, work)
+    outcomes, placed_order = run.place_all(workloads)
+    return PlacementResult(outcomes, work, placed_order)
 
 
 def place_unindexed(
@@ -118,7 +123,8 @@ def place_unindexed(
     work = ClusterState.from_cluster(cluster)
     workloads = tuple(workloads)
     run = _Run(cluster, work, options, workloads, indexed=False)
-    return PlacementResult(tuple(run.place_workload(w) for w in workloads), work)
+    outcomes, placed_order = run.place_all(workloads)
+    return PlacementResult(outcomes, work, placed_order)
 
 
 def prepare(
@@ -276,6 +282,22 @@ class _Run:
                 self.pick.node_reasons(pod)
 
     # --- workloads ----------------------------------------------------------------
+
+    def place_all(
+        self, workloads: Sequence[Workload]
+    ) -> tuple[tuple[WorkloadOutcome, ...], tuple[str, ...]]:
+        """Each workload in order, then the ones left unplaced again (``requeue``); the
+        outcomes in the workloads' order and the placed keys in the order bound."""
+        outcomes: list[WorkloadOutcome] = []
+        tried_at: list[int] = []  # placements made before each workload's last try
+        placed_order: list[str] = []
+        for workload in workloads:
+            tried_at.append(len(placed_order))
+            outcomes.append(self.place_workload(workload))
+            if outcomes[-1].placed:
+                placed_order.append(workload.key)
+        requeue(self, workloads, outcomes, tried_at, placed_order)
+        return tuple(outcomes), tuple(placed_order)
 
     def place_workload(self, workload: Workload) -> WorkloadOutcome:
         hold = held(workload, self.cluster.topology, len(self.state.node_names()))
@@ -440,6 +462,41 @@ class _Run:
             placed.append((pod, choice))
         self._undo(placed)
         return None, [], len(placed)
+
+
+def requeue(
+    run: _Run,
+    workloads: Sequence[Workload],
+    outcomes: list[WorkloadOutcome],
+    tried_at: list[int],
+    placed_order: list[str],
+) -> None:
+    """kube-scheduler retries a pod it could not place (``outcomes``, ``placed_order``
+    updated in place).
+
+    A pod that fails goes to the unschedulable queue; a later event that may make it
+    schedulable (a pod bound, a pod deleted: ``MoveAllToActiveOrBackoffQueue`` with the
+    plugins' QueueingHints, ``pkg/scheduler/backend/queue/scheduling_queue.go``), and at
+    the latest the 5-minute flush (``flushUnschedulablePodsLeftover``), puts it back in
+    the active queue, which pops by priority (``PrioritySort``), and ``ScheduleOne``
+    (``pkg/scheduler/schedule_one.go``) tries it again on the cluster as it is then. So
+    a pod whose required podAffinity names a lower-priority pending pod fails first and
+    binds once that pod is bound. Here: after the pass, every unplaced workload that saw
+    fewer placements than there are now is tried again, in queue order, until a round
+    places nothing (each round places one at least, so at most one round per workload).
+    A held workload (gates, unsupported) fails the same way every time: tried again, it
+    changes nothing. A workload still unplaced keeps the diagnosis of its last try."""
+    changed = True
+    while changed:
+        changed = False
+        for index, workload in enumerate(workloads):
+            if outcomes[index].placed or tried_at[index] == len(placed_order):
+                continue
+            tried_at[index] = len(placed_order)
+            outcomes[index] = run.place_workload(workload)
+            if outcomes[index].placed:
+                placed_order.append(workload.key)
+                changed = True
 
 
 def _typical(
