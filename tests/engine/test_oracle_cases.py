@@ -46,9 +46,9 @@ EVICTS_PENDING = (
 )
 # causes of the remaining cluster-autoscaler per-pod disagreements
 FIRST_FIT = (
-    "filter-out-schedulable: cluster-autoscaler puts each pod on the first node that "
-    "passes the filters (round robin from the last one found, in its node list order); "
-    "capacityweb on the best-scored node, so other pods find the room left"
+    "filter-out-schedulable: which of the first nodes that pass a pod lands on, and the "
+    "order of equal-priority pods, are random upstream (map order, --predicate-parallelism); "
+    "here another pod than in every recorded run takes the room on existing nodes"
 )
 ORDER = (
     "which pods an option helps: equal-priority pods come in random map order and the "
@@ -156,91 +156,19 @@ KNOWN_SCHEDULER: dict[str, tuple[str, ...]] = {
 # cases whose per-group totals match no recorded outcome: none left
 KNOWN_AUTOSCALER_TOTALS: dict[str, str] = {}
 KNOWN_AUTOSCALER_PODS: dict[str, tuple[str, ...]] = {
-    "ca-full-7009": (
-        FIRST_FIT,
-        "team-b/p2: real no-scale-up, capacityweb naive helped",
-    ),
-    "ca-full-7018": (
-        FIRST_FIT,
-        "team-a/p3: real no-scale-up, capacityweb naive helped",
-        "team-b/p2: real triggered, capacityweb naive not helped",
-    ),
-    "ca-full-7020": (
-        FIRST_FIT,
-        "team-b/p8: real fits-existing, capacityweb naive not helped",
-    ),
-    "ca-full-7037": (
-        FIRST_FIT,
-        "team-b/p7: real fits-existing, capacityweb naive not helped",
-    ),
-    "ca-full-7045": (
-        FIRST_FIT,
-        "team-a/p5: real fits-existing, capacityweb naive not helped",
-    ),
-    "ca-full-7058": (
-        FIRST_FIT,
-        "team-b/p1: real fits-existing, capacityweb naive not helped",
-    ),
     "ca-full-7060": (
-        FIRST_FIT,
-        "team-a/p0: real no-scale-up, capacityweb naive helped",
-        "team-a/p6: real fits-upcoming, capacityweb naive not helped",
+        ORDER,
         "team-b/p4: real triggered, capacityweb naive not helped",
     ),
     "ca-full-7061": (
         FIRST_FIT,
-        "team-a/p1: real no-scale-up, capacityweb naive helped",
-        "team-a/p7: real no-scale-up, capacityweb naive helped",
-        "team-b/p10: real fits-existing, capacityweb naive not helped",
         "team-b/p6: real fits-existing, capacityweb naive not helped",
-    ),
-    "ca-full-7063": (
-        FIRST_FIT,
-        "team-a/p3: real no-scale-up, capacityweb naive helped",
-        "team-b/p4: real fits-existing, capacityweb naive not helped",
-    ),
-    "ca-full-7070": (
-        FIRST_FIT,
-        "team-b/p3: real no-scale-up, capacityweb naive helped",
-    ),
-    "ca-full-7074": (
-        FIRST_FIT,
-        "team-a/p2: real no-scale-up, capacityweb naive helped",
-        "team-b/p3: real fits-existing, capacityweb naive not helped",
-        "team-b/p9: real fits-existing, capacityweb naive not helped",
-    ),
-    "ca-full-7077": (
-        FIRST_FIT,
-        "team-a/p5: real no-scale-up, capacityweb naive helped",
-        "team-b/p11: real no-scale-up, capacityweb naive helped",
-        "team-b/p9: real fits-existing, capacityweb naive not helped",
     ),
     "ca-full-7081": (
         FIRST_FIT,
         "team-a/p7: real no-scale-up, capacityweb naive helped",
-        "team-b/p4: real triggered, capacityweb naive not helped",
         "team-b/p5: real triggered, capacityweb naive not helped",
         "team-b/p6: real fits-existing, capacityweb naive not helped",
-    ),
-    "ca-full-7083": (
-        FIRST_FIT,
-        "team-b/p3: real fits-existing, capacityweb naive not helped",
-    ),
-    "ca-full-7099": (
-        FIRST_FIT,
-        "team-a/p1: real no-scale-up, capacityweb naive helped",
-    ),
-    "ca-full-7107": (
-        FIRST_FIT,
-        "team-b/p0: real fits-existing, capacityweb naive not helped",
-    ),
-    "ca-full-7115": (
-        FIRST_FIT,
-        "team-b/p5: real fits-existing, capacityweb naive not helped",
-    ),
-    "ca-full-7123": (
-        FIRST_FIT,
-        "team-a/p7: real fits-existing, capacityweb naive not helped",
     ),
     "ca-full-7124": (
         ORDER,
@@ -249,10 +177,6 @@ KNOWN_AUTOSCALER_PODS: dict[str, tuple[str, ...]] = {
     "ca-full-7125": (
         ORDER,
         "team-b/p6: real triggered, capacityweb naive not helped",
-    ),
-    "ca-full-7143": (
-        ORDER,
-        "team-b/p11: real fits-upcoming, capacityweb naive not helped",
     ),
 }
 

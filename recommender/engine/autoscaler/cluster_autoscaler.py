@@ -9,7 +9,8 @@ pods the scheduler places by preempting lower-priority pods (they carry a
 ``nominatedNodeName``: left out and force-added onto that node, victims and all,
 ``nominated``); filter-out-schedulable packs pods, highest priority first and one by
 one (a gang is just its pods), onto existing and upcoming nodes with the scheduler's
-own filters (no PostFilter: CA never preempts); what is left gets whole options
+own filters (no PostFilter: CA never preempts), each on the first node that passes, not
+the best-scored one (``FIRST_FIT``); what is left gets whole options
 per node group (template from a live member, binpacking estimator: ``estimator``),
 the expander chain picks one (``expander``), and the loop repeats with those
 nodes upcoming. A new node lands in the group's FIRST placement domain that still
@@ -66,6 +67,12 @@ from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload
 from topology.hardware import HOSTNAME_LABEL, Cluster, Node, NodeGroup, Pod
 
+# filter-out-schedulable's node choice: no Score phase, the first node whose filters pass,
+# searching from the node after the last one found (``simulator/clustersnapshot/predicate/
+# plugin_runner.go`` ``RunFiltersUntilPassingNode``). Upstream's node list is the snapshot's
+# map order and --predicate-parallelism (4) nodes are checked at once, so which of the
+# first nodes that pass wins varies between runs: this is one outcome of that range.
+FIRST_FIT = "first-fit"
 # 1.34: --enable-dynamic-resource-allocation false (default) leaves the scheduler's
 # DynamicResources plugin off in its framework (kubernetes/autoscaler#8598); releases
 # without that fix give the framework no DRA manager and panic on such pods
@@ -142,9 +149,12 @@ class NaivePlanner(GroupView):
         self.placer = self._new_placer()
 
     def refresh(self) -> None:
-        """After nodes were added: new room everywhere, and a placer that sees them."""
+        """After nodes were added: new room everywhere, and a placer that sees them (its
+        search goes on from where the last one stopped, as ``lastIndex`` does)."""
         self.no_room.clear()
+        cursor = self.placer.cursor
         self.placer = self._new_placer()
+        self.placer.cursor = cursor
 
     def restore(self, saved: ClusterState) -> None:
         """Back to a copy taken before (what a request booked and then gave up)."""
@@ -168,7 +178,9 @@ class NaivePlanner(GroupView):
     def _new_placer(self) -> Placer:
         """A placer on the state as it is now (one made before a node was added does not
         see that node's layout)."""
-        return Placer(self.cluster, self.state, self.options, diagnose=False)
+        return Placer(
+            self.cluster, self.state, replace(self.options, policy=FIRST_FIT), diagnose=False
+        )
 
     def decide(self, pending: Sequence[Workload], nominated: Nominated) -> NaiveLedger:
         """``nominated``: the workloads kube-scheduler places by preemption (``nominated``)."""

@@ -15,6 +15,7 @@ that changed. Gang closeness is added on top of the memoised score (see
 from __future__ import annotations
 
 import random
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from itertools import compress
@@ -56,6 +57,8 @@ class NodePicker:
         self.policy = policy
         self.filters = shared.filters
         self.scores = ScoreContext(rng=random.Random(seed))
+        # tie_break "round-robin": the node position the next search starts from
+        self.cursor = 0
         self.layout = Layout.of(cluster, state)
         self.scores.paths = self.layout.paths
         self._keys = shared.keys
@@ -107,7 +110,7 @@ class NodePicker:
                 tied = _best_positions(scores, scope)
             if not tied:
                 return None
-            position = tied[self._pick(len(tied))]
+            position = tied[self._pick_among(tied)]
             return self._choice(self.index.names[position], pod, options[position])
         best: list[tuple[str, int]] = []
         best_score = float("-inf")
@@ -126,7 +129,12 @@ class NodePicker:
                 best.append((name, option_index))
         if not best:
             return None
-        name, option_index = best[self._pick(len(best))]
+        if self.policy.tie_break == "round-robin":
+            order = {name: position for position, name in enumerate(self.state.node_names())}
+            chosen = self._pick_among([order[name] for name, _ in best])
+        else:
+            chosen = self._pick(len(best))
+        name, option_index = best[chosen]
         return self._choice(name, pod, option_index)
 
     def column(self, pod: Pod, shape: int) -> tuple[list[float], list[int]]:
@@ -137,6 +145,16 @@ class NodePicker:
             lambda name: self._memo_score(name, pod, shape),
             self.layout.matching(pod.node_selector) if pod.node_selector else None,
         )
+
+    def _pick_among(self, positions: list[int]) -> int:
+        """Which of the tied node positions (ascending) wins: as ``_pick``, or with
+        "round-robin" the first at or after ``cursor`` (wrapping), the cursor then moved
+        past it (cluster-autoscaler's ``RunFiltersUntilPassingNode``)."""
+        if self.policy.tie_break != "round-robin":
+            return self._pick(len(positions))
+        chosen = bisect_left(positions, self.cursor) % len(positions)
+        self.cursor = positions[chosen] + 1
+        return chosen
 
     def _pick(self, ties: int) -> int:
         return self.scores.rng.randrange(ties) if self.policy.tie_break == "random" else 0

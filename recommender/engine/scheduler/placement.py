@@ -233,6 +233,16 @@ class Placer:
         reusable = not fgd or bool(options.workload_mix)
         self._run = _Run(cluster, state, options, (), diagnose=diagnose) if reusable else None
 
+    @property
+    def cursor(self) -> int:
+        """Where a "round-robin" policy's next search starts (node position)."""
+        return self._run.pick.cursor if self._run is not None else 0
+
+    @cursor.setter
+    def cursor(self, position: int) -> None:
+        if self._run is not None:
+            self._run.pick.cursor = position
+
     def place_one(self, workload: Workload) -> WorkloadOutcome:
         if self._run is None:
             return place_one(

@@ -191,6 +191,8 @@ POLICIES: dict[str, Policy] = {
     ),
     "bestfit": Policy("bestfit", (("best_fit", 1.0), ("topology", 1.0)), "random"),
     "random": Policy("random", (("random", 1.0),), "random"),
+    # cluster-autoscaler's simulation (``pick.NodePicker._pick_among``)
+    "first-fit": Policy("first-fit", (("random", 1.0),), "round-robin"),
 }
 # what an unconfigured kube-scheduler runs (see profiles.py); FGD, best on openb
 # (95.4 vs bestfit 93.2 % at 130 %, docs/VALIDATION.md), is the "fgd" profile
