@@ -237,3 +237,38 @@ def rates(program: str) -> Rates:
         cases=len(results),
         cases_agreeing=sum(not r.disagreements and r.totals_agree for r in results),
     )
+
+
+@dataclass(frozen=True)
+class RangeCoverage:
+    """How much of cluster-autoscaler's recorded range the naive plan's outcomes give."""
+
+    several: int  # cases with several distinct recorded totals
+    recorded: int  # distinct totals recorded in those cases
+    given: int  # of those, given by the naive plan or one of its other outcomes
+    single: int  # cases with one recorded total
+    single_with_others: int  # of those, cases where the plan names other outcomes
+
+    def text(self) -> str:
+        return (
+            f"Of the {self.recorded} distinct totals recorded in the {self.several} cases with "
+            f"several, the naive plan or one of its other outcomes gives {self.given}; of the "
+            f"{self.single} cases with one recorded total, {self.single_with_others} get "
+            "other outcomes"
+        )
+
+
+def range_coverage() -> RangeCoverage:
+    several = recorded_count = given = single = single_with_others = 0
+    for case in case_names(AUTOSCALER):
+        plan, _ = naive_plan(case)
+        ours = [naive_totals(case), *(dict(o.add_nodes) for o in plan.other_outcomes)]
+        recorded = recorded_totals(case)
+        if len(recorded) > 1:
+            several += 1
+            recorded_count += len(recorded)
+            given += sum(totals in ours for totals in recorded)
+        else:
+            single += 1
+            single_with_others += len(ours) > 1
+    return RangeCoverage(several, recorded_count, given, single, single_with_others)

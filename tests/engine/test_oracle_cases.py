@@ -217,3 +217,8 @@ def test_it_lists_only_recorded_cases() -> None:
 def test_it_states_the_measured_agreement_in_fidelity_md(program: str) -> None:
     text = re.sub(r"\s+", " ", FIDELITY.read_text())
     assert oracle.rates(program).text(program) in text
+
+
+def test_it_states_how_much_of_cluster_autoscalers_range_the_plan_gives() -> None:
+    text = re.sub(r"\s+", " ", FIDELITY.read_text())
+    assert oracle.range_coverage().text() in text

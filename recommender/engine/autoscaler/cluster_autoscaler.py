@@ -48,6 +48,19 @@ from recommender.engine.autoscaler.ledger import (
 )
 from recommender.engine.autoscaler.nodegroupset import balance, similar
 from recommender.engine.autoscaler.nominated import Nominated, force_add, nominations
+from recommender.engine.autoscaler.outcome_range import (
+    CHOICES,
+    OTHER_NODE,
+    OTHER_TIE,
+    REVERSED,
+    SMALL_FIRST,
+    VARIANTS,
+    LastOfTies,
+    OtherOutcome,
+    TieRecorder,
+    distinct_others,
+    skipped,
+)
 from recommender.engine.autoscaler.plan import (
     NAIVE,
     ScaleUpPlan,
@@ -113,13 +126,18 @@ class NaivePlanner(GroupView):
         policy: str,
         mix: tuple[Pod, ...],
         settings: CaSettings,
+        variant: frozenset[str] = frozenset(),
     ) -> None:
+        """``variant``: ``outcome_range``'s other choices to make (none: the plan's own)."""
         self.cluster = cluster
         self.state = state
         self.at = at
         self.policy = policy
         self.settings = settings
-        self.rng = random.Random(settings.seed)
+        self.variant = variant
+        self.rng: random.Random = (
+            LastOfTies() if OTHER_TIE in variant else TieRecorder(settings.seed)
+        )
         self.groups = tuple(sorted(cluster.node_groups, key=lambda g: g.name))
         self.taken = set(state.node_names())
         self.existing = frozenset(self.taken)  # registered nodes (not upcoming, not bought)
@@ -178,9 +196,8 @@ class NaivePlanner(GroupView):
     def _new_placer(self) -> Placer:
         """A placer on the state as it is now (one made before a node was added does not
         see that node's layout)."""
-        return Placer(
-            self.cluster, self.state, replace(self.options, policy=FIRST_FIT), diagnose=False
-        )
+        fit = self.policy if OTHER_NODE in self.variant else FIRST_FIT
+        return Placer(self.cluster, self.state, replace(self.options, policy=fit), diagnose=False)
 
     def decide(self, pending: Sequence[Workload], nominated: Nominated) -> NaiveLedger:
         """``nominated``: the workloads kube-scheduler places by preemption (``nominated``)."""
@@ -209,6 +226,10 @@ class NaivePlanner(GroupView):
                 else:
                     candidates.append((workload, pod))
         # filter_out_schedulable.go: the pods sorted by priority, highest first (stable)
+        if REVERSED in self.variant:
+            candidates.reverse()
+        if SMALL_FIRST in self.variant:
+            candidates.sort(key=lambda c: _size(c[1]))
         left = sorted(candidates, key=lambda c: -c[1].priority)
         left = self.filter_out_schedulable(left)
         for (_, name, klass), pods in requests.items():  # one request per loop
@@ -406,6 +427,13 @@ class NaivePlanner(GroupView):
         return [(g, counts[g.name]) for g in members if g.name in counts]
 
 
+def _size(pod: Pod) -> tuple[int, int, int]:
+    """What a pod takes, GPUs first: smaller pods first in the SMALL_FIRST order."""
+    request = pod.gpu
+    gpus = request.total_milli if request is not None else 0
+    return (gpus, pod.requests.cpu_milli, pod.requests.memory_bytes)
+
+
 def _pods_refuse(group: NodeGroup, domain: Mapping[str, str]) -> str:
     where = placement_text(domain)
     return f"pod affinity or topology spread refuses the next node of group {group.name}{where}"
@@ -432,6 +460,8 @@ def naive_scale_up(
         nominated = nominations(cluster, pending, state, options)
     planner = NaivePlanner(cluster, state.copy(), at, policy, mix, settings)
     ledger = planner.decide(pending, nominated)
+    not_worked_out = skipped(len(state.node_names()))
+    others = () if not_worked_out else other_outcomes(cluster, pending, state, planner, nominated)
     after = state.copy()
     after.add_nodes(p.node for p in (*planner.upcoming, *ledger.planned))
     result = place(cluster, pending, state=after, options=options, diagnose=False)
@@ -448,4 +478,42 @@ def naive_scale_up(
         cost_per_hour=costs.round_money(sum(p.group.price_per_node_hour for p in ledger.planned)),
         stranded_gpus=sum(gpus for gpus, _ in stranded.values()),
         stranded_per_hour=costs.round_money(sum(cost for _, cost in stranded.values())),
+        other_outcomes=others,
+        range_skipped=not_worked_out,
     )
+
+
+def other_outcomes(
+    cluster: Cluster,
+    pending: Sequence[Workload],
+    state: ClusterState,
+    planner: NaivePlanner,
+    nominated: Nominated,
+) -> tuple[OtherOutcome, ...]:
+    """What cluster-autoscaler may add instead (``outcome_range``): the planner run
+    again with each of its random choices made the other way."""
+    variants = [frozenset(v) for v in VARIANTS]
+    if isinstance(planner.rng, TieRecorder) and planner.rng.ties:
+        variants.append(frozenset({OTHER_TIE}))
+    runs = []
+    for variant in variants:
+        other = NaivePlanner(
+            cluster,
+            state.copy(),
+            planner.at,
+            planner.policy,
+            planner.options.workload_mix,
+            planner.settings,
+            variant,
+        )
+        ledger = other.decide(pending, nominated)
+        add_nodes: dict[str, int] = {}
+        for planned in ledger.planned:
+            add_nodes[planned.group.name] = add_nodes.get(planned.group.name, 0) + 1
+        cost = sum(p.group.price_per_node_hour for p in ledger.planned)
+        because = " and ".join(c for c in CHOICES if c in variant)
+        runs.append((because, add_nodes, cost))
+    main: dict[str, int] = {}
+    for planned in planner.ledger.planned:
+        main[planned.group.name] = main.get(planned.group.name, 0) + 1
+    return distinct_others(main, runs)
