@@ -31,9 +31,9 @@ FIDELITY = Path(__file__).resolve().parents[2] / "docs" / "FIDELITY.md"
 
 # causes of the remaining kube-scheduler disagreements (docs/FIDELITY.md tells them apart)
 SCORES = (
-    "node choice: kube-scheduler scores with preferred node/pod (anti-)affinity, "
-    "ScheduleAnyway spread and PreferNoSchedule taints, which capacityweb does not "
-    "compute; the pod lands elsewhere and changes what fits for the pods after it"
+    "node choice: kube-scheduler scores with preferred node/pod (anti-)affinity and "
+    "ScheduleAnyway spread, which capacityweb does not compute; the pod lands elsewhere "
+    "and changes what fits for the pods after it"
 )
 PREEMPTION_WINDOW = (
     "preemption window: kube-scheduler nominates the preemptor while its victims "
@@ -86,10 +86,6 @@ KNOWN_SCHEDULER: dict[str, tuple[str, ...]] = {
         "default/p-03: real pending, capacityweb preempts",
         "default/p-04: real scheduled, capacityweb blocked",
     ),
-    "sched-full-5034": (
-        SCORES,
-        "default/p-03: real scheduled, capacityweb blocked",
-    ),
     "sched-full-5043": (
         EVICTS_PENDING,
         "default/run-5: real preempted, capacityweb kept",
@@ -105,10 +101,6 @@ KNOWN_SCHEDULER: dict[str, tuple[str, ...]] = {
         PREEMPTION_WINDOW,
         "default/run-10: real preempted, capacityweb kept",
         "default/p-09: real scheduled, capacityweb blocked",
-    ),
-    "sched-full-5058": (
-        SCORES,
-        "default/p-01: real scheduled, capacityweb blocked",
     ),
     "sched-full-5059": (
         PREEMPTION_WINDOW,
@@ -128,10 +120,6 @@ KNOWN_SCHEDULER: dict[str, tuple[str, ...]] = {
         "default/p-06: real preempted, capacityweb runs_now",
         "default/p-14: real scheduled, capacityweb blocked",
     ),
-    "sched-full-5090": (
-        PREEMPTION_WINDOW,
-        "default/p-10: real scheduled, capacityweb blocked",
-    ),
     "sched-full-5092": (
         SCORES,
         "default/p-02: real scheduled, capacityweb blocked",
@@ -147,10 +135,6 @@ KNOWN_SCHEDULER: dict[str, tuple[str, ...]] = {
         "default/p-00: real scheduled, capacityweb blocked",
         "default/p-15: real scheduled, capacityweb blocked",
         "default/p-17: real pending, capacityweb preempts",
-    ),
-    "sched-full-5119": (
-        SCORES,
-        "default/p-09: real pending, capacityweb runs_now",
     ),
 }
 # cases whose per-group totals match no recorded outcome: none left

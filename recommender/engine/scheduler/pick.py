@@ -22,8 +22,9 @@ from itertools import compress
 from operator import itemgetter
 
 from topology.hardware import Cluster, Pod
+from topology.terms import Taint
 
-from . import interpod
+from . import interpod, taint_score
 from .allocate import Option, claim_takes, gpu_options, with_devices
 from .caches import Layout, Scope, SharedMemo, index_of, kept
 from .filters import POD_RULES, RESOURCE_RULES, STATIC_RULES, FilterContext, Status, run_filters
@@ -59,6 +60,8 @@ class NodePicker:
         self.scores = ScoreContext(rng=random.Random(seed))
         # tie_break "round-robin": the node position the next search starts from
         self.cursor = 0
+        # (node count, PreferNoSchedule taints by node) for TaintToleration's score
+        self._prefer_taints: tuple[int, dict[str, tuple[Taint, ...]]] | None = None
         self.layout = Layout.of(cluster, state)
         self.scores.paths = self.layout.paths
         self._keys = shared.keys
@@ -94,6 +97,10 @@ class NodePicker:
     def best_node(self, pod: Pod, scope: Scope) -> Choice | None:
         """Highest score wins; equal scores: the first, or a seeded uniform pick (as
         kube-scheduler's selectHost does) when the policy says "random"."""
+        if self.policy.taint_toleration_weight:
+            counts = self._intolerable_counts(pod, scope)
+            if counts:
+                return self._best_with_taints(pod, scope, counts)
         shape = self.shape(pod)
         members = self.scores.member_paths
         weight = self._closeness_weight
@@ -135,6 +142,49 @@ class NodePicker:
         else:
             chosen = self._pick(len(best))
         name, option_index = best[chosen]
+        return self._choice(name, pod, option_index)
+
+    def _intolerable_counts(self, pod: Pod, scope: Scope) -> dict[str, int]:
+        """Per node of the scope, the PreferNoSchedule taints the pod does not tolerate
+        (``taint_score``); empty when there are none (the common case: no full scan)."""
+        names = self.state.node_names()
+        if self._prefer_taints is None or self._prefer_taints[0] != len(names):
+            nodes = (self.state.info(n).node for n in names)
+            self._prefer_taints = (len(names), taint_score.prefer_taints(nodes))
+        tainted = self._prefer_taints[1]
+        if not tainted:
+            return {}
+        members = scope.names if len(scope.names) < len(tainted) else None
+        found = {}
+        for name in tainted if members is None else members:
+            taints = tainted.get(name)
+            count = taint_score.intolerable(pod, taints) if taints else 0
+            if count:
+                found[name] = count
+        if members is None and len(scope.names) < len(names):
+            wanted = set(scope.names)
+            found = {n: c for n, c in found.items() if n in wanted}
+        return found
+
+    def _best_with_taints(self, pod: Pod, scope: Scope, counts: dict[str, int]) -> Choice | None:
+        """Every node of the scope scored in full, TaintToleration's normalised score added
+        (weight × ``taint_score.normalized`` over the feasible nodes), the best picked."""
+        shape = self.shape(pod)
+        members = self.scores.member_paths
+        memoised = shape is not None and (not members or self._closeness_weight == 0.0)
+        feasible: list[tuple[str, float, int]] = []
+        for name in scope.names:
+            scored = self._memo_score(name, pod, shape) if memoised else self._score_node(name, pod)
+            if scored is not None:
+                feasible.append((name, *scored))
+        if not feasible:
+            return None
+        taint = taint_score.normalized(counts, (name for name, _, _ in feasible))
+        weight = self.policy.taint_toleration_weight
+        totals = [(name, score + weight * taint[name], option) for name, score, option in feasible]
+        best_score = max(total for _, total, _ in totals)
+        best = [(name, option) for name, total, option in totals if total == best_score]
+        name, option_index = best[self._pick(len(best))]
         return self._choice(name, pod, option_index)
 
     def column(self, pod: Pod, shape: int) -> tuple[list[float], list[int]]:

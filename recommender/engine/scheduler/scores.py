@@ -175,6 +175,8 @@ class Policy:
     weights: tuple[tuple[str, float], ...]
     tie_break: str = "first"
     device_rule: str | None = "share_tightness"
+    # TaintToleration's Score plugin weight (kube-scheduler's profiles; ``taint_score``)
+    taint_toleration_weight: float = 0.0
 
     @property
     def needs_fragmentation(self) -> bool:
