@@ -60,8 +60,8 @@ class NodePicker:
         self.scores = ScoreContext(rng=random.Random(seed))
         # tie_break "round-robin": the node position the next search starts from
         self.cursor = 0
-        # (node count, PreferNoSchedule taints by node) for TaintToleration's score
-        self._prefer_taints: tuple[int, dict[str, tuple[Taint, ...]]] | None = None
+        self._cluster = cluster
+        self._taints: dict[str, tuple[Taint, ...]] = {}  # PreferNoSchedule, per node
         self.layout = Layout.of(cluster, state)
         self.scores.paths = self.layout.paths
         self._keys = shared.keys
@@ -146,25 +146,24 @@ class NodePicker:
 
     def _intolerable_counts(self, pod: Pod, scope: Scope) -> dict[str, int]:
         """Per node of the scope, the PreferNoSchedule taints the pod does not tolerate
-        (``taint_score``); empty when there are none (the common case: no full scan)."""
-        names = self.state.node_names()
-        if self._prefer_taints is None or self._prefer_taints[0] != len(names):
-            nodes = (self.state.info(n).node for n in names)
-            self._prefer_taints = (len(names), taint_score.prefer_taints(nodes))
-        tainted = self._prefer_taints[1]
-        if not tainted:
+        (``taint_score``); empty when there are none. A cluster whose nodes and node
+        group templates carry no such taint (the common case) answers at once."""
+        if not kept(self.state, "prefer-no-schedule taints", self._cluster, self._any_taint):
             return {}
-        members = scope.names if len(scope.names) < len(tainted) else None
         found = {}
-        for name in tainted if members is None else members:
-            taints = tainted.get(name)
+        for name in scope.names:
+            taints = self._taints.get(name)
+            if taints is None:
+                node = self.state.info(name).node
+                taints = self._taints[name] = taint_score.prefer_taints((node,)).get(name, ())
             count = taint_score.intolerable(pod, taints) if taints else 0
             if count:
                 found[name] = count
-        if members is None and len(scope.names) < len(names):
-            wanted = set(scope.names)
-            found = {n: c for n, c in found.items() if n in wanted}
         return found
+
+    def _any_taint(self) -> bool:
+        nodes = (*self._cluster.nodes, *(g.template for g in self._cluster.node_groups))
+        return bool(taint_score.prefer_taints(nodes))
 
     def _best_with_taints(self, pod: Pod, scope: Scope, counts: dict[str, int]) -> Choice | None:
         """Every node of the scope scored in full, TaintToleration's normalised score added

@@ -298,16 +298,11 @@ class _Run:
     ) -> tuple[tuple[WorkloadOutcome, ...], tuple[str, ...]]:
         """Each workload in order, then the ones left unplaced again (``requeue``); the
         outcomes in the workloads' order and the placed keys in the order bound."""
-        outcomes: list[WorkloadOutcome] = []
-        tried_at: list[int] = []  # placements made before each workload's last try
-        placed_order: list[str] = []
-        for workload in workloads:
-            tried_at.append(len(placed_order))
-            outcomes.append(self.place_workload(workload))
-            if outcomes[-1].placed:
-                placed_order.append(workload.key)
-        requeue(self, workloads, outcomes, tried_at, placed_order)
-        return tuple(outcomes), tuple(placed_order)
+        queue = _Requeue(workloads)
+        for index, workload in enumerate(workloads):
+            queue.tried(index, self.place_workload(workload))
+        requeue(self, queue)
+        return tuple(queue.outcomes), tuple(queue.placed_order)
 
     def place_workload(self, workload: Workload) -> WorkloadOutcome:
         hold = held(workload, self.cluster.topology, len(self.state.node_names()))
@@ -474,15 +469,43 @@ class _Run:
         return None, [], len(placed)
 
 
-def requeue(
-    run: _Run,
-    workloads: Sequence[Workload],
-    outcomes: list[WorkloadOutcome],
-    tried_at: list[int],
-    placed_order: list[str],
-) -> None:
-    """kube-scheduler retries a pod it could not place (``outcomes``, ``placed_order``
-    updated in place).
+class _Requeue:
+    """The scheduling queue's memory: each workload's outcome, and how many placements
+    and evictions had happened at its last try."""
+
+    def __init__(self, workloads: Sequence[Workload]) -> None:
+        self.workloads = workloads
+        self.outcomes: list[WorkloadOutcome] = []
+        self.placed_order: list[str] = []
+        self.evictions = 0
+        self.seen: list[tuple[int, int]] = []  # (placements, evictions) at the last try
+        # placements can help only a workload with pod affinity or spread terms (the
+        # counts it needs may now be met); anything can be helped by an eviction
+        self.needs_pods = [
+            any(p.pod_terms.affinity or p.pod_terms.spread for p in w.pods) for w in workloads
+        ]
+
+    def tried(self, index: int, outcome: WorkloadOutcome) -> None:
+        seen = (len(self.placed_order), self.evictions)
+        if index == len(self.outcomes):
+            self.outcomes.append(outcome)
+            self.seen.append(seen)
+        else:
+            self.outcomes[index], self.seen[index] = outcome, seen
+        if outcome.placed:
+            self.placed_order.append(self.workloads[index].key)
+            self.evictions += len(outcome.preempted)
+
+    def may_help(self, index: int) -> bool:
+        """Whether something happened since the workload's last try that can let it in."""
+        placements, evictions = self.seen[index]
+        if evictions < self.evictions:
+            return True
+        return self.needs_pods[index] and placements < len(self.placed_order)
+
+
+def requeue(run: _Run, queue: _Requeue) -> None:
+    """kube-scheduler retries a pod it could not place.
 
     A pod that fails goes to the unschedulable queue; a later event that may make it
     schedulable (a pod bound, a pod deleted: ``MoveAllToActiveOrBackoffQueue`` with the
@@ -491,22 +514,21 @@ def requeue(
     the active queue, which pops by priority (``PrioritySort``), and ``ScheduleOne``
     (``pkg/scheduler/schedule_one.go``) tries it again on the cluster as it is then. So
     a pod whose required podAffinity names a lower-priority pending pod fails first and
-    binds once that pod is bound. Here: after the pass, every unplaced workload that saw
-    fewer placements than there are now is tried again, in queue order, until a round
-    places nothing (each round places one at least, so at most one round per workload).
-    A held workload (gates, unsupported) fails the same way every time: tried again, it
-    changes nothing. A workload still unplaced keeps the diagnosis of its last try."""
+    binds once that pod is bound, and a pod whose preemption found no node may find one
+    once another preemptor's victims are gone. Here: after the pass, every unplaced
+    workload is tried again, in queue order, when something that can let it in happened
+    since its last try (``_Requeue.may_help``: an eviction; a placement, for a workload
+    with pod affinity or spread terms: bound pods only take room, so for any other
+    workload the retry would fail as before), until a round places nothing. A workload
+    still unplaced keeps the diagnosis of its last try."""
     changed = True
     while changed:
         changed = False
-        for index, workload in enumerate(workloads):
-            if outcomes[index].placed or tried_at[index] == len(placed_order):
+        for index, workload in enumerate(queue.workloads):
+            if queue.outcomes[index].placed or not queue.may_help(index):
                 continue
-            tried_at[index] = len(placed_order)
-            outcomes[index] = run.place_workload(workload)
-            if outcomes[index].placed:
-                placed_order.append(workload.key)
-                changed = True
+            queue.tried(index, run.place_workload(workload))
+            changed = changed or queue.outcomes[index].placed
 
 
 def _typical(
