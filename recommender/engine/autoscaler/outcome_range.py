@@ -15,10 +15,12 @@ of 150 the per-group totals differ between runs):
   (``expander/random``, ``expander/factory/chain.go``).
 
 The naive plan is one outcome (``cluster_autoscaler.NaivePlanner`` with its seeded,
-deterministic choices). Here the planner runs again with each choice made the other
-way: equal-priority pods in the opposite order; each pod on the best-scored node that
-passes (the scheduler's scores, standing for "another node that passes"); the last
-option among expander ties instead of the seeded pick (only when a tie happened). A
+deterministic choices). Here the planner runs again with choices made the other way
+(``VARIANTS``): equal-priority pods in the opposite order; the smallest of them first;
+the smallest first with each pod on the best-scored node that passes (the scheduler's
+scores standing for "another node that passes": together they lean to a small pod
+taking the room a big one needed, the dearer side); and, only when the plan's expander
+met a tie, the last option of each tie instead of the seeded pick. A
 run whose per-group additions differ is an ``OtherOutcome``: the plan says "CA may
 also add …", and the dearest outcome is the worst case priced. These are samples of
 the range, not all of it: other combinations, and other orders, are not run. Each run
