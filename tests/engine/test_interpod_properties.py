@@ -159,7 +159,8 @@ def test_every_placement_passes_every_filter_rechecked_from_scratch(cluster: Clu
     pods = {p.key: p for p in cluster.pods}
     result = place(cluster, pending_workloads(cluster))
     placed: Placed = [(p, nodes[p.node_name]) for p in cluster.bound_pods() if p.node_name]
-    for outcome in result.outcomes:
+    by_key = {o.workload: o for o in result.outcomes}
+    for outcome in (by_key[key] for key in result.placed_order):  # as bound (retries last)
         for victim in outcome.preempted:
             evicted = [(p, n) for p, n in placed if p.key == victim]
             assert len(evicted) == 1 and evicted[0][0].node_name is not None, victim

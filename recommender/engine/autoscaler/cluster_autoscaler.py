@@ -9,7 +9,8 @@ pods the scheduler places by preempting lower-priority pods (they carry a
 ``nominatedNodeName``: left out and force-added onto that node, victims and all,
 ``nominated``); filter-out-schedulable packs pods, highest priority first and one by
 one (a gang is just its pods), onto existing and upcoming nodes with the scheduler's
-own filters (no PostFilter: CA never preempts); what is left gets whole options
+own filters (no PostFilter: CA never preempts), each on the first node that passes, not
+the best-scored one (``FIRST_FIT``); what is left gets whole options
 per node group (template from a live member, binpacking estimator: ``estimator``),
 the expander chain picks one (``expander``), and the loop repeats with those
 nodes upcoming. A new node lands in the group's FIRST placement domain that still
@@ -47,6 +48,19 @@ from recommender.engine.autoscaler.ledger import (
 )
 from recommender.engine.autoscaler.nodegroupset import balance, similar
 from recommender.engine.autoscaler.nominated import Nominated, force_add, nominations
+from recommender.engine.autoscaler.outcome_range import (
+    CHOICES,
+    OTHER_NODE,
+    OTHER_TIE,
+    REVERSED,
+    SMALL_FIRST,
+    VARIANTS,
+    LastOfTies,
+    OtherOutcome,
+    TieRecorder,
+    distinct_others,
+    skipped,
+)
 from recommender.engine.autoscaler.plan import (
     NAIVE,
     ScaleUpPlan,
@@ -67,6 +81,12 @@ from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload
 from topology.hardware import HOSTNAME_LABEL, Cluster, Node, NodeGroup, Pod
 
+# filter-out-schedulable's node choice: no Score phase, the first node whose filters pass,
+# searching from the node after the last one found (``simulator/clustersnapshot/predicate/
+# plugin_runner.go`` ``RunFiltersUntilPassingNode``). Upstream's node list is the snapshot's
+# map order and --predicate-parallelism (4) nodes are checked at once, so which of the
+# first nodes that pass wins varies between runs: this is one outcome of that range.
+FIRST_FIT = "first-fit"
 # 1.34: --enable-dynamic-resource-allocation false (default) leaves the scheduler's
 # DynamicResources plugin off in its framework (kubernetes/autoscaler#8598); releases
 # without that fix give the framework no DRA manager and panic on such pods
@@ -107,13 +127,18 @@ class NaivePlanner(GroupView):
         policy: str,
         mix: tuple[Pod, ...],
         settings: CaSettings,
+        variant: frozenset[str] = frozenset(),
     ) -> None:
+        """``variant``: ``outcome_range``'s other choices to make (none: the plan's own)."""
         self.cluster = cluster
         self.state = state
         self.at = at
         self.policy = policy
         self.settings = settings
-        self.rng = random.Random(settings.seed)
+        self.variant = variant
+        self.rng: random.Random = (
+            LastOfTies() if OTHER_TIE in variant else TieRecorder(settings.seed)
+        )
         self.groups = tuple(sorted(cluster.node_groups, key=lambda g: g.name))
         self.taken = set(state.node_names())
         self.existing = frozenset(self.taken)  # registered nodes (not upcoming, not bought)
@@ -143,9 +168,12 @@ class NaivePlanner(GroupView):
         self.placer = self._new_placer()
 
     def refresh(self) -> None:
-        """After nodes were added: new room everywhere, and a placer that sees them."""
+        """After nodes were added: new room everywhere, and a placer that sees them (its
+        search goes on from where the last one stopped, as ``lastIndex`` does)."""
         self.no_room.clear()
+        cursor = self.placer.cursor
         self.placer = self._new_placer()
+        self.placer.cursor = cursor
 
     def restore(self, saved: ClusterState) -> None:
         """Back to a copy taken before (what a request booked and then gave up)."""
@@ -169,7 +197,8 @@ class NaivePlanner(GroupView):
     def _new_placer(self) -> Placer:
         """A placer on the state as it is now (one made before a node was added does not
         see that node's layout)."""
-        return Placer(self.cluster, self.state, self.options, diagnose=False)
+        fit = self.policy if OTHER_NODE in self.variant else FIRST_FIT
+        return Placer(self.cluster, self.state, replace(self.options, policy=fit), diagnose=False)
 
     def decide(self, pending: Sequence[Workload], nominated: Nominated) -> NaiveLedger:
         """``nominated``: the workloads kube-scheduler places by preemption (``nominated``)."""
@@ -199,6 +228,10 @@ class NaivePlanner(GroupView):
                     requests_off(self.ledger, workload, pod)
                     candidates.append((workload, pod))
         # filter_out_schedulable.go: the pods sorted by priority, highest first (stable)
+        if REVERSED in self.variant:
+            candidates.reverse()
+        if SMALL_FIRST in self.variant:
+            candidates.sort(key=lambda c: _size(c[1]))
         left = sorted(candidates, key=lambda c: -c[1].priority)
         left = self.filter_out_schedulable(left)
         left = young_pods_out(self.ledger, left, self.settings, self.at)  # filterOutYoungPods
@@ -404,6 +437,13 @@ class NaivePlanner(GroupView):
         return [(g, counts[g.name]) for g in members if g.name in counts]
 
 
+def _size(pod: Pod) -> tuple[int, int, int]:
+    """What a pod takes, GPUs first: smaller pods first in the SMALL_FIRST order."""
+    request = pod.gpu
+    gpus = request.total_milli if request is not None else 0
+    return (gpus, pod.requests.cpu_milli, pod.requests.memory_bytes)
+
+
 def _pods_refuse(group: NodeGroup, domain: Mapping[str, str]) -> str:
     where = placement_text(domain)
     return f"pod affinity or topology spread refuses the next node of group {group.name}{where}"
@@ -430,6 +470,8 @@ def naive_scale_up(
         nominated = nominations(cluster, pending, state, options)
     planner = NaivePlanner(cluster, state.copy(), at, policy, mix, settings)
     ledger = planner.decide(pending, nominated)
+    not_worked_out = skipped(len(state.node_names()))
+    others = () if not_worked_out else other_outcomes(cluster, pending, state, planner, nominated)
     after = state.copy()
     after.add_nodes(p.node for p in (*planner.upcoming, *ledger.planned))
     result = place(cluster, pending, state=after, options=options, diagnose=False)
@@ -446,4 +488,42 @@ def naive_scale_up(
         cost_per_hour=costs.round_money(sum(p.group.price_per_node_hour for p in ledger.planned)),
         stranded_gpus=sum(gpus for gpus, _ in stranded.values()),
         stranded_per_hour=costs.round_money(sum(cost for _, cost in stranded.values())),
+        other_outcomes=others,
+        range_skipped=not_worked_out,
     )
+
+
+def other_outcomes(
+    cluster: Cluster,
+    pending: Sequence[Workload],
+    state: ClusterState,
+    planner: NaivePlanner,
+    nominated: Nominated,
+) -> tuple[OtherOutcome, ...]:
+    """What cluster-autoscaler may add instead (``outcome_range``): the planner run
+    again with each of its random choices made the other way."""
+    variants = [frozenset(v) for v in VARIANTS]
+    if isinstance(planner.rng, TieRecorder) and planner.rng.ties:
+        variants.append(frozenset({OTHER_TIE}))
+    runs = []
+    for variant in variants:
+        other = NaivePlanner(
+            cluster,
+            state.copy(),
+            planner.at,
+            planner.policy,
+            planner.options.workload_mix,
+            planner.settings,
+            variant,
+        )
+        ledger = other.decide(pending, nominated)
+        add_nodes: dict[str, int] = {}
+        for planned in ledger.planned:
+            add_nodes[planned.group.name] = add_nodes.get(planned.group.name, 0) + 1
+        cost = sum(p.group.price_per_node_hour for p in ledger.planned)
+        because = " and ".join(c for c in CHOICES if c in variant)
+        runs.append((because, add_nodes, cost))
+    main: dict[str, int] = {}
+    for planned in planner.ledger.planned:
+        main[planned.group.name] = main.get(planned.group.name, 0) + 1
+    return distinct_others(main, runs)

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
+from recommender.engine.autoscaler.outcome_range import OtherOutcome, worst_case_per_hour
 from recommender.engine.scheduler.placement import PlacementOptions, place_one
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload, pod_workload
@@ -128,6 +129,18 @@ class ScaleUpPlan:
     stranded_gpus: int = 0
     stranded_per_hour: float = 0.0
     search: SearchReport | None = None  # the joint plan's search; None for the naive plan
+    # the naive plan's other outcomes (``outcome_range``: cluster-autoscaler's random
+    # choices made the other way); empty for the joint plan and when none differs
+    other_outcomes: tuple[OtherOutcome, ...] = ()
+    range_skipped: str | None = None  # why the other outcomes were not worked out
+
+    def range_json(self) -> dict[str, object]:
+        """The naive plan's range: the other outcomes and the worst case priced."""
+        return {
+            "otherOutcomes": [o.to_json() for o in self.other_outcomes],
+            "worstCasePerHour": worst_case_per_hour(self.cost_per_hour, self.other_outcomes),
+            "skipped": self.range_skipped,
+        }
 
 
 def new_node(group: NodeGroup, placement: Mapping[str, str], name: str) -> Node:

@@ -225,6 +225,7 @@ class Evaluation:
                 "strandedPerHour": self.naive_plan.stranded_per_hour,
             },
             "jointSearch": self.joint_plan.search.to_json() if self.joint_plan.search else None,
+            "naiveRange": self.naive_plan.range_json() if uses_ca_flags(self.autoscaler) else None,
             "heatmap": [c.to_json() for c in self.heatmap],
             "fragmentation": {
                 "nodes": dict(self.fragmentation_nodes),

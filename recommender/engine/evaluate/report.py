@@ -37,6 +37,8 @@ from typing import Any
 
 import yaml
 
+from recommender.engine.autoscaler.outcome_range import worst_case_per_hour
+from recommender.engine.autoscaler.plan import ScaleUpPlan
 from recommender.engine.evaluate.evaluation import Evaluation, Recommendation, WorkloadEvaluation
 from recommender.engine.evaluate.patches import size_patch
 from recommender.engine.evaluate.pricing import (
@@ -161,7 +163,20 @@ def _naive(evaluation: Evaluation, unpriced: frozenset[str] = frozenset()) -> st
         ", of which stranded "
         f"{money(plan.stranded_per_hour)} ({plan.stranded_gpus} GPUs nobody uses)"
     )
+    lines += _range(plan)
     return "\n".join(lines) + "\n"
+
+
+def _range(plan: ScaleUpPlan) -> list[str]:
+    """cluster-autoscaler's other outcomes (``outcome_range``) and the worst case."""
+    if plan.range_skipped:
+        return [plan.range_skipped]
+    if not plan.other_outcomes:
+        return []
+    lines = [f"cluster-autoscaler may also add {o.text}" for o in plan.other_outcomes]
+    worst = worst_case_per_hour(plan.cost_per_hour, plan.other_outcomes)
+    lines.append(f"worst case of these outcomes {money(worst)}")
+    return lines
 
 
 def _flags(evaluation: Evaluation) -> list[str]:

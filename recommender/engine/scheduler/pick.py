@@ -15,14 +15,16 @@ that changed. Gang closeness is added on top of the memoised score (see
 from __future__ import annotations
 
 import random
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from itertools import compress
 from operator import itemgetter
 
 from topology.hardware import Cluster, Pod
+from topology.terms import Taint
 
-from . import interpod
+from . import interpod, taint_score
 from .allocate import Option, claim_takes, gpu_options, with_devices
 from .caches import Layout, Scope, SharedMemo, index_of, kept
 from .filters import POD_RULES, RESOURCE_RULES, STATIC_RULES, FilterContext, Status, run_filters
@@ -56,6 +58,10 @@ class NodePicker:
         self.policy = policy
         self.filters = shared.filters
         self.scores = ScoreContext(rng=random.Random(seed))
+        # tie_break "round-robin": the node position the next search starts from
+        self.cursor = 0
+        self._cluster = cluster
+        self._taints: dict[str, tuple[Taint, ...]] = {}  # PreferNoSchedule, per node
         self.layout = Layout.of(cluster, state)
         self.scores.paths = self.layout.paths
         self._keys = shared.keys
@@ -91,6 +97,10 @@ class NodePicker:
     def best_node(self, pod: Pod, scope: Scope) -> Choice | None:
         """Highest score wins; equal scores: the first, or a seeded uniform pick (as
         kube-scheduler's selectHost does) when the policy says "random"."""
+        if self.policy.taint_toleration_weight:
+            counts = self._intolerable_counts(pod, scope)
+            if counts:
+                return self._best_with_taints(pod, scope, counts)
         shape = self.shape(pod)
         members = self.scores.member_paths
         weight = self._closeness_weight
@@ -107,7 +117,7 @@ class NodePicker:
                 tied = _best_positions(scores, scope)
             if not tied:
                 return None
-            position = tied[self._pick(len(tied))]
+            position = tied[self._pick_among(tied)]
             return self._choice(self.index.names[position], pod, options[position])
         best: list[tuple[str, int]] = []
         best_score = float("-inf")
@@ -126,6 +136,53 @@ class NodePicker:
                 best.append((name, option_index))
         if not best:
             return None
+        if self.policy.tie_break == "round-robin":
+            order = {name: position for position, name in enumerate(self.state.node_names())}
+            chosen = self._pick_among([order[name] for name, _ in best])
+        else:
+            chosen = self._pick(len(best))
+        name, option_index = best[chosen]
+        return self._choice(name, pod, option_index)
+
+    def _intolerable_counts(self, pod: Pod, scope: Scope) -> dict[str, int]:
+        """Per node of the scope, the PreferNoSchedule taints the pod does not tolerate
+        (``taint_score``); empty when there are none. A cluster whose nodes and node
+        group templates carry no such taint (the common case) answers at once."""
+        if not kept(self.state, "prefer-no-schedule taints", self._cluster, self._any_taint):
+            return {}
+        found = {}
+        for name in scope.names:
+            taints = self._taints.get(name)
+            if taints is None:
+                node = self.state.info(name).node
+                taints = self._taints[name] = taint_score.prefer_taints((node,)).get(name, ())
+            count = taint_score.intolerable(pod, taints) if taints else 0
+            if count:
+                found[name] = count
+        return found
+
+    def _any_taint(self) -> bool:
+        nodes = (*self._cluster.nodes, *(g.template for g in self._cluster.node_groups))
+        return bool(taint_score.prefer_taints(nodes))
+
+    def _best_with_taints(self, pod: Pod, scope: Scope, counts: dict[str, int]) -> Choice | None:
+        """Every node of the scope scored in full, TaintToleration's normalised score added
+        (weight × ``taint_score.normalized`` over the feasible nodes), the best picked."""
+        shape = self.shape(pod)
+        members = self.scores.member_paths
+        memoised = shape is not None and (not members or self._closeness_weight == 0.0)
+        feasible: list[tuple[str, float, int]] = []
+        for name in scope.names:
+            scored = self._memo_score(name, pod, shape) if memoised else self._score_node(name, pod)
+            if scored is not None:
+                feasible.append((name, *scored))
+        if not feasible:
+            return None
+        taint = taint_score.normalized(counts, (name for name, _, _ in feasible))
+        weight = self.policy.taint_toleration_weight
+        totals = [(name, score + weight * taint[name], option) for name, score, option in feasible]
+        best_score = max(total for _, total, _ in totals)
+        best = [(name, option) for name, total, option in totals if total == best_score]
         name, option_index = best[self._pick(len(best))]
         return self._choice(name, pod, option_index)
 
@@ -137,6 +194,16 @@ class NodePicker:
             lambda name: self._memo_score(name, pod, shape),
             self.layout.matching(pod.node_selector) if pod.node_selector else None,
         )
+
+    def _pick_among(self, positions: list[int]) -> int:
+        """Which of the tied node positions (ascending) wins: as ``_pick``, or with
+        "round-robin" the first at or after ``cursor`` (wrapping), the cursor then moved
+        past it (cluster-autoscaler's ``RunFiltersUntilPassingNode``)."""
+        if self.policy.tie_break != "round-robin":
+            return self._pick(len(positions))
+        chosen = bisect_left(positions, self.cursor) % len(positions)
+        self.cursor = positions[chosen] + 1
+        return chosen
 
     def _pick(self, ties: int) -> int:
         return self.scores.rng.randrange(ties) if self.policy.tie_break == "random" else 0

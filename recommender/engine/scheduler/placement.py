@@ -83,8 +83,13 @@ class WorkloadOutcome:
 
 @dataclass(frozen=True, slots=True)
 class PlacementResult:
+    """Outcomes in the order of the workloads given; ``placed_order``: the keys of the
+    placed ones in the order they were bound (a workload placed on a retry, ``requeue``,
+    comes after every workload placed before it)."""
+
     outcomes: tuple[WorkloadOutcome, ...]
     state: ClusterState
+    placed_order: tuple[str, ...] = ()
 
 
 def place(
@@ -102,8 +107,8 @@ def place(
     work = state.copy() if state is not None else ClusterState.from_cluster(cluster)
     workloads = tuple(workloads)
     run = _Run(cluster, work, options, workloads, diagnose=diagnose)
-    outcomes = tuple(run.place_workload(w) for w in workloads)
-    return PlacementResult(outcomes, work)
+    outcomes, placed_order = run.place_all(workloads)
+    return PlacementResult(outcomes, work, placed_order)
 
 
 def place_unindexed(
@@ -118,7 +123,8 @@ def place_unindexed(
     work = ClusterState.from_cluster(cluster)
     workloads = tuple(workloads)
     run = _Run(cluster, work, options, workloads, indexed=False)
-    return PlacementResult(tuple(run.place_workload(w) for w in workloads), work)
+    outcomes, placed_order = run.place_all(workloads)
+    return PlacementResult(outcomes, work, placed_order)
 
 
 def prepare(
@@ -227,6 +233,16 @@ class Placer:
         reusable = not fgd or bool(options.workload_mix)
         self._run = _Run(cluster, state, options, (), diagnose=diagnose) if reusable else None
 
+    @property
+    def cursor(self) -> int:
+        """Where a "round-robin" policy's next search starts (node position)."""
+        return self._run.pick.cursor if self._run is not None else 0
+
+    @cursor.setter
+    def cursor(self, position: int) -> None:
+        if self._run is not None:
+            self._run.pick.cursor = position
+
     def place_one(self, workload: Workload) -> WorkloadOutcome:
         if self._run is None:
             return place_one(
@@ -276,6 +292,17 @@ class _Run:
                 self.pick.node_reasons(pod)
 
     # --- workloads ----------------------------------------------------------------
+
+    def place_all(
+        self, workloads: Sequence[Workload]
+    ) -> tuple[tuple[WorkloadOutcome, ...], tuple[str, ...]]:
+        """Each workload in order, then the ones left unplaced again (``requeue``); the
+        outcomes in the workloads' order and the placed keys in the order bound."""
+        queue = _Requeue(workloads)
+        for index, workload in enumerate(workloads):
+            queue.tried(index, self.place_workload(workload))
+        requeue(self, queue)
+        return tuple(queue.outcomes), tuple(queue.placed_order)
 
     def place_workload(self, workload: Workload) -> WorkloadOutcome:
         hold = held(workload, self.cluster.topology, len(self.state.node_names()))
@@ -440,6 +467,68 @@ class _Run:
             placed.append((pod, choice))
         self._undo(placed)
         return None, [], len(placed)
+
+
+class _Requeue:
+    """The scheduling queue's memory: each workload's outcome, and how many placements
+    and evictions had happened at its last try."""
+
+    def __init__(self, workloads: Sequence[Workload]) -> None:
+        self.workloads = workloads
+        self.outcomes: list[WorkloadOutcome] = []
+        self.placed_order: list[str] = []
+        self.evictions = 0
+        self.seen: list[tuple[int, int]] = []  # (placements, evictions) at the last try
+        # placements can help only a workload with pod affinity or spread terms (the
+        # counts it needs may now be met); anything can be helped by an eviction
+        self.needs_pods = [
+            any(p.pod_terms.affinity or p.pod_terms.spread for p in w.pods) for w in workloads
+        ]
+
+    def tried(self, index: int, outcome: WorkloadOutcome) -> None:
+        seen = (len(self.placed_order), self.evictions)
+        if index == len(self.outcomes):
+            self.outcomes.append(outcome)
+            self.seen.append(seen)
+        else:
+            self.outcomes[index], self.seen[index] = outcome, seen
+        if outcome.placed:
+            self.placed_order.append(self.workloads[index].key)
+            self.evictions += len(outcome.preempted)
+
+    def may_help(self, index: int) -> bool:
+        """Whether something happened since the workload's last try that can let it in."""
+        placements, evictions = self.seen[index]
+        if evictions < self.evictions:
+            return True
+        return self.needs_pods[index] and placements < len(self.placed_order)
+
+
+def requeue(run: _Run, queue: _Requeue) -> None:
+    """kube-scheduler retries a pod it could not place.
+
+    A pod that fails goes to the unschedulable queue; a later event that may make it
+    schedulable (a pod bound, a pod deleted: ``MoveAllToActiveOrBackoffQueue`` with the
+    plugins' QueueingHints, ``pkg/scheduler/backend/queue/scheduling_queue.go``), and at
+    the latest the 5-minute flush (``flushUnschedulablePodsLeftover``), puts it back in
+    the active queue, which pops by priority (``PrioritySort``), and ``ScheduleOne``
+    (``pkg/scheduler/schedule_one.go``) tries it again on the cluster as it is then. So
+    a pod whose required podAffinity names a lower-priority pending pod fails first and
+    binds once that pod is bound, and a pod whose preemption found no node may find one
+    once another preemptor's victims are gone. Here: after the pass, every unplaced
+    workload is tried again, in queue order, when something that can let it in happened
+    since its last try (``_Requeue.may_help``: an eviction; a placement, for a workload
+    with pod affinity or spread terms: bound pods only take room, so for any other
+    workload the retry would fail as before), until a round places nothing. A workload
+    still unplaced keeps the diagnosis of its last try."""
+    changed = True
+    while changed:
+        changed = False
+        for index, workload in enumerate(queue.workloads):
+            if queue.outcomes[index].placed or not queue.may_help(index):
+                continue
+            queue.tried(index, run.place_workload(workload))
+            changed = changed or queue.outcomes[index].placed
 
 
 def _typical(

@@ -16,9 +16,11 @@ preemption.go`` (``DryRunPreemption``, ``pickOneNodeForPreemption``)::
             latest start of the highest-priority victims, then node order
         ──► evict its victims; the pod is bound there
 
-Only pods bound in the snapshot are victims: the simulation places pending work
-in priority order, so a pod it placed earlier never has a lower priority than
-a later one (a gang's members carry the gang's priority). Every node is
+Only pods bound in the snapshot are victims. The first pass places pending work in
+priority order, so a pod it placed earlier never has a lower priority than a later
+one (a gang's members carry the gang's priority); a workload placed on a retry
+(``placement.requeue``) may come after lower-priority ones, which kube-scheduler
+could then evict and this model does not (docs/FIDELITY.md). Every node is
 examined (upstream stops after max(10 %, 100) candidates from a random offset:
 on bigger clusters it may pick another node of equal merit). Nominated pods of
 other preemptors and the asynchronous API calls are not modelled.

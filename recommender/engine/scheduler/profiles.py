@@ -12,7 +12,7 @@ weight), and how ties are broken.
 ==================================  ======  ==========================================
 plugin                              weight  here
 ==================================  ======  ==========================================
-TaintToleration                     3       not modelled (see docs/FIDELITY.md)
+TaintToleration                     3       ``taint_score`` (PreferNoSchedule)
 NodeAffinity (preferred terms)      2       not modelled: listed as "score only"
 NodeResourcesFit (LeastAllocated)   1       ``least_allocated``
 PodTopologySpread (ScheduleAnyway)  2       not modelled: listed as "score only"
@@ -69,6 +69,7 @@ PROFILES = (KUBE_DEFAULT, MOST_ALLOCATED, FGD)
 DEFAULT_MILLI_CPU_REQUEST = 100
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
 MAX_NODE_SCORE = int(MAX_SCORE)
+TAINT_TOLERATION_WEIGHT = 3.0  # default_plugins.go
 
 # (allocatable, requested after placing the pod, weight) per scored resource
 Usage = tuple[int, int, int]
@@ -189,11 +190,13 @@ POLICIES[KUBE_DEFAULT] = Policy(
     KUBE_DEFAULT,
     (("least_allocated", 1.0), ("balanced_allocation", 1.0), ("topology", 1.0)),
     "random",
+    taint_toleration_weight=TAINT_TOLERATION_WEIGHT,
 )
 POLICIES[MOST_ALLOCATED] = Policy(
     MOST_ALLOCATED,
     (("most_allocated_gpu", 1.0), ("balanced_allocation", 1.0), ("topology", 1.0)),
     "random",
+    taint_toleration_weight=TAINT_TOLERATION_WEIGHT,
 )
 
 

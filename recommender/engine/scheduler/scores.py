@@ -175,6 +175,8 @@ class Policy:
     weights: tuple[tuple[str, float], ...]
     tie_break: str = "first"
     device_rule: str | None = "share_tightness"
+    # TaintToleration's Score plugin weight (kube-scheduler's profiles; ``taint_score``)
+    taint_toleration_weight: float = 0.0
 
     @property
     def needs_fragmentation(self) -> bool:
@@ -191,6 +193,8 @@ POLICIES: dict[str, Policy] = {
     ),
     "bestfit": Policy("bestfit", (("best_fit", 1.0), ("topology", 1.0)), "random"),
     "random": Policy("random", (("random", 1.0),), "random"),
+    # cluster-autoscaler's simulation (``pick.NodePicker._pick_among``)
+    "first-fit": Policy("first-fit", (("random", 1.0),), "round-robin"),
 }
 # what an unconfigured kube-scheduler runs (see profiles.py); FGD, best on openb
 # (95.4 vs bestfit 93.2 % at 130 %, docs/VALIDATION.md), is the "fgd" profile
