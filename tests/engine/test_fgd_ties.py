@@ -20,9 +20,7 @@ from recommender.engine.scheduler.workloads import pod_workload
 from topology.hardware import Cluster, Pod
 from topology.trace import trace_nodes, trace_pods
 
-CSV_DIR = (
-    Path(__file__).resolve().parents[2] / "data" / "alibaba-gpu-v2023" / "csv"
-)
+CSV_DIR = Path(__file__).resolve().parents[2] / "data" / "alibaba-gpu-v2023" / "csv"
 
 
 def _rows(name: str) -> list[dict[str, str]]:

@@ -24,9 +24,7 @@ from topology.hardware import (
 )
 from topology.trace import trace_nodes, trace_pods
 
-CSV_DIR = (
-    Path(__file__).resolve().parents[2] / "data" / "alibaba-gpu-v2023" / "csv"
-)
+CSV_DIR = Path(__file__).resolve().parents[2] / "data" / "alibaba-gpu-v2023" / "csv"
 
 
 def _rows(name: str) -> list[dict[str, str]]:
