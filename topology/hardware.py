@@ -249,6 +249,11 @@ class Pod:
     # a static pod's mirror kubernetes.io/config.mirror); None: any other pod, or one
     # being deleted (topology.daemons)
     node_daemon: str | None = None
+    # metadata.deletionTimestamp is set: the pod is being deleted (topology.podowner)
+    terminating: bool = False
+    # why kube-scheduler never schedules this pending pod (another scheduler's, or being
+    # deleted), in words; None: it is ours to place (topology.podowner)
+    not_ours: str | None = None
 
     @property
     def key(self) -> str:

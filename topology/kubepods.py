@@ -13,7 +13,15 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from topology import disruption, podaffinity, podspec, podstatus, volumes, workloads_k8s
+from topology import (
+    disruption,
+    podaffinity,
+    podowner,
+    podspec,
+    podstatus,
+    volumes,
+    workloads_k8s,
+)
 from topology.hardware import (
     GPU_RESOURCE,
     SHARED_GPU_RESOURCE,
@@ -78,6 +86,7 @@ def parse_pod(ctx: ObjectContext, obj: dict[str, Any]) -> PodRecord | None:
         for reason in affinity_unsupported
     ]
     unmodelled += _annotation_unsupported(ctx, annotations)
+    unmodelled += podowner.approximated(ctx, spec)
     pod = Pod(
         namespace=namespace,
         name=name,
@@ -102,6 +111,8 @@ def parse_pod(ctx: ObjectContext, obj: dict[str, Any]) -> PodRecord | None:
         host_ports=podspec.host_ports(ctx, spec),
         **disruption.preemption_fields(ctx, spec, status),
         node_daemon=_node_daemon(ctx, meta, namespace, annotations),
+        terminating=podowner.terminating(meta),
+        not_ours=podowner.not_ours(ctx, meta, spec, bound=node_name is not None),
     )
     total = annotations.get(KUEUE_TOTAL_ANNOTATION)
     record = PodRecord(pod, _claim_refs(ctx, spec.get("resourceClaims")), unmodelled)

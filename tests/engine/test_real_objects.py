@@ -98,3 +98,46 @@ def test_it_schedules_the_rest_of_a_gang_one_by_one_once_running_members_reach_m
     )
     verdicts = sorted(found[k]["verdict"] for k in ("ml/m2", "ml/m3"))
     assert "runs_now" in verdicts and verdicts != ["runs_now", "runs_now"]
+
+
+def test_it_lists_another_schedulers_pending_pod_as_not_ours():
+    """pkg/scheduler/eventhandlers.go responsibleForPod: kube-scheduler only takes pods
+    whose spec.schedulerName names one of its profiles (default-scheduler). A pod for
+    my-scheduler on an empty 8-GPU node is not ours: never "runs now"."""
+    found = workloads(node("a"), pod("p", gpus=1, schedulerName="my-scheduler"))
+    assert found["ml/p"]["verdict"] == "waiting"
+    assert found["ml/p"]["reasons"] == [
+        "other scheduler's pod, not ours: spec.schedulerName is my-scheduler"
+    ]
+
+
+def test_it_lists_a_pending_pod_being_deleted_as_terminating():
+    """kube-scheduler skipPodSchedule (pkg/scheduler/schedule_one.go): a pod with
+    metadata.deletionTimestamp is never scheduled. On an empty node it does not run."""
+    deleted = {"deletionTimestamp": "2026-12-04T23:59:00Z"}
+    found = workloads(node("a"), pod("p", gpus=1, metadata=deleted))
+    assert found["ml/p"]["verdict"] == "waiting"
+    assert found["ml/p"]["reasons"][0].startswith("terminating: metadata.deletionTimestamp")
+
+
+def spread_pod(name: str, node_name: str | None = None, **meta: Any) -> dict[str, Any]:
+    constraint = {
+        "maxSkew": 1,
+        "topologyKey": "kubernetes.io/hostname",
+        "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": {"app": "web"}},
+    }
+    metadata = {"labels": {"app": "web"}, **meta}
+    return pod(name, node_name=node_name, metadata=metadata, topologySpreadConstraints=[constraint])
+
+
+def test_it_leaves_terminating_pods_out_of_topology_spread_counts():
+    """podtopologyspread/common.go countPodsMatchSelector: "Bypass terminating Pod".
+    Node a (8 GPUs) runs web-0, terminating; node b has no GPU, so the new 1-GPU pod
+    fits only a. Counts a=0, b=0: skew on a is 0+1-0 = 1 <= maxSkew 1, it fits. Were
+    web-0 counted, 1+1-0 = 2 > 1: refused."""
+    deleted = {"deletionTimestamp": "2026-12-04T23:59:00Z"}
+    web_1 = spread_pod("web-1")
+    web_1["spec"]["containers"][0]["resources"]["limits"] = {"nvidia.com/gpu": "1"}
+    found = workloads(node("a"), node("b", gpus=0), spread_pod("web-0", "a", **deleted), web_1)
+    assert found["ml/web-1"]["verdict"] == "runs_now"
