@@ -62,14 +62,41 @@ class ParsedSlice:
     node_name: str | None
     devices: tuple[SliceDevice, ...]
     counter_sets: tuple[CounterSet, ...]
+    generation: int = 0  # spec.pool.generation: only a pool's newest slices count
+    slice_count: int = 1  # spec.pool.resourceSliceCount: the slices of that generation
 
 
 # --- ResourceSlice ------------------------------------------------------------------
 
 
+def current_slices(slices: list[tuple[Any, ParsedSlice]]) -> tuple[list[ParsedSlice], set[str]]:
+    """The slices the structured allocator reads, and the incomplete pools' names.
+
+    k8s.io/dynamic-resource-allocation ``structured/internal/stable/pools_stable.go``
+    ``GatherPools``/``addSlice``: a slice of an older ``pool.generation`` than another
+    of the same (driver, pool) is out-dated and ignored; a pool whose newest
+    generation has fewer slices than its ``resourceSliceCount`` is incomplete. Its
+    devices are still allocated by count, but a request for ``All`` devices fails
+    ("resource pool … is currently being updated", ``allocator_stable.go``
+    ``validateDeviceRequest``)."""
+    newest: dict[tuple[str, str], int] = {}
+    for _, parsed in slices:
+        key = (parsed.driver, parsed.pool)
+        newest[key] = max(newest.get(key, parsed.generation), parsed.generation)
+    current = [p for _, p in slices if p.generation == newest[(p.driver, p.pool)]]
+    seen: dict[tuple[str, str], int] = {}
+    for parsed in current:
+        seen[(parsed.driver, parsed.pool)] = seen.get((parsed.driver, parsed.pool), 0) + 1
+    incomplete = {
+        f"{p.driver}/{p.pool}" for p in current if seen[(p.driver, p.pool)] != p.slice_count
+    }
+    return current, incomplete
+
+
 def parse_slice(ctx: ObjectContext, spec: dict[str, Any]) -> ParsedSlice:
     driver = ctx.text(spec.get("driver"), "spec.driver", required=True)
-    pool = ctx.text(ctx.mapping(spec.get("pool"), "spec.pool").get("name"), "spec.pool.name")
+    pool_spec = ctx.mapping(spec.get("pool"), "spec.pool")
+    pool = ctx.text(pool_spec.get("name"), "spec.pool.name")
     node_name = ctx.text(spec.get("nodeName"), "spec.nodeName") or None
     if node_name is None and (spec.get("nodeSelector") or spec.get("allNodes")):
         field = "spec.nodeSelector" if spec.get("nodeSelector") else "spec.allNodes"
@@ -83,6 +110,13 @@ def parse_slice(ctx: ObjectContext, spec: dict[str, Any]) -> ParsedSlice:
         node_name=node_name,
         devices=tuple(devices),
         counter_sets=_counter_sets(ctx, spec.get("sharedCounters"), "spec.sharedCounters"),
+        generation=ctx.integer(pool_spec.get("generation"), "spec.pool.generation", minimum=0),
+        slice_count=ctx.integer(
+            pool_spec.get("resourceSliceCount"),
+            "spec.pool.resourceSliceCount",
+            default=1,
+            minimum=1,
+        ),
     )
 
 

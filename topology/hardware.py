@@ -36,7 +36,9 @@ from datetime import datetime
 # re-exported: ``from topology.hardware import X`` stays the one way in to the model
 from topology.devices import (
     GPU_RESOURCE as GPU_RESOURCE,
+    AllocatedDevice as AllocatedDevice,
     AttributeSelector as AttributeSelector,
+    ClaimAllocation as ClaimAllocation,
     CounterConsumption as CounterConsumption,
     CounterSet as CounterSet,
     Device as Device,
@@ -170,6 +172,9 @@ class Node:
     node_group: str | None = None
     price_per_node_hour: float | None = None
     created: float = 0.0  # metadata.creationTimestamp, epoch seconds (0: not given)
+    # "<driver>/<pool>" of its DRA pools whose newest generation lacks slices
+    # (fewer than spec.pool.resourceSliceCount): "All" requests fail on it
+    incomplete_pools: tuple[str, ...] = ()
 
     @property
     def gpu_count(self) -> int:
@@ -444,6 +449,8 @@ class Cluster:
     disruption_budgets: tuple[DisruptionBudget, ...] = ()
     # DaemonSets read: what each runs on every node it selects (templates of new nodes)
     daemon_pods: tuple[DaemonPod, ...] = ()
+    # every ResourceClaim with status.allocation: its devices are taken once
+    allocated_claims: tuple[DeviceClaim, ...] = ()
 
     @property
     def gpu_count(self) -> int:

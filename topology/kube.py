@@ -333,6 +333,7 @@ def _assemble(
     )
     collected.notes.extend(topology_notes)
     pods = podaffinity.needing_namespaces(pods, bool(collected.namespaces))
+    collected.notes.extend(kubedevices.unknown_allocated_devices(collected, nodes))
     cluster = Cluster(
         name=cluster_name,
         topology=topology,
@@ -349,6 +350,7 @@ def _assemble(
         unsupported=_unsupported_fields(collected),
         disruption_budgets=tuple(collected.budgets),
         daemon_pods=tuple(collected.discovered.daemon_pods),
+        allocated_claims=kubedevices.allocated_claims(collected),
     )
     return Snapshot(
         cluster=cluster,

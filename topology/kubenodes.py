@@ -161,7 +161,8 @@ def nodes_with_devices(
     consume), else its device-plugin count and GFD labels."""
     by_node: dict[str, list[Any]] = {}
     counter_sets: dict[tuple[str, str], list[Any]] = {}
-    for _, parsed in slices:
+    current, incomplete = dra.current_slices(slices)
+    for parsed in current:
         for counter in parsed.counter_sets:
             counter_sets.setdefault((parsed.driver, parsed.pool), []).append(counter)
         for item in parsed.devices:
@@ -178,7 +179,9 @@ def nodes_with_devices(
             for counter in counter_sets.get(key, [])
             if counter.name in used
         ]
-        out.append(with_gpus(node, gpu_count, devices, sets))
+        node = with_gpus(node, gpu_count, devices, sets)
+        pools = tuple(sorted({f"{p.driver}/{p.pool}" for p, _ in entries} & incomplete))
+        out.append(replace(node, incomplete_pools=pools) if pools else node)
     return tuple(out)
 
 

@@ -65,6 +65,8 @@ class PodRecord:
     unmodelled: list[UnsupportedField] = field(default_factory=list)
     volume_claims: list[str] = field(default_factory=list)  # PersistentVolumeClaim names
     group_total: int | None = None  # kueue pod-group-total-count
+    # status.resourceClaimStatuses: entry name → the ResourceClaim made from its template
+    claim_statuses: dict[str, str] = field(default_factory=dict)
 
 
 def parse_pod(ctx: ObjectContext, obj: dict[str, Any]) -> PodRecord | None:
@@ -117,6 +119,7 @@ def parse_pod(ctx: ObjectContext, obj: dict[str, Any]) -> PodRecord | None:
     total = annotations.get(KUEUE_TOTAL_ANNOTATION)
     record = PodRecord(pod, _claim_refs(ctx, spec.get("resourceClaims")), unmodelled)
     record.volume_claims = podspec.claim_names(ctx, spec)
+    record.claim_statuses = _claim_statuses(ctx, status)
     if total is not None and pod.gang:
         record.group_total = ctx.integer(
             total, f"metadata.annotations.{KUEUE_TOTAL_ANNOTATION}", minimum=1
@@ -236,6 +239,19 @@ def _container_requests(ctx: ObjectContext, container: dict[str, Any], path: str
 
 def _base_units(key: str, quantity: Any) -> int:
     return cpu_milli(quantity) if key == "cpu" else whole_count(quantity)
+
+
+def _claim_statuses(ctx: ObjectContext, status: dict[str, Any]) -> dict[str, str]:
+    """``status.resourceClaimStatuses[]``: which ResourceClaim the resourceclaim
+    controller made for each template entry (absent: none made yet)."""
+    found = {}
+    for path, item in ctx.items(
+        status.get("resourceClaimStatuses"), "status.resourceClaimStatuses"
+    ):
+        claim = ctx.text(item.get("resourceClaimName"), f"{path}.resourceClaimName")
+        if claim:
+            found[ctx.text(item.get("name"), f"{path}.name", required=True)] = claim
+    return found
 
 
 def _claim_refs(ctx: ObjectContext, raw: Any) -> list[tuple[str, str, str]]:

@@ -141,3 +141,199 @@ def test_it_leaves_terminating_pods_out_of_topology_spread_counts():
     web_1["spec"]["containers"][0]["resources"]["limits"] = {"nvidia.com/gpu": "1"}
     found = workloads(node("a"), node("b", gpus=0), spread_pod("web-0", "a", **deleted), web_1)
     assert found["ml/web-1"]["verdict"] == "runs_now"
+
+
+# --- DRA: allocated claims, shared claims, admin access, pool generations ----------
+
+WORKER = "k8s-gpu-dra-driver-cluster-worker"  # the node of the ROCm demo's allocation
+AMD = "gpu.amd.com"
+
+
+def allocation_status(shared_data) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """The ROCm driver demo's real ResourceClaim status (data/k8s-examples/dra)."""
+    import yaml
+
+    path = shared_data / "k8s-examples/dra/rocm-amd-resourceclaim-status-allocation-fragment.yaml"
+    return yaml.safe_load(path.read_text())["status"]
+
+
+def dra_node(name: str = WORKER, cpu: str = "64") -> dict[str, Any]:
+    allocatable = {"cpu": cpu, "memory": "512Gi", "pods": "110"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "status": {"allocatable": allocatable, "capacity": allocatable},
+    }
+
+
+def amd_slice(
+    node_name: str, devices: list[str], generation: int = 0, count: int = 1, suffix: str = ""
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node_name}-{AMD}{suffix}"},
+        "spec": {
+            "driver": AMD,
+            "nodeName": node_name,
+            "pool": {"name": node_name, "generation": generation, "resourceSliceCount": count},
+            "devices": [{"name": d, "attributes": {"type": {"string": "amdgpu"}}} for d in devices],
+        },
+    }
+
+
+AMD_CLASS = {
+    "apiVersion": "resource.k8s.io/v1",
+    "kind": "DeviceClass",
+    "metadata": {"name": AMD},
+    "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{AMD}"'}}]},
+}
+
+
+def amd_claim(name: str, status: dict[str, Any] | None = None, **request: Any) -> dict[str, Any]:
+    body = {"name": "gpu", "exactly": {"deviceClassName": AMD, **request}}
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": "ml"},
+        "spec": {"devices": {"requests": [body]}},
+    }
+    if status is not None:
+        claim["status"] = status
+    return claim
+
+
+def claim_pod(
+    name: str, claim: str, node_name: str | None = None, cpu: str = "1"
+) -> dict[str, Any]:
+    found = pod(
+        name, node_name=node_name, resourceClaims=[{"name": "gpu", "resourceClaimName": claim}]
+    )
+    found["spec"]["containers"][0]["resources"]["requests"]["cpu"] = cpu
+    return found
+
+
+def evaluated(*objects: dict[str, Any]) -> dict[str, Any]:
+    snapshot = parse(*objects)
+    assert [str(e) for e in snapshot.errors] == []
+    return evaluate(snapshot.cluster, at=AT).to_json()
+
+
+def test_it_counts_the_devices_an_allocated_claim_holds_for_a_running_pod(shared_data):
+    """DynamicResources / structured allocatedstate.go: every device in a claim's
+    status.allocation is in use. The ROCm demo's claim holds gpu-48-176 for pod1 on
+    the worker; of the worker's 2 GPUs 1 is allocated, and a pending pod asking for
+    2 finds 1 free: it does not run now."""
+    status = allocation_status(shared_data)
+    result = evaluated(
+        dra_node(),
+        amd_slice(WORKER, ["gpu-48-176", "gpu-0-128"]),
+        AMD_CLASS,
+        amd_claim("gpu-claim", status),
+        claim_pod("pod1", "gpu-claim", WORKER),
+        amd_claim("two", count=2),
+        claim_pod("pod2", "two"),
+    )
+    assert result["cluster"]["gpusAllocated"] == 1
+    (pending,) = [w for w in result["workloads"] if w["name"] == "ml/pod2"]
+    assert pending["verdict"] != "runs_now"
+
+
+def test_it_places_a_pending_pod_whose_claim_is_allocated_only_on_that_node(shared_data):
+    """dynamicresources.go Filter: an allocated claim's nodeSelector (matchFields
+    metadata.name In [worker]) must match the node, else "resourceclaim not available
+    on the node". The worker has 1 CPU, the pod asks 2: it fits nowhere, though
+    node "other" has room and a free GPU."""
+    status = allocation_status(shared_data)
+    status["reservedFor"] = []
+    result = evaluated(
+        dra_node(cpu="1"),
+        dra_node("other"),
+        amd_slice(WORKER, ["gpu-48-176"]),
+        amd_slice("other", ["gpu-1"]),
+        AMD_CLASS,
+        amd_claim("gpu-claim", status),
+        claim_pod("pod1", "gpu-claim", cpu="2"),
+    )
+    (pending,) = result["workloads"]
+    assert pending["verdict"] != "runs_now"
+    assert "resourceclaim not available on the node" in result["diagnoses"]["ml/pod1"]["summary"]
+
+
+def test_it_counts_a_claim_shared_by_two_running_pods_once(shared_data):
+    """A claim reserved for several pods (status.reservedFor) is allocated once: its
+    one device is counted once, not per pod (1 allocated, not 2)."""
+    status = allocation_status(shared_data)
+    status["reservedFor"].append({"name": "pod3", "resource": "pods", "uid": "u3"})
+    result = evaluated(
+        dra_node(),
+        amd_slice(WORKER, ["gpu-48-176", "gpu-0-128"]),
+        AMD_CLASS,
+        amd_claim("gpu-claim", status),
+        claim_pod("pod1", "gpu-claim", WORKER),
+        claim_pod("pod3", "gpu-claim", WORKER),
+    )
+    assert result["cluster"]["gpusAllocated"] == 1
+
+
+def test_it_counts_an_unexported_claim_shared_by_two_running_pods_once():
+    """Without status in the snapshot a running pod's claim is taken on its node
+    (first fitting device); two running pods sharing the claim take it once."""
+    result = evaluated(
+        dra_node(),
+        amd_slice(WORKER, ["gpu-48-176", "gpu-0-128"]),
+        AMD_CLASS,
+        amd_claim("gpu-claim"),
+        claim_pod("pod1", "gpu-claim", WORKER),
+        claim_pod("pod3", "gpu-claim", WORKER),
+    )
+    assert result["cluster"]["gpusAllocated"] == 1
+
+
+def test_it_takes_no_device_for_an_admin_access_allocation(shared_data):
+    """structured/internal/allocatedstate.go: results with adminAccess are left out
+    of the allocated devices. The demo's claim plus a second result, gpu-0-128 with
+    adminAccess: of the two devices allocated, 1 is counted."""
+    status = allocation_status(shared_data)
+    results = status["allocation"]["devices"]["results"]
+    results.append({**results[0], "device": "gpu-0-128", "request": "admin", "adminAccess": True})
+    claim = amd_claim("gpu-claim", status)
+    admin = {"name": "admin", "exactly": {"deviceClassName": AMD, "adminAccess": True}}
+    claim["spec"]["devices"]["requests"].append(admin)
+    result = evaluated(
+        dra_node(),
+        amd_slice(WORKER, ["gpu-48-176", "gpu-0-128"]),
+        AMD_CLASS,
+        claim,
+        claim_pod("pod1", "gpu-claim", WORKER),
+    )
+    assert result["cluster"]["gpusAllocated"] == 1
+
+
+def test_it_reads_only_the_newest_generation_of_a_pool():
+    """pools_stable.go addSlice: a slice of an older pool.generation is out-dated and
+    ignored. Generation 1 offers 2 devices, generation 2 one: the node has 1 GPU."""
+    snapshot = parse(
+        dra_node(),
+        amd_slice(WORKER, ["gpu-a", "gpu-b"], generation=1, suffix="-old"),
+        amd_slice(WORKER, ["gpu-a"], generation=2),
+    )
+    (node_read,) = snapshot.cluster.nodes
+    assert [d.name for d in node_read.devices] == ["gpu-a"]
+
+
+def test_it_refuses_all_devices_from_an_incomplete_pool():
+    """allocator_stable.go validateDeviceRequest: allocationMode All over a pool whose
+    newest generation has fewer slices than resourceSliceCount fails ("asks for all
+    devices, but resource pool … is currently being updated")."""
+    result = evaluated(
+        dra_node(),
+        amd_slice(WORKER, ["gpu-a"], count=2),
+        AMD_CLASS,
+        amd_claim("all", allocationMode="All"),
+        claim_pod("p", "all"),
+    )
+    (pending,) = result["workloads"]
+    assert pending["verdict"] != "runs_now"
+    assert "currently being updated" in result["diagnoses"]["ml/p"]["summary"]

@@ -27,6 +27,8 @@ INSUFFICIENT_GPU = "Insufficient nvidia.com/gpu"
 INSUFFICIENT_SHARE = "Insufficient nvidia.com/gpu share"
 GPU_MEMORY_MISMATCH = "node(s) didn't match GPU memory"
 CLAIMS_UNALLOCATABLE = "cannot allocate all claims"
+# dynamicresources.go Filter: an allocated claim whose nodeSelector excludes the node
+CLAIM_NOT_ON_NODE = "resourceclaim not available on the node"
 
 Option = tuple[DeviceTake, ...]
 
@@ -233,6 +235,10 @@ def claim_takes(
     scratch = _ClaimScratch(alloc, partitionable_devices)
     takes: list[DeviceTake] = []
     for claim in pod.claims:
+        if claim.allocation is not None:  # its devices are held already (claims_held)
+            if not claim.allocation.allows(info.node.name, info.node.labels):
+                return CLAIM_NOT_ON_NODE
+            continue
         result = _solve_claim(info, scratch, claim, classes)
         if isinstance(result, str):
             return result
@@ -248,6 +254,9 @@ def _solve_claim(
 ) -> list[DeviceTake] | str:
     candidates: dict[str, list[Device]] = {}
     for request in claim.requests:
+        if request.allocation_mode == "All" and info.node.incomplete_pools:
+            pool = info.node.incomplete_pools[0]
+            return f"{CLAIMS_UNALLOCATABLE}: resource pool {pool} is currently being updated"
         found = _request_candidates(info, request, classes)
         if isinstance(found, str):
             return found
@@ -320,6 +329,10 @@ def _take_requests(
     takes: list[DeviceTake] = []
     for request in claim.requests:
         devices = candidates.get(request.name, [])
+        if request.admin_access:  # matched, never taken (in-use devices allowed too)
+            if request.allocation_mode != "All" and len(devices) < request.count:
+                return None
+            continue
         if request.allocation_mode == "All":
             if not devices or not all(scratch.can_take(d, request) for d in devices):
                 return None

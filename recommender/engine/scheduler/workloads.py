@@ -63,9 +63,11 @@ class Workload:
 def pod_gpu_milli(pod: Pod) -> int:
     gpu_milli = pod.gpu.total_milli if pod.gpu else 0
     for claim in pod.claims:
+        if claim.allocation is not None:
+            continue  # already allocated: its devices are held, not asked for
         for request in claim.requests:
-            if not request.gpu:
-                continue  # a NIC, say: not GPU demand
+            if not request.gpu or request.admin_access:
+                continue  # a NIC, say, or admin access: not GPU demand
             share = request.capacity_requests.get("gpu_milli")
             gpu_milli += request.count * (share if share is not None else WHOLE_GPU_MILLI)
     return gpu_milli
