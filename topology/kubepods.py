@@ -9,7 +9,6 @@ pods are dropped.
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -17,6 +16,7 @@ from topology import (
     disruption,
     podaffinity,
     podowner,
+    podrequests,
     podspec,
     podstatus,
     volumes,
@@ -32,7 +32,6 @@ from topology.hardware import (
 )
 from topology.kubefields import ObjectContext, object_label
 from topology.kubenodes import REQUIRED_AFFINITY, pod_tolerations, required_node_affinity
-from topology.quantity import cpu_milli, whole_count
 
 POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 KUEUE_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
@@ -197,21 +196,10 @@ def _gang_name(
 def pod_spec_requests(
     ctx: ObjectContext, spec: dict[str, Any]
 ) -> tuple[Resources, GpuRequest | None]:
-    """Effective requests like the scheduler: containers (+ sidecars) summed, max with init
-    containers, plus overhead; requests default to limits."""
-    total: Counter[str] = Counter()
-    for path, container in ctx.items(spec.get("containers"), "spec.containers"):
-        total.update(_container_requests(ctx, container, path))
-    init_peak: Counter[str] = Counter()
-    for path, container in ctx.items(spec.get("initContainers"), "spec.initContainers"):
-        values = _container_requests(ctx, container, path)
-        if container.get("restartPolicy") == "Always":  # sidecar: runs alongside
-            total.update(values)
-        else:
-            init_peak = Counter({k: max(init_peak[k], values[k]) for k in {*init_peak, *values}})
-    merged = Counter({k: max(total[k], init_peak[k]) for k in {*total, *init_peak}})
-    for key, value in ctx.mapping(spec.get("overhead"), "spec.overhead").items():
-        merged[key] += _base_units(key, ctx.quantity(value, f"spec.overhead.{key}"))
+    """Effective requests like the scheduler (``topology.podrequests``: containers and
+    sidecars summed, init containers in KEP-753 order, pod-level resources, overhead),
+    quantities validated as the API server does."""
+    merged = podrequests.pod_requests(ctx, spec)
     # renamed replicas stay an extended resource (only such nodes advertise it) and
     # also take GPU units there, like nvidia.com/gpu
     gpu_count = merged.pop(GPU_RESOURCE, 0) + merged.get(SHARED_GPU_RESOURCE, 0)
@@ -222,23 +210,6 @@ def pod_spec_requests(
         extended={k: v for k, v in sorted(merged.items()) if v},
     )
     return resources, (GpuRequest(count=gpu_count) if gpu_count else None)
-
-
-def _container_requests(ctx: ObjectContext, container: dict[str, Any], path: str) -> Counter[str]:
-    resources = ctx.mapping(container.get("resources"), f"{path}.resources")
-    limits = ctx.mapping(resources.get("limits"), f"{path}.resources.limits")
-    requests = ctx.mapping(resources.get("requests"), f"{path}.resources.requests")
-    values: Counter[str] = Counter()
-    for key in {*limits, *requests}:
-        where = "requests" if key in requests else "limits"
-        raw = requests[key] if key in requests else limits[key]
-        quantity = ctx.quantity(raw, f"{path}.resources.{where}.{key}")
-        values[str(key)] = _base_units(str(key), quantity)
-    return values
-
-
-def _base_units(key: str, quantity: Any) -> int:
-    return cpu_milli(quantity) if key == "cpu" else whole_count(quantity)
 
 
 def _claim_statuses(ctx: ObjectContext, status: dict[str, Any]) -> dict[str, str]:

@@ -337,3 +337,107 @@ def test_it_refuses_all_devices_from_an_incomplete_pool():
     (pending,) = result["workloads"]
     assert pending["verdict"] != "runs_now"
     assert "currently being updated" in result["diagnoses"]["ml/p"]["summary"]
+
+
+# --- requests: KEP-753 order, pod-level resources, the API server's validation ----
+
+
+def container(name: str, cpu: str, **extra: Any) -> dict[str, Any]:
+    return {"name": name, "resources": {"requests": {"cpu": cpu}}, **extra}
+
+
+def one_pod(spec: dict[str, Any]):  # type: ignore[no-untyped-def]
+    snapshot = parse(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "ml"},
+            "spec": spec,
+        }
+    )
+    assert [str(e) for e in snapshot.errors] == []
+    (found,) = snapshot.cluster.pods
+    return found
+
+
+def test_it_adds_the_sidecars_started_before_an_init_container_to_its_need():
+    """component-helpers resource/helpers.go AggregateContainerRequests (KEP-753):
+    init container i needs itself + restartable init containers before it. Sidecar
+    1 CPU, then init 3 CPU, app 1 CPU: init phase 1+3 = 4, run phase 1+1 = 2;
+    the pod requests max(2, 4) = 4 CPU (not max(2, 3) = 3)."""
+    spec = {
+        "initContainers": [container("side", "1", restartPolicy="Always"), container("init", "3")],
+        "containers": [container("app", "1")],
+    }
+    assert one_pod(spec).requests.cpu_milli == 4000
+
+
+def test_it_does_not_add_sidecars_started_after_an_init_container():
+    """Same rule: init 3 CPU first, then sidecar 1 CPU, app 1 CPU: init phase 3,
+    run phase 1+1 = 2; the pod requests 3 CPU."""
+    spec = {
+        "initContainers": [container("init", "3"), container("side", "1", restartPolicy="Always")],
+        "containers": [container("app", "1")],
+    }
+    assert one_pod(spec).requests.cpu_milli == 3000
+
+
+def test_it_takes_pod_level_requests_instead_of_the_containers_sum():
+    """PodRequests (KEP-2837): pod-level spec.resources.requests of cpu and memory
+    replace the aggregate of the containers. Containers 1+1 CPU, pod-level 5 CPU."""
+    spec = {
+        "resources": {"requests": {"cpu": "5"}},
+        "containers": [container("a", "1"), container("b", "1")],
+    }
+    assert one_pod(spec).requests.cpu_milli == 5000
+
+
+def invalid(limits: dict[str, Any], requests: dict[str, Any] | None = None) -> tuple[str, str]:
+    resources = {"limits": limits, "requests": requests or {}}
+    body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ml"}}
+    body["spec"] = {"containers": [{"name": "c", "resources": resources}]}
+    snapshot = parse(body)
+    assert snapshot.cluster.pods == ()
+    (error,) = snapshot.errors
+    return error.field, error.reason
+
+
+def test_it_refuses_a_negative_gpu_count_as_the_api_server_does():
+    """validation.go ValidateResourceQuantityValue: ValidateNonnegativeQuantity."""
+    assert invalid({"nvidia.com/gpu": "-5"}) == (
+        "spec.containers[0].resources.limits.nvidia.com/gpu",
+        "must be greater than or equal to 0, got -5",
+    )
+
+
+def test_it_refuses_a_fractional_gpu_count_as_the_api_server_does():
+    """validation.go: extended resources are integer resources ("must be an integer")."""
+    field, reason = invalid({"nvidia.com/gpu": "0.5"})
+    assert (field, reason) == (
+        "spec.containers[0].resources.limits.nvidia.com/gpu",
+        "must be an integer, got 0.5",
+    )
+
+
+def test_it_refuses_a_request_above_its_limit():
+    """validation.go ValidateResourceRequirements: request <= limit for cpu."""
+    field, reason = invalid({"cpu": "1"}, {"cpu": "2"})
+    assert field == "spec.containers[0].resources.requests.cpu"
+    assert reason == "must be less than or equal to cpu limit of 1"
+
+
+def test_it_refuses_a_gpu_request_other_than_its_limit():
+    """validation.go: resources that cannot be overcommitted need request == limit."""
+    field, reason = invalid({"nvidia.com/gpu": "2"}, {"nvidia.com/gpu": "1"})
+    assert field == "spec.containers[0].resources.requests.nvidia.com/gpu"
+    assert reason == "must be equal to nvidia.com/gpu limit of 2"
+
+
+def test_it_refuses_a_node_advertising_more_than_1024_devices_of_a_kind():
+    """Issue 28 item 6: a Node with nvidia.com/gpu 65536 is an input error naming it,
+    not 40 s of evaluation."""
+    snapshot = parse(node("huge", gpus=65536))
+    assert snapshot.cluster.nodes == ()
+    (error,) = snapshot.errors
+    assert (error.object, error.field) == ("Node/huge", "status.allocatable.nvidia.com/gpu")
+    assert "more than 1024" in error.reason
