@@ -34,6 +34,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from topology import (
+    admission,
     castatus,
     cloud_reservations,
     daemons,
@@ -117,6 +118,7 @@ class _Collected:
     seen: set[str] = field(default_factory=set)
     generated: Counter[tuple[str, str]] = field(default_factory=Counter)
     budgets: list[DisruptionBudget] = field(default_factory=list)  # topology.disruption
+    priority_classes: dict[str, admission.PriorityClass] = field(default_factory=dict)
 
 
 def parse_objects(
@@ -126,18 +128,43 @@ def parse_objects(
     prices: PriceTable | None = None,
     discovered_groups: Iterable[NodeGroup] = (),
     daemon_pods: Iterable[DaemonPod] = (),
+    extended_resource_toleration: bool | None = None,
 ) -> Snapshot:
     """Every object → the model; bad objects become errors, unknown kinds are counted.
 
     ``prices``: prices discovered node groups (default: the bundled table).
     ``discovered_groups``: groups another parse discovered (a source's model), which
     NodeGroup objects here override field by field like the ones found here;
-    ``daemon_pods``: that model's DaemonSets, which NodeGroup templates here carry too."""
+    ``daemon_pods``: that model's DaemonSets, which NodeGroup templates here carry too;
+    ``extended_resource_toleration``: whether the API server runs the
+    ExtendedResourceToleration admission (None: where the nodes are GKE's,
+    ``topology.admission``)."""
     collected = _Collected()
     collected.discovered.daemon_pods.extend(daemon_pods)
     for source, obj in objects:
         _parse_one(collected, str(source), obj)
+    workloads_k8s.add_wanted_pods(collected, _pod)
+    _admit(collected, extended_resource_toleration)
     return _assemble(collected, cluster_name, prices or bundled_table(), tuple(discovered_groups))
+
+
+def _admit(collected: _Collected, extended_toleration: bool | None) -> None:
+    """Every pod (exported, hand-written or built from a template) as admission leaves it."""
+    if extended_toleration is None:
+        extended_toleration = admission.is_gke([node for node, _ in collected.nodes])
+    for record in collected.pods:
+        record.pod, said = admission.admitted(
+            record.pod,
+            record.admission,
+            collected.priority_classes,
+            extended_toleration=extended_toleration,
+        )
+        record.unmodelled += said
+
+
+def _priority_class(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None:
+    found = admission.parse_priority_class(ctx, obj)
+    collected.priority_classes[found.name] = found
 
 
 _MALFORMED = (TypeError, ValueError, KeyError, AttributeError, IndexError, ArithmeticError)
@@ -265,6 +292,7 @@ _HANDLERS = {
     ("Node", "*"): _node,
     ("Pod", "*"): _pod,
     ("Namespace", "*"): _namespace,
+    ("PriorityClass", "scheduling.k8s.io"): _priority_class,
     ("ResourceSlice", "*"): _resource_slice,
     ("ResourceClaim", "*"): kubedevices.resource_claim,
     ("ResourceClaimTemplate", "*"): kubedevices.resource_claim_template,
@@ -309,7 +337,6 @@ def _assemble(
     prices: PriceTable,
     discovered_groups: tuple[NodeGroup, ...] = (),
 ) -> Snapshot:
-    workloads_k8s.add_wanted_pods(collected, _pod)
     devices = nodes_with_devices(collected.nodes, collected.slices)
     found, notices = discovery.discover_node_groups(
         collected.discovered, devices, prices, pods=(r.pod for r in collected.pods)

@@ -117,6 +117,13 @@ DEFAULT_KINDS: tuple[WatchedKind, ...] = (
     ),
     # built-in groups
     WatchedKind(
+        "PriorityClass",
+        "scheduling.k8s.io",
+        _V1,
+        "priorityclasses",
+        _typed(lambda a: client.SchedulingV1Api(a).list_priority_class),
+    ),
+    WatchedKind(
         "StorageClass",
         "storage.k8s.io",
         _V1,

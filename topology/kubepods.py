@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from topology import (
+    admission,
     disruption,
     podaffinity,
     podowner,
@@ -66,6 +67,7 @@ class PodRecord:
     group_total: int | None = None  # kueue pod-group-total-count
     # status.resourceClaimStatuses: entry name → the ResourceClaim made from its template
     claim_statuses: dict[str, str] = field(default_factory=dict)
+    admission: admission.PodAdmission = field(default_factory=admission.PodAdmission)
 
 
 def parse_pod(ctx: ObjectContext, obj: dict[str, Any]) -> PodRecord | None:
@@ -119,6 +121,7 @@ def parse_pod(ctx: ObjectContext, obj: dict[str, Any]) -> PodRecord | None:
     record = PodRecord(pod, _claim_refs(ctx, spec.get("resourceClaims")), unmodelled)
     record.volume_claims = podspec.claim_names(ctx, spec)
     record.claim_statuses = _claim_statuses(ctx, status)
+    record.admission = admission.pod_admission(ctx, spec, served=bool(status))
     if total is not None and pod.gang:
         record.group_total = ctx.integer(
             total, f"metadata.annotations.{KUEUE_TOTAL_ANNOTATION}", minimum=1

@@ -441,3 +441,91 @@ def test_it_refuses_a_node_advertising_more_than_1024_devices_of_a_kind():
     (error,) = snapshot.errors
     assert (error.object, error.field) == ("Node/huge", "status.allocatable.nvidia.com/gpu")
     assert "more than 1024" in error.reason
+
+
+# --- admission: Priority, ExtendedResourceToleration ------------------------------
+
+
+def priority_class(name: str, value: int, default: bool = False) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+        "globalDefault": default,
+    }
+
+
+def manifest(name: str, **spec: Any) -> dict[str, Any]:
+    """A pod as written by hand or built from a template: no status, no priority."""
+    body = {"containers": [container("c", "1")], **spec}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "ml"},
+        "spec": body,
+    }
+
+
+def priorities(*objects: dict[str, Any]) -> dict[str, int]:
+    return {p.name: p.priority for p in parse(*objects).cluster.pods}
+
+
+def test_it_gives_a_pod_its_priority_class_value():
+    """plugin/pkg/admission/priority/admission.go: a pod's priorityClassName sets
+    spec.priority to the class's value (1000), not 0."""
+    found = priorities(priority_class("high", 1000), manifest("p", priorityClassName="high"))
+    assert found == {"p": 1000}
+
+
+def test_it_gives_a_pod_without_a_class_the_lowest_global_default():
+    """admission.go getDefaultPriorityClass: with two globalDefault classes (100 and
+    50) the one of lowest value is used: 50."""
+    found = priorities(
+        priority_class("a", 100, default=True), priority_class("b", 50, default=True), manifest("p")
+    )
+    assert found == {"p": 50}
+
+
+def test_it_blocks_a_pod_naming_a_priority_class_that_does_not_exist():
+    """admission.go: "no PriorityClass with name X was found": the pod is refused."""
+    snapshot = parse(priority_class("high", 1000), manifest("p", priorityClassName="nope"))
+    (found,) = snapshot.cluster.pods
+    assert found.unsupported == (
+        "no PriorityClass with name nope was found: admission refuses the pod",
+    )
+
+
+def gke_node(name: str) -> dict[str, Any]:
+    allocatable = {
+        "cpu": "208",
+        "memory": "1800Gi",
+        "ephemeral-storage": "2Ti",
+        "pods": "110",
+        "nvidia.com/gpu": "8",
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {"kubernetes.io/hostname": name, "cloud.google.com/gke-nodepool": "a3-pool"},
+        },
+        "spec": {"taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]},
+        "status": {"allocatable": allocatable, "capacity": allocatable},
+    }
+
+
+def test_it_adds_gkes_gpu_toleration_to_pods_built_from_a_template(shared_data):
+    """plugin/pkg/admission/extendedresourcetoleration/admission.go (on in GKE): a pod
+    requesting nvidia.com/gpu gets an Exists/NoSchedule toleration of it. The LWS
+    vLLM example (2 groups x 2 pods x 8 GPUs, no toleration) on 4 tainted GKE 8-GPU
+    nodes runs now instead of "untolerated taint"."""
+    from topology.files import read_objects
+
+    lws = shared_data / "upstream-examples/kubernetes-sigs+lws/docs/examples/vllm/GPU/lws.yaml"
+    objects = [o for _, o in read_objects(lws) if o.get("kind") == "LeaderWorkerSet"]
+    snapshot = parse(*(gke_node(f"n{i}") for i in range(4)), *objects)
+    assert [str(e) for e in snapshot.errors] == []
+    result = evaluate(snapshot.cluster, at=AT).to_json()
+    assert {w["verdict"] for w in result["workloads"]} == {"runs_now"}
