@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from topology import mig
+from topology import gke_gpus, mig
 from topology.hardware import (
     GPU_RESOURCE,
     WHOLE_GPU_MILLI,
@@ -304,11 +304,20 @@ def plugin_gpus(
       (product ``A100-SXM4-40GB-MIG-1g.5gb``, NVIDIA k8s-device-plugin
       ``internal/lm/mig-strategy.go``); each instance is a unit Device with
       that profile on its parent Gpu, holding the profile's share of it;
+    - GKE's own labels (MIG partition size, time-sharing / MPS clients per GPU)
+      read as the GFD labels they stand for (``topology.gke_gpus``);
     - MIG ``mixed``: ``nvidia.com/gpu`` counts the GPUs outside MIG mode;
       MIG instances stay extended resources (``nvidia.com/mig-<profile>``) and
       the remaining GPUs of ``nvidia.com/gpu.count`` appear as Gpus without
       whole Devices.
     """
+    labels = gke_gpus.as_gfd(
+        labels,
+        product=PRODUCT_LABEL,
+        replicas=REPLICAS_LABEL,
+        sharing=SHARING_LABEL,
+        mig_strategy=MIG_STRATEGY_LABEL,
+    )
     product = labels.get(PRODUCT_LABEL) or None
     strategy = labels.get(MIG_STRATEGY_LABEL, "none")
     replicas = _label_int(labels, REPLICAS_LABEL) or _implied_replicas(labels, gpu_allocatable)

@@ -529,3 +529,37 @@ def test_it_adds_gkes_gpu_toleration_to_pods_built_from_a_template(shared_data):
     assert [str(e) for e in snapshot.errors] == []
     result = evaluate(snapshot.cluster, at=AT).to_json()
     assert {w["verdict"] for w in result["workloads"]} == {"runs_now"}
+
+
+# --- GKE sharing labels, KAI fractions, KEP-5004 names --------------------------------
+
+
+def gke_gpu_node(name: str, gpus: int, **labels: str) -> dict[str, Any]:
+    found = node(name, gpus=gpus, **labels)
+    found["metadata"]["labels"]["cloud.google.com/gke-nodepool"] = "pool"
+    return found
+
+
+def test_it_reads_a_gke_mig_partitioned_node_as_its_physical_gpus():
+    """GKE multi-instance GPUs: gke-gpu-partition-size 1g.5gb on an a2-highgpu-1g
+    advertises 7 nvidia.com/gpu, the 7 instances of one A100-40GB (7 x 1g.5gb per
+    GPU, NVIDIA MIG user guide): 1 GPU, 7 units."""
+    labels = {
+        "cloud.google.com/gke-accelerator": "nvidia-tesla-a100",
+        "cloud.google.com/gke-gpu-partition-size": "1g.5gb",
+    }
+    (found,) = parse(gke_gpu_node("a2", 7, **labels)).cluster.nodes
+    assert (found.gpu_count, len(found.devices)) == (1, 7)
+
+
+def test_it_reads_a_gke_time_shared_node_as_its_physical_gpus():
+    """GKE GPU time-sharing: gke-max-shared-clients-per-gpu 2 exposes each physical
+    GPU twice; a g2-standard-4 (1 L4) advertises 2: 1 GPU, 2 units of half of it."""
+    labels = {
+        "cloud.google.com/gke-accelerator": "nvidia-l4",
+        "cloud.google.com/gke-gpu-sharing-strategy": "time-sharing",
+        "cloud.google.com/gke-max-shared-clients-per-gpu": "2",
+    }
+    (found,) = parse(gke_gpu_node("g2", 2, **labels)).cluster.nodes
+    assert (found.gpu_count, len(found.devices)) == (1, 2)
+    assert sorted(d.unit_gpu_milli for d in found.devices) == [500, 500]
