@@ -15,6 +15,7 @@ from typing import Any
 from topology import (
     admission,
     disruption,
+    kaishares,
     podaffinity,
     podowner,
     podrequests,
@@ -81,6 +82,7 @@ def parse_pod(ctx: ObjectContext, obj: dict[str, Any]) -> PodRecord | None:
     labels = ctx.labels(meta.get("labels"), "metadata.labels")
     annotations = ctx.labels(meta.get("annotations"), "metadata.annotations")
     requests, gpu = pod_spec_requests(ctx, spec)
+    gpu = gpu or kaishares.fraction_request(ctx, annotations)
     affinity, affinity_unsupported = required_node_affinity(ctx, spec.get("affinity"))
     node_name = ctx.text(spec.get("nodeName"), "spec.nodeName") or None
     unmodelled = podspec.unmodelled_fields(ctx, spec, bound=node_name is not None)
@@ -90,6 +92,7 @@ def parse_pod(ctx: ObjectContext, obj: dict[str, Any]) -> PodRecord | None:
     ]
     unmodelled += _annotation_unsupported(ctx, annotations)
     unmodelled += podowner.approximated(ctx, spec)
+    unmodelled += kaishares.unmodelled(ctx, annotations)
     pod = Pod(
         namespace=namespace,
         name=name,

@@ -563,3 +563,37 @@ def test_it_reads_a_gke_time_shared_node_as_its_physical_gpus():
     (found,) = parse(gke_gpu_node("g2", 2, **labels)).cluster.nodes
     assert (found.gpu_count, len(found.devices)) == (1, 2)
     assert sorted(d.unit_gpu_milli for d in found.devices) == [500, 500]
+
+
+def kai_pod(name: str, **annotations: str) -> dict[str, Any]:
+    """KAI's upstream gpu-sharing example pod (docs/gpu-sharing/gpu-sharing.yaml)."""
+    return pod(name, schedulerName="kai-scheduler", metadata={"annotations": annotations})
+
+
+def test_it_reads_a_kai_gpu_fraction_as_half_a_gpu():
+    """KAI docs/gpu-sharing: gpu-fraction "0.5" asks half of one GPU. On a full
+    1-GPU node (a running pod holds it) the pod does not run now; read as 0 GPUs it
+    would."""
+    found = workloads(
+        node("a", gpus=1),
+        pod("busy", gpus=1, node_name="a"),
+        kai_pod("half", **{"gpu-fraction": "0.5"}),
+    )
+    assert found["ml/half"]["gpus"] == 0.5
+    assert found["ml/half"]["verdict"] != "runs_now"
+
+
+def test_it_places_two_kai_halves_on_one_gpu():
+    """Two gpu-fraction 0.5 pods share the one GPU of a node: both run now."""
+    found = workloads(
+        node("a", gpus=1),
+        kai_pod("h1", **{"gpu-fraction": "0.5"}),
+        kai_pod("h2", **{"gpu-fraction": "0.5"}),
+    )
+    assert {found["ml/h1"]["verdict"], found["ml/h2"]["verdict"]} == {"runs_now"}
+
+
+def test_it_says_a_kai_gpu_memory_share_is_not_modelled():
+    """KAI gpu-memory (MiB instead of a fraction) is not modelled: blocked, said."""
+    found = workloads(node("a", gpus=1), kai_pod("m", **{"gpu-memory": "2000"}))
+    assert found["ml/m"]["reasons"][0].startswith("unsupported: KAI gpu-memory")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from topology.hardware import (
+    GPU_RESOURCE,
     WHOLE_GPU_MILLI,
     AttributeSelector,
     Device,
@@ -82,14 +83,22 @@ def gpu_options(info: NodeInfo, alloc: NodeAlloc, request: GpuRequest) -> list[O
 
 
 def _share_options(alloc: NodeAlloc, devices: list[Device], milli: int) -> list[Option] | str:
+    """Devices with room for a share: shareable ones (the trace's GPUs, DRA consumable
+    devices) and a device plugin's whole GPUs, which a fraction-aware scheduler (KAI's
+    ``gpu-fraction``, ``topology.kaishares``) shares; never a counted unit (a replica
+    or MIG instance is taken whole)."""
     options: list[Option] = [
         (DeviceTake(d.name, {GPU_MILLI: milli}, False),)
         for d in devices
-        if d.shareable
+        if (d.shareable or _plugin_whole_gpu(d))
         and alloc.gpu_nonpartition_milli.get(d.gpu or "", 0) == alloc.gpu_milli.get(d.gpu or "", 0)
         and alloc.device_milli_free(d) >= milli
     ]
     return options or INSUFFICIENT_SHARE
+
+
+def _plugin_whole_gpu(device: Device) -> bool:
+    return device.driver == GPU_RESOURCE and device.unit_gpu_milli is None and not device.profile
 
 
 # --- DRA claims -------------------------------------------------------------------
