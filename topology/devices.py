@@ -173,3 +173,6 @@ class DeviceClaim:
 class DeviceClass:
     name: str
     selectors: tuple[AttributeSelector, ...] = ()
+    # spec.extendedResourceName (KEP-5004): pods asking this extended resource get
+    # devices of the class where no node advertises it (topology.dra_extended)
+    extended_resource_name: str | None = None

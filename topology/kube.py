@@ -41,6 +41,7 @@ from topology import (
     discovery,
     disruption,
     dra,
+    dra_extended,
     karpenter,
     kubedevices,
     kubegangs,
@@ -61,6 +62,7 @@ from topology.hardware import (
     ModelError,
     Node,
     NodeGroup,
+    Pod,
     QuotaQueue,
     Reservation,
     Snapshot,
@@ -352,7 +354,7 @@ def _assemble(
         discovery.gpus_by_instance_type(node_groups),
     )
     pods = tuple(
-        pod_with_volumes(collected.volumes, record, kubedevices.pod_with_claims(collected, record))
+        pod_with_volumes(collected.volumes, record, _with_claims(collected, record, nodes))
         for record in collected.pods
     )
     topology, topology_source, topology_notes = topology_k8s.choose(
@@ -387,6 +389,21 @@ def _assemble(
         notes=tuple(collected.notes),
         notices=notices + reservation_notices,
     )
+
+
+def _with_claims(collected: _Collected, record: PodRecord, nodes: tuple[Node, ...]) -> Pod:
+    """The pod's DRA claims: its own (``kubedevices``) and the one made for the extended
+    resources a DeviceClass serves (``dra_extended``, KEP-5004)."""
+    pod = kubedevices.pod_with_claims(collected, record)
+    mapping = dra_extended.mapped_names(dc for dc, _ in collected.device_classes.values())
+    if not mapping:
+        return pod
+    made = collected.claims.get((pod.namespace, record.extended_claim))
+    pod, said = dra_extended.with_extended_claim(
+        pod, mapping, dra_extended.advertised(nodes), made[0] if made else None
+    )
+    record.unmodelled += said
+    return pod
 
 
 def _unsupported_fields(collected: _Collected) -> tuple[UnsupportedField, ...]:

@@ -53,7 +53,8 @@ def device_class(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> Non
     spec = ctx.mapping(obj.get("spec"), "spec")
     name = ctx.object.partition("/")[2]
     selectors, reasons = selector_list(ctx, spec.get("selectors"), "spec.selectors")
-    collected.device_classes[name] = (DeviceClass(name, selectors), tuple(reasons))
+    extended = ctx.text(spec.get("extendedResourceName"), "spec.extendedResourceName") or None
+    collected.device_classes[name] = (DeviceClass(name, selectors, extended), tuple(reasons))
 
 
 def _device_claim(

@@ -15,6 +15,7 @@ from typing import Any
 from topology import (
     admission,
     disruption,
+    dra_extended,
     kaishares,
     podaffinity,
     podowner,
@@ -69,6 +70,7 @@ class PodRecord:
     # status.resourceClaimStatuses: entry name → the ResourceClaim made from its template
     claim_statuses: dict[str, str] = field(default_factory=dict)
     admission: admission.PodAdmission = field(default_factory=admission.PodAdmission)
+    extended_claim: str = ""  # status.extendedResourceClaimStatus.resourceClaimName
 
 
 def parse_pod(ctx: ObjectContext, obj: dict[str, Any]) -> PodRecord | None:
@@ -125,6 +127,7 @@ def parse_pod(ctx: ObjectContext, obj: dict[str, Any]) -> PodRecord | None:
     record.volume_claims = podspec.claim_names(ctx, spec)
     record.claim_statuses = _claim_statuses(ctx, status)
     record.admission = admission.pod_admission(ctx, spec, served=bool(status))
+    record.extended_claim = dra_extended.claim_status(ctx, status)
     if total is not None and pod.gang:
         record.group_total = ctx.integer(
             total, f"metadata.annotations.{KUEUE_TOTAL_ANNOTATION}", minimum=1

@@ -597,3 +597,56 @@ def test_it_says_a_kai_gpu_memory_share_is_not_modelled():
     """KAI gpu-memory (MiB instead of a fraction) is not modelled: blocked, said."""
     found = workloads(node("a", gpus=1), kai_pod("m", **{"gpu-memory": "2000"}))
     assert found["ml/m"]["reasons"][0].startswith("unsupported: KAI gpu-memory")
+
+
+def mig_slice(node_name: str, count: int) -> dict[str, Any]:
+    """A DRA driver's MIG devices of profile 1g.12gb on one node."""
+    devices = [
+        {
+            "name": f"gpu-0-mig-1g12gb-{i}",
+            "attributes": {"type": {"string": "mig"}, "profile": {"string": "1g.12gb"}},
+        }
+        for i in range(count)
+    ]
+    spec = {
+        "driver": "gpu.nvidia.com",
+        "nodeName": node_name,
+        "pool": {"name": node_name},
+        "devices": devices,
+    }
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": node_name},
+        "spec": spec,
+    }
+
+
+def mig_example(shared_data) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
+    """The NVIDIA DRA driver's KEP-5004 example: a DeviceClass with
+    extendedResourceName nvidia.com/mig-1g.12gb and a pod asking 1 of it."""
+    from topology.files import read_objects
+
+    path = shared_data / "k8s-examples/dra/nvidia-dra-deviceclass-extended-resource-mig-1g12gb.yaml"
+    return [o for _, o in read_objects(path)]
+
+
+def test_it_serves_an_extended_resource_name_from_its_device_class(shared_data):
+    """KEP-5004 (dynamicresources/extended.go): no node advertises
+    nvidia.com/mig-1g.12gb, so the scheduler allocates a device of the class
+    mapping it; the worker's DRA slice has one 1g.12gb instance: the pod runs now."""
+    objects = mig_example(shared_data)
+    found = workloads(dra_node("kind-dra-1-worker"), mig_slice("kind-dra-1-worker", 1), *objects)
+    assert found["extended-resource-mig-1g12gb/mig-1g12gb-pod"]["verdict"] == "runs_now"
+
+
+def test_it_maps_the_implicit_deviceclass_resource_name_to_its_class(shared_data):
+    """KEP-5004: every class C also maps deviceclass.resource.kubernetes.io/C. A pod
+    asking 1 of it, on a node whose DRA slice has one instance of the class: runs now
+    (read as an unknown extended resource, nothing would offer it)."""
+    device_class = next(o for o in mig_example(shared_data) if o["kind"] == "DeviceClass")
+    asking = pod("q")
+    limits = {"deviceclass.resource.kubernetes.io/mig-1g-12gb.gpu.nvidia.com": "1"}
+    asking["spec"]["containers"][0]["resources"]["limits"] = limits
+    found = workloads(dra_node("w"), mig_slice("w", 1), device_class, asking)
+    assert found["ml/q"]["verdict"] == "runs_now"
