@@ -46,6 +46,7 @@ from topology import (
     kubedevices,
     kubegangs,
     kubeproject,
+    kueueflavors,
     podaffinity,
     quotas,
     topology_k8s,
@@ -121,6 +122,8 @@ class _Collected:
     generated: Counter[tuple[str, str]] = field(default_factory=Counter)
     budgets: list[DisruptionBudget] = field(default_factory=list)  # topology.disruption
     priority_classes: dict[str, admission.PriorityClass] = field(default_factory=dict)
+    flavors: dict[str, kueueflavors.Flavor] = field(default_factory=dict)
+    queue_flavors: dict[str, tuple[kueueflavors.FlavorGroup, ...]] = field(default_factory=dict)
 
 
 def parse_objects(
@@ -162,6 +165,23 @@ def _admit(collected: _Collected, extended_toleration: bool | None) -> None:
             extended_toleration=extended_toleration,
         )
         record.unmodelled += said
+    _assign_flavors(collected)
+
+
+def _assign_flavors(collected: _Collected) -> None:
+    """Pending pods of a Kueue ClusterQueue with their ResourceFlavor's labels and
+    tolerations (``topology.kueueflavors``)."""
+    if not collected.queue_flavors:
+        return
+    gangs = {g.key: g for g in collected.pod_groups.values()}
+    for record in collected.pods:
+        if record.pod.node_name is not None:
+            continue
+        queue = quotas.pod_queue(record.pod, gangs, collected.local_queues)
+        groups = collected.queue_flavors.get(queue or "")
+        if groups:
+            record.pod, said = kueueflavors.assign(record.pod, groups, collected.flavors)
+            record.unmodelled += said
 
 
 def _priority_class(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None:
@@ -295,6 +315,7 @@ _HANDLERS = {
     ("Pod", "*"): _pod,
     ("Namespace", "*"): _namespace,
     ("PriorityClass", "scheduling.k8s.io"): _priority_class,
+    ("ResourceFlavor", "kueue.x-k8s.io"): kueueflavors.parse_flavor,
     ("ResourceSlice", "*"): _resource_slice,
     ("ResourceClaim", "*"): kubedevices.resource_claim,
     ("ResourceClaimTemplate", "*"): kubedevices.resource_claim_template,

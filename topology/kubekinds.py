@@ -212,6 +212,7 @@ DEFAULT_KINDS: tuple[WatchedKind, ...] = (
     _crd("Workload", "kueue.x-k8s.io", _KUEUE, "workloads"),
     _crd("ClusterQueue", "kueue.x-k8s.io", _KUEUE, "clusterqueues"),
     _crd("LocalQueue", "kueue.x-k8s.io", _KUEUE, "localqueues"),
+    _crd("ResourceFlavor", "kueue.x-k8s.io", _KUEUE, "resourceflavors"),
     _crd("Topology", "kueue.x-k8s.io", (*_KUEUE, "v1alpha1"), "topologies"),
     _crd("Job", "batch.volcano.sh", ("v1alpha1",), "jobs"),
     _crd("PodGroup", "scheduling.volcano.sh", ("v1beta1",), "podgroups"),

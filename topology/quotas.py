@@ -9,7 +9,9 @@ Queues read (``parse_queue`` is the topology.kube handler):
 - Kueue ``ClusterQueue`` (kubernetes-sigs/kueue ``apis/kueue/v1beta1/clusterqueue_types.go``):
   ``spec.resourceGroups[].flavors[].resources[]`` ``nominalQuota`` and
   ``borrowingLimit``, ``spec.cohort`` (``cohortName`` in v1beta2). Flavors are
-  summed per resource (which flavor a workload is assigned is not modelled).
+  summed per resource: the flavor a pod set is assigned gives it its labels and
+  tolerations (``topology.kueueflavors``), its own quota is not checked apart
+  (said on the pod).
   ``LocalQueue`` ``spec.clusterQueue`` links a namespace's queue name (pod or
   job label ``kueue.x-k8s.io/queue-name``) to it. A Kueue job is suspended,
   its pods gated, until admitted: the cluster autoscaler never sees them.
@@ -40,6 +42,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+from topology import kueueflavors
 from topology.hardware import GPU_RESOURCE, Cluster, Gang, Pod, QuotaQueue
 from topology.kubefields import ObjectContext
 from topology.quantity import cpu_milli, memory_bytes, whole_count
@@ -93,6 +96,7 @@ def parse_queue(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None
         collected.local_queues[f"{namespace}/{name}"] = f"ClusterQueue/{target}"
     elif kind == "ClusterQueue":
         collected.queues.append(_cluster_queue(ctx, name, spec))
+        kueueflavors.record_order(collected, ctx, name, spec)
         checks = spec.get("admissionChecks") or spec.get("admissionChecksStrategy")
         if checks:
             collected.notes.append(f"{ctx.object}: admission checks not modelled (quota only)")

@@ -650,3 +650,124 @@ def test_it_maps_the_implicit_deviceclass_resource_name_to_its_class(shared_data
     asking["spec"]["containers"][0]["resources"]["limits"] = limits
     found = workloads(dra_node("w"), mig_slice("w", 1), device_class, asking)
     assert found["ml/q"]["verdict"] == "runs_now"
+
+
+# --- Kueue ResourceFlavors ----------------------------------------------------------
+
+KUEUE_TAS = "upstream-examples/kubernetes-sigs+kueue/site/static/examples/tas"
+
+
+def kueue_objects(shared_data, name: str) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
+    from topology.files import read_objects
+
+    return [o for _, o in read_objects(shared_data / KUEUE_TAS / name)]
+
+
+def queued_job(name: str, pods: int, gpus: int = 0, cpu: str = "1", **spec: Any) -> dict[str, Any]:
+    """A Job in the TAS examples' LocalQueue (like sample-job-required.yaml)."""
+    limits = {"nvidia.com/gpu": str(gpus)} if gpus else {}
+    resources = {"requests": {"cpu": cpu, "memory": "200Mi"}, "limits": limits}
+    template = {
+        "spec": {
+            "containers": [{"name": "c", "resources": resources}],
+            "restartPolicy": "Never",
+            **spec,
+        }
+    }
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": name,
+            "namespace": "default",
+            "labels": {"kueue.x-k8s.io/queue-name": "tas-user-queue"},
+        },
+        "spec": {"parallelism": pods, "completions": pods, "template": template},
+    }
+
+
+def tas_node(
+    name: str, cpu: str = "64", gpus: int = 8, group: str | None = "tas-group", taint: bool = False
+) -> dict[str, Any]:
+    found = node(name, gpus=gpus)
+    found["status"]["allocatable"]["cpu"] = cpu
+    labels = found["metadata"]["labels"]
+    labels |= {"cloud.provider.com/topology-block": "b1", "cloud.provider.com/topology-rack": "r1"}
+    if group:
+        labels["cloud.provider.com/node-group"] = group
+    if taint:
+        found["spec"] = {
+            "taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
+        }
+    return found
+
+
+def test_it_gives_a_kueue_pod_set_its_flavors_tolerations(shared_data):
+    """kueue flavorassigner / podset.Merge: admission adds the flavor's tolerations.
+    sample-gpu-queues.yaml's tas-flavor tolerates nvidia.com/gpu NoSchedule; a 2-pod
+    1-GPU job without tolerations on two tainted 8-GPU nodes of the flavor runs now."""
+    found = workloads(
+        tas_node("n1", taint=True),
+        tas_node("n2", taint=True),
+        *kueue_objects(shared_data, "sample-gpu-queues.yaml"),
+        queued_job("train", 2, gpus=1),
+    )
+    assert {w["verdict"] for w in found.values()} == {"runs_now"}
+
+
+def test_it_keeps_a_kueue_pod_set_on_its_flavors_nodes(shared_data):
+    """podset.Merge: the flavor's nodeLabels join the pods' nodeSelector.
+    sample-queues.yaml's tas-flavor labels node-group tas-group; its only node has
+    half a CPU, the unlabelled node 64: a 1-CPU pod does not run now (it would run
+    on the unlabelled node without the flavor's labels)."""
+    found = workloads(
+        tas_node("tas", cpu="500m"),
+        tas_node("other", group=None),
+        *kueue_objects(shared_data, "sample-queues.yaml"),
+        queued_job("j", 1),
+    )
+    assert {w["verdict"] for w in found.values()} != {"runs_now"}
+
+
+def test_it_skips_a_flavor_whose_taints_the_pod_set_does_not_tolerate():
+    """flavorassigner.go: a flavor whose nodeTaints (NoSchedule) the pods do not
+    tolerate is skipped; the next flavor in the ClusterQueue's order is taken:
+    spot (tainted) then on-demand: the pods get pool=on-demand."""
+    flavors = [
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta1",
+            "kind": "ResourceFlavor",
+            "metadata": {"name": name},
+            "spec": {"nodeLabels": {"pool": name}, **extra},
+        }
+        for name, extra in (
+            ("spot", {"nodeTaints": [{"key": "spot", "value": "true", "effect": "NoSchedule"}]}),
+            ("on-demand", {}),
+        )
+    ]
+    quota = [{"name": "cpu", "nominalQuota": 10}, {"name": "memory", "nominalQuota": "10Gi"}]
+    queue = {
+        "apiVersion": "kueue.x-k8s.io/v1beta1",
+        "kind": "ClusterQueue",
+        "metadata": {"name": "cq"},
+        "spec": {
+            "resourceGroups": [
+                {
+                    "coveredResources": ["cpu", "memory"],
+                    "flavors": [
+                        {"name": "spot", "resources": quota},
+                        {"name": "on-demand", "resources": quota},
+                    ],
+                }
+            ]
+        },
+    }
+    local = {
+        "apiVersion": "kueue.x-k8s.io/v1beta1",
+        "kind": "LocalQueue",
+        "metadata": {"name": "tas-user-queue", "namespace": "default"},
+        "spec": {"clusterQueue": "cq"},
+    }
+    snapshot = parse(*flavors, queue, local, queued_job("j", 1))
+    assert [str(e) for e in snapshot.errors] == []
+    assert {p.node_selector.get("pool") for p in snapshot.cluster.pods} == {"on-demand"}
