@@ -208,6 +208,8 @@ DEFAULT_KINDS: tuple[WatchedKind, ...] = (
     _crd("NodePool", "karpenter.sh", _KARPENTER, "nodepools"),
     _crd("EC2NodeClass", "karpenter.k8s.aws", _KARPENTER, "ec2nodeclasses"),
     _crd("JobSet", "jobset.x-k8s.io", ("v1alpha2",), "jobsets"),
+    _crd("PyTorchJob", "kubeflow.org", ("v1",), "pytorchjobs"),
+    _crd("TrainJob", "trainer.kubeflow.org", ("v1alpha1",), "trainjobs"),
     _crd("LeaderWorkerSet", "leaderworkerset.x-k8s.io", _V1, "leaderworkersets"),
     _crd("Workload", "kueue.x-k8s.io", _KUEUE, "workloads"),
     _crd("ClusterQueue", "kueue.x-k8s.io", _KUEUE, "clusterqueues"),

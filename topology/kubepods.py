@@ -51,6 +51,10 @@ PROVISIONING_CLASS = (
     "cluster-autoscaler.kubernetes.io/provisioning-class-name",
 )
 PREFERRED_TOPOLOGY = "kueue.x-k8s.io/podset-preferred-topology"
+LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
+LWS_GROUP_INDEX = "leaderworkerset.sigs.k8s.io/group-index"
+LWS_SIZE = "leaderworkerset.sigs.k8s.io/size"  # annotation: the group's pods
+TRAINING_JOB_NAME = "training.kubeflow.org/job-name"
 SLICE_TOPOLOGY = "kueue.x-k8s.io/podset-slice-required-topology"
 LIVE_PHASES = ("", "Pending", "Running")
 # cluster-autoscaler utils/pod/pod.go IsDaemonSetPod, IsMirrorPod (kubelet config.mirror key)
@@ -108,7 +112,8 @@ def parse_pod(ctx: ObjectContext, obj: dict[str, Any]) -> PodRecord | None:
         arrival=_arrival(ctx, meta.get("creationTimestamp")),
         node_name=node_name,
         gang=_gang_name(ctx, namespace, labels, spec)
-        or workloads_k8s.annotated_gang(namespace, annotations),
+        or workloads_k8s.annotated_gang(namespace, annotations)
+        or _controller_gang(namespace, labels),
         required_topology=annotations.get(REQUIRED_TOPOLOGY) or None,
         preferred_topology=annotations.get(PREFERRED_TOPOLOGY) or None,
         unsupported=tuple(dict.fromkeys(u.reason for u in unmodelled if u.blocking)),
@@ -122,16 +127,15 @@ def parse_pod(ctx: ObjectContext, obj: dict[str, Any]) -> PodRecord | None:
         terminating=podowner.terminating(meta),
         not_ours=podowner.not_ours(ctx, meta, spec, bound=node_name is not None),
     )
-    total = annotations.get(KUEUE_TOTAL_ANNOTATION)
+    total = annotations.get(KUEUE_TOTAL_ANNOTATION) or annotations.get(LWS_SIZE)
     record = PodRecord(pod, _claim_refs(ctx, spec.get("resourceClaims")), unmodelled)
     record.volume_claims = podspec.claim_names(ctx, spec)
     record.claim_statuses = _claim_statuses(ctx, status)
     record.admission = admission.pod_admission(ctx, spec, served=bool(status))
     record.extended_claim = dra_extended.claim_status(ctx, status)
     if total is not None and pod.gang:
-        record.group_total = ctx.integer(
-            total, f"metadata.annotations.{KUEUE_TOTAL_ANNOTATION}", minimum=1
-        )
+        key = KUEUE_TOTAL_ANNOTATION if KUEUE_TOTAL_ANNOTATION in annotations else LWS_SIZE
+        record.group_total = ctx.integer(total, f"metadata.annotations.{key}", minimum=1)
     return record
 
 
@@ -200,6 +204,21 @@ def _gang_name(
         scheduling = ctx.mapping(spec.get("schedulingGroup"), "spec.schedulingGroup")
         group = ctx.text(scheduling.get("podGroupName"), "spec.schedulingGroup.podGroupName")
     return f"{namespace}/{group}" if group else None
+
+
+def _controller_gang(namespace: str, labels: dict[str, str]) -> str | None:
+    group = controller_group(labels)
+    return f"{namespace}/{group}" if group else None
+
+
+def controller_group(labels: dict[str, str]) -> str | None:
+    """The gang a controller's own pod labels place it in, the one its pods built from
+    the controller's template join (``topology.controllers``, ``topology.trainingjobs``),
+    so a workload reads the same with or without its pods exported: a LeaderWorkerSet
+    group ``<lws>-<group-index>``, a Kubeflow training job ``<job>``."""
+    if labels.get(LWS_NAME) and labels.get(LWS_GROUP_INDEX) is not None:
+        return f"{labels[LWS_NAME]}-{labels[LWS_GROUP_INDEX]}"
+    return labels.get(TRAINING_JOB_NAME) or None
 
 
 def pod_spec_requests(

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from topology import trainingjobs
 from topology.controllers import (
     BUILDERS,
     GANG_ANNOTATIONS,
@@ -36,7 +37,13 @@ from topology.kubefields import ObjectContext
 
 __all__ = ["Controller", "Wanted"]
 
+# Kubeflow training jobs (topology.trainingjobs) are built like the other controllers
+TRAINING_BUILDERS = {
+    ("PyTorchJob", "kubeflow.org"): trainingjobs.pytorch_job,
+    ("TrainJob", "trainer.kubeflow.org"): trainingjobs.train_job,
+}
 CONTROLLER_KINDS = (
+    *TRAINING_BUILDERS,
     ("Job", "batch"),
     ("JobSet", "jobset.x-k8s.io"),
     ("LeaderWorkerSet", "leaderworkerset.x-k8s.io"),
@@ -48,7 +55,16 @@ CONTROLLER_KINDS = (
     ("PodGroup", "scheduling.volcano.sh"),
     ("PodGroup", "scheduling.run.ai"),
 )
-NAMESPACED_KINDS = ("Job", "JobSet", "LeaderWorkerSet", "Deployment", "ReplicaSet", "StatefulSet")
+NAMESPACED_KINDS = (
+    "Job",
+    "JobSet",
+    "LeaderWorkerSet",
+    "Deployment",
+    "ReplicaSet",
+    "StatefulSet",
+    "PyTorchJob",
+    "TrainJob",
+)
 
 
 def annotated_gang(namespace: str, annotations: dict[str, str]) -> str | None:
@@ -124,7 +140,10 @@ def _expand_one(
     if controller.kind == "Deployment" and _has_replica_set(controller, controllers):
         expansion.notes.append(f"{label}: counted through its ReplicaSet")
         return
-    result = BUILDERS[(controller.kind, controller.group)](controller, pods)
+    key = (controller.kind, controller.group)
+    result = (BUILDERS.get(key) or TRAINING_BUILDERS[key])(controller, pods)
+    if controller.kind == "TrainJob":
+        expansion.notes.append(trainingjobs.runtime_note(controller))
     if isinstance(result, str):
         expansion.notes.append(f"{label}: {result}")
         return

@@ -771,3 +771,79 @@ def test_it_skips_a_flavor_whose_taints_the_pod_set_does_not_tolerate():
     snapshot = parse(*flavors, queue, local, queued_job("j", 1))
     assert [str(e) for e in snapshot.errors] == []
     assert {p.node_selector.get("pool") for p in snapshot.cluster.pods} == {"on-demand"}
+
+
+# --- training jobs and LeaderWorkerSet: one reading with or without their pods -------
+
+KAI_PYTORCH = "upstream-examples/NVIDIA+KAI-Scheduler/docs/batch/pytorch-job.yaml"
+LWS_VLLM = "upstream-examples/kubernetes-sigs+lws/docs/examples/vllm/GPU/lws.yaml"
+
+
+def example_objects(shared_data, path: str, kind: str) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
+    from topology.files import read_objects
+
+    return [o for _, o in read_objects(shared_data / path) if o.get("kind") == kind]
+
+
+def test_it_reads_a_pytorchjob_as_one_gang_of_its_replicas(shared_data):
+    """training-operator pkg/controller.v1/pytorch: KAI's example PyTorchJob makes
+    Master x1 + Worker x2 pods, 1 GPU each; all or nothing: one gang of 3 pods,
+    3 GPUs (it was ignored: no demand at all)."""
+    found = workloads(node("a", gpus=8), *example_objects(shared_data, KAI_PYTORCH, "PyTorchJob"))
+    job = found["default/pytorch-dist-mnist-nccl"]
+    assert (job["kind"], job["pods"], job["gpus"]) == ("gang", 3, 3)
+
+
+def test_it_reads_a_trainjob_as_one_gang_of_its_nodes():
+    """Kubeflow Trainer v2: a TrainJob of numNodes 2, 4 GPUs per node: one gang of 2
+    pods, 8 GPUs (it was ignored: no demand at all)."""
+    train = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": "llm", "namespace": "ml"},
+        "spec": {
+            "runtimeRef": {"name": "torch-distributed"},
+            "trainer": {"numNodes": 2, "resourcesPerNode": {"limits": {"nvidia.com/gpu": "4"}}},
+        },
+    }
+    found = workloads(node("a", gpus=8), train)
+    assert (found["ml/llm"]["kind"], found["ml/llm"]["pods"], found["ml/llm"]["gpus"]) == (
+        "gang",
+        2,
+        8,
+    )
+
+
+def lws_pod(name: str, group: int, leader: bool) -> dict[str, Any]:
+    """A pod as the LWS controller creates it (labels, size annotation), pending."""
+    found = pod(name, gpus=8)
+    found["metadata"] = {
+        "name": name,
+        "namespace": "default",
+        "labels": {
+            "leaderworkerset.sigs.k8s.io/name": "vllm",
+            "leaderworkerset.sigs.k8s.io/group-index": str(group),
+            "leaderworkerset.sigs.k8s.io/worker-index": "0" if leader else "1",
+        },
+        "annotations": {"leaderworkerset.sigs.k8s.io/size": "2"},
+    }
+    return found
+
+
+def test_it_reads_a_leaderworkerset_the_same_with_or_without_its_pods(shared_data):
+    """LWS (api/leaderworkerset/v1): 2 groups of size 2. Built from the template or
+    read from its 4 exported pods, the workloads are the same 2 gangs of 2 pods
+    (exported pods read as 4 lone pods before)."""
+    lws = example_objects(shared_data, LWS_VLLM, "LeaderWorkerSet")
+    nodes = [gke_node(f"n{i}") for i in range(4)]
+    built = workloads(*nodes, *lws)
+    exported_pods = [
+        lws_pod("vllm-0", 0, True),
+        lws_pod("vllm-0-1", 0, False),
+        lws_pod("vllm-1", 1, True),
+        lws_pod("vllm-1-1", 1, False),
+    ]
+    exported = workloads(*nodes, *lws, *exported_pods)
+    shape = {k: (w["kind"], w["pods"]) for k, w in built.items()}
+    assert shape == {"default/vllm-0": ("gang", 2), "default/vllm-1": ("gang", 2)}
+    assert {k: (w["kind"], w["pods"]) for k, w in exported.items()} == shape
