@@ -197,6 +197,10 @@ class GpuRequest:
     milli_per_gpu: int = WHOLE_GPU_MILLI
     models: tuple[str, ...] = ()
     memory_bytes: int | None = None
+    # a fraction-aware scheduler places the share (KAI's gpu-fraction,
+    # topology.kaishares): any device plugin's whole GPU can hold it, not only
+    # shareable devices
+    shares_whole_gpus: bool = False
 
     @property
     def total_milli(self) -> int:

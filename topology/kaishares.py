@@ -39,7 +39,7 @@ def fraction_request(ctx: ObjectContext, annotations: dict[str, str]) -> GpuRequ
         annotations.get(DEVICES), f"metadata.annotations.{DEVICES}", default=1, minimum=1
     )
     milli = int(Fraction(fraction) * WHOLE_GPU_MILLI)
-    return GpuRequest(count=count, milli_per_gpu=max(1, milli))
+    return GpuRequest(count=count, milli_per_gpu=max(1, milli), shares_whole_gpus=True)
 
 
 def unmodelled(ctx: ObjectContext, annotations: dict[str, str]) -> list[UnsupportedField]:

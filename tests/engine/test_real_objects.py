@@ -847,3 +847,23 @@ def test_it_reads_a_leaderworkerset_the_same_with_or_without_its_pods(shared_dat
     shape = {k: (w["kind"], w["pods"]) for k, w in built.items()}
     assert shape == {"default/vllm-0": ("gang", 2), "default/vllm-1": ("gang", 2)}
     assert {k: (w["kind"], w["pods"]) for k, w in exported.items()} == shape
+
+
+def test_it_stores_and_reloads_claim_allocations_exactly(shared_data):
+    """topology.serialize: a stored snapshot keeps what this issue reads (claim
+    allocations, terminating and not-ours pods) through a JSON round trip."""
+    from topology.serialize import cluster_from_json, cluster_to_json
+
+    status = allocation_status(shared_data)
+    deleted = {"deletionTimestamp": "2026-12-04T23:59:00Z"}
+    snapshot = parse(
+        dra_node(),
+        amd_slice(WORKER, ["gpu-48-176"]),
+        AMD_CLASS,
+        amd_claim("gpu-claim", status),
+        claim_pod("pod1", "gpu-claim", WORKER),
+        pod("gone", metadata=deleted),
+    )
+    stored = cluster_to_json(snapshot.cluster)
+    assert cluster_from_json(stored) == snapshot.cluster
+    assert cluster_to_json(cluster_from_json(stored)) == stored

@@ -74,7 +74,7 @@ def gpu_options(info: NodeInfo, alloc: NodeAlloc, request: GpuRequest) -> list[O
     if not matching:
         return GPU_MEMORY_MISMATCH
     if request.is_share:
-        return _share_options(alloc, matching, request.milli_per_gpu)
+        return _share_options(alloc, matching, request)
     free = [d for d in matching if alloc.is_untouched(d)]
     if len(free) < request.count:
         return INSUFFICIENT_GPU
@@ -82,15 +82,19 @@ def gpu_options(info: NodeInfo, alloc: NodeAlloc, request: GpuRequest) -> list[O
     return [tuple(DeviceTake(d.name, {GPU_MILLI: WHOLE_GPU_MILLI}, False) for d in chosen)]
 
 
-def _share_options(alloc: NodeAlloc, devices: list[Device], milli: int) -> list[Option] | str:
+def _share_options(
+    alloc: NodeAlloc, devices: list[Device], request: GpuRequest
+) -> list[Option] | str:
     """Devices with room for a share: shareable ones (the trace's GPUs, DRA consumable
-    devices) and a device plugin's whole GPUs, which a fraction-aware scheduler (KAI's
-    ``gpu-fraction``, ``topology.kaishares``) shares; never a counted unit (a replica
-    or MIG instance is taken whole)."""
+    devices), and for a fraction-aware scheduler's share (KAI's ``gpu-fraction``,
+    ``topology.kaishares``) a device plugin's whole GPUs too; never a counted unit (a
+    replica or MIG instance is taken whole)."""
+    milli = request.milli_per_gpu
+    whole_too = request.shares_whole_gpus
     options: list[Option] = [
         (DeviceTake(d.name, {GPU_MILLI: milli}, False),)
         for d in devices
-        if (d.shareable or _plugin_whole_gpu(d))
+        if (d.shareable or (whole_too and _plugin_whole_gpu(d)))
         and alloc.gpu_nonpartition_milli.get(d.gpu or "", 0) == alloc.gpu_milli.get(d.gpu or "", 0)
         and alloc.device_milli_free(d) >= milli
     ]
