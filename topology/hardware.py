@@ -263,6 +263,8 @@ class Pod:
     # why kube-scheduler never schedules this pending pod (another scheduler's, or being
     # deleted), in words; None: it is ours to place (topology.podowner)
     not_ours: str | None = None
+    # the Kueue ResourceFlavor whose quota the pod uses (topology.kueueflavors)
+    quota_flavor: str | None = None
 
     @property
     def key(self) -> str:
@@ -401,6 +403,9 @@ class QuotaQueue:
     borrowing_limit: Mapping[str, int] | None = None
     local_queues: tuple[str, ...] = ()  # "namespace/name" of the LocalQueues pointing here
     hides_pending_pods: bool = False  # Kueue: a job is suspended (pods gated) until admitted
+    # Kueue: each ResourceFlavor's nominalQuota, when a resource group offers several
+    # flavors (a pod set draws on its own flavor's quota only, Pod.quota_flavor)
+    flavor_limits: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
 
 # --- what the model leaves out --------------------------------------------------------

@@ -174,14 +174,19 @@ def _assign_flavors(collected: _Collected) -> None:
     if not collected.queue_flavors:
         return
     gangs = {g.key: g for g in collected.pod_groups.values()}
+    node_labels = {node.name: dict(node.labels) for node, _ in collected.nodes}
     for record in collected.pods:
-        if record.pod.node_name is not None:
-            continue
         queue = quotas.pod_queue(record.pod, gangs, collected.local_queues)
         groups = collected.queue_flavors.get(queue or "")
-        if groups:
+        if not groups:
+            continue
+        if record.pod.node_name is None:
             record.pod, said = kueueflavors.assign(record.pod, groups, collected.flavors)
             record.unmodelled += said
+        else:
+            labels = node_labels.get(record.pod.node_name, {})
+            flavor = kueueflavors.bound_flavor(groups, collected.flavors, labels)
+            record.pod = replace(record.pod, quota_flavor=flavor)
 
 
 def _priority_class(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None:

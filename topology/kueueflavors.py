@@ -13,10 +13,14 @@ On admission the job's pods get the flavor's ``nodeLabels`` in their nodeSelecto
 and its ``tolerations`` (``pkg/podset/podset.go`` ``Merge``). Pods built from one
 template make the same choice, so a pod set gets one flavor.
 
-Not modelled, and said on the pod (not blocking): choosing a later flavor because
-the first one's quota is used up (``flavorFungibility``), and per-flavor quota (a
-ClusterQueue's quotas are summed over its flavors by ``topology.quotas``). No flavor
-fitting: the workload waits in Kueue ("couldn't assign flavors"), never runs.
+Quota: where the ClusterQueue's one resource group offers several flavors, a pod
+set draws on its own flavor's nominalQuota (``Pod.quota_flavor``; running pods' flavor
+is the first whose nodeLabels their node carries), borrowing that flavor's unused
+quota in the cohort (``topology.quotas``); otherwise the quotas are summed over the
+flavors. Not modelled, and said on the pod (not blocking): choosing a later flavor
+because the first one's quota is used up (``flavorFungibility``), and per-flavor quota
+under several resource groups. No flavor fitting: the workload waits in Kueue
+("couldn't assign flavors"), never runs.
 """
 
 from __future__ import annotations
@@ -29,6 +33,10 @@ from topology.kubefields import ObjectContext, object_label
 from topology.kubenodes import node_taints, pod_tolerations
 
 FILTER_EFFECTS = ("NoSchedule", "NoExecute")
+FUNGIBILITY_REASON = (
+    "Kueue flavor {}: a later flavor when this one's quota is used (flavorFungibility) "
+    "is not modelled"
+)
 SUMMED_REASON = (
     "Kueue flavor {}: quota checked against the ClusterQueue's quotas summed over its "
     "flavors, and a later flavor when this one's quota is used (flavorFungibility) is "
@@ -103,11 +111,41 @@ def assign(
     for flavor in chosen:
         selector.update(flavor.node_labels)
         tolerations += [t for t in flavor.tolerations if t not in tolerations]
+    flavor = quota_flavor(groups, chosen[0].name) if len(chosen) == 1 else None
     said = [
-        UnsupportedField(label, "kueue flavor", SUMMED_REASON.format(f.name), blocking=False)
+        UnsupportedField(label, "kueue flavor", _said(f.name, flavor), blocking=False)
         for f in chosen
     ]
-    return replace(pod, node_selector=selector, tolerations=tuple(tolerations)), said
+    admitted = replace(
+        pod, node_selector=selector, tolerations=tuple(tolerations), quota_flavor=flavor
+    )
+    return admitted, said
+
+
+def quota_flavor(groups: tuple[FlavorGroup, ...], name: str) -> str | None:
+    """The flavor whose own quota the pod set draws on: set where the ClusterQueue's
+    one resource group offers several flavors (else its summed quota is that flavor's)."""
+    if len(groups) == 1 and len(groups[0].flavors) > 1:
+        return name
+    return None
+
+
+def _said(name: str, flavor: str | None) -> str:
+    return (FUNGIBILITY_REASON if flavor else SUMMED_REASON).format(name)
+
+
+def bound_flavor(
+    groups: tuple[FlavorGroup, ...], flavors: dict[str, Flavor], node_labels: dict[str, str]
+) -> str | None:
+    """A running pod's flavor: the first of its ClusterQueue's whose nodeLabels its
+    node carries (Kueue recorded it at admission; the snapshot has the node)."""
+    if len(groups) != 1 or len(groups[0].flavors) < 2:
+        return None
+    for name in groups[0].flavors:
+        flavor = flavors.get(name)
+        if flavor and all(node_labels.get(k) == v for k, v in flavor.node_labels.items()):
+            return name
+    return None
 
 
 def _resources(pod: Pod) -> set[str]:

@@ -867,3 +867,59 @@ def test_it_stores_and_reloads_claim_allocations_exactly(shared_data):
     stored = cluster_to_json(snapshot.cluster)
     assert cluster_from_json(stored) == snapshot.cluster
     assert cluster_to_json(cluster_from_json(stored)) == stored
+
+
+def two_flavor_queue(spot_gpus: int, on_demand_gpus: int) -> list[dict[str, Any]]:
+    """ClusterQueue cq: one resource group, flavors spot then on-demand (nodeLabels
+    pool=<flavor>), nvidia.com/gpu quota per flavor; LocalQueue tas-user-queue."""
+    flavors = [
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta1",
+            "kind": "ResourceFlavor",
+            "metadata": {"name": name},
+            "spec": {"nodeLabels": {"pool": name}},
+        }
+        for name in ("spot", "on-demand")
+    ]
+
+    def quota(gpus: int) -> list[dict[str, Any]]:
+        return [
+            {"name": "cpu", "nominalQuota": 100},
+            {"name": "memory", "nominalQuota": "1Ti"},
+            {"name": "nvidia.com/gpu", "nominalQuota": gpus},
+        ]
+
+    group = {
+        "coveredResources": ["cpu", "memory", "nvidia.com/gpu"],
+        "flavors": [
+            {"name": "spot", "resources": quota(spot_gpus)},
+            {"name": "on-demand", "resources": quota(on_demand_gpus)},
+        ],
+    }
+    queue = {
+        "apiVersion": "kueue.x-k8s.io/v1beta1",
+        "kind": "ClusterQueue",
+        "metadata": {"name": "cq"},
+        "spec": {"resourceGroups": [group]},
+    }
+    local = {
+        "apiVersion": "kueue.x-k8s.io/v1beta1",
+        "kind": "LocalQueue",
+        "metadata": {"name": "tas-user-queue", "namespace": "default"},
+        "spec": {"clusterQueue": "cq"},
+    }
+    return [*flavors, queue, local]
+
+
+def test_it_admits_a_kueue_pod_set_against_its_own_flavors_quota():
+    """flavorassigner.go: quota is per flavor and resource. spot has 2 GPUs of quota,
+    on-demand 8; the pod set takes spot (first flavor) and asks 4 GPUs: it waits for
+    quota (summed over flavors, 10 >= 4, it would be admitted)."""
+    pool = tas_node("spot-1", gpus=8)
+    pool["metadata"]["labels"]["pool"] = "spot"
+    found = workloads(pool, *two_flavor_queue(2, 8), queued_job("j", 1, gpus=4))
+    (job,) = found.values()
+    assert job["verdict"] == "waiting"
+    assert job["reasons"] == [
+        "waiting for quota in queue ClusterQueue/cq flavor spot (needs 4 nvidia.com/gpu, free 2)"
+    ]
