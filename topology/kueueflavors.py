@@ -111,13 +111,13 @@ def assign(
     for flavor in chosen:
         selector.update(flavor.node_labels)
         tolerations += [t for t in flavor.tolerations if t not in tolerations]
-    flavor = quota_flavor(groups, chosen[0].name) if len(chosen) == 1 else None
+    own_quota = quota_flavor(groups, chosen[0].name) if len(chosen) == 1 else None
     said = [
-        UnsupportedField(label, "kueue flavor", _said(f.name, flavor), blocking=False)
+        UnsupportedField(label, "kueue flavor", _said(f.name, own_quota), blocking=False)
         for f in chosen
     ]
     admitted = replace(
-        pod, node_selector=selector, tolerations=tuple(tolerations), quota_flavor=flavor
+        pod, node_selector=selector, tolerations=tuple(tolerations), quota_flavor=own_quota
     )
     return admitted, said
 
