@@ -47,6 +47,8 @@ PCIE_ROOT = "resource.kubernetes.io/pcieRoot"
 MIB = 2**20
 GPU_TYPES = ("gpu", "mig", "amdgpu", "amdgpu-partition", "vgpu")
 PARTITION_TYPES = ("mig", "amdgpu-partition")
+# resource.k8s.io ResourceSliceMaxDevices: the API server refuses a larger slice
+MAX_SLICE_DEVICES = 128
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,9 +103,11 @@ def parse_slice(ctx: ObjectContext, spec: dict[str, Any]) -> ParsedSlice:
     if node_name is None and (spec.get("nodeSelector") or spec.get("allNodes")):
         field = "spec.nodeSelector" if spec.get("nodeSelector") else "spec.allNodes"
         ctx.fail(field, "devices shared by several nodes are not supported")
-    devices = []
-    for path, raw in ctx.items(spec.get("devices"), "spec.devices"):
-        devices.append(_slice_device(ctx, path, raw, driver, pool, node_name))
+    listed = ctx.items(spec.get("devices"), "spec.devices")
+    if len(listed) > MAX_SLICE_DEVICES:
+        reason = f"must have at most {MAX_SLICE_DEVICES} items, got {len(listed)}"
+        ctx.fail("spec.devices", reason)
+    devices = [_slice_device(ctx, path, raw, driver, pool, node_name) for path, raw in listed]
     return ParsedSlice(
         driver=driver,
         pool=pool,

@@ -923,3 +923,11 @@ def test_it_admits_a_kueue_pod_set_against_its_own_flavors_quota():
     assert job["reasons"] == [
         "waiting for quota in queue ClusterQueue/cq flavor spot (needs 4 nvidia.com/gpu, free 2)"
     ]
+
+
+def test_it_refuses_a_resource_slice_of_more_than_128_devices():
+    """resource.k8s.io/v1 ResourceSliceMaxDevices = 128: the API server refuses a
+    larger slice; here it is an input error naming it, not unbounded work."""
+    snapshot = parse(dra_node(), amd_slice(WORKER, [f"gpu-{i}" for i in range(129)]))
+    (error,) = snapshot.errors
+    assert (error.field, error.reason) == ("spec.devices", "must have at most 128 items, got 129")
