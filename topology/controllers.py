@@ -79,6 +79,8 @@ class Wanted:
     gangs: tuple[Gang, ...] = ()
     queue: str | None = None
     unsupported: tuple[str, ...] = ()
+    # what is not modelled about these pods but does not block them: said on each
+    said: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

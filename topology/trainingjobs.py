@@ -99,7 +99,8 @@ def train_job(controller: Controller, pods: list[Pod]) -> Wanted | str:
         for i in range(have, nodes)
     )
     gang = Gang(controller.namespace, controller.name, nodes, queue=queue)
-    return Wanted(controller.ctx.object, objects, (gang,), queue)
+    said = (runtime_note(controller),)
+    return Wanted(controller.ctx.object, objects, (gang,), queue, said=said)
 
 
 def runtime_note(controller: Controller) -> str:
@@ -109,8 +110,8 @@ def runtime_note(controller: Controller) -> str:
     )
     runtime = f"{ref.get('kind') or 'ClusterTrainingRuntime'}/{ref.get('name') or '?'}"
     return (
-        f"{controller.ctx.object}: its runtime {runtime} is not read: "
-        "pods built from trainer.numNodes and resourcesPerNode only"
+        f"built by {controller.ctx.object}, whose runtime {runtime} is not read: "
+        "only trainer.numNodes and resourcesPerNode are known of its pods"
     )
 
 

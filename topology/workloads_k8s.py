@@ -32,7 +32,7 @@ from topology.controllers import (
     Wanted,
     declared_gang,
 )
-from topology.hardware import Gang, ModelError, Pod
+from topology.hardware import Gang, ModelError, Pod, UnsupportedField
 from topology.kubefields import ObjectContext
 
 __all__ = ["Controller", "Wanted"]
@@ -142,8 +142,6 @@ def _expand_one(
         return
     key = (controller.kind, controller.group)
     result = (BUILDERS.get(key) or TRAINING_BUILDERS[key])(controller, pods)
-    if controller.kind == "TrainJob":
-        expansion.notes.append(trainingjobs.runtime_note(controller))
     if isinstance(result, str):
         expansion.notes.append(f"{label}: {result}")
         return
@@ -207,6 +205,10 @@ def add_wanted_pods(collected: Any, parse_pod: Callable[[Any, ObjectContext, Any
                 break
             for record in collected.pods[before:]:
                 record.pod = synthesized(record.pod, item)
+                record.unmodelled += [
+                    UnsupportedField(ctx.object, "metadata.ownerReferences", reason, blocking=False)
+                    for reason in item.said
+                ]
         declared += list(item.gangs)
     for gang in declared:
         collected.pod_groups.setdefault((gang.namespace, gang.name), gang)

@@ -931,3 +931,17 @@ def test_it_refuses_a_resource_slice_of_more_than_128_devices():
     snapshot = parse(dra_node(), amd_slice(WORKER, [f"gpu-{i}" for i in range(129)]))
     (error,) = snapshot.errors
     assert (error.field, error.reason) == ("spec.devices", "must have at most 128 items, got 129")
+
+
+def test_it_says_on_a_trainjobs_pods_that_its_runtime_is_not_read():
+    """The TrainJob's runtime (its pod template) is not read: said on each pod it
+    builds, not only in the evaluation's global notes."""
+    train = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": "llm", "namespace": "ml"},
+        "spec": {"runtimeRef": {"name": "torch-distributed"}, "trainer": {"numNodes": 1}},
+    }
+    (said,) = parse(node("a"), train).cluster.unsupported
+    assert (said.object, said.blocking) == ("Pod/ml/llm-node-0-0", False)
+    assert "ClusterTrainingRuntime/torch-distributed is not read" in said.reason
