@@ -19,8 +19,9 @@ is the first whose nodeLabels their node carries), borrowing that flavor's unuse
 quota in the cohort (``topology.quotas``); otherwise the quotas are summed over the
 flavors. Not modelled, and said on the pod (not blocking): choosing a later flavor
 because the first one's quota is used up (``flavorFungibility``), and per-flavor quota
-under several resource groups. No flavor fitting: the workload waits in Kueue
-("couldn't assign flavors"), never runs.
+under several resource groups; a ClusterQueue's flavors missing from the snapshot
+(nothing applied). No flavor fitting: the workload waits in Kueue ("couldn't assign
+flavors"), never runs.
 """
 
 from __future__ import annotations
@@ -94,10 +95,16 @@ def assign(
     """The pod as its flavors' admission leaves it, and what is said of it."""
     label = object_label("Pod", pod.namespace, pod.name)
     chosen: list[Flavor] = []
+    unread: list[UnsupportedField] = []
     for group in groups:
         if not group.resources & _resources(pod):
             continue
         candidates = [flavors[name] for name in group.flavors if name in flavors]
+        if not candidates:  # the export lacks them: nothing to apply, said
+            names = ", ".join(group.flavors)
+            reason = f"ResourceFlavor {names} not read: its nodeLabels and tolerations not applied"
+            unread.append(UnsupportedField(label, "kueue flavor", reason, blocking=False))
+            continue
         found = next((f for f in candidates if _fits(pod, f) is None), None)
         if found is None:
             why = "; ".join(filter(None, (_fits(pod, f) for f in candidates))) or "no flavor"
@@ -105,14 +112,14 @@ def assign(
             return replace(pod, not_ours=pod.not_ours or reason), []
         chosen.append(found)
     if not chosen:
-        return pod, []
+        return pod, unread
     selector = dict(pod.node_selector)
     tolerations = list(pod.tolerations)
     for flavor in chosen:
         selector.update(flavor.node_labels)
         tolerations += [t for t in flavor.tolerations if t not in tolerations]
     own_quota = quota_flavor(groups, chosen[0].name) if len(chosen) == 1 else None
-    said = [
+    said = unread + [
         UnsupportedField(label, "kueue flavor", _said(f.name, own_quota), blocking=False)
         for f in chosen
     ]

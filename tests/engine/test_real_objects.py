@@ -945,3 +945,17 @@ def test_it_says_on_a_trainjobs_pods_that_its_runtime_is_not_read():
     (said,) = parse(node("a"), train).cluster.unsupported
     assert (said.object, said.blocking) == ("Pod/ml/llm-node-0-0", False)
     assert "ClusterTrainingRuntime/torch-distributed is not read" in said.reason
+
+
+def test_it_applies_no_flavor_it_has_not_read(shared_data):
+    """A ClusterQueue whose ResourceFlavor is not in the snapshot: nothing is applied
+    (the export is partial), and the pod says so; the job is read as before."""
+    objects = [
+        o for o in kueue_objects(shared_data, "sample-queues.yaml") if o["kind"] != "ResourceFlavor"
+    ]
+    snapshot = parse(tas_node("other", group=None), *objects, queued_job("j", 1))
+    (found,) = snapshot.cluster.pods
+    assert (found.node_selector, found.not_ours) == ({}, None)
+    assert [u.reason for u in snapshot.cluster.unsupported] == [
+        "ResourceFlavor tas-flavor not read: its nodeLabels and tolerations not applied"
+    ]
