@@ -229,3 +229,34 @@ def test_it_exits_2_naming_the_valid_profiles_on_an_unknown_one() -> None:
     assert "--scheduler-profile" in result.stderr
     assert "valid: kube-default, most-allocated, fgd" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_it_adds_the_extended_resource_toleration_when_told(tmp_path: Path) -> None:
+    """--extended-resource-toleration on: a manifest pod asking nvidia.com/gpu gets
+    the admission's Exists/NoSchedule toleration (plugin/pkg/admission/
+    extendedresourcetoleration) and runs on a node tainted nvidia.com/gpu (no GKE
+    labels, so "auto" would leave it blocked by the taint)."""
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+        "spec: {taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]}\n"
+        "status: {allocatable: {cpu: '8', memory: 64Gi, pods: '110', nvidia.com/gpu: '1'}}\n"
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ml}\n"
+        "spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: '1'}}}]}\n"
+    )
+    verdicts = {}
+    for mode in ("auto", "on"):
+        result = run_manage(
+            "evaluate",
+            str(cluster),
+            "--format",
+            "json",
+            "--at",
+            AT,
+            "--extended-resource-toleration",
+            mode,
+            environment=environment_without_services(),
+        )
+        assert result.returncode == 0, result.stderr
+        verdicts[mode] = json.loads(result.stdout)["workloads"][0]["verdict"]
+    assert verdicts == {"auto": "blocked", "on": "runs_now"}

@@ -37,6 +37,9 @@ How many pods each controller wants, as its controller computes it:
   StatefulSet pods are ``<sts>-<ordinal>``, the others ``<name>-pending-<n>``.
   A Deployment whose ReplicaSet is in the input is counted through it.
 
+Kubeflow PyTorchJob and TrainJob: ``topology.trainingjobs``. A controller's
+exported pods join the gang its template's pods would (``kubepods.controller_group``).
+
 Gangs declared without pods of their own: Volcano PodGroup
 (``scheduling.volcano.sh``: minMember, queue; minResources is what Volcano's
 enqueue checks against the queue) and KAI PodGroup (NVIDIA/KAI-Scheduler
@@ -76,6 +79,8 @@ class Wanted:
     gangs: tuple[Gang, ...] = ()
     queue: str | None = None
     unsupported: tuple[str, ...] = ()
+    # what is not modelled about these pods but does not block them: said on each
+    said: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +131,7 @@ def _job(controller: Controller, pods: list[Pod]) -> Wanted | str:
         names = [f"{controller.name}-pending-{n}" for n in range(missing)]
     template = ctx.mapping(spec.get("template"), "spec.template")
     labels = {JOB_NAME_LABELS[0]: controller.name}
-    objects = tuple(_pod_object(controller, template, n, labels) for n in names)
+    objects = tuple(pod_object(controller, template, n, labels) for n in names)
     return _wanted(controller, objects, queue)
 
 
@@ -175,7 +180,7 @@ def _jobset(controller: Controller, pods: list[Pod]) -> Wanted | str:
             }
             job_name = f"{controller.name}-{rjob}-{job_index}"
             objects += [
-                _pod_object(controller, template, f"{job_name}-{n}", labels)
+                pod_object(controller, template, f"{job_name}-{n}", labels)
                 for n in range(have, want)
             ]
     wanted = _wanted(controller, tuple(objects), queue)
@@ -204,7 +209,7 @@ def _leader_worker_set(controller: Controller, pods: list[Pod]) -> Wanted | str:
             if name in have:
                 continue
             template = leader if index == 0 and leader else worker
-            pod = _pod_object(controller, template, name, labels)
+            pod = pod_object(controller, template, name, labels)
             pod["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] = group_name
             objects.append(pod)
         gangs.append(Gang(controller.namespace, group_name, size))
@@ -234,7 +239,7 @@ def _kueue_workload(controller: Controller, pods: list[Pod]) -> Wanted | str:
         count = ctx.integer(pod_set.get("count"), f"{path}.count", default=1, minimum=0)
         template = ctx.mapping(pod_set.get("template"), f"{path}.template")
         objects += [
-            _pod_object(controller, template, f"{controller.name}-{set_name}-{n}", {})
+            pod_object(controller, template, f"{controller.name}-{set_name}-{n}", {})
             for n in range(count)
         ]
     queue_name = ctx.text(spec.get("queueName"), "spec.queueName")
@@ -262,7 +267,7 @@ def _volcano_job(controller: Controller, pods: list[Pod]) -> Wanted | str:
         template = ctx.mapping(task.get("template"), f"{path}.template")
         labels = {VOLCANO_JOB_NAME: controller.name}
         names = [f"{controller.name}-{task_name}-{i}" for i in range(replicas)]
-        objects += [_pod_object(controller, template, n, labels) for n in names if n not in mine]
+        objects += [pod_object(controller, template, n, labels) for n in names if n not in mine]
     min_available = ctx.integer(spec.get("minAvailable"), "spec.minAvailable", default=total)
     queue = f"VolcanoQueue/{ctx.text(spec.get('queue'), 'spec.queue') or 'default'}"
     gang = Gang(controller.namespace, controller.name, min_available, queue=queue)
@@ -296,7 +301,7 @@ def _replicated(controller: Controller, pods: list[Pod]) -> Wanted | str:
         names = _free_names(controller.name, {p.name.rpartition("-")[2] for p in mine}, missing)
     else:
         names = [f"{controller.name}-pending-{n}" for n in range(missing)]
-    objects = tuple(_pod_object(controller, template, n, {}) for n in names)
+    objects = tuple(pod_object(controller, template, n, {}) for n in names)
     return _wanted(controller, objects, _kueue_queue(controller))
 
 
@@ -385,7 +390,7 @@ def _wanted(
     return Wanted(controller.ctx.object, objects, gangs, queue)
 
 
-def _pod_object(
+def pod_object(
     controller: Controller, template: dict[str, Any], name: str, labels: dict[str, str]
 ) -> dict[str, Any]:
     """The pod a controller creates from ``template`` (metadata merged, phase Pending)."""

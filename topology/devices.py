@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from topology.terms import NodeSelectorTerm
+
 GPU_RESOURCE = "nvidia.com/gpu"
 
 
@@ -109,6 +111,9 @@ class DeviceRequest:
     # the devices asked for are GPUs or parts of one (what GPU demand counts); the
     # engine decides it against the cluster's devices (workloads.pending_workloads)
     gpu: bool = True
+    # adminAccess: the devices are matched but not taken (the structured allocator
+    # leaves admin-access devices free for others, and may give in-use ones)
+    admin_access: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,13 +125,54 @@ class MatchAttribute:
 
 
 @dataclass(frozen=True, slots=True)
+class AllocatedDevice:
+    """One ``status.allocation.devices.results`` entry of a ResourceClaim: the device
+    ``<driver>/<pool>/<device>`` given to ``request``."""
+
+    request: str
+    driver: str
+    pool: str
+    device: str
+    admin_access: bool = False
+    consumed_capacity: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimAllocation:
+    """A ResourceClaim's ``status.allocation`` and ``status.reservedFor``.
+
+    ``node_names`` / ``node_terms``: the allocation's ``nodeSelector`` (its
+    ``matchFields`` on ``metadata.name``, its label terms, ORed): where a pod using
+    the claim may run. Both empty: any node. ``reserved_for``: names of the pods
+    the claim is reserved for (``resource: pods``)."""
+
+    devices: tuple[AllocatedDevice, ...]
+    node_names: tuple[str, ...] = ()
+    node_terms: tuple[NodeSelectorTerm, ...] = ()
+    reserved_for: tuple[str, ...] = ()
+
+    def allows(self, node_name: str, labels: Mapping[str, str]) -> bool:
+        if not self.node_names and not self.node_terms:
+            return True
+        return node_name in self.node_names or any(t.matches(labels) for t in self.node_terms)
+
+
+@dataclass(frozen=True, slots=True)
 class DeviceClaim:
     name: str
     requests: tuple[DeviceRequest, ...]
     constraints: tuple[MatchAttribute, ...] = ()
+    # "namespace/name" of the ResourceClaim object ("" for a template's copy)
+    key: str = ""
+    # status.allocation: the devices are already taken (once, however many pods
+    # share the claim); None: not allocated yet
+    allocation: ClaimAllocation | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class DeviceClass:
     name: str
     selectors: tuple[AttributeSelector, ...] = ()
+    # spec.extendedResourceName (KEP-5004): pods asking this extended resource get
+    # devices of the class where no node advertises it (topology.dra_extended)
+    extended_resource_name: str | None = None

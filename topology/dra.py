@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from topology import mig
+from topology import gke_gpus, mig
 from topology.hardware import (
     GPU_RESOURCE,
     WHOLE_GPU_MILLI,
@@ -47,6 +47,8 @@ PCIE_ROOT = "resource.kubernetes.io/pcieRoot"
 MIB = 2**20
 GPU_TYPES = ("gpu", "mig", "amdgpu", "amdgpu-partition", "vgpu")
 PARTITION_TYPES = ("mig", "amdgpu-partition")
+# resource.k8s.io ResourceSliceMaxDevices: the API server refuses a larger slice
+MAX_SLICE_DEVICES = 128
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,27 +64,63 @@ class ParsedSlice:
     node_name: str | None
     devices: tuple[SliceDevice, ...]
     counter_sets: tuple[CounterSet, ...]
+    generation: int = 0  # spec.pool.generation: only a pool's newest slices count
+    slice_count: int = 1  # spec.pool.resourceSliceCount: the slices of that generation
 
 
 # --- ResourceSlice ------------------------------------------------------------------
 
 
+def current_slices(slices: list[tuple[Any, ParsedSlice]]) -> tuple[list[ParsedSlice], set[str]]:
+    """The slices the structured allocator reads, and the incomplete pools' names.
+
+    k8s.io/dynamic-resource-allocation ``structured/internal/stable/pools_stable.go``
+    ``GatherPools``/``addSlice``: a slice of an older ``pool.generation`` than another
+    of the same (driver, pool) is out-dated and ignored; a pool whose newest
+    generation has fewer slices than its ``resourceSliceCount`` is incomplete. Its
+    devices are still allocated by count, but a request for ``All`` devices fails
+    ("resource pool … is currently being updated", ``allocator_stable.go``
+    ``validateDeviceRequest``)."""
+    newest: dict[tuple[str, str], int] = {}
+    for _, parsed in slices:
+        key = (parsed.driver, parsed.pool)
+        newest[key] = max(newest.get(key, parsed.generation), parsed.generation)
+    current = [p for _, p in slices if p.generation == newest[(p.driver, p.pool)]]
+    seen: dict[tuple[str, str], int] = {}
+    for parsed in current:
+        seen[(parsed.driver, parsed.pool)] = seen.get((parsed.driver, parsed.pool), 0) + 1
+    incomplete = {
+        f"{p.driver}/{p.pool}" for p in current if seen[(p.driver, p.pool)] != p.slice_count
+    }
+    return current, incomplete
+
+
 def parse_slice(ctx: ObjectContext, spec: dict[str, Any]) -> ParsedSlice:
     driver = ctx.text(spec.get("driver"), "spec.driver", required=True)
-    pool = ctx.text(ctx.mapping(spec.get("pool"), "spec.pool").get("name"), "spec.pool.name")
+    pool_spec = ctx.mapping(spec.get("pool"), "spec.pool")
+    pool = ctx.text(pool_spec.get("name"), "spec.pool.name")
     node_name = ctx.text(spec.get("nodeName"), "spec.nodeName") or None
     if node_name is None and (spec.get("nodeSelector") or spec.get("allNodes")):
         field = "spec.nodeSelector" if spec.get("nodeSelector") else "spec.allNodes"
         ctx.fail(field, "devices shared by several nodes are not supported")
-    devices = []
-    for path, raw in ctx.items(spec.get("devices"), "spec.devices"):
-        devices.append(_slice_device(ctx, path, raw, driver, pool, node_name))
+    listed = ctx.items(spec.get("devices"), "spec.devices")
+    if len(listed) > MAX_SLICE_DEVICES:
+        reason = f"must have at most {MAX_SLICE_DEVICES} items, got {len(listed)}"
+        ctx.fail("spec.devices", reason)
+    devices = [_slice_device(ctx, path, raw, driver, pool, node_name) for path, raw in listed]
     return ParsedSlice(
         driver=driver,
         pool=pool,
         node_name=node_name,
         devices=tuple(devices),
         counter_sets=_counter_sets(ctx, spec.get("sharedCounters"), "spec.sharedCounters"),
+        generation=ctx.integer(pool_spec.get("generation"), "spec.pool.generation", minimum=0),
+        slice_count=ctx.integer(
+            pool_spec.get("resourceSliceCount"),
+            "spec.pool.resourceSliceCount",
+            default=1,
+            minimum=1,
+        ),
     )
 
 
@@ -270,11 +308,20 @@ def plugin_gpus(
       (product ``A100-SXM4-40GB-MIG-1g.5gb``, NVIDIA k8s-device-plugin
       ``internal/lm/mig-strategy.go``); each instance is a unit Device with
       that profile on its parent Gpu, holding the profile's share of it;
+    - GKE's own labels (MIG partition size, time-sharing / MPS clients per GPU)
+      read as the GFD labels they stand for (``topology.gke_gpus``);
     - MIG ``mixed``: ``nvidia.com/gpu`` counts the GPUs outside MIG mode;
       MIG instances stay extended resources (``nvidia.com/mig-<profile>``) and
       the remaining GPUs of ``nvidia.com/gpu.count`` appear as Gpus without
       whole Devices.
     """
+    labels = gke_gpus.as_gfd(
+        labels,
+        product=PRODUCT_LABEL,
+        replicas=REPLICAS_LABEL,
+        sharing=SHARING_LABEL,
+        mig_strategy=MIG_STRATEGY_LABEL,
+    )
     product = labels.get(PRODUCT_LABEL) or None
     strategy = labels.get(MIG_STRATEGY_LABEL, "none")
     replicas = _label_int(labels, REPLICAS_LABEL) or _implied_replicas(labels, gpu_allocatable)

@@ -36,7 +36,9 @@ from datetime import datetime
 # re-exported: ``from topology.hardware import X`` stays the one way in to the model
 from topology.devices import (
     GPU_RESOURCE as GPU_RESOURCE,
+    AllocatedDevice as AllocatedDevice,
     AttributeSelector as AttributeSelector,
+    ClaimAllocation as ClaimAllocation,
     CounterConsumption as CounterConsumption,
     CounterSet as CounterSet,
     Device as Device,
@@ -170,6 +172,9 @@ class Node:
     node_group: str | None = None
     price_per_node_hour: float | None = None
     created: float = 0.0  # metadata.creationTimestamp, epoch seconds (0: not given)
+    # "<driver>/<pool>" of its DRA pools whose newest generation lacks slices
+    # (fewer than spec.pool.resourceSliceCount): "All" requests fail on it
+    incomplete_pools: tuple[str, ...] = ()
 
     @property
     def gpu_count(self) -> int:
@@ -192,6 +197,10 @@ class GpuRequest:
     milli_per_gpu: int = WHOLE_GPU_MILLI
     models: tuple[str, ...] = ()
     memory_bytes: int | None = None
+    # a fraction-aware scheduler places the share (KAI's gpu-fraction,
+    # topology.kaishares): any device plugin's whole GPU can hold it, not only
+    # shareable devices
+    shares_whole_gpus: bool = False
 
     @property
     def total_milli(self) -> int:
@@ -252,6 +261,13 @@ class Pod:
     # a static pod's mirror kubernetes.io/config.mirror); None: any other pod, or one
     # being deleted (topology.daemons)
     node_daemon: str | None = None
+    # metadata.deletionTimestamp is set: the pod is being deleted (topology.podowner)
+    terminating: bool = False
+    # why kube-scheduler never schedules this pending pod (another scheduler's, or being
+    # deleted), in words; None: it is ours to place (topology.podowner)
+    not_ours: str | None = None
+    # the Kueue ResourceFlavor whose quota the pod uses (topology.kueueflavors)
+    quota_flavor: str | None = None
 
     @property
     def key(self) -> str:
@@ -413,6 +429,9 @@ class QuotaQueue:
     # ClusterQueue runs; Kueue then creates the ProvisioningRequest of each admitted
     # workload itself (None: no such check)
     provisioning_check: str | None = None
+    # Kueue: each ResourceFlavor's nominalQuota, when a resource group offers several
+    # flavors (a pod set draws on its own flavor's quota only, Pod.quota_flavor)
+    flavor_limits: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
 
 # --- what the model leaves out --------------------------------------------------------
@@ -465,6 +484,8 @@ class Cluster:
     disruption_budgets: tuple[DisruptionBudget, ...] = ()
     # DaemonSets read: what each runs on every node it selects (templates of new nodes)
     daemon_pods: tuple[DaemonPod, ...] = ()
+    # every ResourceClaim with status.allocation: its devices are taken once
+    allocated_claims: tuple[DeviceClaim, ...] = ()
 
     @property
     def gpu_count(self) -> int:

@@ -34,16 +34,19 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from topology import (
+    admission,
     castatus,
     cloud_reservations,
     daemons,
     discovery,
     disruption,
     dra,
+    dra_extended,
     karpenter,
     kubedevices,
     kubegangs,
     kubeproject,
+    kueueflavors,
     podaffinity,
     quotas,
     topology_k8s,
@@ -60,6 +63,7 @@ from topology.hardware import (
     ModelError,
     Node,
     NodeGroup,
+    Pod,
     QuotaQueue,
     Reservation,
     Snapshot,
@@ -118,6 +122,9 @@ class _Collected:
     seen: set[str] = field(default_factory=set)
     generated: Counter[tuple[str, str]] = field(default_factory=Counter)
     budgets: list[DisruptionBudget] = field(default_factory=list)  # topology.disruption
+    priority_classes: dict[str, admission.PriorityClass] = field(default_factory=dict)
+    flavors: dict[str, kueueflavors.Flavor] = field(default_factory=dict)
+    queue_flavors: dict[str, tuple[kueueflavors.FlavorGroup, ...]] = field(default_factory=dict)
 
 
 def parse_objects(
@@ -127,18 +134,65 @@ def parse_objects(
     prices: PriceTable | None = None,
     discovered_groups: Iterable[NodeGroup] = (),
     daemon_pods: Iterable[DaemonPod] = (),
+    extended_resource_toleration: bool | None = None,
 ) -> Snapshot:
     """Every object → the model; bad objects become errors, unknown kinds are counted.
 
     ``prices``: prices discovered node groups (default: the bundled table).
     ``discovered_groups``: groups another parse discovered (a source's model), which
     NodeGroup objects here override field by field like the ones found here;
-    ``daemon_pods``: that model's DaemonSets, which NodeGroup templates here carry too."""
+    ``daemon_pods``: that model's DaemonSets, which NodeGroup templates here carry too;
+    ``extended_resource_toleration``: whether the API server runs the
+    ExtendedResourceToleration admission (None: where the nodes are GKE's,
+    ``topology.admission``)."""
     collected = _Collected()
     collected.discovered.daemon_pods.extend(daemon_pods)
     for source, obj in objects:
         _parse_one(collected, str(source), obj)
+    workloads_k8s.add_wanted_pods(collected, _pod)
+    _admit(collected, extended_resource_toleration)
     return _assemble(collected, cluster_name, prices or bundled_table(), tuple(discovered_groups))
+
+
+def _admit(collected: _Collected, extended_toleration: bool | None) -> None:
+    """Every pod (exported, hand-written or built from a template) as admission leaves it."""
+    if extended_toleration is None:
+        extended_toleration = admission.is_gke([node for node, _ in collected.nodes])
+    for record in collected.pods:
+        record.pod, said = admission.admitted(
+            record.pod,
+            record.admission,
+            collected.priority_classes,
+            extended_toleration=extended_toleration,
+        )
+        record.unmodelled += said
+    _assign_flavors(collected)
+
+
+def _assign_flavors(collected: _Collected) -> None:
+    """Pending pods of a Kueue ClusterQueue with their ResourceFlavor's labels and
+    tolerations (``topology.kueueflavors``)."""
+    if not collected.queue_flavors:
+        return
+    gangs = {g.key: g for g in collected.pod_groups.values()}
+    node_labels = {node.name: dict(node.labels) for node, _ in collected.nodes}
+    for record in collected.pods:
+        queue = quotas.pod_queue(record.pod, gangs, collected.local_queues)
+        groups = collected.queue_flavors.get(queue or "")
+        if not groups:
+            continue
+        if record.pod.node_name is None:
+            record.pod, said = kueueflavors.assign(record.pod, groups, collected.flavors)
+            record.unmodelled += said
+        else:
+            labels = node_labels.get(record.pod.node_name, {})
+            flavor = kueueflavors.bound_flavor(groups, collected.flavors, labels)
+            record.pod = replace(record.pod, quota_flavor=flavor)
+
+
+def _priority_class(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None:
+    found = admission.parse_priority_class(ctx, obj)
+    collected.priority_classes[found.name] = found
 
 
 _MALFORMED = (TypeError, ValueError, KeyError, AttributeError, IndexError, ArithmeticError)
@@ -266,6 +320,8 @@ _HANDLERS = {
     ("Node", "*"): _node,
     ("Pod", "*"): _pod,
     ("Namespace", "*"): _namespace,
+    ("PriorityClass", "scheduling.k8s.io"): _priority_class,
+    ("ResourceFlavor", "kueue.x-k8s.io"): kueueflavors.parse_flavor,
     ("ResourceSlice", "*"): _resource_slice,
     ("ResourceClaim", "*"): kubedevices.resource_claim,
     ("ResourceClaimTemplate", "*"): kubedevices.resource_claim_template,
@@ -312,7 +368,6 @@ def _assemble(
     prices: PriceTable,
     discovered_groups: tuple[NodeGroup, ...] = (),
 ) -> Snapshot:
-    workloads_k8s.add_wanted_pods(collected, _pod)
     devices = nodes_with_devices(collected.nodes, collected.slices)
     found, notices = discovery.discover_node_groups(
         collected.discovered, devices, prices, pods=(r.pod for r in collected.pods)
@@ -328,7 +383,7 @@ def _assemble(
         discovery.gpus_by_instance_type(node_groups),
     )
     pods = tuple(
-        pod_with_volumes(collected.volumes, record, kubedevices.pod_with_claims(collected, record))
+        pod_with_volumes(collected.volumes, record, _with_claims(collected, record, nodes))
         for record in collected.pods
     )
     topology, topology_source, topology_notes = topology_k8s.choose(
@@ -336,6 +391,7 @@ def _assemble(
     )
     collected.notes.extend(topology_notes)
     pods = podaffinity.needing_namespaces(pods, bool(collected.namespaces))
+    collected.notes.extend(kubedevices.unknown_allocated_devices(collected, nodes))
     cluster = Cluster(
         name=cluster_name,
         topology=topology,
@@ -352,6 +408,7 @@ def _assemble(
         unsupported=_unsupported_fields(collected),
         disruption_budgets=tuple(collected.budgets),
         daemon_pods=tuple(collected.discovered.daemon_pods),
+        allocated_claims=kubedevices.allocated_claims(collected),
     )
     return Snapshot(
         cluster=cluster,
@@ -361,6 +418,21 @@ def _assemble(
         notes=tuple(collected.notes),
         notices=notices + reservation_notices,
     )
+
+
+def _with_claims(collected: _Collected, record: PodRecord, nodes: tuple[Node, ...]) -> Pod:
+    """The pod's DRA claims: its own (``kubedevices``) and the one made for the extended
+    resources a DeviceClass serves (``dra_extended``, KEP-5004)."""
+    pod = kubedevices.pod_with_claims(collected, record)
+    mapping = dra_extended.mapped_names(dc for dc, _ in collected.device_classes.values())
+    if not mapping:
+        return pod
+    made = collected.claims.get((pod.namespace, record.extended_claim))
+    pod, said = dra_extended.with_extended_claim(
+        pod, mapping, dra_extended.advertised(nodes), made[0] if made else None
+    )
+    record.unmodelled += said
+    return pod
 
 
 def _unsupported_fields(collected: _Collected) -> tuple[UnsupportedField, ...]:

@@ -9,9 +9,11 @@ beyond the compiled subset (``topology.cel``), ``distinctAttribute`` and
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
+from topology import dra_status
 from topology.cel import CelUnsupported, compile_selector
 from topology.hardware import (
     AttributeSelector,
@@ -19,6 +21,7 @@ from topology.hardware import (
     DeviceClass,
     DeviceRequest,
     MatchAttribute,
+    Node,
     Pod,
     UnsupportedField,
 )
@@ -32,7 +35,11 @@ def resource_claim(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> N
     if "spec" in spec and "devices" not in spec:
         ctx.fail("spec.spec", "a ResourceClaim has spec.devices; spec.spec belongs to a template")
     namespace, name = namespace_name(ctx)
-    collected.claims[(namespace, name)] = _device_claim(ctx, name, spec, "spec")
+    claim, reasons = _device_claim(ctx, name, spec, "spec")
+    status = ctx.mapping(obj.get("status"), "status")
+    allocation = dra_status.claim_allocation(ctx, status)
+    claim = replace(claim, key=f"{namespace}/{name}", allocation=allocation)
+    collected.claims[(namespace, name)] = (claim, reasons)
 
 
 def resource_claim_template(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
@@ -46,7 +53,8 @@ def device_class(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> Non
     spec = ctx.mapping(obj.get("spec"), "spec")
     name = ctx.object.partition("/")[2]
     selectors, reasons = selector_list(ctx, spec.get("selectors"), "spec.selectors")
-    collected.device_classes[name] = (DeviceClass(name, selectors), tuple(reasons))
+    extended = ctx.text(spec.get("extendedResourceName"), "spec.extendedResourceName") or None
+    collected.device_classes[name] = (DeviceClass(name, selectors, extended), tuple(reasons))
 
 
 def _device_claim(
@@ -99,6 +107,7 @@ def _device_request(
             str(k): memory_bytes(ctx.quantity(v, f"{base}.capacity.requests.{k}"))
             for k, v in capacity.items()
         },
+        admin_access=ctx.boolean(body.get("adminAccess"), f"{base}.adminAccess"),
     )
     return request, reasons
 
@@ -118,11 +127,16 @@ def selector_list(ctx: ObjectContext, raw: Any, field_name: str):  # type: ignor
 
 
 def pod_with_claims(collected: Any, record: PodRecord) -> Pod:
-    """The pod's DRA claims (a template's copy named ``<pod>-<entry>``); a missing claim,
-    template or class, or a request beyond the model, is an unsupported reason."""
+    """The pod's DRA claims (a template's copy named ``<pod>-<entry>``, or the claim
+    made from it when ``status.resourceClaimStatuses`` names one the snapshot has); a
+    missing claim, template or class, or a request beyond the model, is an unsupported
+    reason."""
     pod = record.pod
     claims, reasons = [], list(pod.unsupported)
     for entry, kind, name in record.claim_refs:
+        generated = record.claim_statuses.get(entry, "")
+        if kind == "template" and (pod.namespace, generated) in collected.claims:
+            kind, name = "claim", generated  # the claim made from the template, as it is
         table = collected.claims if kind == "claim" else collected.templates
         found = table.get((pod.namespace, name))
         if found is None:
@@ -154,3 +168,26 @@ def _class_reasons(collected: Any, claim: DeviceClaim) -> list[str]:
         else:
             reasons += found[1]
     return reasons
+
+
+def allocated_claims(collected: Any) -> tuple[DeviceClaim, ...]:
+    """Every ResourceClaim holding devices (``status.allocation``), by namespace/name."""
+    return tuple(
+        claim for _, (claim, _) in sorted(collected.claims.items()) if claim.allocation is not None
+    )
+
+
+def unknown_allocated_devices(collected: Any, nodes: Iterable[Node]) -> list[str]:
+    """One note per allocated device no ResourceSlice of the snapshot offers: its
+    claim's hold on it cannot be counted (it is not guessed elsewhere)."""
+    offered = {(d.driver, d.pool, d.name) for n in nodes for d in n.devices}
+    notes = []
+    for claim in allocated_claims(collected):
+        assert claim.allocation is not None
+        for r in claim.allocation.devices:
+            if not r.admin_access and (r.driver, r.pool, r.device) not in offered:
+                notes.append(
+                    f"ResourceClaim/{claim.key}: allocated device {r.driver}/{r.pool}/{r.device} "
+                    "is in no ResourceSlice read: its use is not counted"
+                )
+    return notes

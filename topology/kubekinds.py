@@ -117,6 +117,13 @@ DEFAULT_KINDS: tuple[WatchedKind, ...] = (
     ),
     # built-in groups
     WatchedKind(
+        "PriorityClass",
+        "scheduling.k8s.io",
+        _V1,
+        "priorityclasses",
+        _typed(lambda a: client.SchedulingV1Api(a).list_priority_class),
+    ),
+    WatchedKind(
         "StorageClass",
         "storage.k8s.io",
         _V1,
@@ -202,11 +209,14 @@ DEFAULT_KINDS: tuple[WatchedKind, ...] = (
     _crd("NodeClaim", "karpenter.sh", _KARPENTER, "nodeclaims"),
     _crd("EC2NodeClass", "karpenter.k8s.aws", _KARPENTER, "ec2nodeclasses"),
     _crd("JobSet", "jobset.x-k8s.io", ("v1alpha2",), "jobsets"),
+    _crd("PyTorchJob", "kubeflow.org", ("v1",), "pytorchjobs"),
+    _crd("TrainJob", "trainer.kubeflow.org", ("v1alpha1",), "trainjobs"),
     _crd("LeaderWorkerSet", "leaderworkerset.x-k8s.io", _V1, "leaderworkersets"),
     _crd("Workload", "kueue.x-k8s.io", _KUEUE, "workloads"),
     _crd("ClusterQueue", "kueue.x-k8s.io", _KUEUE, "clusterqueues"),
     _crd("LocalQueue", "kueue.x-k8s.io", _KUEUE, "localqueues"),
     _crd("AdmissionCheck", "kueue.x-k8s.io", _KUEUE, "admissionchecks"),
+    _crd("ResourceFlavor", "kueue.x-k8s.io", _KUEUE, "resourceflavors"),
     _crd("Topology", "kueue.x-k8s.io", (*_KUEUE, "v1alpha1"), "topologies"),
     _crd("Job", "batch.volcano.sh", ("v1alpha1",), "jobs"),
     _crd("PodGroup", "scheduling.volcano.sh", ("v1beta1",), "podgroups"),

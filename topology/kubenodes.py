@@ -24,12 +24,16 @@ from topology.hardware import (
     Toleration,
 )
 from topology.kubefields import ObjectContext
+from topology.podrequests import is_integer_resource
 from topology.quantity import cpu_milli, memory_bytes, whole_count
 
 REQUIRED_AFFINITY = "requiredDuringSchedulingIgnoredDuringExecution"
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 CORE_RESOURCES = ("cpu", "memory", "pods", GPU_RESOURCE)
+# a sanity bound on any one extended resource of a node (issue 28): real nodes have
+# 8 GPUs, a time-sliced one a few dozen replicas, far below this
+MAX_DEVICES_PER_NODE = 1024
 
 
 def parse_node(ctx: ObjectContext, obj: dict[str, Any]) -> tuple[Node, int]:
@@ -52,9 +56,17 @@ def parse_node(ctx: ObjectContext, obj: dict[str, Any]) -> tuple[Node, int]:
 
 
 def node_allocatable(ctx: ObjectContext, raw: Any, field_name: str) -> tuple[Resources, int]:
+    """Allocatable resources, each >= 0, and at most ``MAX_DEVICES_PER_NODE`` of any
+    extended resource (a device count): a larger figure is no real node's, and
+    modelling it device by device would take unbounded time and memory."""
     values = {}
     for key, value in ctx.mapping(raw, field_name).items():
-        values[str(key)] = ctx.quantity(value, f"{field_name}.{key}")
+        quantity = values[str(key)] = ctx.quantity(value, f"{field_name}.{key}")
+        if quantity < 0:
+            ctx.fail(f"{field_name}.{key}", f"must be greater than or equal to 0, got {value}")
+        if is_integer_resource(str(key)) and quantity > MAX_DEVICES_PER_NODE:
+            reason = f"{value} devices on one node: more than {MAX_DEVICES_PER_NODE} is not a node"
+            ctx.fail(f"{field_name}.{key}", reason)
     extended = {k: whole_count(v) for k, v in values.items() if k not in CORE_RESOURCES}
     resources = Resources(
         cpu_milli=cpu_milli(values.get("cpu", 0)),
@@ -161,7 +173,8 @@ def nodes_with_devices(
     consume), else its device-plugin count and GFD labels."""
     by_node: dict[str, list[Any]] = {}
     counter_sets: dict[tuple[str, str], list[Any]] = {}
-    for _, parsed in slices:
+    current, incomplete = dra.current_slices(slices)
+    for parsed in current:
         for counter in parsed.counter_sets:
             counter_sets.setdefault((parsed.driver, parsed.pool), []).append(counter)
         for item in parsed.devices:
@@ -178,7 +191,9 @@ def nodes_with_devices(
             for counter in counter_sets.get(key, [])
             if counter.name in used
         ]
-        out.append(with_gpus(node, gpu_count, devices, sets))
+        node = with_gpus(node, gpu_count, devices, sets)
+        pools = tuple(sorted({f"{p.driver}/{p.pool}" for p, _ in entries} & incomplete))
+        out.append(replace(node, incomplete_pools=pools) if pools else node)
     return tuple(out)
 
 

@@ -9,11 +9,22 @@ pods are dropped.
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from topology import disruption, podaffinity, podspec, podstatus, volumes, workloads_k8s
+from topology import (
+    admission,
+    disruption,
+    dra_extended,
+    kaishares,
+    podaffinity,
+    podowner,
+    podrequests,
+    podspec,
+    podstatus,
+    volumes,
+    workloads_k8s,
+)
 from topology.hardware import (
     GPU_RESOURCE,
     SHARED_GPU_RESOURCE,
@@ -24,7 +35,6 @@ from topology.hardware import (
 )
 from topology.kubefields import ObjectContext, object_label
 from topology.kubenodes import REQUIRED_AFFINITY, pod_tolerations, required_node_affinity
-from topology.quantity import cpu_milli, whole_count
 
 POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 KUEUE_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
@@ -43,6 +53,10 @@ PROVISIONING_CLASS = (
     "cluster-autoscaler.kubernetes.io/provisioning-class-name",
 )
 PREFERRED_TOPOLOGY = "kueue.x-k8s.io/podset-preferred-topology"
+LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
+LWS_GROUP_INDEX = "leaderworkerset.sigs.k8s.io/group-index"
+LWS_SIZE = "leaderworkerset.sigs.k8s.io/size"  # annotation: the group's pods
+TRAINING_JOB_NAME = "training.kubeflow.org/job-name"
 SLICE_TOPOLOGY = "kueue.x-k8s.io/podset-slice-required-topology"
 LIVE_PHASES = ("", "Pending", "Running")
 # cluster-autoscaler utils/pod/pod.go IsDaemonSetPod, IsMirrorPod (kubelet config.mirror key)
@@ -59,6 +73,10 @@ class PodRecord:
     unmodelled: list[UnsupportedField] = field(default_factory=list)
     volume_claims: list[str] = field(default_factory=list)  # PersistentVolumeClaim names
     group_total: int | None = None  # kueue pod-group-total-count
+    # status.resourceClaimStatuses: entry name → the ResourceClaim made from its template
+    claim_statuses: dict[str, str] = field(default_factory=dict)
+    admission: admission.PodAdmission = field(default_factory=admission.PodAdmission)
+    extended_claim: str = ""  # status.extendedResourceClaimStatus.resourceClaimName
 
 
 def parse_pod(ctx: ObjectContext, obj: dict[str, Any]) -> PodRecord | None:
@@ -72,6 +90,7 @@ def parse_pod(ctx: ObjectContext, obj: dict[str, Any]) -> PodRecord | None:
     labels = ctx.labels(meta.get("labels"), "metadata.labels")
     annotations = ctx.labels(meta.get("annotations"), "metadata.annotations")
     requests, gpu = pod_spec_requests(ctx, spec)
+    gpu = gpu or kaishares.fraction_request(ctx, annotations)
     affinity, affinity_unsupported = required_node_affinity(ctx, spec.get("affinity"))
     node_name = ctx.text(spec.get("nodeName"), "spec.nodeName") or None
     unmodelled = podspec.unmodelled_fields(ctx, spec, bound=node_name is not None)
@@ -80,6 +99,8 @@ def parse_pod(ctx: ObjectContext, obj: dict[str, Any]) -> PodRecord | None:
         for reason in affinity_unsupported
     ]
     unmodelled += _annotation_unsupported(ctx, annotations)
+    unmodelled += podowner.approximated(ctx, spec)
+    unmodelled += kaishares.unmodelled(ctx, annotations)
     pod = Pod(
         namespace=namespace,
         name=name,
@@ -93,7 +114,8 @@ def parse_pod(ctx: ObjectContext, obj: dict[str, Any]) -> PodRecord | None:
         arrival=_arrival(ctx, meta.get("creationTimestamp")),
         node_name=node_name,
         gang=_gang_name(ctx, namespace, labels, spec)
-        or workloads_k8s.annotated_gang(namespace, annotations),
+        or workloads_k8s.annotated_gang(namespace, annotations)
+        or _controller_gang(namespace, labels),
         required_topology=annotations.get(REQUIRED_TOPOLOGY) or None,
         preferred_topology=annotations.get(PREFERRED_TOPOLOGY) or None,
         unsupported=tuple(dict.fromkeys(u.reason for u in unmodelled if u.blocking)),
@@ -105,14 +127,18 @@ def parse_pod(ctx: ObjectContext, obj: dict[str, Any]) -> PodRecord | None:
         host_ports=podspec.host_ports(ctx, spec),
         **disruption.preemption_fields(ctx, spec, status),
         node_daemon=_node_daemon(ctx, meta, namespace, annotations),
+        terminating=podowner.terminating(meta),
+        not_ours=podowner.not_ours(ctx, meta, spec, bound=node_name is not None),
     )
-    total = annotations.get(KUEUE_TOTAL_ANNOTATION)
+    total = annotations.get(KUEUE_TOTAL_ANNOTATION) or annotations.get(LWS_SIZE)
     record = PodRecord(pod, _claim_refs(ctx, spec.get("resourceClaims")), unmodelled)
     record.volume_claims = podspec.claim_names(ctx, spec)
+    record.claim_statuses = _claim_statuses(ctx, status)
+    record.admission = admission.pod_admission(ctx, spec, served=bool(status))
+    record.extended_claim = dra_extended.claim_status(ctx, status)
     if total is not None and pod.gang:
-        record.group_total = ctx.integer(
-            total, f"metadata.annotations.{KUEUE_TOTAL_ANNOTATION}", minimum=1
-        )
+        key = KUEUE_TOTAL_ANNOTATION if KUEUE_TOTAL_ANNOTATION in annotations else LWS_SIZE
+        record.group_total = ctx.integer(total, f"metadata.annotations.{key}", minimum=1)
     return record
 
 
@@ -183,24 +209,28 @@ def _gang_name(
     return f"{namespace}/{group}" if group else None
 
 
+def _controller_gang(namespace: str, labels: dict[str, str]) -> str | None:
+    group = controller_group(labels)
+    return f"{namespace}/{group}" if group else None
+
+
+def controller_group(labels: dict[str, str]) -> str | None:
+    """The gang a controller's own pod labels place it in, the one its pods built from
+    the controller's template join (``topology.controllers``, ``topology.trainingjobs``),
+    so a workload reads the same with or without its pods exported: a LeaderWorkerSet
+    group ``<lws>-<group-index>``, a Kubeflow training job ``<job>``."""
+    if labels.get(LWS_NAME) and labels.get(LWS_GROUP_INDEX) is not None:
+        return f"{labels[LWS_NAME]}-{labels[LWS_GROUP_INDEX]}"
+    return labels.get(TRAINING_JOB_NAME) or None
+
+
 def pod_spec_requests(
     ctx: ObjectContext, spec: dict[str, Any]
 ) -> tuple[Resources, GpuRequest | None]:
-    """Effective requests like the scheduler: containers (+ sidecars) summed, max with init
-    containers, plus overhead; requests default to limits."""
-    total: Counter[str] = Counter()
-    for path, container in ctx.items(spec.get("containers"), "spec.containers"):
-        total.update(_container_requests(ctx, container, path))
-    init_peak: Counter[str] = Counter()
-    for path, container in ctx.items(spec.get("initContainers"), "spec.initContainers"):
-        values = _container_requests(ctx, container, path)
-        if container.get("restartPolicy") == "Always":  # sidecar: runs alongside
-            total.update(values)
-        else:
-            init_peak = Counter({k: max(init_peak[k], values[k]) for k in {*init_peak, *values}})
-    merged = Counter({k: max(total[k], init_peak[k]) for k in {*total, *init_peak}})
-    for key, value in ctx.mapping(spec.get("overhead"), "spec.overhead").items():
-        merged[key] += _base_units(key, ctx.quantity(value, f"spec.overhead.{key}"))
+    """Effective requests like the scheduler (``topology.podrequests``: containers and
+    sidecars summed, init containers in KEP-753 order, pod-level resources, overhead),
+    quantities validated as the API server does."""
+    merged = podrequests.pod_requests(ctx, spec)
     # renamed replicas stay an extended resource (only such nodes advertise it) and
     # also take GPU units there, like nvidia.com/gpu
     gpu_count = merged.pop(GPU_RESOURCE, 0) + merged.get(SHARED_GPU_RESOURCE, 0)
@@ -213,21 +243,17 @@ def pod_spec_requests(
     return resources, (GpuRequest(count=gpu_count) if gpu_count else None)
 
 
-def _container_requests(ctx: ObjectContext, container: dict[str, Any], path: str) -> Counter[str]:
-    resources = ctx.mapping(container.get("resources"), f"{path}.resources")
-    limits = ctx.mapping(resources.get("limits"), f"{path}.resources.limits")
-    requests = ctx.mapping(resources.get("requests"), f"{path}.resources.requests")
-    values: Counter[str] = Counter()
-    for key in {*limits, *requests}:
-        where = "requests" if key in requests else "limits"
-        raw = requests[key] if key in requests else limits[key]
-        quantity = ctx.quantity(raw, f"{path}.resources.{where}.{key}")
-        values[str(key)] = _base_units(str(key), quantity)
-    return values
-
-
-def _base_units(key: str, quantity: Any) -> int:
-    return cpu_milli(quantity) if key == "cpu" else whole_count(quantity)
+def _claim_statuses(ctx: ObjectContext, status: dict[str, Any]) -> dict[str, str]:
+    """``status.resourceClaimStatuses[]``: which ResourceClaim the resourceclaim
+    controller made for each template entry (absent: none made yet)."""
+    found = {}
+    for path, item in ctx.items(
+        status.get("resourceClaimStatuses"), "status.resourceClaimStatuses"
+    ):
+        claim = ctx.text(item.get("resourceClaimName"), f"{path}.resourceClaimName")
+        if claim:
+            found[ctx.text(item.get("name"), f"{path}.name", required=True)] = claim
+    return found
 
 
 def _claim_refs(ctx: ObjectContext, raw: Any) -> list[tuple[str, str, str]]:

@@ -9,7 +9,10 @@ Queues read (``parse_queue`` is the topology.kube handler):
 - Kueue ``ClusterQueue`` (kubernetes-sigs/kueue ``apis/kueue/v1beta1/clusterqueue_types.go``):
   ``spec.resourceGroups[].flavors[].resources[]`` ``nominalQuota`` and
   ``borrowingLimit``, ``spec.cohort`` (``cohortName`` in v1beta2). Flavors are
-  summed per resource (which flavor a workload is assigned is not modelled).
+  summed per resource, and kept per flavor (``flavor_limits``): the flavor a pod
+  set is assigned gives it its labels and tolerations (``topology.kueueflavors``),
+  and where one resource group offers several flavors the pod set is admitted
+  against that flavor's own quota (``_admit_flavor``).
   ``LocalQueue`` ``spec.clusterQueue`` links a namespace's queue name (pod or
   job label ``kueue.x-k8s.io/queue-name``) to it. A Kueue job is suspended,
   its pods gated, until admitted: the cluster autoscaler never sees them.
@@ -40,6 +43,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+from topology import kueueflavors
 from topology.hardware import GPU_RESOURCE, Cluster, Gang, Pod, QuotaQueue
 from topology.kubefields import ObjectContext
 from topology.quantity import cpu_milli, memory_bytes, whole_count
@@ -97,6 +101,7 @@ def parse_queue(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None
     elif kind == "ClusterQueue":
         collected.queues.append(_cluster_queue(ctx, name, spec))
         collected.queue_checks[f"ClusterQueue/{name}"] = _check_names(ctx, spec)
+        kueueflavors.record_order(collected, ctx, name, spec)
     elif group == VOLCANO:
         capability = ctx.mapping(spec.get("capability"), "spec.capability")
         limit = {
@@ -143,13 +148,16 @@ def _cluster_queue(ctx: ObjectContext, name: str, spec: dict[str, Any]) -> Quota
     nominal: Counter[str] = Counter()
     borrowing: Counter[str] = Counter()
     unbounded: set[str] = set()
+    per_flavor: dict[str, dict[str, int]] = {}
     for group_path, group in ctx.items(spec.get("resourceGroups"), "spec.resourceGroups"):
         for flavor_path, flavor in ctx.items(group.get("flavors"), f"{group_path}.flavors"):
+            flavor_name = ctx.text(flavor.get("name"), f"{flavor_path}.name")
+            own = per_flavor.setdefault(flavor_name, {})
             for path, resource in ctx.items(flavor.get("resources"), f"{flavor_path}.resources"):
                 key = ctx.text(resource.get("name"), f"{path}.name", required=True)
-                nominal[key] += _amount(
-                    ctx, key, resource.get("nominalQuota", 0), f"{path}.nominalQuota"
-                )
+                amount = _amount(ctx, key, resource.get("nominalQuota", 0), f"{path}.nominalQuota")
+                nominal[key] += amount
+                own[key] = own.get(key, 0) + amount
                 if resource.get("borrowingLimit") is None:
                     unbounded.add(key)
                 else:
@@ -164,6 +172,7 @@ def _cluster_queue(ctx: ObjectContext, name: str, spec: dict[str, Any]) -> Quota
         cohort=cohort,
         borrowing_limit=limits,
         hides_pending_pods=True,
+        flavor_limits=per_flavor,
     )
 
 
@@ -271,6 +280,8 @@ def quota_waiting(cluster: Cluster, pending: Sequence[_Workload]) -> dict[str, Q
         if queue is not None:
             used.setdefault(queue, Counter()).update(_requests([pod]))
             used.setdefault(f"{queue}#quota", Counter()).update(_requests([pod]))
+            if pod.quota_flavor:
+                used.setdefault(_at(queue, pod.quota_flavor), Counter()).update(_requests([pod]))
     waiting = {}
     for workload in pending:
         queue = next(
@@ -300,6 +311,10 @@ def _admit(
     if queue_name.startswith("KaiQueue/") and workload.priority >= NON_PREEMPTIBLE_PRIORITY:
         checked.append(f"{queue_name}#quota")
     need = _requests(workload.pods)
+    flavor = next((p.quota_flavor for p in workload.pods if p.quota_flavor), None)
+    own = queues.get(queue_name)
+    if flavor is not None and own is not None and flavor in own.flavor_limits:
+        return _admit_flavor(queues, used, own, flavor, need)
     for name in checked:
         queue = queues.get(name)
         if queue is None:
@@ -316,6 +331,60 @@ def _admit(
     for name in checked:
         used.setdefault(name, Counter()).update(need)
     return None
+
+
+def _at(queue: str, flavor: str) -> str:
+    return f"{queue}@{flavor}"
+
+
+def _admit_flavor(
+    queues: Mapping[str, QuotaQueue],
+    used: dict[str, Counter[str]],
+    queue: QuotaQueue,
+    flavor: str,
+    need: Counter[str],
+) -> QuotaWait | None:
+    """Kueue admits a pod set against its flavor's quota (flavorassigner.go: quota is
+    per flavor and resource), borrowing that flavor's unused quota in the cohort."""
+    for resource, amount in sorted(need.items()):
+        free = _flavor_free(queues, used, queue, flavor, resource)
+        if amount > free:
+            needs, left = amount_text(resource, amount), amount_text(resource, max(0, free))
+            reason = (
+                f"waiting for quota in queue {queue.name} flavor {flavor} "
+                f"(needs {needs} {resource}, free {left})"
+            )
+            return QuotaWait(queue.name, reason, autoscaler_sees_pods=False)
+    used.setdefault(queue.name, Counter()).update(need)
+    used.setdefault(_at(queue.name, flavor), Counter()).update(need)
+    return None
+
+
+def _flavor_free(
+    queues: Mapping[str, QuotaQueue],
+    used: dict[str, Counter[str]],
+    queue: QuotaQueue,
+    flavor: str,
+    resource: str,
+) -> int:
+    limit = queue.flavor_limits[flavor].get(resource)
+    if limit is None:
+        return 0  # the flavor does not cover it
+    own = limit - used.get(_at(queue.name, flavor), Counter())[resource]
+    if queue.cohort is None:
+        return own
+    lent = sum(
+        max(
+            0,
+            other.flavor_limits.get(flavor, {}).get(resource, 0)
+            - used.get(_at(other.name, flavor), Counter())[resource],
+        )
+        for other in queues.values()
+        if other.cohort == queue.cohort and other.name != queue.name
+    )
+    borrowing = queue.borrowing_limit or {}
+    cap = borrowing.get(resource) if resource in borrowing else None
+    return own + (lent if cap is None else min(cap, lent))
 
 
 def _free(

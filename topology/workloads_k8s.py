@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from topology import trainingjobs
 from topology.controllers import (
     BUILDERS,
     GANG_ANNOTATIONS,
@@ -31,12 +32,18 @@ from topology.controllers import (
     Wanted,
     declared_gang,
 )
-from topology.hardware import Gang, ModelError, Pod
+from topology.hardware import Gang, ModelError, Pod, UnsupportedField
 from topology.kubefields import ObjectContext
 
 __all__ = ["Controller", "Wanted"]
 
+# Kubeflow training jobs (topology.trainingjobs) are built like the other controllers
+TRAINING_BUILDERS = {
+    ("PyTorchJob", "kubeflow.org"): trainingjobs.pytorch_job,
+    ("TrainJob", "trainer.kubeflow.org"): trainingjobs.train_job,
+}
 CONTROLLER_KINDS = (
+    *TRAINING_BUILDERS,
     ("Job", "batch"),
     ("JobSet", "jobset.x-k8s.io"),
     ("LeaderWorkerSet", "leaderworkerset.x-k8s.io"),
@@ -48,7 +55,16 @@ CONTROLLER_KINDS = (
     ("PodGroup", "scheduling.volcano.sh"),
     ("PodGroup", "scheduling.run.ai"),
 )
-NAMESPACED_KINDS = ("Job", "JobSet", "LeaderWorkerSet", "Deployment", "ReplicaSet", "StatefulSet")
+NAMESPACED_KINDS = (
+    "Job",
+    "JobSet",
+    "LeaderWorkerSet",
+    "Deployment",
+    "ReplicaSet",
+    "StatefulSet",
+    "PyTorchJob",
+    "TrainJob",
+)
 
 
 def annotated_gang(namespace: str, annotations: dict[str, str]) -> str | None:
@@ -124,7 +140,8 @@ def _expand_one(
     if controller.kind == "Deployment" and _has_replica_set(controller, controllers):
         expansion.notes.append(f"{label}: counted through its ReplicaSet")
         return
-    result = BUILDERS[(controller.kind, controller.group)](controller, pods)
+    key = (controller.kind, controller.group)
+    result = (BUILDERS.get(key) or TRAINING_BUILDERS[key])(controller, pods)
     if isinstance(result, str):
         expansion.notes.append(f"{label}: {result}")
         return
@@ -188,6 +205,10 @@ def add_wanted_pods(collected: Any, parse_pod: Callable[[Any, ObjectContext, Any
                 break
             for record in collected.pods[before:]:
                 record.pod = synthesized(record.pod, item)
+                record.unmodelled += [
+                    UnsupportedField(ctx.object, "metadata.ownerReferences", reason, blocking=False)
+                    for reason in item.said
+                ]
         declared += list(item.gangs)
     for gang in declared:
         collected.pod_groups.setdefault((gang.namespace, gang.name), gang)

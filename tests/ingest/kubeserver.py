@@ -38,6 +38,7 @@ RESOURCE_PATHS: dict[str, tuple[str, str]] = {
     "PersistentVolume": ("/api/v1/persistentvolumes", "v1"),
     "PersistentVolumeClaim": ("/api/v1/persistentvolumeclaims", "v1"),
     "ConfigMap": ("/api/v1/namespaces/kube-system/configmaps", "v1"),  # kube-system only
+    "PriorityClass.scheduling.k8s.io": _crd("scheduling.k8s.io", "v1", "priorityclasses"),
     "StorageClass.storage.k8s.io": _crd("storage.k8s.io", "v1", "storageclasses"),
     "PodDisruptionBudget.policy": _crd("policy", "v1", "poddisruptionbudgets"),
     "ResourceSlice.resource.k8s.io": _crd("resource.k8s.io", "v1", "resourceslices"),
@@ -65,7 +66,10 @@ RESOURCE_PATHS: dict[str, tuple[str, str]] = {
     "ClusterQueue.kueue.x-k8s.io": _crd("kueue.x-k8s.io", "v1beta1", "clusterqueues"),
     "LocalQueue.kueue.x-k8s.io": _crd("kueue.x-k8s.io", "v1beta1", "localqueues"),
     "AdmissionCheck.kueue.x-k8s.io": _crd("kueue.x-k8s.io", "v1beta1", "admissionchecks"),
+    "ResourceFlavor.kueue.x-k8s.io": _crd("kueue.x-k8s.io", "v1beta1", "resourceflavors"),
     "Topology.kueue.x-k8s.io": _crd("kueue.x-k8s.io", "v1beta1", "topologies"),
+    "PyTorchJob.kubeflow.org": _crd("kubeflow.org", "v1", "pytorchjobs"),
+    "TrainJob.trainer.kubeflow.org": _crd("trainer.kubeflow.org", "v1alpha1", "trainjobs"),
     "Job.batch.volcano.sh": _crd("batch.volcano.sh", "v1alpha1", "jobs"),
     "PodGroup.scheduling.volcano.sh": _crd("scheduling.volcano.sh", "v1beta1", "podgroups"),
     "Queue.scheduling.volcano.sh": _crd("scheduling.volcano.sh", "v1beta1", "queues"),

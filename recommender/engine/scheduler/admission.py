@@ -2,6 +2,10 @@
 
 Checked before any Filter, in this order (the first that applies is the verdict):
 
+0. pods that are not kube-scheduler's to place (``Pod.not_ours``, see
+   ``topology.podowner``): another scheduler's (``spec.schedulerName``), or a
+   pending pod being deleted. Verdict ``waiting`` with that reason: never "runs
+   now", and no autoscaler's scale-up is planned for it;
 1. scheduling gates (upstream ``pkg/scheduler/framework/plugins/schedulinggates/
    scheduling_gates.go``, PreEnqueue): a pod with a non-empty
    ``spec.schedulingGates`` never enters the scheduling queue, so it is never
@@ -47,6 +51,9 @@ class Hold:
 
 def held(workload: Workload, topology: Topology, total_nodes: int) -> Hold | None:
     """The first rule above that holds the workload back, or None (it goes to Filter)."""
+    not_ours = tuple(dict.fromkeys(p.not_ours for p in workload.pods if p.not_ours))
+    if not_ours:
+        return Hold(WAITING, not_ours, Diagnosis(summary="; ".join(not_ours)))
     gates = tuple(dict.fromkeys(g for p in workload.pods for g in p.scheduling_gates))
     if gates:
         return Hold(WAITING, (gating_reason(gates),), Diagnosis(summary=pre_enqueue_message(gates)))

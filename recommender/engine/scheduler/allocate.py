@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from topology.hardware import (
+    GPU_RESOURCE,
     WHOLE_GPU_MILLI,
     AttributeSelector,
     Device,
@@ -27,6 +28,8 @@ INSUFFICIENT_GPU = "Insufficient nvidia.com/gpu"
 INSUFFICIENT_SHARE = "Insufficient nvidia.com/gpu share"
 GPU_MEMORY_MISMATCH = "node(s) didn't match GPU memory"
 CLAIMS_UNALLOCATABLE = "cannot allocate all claims"
+# dynamicresources.go Filter: an allocated claim whose nodeSelector excludes the node
+CLAIM_NOT_ON_NODE = "resourceclaim not available on the node"
 
 Option = tuple[DeviceTake, ...]
 
@@ -71,7 +74,7 @@ def gpu_options(info: NodeInfo, alloc: NodeAlloc, request: GpuRequest) -> list[O
     if not matching:
         return GPU_MEMORY_MISMATCH
     if request.is_share:
-        return _share_options(alloc, matching, request.milli_per_gpu)
+        return _share_options(alloc, matching, request)
     free = [d for d in matching if alloc.is_untouched(d)]
     if len(free) < request.count:
         return INSUFFICIENT_GPU
@@ -79,15 +82,27 @@ def gpu_options(info: NodeInfo, alloc: NodeAlloc, request: GpuRequest) -> list[O
     return [tuple(DeviceTake(d.name, {GPU_MILLI: WHOLE_GPU_MILLI}, False) for d in chosen)]
 
 
-def _share_options(alloc: NodeAlloc, devices: list[Device], milli: int) -> list[Option] | str:
+def _share_options(
+    alloc: NodeAlloc, devices: list[Device], request: GpuRequest
+) -> list[Option] | str:
+    """Devices with room for a share: shareable ones (the trace's GPUs, DRA consumable
+    devices), and for a fraction-aware scheduler's share (KAI's ``gpu-fraction``,
+    ``topology.kaishares``) a device plugin's whole GPUs too; never a counted unit (a
+    replica or MIG instance is taken whole)."""
+    milli = request.milli_per_gpu
+    whole_too = request.shares_whole_gpus
     options: list[Option] = [
         (DeviceTake(d.name, {GPU_MILLI: milli}, False),)
         for d in devices
-        if d.shareable
+        if (d.shareable or (whole_too and _plugin_whole_gpu(d)))
         and alloc.gpu_nonpartition_milli.get(d.gpu or "", 0) == alloc.gpu_milli.get(d.gpu or "", 0)
         and alloc.device_milli_free(d) >= milli
     ]
     return options or INSUFFICIENT_SHARE
+
+
+def _plugin_whole_gpu(device: Device) -> bool:
+    return device.driver == GPU_RESOURCE and device.unit_gpu_milli is None and not device.profile
 
 
 # --- DRA claims -------------------------------------------------------------------
@@ -233,6 +248,10 @@ def claim_takes(
     scratch = _ClaimScratch(alloc, partitionable_devices)
     takes: list[DeviceTake] = []
     for claim in pod.claims:
+        if claim.allocation is not None:  # its devices are held already (claims_held)
+            if not claim.allocation.allows(info.node.name, info.node.labels):
+                return CLAIM_NOT_ON_NODE
+            continue
         result = _solve_claim(info, scratch, claim, classes)
         if isinstance(result, str):
             return result
@@ -248,6 +267,9 @@ def _solve_claim(
 ) -> list[DeviceTake] | str:
     candidates: dict[str, list[Device]] = {}
     for request in claim.requests:
+        if request.allocation_mode == "All" and info.node.incomplete_pools:
+            pool = info.node.incomplete_pools[0]
+            return f"{CLAIMS_UNALLOCATABLE}: resource pool {pool} is currently being updated"
         found = _request_candidates(info, request, classes)
         if isinstance(found, str):
             return found
@@ -320,6 +342,10 @@ def _take_requests(
     takes: list[DeviceTake] = []
     for request in claim.requests:
         devices = candidates.get(request.name, [])
+        if request.admin_access:  # matched, never taken (in-use devices allowed too)
+            if request.allocation_mode != "All" and len(devices) < request.count:
+                return None
+            continue
         if request.allocation_mode == "All":
             if not devices or not all(scratch.can_take(d, request) for d in devices):
                 return None

@@ -169,11 +169,16 @@ def _included(constraint: SpreadConstraint, pod: Pod, node: Node) -> bool:
 
 
 def _count_matching(constraint: SpreadConstraint, namespace: str, placed: Sequence[Pod]) -> int:
-    """``countPodsMatchSelector``: pods of the same namespace; an empty selector counts none."""
+    """``countPodsMatchSelector``: pods of the same namespace, terminating ones bypassed
+    (``pod.DeletionTimestamp != nil``); an empty selector counts none."""
     selector = constraint.selector
     if selector.empty:
         return 0
-    return sum(1 for p in placed if p.namespace == namespace and selector.matches(p.labels))
+    return sum(
+        1
+        for p in placed
+        if p.namespace == namespace and not p.terminating and selector.matches(p.labels)
+    )
 
 
 def fits(

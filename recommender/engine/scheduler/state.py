@@ -21,6 +21,7 @@ when a copy first writes to it (copy-on-write per node).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Protocol, TypeVar
 
 from topology.dra import mig_resource_replicas
@@ -28,6 +29,7 @@ from topology.hardware import WHOLE_GPU_MILLI, Cluster, Gpu, Node, Pod
 from topology.mig import MIG_RESOURCE_PREFIX, instance_share
 
 from .allocate import bound_allocation
+from .claims_held import held_by_claims, unallocated_claim_takes
 from .records import (
     Allocation,
     DeviceTake,
@@ -77,14 +79,23 @@ class ClusterState:
 
     @classmethod
     def from_cluster(cls, cluster: Cluster) -> ClusterState:
-        """Free = allocatable minus what bound pods use (their devices taken too)."""
+        """Free = allocatable minus what bound pods use (their devices taken too) and
+        what allocated DRA claims hold (``claims_held``)."""
         infos = {n.name: NodeInfo(n) for n in cluster.nodes}
         state = cls(infos, {name: NodeAlloc(info) for name, info in infos.items()})
+        for node_name, holder, held in held_by_claims(infos, cluster.allocated_claims):
+            state.apply(node_name, holder, held)
+        classes = {c.name: c for c in cluster.device_classes}
+        counted: set[str] = set()  # claims taken once, however many pods share them
         taken: dict[str, Allocation] = {}
         for pod in cluster.bound_pods():
             info = infos.get(pod.node_name or "")
             if info is not None:
-                allocation = bound_allocation(info, state.alloc(info.node.name), pod)
+                alloc = state.alloc(info.node.name)
+                allocation = bound_allocation(info, alloc, pod)
+                claims = unallocated_claim_takes(info, alloc, pod, classes, counted)
+                if claims:
+                    allocation = replace(allocation, devices=(*allocation.devices, *claims))
                 state.apply(info.node.name, pod.key, allocation, pod)
                 taken[pod.key] = allocation
         state.derived[BOUND_ALLOCATIONS] = taken

@@ -63,9 +63,11 @@ class Workload:
 def pod_gpu_milli(pod: Pod) -> int:
     gpu_milli = pod.gpu.total_milli if pod.gpu else 0
     for claim in pod.claims:
+        if claim.allocation is not None:
+            continue  # already allocated: its devices are held, not asked for
         for request in claim.requests:
-            if not request.gpu:
-                continue  # a NIC, say: not GPU demand
+            if not request.gpu or request.admin_access:
+                continue  # a NIC, say, or admin access: not GPU demand
             share = request.capacity_requests.get("gpu_milli")
             gpu_milli += request.count * (share if share is not None else WHOLE_GPU_MILLI)
     return gpu_milli
@@ -98,7 +100,7 @@ def _gang_workload(key: str, members: list[Pod], gang: Gang | None) -> Workload:
         kind="gang",
         namespace=gang.namespace if gang else first.namespace,
         pods=tuple(members),
-        min_member=min(min_member, len(members)) if min_member > 0 else len(members),
+        min_member=min_member if min_member > 0 else len(members),
         required_topology=required,
         preferred_topology=preferred,
         priority=priority,
@@ -114,9 +116,13 @@ def sort_key(workload: Workload) -> tuple[int, float, str]:
 def pending_workloads(cluster: Cluster) -> tuple[Workload, ...]:
     """Pending pods grouped into gangs (Cluster.gangs / Pod.gang) and lone pods.
 
-    A gang whose members are partly bound still needs the unbound ones; its
-    ``min_member`` is reduced by the members already running so that the
-    all-or-nothing test is about what is still missing.
+    A gang whose members are partly bound needs ``min_member`` minus the members
+    already running, never below 0 (scheduler-plugins ``pkg/coscheduling``
+    Permit: a member binds once running + waiting members reach minMember). When
+    the running members already reach it, every pending member schedules on its
+    own (Permit allows it at once): each becomes a lone-pod workload. A need above
+    the pending members is capped at them (members not yet created are not
+    modelled).
     """
     gangs = {g.key: g for g in cluster.gangs}
     bound_by_gang: dict[str, int] = {}
@@ -135,8 +141,11 @@ def pending_workloads(cluster: Cluster) -> tuple[Workload, ...]:
     result = singles
     for key, pods in members.items():
         workload = _gang_workload(key, pods, gangs.get(key))
-        still_needed = max(1, workload.min_member - bound_by_gang.get(key, 0))
-        result.append(_with_min_member(workload, min(still_needed, len(pods))))
+        still_needed = max(0, workload.min_member - bound_by_gang.get(key, 0))
+        if still_needed == 0:
+            result += [pod_workload(pod) for pod in workload.pods]
+        else:
+            result.append(_with_min_member(workload, min(still_needed, len(pods))))
     floor = GpuDemandFloor(cluster)
     result = [replace(w, least_gpu_milli=floor.workload_milli(w.pods)) for w in result]
     return tuple(sorted(result, key=sort_key))

@@ -71,6 +71,13 @@ class Command(BaseCommand):
             help="file with the priority expander ConfigMap's data.priorities YAML",
         )
         parser.add_argument(
+            "--extended-resource-toleration",
+            choices=("auto", "on", "off"),
+            default="auto",
+            help="whether the API server runs the ExtendedResourceToleration admission "
+            "(auto: where the nodes carry GKE's labels)",
+        )
+        parser.add_argument(
             "--scheduler-profile",
             help=f"scoring profile the cluster's scheduler runs: {', '.join(PROFILES)} "
             "(default: the SCHEDULER_PROFILE setting)",
@@ -99,8 +106,14 @@ class Command(BaseCommand):
             self.fail([error])
         if not objects and not refused:  # an empty file is not an idle cluster: say so
             self.fail([ModelError(options["path"], "", "", NOTHING_TO_EVALUATE)])
+        toleration = {"auto": None, "on": True, "off": False}[
+            options["extended_resource_toleration"]
+        ]
         snapshot = parse_objects(
-            objects, cluster_name=options["cluster_name"], prices=table_in(settings.CURRENCY)
+            objects,
+            cluster_name=options["cluster_name"],
+            prices=table_in(settings.CURRENCY),
+            extended_resource_toleration=toleration,
         )
         summary = snapshot_summary(snapshot, refused)
         evaluation = evaluate(

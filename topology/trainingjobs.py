@@ -1,0 +1,133 @@
+"""Kubeflow training jobs as the pods (and gang) their operators create.
+
+Pure: no Django, no I/O. ``topology.controllers`` registers these builders;
+``topology.workloads_k8s`` expands them like every controller.
+
+- PyTorchJob (``kubeflow.org/v1``; kubeflow/training-operator
+  ``pkg/controller.v1/pytorch``, ``pkg/controller.v1/common/pod.go``): each
+  ``pytorchReplicaSpecs.<Type>`` makes ``replicas`` (default 1) pods
+  ``<job>-<type>-<index>`` (type lower-cased), labelled
+  ``training.kubeflow.org/job-name``, ``.../replica-type``, ``.../replica-index``.
+  Under a gang scheduler (Volcano, scheduler-plugins, KAI's podgrouper) or Kueue the
+  job runs all or nothing: one gang of ``runPolicy.schedulingPolicy.minAvailable``
+  (default: every replica). ``runPolicy.suspend`` without a Kueue queue: no pods.
+- TrainJob (Kubeflow Trainer v2, ``trainer.kubeflow.org/v1alpha1``): the trainer
+  runs ``spec.trainer.numNodes`` (default 1) nodes as the JobSet its runtime
+  defines (``<trainjob>-node-0-<i>``, JobSet labels), each asking
+  ``spec.trainer.resourcesPerNode``; one gang of them. The runtime
+  (``runtimeRef``, a ClusterTrainingRuntime or TrainingRuntime) is not read: its
+  pod template's other fields (nodeSelector, tolerations, init containers) are
+  not known, which the evaluation notes.
+
+Queue: Kueue's ``kueue.x-k8s.io/queue-name`` label, else KAI's
+``kai.scheduler/queue``.
+"""
+
+from __future__ import annotations
+
+from topology.controllers import Controller, Wanted, pod_object
+from topology.hardware import Gang, Pod
+
+JOB_NAME = "training.kubeflow.org/job-name"
+REPLICA_TYPE = "training.kubeflow.org/replica-type"
+REPLICA_INDEX = "training.kubeflow.org/replica-index"
+JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+KAI_QUEUE_LABEL = "kai.scheduler/queue"
+
+
+def pytorch_job(controller: Controller, pods: list[Pod]) -> Wanted | str:
+    ctx, obj = controller.ctx, controller.obj
+    spec = ctx.mapping(obj.get("spec"), "spec")
+    run_policy = ctx.mapping(spec.get("runPolicy"), "spec.runPolicy")
+    queue = _queue(controller)
+    if ctx.boolean(run_policy.get("suspend"), "spec.runPolicy.suspend") and not _kueue(controller):
+        return "suspended, creates no pods"
+    have = {
+        (p.labels.get(REPLICA_TYPE), p.labels.get(REPLICA_INDEX))
+        for p in pods
+        if p.namespace == controller.namespace
+        and p.synthesized_by is None
+        and p.labels.get(JOB_NAME) == controller.name
+    }
+    replica_specs = ctx.mapping(spec.get("pytorchReplicaSpecs"), "spec.pytorchReplicaSpecs")
+    objects, total = [], 0
+    for replica_type in sorted(replica_specs, key=lambda t: (t != "Master", t)):
+        path = f"spec.pytorchReplicaSpecs.{replica_type}"
+        replica = ctx.mapping(replica_specs[replica_type], path)
+        count = ctx.integer(replica.get("replicas"), f"{path}.replicas", default=1, minimum=0)
+        total += count
+        template = ctx.mapping(replica.get("template"), f"{path}.template")
+        kind = str(replica_type).lower()
+        for index in range(count):
+            if (kind, str(index)) in have:
+                continue
+            labels = {JOB_NAME: controller.name, REPLICA_TYPE: kind, REPLICA_INDEX: str(index)}
+            objects.append(
+                pod_object(controller, template, f"{controller.name}-{kind}-{index}", labels)
+            )
+    scheduling = ctx.mapping(run_policy.get("schedulingPolicy"), "spec.runPolicy.schedulingPolicy")
+    minimum = ctx.integer(
+        scheduling.get("minAvailable"),
+        "spec.runPolicy.schedulingPolicy.minAvailable",
+        default=total,
+    )
+    gang = Gang(controller.namespace, controller.name, minimum, queue=queue)
+    return Wanted(controller.ctx.object, tuple(objects), (gang,), queue)
+
+
+def train_job(controller: Controller, pods: list[Pod]) -> Wanted | str:
+    ctx, obj = controller.ctx, controller.obj
+    spec = ctx.mapping(obj.get("spec"), "spec")
+    queue = _queue(controller)
+    if ctx.boolean(spec.get("suspend"), "spec.suspend") and not _kueue(controller):
+        return "suspended, creates no pods"
+    trainer = ctx.mapping(spec.get("trainer"), "spec.trainer")
+    nodes = ctx.integer(trainer.get("numNodes"), "spec.trainer.numNodes", default=1, minimum=0)
+    resources = ctx.mapping(trainer.get("resourcesPerNode"), "spec.trainer.resourcesPerNode")
+    have = sum(
+        1
+        for p in pods
+        if p.namespace == controller.namespace
+        and p.synthesized_by is None
+        and p.labels.get(JOBSET_NAME) == controller.name
+    )
+    template = {"spec": {"containers": [{"name": "node", "resources": resources}]}}
+    labels = {JOBSET_NAME: controller.name}
+    objects = tuple(
+        pod_object(controller, template, f"{controller.name}-node-0-{i}", labels)
+        for i in range(have, nodes)
+    )
+    gang = Gang(controller.namespace, controller.name, nodes, queue=queue)
+    said = (runtime_note(controller),)
+    return Wanted(controller.ctx.object, objects, (gang,), queue, said=said)
+
+
+def runtime_note(controller: Controller) -> str:
+    ref = controller.ctx.mapping(
+        controller.ctx.mapping(controller.obj.get("spec"), "spec").get("runtimeRef"),
+        "spec.runtimeRef",
+    )
+    runtime = f"{ref.get('kind') or 'ClusterTrainingRuntime'}/{ref.get('name') or '?'}"
+    return (
+        f"built by {controller.ctx.object}, whose runtime {runtime} is not read: "
+        "only trainer.numNodes and resourcesPerNode are known of its pods"
+    )
+
+
+def _labels(controller: Controller) -> dict[str, str]:
+    meta = controller.ctx.mapping(controller.obj.get("metadata"), "metadata")
+    return dict(controller.ctx.labels(meta.get("labels"), "metadata.labels"))
+
+
+def _kueue(controller: Controller) -> bool:
+    return bool(_labels(controller).get(KUEUE_QUEUE_LABEL))
+
+
+def _queue(controller: Controller) -> str | None:
+    labels = _labels(controller)
+    if labels.get(KUEUE_QUEUE_LABEL):
+        return f"LocalQueue/{controller.namespace}/{labels[KUEUE_QUEUE_LABEL]}"
+    if labels.get(KAI_QUEUE_LABEL):
+        return f"KaiQueue/{labels[KAI_QUEUE_LABEL]}"
+    return None
