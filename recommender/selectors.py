@@ -166,7 +166,7 @@ def workload_breakdown(*, evaluation: Evaluation, workload: str) -> BreakdownSum
     them all.
     """
     prefix = _breakdown_prefix(evaluation)
-    found = caches["default"].get(prefix + workload)
+    found = caches["default"].get(_breakdown_key(prefix, workload))
     if found is None:
         every = _breakdowns(evaluation)
         found = every.get(workload, NOT_PENDING)
@@ -197,7 +197,15 @@ def _breakdown_prefix(evaluation: Evaluation) -> str:
 
 def _keep(prefix: str, every: Mapping[str, BreakdownSummary | str]) -> None:
     cache = caches["default"]
-    cache.set_many({prefix + key: value for key, value in every.items()}, BREAKDOWN_SECONDS)
+    cache.set_many(
+        {_breakdown_key(prefix, key): value for key, value in every.items()}, BREAKDOWN_SECONDS
+    )
+
+
+def _breakdown_key(prefix: str, workload: str) -> str:
+    """The workload by digest: its name is any text a file holds (spaces, line breaks),
+    which a cache key must not carry."""
+    return prefix + hashlib.sha256(workload.encode()).hexdigest()[:32]
 
 
 def node_places(*, evaluation: Evaluation, names: Iterable[str]) -> list[EvaluatedNode]:

@@ -69,6 +69,13 @@ def workload_page(request: HttpRequest, cluster_id: int, namespace: str, name: s
     return render(request, "dashboard/workload.html", context)
 
 
+@login_required
+def workload_page_by_name(request: HttpRequest, cluster_id: int) -> HttpResponse:
+    """The same page for ``?workload=<ns>/<name>``: for a name the path cannot carry."""
+    namespace, _, name = request.GET.get("workload", "").partition("/")
+    return workload_page(request, cluster_id, namespace, name)
+
+
 def breakdown_tables(breakdown: BreakdownSummary | None, page: ClusterPage) -> dict[str, Any]:
     """Per node group, per domain (at the level the workload needs, else a fallback)
     and per node: nodes, free GPUs and each filter reason's count ("fits" where none)."""
