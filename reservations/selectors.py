@@ -23,10 +23,10 @@ from django.db import connection
 from django.db.models import Max, OuterRef, Q, QuerySet, Subquery
 
 from capacityweb.cache import stable_digest
+from capacityweb.teams import sees_all_teams, team_label, team_namespaces
 from recommender.models import Evaluation
 from reservations.idle import idle_gpu_hours
 from reservations.models import IdleSample, Reservation, Subscription
-from reservations.teams import sees_all_teams, team_label, team_namespaces
 from topology.models import Cluster, NodeGroup
 
 GROUP_BY_CHOICES = ("reservation", "team", "node_group", "gpu_model")

@@ -60,7 +60,7 @@ def add_sample(reservation, evaluation, *, reserved: int, idle: int, cost_per_ho
 def make_user(username: str, *, teams: tuple[str, ...] = (), staff: bool = False):
     from django.contrib.auth.models import Group, User
 
-    from reservations.teams import team_group_name
+    from capacityweb.teams import team_group_name
 
     user = User.objects.create_user(username, password="unused-password-1", is_staff=staff)
     for namespace in teams:
