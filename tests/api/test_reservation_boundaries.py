@@ -40,10 +40,9 @@ def labelled(node, labels):
 def prod(cluster):
     """prod-gpu with its snapshot (n1, n2), group h100 and team b's b-n1 on n1 in March."""
     from reservations.services import save_reservation
+    from tests.web.fixtures import TAKEN_AT
     from topology import services
     from topology.models import Cluster
-
-    from tests.web.fixtures import TAKEN_AT
 
     group = {"apiVersion": "capacityweb.io/v1alpha1", "kind": "NodeGroup"}
     services.save_node_groups(
