@@ -29,6 +29,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
+from capacityweb import visibility
 from capacityweb.api_urls import (
     FILTER_BACKENDS,
     StandardPagination,
@@ -209,7 +210,9 @@ class IdleReportRowSerializer(serializers.Serializer):
     reservations = serializers.IntegerField()
     reserved_gpu_hours = serializers.FloatField()
     idle_gpu_hours = serializers.FloatField()
-    idle_cost = serializers.FloatField()
+    idle_cost = serializers.FloatField(
+        allow_null=True, help_text="null on the row of other teams' reservations"
+    )
 
 
 class IdleReportSerializer(serializers.Serializer):
@@ -267,7 +270,9 @@ class ReportView(generics.GenericAPIView):
         version = self.data_version(**arguments) if explicit_range else None
         if version is None:
             return Response(self.get_serializer(self.report(**arguments)).data)
-        key = f"report:{self.csv_filename}:{version}:{stable_digest(sorted(arguments.items()))}"
+        viewer = visibility.request_viewer(request).key()
+        arguments_digest = stable_digest(sorted(arguments.items()))
+        key = f"report:{self.csv_filename}:{version}:{viewer}:{arguments_digest}"
         data = cache.get(key)
         if data is None:
             data = dict(self.get_serializer(self.report(**arguments)).data)
@@ -290,7 +295,7 @@ class IdleReservationsReportView(ReportView):
     csv_filename = "idle-reservations"
 
     def report(self, **arguments: Any) -> dict[str, Any]:
-        return selectors.idle_report(**arguments)
+        return selectors.idle_report(**arguments, viewer=visibility.request_viewer(self.request))
 
     def data_version(self, **arguments: Any) -> str | None:
         return selectors.idle_report_version(arguments["group_by"])

@@ -20,10 +20,11 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils.http import urlencode
 
+from capacityweb import visibility
 from recommender import selectors
 from recommender.engine.scheduler.breakdown_summary import BreakdownSummary, Tally
 from recommender.models import Evaluation
-from recommender.views import ClusterPage, cluster_page
+from recommender.views import ClusterPage, cluster_page, page_labels, redacted_verdict
 from topology import charts
 
 HISTORY_SHOWN = 50
@@ -44,25 +45,26 @@ def workload_page(request: HttpRequest, cluster_id: int, namespace: str, name: s
         return render(request, "dashboard/workload_missing.html", context, status=404)
     result = page.evaluation.result or {}
     breakdown = selectors.workload_breakdown(evaluation=page.evaluation, workload=key)
+    labels = page_labels(request, page.evaluation)
+    used = set((verdict.joint or {}).get("reservations") or ())
+    recommendations = [
+        r for r in selectors.recommendations(evaluation=page.evaluation) if key in r.workloads
+    ]
+    for rec in recommendations:
+        rec.yaml = labels.text(rec.yaml or "")
     context = page.context("pending")
     context.update(
         {
             "workload": key,
-            "v": verdict,
+            "v": redacted_verdict(verdict, labels),
             "item": next((w for w in result.get("workloads") or [] if w["name"] == key), {}),
             "diagnosis": (result.get("diagnoses") or {}).get(key) or {},
             "breakdown": breakdown,
             **breakdown_tables(breakdown, page),
-            "recommendations": [
-                r
-                for r in selectors.recommendations(evaluation=page.evaluation)
-                if key in r.workloads
-            ],
-            "reservations": [
-                r
-                for r in result.get("idleReservations") or []
-                if r.get("name") in (verdict.joint or {}).get("reservations", [])
-            ],
+            "recommendations": recommendations,
+            "reservations": visibility.idle_reservations(
+                [r for r in result.get("idleReservations") or [] if r.get("name") in used], labels
+            ),
             "history": history(cluster_id, key),
         }
     )

@@ -28,6 +28,7 @@ def make_evaluation(cluster, taken_at: datetime, reservation_owners=None, **fiel
         cluster=cluster,
         taken_at=taken_at,
         result=fields.pop("result", {}),
+        reservation_owners=reservation_owners or {},
         **fields,
     )
     cells = evaluation.result.get("heatmap") or []
