@@ -9,8 +9,9 @@
     /api/v1/reports/idle-reservations/  GPU-hours and $ of idle reserved GPUs, grouped
     /api/v1/reports/waste/              naive vs joint $ and stranded $, per cluster
 
-Reports are aggregates, open to every authenticated user, throttled (``reports``)
-and served as JSON or CSV (``?format=csv`` / ``Accept: text/csv``).
+Reports are open to every authenticated user, other teams' reservations merged into
+one row without cost (capacityweb.visibility), throttled (``reports``) and served as
+JSON or CSV (``?format=csv`` / ``Accept: text/csv``).
 """
 
 from __future__ import annotations
