@@ -74,9 +74,6 @@ class ReservationLabels:
     def label(self, name: str | None) -> str | None:
         return name if self.shows(name) else OTHER_TEAM
 
-    def hides_any(self, names: Iterable[str | None]) -> bool:
-        return not self.viewer.sees_all and any(not self.shows(name) for name in names)
-
     def hidden(self, names: Iterable[str | None]) -> frozenset[str]:
         return frozenset(n for n in names if n is not None and not self.shows(n))
 
@@ -100,14 +97,21 @@ class ReservationLabels:
         """Free text with every hidden reservation's name relabelled: the engine's phrases
         ("reuse idle reservation R", "paid node(s) of reservation R", "paid by reservation
         R") by pattern, whatever R is, and any known hidden name after "reservation "."""
-        if self.viewer.sees_all or "reservation " not in text:
+        if self.viewer.sees_all or "reservation" not in text:
             return text
         text = ENGINE_PHRASES.sub(lambda m: m.group(1) + (self.label(m.group(2)) or ""), text)
+        text = HELD_FOR.sub(
+            lambda m: m.group(1) + ", ".join(self.names(n.strip() for n in m.group(2).split(","))),
+            text,
+        )
         for name in sorted(self.hidden(self.owners), key=len, reverse=True):
             text = re.sub(rf"(?<=reservation ){re.escape(name)}(?![\w.-])", OTHER_TEAM, text)
         return text
 
 
+# "the room left in node group G ... is held for reservation(s) R1, R2: paid, ..."
+# (recommender.engine.autoscaler.explain): other teams' reservations by definition
+HELD_FOR = re.compile(r"(held for reservation\(s\) )([^:]+)(?=:)")
 # the engine's mentions of a reservation by name (recommender.engine: joint, report)
 ENGINE_PHRASES = re.compile(
     r"(reuse idle reservation |of reservation |paid by reservation )"
