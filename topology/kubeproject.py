@@ -25,7 +25,7 @@ from topology.hardware import (
     ReservedNodeGroupCapacity,
 )
 from topology.kubefields import ObjectContext
-from topology.kubenames import dns1123_label_problem
+from topology.kubenames import dns1123_label_problem, dns1123_subdomain_problem
 from topology.kubenodes import node_allocatable, node_taints, with_gpus
 
 PROJECT_GROUP = "capacityweb.io"
@@ -111,6 +111,10 @@ def _placements(ctx: ObjectContext, raw: Any) -> tuple[NodePlacement, ...]:
 
 
 def reservation(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
+    name = ctx.object.partition("/")[2]
+    problem = dns1123_subdomain_problem(name)
+    if problem is not None:  # an object name, as the API server requires of one
+        ctx.fail("metadata.name", f"{name!r}: {problem}")
     spec = ctx.mapping(obj.get("spec"), "spec")
     owner = ctx.mapping(spec.get("owner"), "spec.owner")
     namespaces = tuple(
@@ -130,7 +134,7 @@ def reservation(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None
     if start and end and not start < end:
         ctx.fail("spec.end", "must be after spec.start")
     found = Reservation(
-        name=ctx.object.partition("/")[2],
+        name=name,
         owner_namespaces=namespaces,
         node_names=tuple(
             ctx.text(n, f"spec.nodeNames[{i}]", required=True)

@@ -92,3 +92,20 @@ def test_it_refuses_an_owner_namespace_that_is_not_a_namespace_name(staff_client
     assert message.startswith("Reservation/r: spec.owner.namespaces[0]: '=HYPERLINK(1)': ")
     assert "RFC 1123 label" in message
     assert not Reservation.objects.exists()
+
+
+def test_it_refuses_a_reservation_name_that_is_not_an_object_name(staff_client, cluster):
+    from reservations.models import Reservation
+
+    spec = {"owner": {"namespaces": ["team-a"]}, "nodeNames": ["n1"]}
+    response = staff_client.post(
+        "/api/v1/reservations/",
+        {"cluster": cluster.id, "name": "=HYPERLINK(1)", "spec": spec},
+        format="json",
+    )
+
+    assert response.status_code == 400
+    [message] = response.json()["spec"]
+    assert message.startswith("Reservation/=HYPERLINK(1): metadata.name: '=HYPERLINK(1)': ")
+    assert "RFC 1123 subdomain" in message
+    assert not Reservation.objects.exists()
