@@ -96,8 +96,9 @@ class ReservationLabels:
     def text(self, text: str) -> str:
         """Free text with every hidden reservation's name relabelled: the engine's phrases
         ("reuse idle reservation R", "paid node(s) of reservation R", "paid by reservation
-        R") by pattern, whatever R is, and any known hidden name after "reservation "."""
-        if self.viewer.sees_all or "reservation" not in text:
+        R") by pattern, whatever R is, and any known hidden name after "reservation " or
+        "Reservation/" (an object named in an error)."""
+        if self.viewer.sees_all or "eservation" not in text:
             return text
         text = ENGINE_PHRASES.sub(lambda m: m.group(1) + (self.label(m.group(2)) or ""), text)
         text = HELD_FOR.sub(
@@ -105,10 +106,12 @@ class ReservationLabels:
             text,
         )
         for name in sorted(self.hidden(self.owners), key=len, reverse=True):
-            text = re.sub(rf"(?<=reservation ){re.escape(name)}(?![\w.-])", OTHER_TEAM, text)
+            text = re.sub(rf"{AFTER_MENTION}{re.escape(name)}(?![\w.-])", OTHER_TEAM, text)
         return text
 
 
+# where a known name follows: "reservation R" in sentences, "Reservation/R" in errors
+AFTER_MENTION = r"(?:(?<=reservation )|(?<=Reservation/))"
 # "the room left in node group G ... is held for reservation(s) R1, R2: paid, ..."
 # (recommender.engine.autoscaler.explain): other teams' reservations by definition
 HELD_FOR = re.compile(r"(held for reservation\(s\) )([^:]+)(?=:)")
@@ -203,10 +206,8 @@ def result(data: Mapping[str, Any], labels: ReservationLabels) -> dict[str, Any]
         redacted["idleReservations"] = idle_reservations(data.get("idleReservations") or [], labels)
     if "workloads" in data:
         redacted["workloads"] = [workload(item, labels) for item in data.get("workloads") or []]
-    if "recommendations" in data:
-        redacted["recommendations"] = [
-            _texts(item, labels) for item in data.get("recommendations") or []
-        ]
+    for key in data.keys() - {"heatmap", "idleReservations", "workloads"}:
+        redacted[key] = _texts(data[key], labels)  # recommendations, diagnoses, whatIf, ...
     return redacted
 
 

@@ -41,3 +41,11 @@ def test_it_relabels_a_sentence_once_however_often_it_is_read():
     once = labels.text("reuse idle reservation team-a-h100")
 
     assert labels.text(once) == once
+
+
+def test_it_relabels_another_teams_reservation_named_in_an_error():
+    text = "stored: Reservation/team-a-h100: spec.nodeGroup.name: no NodeGroup named 'x'"
+
+    assert TEAM_B.labels(OWNERS).text(text) == (
+        f"stored: Reservation/{OTHER_TEAM}: spec.nodeGroup.name: no NodeGroup named 'x'"
+    )
