@@ -113,6 +113,12 @@ class ReservationViewSet(WriteThrottleMixin, viewsets.ModelViewSet):
     def get_queryset(self) -> Any:
         return selectors.visible_reservations(self.request.user).order_by("cluster__name", "name")
 
+    def perform_destroy(self, instance: Reservation) -> None:
+        try:
+            services.delete_reservation(reservation=instance, caller=self.request.user)
+        except ModelError as error:
+            raise serializers.ValidationError({"spec": [str(error)]}) from error
+
 
 # --- subscriptions ---------------------------------------------------------------------
 

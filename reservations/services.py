@@ -118,6 +118,23 @@ def check_reservation(
         raise ModelError("", obj, conflict.field, f"{conflict.reason} by {holder} then")
 
 
+def check_may_change(*, reservation: Reservation, caller: Caller = None) -> None:
+    """Refuse a change or deletion unless every current owner is one of the caller's teams
+    (staff and operators: any): a co-owner may not drop or delete the other team's share."""
+    if caller is None or sees_all_teams(caller):
+        return
+    foreign = sorted(set(reservation.owner_namespaces or ()) - team_namespaces(caller))
+    if foreign:
+        reason = f"{', '.join(foreign)}: co-owns it and is not one of your teams"
+        raise ModelError("", f"Reservation/{reservation.name}", "spec.owner.namespaces", reason)
+
+
+@transaction.atomic
+def delete_reservation(*, reservation: Reservation, caller: Caller = None) -> None:
+    check_may_change(reservation=reservation, caller=caller)
+    reservation.delete()
+
+
 def _holder(other: Claim, caller: Caller) -> str:
     """The other reservation by name where the caller may see it, else only that it is
     another team's (the visibility policy: capacityweb.visibility)."""
@@ -139,6 +156,8 @@ def save_reservation(
     ``check_reservation`` accepts it. The cluster's row is locked meanwhile, so two
     writers cannot both pass the overlap check with GPUs each other claims."""
     Cluster.objects.select_for_update().filter(pk=cluster.pk).first()
+    if instance is not None:
+        check_may_change(reservation=instance, caller=caller)
     check_reservation(cluster=cluster, name=name, spec=spec, caller=caller)
     columns = reservation_columns(spec)
     if instance is None:

@@ -220,3 +220,35 @@ def test_it_refuses_the_same_overlap_in_the_admin_form(client, prod):
         response.content.decode()
     )
     assert stored_names() == ["b-n1"]
+
+
+@pytest.fixture
+def shared(prod):
+    """Reservation ab-n2 on n2, co-owned by team-a and team-b (made by an operator)."""
+    from reservations.services import save_reservation
+
+    spec = {"owner": {"namespaces": ["team-a", "team-b"]}, "nodeNames": ["n2"], **MARCH}
+    return save_reservation(cluster=prod, name="ab-n2", spec=spec)
+
+
+def test_it_refuses_a_co_owner_dropping_the_other_team(team_a_client, shared):
+    from reservations.models import Reservation
+
+    spec = {"owner": {"namespaces": ["team-a"]}, "nodeNames": ["n2"], **MARCH}
+    response = team_a_client.put(
+        f"/api/v1/reservations/{shared.id}/",
+        {"cluster": shared.cluster_id, "name": "ab-n2", "spec": spec},
+        format="json",
+    )
+
+    assert refusal(response) == (
+        "Reservation/ab-n2: spec.owner.namespaces: team-b: co-owns it and is not one of your teams"
+    )
+    assert Reservation.objects.get(name="ab-n2").owner_namespaces == ["team-a", "team-b"]
+
+
+def test_it_refuses_a_co_owner_deleting_the_other_teams_share(team_a_client, shared):
+    response = team_a_client.delete(f"/api/v1/reservations/{shared.id}/")
+
+    assert refusal(response).endswith("team-b: co-owns it and is not one of your teams")
+    assert stored_names() == ["ab-n2", "b-n1"]
