@@ -5,6 +5,12 @@ each, under the columns the view declares in ``csv_columns`` — a stable
 header that does not depend on which rows happen to be present (an empty
 report still has its header). Anything else (an error body, say) is written
 as ``field,message`` lines so a CSV client still reads why it failed.
+
+Every cell goes through ``spreadsheet_safe`` (OWASP "CSV Injection"): text that a
+spreadsheet would run as a formula, starting ``=``, ``+``, ``-``, ``@``, a tab or a
+carriage return, gets a leading ``'``. Cluster names, GPU-model labels and team names
+come from the clusters and their users, so a name like ``=HYPERLINK(...)`` is data,
+never a formula. Numbers are written as numbers (a negative saving stays ``-12.5``).
 """
 
 import csv
@@ -35,15 +41,26 @@ class CSVRenderer(BaseRenderer):
         if failed or not _has_rows(data):
             writer.writerow(["field", "message"])
             for field, message in _error_lines(data):
-                writer.writerow([field, message])
+                writer.writerow([spreadsheet_safe(field), spreadsheet_safe(message)])
         else:
             columns = list(getattr(view, "csv_columns", ()) or _columns_of(data["rows"]))
-            writer.writerow(columns)
+            writer.writerow([spreadsheet_safe(column) for column in columns])
             for row in data["rows"]:
-                writer.writerow([_cell(row.get(column)) for column in columns])
+                writer.writerow([spreadsheet_safe(_cell(row.get(column))) for column in columns])
         if response is not None:
             response["Content-Disposition"] = f'attachment; filename="{_filename(view)}.csv"'
         return output.getvalue().encode(self.charset)
+
+
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(value: Any) -> Any:
+    """``value`` as a CSV cell no spreadsheet runs: text starting with a formula
+    character gets a leading ``'`` (OWASP CSV Injection); numbers stay numbers."""
+    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
+        return "'" + value
+    return value
 
 
 def _has_rows(data: Any) -> bool:

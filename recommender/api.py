@@ -18,6 +18,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import mixins, serializers, viewsets
 
+from capacityweb import visibility
 from capacityweb.api_urls import (
     FILTER_BACKENDS,
     StandardPagination,
@@ -58,12 +59,24 @@ class EvaluationSerializer(serializers.ModelSerializer):
         fields = EVALUATION_FIELDS
 
 
+def labels_for(serializer: serializers.Serializer, evaluation: Evaluation) -> Any:
+    """The evaluation's reservation names as the requesting user may read them."""
+    viewer = visibility.request_viewer(serializer.context["request"])
+    return viewer.labels(evaluation.reservation_owners)
+
+
 class EvaluationDetailSerializer(serializers.ModelSerializer):
-    """With ``result``: the whole DESIGN.md evaluate() JSON (schemaVersion 1)."""
+    """With ``result``: the whole DESIGN.md evaluate() JSON (schemaVersion 1), other teams'
+    reservations relabelled (capacityweb.visibility)."""
 
     class Meta:
         model = Evaluation
         fields = [*EVALUATION_FIELDS, "result"]
+
+    def to_representation(self, instance: Evaluation) -> dict[str, Any]:
+        data = super().to_representation(instance)
+        data["result"] = visibility.result(data["result"] or {}, labels_for(self, instance))
+        return data
 
 
 class EvaluationViewSet(viewsets.ReadOnlyModelViewSet):
@@ -104,6 +117,11 @@ class RecommendationSerializer(serializers.ModelSerializer):
             "workloads",
             "yaml",
         ]
+
+    def to_representation(self, instance: Recommendation) -> dict[str, Any]:
+        data = super().to_representation(instance)
+        data["yaml"] = labels_for(self, instance.evaluation).text(data["yaml"] or "")
+        return data
 
 
 class RecommendationViewSet(viewsets.ReadOnlyModelViewSet):
@@ -146,6 +164,11 @@ class WorkloadVerdictSerializer(serializers.ModelSerializer):
             "pending_since",
             "preempts",
         ]
+
+    def to_representation(self, instance: WorkloadVerdict) -> dict[str, Any]:
+        return visibility.workload(
+            super().to_representation(instance), labels_for(self, instance.evaluation)
+        )
 
     @extend_schema_field({"type": "array", "items": {"type": "string"}})
     def get_preempts(self, verdict: WorkloadVerdict) -> list[str]:
@@ -216,6 +239,11 @@ class NodeSerializer(serializers.ModelSerializer):
             "teams",
         ]
 
+    def to_representation(self, instance: EvaluatedNode) -> dict[str, Any]:
+        return visibility.node_row(
+            super().to_representation(instance), labels_for(self, instance.evaluation)
+        )
+
     def get_topology_path(self, node: EvaluatedNode) -> list[str | None]:
         """zone, block, rack, node: the heatmap's drill-down path (None where unknown)."""
         return [node.zone, node.block, node.rack, node.name]
@@ -225,7 +253,11 @@ class NodeViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     """GPU nodes as each cluster's latest evaluation saw them, filtered and paged in the
     database (NodeFilterSet: the topology page's filters too)."""
 
-    queryset = EvaluatedNode.objects.order_by("cluster__name", "name", "id")
+    queryset = (
+        EvaluatedNode.objects.select_related("evaluation")
+        .defer("evaluation__result")
+        .order_by("cluster__name", "name", "id")
+    )
     serializer_class = NodeSerializer
     filterset_class = NodeFilterSet
     filter_backends = FILTER_BACKENDS[:1]

@@ -2,7 +2,8 @@
 
     connect ─► anonymous? close 4401 ─► unknown cluster? close 4404
             └► join events.cluster_group(id) ─► send events.snapshot_messages(latest)
-    group "cluster.messages" ─► forward its JSON texts as they are
+    group "cluster.messages" ─► forward its JSON texts (events.texts_for: as the user
+                                may read them, capacityweb.visibility)
     client {"type": "resync"} ─► send the snapshot again
 
 Thin, as the Channels docs show it: authenticate, join the group, forward. What
@@ -16,6 +17,7 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
+from capacityweb import visibility
 from recommender import events, selectors
 from topology.models import Cluster
 
@@ -29,9 +31,14 @@ def cluster_exists(cluster_id: int) -> bool:
 
 
 @database_sync_to_async
-def current_texts(cluster_id: int) -> list[str]:
+def current_texts(cluster_id: int, viewer: visibility.Viewer) -> list[str]:
     evaluation = selectors.latest_evaluation(cluster_id=cluster_id)
-    return events.snapshot_texts(evaluation) if evaluation is not None else []
+    return events.snapshot_texts(evaluation, viewer) if evaluation is not None else []
+
+
+@database_sync_to_async
+def viewer_of(user: Any) -> visibility.Viewer:
+    return visibility.viewer_of(user)
 
 
 class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
@@ -48,6 +55,7 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         if not await cluster_exists(self.cluster_id):
             await self.refuse(CLOSE_UNKNOWN_CLUSTER)
             return
+        self.viewer = await viewer_of(user)  # its teams, read once per socket
         self.group_name = events.cluster_group(self.cluster_id)
         await self.channel_layer.group_add(self.group_name, self.channel_name)
         await self.accept()
@@ -76,10 +84,11 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             await self.send_snapshot()
 
     async def send_snapshot(self) -> None:
-        for text in await current_texts(self.cluster_id):
+        for text in await current_texts(self.cluster_id, self.viewer):
             await self.send(text_data=text)
 
     async def cluster_messages(self, event: dict[str, Any]) -> None:
-        """One publish: the texts were encoded once by events, for every socket."""
-        for text in event["texts"]:
+        """One publish: the texts were encoded once by events, for every socket; events
+        re-encodes one only for a user who may not read a reservation named in it."""
+        for text in events.texts_for(event, self.viewer):
             await self.send(text_data=text)

@@ -22,6 +22,13 @@ Every message is typed and versioned::
 ``snapshot_messages`` is the current state; consumers send it on connect,
 then forward what ``publish_evaluation`` sends.
 
+Reservation details follow capacityweb.visibility: of the three, only
+"recommendations.update" names reservations (``idleReservations``). The group
+message carries the evaluation's ``reservationOwners``; ``texts_for`` gives each
+socket the texts as they are when its user may see every name in them (staff, or
+no other team's reservation there), else that message re-encoded with the others'
+reservations as one "reserved (another team)" entry. Groups stay per cluster.
+
 Messages are summaries with the URL of the full data, not the data: a
 6,000-GPU cluster's heatmap cells are over a megabyte and its pending
 workloads with diagnoses tens of kilobytes, and fanning them out to hundreds
@@ -41,6 +48,7 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.urls import reverse
 
+from capacityweb import visibility
 from recommender import selectors
 from recommender.models import Evaluation
 from topology.models import Snapshot
@@ -50,6 +58,8 @@ GROUP_MESSAGE_TYPE = "cluster.messages"  # handled by ClusterConsumer.cluster_me
 HEATMAP_KEYS = ("cluster",)
 MAX_MESSAGE_BYTES = 256 * 1024  # well under Daphne's 1 MiB WebSocket payload limit
 RECOMMENDATION_KEYS = ("recommendations", "idleReservations", "cost")
+RECOMMENDATIONS_TYPE = '"type": "recommendations.update"'  # how json.dumps starts that message
+RECOMMENDATIONS_TYPE_WITHIN = 40
 
 
 def cluster_group(cluster_id: int) -> str:
@@ -95,18 +105,49 @@ def _pending_message(evaluation: Evaluation) -> dict[str, Any]:
     return message
 
 
-def snapshot_messages(evaluation: Evaluation) -> list[dict[str, Any]]:
-    """The cluster's current state as the three typed messages."""
+def snapshot_messages(
+    evaluation: Evaluation, viewer: visibility.Viewer = visibility.STAFF
+) -> list[dict[str, Any]]:
+    """The cluster's current state as the three typed messages, as ``viewer`` may read them."""
+    recommendations = _message(evaluation, "recommendations.update", RECOMMENDATION_KEYS)
     return [
         _heatmap_message(evaluation),
         _pending_message(evaluation),
-        _message(evaluation, "recommendations.update", RECOMMENDATION_KEYS),
+        _redacted(recommendations, viewer.labels(evaluation.reservation_owners)),
     ]
 
 
-def snapshot_texts(evaluation: Evaluation) -> list[str]:
+def _redacted(message: dict[str, Any], labels: visibility.ReservationLabels) -> dict[str, Any]:
+    """A message with other teams' reservations relabelled: ``idleReservations`` and the
+    recommendations' texts ("paid by reservation R") are all that name any."""
+    if labels.viewer.sees_all:
+        return message
+    data = message["data"]
+    named = {key: data[key] for key in ("idleReservations", "recommendations") if key in data}
+    shown = {**data, **visibility.result(named, labels)}
+    return message if shown == data else {**message, "data": shown}
+
+
+def snapshot_texts(
+    evaluation: Evaluation, viewer: visibility.Viewer = visibility.STAFF
+) -> list[str]:
     """The three messages as the JSON text frames sockets send."""
-    return [json.dumps(message) for message in snapshot_messages(evaluation)]
+    return [json.dumps(message) for message in snapshot_messages(evaluation, viewer)]
+
+
+def texts_for(event: dict[str, Any], viewer: visibility.Viewer) -> list[str]:
+    """A group message's texts as one socket's user may read them: the shared texts when
+    nothing in them is hidden from the user (no re-encoding), else re-encoded."""
+    labels = viewer.labels(event.get("reservationOwners"))
+    texts = []
+    for text in event["texts"]:
+        if viewer.sees_all or RECOMMENDATIONS_TYPE not in text[:RECOMMENDATIONS_TYPE_WITHIN]:
+            texts.append(text)
+            continue
+        message = json.loads(text)
+        redacted = _redacted(message, labels)
+        texts.append(text if redacted is message else json.dumps(redacted))
+    return texts
 
 
 def publish_evaluation(evaluation: Evaluation) -> None:
@@ -119,7 +160,11 @@ def publish_evaluation(evaluation: Evaluation) -> None:
     if layer is None:
         return
     selectors.warm_heatmap(evaluation)
-    event = {"type": GROUP_MESSAGE_TYPE, "texts": snapshot_texts(evaluation)}
+    event = {
+        "type": GROUP_MESSAGE_TYPE,
+        "texts": snapshot_texts(evaluation),
+        "reservationOwners": evaluation.reservation_owners or {},
+    }
     async_to_sync(layer.group_send)(cluster_group(evaluation.cluster_id), event)
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import django_filters
 from django.db.models import OuterRef, QuerySet, Subquery
 
+from capacityweb import visibility
 from recommender.models import EvaluatedNode, Evaluation, Recommendation, WorkloadVerdict
 from topology.charts import HeatmapFilters
 from topology.filters import TakenAtRangeFilterSet
@@ -102,8 +103,8 @@ class NodeFilterSet(LatestEvaluationFilterSet):
     node_group = django_filters.CharFilter()
     gpu_model = django_filters.CharFilter()
     zone = django_filters.CharFilter()
-    reservation = django_filters.CharFilter(method="filter_listed", field_name="reservations")
-    team = django_filters.CharFilter(method="filter_listed", field_name="teams")
+    reservation = django_filters.CharFilter(method="filter_reservation", field_name="reservations")
+    team = django_filters.CharFilter(method="filter_team", field_name="teams")
 
     class Meta:
         model = EvaluatedNode
@@ -122,6 +123,35 @@ class NodeFilterSet(LatestEvaluationFilterSet):
         """Nodes whose JSON list ``name`` holds ``value`` (matched on the JSON text, as
         ``filter_disagreement``, so it runs on SQLite too)."""
         return queryset.filter(**{f"{name}__icontains": json.dumps(value)})
+
+    def viewer(self) -> visibility.Viewer:
+        """Whose reservations the filters may match by name (no request: all)."""
+        if self.request is None:
+            return visibility.STAFF
+        return visibility.request_viewer(self.request)
+
+    def filter_reservation(self, queryset: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
+        """Nodes with a GPU of reservation ``value``, in evaluations where the viewer may see
+        it (capacityweb.visibility): another team's name matches nothing, so it is not a
+        way to learn that reservation's nodes."""
+        queryset = self.filter_listed(queryset, name, value)
+        viewer = self.viewer()
+        if viewer.sees_all:
+            return queryset
+        owners = Evaluation.objects.filter(id__in=queryset.values("evaluation_id")).values_list(
+            "id", "reservation_owners"
+        )
+        seen = [pk for pk, known in owners if viewer.sees((known or {}).get(value))]
+        return queryset.filter(evaluation_id__in=seen)
+
+    def filter_team(self, queryset: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
+        """Nodes running a pod of namespace ``value``, or holding a reservation it owns; the
+        latter only for the viewer's own teams (another team's reservation is not shown)."""
+        listed = self.filter_listed(queryset, name, value)
+        viewer = self.viewer()
+        if viewer.sees_all or value in viewer.teams:
+            return listed
+        return listed.filter(devices__icontains=json.dumps(f"{value}/")[:-1])
 
     def heatmap_filters(self, team_reservations: frozenset[str]) -> HeatmapFilters:
         """The page's view of the same parameters: which GPUs of the heatmap to keep."""

@@ -40,6 +40,11 @@ class Evaluation(models.Model):
         null=True, blank=True, help_text="more pending GPUs fgd would place; null: fgd chosen"
     )
     stored_at = models.DateTimeField(default=timezone.now)
+    reservation_owners = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="reservation name → owner namespaces, as evaluated (capacityweb.visibility)",
+    )
 
     class Meta:
         indexes = [models.Index(fields=["cluster", "-taken_at"], name="evaluation_cluster_taken")]

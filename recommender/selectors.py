@@ -31,6 +31,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection
 from django.db.models import OuterRef, QuerySet, Subquery
 
+from capacityweb import visibility
 from recommender import adapters
 from recommender.engine.scheduler.breakdown_summary import BreakdownSummary
 from recommender.models import EvaluatedNode, Evaluation, Recommendation, WorkloadVerdict
@@ -166,7 +167,7 @@ def workload_breakdown(*, evaluation: Evaluation, workload: str) -> BreakdownSum
     them all.
     """
     prefix = _breakdown_prefix(evaluation)
-    found = caches["default"].get(prefix + workload)
+    found = caches["default"].get(_breakdown_key(prefix, workload))
     if found is None:
         every = _breakdowns(evaluation)
         found = every.get(workload, NOT_PENDING)
@@ -197,7 +198,15 @@ def _breakdown_prefix(evaluation: Evaluation) -> str:
 
 def _keep(prefix: str, every: Mapping[str, BreakdownSummary | str]) -> None:
     cache = caches["default"]
-    cache.set_many({prefix + key: value for key, value in every.items()}, BREAKDOWN_SECONDS)
+    cache.set_many(
+        {_breakdown_key(prefix, key): value for key, value in every.items()}, BREAKDOWN_SECONDS
+    )
+
+
+def _breakdown_key(prefix: str, workload: str) -> str:
+    """The workload by digest: its name is any text a file holds (spaces, line breaks),
+    which a cache key must not carry."""
+    return prefix + hashlib.sha256(workload.encode()).hexdigest()[:32]
 
 
 def node_places(*, evaluation: Evaluation, names: Iterable[str]) -> list[EvaluatedNode]:
@@ -271,7 +280,9 @@ def shown_evaluation(cluster_id: int, snapshot_id: int | None) -> Evaluation | N
     and compiling of it cost more CPU than the query.
     """
     evaluations = Evaluation._meta.db_table
-    columns = f"SELECT id, snapshot_id, cluster_id, stored_at FROM {evaluations}"  # noqa: S608
+    columns = (
+        f"SELECT id, snapshot_id, cluster_id, stored_at, reservation_owners FROM {evaluations}"  # noqa: S608
+    )
     if snapshot_id is None:
         sql = f"{columns} WHERE cluster_id = %s ORDER BY taken_at DESC, id DESC LIMIT 1"
         params = [cluster_id]
@@ -281,15 +292,20 @@ def shown_evaluation(cluster_id: int, snapshot_id: int | None) -> Evaluation | N
     return next(iter(Evaluation.objects.raw(sql, params)), None)
 
 
+ALL_NAMES = visibility.STAFF.labels({})  # every reservation by name: staff, the warm-up
+
+
 def heatmap_etag(
     *,
     evaluation: Evaluation,
     domain: Sequence[str],
     filters: charts.HeatmapFilters,
     encoding: str = "identity",
+    labels: visibility.ReservationLabels = ALL_NAMES,
 ) -> str:
     """A strong ETag naming one heatmap payload: evaluation, its write, domain and filters,
-    and its content coding (each coding is different bytes, so it has its own tag)."""
+    the reservation names hidden from the viewer, and its content coding (each coding is
+    different bytes, so it has its own tag)."""
     identity = [
         HEATMAP_PAYLOAD_VERSION,
         evaluation.pk,
@@ -297,6 +313,7 @@ def heatmap_etag(
         list(domain),
         [filters.node_group, filters.gpu_model, filters.reservation, filters.team],
         sorted(filters.team_reservations),
+        labels.key(),
     ]
     digest = hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:32]
     return f'"{digest}"' if encoding == "identity" else f'"{digest}-{encoding}"'
@@ -308,6 +325,7 @@ def heatmap_json(
     domain: Sequence[str],
     filters: charts.HeatmapFilters,
     encoding: str = "identity",
+    labels: visibility.ReservationLabels = ALL_NAMES,
 ) -> bytes:
     """The heatmap payload as JSON bytes (``encoding`` "gzip": compressed), built once and
     then kept.
@@ -318,7 +336,7 @@ def heatmap_json(
     where ``warm_heatmap`` puts it when the evaluation is published: no web process
     builds it (before, each built it once, holding up its other requests meanwhile).
     """
-    view = {"evaluation": evaluation, "domain": domain, "filters": filters}
+    view = {"evaluation": evaluation, "domain": domain, "filters": filters, "labels": labels}
     key = heatmap_key(**view, encoding=encoding)
     body: bytes | None = LOCAL_PAYLOADS.get(key)
     if body is None:
@@ -345,9 +363,10 @@ def heatmap_key(
     domain: Sequence[str],
     filters: charts.HeatmapFilters,
     encoding: str = "identity",
+    labels: visibility.ReservationLabels = ALL_NAMES,
 ) -> str:
     return "heatmap:" + heatmap_etag(
-        evaluation=evaluation, domain=domain, filters=filters, encoding=encoding
+        evaluation=evaluation, domain=domain, filters=filters, encoding=encoding, labels=labels
     )
 
 
@@ -360,14 +379,19 @@ def is_default_view(domain: Sequence[str], filters: charts.HeatmapFilters) -> bo
 
 
 def build_heatmap_json(
-    *, evaluation: Evaluation, domain: Sequence[str], filters: charts.HeatmapFilters
+    *,
+    evaluation: Evaluation,
+    domain: Sequence[str],
+    filters: charts.HeatmapFilters,
+    labels: visibility.ReservationLabels = ALL_NAMES,
 ) -> bytes:
     cells = (
         Evaluation.objects.filter(pk=evaluation.pk)
         .values_list("result__heatmap", flat=True)
         .first()
     )
-    view = charts.heatmap_view(cells or [], domain=domain, filters=filters)
+    cells = visibility.heatmap_cells(cells or [], labels)
+    view = charts.heatmap_view(cells, domain=domain, filters=filters)
     view["snapshot"] = evaluation.snapshot_id
     view["evaluation"] = evaluation.pk
     return json.dumps(view, cls=DjangoJSONEncoder).encode()

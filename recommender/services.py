@@ -61,6 +61,7 @@ def store_evaluation(*, snapshot: Snapshot) -> Evaluation:
     )
     # the CLI's JSON: to_json() plus currency, nodeGroups and actions (recommender.actions)
     result = report_json(evaluated, model, (), settings.CURRENCY)
+    owners = {r.name: sorted(r.owner_namespaces) for r in model.reservations}
     with transaction.atomic():
         Snapshot.objects.select_for_update().filter(pk=snapshot.pk).first()
         evaluation, _created = Evaluation.objects.update_or_create(
@@ -71,6 +72,7 @@ def store_evaluation(*, snapshot: Snapshot) -> Evaluation:
                 "result": result,
                 **adapters.evaluation_figures(result),
                 **overview_figures(result),
+                "reservation_owners": owners,
                 "stored_at": timezone.now(),
             },
         )
@@ -86,7 +88,7 @@ def store_evaluation(*, snapshot: Snapshot) -> Evaluation:
             adapters.evaluated_nodes(
                 evaluation,
                 result.get("heatmap") or [],
-                {r.name: r.owner_namespaces for r in model.reservations},
+                owners,
             ),
             batch_size=1000,
         )

@@ -17,6 +17,7 @@ from django.db.models import Case, F, IntegerField, Q, QuerySet, When
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from capacityweb import visibility
 from recommender import selectors
 from recommender.engine.evaluate.report import group_yaml
 from recommender.filters import DISAGREEMENT_CLASSES, WorkloadVerdictFilterSet
@@ -113,11 +114,29 @@ def live_cluster_page(
     return ClusterPage(cluster, clusters, snapshots, snapshot, evaluation, True, newer)
 
 
-def pending_rows(verdicts: list[WorkloadVerdict], result: dict[str, Any]) -> list[dict[str, Any]]:
+def page_labels(request: HttpRequest, evaluation: Evaluation | None) -> Any:
+    """The shown evaluation's reservation names as the user may read them."""
+    owners = evaluation.reservation_owners if evaluation is not None else {}
+    return visibility.request_viewer(request).labels(owners)
+
+
+def redacted_verdict(verdict: WorkloadVerdict, labels: Any) -> WorkloadVerdict:
+    """The verdict (not saved) with its reasons and joint plan as the viewer may read them."""
+    shown = visibility.workload({"reasons": verdict.reasons, "joint": verdict.joint}, labels)
+    verdict.reasons, verdict.joint = shown["reasons"], shown["joint"]
+    return verdict
+
+
+def pending_rows(
+    verdicts: list[WorkloadVerdict], result: dict[str, Any], labels: Any
+) -> list[dict[str, Any]]:
     """Each verdict with the scheduler's diagnosis from the evaluation JSON."""
     diagnoses = result.get("diagnoses") or {}
     return [
-        {"verdict": verdict, "diagnosis": diagnoses.get(verdict.workload) or {}}
+        {
+            "verdict": redacted_verdict(verdict, labels),
+            "diagnosis": diagnoses.get(verdict.workload) or {},
+        }
         for verdict in verdicts
     ]
 
@@ -186,7 +205,7 @@ def pending_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
         filterset = WorkloadVerdictFilterSet(data, queryset=selectors.all_verdicts())
         if filterset.is_valid():
             verdicts = sorted_verdicts(searched(filterset.qs, chosen["q"]), chosen["sort"])
-            rows = pending_rows(list(verdicts), result)
+            rows = pending_rows(list(verdicts), result, page_labels(request, page.evaluation))
     context = page.context("pending")
     context.update(
         {
@@ -239,6 +258,9 @@ def recommendations_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
         list(selectors.recommendations(evaluation=page.evaluation)) if page.evaluation else []
     )
     context = page.context("recommendations")
+    labels = page_labels(request, page.evaluation)
+    for rec in recommendations:
+        rec.yaml = labels.text(rec.yaml or "")
     context["recommendations"] = recommendations
     result = (page.evaluation.result or {}) if page.evaluation else {}
     groups = {g["name"]: g for g in result.get("nodeGroups", [])}  # where each was found
@@ -246,9 +268,11 @@ def recommendations_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
         rec.group_source = groups.get(rec.node_group, {}).get("source")
         rec.group_price_source = groups.get(rec.node_group, {}).get("priceSource")
     context["joint_unpriced"] = ((result.get("cost") or {}).get("unpricedNodes") or {}).get("joint")
-    context["idle_reservations"] = result.get("idleReservations", [])
+    context["idle_reservations"] = visibility.idle_reservations(
+        result.get("idleReservations", []), labels
+    )
     context["group_totals"] = [
-        {**total, "yaml": group_yaml(total)}
+        {**total, "yaml": labels.text(group_yaml(total))}
         for total in result.get("nodeGroupTotals", [])
         if total["cards"] > 1 and not (groups.get(total["nodeGroup"]) or {}).get("autoscaler")
     ]

@@ -42,13 +42,23 @@ class ReservationForm(forms.ModelForm):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
-        cluster = data.get("cluster")
-        if cluster is None or not data.get("name") or not isinstance(data.get("spec"), dict):
+        fixed = (
+            {"cluster": self.instance.cluster, "name": self.instance.name}
+            if self.instance.pk
+            else {}
+        )
+        row = Reservation(**{**data, **fixed})
+        if row.cluster_id is None or not row.name or not isinstance(data.get("spec"), dict):
             return data
-        row = Reservation(**data)
-        parsed = kube.parse_objects([("admin", reservation_object(row))], cluster_name=cluster.name)
+        cluster = row.cluster
+        obj = reservation_object(row)
+        parsed = kube.parse_objects([("admin", obj)], cluster_name=cluster.name)
         if parsed.errors:
             raise forms.ValidationError(str(parsed.errors[0]))
+        try:
+            services.check_reservation(cluster=cluster, name=row.name, spec=obj["spec"])
+        except ModelError as error:
+            raise forms.ValidationError(str(error)) from error
         return data
 
 
@@ -58,6 +68,21 @@ class ReservationAdmin(admin.ModelAdmin):
     list_display = ["name", "cluster", "owner_namespaces", "price_per_gpu_hour", "start", "end"]
     list_filter = ["cluster"]
     search_fields = ["name"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        """Cluster and name are the reservation's identity: fixed once created (as in the API)."""
+        return ["cluster", "name"] if obj is not None else []
+
+    def save_model(self, request: HttpRequest, obj: Reservation, form: Any, change: bool) -> None:
+        """Through ``services.save_reservation``, as the API and YAML paths: checked again
+        under the cluster's lock, columns derived from the spec."""
+        saved = services.save_reservation(
+            cluster=obj.cluster,
+            name=obj.name,
+            spec=reservation_object(obj)["spec"],
+            instance=Reservation.objects.get(pk=obj.pk) if change else None,
+        )
+        obj.pk = saved.pk
 
 
 @admin.register(IdleSample)

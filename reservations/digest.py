@@ -44,6 +44,7 @@ from django.db import IntegrityError, transaction
 from django.template.loader import render_to_string
 from django.urls import reverse
 
+from capacityweb import visibility
 from capacityweb.browser import chromium_path, missing_chromium_message
 from reservations.models import DigestDelivery, Subscription, WebhookDelivery
 from reservations.selectors import (
@@ -163,8 +164,13 @@ def digest_figures(
     previous_start = period_start - (period_end - period_start)
     previous = reservation_idle(reservations, previous_start, period_start)
     waste = waste_report(start=period_start, end=period_end, cluster_ids=cluster_ids)["totals"]
+    # the subscriber's view (capacityweb.visibility), as in the idle report: every
+    # GPU-hour counts, other teams' reservations are not named and their $ not told
+    viewer = visibility.viewer_of(subscription.user)
+    seen_now = [row for row in current if viewer.sees(row.owners)]
+    seen_before = [row for row in previous if viewer.sees(row.owners)]
     top = sorted(
-        (row for row in current if row.idle_gpu_hours > 0),
+        (row for row in seen_now if row.idle_gpu_hours > 0),
         key=lambda row: (-row.idle_cost, row.cluster, row.name),
     )[:TOP_RESERVATIONS]
     return DigestFigures(
@@ -175,9 +181,9 @@ def digest_figures(
         team=subscription.team,
         sampled_reserved_gpu_hours=round(sum(row.reserved_gpu_hours for row in current), 6),
         idle_gpu_hours=round(sum(row.idle_gpu_hours for row in current), 6),
-        idle_cost=round(sum(row.idle_cost for row in current), 6),
+        idle_cost=round(sum(row.idle_cost for row in seen_now), 6),
         previous_idle_gpu_hours=round(sum(row.idle_gpu_hours for row in previous), 6),
-        previous_idle_cost=round(sum(row.idle_cost for row in previous), 6),
+        previous_idle_cost=round(sum(row.idle_cost for row in seen_before), 6),
         stranded_cost=waste["stranded_cost"],
         naive_cost=waste["naive_cost"],
         joint_cost=waste["joint_cost"],

@@ -22,11 +22,12 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import connection
 from django.db.models import Max, OuterRef, Q, QuerySet, Subquery
 
+from capacityweb import visibility
 from capacityweb.cache import stable_digest
+from capacityweb.teams import sees_all_teams, team_label, team_namespaces
 from recommender.models import Evaluation
 from reservations.idle import idle_gpu_hours
 from reservations.models import IdleSample, Reservation, Subscription
-from reservations.teams import sees_all_teams, team_label, team_namespaces
 from topology.models import Cluster, NodeGroup
 
 GROUP_BY_CHOICES = ("reservation", "team", "node_group", "gpu_model")
@@ -86,6 +87,7 @@ class ReservationIdle:
     name: str
     cluster: str
     team: str
+    owners: tuple[str, ...]
     reserved_gpu_hours: float
     idle_gpu_hours: float
     idle_cost: float
@@ -138,6 +140,7 @@ def reservation_idle(
                 name=reservation.name,
                 cluster=reservation.cluster.name,
                 team=team_label(reservation.owner_namespaces or ()),
+                owners=tuple(reservation.owner_namespaces or ()),
                 reserved_gpu_hours=_integral(points, 1, window_start, window_end),
                 idle_gpu_hours=_integral(points, 2, window_start, window_end),
                 idle_cost=_integral(points, 3, window_start, window_end),
@@ -176,23 +179,29 @@ def idle_report(
     group_by: str = "reservation",
     cluster_ids: Iterable[int] | None = None,
     team: str = "",
+    viewer: visibility.Viewer = visibility.STAFF,
 ) -> dict[str, Any]:
-    """The idle-reservations report: rows per group (largest cost first) and totals."""
+    """The idle-reservations report: rows per group (largest cost first) and totals.
+
+    The viewer's reservations are grouped as asked; every other team's are one last row
+    ``reserved (another team)`` with their GPU-hours and no cost (capacityweb.visibility).
+    Totals count every GPU-hour, and the cost of the rows shown.
+    """
     reservations = reservations_for_report(cluster_ids=cluster_ids, team=team)
     per_reservation = reservation_idle(reservations, start, end)
-    keys = _group_keys(reservations, per_reservation, group_by)
+    shown = [row for row in per_reservation if viewer.sees(row.owners)]
+    others = [row for row in per_reservation if not viewer.sees(row.owners)]
+    keys = _group_keys(reservations, shown, group_by)
     groups: dict[str, list[ReservationIdle]] = defaultdict(list)
-    for row in per_reservation:
+    for row in shown:
         groups[keys[row.reservation_id]].append(row)
     rows = [_summed(group, members) for group, members in groups.items()]
     rows.sort(key=lambda row: (-row["idle_cost"], row["group"]))
-    return {
-        "start": start,
-        "end": end,
-        "group_by": group_by,
-        "rows": rows,
-        "totals": _summed("total", per_reservation),
-    }
+    totals = _summed("total", per_reservation)
+    if others:
+        rows.append({**_summed(visibility.OTHER_TEAM, others), "idle_cost": None})
+        totals["idle_cost"] = round(sum(m.idle_cost for m in shown), 6)
+    return {"start": start, "end": end, "group_by": group_by, "rows": rows, "totals": totals}
 
 
 def idle_report_version(group_by: str = "reservation") -> str:

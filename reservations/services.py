@@ -3,7 +3,11 @@ reservations from YAML/JSON) and digest subscriptions (one transaction each).
 
 Reservation specs arrive already accepted by ``topology.kube`` (the API's
 serializer runs the parser); the row's columns are derived from the spec here,
-so the spec stays the one source of truth.
+so the spec stays the one source of truth. Every path that writes a reservation
+(API, admin, YAML in admin, ``load_config``, the demo) goes through
+``save_reservation``, which checks it against the cluster first
+(``check_reservation``): who may own it, whether what it reserves is the cluster's,
+and whether another team already holds those GPUs then (``reservations.overlap``).
 """
 
 from __future__ import annotations
@@ -12,12 +16,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
 
+from capacityweb.teams import sees_all_teams, team_namespaces
 from reservations.models import Reservation, Subscription
+from reservations.overlap import Claim, first_conflict
+from topology.hardware import ModelError
 from topology.kube import parse_objects
-from topology.models import Cluster
+from topology.models import Cluster, NodeGroup, Snapshot
 from topology.services import save_node_groups
 from topology.sourceread import SourcedObject
 
@@ -39,6 +46,103 @@ def reservation_columns(spec: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+Caller = AbstractBaseUser | AnonymousUser | None  # None: an operator (CLI, admin, demo)
+
+
+def claim_of(name: str, spec: Mapping[str, Any]) -> Claim:
+    """What a (validated) reservation spec holds, for ``reservations.overlap``."""
+    group = spec.get("nodeGroup") or {}
+    return Claim(
+        name=name,
+        owners=frozenset((spec.get("owner") or {}).get("namespaces") or ()),
+        node_names=tuple(spec.get("nodeNames") or ()),
+        node_selector=dict(spec.get("nodeSelector") or {}),
+        node_group=group.get("name"),
+        node_group_count=int(group.get("count") or 0),
+        start=_when(spec.get("start")),
+        end=_when(spec.get("end")),
+    )
+
+
+def cluster_inventory(cluster: Cluster) -> tuple[dict[str, dict[str, str]] | None, dict[str, int]]:
+    """The cluster's nodes (name → labels) as its latest snapshot has them (None: no snapshot
+    yet, nothing to check names against) and each node group's maxSize (stored groups over
+    the snapshot's). Two queries."""
+    latest = (
+        Snapshot.objects.filter(cluster=cluster)
+        .order_by("-taken_at", "-id")
+        .values_list("model_json__cluster__nodes", "model_json__cluster__node_groups")
+        .first()
+    )
+    if latest is None:
+        nodes, sizes = None, {}
+    else:
+        nodes = {node["name"]: node.get("labels") or {} for node in latest[0] or ()}
+        sizes = {group["name"]: int(group.get("max_size") or 0) for group in latest[1] or ()}
+    sizes.update(NodeGroup.objects.filter(cluster=cluster).values_list("name", "max_size"))
+    return nodes, sizes
+
+
+def check_reservation(
+    *, cluster: Cluster, name: str, spec: Mapping[str, Any], caller: Caller = None
+) -> None:
+    """Refuse (ModelError naming the field) a reservation the caller may not make.
+
+    - every owner namespace is one of the caller's teams (staff and operators: any);
+    - the nodes it names are nodes of the cluster (its latest snapshot; with none yet
+      there is nothing to check names against) and its node group is the cluster's;
+    - no reservation of other owners holds the same GPUs in an overlapping window.
+    """
+    obj = f"Reservation/{name}"
+    claim = claim_of(name, spec)
+    if caller is not None and not sees_all_teams(caller):
+        foreign = sorted(claim.owners - team_namespaces(caller))
+        if foreign:
+            reason = f"{', '.join(foreign)}: not one of your teams (every owner must be)"
+            raise ModelError("", obj, "spec.owner.namespaces", reason)
+    nodes, group_sizes = cluster_inventory(cluster)
+    for index, node in enumerate(claim.node_names):
+        if nodes is not None and node not in nodes:
+            reason = f"{node!r}: no such node in cluster {cluster.name}"
+            raise ModelError("", obj, f"spec.nodeNames[{index}]", reason)
+    if claim.node_group is not None and claim.node_group not in group_sizes:
+        reason = f"{claim.node_group!r}: no such node group in cluster {cluster.name}"
+        raise ModelError("", obj, "spec.nodeGroup.name", reason)
+    others = [
+        claim_of(other.name, other.spec)
+        for other in Reservation.objects.filter(cluster=cluster).exclude(name=name)
+    ]
+    conflict = first_conflict(claim, others, nodes=nodes or {}, group_sizes=group_sizes)
+    if conflict is not None:
+        holder = _holder(conflict.other, caller)
+        raise ModelError("", obj, conflict.field, f"{conflict.reason} by {holder} then")
+
+
+def check_may_change(*, reservation: Reservation, caller: Caller = None) -> None:
+    """Refuse a change or deletion unless every current owner is one of the caller's teams
+    (staff and operators: any): a co-owner may not drop or delete the other team's share."""
+    if caller is None or sees_all_teams(caller):
+        return
+    foreign = sorted(set(reservation.owner_namespaces or ()) - team_namespaces(caller))
+    if foreign:
+        reason = f"{', '.join(foreign)}: co-owns it and is not one of your teams"
+        raise ModelError("", f"Reservation/{reservation.name}", "spec.owner.namespaces", reason)
+
+
+@transaction.atomic
+def delete_reservation(*, reservation: Reservation, caller: Caller = None) -> None:
+    check_may_change(reservation=reservation, caller=caller)
+    reservation.delete()
+
+
+def _holder(other: Claim, caller: Caller) -> str:
+    """The other reservation by name where the caller may see it, else only that it is
+    another team's (the visibility policy: capacityweb.visibility)."""
+    if caller is None or sees_all_teams(caller) or other.owners & team_namespaces(caller):
+        return f"Reservation/{other.name} ({', '.join(sorted(other.owners))})"
+    return "another team's reservation"
+
+
 @transaction.atomic
 def save_reservation(
     *,
@@ -46,8 +150,15 @@ def save_reservation(
     name: str,
     spec: Mapping[str, Any],
     instance: Reservation | None = None,
+    caller: Caller = None,
 ) -> Reservation:
-    """Create (instance None) or update one reservation from its spec."""
+    """Create (instance None) or update one reservation from its spec, once
+    ``check_reservation`` accepts it. The cluster's row is locked meanwhile, so two
+    writers cannot both pass the overlap check with GPUs each other claims."""
+    Cluster.objects.select_for_update().filter(pk=cluster.pk).first()
+    if instance is not None:
+        check_may_change(reservation=instance, caller=caller)
+    check_reservation(cluster=cluster, name=name, spec=spec, caller=caller)
     columns = reservation_columns(spec)
     if instance is None:
         return Reservation.objects.create(cluster=cluster, name=name, **columns)
@@ -71,12 +182,15 @@ def load_configuration(*, cluster: Cluster, objects: Sequence[SourcedObject]) ->
     groups = [obj for _src, obj in wanted if obj["kind"] == "NodeGroup"]
     save_node_groups(cluster=cluster, objects=groups)
     existing = {r.name: r for r in Reservation.objects.filter(cluster=cluster)}
-    reservations = [obj for _src, obj in wanted if obj["kind"] == "Reservation"]
-    for obj in reservations:
+    reservations = [(src, obj) for src, obj in wanted if obj["kind"] == "Reservation"]
+    for source, obj in reservations:
         name = obj["metadata"]["name"]
-        save_reservation(
-            cluster=cluster, name=name, spec=obj.get("spec") or {}, instance=existing.get(name)
-        )
+        try:
+            save_reservation(
+                cluster=cluster, name=name, spec=obj.get("spec") or {}, instance=existing.get(name)
+            )
+        except ModelError as error:  # named by the file it came from, as the parser's are
+            raise ModelError(source, error.object, error.field, error.reason) from error
     return {"nodeGroups": len(groups), "reservations": len(reservations)}
 
 

@@ -29,7 +29,8 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from recommender.views import cluster_page
+from capacityweb import visibility
+from recommender.views import cluster_page, page_labels
 from reservations import charts, digest, selectors
 from reservations.filters import IdleReportFilterSet
 from reservations.models import IdleSample, Subscription
@@ -86,25 +87,31 @@ def requested_range(
 
 
 def idle_series(
-    cluster_id: int, start: datetime, end: datetime
+    cluster_id: int, start: datetime, end: datetime, viewer: visibility.Viewer
 ) -> dict[str, list[tuple[datetime, int]]]:
-    """Idle GPUs per reservation name, from the samples that cover [start, end)."""
+    """Idle GPUs per reservation name, from the samples that cover [start, end); other
+    teams' reservations summed into one ``reserved (another team)`` line (each sample of
+    an evaluation is taken at its time, so the sums line up)."""
     reservations = selectors.reservations_for_report(cluster_ids=[cluster_id])
-    names = dict(reservations.values_list("id", "name"))
-    series: dict[str, list[tuple[datetime, int]]] = defaultdict(list)
+    names = {
+        pk: name if viewer.sees(owners) else visibility.OTHER_TEAM
+        for pk, name, owners in reservations.values_list("id", "name", "owner_namespaces")
+    }
+    summed: dict[str, dict[datetime, int]] = defaultdict(lambda: defaultdict(int))
     for reservation_id, taken_at, _reserved, idle, _cost in selectors.samples_in_range(
         reservations, start, end
     ):
-        series[names[reservation_id]].append((taken_at, idle))
-    return dict(series)
+        summed[names[reservation_id]][taken_at] += idle
+    return {name: sorted(points.items()) for name, points in summed.items()}
 
 
-def reservation_reusers(result: dict[str, Any]) -> list[tuple[str, list[str]]]:
-    """Reservation → the pending workloads the joint plan runs on it, by name."""
+def reservation_reusers(result: dict[str, Any], labels: Any) -> list[tuple[str, list[str]]]:
+    """Reservation → the pending workloads the joint plan runs on it, by name (as the
+    viewer may read it)."""
     reusers: dict[str, list[str]] = {}
     for workload in result.get("workloads") or []:
         for name in (workload.get("joint") or {}).get("reservations") or []:
-            reusers.setdefault(name, []).append(workload["name"])
+            reusers.setdefault(labels.label(name), []).append(workload["name"])
     return sorted(reusers.items())
 
 
@@ -137,11 +144,13 @@ def reservations_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
     if not filterset.is_valid():
         context["range_errors"] = filterset.errors
         return render(request, "dashboard/reservations.html", context, status=400)
-    arguments = filterset.report_arguments()
+    viewer = visibility.request_viewer(request)
+    labels = page_labels(request, page.evaluation)
+    arguments = {**filterset.report_arguments(), "viewer": viewer}
     start, end = arguments["start"], arguments["end"]
     by_reservation = selectors.idle_report(**{**arguments, "group_by": "reservation"})
     by_team = selectors.idle_report(**{**arguments, "group_by": "team"})
-    series = idle_series(cluster_id, start, end)
+    series = idle_series(cluster_id, start, end, viewer)
     result: dict[str, Any] = page.evaluation.result if page.evaluation else {}
     context.update(
         {
@@ -152,8 +161,8 @@ def reservations_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
             "end_local": f"{end.astimezone(zone):%Y-%m-%d %H:%M}",
             "by_reservation": by_reservation,
             "by_team": by_team,
-            "idle_now": result.get("idleReservations") or [],
-            "reusers": reservation_reusers(result),
+            "idle_now": visibility.idle_reservations(result.get("idleReservations") or [], labels),
+            "reusers": reservation_reusers(result, labels),
             "subscriptions": Subscription.objects.filter(
                 user=request.user, clusters=cluster_id
             ).order_by("id"),

@@ -25,6 +25,7 @@ from topology.hardware import (
     ReservedNodeGroupCapacity,
 )
 from topology.kubefields import ObjectContext
+from topology.kubenames import dns1123_label_problem, dns1123_subdomain_problem
 from topology.kubenodes import node_allocatable, node_taints, with_gpus
 
 PROJECT_GROUP = "capacityweb.io"
@@ -111,10 +112,14 @@ def _placements(ctx: ObjectContext, raw: Any) -> tuple[NodePlacement, ...]:
 
 
 def reservation(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
+    name = ctx.object.partition("/")[2]
+    problem = dns1123_subdomain_problem(name)
+    if problem is not None:  # an object name, as the API server requires of one
+        ctx.fail("metadata.name", f"{name!r}: {problem}")
     spec = ctx.mapping(obj.get("spec"), "spec")
     owner = ctx.mapping(spec.get("owner"), "spec.owner")
     namespaces = tuple(
-        ctx.text(n, f"spec.owner.namespaces[{i}]", required=True)
+        _namespace(ctx, n, f"spec.owner.namespaces[{i}]")
         for i, n in enumerate(ctx.sequence(owner.get("namespaces"), "spec.owner.namespaces"))
     )
     if not namespaces:
@@ -130,7 +135,7 @@ def reservation(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None
     if start and end and not start < end:
         ctx.fail("spec.end", "must be after spec.start")
     found = Reservation(
-        name=ctx.object.partition("/")[2],
+        name=name,
         owner_namespaces=namespaces,
         node_names=tuple(
             ctx.text(n, f"spec.nodeNames[{i}]", required=True)
@@ -143,6 +148,15 @@ def reservation(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None
         price_per_gpu_hour=ctx.number(spec.get("pricePerGpuHour"), "spec.pricePerGpuHour"),
     )
     collected.reservations.append((ctx, found))
+
+
+def _namespace(ctx: ObjectContext, raw: Any, field: str) -> str:
+    """A namespace name: a DNS-1123 label, as the API server requires of one."""
+    name = ctx.text(raw, field, required=True)
+    problem = dns1123_label_problem(name)
+    if problem is not None:
+        ctx.fail(field, f"{name!r}: not a namespace name: {problem}")
+    return name
 
 
 def _reserved_group(ctx: ObjectContext, raw: Any) -> ReservedNodeGroupCapacity | None:

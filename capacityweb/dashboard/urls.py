@@ -9,9 +9,14 @@ urlpatterns = [
     path("", views.overview, name="overview"),
     path("help/", help_page.help_page, name="help"),
     path(
-        "clusters/<int:cluster_id>/workloads/<str:namespace>/<str:name>/",
+        "clusters/<int:cluster_id>/workloads/<str:namespace>/<path:name>/",
         workload.workload_page,
         name="workload",
+    ),
+    path(
+        "clusters/<int:cluster_id>/workload/",
+        workload.workload_page_by_name,
+        name="workload-by-name",
     ),
     path("clusters/<int:cluster_id>/topology/", views.topology_page, name="topology"),
     path(

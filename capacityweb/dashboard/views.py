@@ -25,12 +25,13 @@ from django.utils.cache import get_conditional_response, patch_vary_headers
 from django.utils.http import http_date
 from django.utils.safestring import mark_safe
 
+from capacityweb import visibility
 from capacityweb.cache import stable_digest
 from capacityweb.dashboard import sparklines
 from recommender import selectors
 from recommender.filters import NodeFilterSet
 from recommender.models import Evaluation
-from recommender.views import ClusterPage, cluster_page, requested_snapshot_id
+from recommender.views import ClusterPage, cluster_page, page_labels, requested_snapshot_id
 from reservations import selectors as reservation_selectors
 from topology import charts, selectors as topology_selectors
 from topology.models import Cluster, Snapshot
@@ -185,7 +186,7 @@ def heatmap_cells(page: ClusterPage) -> list[dict[str, Any]]:
 @login_required
 def topology_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
     page = cluster_page(request, cluster_id)
-    cells = heatmap_cells(page)
+    cells = visibility.heatmap_cells(heatmap_cells(page), page_labels(request, page.evaluation))
     domain = charts.parse_domain(request.GET.get("domain", ""))
     view = charts.heatmap_view(cells, domain=domain, filters=heatmap_filters(request, cluster_id))
     context = page.context("topology")
@@ -220,7 +221,8 @@ def topology_data(request: HttpRequest, cluster_id: int) -> HttpResponse:
         view = charts.heatmap_view([], domain=domain, filters=filters)
         view.update(snapshot=page.snapshot.id if page.snapshot else None, evaluation=None)
         return JsonResponse(view)
-    payload = {"evaluation": evaluation, "domain": domain, "filters": filters}
+    labels = visibility.request_viewer(request).labels(evaluation.reservation_owners)
+    payload = {"evaluation": evaluation, "domain": domain, "filters": filters, "labels": labels}
     encoding = "gzip" if accepts_gzip(request) else "identity"
     etag = selectors.heatmap_etag(**payload, encoding=encoding)
     last_modified = int(evaluation.stored_at.timestamp())

@@ -20,10 +20,17 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils.http import urlencode
 
+from capacityweb import visibility
 from recommender import selectors
 from recommender.engine.scheduler.breakdown_summary import BreakdownSummary, Tally
 from recommender.models import Evaluation
-from recommender.views import ClusterPage, cluster_page, with_prices_known
+from recommender.views import (
+    ClusterPage,
+    cluster_page,
+    page_labels,
+    redacted_verdict,
+    with_prices_known,
+)
 from reservations.utilisation_selectors import workload_utilisation
 from topology import charts
 
@@ -45,33 +52,38 @@ def workload_page(request: HttpRequest, cluster_id: int, namespace: str, name: s
         return render(request, "dashboard/workload_missing.html", context, status=404)
     result = page.evaluation.result or {}
     breakdown = selectors.workload_breakdown(evaluation=page.evaluation, workload=key)
+    labels = page_labels(request, page.evaluation)
+    used = set((verdict.joint or {}).get("reservations") or ())
+    recommendations = [
+        r for r in selectors.recommendations(evaluation=page.evaluation) if key in r.workloads
+    ]
+    for rec in recommendations:
+        rec.yaml = labels.text(rec.yaml or "")
     context = page.context("pending")
     context.update(
         {
             "workload": key,
-            "v": verdict,
+            "v": redacted_verdict(verdict, labels),
             "item": next((w for w in result.get("workloads") or [] if w["name"] == key), {}),
             "diagnosis": (result.get("diagnoses") or {}).get(key) or {},
             "breakdown": breakdown,
             "utilisation": workload_utilisation(cluster_id, key),
             **breakdown_tables(breakdown, page),
-            "recommendations": with_prices_known(
-                [
-                    r
-                    for r in selectors.recommendations(evaluation=page.evaluation)
-                    if key in r.workloads
-                ],
-                result,
+            "recommendations": with_prices_known(recommendations, result),
+            "reservations": visibility.idle_reservations(
+                [r for r in result.get("idleReservations") or [] if r.get("name") in used], labels
             ),
-            "reservations": [
-                r
-                for r in result.get("idleReservations") or []
-                if r.get("name") in (verdict.joint or {}).get("reservations", [])
-            ],
             "history": history(cluster_id, key),
         }
     )
     return render(request, "dashboard/workload.html", context)
+
+
+@login_required
+def workload_page_by_name(request: HttpRequest, cluster_id: int) -> HttpResponse:
+    """The same page for ``?workload=<ns>/<name>``: for a name the path cannot carry."""
+    namespace, _, name = request.GET.get("workload", "").partition("/")
+    return workload_page(request, cluster_id, namespace, name)
 
 
 def breakdown_tables(breakdown: BreakdownSummary | None, page: ClusterPage) -> dict[str, Any]:

@@ -1,13 +1,15 @@
 """Workload mentions on every page: ``{% workload_link cluster_id "ns/name" %}`` and GPUs.
 
 Every mention of a workload links to its page (``/clusters/<id>/workloads/<ns>/<name>/``),
-as of the snapshot shown when that is not the live one.
+as of the snapshot shown when that is not the live one. Names come from files and traces
+unchecked by an API server, so any text must link: a name the path cannot carry (an empty
+part, a line break) links to ``/clusters/<id>/workload/?workload=<ns>/<name>`` instead.
 """
 
 from __future__ import annotations
 
 from django import template
-from django.urls import reverse
+from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html
 from django.utils.http import urlencode
 from django.utils.safestring import SafeString
@@ -21,8 +23,13 @@ def workload_url(cluster_id: int, workload: str, snapshot_id: int | None = None)
     namespace, _, name = workload.partition("/")
     if not name:
         namespace, name = "default", namespace
-    url = reverse("workload", args=[cluster_id, namespace, name])
-    return f"{url}?{urlencode({'snapshot': snapshot_id})}" if snapshot_id else url
+    query: dict[str, object] = {"snapshot": snapshot_id} if snapshot_id else {}
+    try:
+        url = reverse("workload", args=[cluster_id, namespace, name])
+    except NoReverseMatch:
+        url = reverse("workload-by-name", args=[cluster_id])
+        query = {"workload": f"{namespace}/{name}", **query}
+    return f"{url}?{urlencode(query)}" if query else url
 
 
 @register.simple_tag

@@ -28,6 +28,7 @@ def make_evaluation(cluster, taken_at: datetime, reservation_owners=None, **fiel
         cluster=cluster,
         taken_at=taken_at,
         result=fields.pop("result", {}),
+        reservation_owners=reservation_owners or {},
         **fields,
     )
     cells = evaluation.result.get("heatmap") or []
@@ -60,7 +61,7 @@ def add_sample(reservation, evaluation, *, reserved: int, idle: int, cost_per_ho
 def make_user(username: str, *, teams: tuple[str, ...] = (), staff: bool = False):
     from django.contrib.auth.models import Group, User
 
-    from reservations.teams import team_group_name
+    from capacityweb.teams import team_group_name
 
     user = User.objects.create_user(username, password="unused-password-1", is_staff=staff)
     for namespace in teams:

@@ -125,7 +125,10 @@ def test_it_refuses_a_reservation_for_a_team_the_user_is_not_on(team_a_client, c
 
     assert response.status_code == 400
     assert response.json() == {
-        "spec": ["Reservation/grab: spec.owner.namespaces: not one of your teams"]
+        "spec": [
+            "Reservation/grab: spec.owner.namespaces: team-b: not one of your teams "
+            "(every owner must be)"
+        ]
     }
     assert not Reservation.objects.exists()
 

@@ -11,6 +11,9 @@ Range [03-01 06:00, 03-02 00:00), by hand:
   rb: clipped at its end 18:00: 12 h × 4 = 48 GPU-h, $48; reserved 48 GPU-h
   waste: 6 h at e1 (60, 24, 36) + 12 h at e2 (24, 24, 0) → naive $84, joint $48,
       stranded $36, savings $36; one evaluation (e2) taken inside the range
+
+Read by staff, who see every reservation; a team member's view of other teams'
+reservations is tests/test_visibility.py's.
 """
 
 import pytest
@@ -49,12 +52,12 @@ def idle_rows(client, **params):
     return [(row["group"], row["idle_gpu_hours"], row["idle_cost"]) for row in rows]
 
 
-def test_it_integrates_idle_gpu_hours_and_cost_per_reservation(team_a_client, samples):
-    assert idle_rows(team_a_client) == [("prod-gpu/ra", 84.0, 210.0), ("prod-gpu/rb", 48.0, 48.0)]
+def test_it_integrates_idle_gpu_hours_and_cost_per_reservation(staff_client, samples):
+    assert idle_rows(staff_client) == [("prod-gpu/ra", 84.0, 210.0), ("prod-gpu/rb", 48.0, 48.0)]
 
 
-def test_it_totals_reserved_and_idle_gpu_hours(team_a_client, samples):
-    response = team_a_client.get("/api/v1/reports/idle-reservations/", RANGE)
+def test_it_totals_reserved_and_idle_gpu_hours(staff_client, samples):
+    response = staff_client.get("/api/v1/reports/idle-reservations/", RANGE)
 
     totals = response.json()["totals"]
     assert (totals["reserved_gpu_hours"], totals["idle_gpu_hours"], totals["idle_cost"]) == (
@@ -64,26 +67,26 @@ def test_it_totals_reserved_and_idle_gpu_hours(team_a_client, samples):
     )
 
 
-def test_it_groups_idle_cost_by_team(team_a_client, samples):
-    assert idle_rows(team_a_client, group_by="team") == [
+def test_it_groups_idle_cost_by_team(staff_client, samples):
+    assert idle_rows(staff_client, group_by="team") == [
         ("team-a", 84.0, 210.0),
         ("team-b", 48.0, 48.0),
     ]
 
 
-def test_it_groups_idle_cost_by_node_group_of_the_latest_evaluation(team_a_client, samples):
-    assert idle_rows(team_a_client, group_by="node_group") == [
+def test_it_groups_idle_cost_by_node_group_of_the_latest_evaluation(staff_client, samples):
+    assert idle_rows(staff_client, group_by="node_group") == [
         ("h100-pool", 84.0, 210.0),
         ("a100-pool", 48.0, 48.0),
     ]
 
 
-def test_it_groups_idle_cost_by_gpu_model(team_a_client, samples):
-    assert [row[0] for row in idle_rows(team_a_client, group_by="gpu_model")] == ["H100", "A100"]
+def test_it_groups_idle_cost_by_gpu_model(staff_client, samples):
+    assert [row[0] for row in idle_rows(staff_client, group_by="gpu_model")] == ["H100", "A100"]
 
 
-def test_it_serves_the_idle_report_as_csv_with_stable_columns(team_a_client, samples):
-    response = team_a_client.get("/api/v1/reports/idle-reservations/", {**RANGE, "format": "csv"})
+def test_it_serves_the_idle_report_as_csv_with_stable_columns(staff_client, samples):
+    response = staff_client.get("/api/v1/reports/idle-reservations/", {**RANGE, "format": "csv"})
 
     assert response["Content-Type"].startswith("text/csv")
     assert response.content.decode().splitlines() == [
@@ -93,11 +96,11 @@ def test_it_serves_the_idle_report_as_csv_with_stable_columns(team_a_client, sam
     ]
 
 
-def test_it_keeps_the_csv_header_when_the_report_is_empty(team_a_client, samples):
+def test_it_keeps_the_csv_header_when_the_report_is_empty(staff_client, samples):
     from topology.models import Cluster
 
     empty = Cluster.objects.create(name="empty", source_kind="files")
-    response = team_a_client.get(
+    response = staff_client.get(
         "/api/v1/reports/idle-reservations/", {**RANGE, "cluster": empty.id, "format": "csv"}
     )
 
@@ -106,8 +109,8 @@ def test_it_keeps_the_csv_header_when_the_report_is_empty(team_a_client, samples
     ]
 
 
-def test_it_integrates_naive_joint_and_stranded_cost_in_the_waste_report(team_a_client, samples):
-    response = team_a_client.get("/api/v1/reports/waste/", RANGE)
+def test_it_integrates_naive_joint_and_stranded_cost_in_the_waste_report(staff_client, samples):
+    response = staff_client.get("/api/v1/reports/waste/", RANGE)
 
     assert response.json()["rows"] == [
         {
@@ -121,8 +124,8 @@ def test_it_integrates_naive_joint_and_stranded_cost_in_the_waste_report(team_a_
     ]
 
 
-def test_it_serves_the_waste_report_as_csv_for_accept_text_csv(team_a_client, samples):
-    response = team_a_client.get("/api/v1/reports/waste/", RANGE, HTTP_ACCEPT="text/csv")
+def test_it_serves_the_waste_report_as_csv_for_accept_text_csv(staff_client, samples):
+    response = staff_client.get("/api/v1/reports/waste/", RANGE, HTTP_ACCEPT="text/csv")
 
     assert response.content.decode().splitlines() == [
         "cluster,evaluations,naive_cost,joint_cost,stranded_cost,savings",
@@ -130,8 +133,8 @@ def test_it_serves_the_waste_report_as_csv_for_accept_text_csv(team_a_client, sa
     ]
 
 
-def test_it_rejects_a_range_that_ends_before_it_starts(team_a_client, samples):
-    response = team_a_client.get(
+def test_it_rejects_a_range_that_ends_before_it_starts(staff_client, samples):
+    response = staff_client.get(
         "/api/v1/reports/waste/", {"start": RANGE["end"], "end": RANGE["start"]}
     )
 
@@ -139,8 +142,8 @@ def test_it_rejects_a_range_that_ends_before_it_starts(team_a_client, samples):
     assert response.json() == {"end": ["end must be after start"]}
 
 
-def test_it_rejects_an_unknown_grouping(team_a_client, samples):
-    response = team_a_client.get("/api/v1/reports/idle-reservations/", {"group_by": "colour"})
+def test_it_rejects_an_unknown_grouping(staff_client, samples):
+    response = staff_client.get("/api/v1/reports/idle-reservations/", {"group_by": "colour"})
 
     assert response.status_code == 400
     assert list(response.json()) == ["group_by"]
@@ -165,43 +168,43 @@ def test_each_report_filterset_has_filters_of_its_own(samples):
 # --- the report cache: an unchanged report is not recomputed, a changed one is at once ---
 
 
-def test_it_does_not_recompute_an_unchanged_idle_report(team_a_client, samples):
+def test_it_does_not_recompute_an_unchanged_idle_report(staff_client, samples):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    first = idle_rows(team_a_client)
+    first = idle_rows(staff_client)
     with CaptureQueriesContext(connection) as queries:
-        again = idle_rows(team_a_client)
+        again = idle_rows(staff_client)
 
     assert again == first
     assert not [q for q in queries.captured_queries if "taken_at" in q["sql"]]
 
 
-def test_it_reports_a_new_sample_at_once(team_a_client, samples):
+def test_it_reports_a_new_sample_at_once(staff_client, samples):
     from reservations.models import Reservation
 
-    idle_rows(team_a_client)
+    idle_rows(staff_client)
     e2 = Reservation.objects.get(name="ra").idle_samples.get(idle_gpus=6).evaluation
     add_sample(Reservation.objects.get(name="rb"), e2, reserved=4, idle=0, cost_per_hour=0.0)
 
     # rb idle only 06:00→12:00 now: 6 h × 4 = 24 GPU-h, $24
-    assert idle_rows(team_a_client)[1] == ("prod-gpu/rb", 24.0, 24.0)
+    assert idle_rows(staff_client)[1] == ("prod-gpu/rb", 24.0, 24.0)
 
 
-def test_it_reports_a_renamed_reservation_and_pruned_samples_at_once(team_a_client, samples):
+def test_it_reports_a_renamed_reservation_and_pruned_samples_at_once(staff_client, samples):
     from reservations.models import IdleSample, Reservation
 
-    idle_rows(team_a_client)
+    idle_rows(staff_client)
     Reservation.objects.filter(name="rb").update(name="rb-renamed")
-    assert idle_rows(team_a_client)[1][0] == "prod-gpu/rb-renamed"
+    assert idle_rows(staff_client)[1][0] == "prod-gpu/rb-renamed"
 
     IdleSample.objects.filter(reservation__name="rb-renamed").delete()  # retention pruning
-    assert idle_rows(team_a_client)[1] == ("prod-gpu/rb-renamed", 0.0, 0.0)
+    assert idle_rows(staff_client)[1] == ("prod-gpu/rb-renamed", 0.0, 0.0)
 
 
-def test_it_groups_by_the_node_groups_of_a_newer_evaluation_at_once(team_a_client, samples):
-    idle_rows(team_a_client, group_by="node_group")
+def test_it_groups_by_the_node_groups_of_a_newer_evaluation_at_once(staff_client, samples):
+    idle_rows(staff_client, group_by="node_group")
     moved = [{**cell, "nodeGroup": "moved-pool"} for cell in HEATMAP]
     make_evaluation(samples, at(2, 6), result={"heatmap": moved})
 
-    assert [row[0] for row in idle_rows(team_a_client, group_by="node_group")] == ["moved-pool"]
+    assert [row[0] for row in idle_rows(staff_client, group_by="node_group")] == ["moved-pool"]

@@ -50,8 +50,9 @@ def make_period(
     samples: dict[str, list[tuple[datetime, int, int, float]]] | None = None,
 ) -> Period:
     """Rows for the fixture period (see the module docstring); ``samples`` replaces SAMPLES."""
-    from django.contrib.auth.models import User
+    from django.contrib.auth.models import Group, User
 
+    from capacityweb.teams import team_group_name
     from recommender.models import Evaluation
     from reservations.models import IdleSample, Reservation, Subscription
     from topology.models import Cluster, Snapshot
@@ -93,6 +94,8 @@ def make_period(
                 cost_per_hour=cost,
             )
     user = User.objects.create_user("owner", password="unused-password-1")
+    for namespace in ("team-a", "team-b"):  # sees both reservations (capacityweb.visibility)
+        user.groups.add(Group.objects.get_or_create(name=team_group_name(namespace))[0])
     subscription = Subscription.objects.create(
         user=user,
         recipients=recipients,

@@ -1,0 +1,231 @@
+"""Who may see which reservation's details: the one policy, for every page, API, CSV and
+WebSocket message.
+
+    A reservation's details (its name, nodes, owners, price and its own money figures)
+    are shown to the teams that own it and to staff. Anyone else sees the GPUs it
+    holds as "reserved (another team)", with GPU counts only.
+
+::
+
+    user ─► viewer_of ─► Viewer(sees_all, teams)
+    evaluation.reservation_owners (name → namespaces, stored with the evaluation)
+        └─► Viewer.labels(owners) ─► ReservationLabels ─► the redactions below:
+              heatmap cells · idleReservations · a workload's reasons and joint plan
+              · a node row · free text ("reservation NAME") · a whole evaluation result
+
+A name the owners map does not know (an evaluation stored before owners were kept)
+is hidden from everyone but staff: the policy fails closed. Cluster-wide aggregates
+(a cluster's idle reserved GPUs and $/h, the waste report) are not reservation
+details and stay open. Pure functions over plain dicts, no Django imports beyond
+reading a user's groups in ``viewer_of``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from capacityweb.teams import sees_all_teams, team_namespaces
+
+OTHER_TEAM = "reserved (another team)"
+Owners = Mapping[str, Sequence[str]]
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Whose reservations a user sees in detail: all (staff) or their teams'."""
+
+    sees_all: bool
+    teams: frozenset[str] = frozenset()
+
+    def sees(self, owners: Iterable[str] | None) -> bool:
+        return self.sees_all or bool(self.teams & set(owners or ()))
+
+    def key(self) -> str:
+        """Names the viewer's view in cache keys: ``*`` for staff, else its sorted teams."""
+        return "*" if self.sees_all else "teams:" + ",".join(sorted(self.teams))
+
+    def labels(self, owners: Owners | None) -> ReservationLabels:
+        return ReservationLabels(self, dict(owners or {}))
+
+
+STAFF = Viewer(sees_all=True)
+
+
+def viewer_of(user: Any) -> Viewer:
+    """The user's viewer (one query for their team groups; none for staff)."""
+    if sees_all_teams(user):
+        return STAFF
+    return Viewer(sees_all=False, teams=team_namespaces(user))
+
+
+@dataclass(frozen=True)
+class ReservationLabels:
+    """One evaluation's reservation names as one viewer may read them."""
+
+    viewer: Viewer
+    owners: Mapping[str, Sequence[str]] = field(default_factory=dict)
+
+    def shows(self, name: str | None) -> bool:
+        return name is None or self.viewer.sees_all or self.viewer.sees(self.owners.get(name))
+
+    def label(self, name: str | None) -> str | None:
+        return name if self.shows(name) else OTHER_TEAM
+
+    def hidden(self, names: Iterable[str | None]) -> frozenset[str]:
+        return frozenset(n for n in names if n is not None and not self.shows(n))
+
+    def key(self) -> str:
+        """Names what these labels hide, for cache keys: viewers who see the same names
+        share a payload (``*``: nothing hidden beyond unknown names, staff: nothing)."""
+        if self.viewer.sees_all:
+            return "*"
+        return "-" + ",".join(sorted(self.hidden(self.owners)))
+
+    def names(self, names: Iterable[str]) -> list[str]:
+        """Each name or its label, in order, the label once."""
+        labelled: list[str] = []
+        for name in names:
+            shown = self.label(name) or ""
+            if shown not in labelled:
+                labelled.append(shown)
+        return labelled
+
+    def text(self, text: str) -> str:
+        """Free text with every hidden reservation's name relabelled: the engine's phrases
+        ("reuse idle reservation R", "paid node(s) of reservation R", "paid by reservation
+        R") by pattern, whatever R is, and any known hidden name after "reservation " or
+        "Reservation/" (an object named in an error)."""
+        if self.viewer.sees_all or "eservation" not in text:
+            return text
+        text = ENGINE_PHRASES.sub(lambda m: m.group(1) + (self.label(m.group(2)) or ""), text)
+        text = HELD_FOR.sub(
+            lambda m: m.group(1) + ", ".join(self.names(n.strip() for n in m.group(2).split(","))),
+            text,
+        )
+        for name in sorted(self.hidden(self.owners), key=len, reverse=True):
+            text = re.sub(rf"{AFTER_MENTION}{re.escape(name)}(?![\w.-])", OTHER_TEAM, text)
+        return text
+
+
+# where a known name follows: "reservation R" in sentences, "Reservation/R" in errors
+AFTER_MENTION = r"(?:(?<=reservation )|(?<=Reservation/))"
+# "the room left in node group G ... is held for reservation(s) R1, R2: paid, ..."
+# (recommender.engine.autoscaler.explain): other teams' reservations by definition
+HELD_FOR = re.compile(r"(held for reservation\(s\) )([^:]+)(?=:)")
+# the engine's mentions of a reservation by name (recommender.engine: joint, report)
+ENGINE_PHRASES = re.compile(
+    r"(reuse idle reservation |of reservation |paid by reservation )"
+    r"(?!reserved \(another team\))([a-z0-9](?:[-a-z0-9.]*[a-z0-9])?)"
+)
+
+
+# --- redactions: plain dicts in, plain dicts out (the input is never changed) ---
+
+
+def heatmap_cells(cells: Sequence[Mapping[str, Any]], labels: ReservationLabels) -> list[Any]:
+    """Cells whose reservation is hidden carry ``OTHER_TEAM`` instead of its name."""
+    if labels.viewer.sees_all:
+        return list(cells)
+    return [
+        cell if labels.shows(cell.get("reservation")) else {**cell, "reservation": OTHER_TEAM}
+        for cell in cells
+    ]
+
+
+def idle_reservations(
+    items: Sequence[Mapping[str, Any]], labels: ReservationLabels
+) -> list[dict[str, Any]]:
+    """The viewer's reservations as they are; all others as one ``OTHER_TEAM`` entry with
+    their idle GPUs summed and no cost (it would tell their price)."""
+    shown = [dict(item) for item in items if labels.shows(item.get("name"))]
+    others = [item for item in items if not labels.shows(item.get("name"))]
+    if others:
+        shown.append(
+            {
+                "name": OTHER_TEAM,
+                "idleGpus": sum(int(item.get("idleGpus") or 0) for item in others),
+                "costPerHour": None,
+                "reservations": len(others),
+            }
+        )
+    return shown
+
+
+def workload(item: Mapping[str, Any], labels: ReservationLabels) -> dict[str, Any]:
+    """A workload of the evaluation (or a verdict row's fields): reasons and joint plan."""
+    redacted = dict(item)
+    if "reasons" in item:
+        redacted["reasons"] = [labels.text(str(reason)) for reason in item.get("reasons") or ()]
+    if isinstance(item.get("joint"), Mapping):
+        redacted["joint"] = joint_plan(item["joint"], labels)
+    return redacted
+
+
+def joint_plan(plan: Mapping[str, Any], labels: ReservationLabels) -> dict[str, Any]:
+    redacted = dict(plan)
+    if "reservations" in plan:
+        redacted["reservations"] = labels.names(plan.get("reservations") or ())
+    return redacted
+
+
+def node_row(row: Mapping[str, Any], labels: ReservationLabels) -> dict[str, Any]:
+    """An API node row: its GPUs' reservations relabelled, and its teams only those of its
+    pods and of reservations the viewer sees."""
+    if labels.viewer.sees_all:
+        return dict(row)
+    devices = [
+        {**device, "reservation": labels.label(device.get("reservation"))}
+        for device in row.get("devices") or ()
+    ]
+    pod_teams = {str(pod).split("/", 1)[0] for d in devices for pod in d.get("pods") or ()}
+    owner_teams = {
+        owner
+        for name in row.get("reservations") or ()
+        if labels.shows(name)
+        for owner in labels.owners.get(name) or ()
+    }
+    return {
+        **row,
+        "devices": devices,
+        "reservations": labels.names(row.get("reservations") or ()),
+        "teams": sorted(team for team in row.get("teams") or () if team in pod_teams | owner_teams),
+    }
+
+
+def result(data: Mapping[str, Any], labels: ReservationLabels) -> dict[str, Any]:
+    """A whole stored evaluation result as the viewer may read it."""
+    if labels.viewer.sees_all:
+        return dict(data)
+    redacted = dict(data)
+    if "heatmap" in data:
+        redacted["heatmap"] = heatmap_cells(data.get("heatmap") or [], labels)
+    if "idleReservations" in data:
+        redacted["idleReservations"] = idle_reservations(data.get("idleReservations") or [], labels)
+    if "workloads" in data:
+        redacted["workloads"] = [workload(item, labels) for item in data.get("workloads") or []]
+    for key in data.keys() - {"heatmap", "idleReservations", "workloads"}:
+        redacted[key] = _texts(data[key], labels)  # recommendations, diagnoses, whatIf, ...
+    return redacted
+
+
+def _texts(item: Any, labels: ReservationLabels) -> Any:
+    """Every string inside ``item`` through ``labels.text``."""
+    if isinstance(item, str):
+        return labels.text(item)
+    if isinstance(item, Mapping):
+        return {key: _texts(value, labels) for key, value in item.items()}
+    if isinstance(item, list | tuple):
+        return [_texts(value, labels) for value in item]
+    return item
+
+
+def request_viewer(request: Any) -> Viewer:
+    """The request's user's viewer, worked out once per request."""
+    viewer = getattr(request, "_reservation_viewer", None)
+    if viewer is None:
+        viewer = viewer_of(request.user)
+        request._reservation_viewer = viewer
+    return viewer
