@@ -219,6 +219,13 @@ DASHBOARD_TIME_ZONE = env.str("DASHBOARD_TIME_ZONE", default="UTC")
 # METRICS_TOKEN" (when set) or from these networks (REMOTE_ADDR; default loopback only).
 METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
 METRICS_ALLOWED_NETWORKS = env.list("METRICS_ALLOWED_NETWORKS", default=["127.0.0.1/8", "::1/128"])
+# Digest webhooks post only to public addresses (reservations.webhook_guard); these networks
+# (CIDRs) are admitted too, for deliberate internal receivers (e.g. a chat bridge on the
+# private network). Default none: loopback, link-local, private, multicast, reserved and
+# unspecified addresses are refused when the URL is saved and again at every send.
+WEBHOOK_ALLOWED_NETWORKS = env.list("WEBHOOK_ALLOWED_NETWORKS", default=[])
+# Most addresses one digest subscription sends to (its recipients).
+DIGEST_MAX_RECIPIENTS = env.int("DIGEST_MAX_RECIPIENTS", default=50)
 # which autoscaler the report's "naive" side models (recommender.engine.autoscaler.profiles);
 # `manage.py evaluate --autoscaler NAME` overrides it for one run
 AUTOSCALER_PROFILE = env.str("AUTOSCALER_PROFILE", default="cluster-autoscaler")
@@ -250,6 +257,8 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {
         "writes": env.str("THROTTLE_RATE_WRITES", default="120/minute"),
         "reports": env.str("THROTTLE_RATE_REPORTS", default="60/minute"),
+        # test digests sent now (API test-email and the page's button), per user
+        "test-sends": env.str("THROTTLE_RATE_TEST_SENDS", default="5/hour"),
     },
 }
 # Service accounts no rate applies to (capacityweb.throttling), e.g. a schema fuzzer.

@@ -19,7 +19,6 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.core.cache import cache
-from django.core.validators import validate_email
 from django.urls import path
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema, inline_serializer
@@ -39,7 +38,7 @@ from capacityweb.api_urls import (
 from capacityweb.cache import stable_digest
 from capacityweb.renderers import CSVRenderer
 from recommender.models import Evaluation
-from reservations import digest, selectors, services
+from reservations import digest, selectors, services, subscription_rules
 from reservations.filters import (
     IdleReportFilterSet,
     ReservationFilterSet,
@@ -136,15 +135,10 @@ class SubscriptionSerializer(serializers.ModelSerializer):
         read_only_fields = ["created_at"]
 
     def validate_recipients(self, value: str) -> str:
-        addresses = digest.parse_recipients(value)
-        if not addresses:
-            raise serializers.ValidationError("at least one email address")
-        for address in addresses:
-            try:
-                validate_email(address)
-            except Exception as error:
-                raise serializers.ValidationError(f"{address}: not an email address") from error
-        return "\n".join(addresses)
+        return subscription_rules.clean_recipients(value)
+
+    def validate_webhook_url(self, value: str) -> str:
+        return subscription_rules.clean_webhook_url(value)
 
     def validate_timezone(self, value: str) -> str:
         try:
