@@ -43,12 +43,15 @@ class StandardPagination(PageNumberPagination):
 
 
 class WriteThrottleMixin:
-    """Unsafe methods (create, update, delete, actions) count against the ``writes`` rate."""
+    """Unsafe methods (create, update, delete, actions) count against the ``writes`` rate,
+    unless the action names a scope of its own (``@action(..., throttle_scope=...)``)."""
 
     write_throttle_scope = "writes"
+    throttle_scope: str | None = None  # an action's own scope (as_view accepts class attributes)
 
     def get_throttles(self) -> list[Any]:
-        if self.request.method not in SAFE_METHODS:  # type: ignore[attr-defined]
+        unsafe = self.request.method not in SAFE_METHODS  # type: ignore[attr-defined]
+        if unsafe and getattr(self, "throttle_scope", None) is None:
             self.throttle_scope = self.write_throttle_scope
         return super().get_throttles()  # type: ignore[misc]
 

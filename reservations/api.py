@@ -182,9 +182,10 @@ class SubscriptionViewSet(WriteThrottleMixin, viewsets.ModelViewSet):
             503: inline_serializer("MailUnavailable", {"detail": serializers.CharField()}),
         },
     )
-    @action(detail=True, methods=["post"], url_path="test-email")
+    @action(detail=True, methods=["post"], url_path="test-email", throttle_scope="test-sends")
     def test_email(self, request: Request, pk: str | None = None) -> Response:
-        """Send this subscription's digest for its latest period now, marked [test]."""
+        """Send this subscription's digest for its latest period now, marked [test];
+        throttled per user (``test-sends``, shared with the page's button)."""
         subscription = self.get_object()
         outcome = digest.send_test_email(subscription=subscription, now=timezone.now())
         if outcome.status == "mail_server_unavailable":

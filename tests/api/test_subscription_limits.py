@@ -130,3 +130,59 @@ def test_it_accepts_exactly_digest_max_recipients(team_a_client, cluster):
     )
 
     assert response.status_code == 201
+
+
+@pytest.fixture
+def test_send_rate(settings, monkeypatch):
+    """2 test sends per hour, bound the way DRF binds rates (on the class, at import)."""
+    from rest_framework.throttling import SimpleRateThrottle
+
+    rates = {**settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "test-sends": "2/hour"}
+    monkeypatch.setattr(SimpleRateThrottle, "THROTTLE_RATES", rates)
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+
+
+def own_subscription(team_a_client, cluster):
+    return team_a_client.post(
+        "/api/v1/subscriptions/", subscription_body(cluster), format="json"
+    ).json()["id"]
+
+
+def test_it_throttles_test_emails_per_user_with_429(team_a_client, cluster, test_send_rate):
+    from django.core import mail
+
+    url = f"/api/v1/subscriptions/{own_subscription(team_a_client, cluster)}/test-email/"
+
+    statuses = [team_a_client.post(url).status_code for _ in range(3)]
+
+    assert statuses == [200, 200, 429]
+    assert len(mail.outbox) == 2
+
+
+def test_it_counts_test_emails_of_each_user_apart(
+    team_a_client, team_b_client, cluster, test_send_rate
+):
+    url_a = f"/api/v1/subscriptions/{own_subscription(team_a_client, cluster)}/test-email/"
+    url_b = f"/api/v1/subscriptions/{own_subscription(team_b_client, cluster)}/test-email/"
+    for _ in range(2):
+        team_a_client.post(url_a)
+
+    assert team_b_client.post(url_b).status_code == 200
+
+
+def test_it_counts_the_pages_test_email_button_against_the_same_rate(
+    team_a_client, cluster, test_send_rate, client
+):
+    from django.contrib.auth.models import User
+    from django.core import mail
+
+    subscription_id = own_subscription(team_a_client, cluster)
+    for _ in range(2):
+        team_a_client.post(f"/api/v1/subscriptions/{subscription_id}/test-email/")
+    client.force_login(User.objects.get(username="alice"))
+    button = f"/clusters/{cluster.id}/subscriptions/{subscription_id}/test-email/"
+
+    response = client.post(button, follow=True)
+
+    assert "Test email not sent: too many test sends; try again in " in response.content.decode()
+    assert len(mail.outbox) == 2
