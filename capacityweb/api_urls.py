@@ -57,10 +57,12 @@ class WriteThrottleMixin:
 
 
 class ThrottledObtainAuthToken(ObtainAuthToken):
-    """DRF's ObtainAuthToken sets ``throttle_classes = ()``: put the default ones back, so
-    password guesses count against the ``writes`` rate like any other write."""
+    """DRF's ObtainAuthToken sets ``throttle_classes = ()`` and its own parsers: put the
+    default ones back, so password guesses count against the ``writes`` rate like any
+    other write, and its JSON body is depth-limited like any other (capacityweb.parsers)."""
 
     throttle_classes = api_settings.DEFAULT_THROTTLE_CLASSES
+    parser_classes = api_settings.DEFAULT_PARSER_CLASSES
     throttle_scope = "writes"
 
 
