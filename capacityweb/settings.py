@@ -62,6 +62,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Postgres down or unreachable: 503 with Retry-After, not a 500 (or a hang)
+    "capacityweb.dbunavailable.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "capacityweb.urls"
@@ -90,6 +92,14 @@ DATABASES = {
     "default": env.db_url_config(env.str("DATABASE_URL", default="") or SQLITE_DEFAULT_URL),
 }
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=0)
+# Longest wait for a database connection, new (libpq connect_timeout) or from the pool:
+# with Postgres down or unreachable a request answers 503 after this, not after the
+# pool's 30 s default (capacityweb.dbunavailable).
+DATABASE_CONNECT_TIMEOUT_SECONDS = env.int("DATABASE_CONNECT_TIMEOUT_SECONDS", default=3)
+if DATABASES["default"]["ENGINE"].endswith("postgresql"):
+    DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = (
+        DATABASE_CONNECT_TIMEOUT_SECONDS
+    )
 # A connection pool per web process (Postgres only; compose's web service turns it on).
 # Without a pool each request pays a new connection and its password exchange, more than
 # most views cost (docs/BENCHMARKS.md, "HTTP"): the request threads (WEB_THREADS) take
@@ -102,6 +112,7 @@ if DATABASE_POOL:
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
         "min_size": 1,
         "max_size": env.int("DATABASE_POOL_SIZE", default=8),
+        "timeout": DATABASE_CONNECT_TIMEOUT_SECONDS,
     }
     # Django then has the pool check each connection it hands out (one empty round trip):
     # one Postgres closed (a restart, an idle timeout) is replaced instead of failing a request.
