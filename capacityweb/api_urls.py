@@ -21,7 +21,9 @@ from typing import Any
 
 from django.urls import path
 from django_filters.rest_framework import DjangoFilterBackend
+from drf_spectacular.utils import extend_schema
 from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.exceptions import ValidationError
 from rest_framework.filters import OrderingFilter
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.permissions import SAFE_METHODS
@@ -36,10 +38,19 @@ FILTER_BACKENDS = [DjangoFilterBackend, OrderingFilter]
 
 
 class StandardPagination(PageNumberPagination):
-    """``?page=N``; ``?page_size=`` up to 500 (default from settings)."""
+    """``?page=N``; ``?page_size=`` from 1 to 500 (default from settings). A page_size
+    that is not such a number is a 400 naming it (DRF would ignore it silently)."""
 
     page_size_query_param = "page_size"
     max_page_size = 500
+
+    def get_page_size(self, request: Any) -> int | None:
+        text = request.query_params.get(self.page_size_query_param)
+        if text is not None and not (text.isdigit() and 1 <= int(text) <= self.max_page_size):
+            raise ValidationError(
+                {"page_size": [f"{text!r}: a whole number from 1 to {self.max_page_size}"]}
+            )
+        return super().get_page_size(request)
 
 
 class WriteThrottleMixin:
@@ -63,6 +74,11 @@ class ThrottledObtainAuthToken(ObtainAuthToken):
 
     throttle_classes = api_settings.DEFAULT_THROTTLE_CLASSES
     parser_classes = api_settings.DEFAULT_PARSER_CLASSES
+
+    @extend_schema(auth=[])  # it takes a username and password, no session or token
+    def post(self, request: Any, *args: Any, **kwargs: Any) -> Any:
+        return super().post(request, *args, **kwargs)
+
     throttle_scope = "writes"
 
 

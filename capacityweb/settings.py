@@ -289,6 +289,12 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Request bodies as their own components, so required strings carry minLength: 1
+    "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "capacityweb.schema_errors.add_error_responses",
+    ],
 }
 
 # --- Production hardening (effective when DEBUG is off) ------------------------

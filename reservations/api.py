@@ -36,6 +36,7 @@ from capacityweb.api_urls import (
     router,
 )
 from capacityweb.cache import stable_digest
+from capacityweb.parsers import DepthLimitedJSONParser
 from capacityweb.renderers import CSVRenderer
 from recommender.models import Evaluation
 from reservations import digest, selectors, services, subscription_rules
@@ -97,6 +98,7 @@ class ReservationSerializer(serializers.ModelSerializer):
 
 
 class ReservationViewSet(WriteThrottleMixin, viewsets.ModelViewSet):
+    parser_classes = [DepthLimitedJSONParser]  # spec is a JSON object: no form bodies
     serializer_class = ReservationSerializer
     filterset_class = ReservationFilterSet
     filter_backends = FILTER_BACKENDS

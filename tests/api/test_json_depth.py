@@ -70,3 +70,17 @@ def test_it_reads_brackets_inside_strings_as_text_not_nesting(team_a_client, clu
 
     assert response.status_code == 201
     assert response.json()["team"] == team
+
+
+def test_it_refuses_a_lone_surrogate_in_a_json_field_with_400(staff_client, cluster):
+    """JSON may escape a lone surrogate; Postgres jsonb cannot store it: a 500 at the INSERT
+    (found by schemathesis) before the parser refused it."""
+    reservation = make_reservation(cluster, "r", "team-a")
+    body = '{"spec": {"owner": {"namespaces": ["team-a"]}, "note": "\\udb3f"}}'
+
+    response = staff_client.patch(
+        f"/api/v1/reservations/{reservation.id}/", body, content_type="application/json"
+    )
+
+    assert response.status_code == 400
+    assert "unpaired surrogate" in response.json()["detail"]
