@@ -11,6 +11,7 @@ answers, and when (docs/API.md, "Errors"):
          sends no WWW-Authenticate challenge
     404  an id in the path, or a ``cluster``/``evaluation`` parameter, naming no
          row (or one the caller may not see); a ``page`` past the last
+    415  a body in a media type the operation does not list (DRF's parsers)
     429  a throttled request: every write (scope ``writes``, ``test-sends``) and
          the reports (``reports``), with Retry-After
 
@@ -43,6 +44,7 @@ DESCRIPTIONS = {
     "400": "Invalid request: each refused field with its messages",
     "403": "Not signed in, or not allowed",
     "404": "No such object (or not visible to the caller)",
+    "415": "A body in a media type the operation does not take",
     "429": "Throttled; Retry-After says when to try again",
 }
 
@@ -58,6 +60,8 @@ def error_codes(path: str, method: str, operation: dict[str, Any]) -> list[str]:
         codes.append("403")
     if "{" in path or query & OBJECT_PARAMETERS or report:
         codes.append("404")
+    if "requestBody" in operation:
+        codes.append("415")
     if method in UNSAFE_METHODS or report:
         codes.append("429")
     return codes

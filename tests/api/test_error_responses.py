@@ -53,16 +53,24 @@ def test_it_answers_json_404_for_an_api_path_no_route_matches(team_a_client, set
     assert response.json() == {"detail": "Not found."}
 
 
+def test_it_answers_415_to_a_reservation_written_as_form_data(team_a_client, cluster):
+    response = team_a_client.post(
+        "/api/v1/reservations/", {"cluster": cluster.id, "name": "r"}, format="multipart"
+    )
+
+    assert response.status_code == 415
+
+
 def test_the_schema_declares_the_error_responses_of_each_operation(client):
     paths = client.get("/api/schema/", {"format": "json"}).json()["paths"]
 
     def codes(path, method):
         return sorted(code for code in paths[path][method]["responses"] if code >= "400")
 
-    assert codes("/api/v1/auth-token/", "post") == ["400", "429"]
+    assert codes("/api/v1/auth-token/", "post") == ["400", "415", "429"]
     assert codes("/api/v1/clusters/", "get") == ["400", "403", "404"]
     assert codes("/api/v1/clusters/{id}/", "get") == ["403", "404"]
-    assert codes("/api/v1/reservations/{id}/", "patch") == ["400", "403", "404", "429"]
+    assert codes("/api/v1/reservations/{id}/", "patch") == ["400", "403", "404", "415", "429"]
     assert codes("/api/v1/node-groups/{id}/", "delete") == ["403", "404", "429"]
     assert codes("/api/v1/reports/waste/", "get") == ["400", "403", "404", "429"]
     assert codes("/api/v1/subscriptions/{id}/test-email/", "post") == ["403", "404", "429", "503"]
