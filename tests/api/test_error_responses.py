@@ -47,7 +47,7 @@ def test_it_refuses_a_page_size_out_of_range(team_a_client):
 def test_it_answers_json_404_for_an_api_path_no_route_matches(team_a_client, settings):
     settings.DEBUG = False
 
-    response = team_a_client.get("/api/v1/reservations/1.5/")
+    response = team_a_client.get("/api/v1/reservations/1/2/")
 
     assert response.status_code == 404
     assert response.json() == {"detail": "Not found."}
