@@ -7,6 +7,7 @@ workers and beat run as separate processes. Every variable is listed, with its
 meaning, in .env.example.
 """
 
+import ipaddress
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -235,6 +236,11 @@ METRICS_ALLOWED_NETWORKS = env.list("METRICS_ALLOWED_NETWORKS", default=["127.0.
 # private network). Default none: loopback, link-local, private, multicast, reserved and
 # unspecified addresses are refused when the URL is saved and again at every send.
 WEBHOOK_ALLOWED_NETWORKS = env.list("WEBHOOK_ALLOWED_NETWORKS", default=[])
+for _network in WEBHOOK_ALLOWED_NETWORKS:
+    try:
+        ipaddress.ip_network(_network, strict=False)
+    except ValueError as _error:
+        raise ImproperlyConfigured(f"WEBHOOK_ALLOWED_NETWORKS: {_error}") from None
 # Most addresses one digest subscription sends to (its recipients).
 DIGEST_MAX_RECIPIENTS = env.int("DIGEST_MAX_RECIPIENTS", default=50)
 # which autoscaler the report's "naive" side models (recommender.engine.autoscaler.profiles);

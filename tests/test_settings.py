@@ -124,3 +124,12 @@ def test_it_documents_every_environment_variable_in_env_example() -> None:
     documented = set(re.findall(r"^(?:# )?([A-Z_]+)=", example, flags=re.MULTILINE))
     assert read_variables, "no env reads found in settings.py"
     assert read_variables - documented == set()
+
+
+def test_it_refuses_a_webhook_allowed_network_that_is_not_a_cidr() -> None:
+    result = run_python(
+        PRINT_SETTINGS, environment_without_services(WEBHOOK_ALLOWED_NETWORKS="10.0.0.0/33")
+    )
+
+    assert result.returncode != 0
+    assert "WEBHOOK_ALLOWED_NETWORKS: '10.0.0.0/33' does not appear to be" in result.stderr
