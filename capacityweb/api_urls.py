@@ -21,7 +21,9 @@ from typing import Any
 
 from django.urls import path
 from django_filters.rest_framework import DjangoFilterBackend
+from drf_spectacular.utils import extend_schema
 from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.exceptions import ValidationError
 from rest_framework.filters import OrderingFilter
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.permissions import SAFE_METHODS
@@ -41,28 +43,47 @@ FILTER_BACKENDS = [DjangoFilterBackend, OrderingFilter]
 
 
 class StandardPagination(PageNumberPagination):
-    """``?page=N``; ``?page_size=`` up to 500 (default from settings)."""
+    """``?page=N``; ``?page_size=`` from 1 to 500 (default from settings). A page_size
+    that is not such a number is a 400 naming it (DRF would ignore it silently)."""
 
     page_size_query_param = "page_size"
     max_page_size = 500
 
+    def get_page_size(self, request: Any) -> int | None:
+        text = request.query_params.get(self.page_size_query_param)
+        if text is not None and not (text.isdigit() and 1 <= int(text) <= self.max_page_size):
+            raise ValidationError(
+                {"page_size": [f"{text!r}: a whole number from 1 to {self.max_page_size}"]}
+            )
+        return super().get_page_size(request)
+
 
 class WriteThrottleMixin:
-    """Unsafe methods (create, update, delete, actions) count against the ``writes`` rate."""
+    """Unsafe methods (create, update, delete, actions) count against the ``writes`` rate,
+    unless the action names a scope of its own (``@action(..., throttle_scope=...)``)."""
 
     write_throttle_scope = "writes"
+    throttle_scope: str | None = None  # an action's own scope (as_view accepts class attributes)
 
     def get_throttles(self) -> list[Any]:
-        if self.request.method not in SAFE_METHODS:  # type: ignore[attr-defined]
+        unsafe = self.request.method not in SAFE_METHODS  # type: ignore[attr-defined]
+        if unsafe and getattr(self, "throttle_scope", None) is None:
             self.throttle_scope = self.write_throttle_scope
         return super().get_throttles()  # type: ignore[misc]
 
 
 class ThrottledObtainAuthToken(ObtainAuthToken):
-    """DRF's ObtainAuthToken sets ``throttle_classes = ()``: put the default ones back, so
-    password guesses count against the ``writes`` rate like any other write."""
+    """DRF's ObtainAuthToken sets ``throttle_classes = ()`` and its own parsers: put the
+    default ones back, so password guesses count against the ``writes`` rate like any
+    other write, and its JSON body is depth-limited like any other (capacityweb.parsers)."""
 
     throttle_classes = api_settings.DEFAULT_THROTTLE_CLASSES
+    parser_classes = api_settings.DEFAULT_PARSER_CLASSES
+
+    @extend_schema(auth=[])  # it takes a username and password, no session or token
+    def post(self, request: Any, *args: Any, **kwargs: Any) -> Any:
+        return super().post(request, *args, **kwargs)
+
     throttle_scope = "writes"
 
 

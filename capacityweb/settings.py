@@ -7,6 +7,7 @@ workers and beat run as separate processes. Every variable is listed, with its
 meaning, in .env.example.
 """
 
+import ipaddress
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -62,6 +63,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Postgres down or unreachable: 503 with Retry-After, not a 500 (or a hang)
+    "capacityweb.dbunavailable.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "capacityweb.urls"
@@ -90,6 +93,14 @@ DATABASES = {
     "default": env.db_url_config(env.str("DATABASE_URL", default="") or SQLITE_DEFAULT_URL),
 }
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=0)
+# Longest wait for a database connection, new (libpq connect_timeout) or from the pool:
+# with Postgres down or unreachable a request answers 503 after this, not after the
+# pool's 30 s default (capacityweb.dbunavailable).
+DATABASE_CONNECT_TIMEOUT_SECONDS = env.int("DATABASE_CONNECT_TIMEOUT_SECONDS", default=3)
+if DATABASES["default"]["ENGINE"].endswith("postgresql"):
+    DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = (
+        DATABASE_CONNECT_TIMEOUT_SECONDS
+    )
 # A connection pool per web process (Postgres only; compose's web service turns it on).
 # Without a pool each request pays a new connection and its password exchange, more than
 # most views cost (docs/BENCHMARKS.md, "HTTP"): the request threads (WEB_THREADS) take
@@ -102,6 +113,7 @@ if DATABASE_POOL:
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
         "min_size": 1,
         "max_size": env.int("DATABASE_POOL_SIZE", default=8),
+        "timeout": DATABASE_CONNECT_TIMEOUT_SECONDS,
     }
     # Django then has the pool check each connection it hands out (one empty round trip):
     # one Postgres closed (a restart, an idle timeout) is replaced instead of failing a request.
@@ -227,6 +239,18 @@ DASHBOARD_TIME_ZONE = env.str("DASHBOARD_TIME_ZONE", default="UTC")
 # METRICS_TOKEN" (when set) or from these networks (REMOTE_ADDR; default loopback only).
 METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
 METRICS_ALLOWED_NETWORKS = env.list("METRICS_ALLOWED_NETWORKS", default=["127.0.0.1/8", "::1/128"])
+# Digest webhooks post only to public addresses (reservations.webhook_guard); these networks
+# (CIDRs) are admitted too, for deliberate internal receivers (e.g. a chat bridge on the
+# private network). Default none: loopback, link-local, private, multicast, reserved and
+# unspecified addresses are refused when the URL is saved and again at every send.
+WEBHOOK_ALLOWED_NETWORKS = env.list("WEBHOOK_ALLOWED_NETWORKS", default=[])
+for _network in WEBHOOK_ALLOWED_NETWORKS:
+    try:
+        ipaddress.ip_network(_network, strict=False)
+    except ValueError as _error:
+        raise ImproperlyConfigured(f"WEBHOOK_ALLOWED_NETWORKS: {_error}") from None
+# Most addresses one digest subscription sends to (its recipients).
+DIGEST_MAX_RECIPIENTS = env.int("DIGEST_MAX_RECIPIENTS", default=50)
 # which autoscaler the report's "naive" side models (recommender.engine.autoscaler.profiles);
 # `manage.py evaluate --autoscaler NAME` overrides it for one run
 AUTOSCALER_PROFILE = env.str("AUTOSCALER_PROFILE", default="cluster-autoscaler")
@@ -251,6 +275,12 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # JSON bodies nested deeper than capacityweb.parsers.MAX_JSON_DEPTH are a 400, not a 500
+    "DEFAULT_PARSER_CLASSES": [
+        "capacityweb.parsers.DepthLimitedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
@@ -258,6 +288,8 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {
         "writes": env.str("THROTTLE_RATE_WRITES", default="120/minute"),
         "reports": env.str("THROTTLE_RATE_REPORTS", default="60/minute"),
+        # test digests sent now (API test-email and the page's button), per user
+        "test-sends": env.str("THROTTLE_RATE_TEST_SENDS", default="5/hour"),
     },
 }
 # Service accounts no rate applies to (capacityweb.throttling), e.g. a schema fuzzer.
@@ -271,6 +303,12 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Request bodies as their own components, so required strings carry minLength: 1
+    "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "capacityweb.schema_errors.add_error_responses",
+    ],
 }
 
 # --- Production hardening (effective when DEBUG is off) ------------------------

@@ -69,3 +69,18 @@ class CountingScopedRateThrottle(ScopedRateThrottle, WindowCounterThrottle):
     ScopedRateThrottle.allow_request sets the scope and rate, then its ``super()``
     call reaches WindowCounterThrottle (method resolution order), not DRF's history.
     """
+
+
+class ScopeOf:
+    """What ScopedRateThrottle reads from a view: its ``throttle_scope``."""
+
+    def __init__(self, scope: str) -> None:
+        self.throttle_scope = scope
+
+
+def allow_scoped(request: Any, scope: str) -> tuple[bool, float]:
+    """Count a plain Django view's request against ``scope``'s rate, as the API's views
+    are (the same counter per user): (allowed, seconds until the window ends)."""
+    throttle = CountingScopedRateThrottle()
+    allowed = throttle.allow_request(request, ScopeOf(scope))
+    return allowed, (0.0 if allowed else throttle.wait())

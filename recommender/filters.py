@@ -14,8 +14,12 @@ from django.db.models import OuterRef, QuerySet, Subquery
 from capacityweb import visibility
 from recommender.models import EvaluatedNode, Evaluation, Recommendation, WorkloadVerdict
 from topology.charts import HeatmapFilters
-from topology.filters import TakenAtRangeFilterSet
-from topology.models import Cluster
+from topology.filters import (
+    ExistingObjectFilter,
+    StrictBooleanFilter,
+    TakenAtRangeFilterSet,
+    cluster_filter,
+)
 
 
 def latest_evaluation_ids() -> Subquery:
@@ -25,6 +29,8 @@ def latest_evaluation_ids() -> Subquery:
 
 
 class EvaluationFilterSet(TakenAtRangeFilterSet):
+    cluster = cluster_filter()
+
     class Meta:
         model = Evaluation
         fields = ["cluster", "taken_after", "taken_before"]
@@ -33,11 +39,9 @@ class EvaluationFilterSet(TakenAtRangeFilterSet):
 class LatestEvaluationFilterSet(django_filters.FilterSet):
     """Rows of one evaluation, or by default of each cluster's latest evaluation."""
 
-    cluster = django_filters.ModelChoiceFilter(
-        field_name="evaluation__cluster", queryset=Cluster.objects.all()
-    )
-    evaluation = django_filters.ModelChoiceFilter(queryset=Evaluation.objects.all())
-    latest = django_filters.BooleanFilter(
+    cluster = cluster_filter(field_name="evaluation__cluster")
+    evaluation = ExistingObjectFilter(queryset=Evaluation.objects.only("id"))
+    latest = StrictBooleanFilter(
         method="filter_latest", label="Only each cluster's latest evaluation (default true)"
     )
 
@@ -98,8 +102,8 @@ class NodeFilterSet(LatestEvaluationFilterSet):
     its pods runs in that namespace or any of its GPUs' reservations is the team's.
     """
 
-    cluster = django_filters.ModelChoiceFilter(queryset=Cluster.objects.only("id"))
-    evaluation = django_filters.ModelChoiceFilter(queryset=Evaluation.objects.only("id"))
+    cluster = cluster_filter()
+    evaluation = ExistingObjectFilter(queryset=Evaluation.objects.only("id"))
     node_group = django_filters.CharFilter()
     gpu_model = django_filters.CharFilter()
     zone = django_filters.CharFilter()

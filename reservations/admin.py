@@ -16,7 +16,7 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 
-from reservations import services
+from reservations import services, subscription_rules
 from reservations.adapters import reservation_object
 from reservations.models import (
     DigestDelivery,
@@ -98,8 +98,35 @@ class IdleSampleAdmin(admin.ModelAdmin):
         return False
 
 
+class SubscriptionForm(forms.ModelForm):
+    """The API's rules for recipients and the webhook URL (reservations.subscription_rules)."""
+
+    class Meta:
+        model = Subscription
+        fields = [
+            "user",
+            "recipients",
+            "clusters",
+            "team",
+            "cadence",
+            "timezone",
+            "hour",
+            "weekday",
+            "threshold_cost",
+            "active",
+            "webhook_url",
+        ]
+
+    def clean_recipients(self) -> str:
+        return subscription_rules.clean_recipients(self.cleaned_data["recipients"])
+
+    def clean_webhook_url(self) -> str:
+        return subscription_rules.clean_webhook_url(self.cleaned_data["webhook_url"])
+
+
 @admin.register(Subscription)
 class SubscriptionAdmin(admin.ModelAdmin):
+    form = SubscriptionForm
     list_display = ["user", "cadence", "team", "hour", "threshold_cost", "active"]
     list_filter = ["cadence", "active"]
     filter_horizontal = ["clusters"]

@@ -20,7 +20,6 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.core.cache import cache
-from django.core.validators import validate_email
 from django.urls import path
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema, inline_serializer
@@ -39,9 +38,10 @@ from capacityweb.api_urls import (
     router,
 )
 from capacityweb.cache import stable_digest
+from capacityweb.parsers import DepthLimitedJSONParser
 from capacityweb.renderers import CSVRenderer
 from recommender.models import Evaluation
-from reservations import digest, selectors, services
+from reservations import digest, selectors, services, subscription_rules
 from reservations.filters import (
     IdleReportFilterSet,
     ReservationFilterSet,
@@ -103,6 +103,7 @@ class ReservationSerializer(serializers.ModelSerializer):
 
 
 class ReservationViewSet(WriteThrottleMixin, viewsets.ModelViewSet):
+    parser_classes = [DepthLimitedJSONParser]  # spec is a JSON object: no form bodies
     serializer_class = ReservationSerializer
     filterset_class = ReservationFilterSet
     filter_backends = FILTER_BACKENDS
@@ -147,15 +148,10 @@ class SubscriptionSerializer(serializers.ModelSerializer):
         read_only_fields = ["created_at"]
 
     def validate_recipients(self, value: str) -> str:
-        addresses = digest.parse_recipients(value)
-        if not addresses:
-            raise serializers.ValidationError("at least one email address")
-        for address in addresses:
-            try:
-                validate_email(address)
-            except Exception as error:
-                raise serializers.ValidationError(f"{address}: not an email address") from error
-        return "\n".join(addresses)
+        return subscription_rules.clean_recipients(value)
+
+    def validate_webhook_url(self, value: str) -> str:
+        return subscription_rules.clean_webhook_url(value)
 
     def validate_timezone(self, value: str) -> str:
         try:
@@ -199,9 +195,10 @@ class SubscriptionViewSet(WriteThrottleMixin, viewsets.ModelViewSet):
             503: inline_serializer("MailUnavailable", {"detail": serializers.CharField()}),
         },
     )
-    @action(detail=True, methods=["post"], url_path="test-email")
+    @action(detail=True, methods=["post"], url_path="test-email", throttle_scope="test-sends")
     def test_email(self, request: Request, pk: str | None = None) -> Response:
-        """Send this subscription's digest for its latest period now, marked [test]."""
+        """Send this subscription's digest for its latest period now, marked [test];
+        throttled per user (``test-sends``, shared with the page's button)."""
         subscription = self.get_object()
         outcome = digest.send_test_email(subscription=subscription, now=timezone.now())
         if outcome.status == "mail_server_unavailable":

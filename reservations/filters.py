@@ -18,13 +18,13 @@ from django.utils import timezone
 from recommender.models import Evaluation
 from reservations.models import IdleSample, Reservation, Subscription
 from reservations.selectors import GROUP_BY_CHOICES, reservations_for_report
-from topology.filters import UTCDateTimeFilter
-from topology.models import Cluster
+from topology.filters import StrictBooleanFilter, UTCDateTimeFilter, cluster_filter
 
 DEFAULT_REPORT_DAYS = 7
 
 
 class ReservationFilterSet(django_filters.FilterSet):
+    cluster = cluster_filter()
     name = django_filters.CharFilter(lookup_expr="icontains")
     team = django_filters.CharFilter(method="filter_team", label="Owner namespace")
 
@@ -37,6 +37,8 @@ class ReservationFilterSet(django_filters.FilterSet):
 
 
 class SubscriptionFilterSet(django_filters.FilterSet):
+    active = StrictBooleanFilter()
+
     class Meta:
         model = Subscription
         fields = ["cadence", "active", "team"]
@@ -65,9 +67,7 @@ class ReportParameters(OrderedDict):
 class ReportFilterSet(django_filters.FilterSet):
     """A time range [start, end) (default: the last 7 days) and an optional cluster."""
 
-    cluster = django_filters.ModelChoiceFilter(
-        queryset=Cluster.objects.all(), method="filter_nothing"
-    )
+    cluster = cluster_filter(method="filter_nothing")
     start = UTCDateTimeFilter(method="filter_nothing")
     end = UTCDateTimeFilter(method="filter_nothing")
 

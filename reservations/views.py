@@ -30,6 +30,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from capacityweb import visibility
+from capacityweb.throttling import allow_scoped
 from recommender.views import cluster_page, page_labels
 from reservations import charts, digest, selectors
 from reservations.filters import IdleReportFilterSet
@@ -186,8 +187,15 @@ def reservations_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def send_test_email(request: HttpRequest, cluster_id: int, subscription_id: int) -> HttpResponse:
-    """The page's "Send test email" button: the same service as the API's test-email action."""
+    """The page's "Send test email" button: the same service and rate (``test-sends``, per
+    user) as the API's test-email action."""
     subscription = get_object_or_404(Subscription, pk=subscription_id, user=request.user)
+    allowed, wait_seconds = allow_scoped(request, "test-sends")
+    if not allowed:
+        messages.error(
+            request, f"Test email not sent: too many test sends; try again in {wait_seconds:.0f} s."
+        )
+        return redirect("reservations", cluster_id=cluster_id)
     outcome = digest.send_test_email(subscription=subscription, now=timezone.now())
     if outcome.status == "mail_server_unavailable":
         messages.error(request, f"Test email not sent: {outcome.detail}")

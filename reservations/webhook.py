@@ -12,6 +12,13 @@
     send_webhook()                 CLAIM (WebhookDelivery, UNIQUE subscription+period),
                                    commit, then POST {"text": ...}, record the status
 
+The URL is checked when it is saved and again at every send: the host is
+resolved, every address must be public (or in WEBHOOK_ALLOWED_NETWORKS), and
+the post connects to one of those checked addresses, redirects not followed
+(``webhook_guard``). A refused address decides the period, its reason recorded.
+The text is escaped as Slack's message formatting requires (``&``, ``<``, ``>``),
+so names cannot mention ``<!channel>`` or hide a link.
+
 The email's exactly-once rule, applied to its own delivery rows: a period is
 claimed before anything is sent, so a second run, a redelivered task or the
 beat firing twice finds the claim and posts nothing. At most once: a worker
@@ -28,14 +35,14 @@ same body.
 
 from __future__ import annotations
 
+import http.client
 import json
-import socket
-import urllib.error
-import urllib.request
 from datetime import UTC, datetime, timedelta
+from urllib.parse import urlsplit
 
 from django.conf import settings
 
+from reservations import webhook_guard
 from reservations.digest import (
     DeliveryOutcome,
     DigestFigures,
@@ -59,8 +66,22 @@ def money(amount: float) -> str:
     return format_money(amount, settings.CURRENCY)
 
 
+SLACK_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+
+
+def slack_escaped(text: str) -> str:
+    """``text`` as Slack shows it literally: its message formatting reads ``<...>`` as a
+    mention or link and wants exactly ``&``, ``<`` and ``>`` escaped as HTML entities."""
+    return text.translate(SLACK_ESCAPES)
+
+
 def webhook_text(figures: DigestFigures) -> str:
-    """What the period's email says first, in one message."""
+    """What the period's email says first, in one message, escaped for Slack."""
+    return slack_escaped(plain_text(figures))
+
+
+def plain_text(figures: DigestFigures) -> str:
+    """The message's lines before escaping (names as stored)."""
     zone = figures.timezone
     period = (
         f"{local_time(figures.period_start, zone)} to {local_time(figures.period_end, zone)} {zone}"
@@ -88,24 +109,40 @@ def webhook_text(figures: DigestFigures) -> str:
     return "\n".join(lines)
 
 
+class WebhookPostError(Exception):
+    """The connection broke after the request may have reached the receiver."""
+
+
+def request_target(url: str) -> str:
+    parts = urlsplit(url)
+    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+
+
 def post_json(url: str, body: dict[str, str]) -> int:
-    """POST ``body`` as JSON; the receiver's status (an error status too). Raises
-    ``ConnectionError`` when nothing can have reached the receiver."""
-    request = urllib.request.Request(  # noqa: S310 - an http(s) URLField, validated on save
-        url,
-        data=json.dumps(body).encode(),
-        headers={"Content-Type": "application/json", "User-Agent": USER_AGENT},
-        method="POST",
-    )
+    """POST ``body`` as JSON to a checked address of ``url``'s host (webhook_guard); the
+    receiver's status, an error or a redirect status too (redirects are not followed).
+
+    Raises ``UnsafeWebhookURL`` when the host resolves to an internal address, and
+    ``ConnectionError`` when nothing can have reached the receiver.
+    """
     try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as response:  # noqa: S310
-            return int(response.status)
-    except urllib.error.HTTPError as error:
-        return int(error.code)
-    except urllib.error.URLError as error:
-        if isinstance(error.reason, ConnectionRefusedError | socket.gaierror):
-            raise ConnectionError(f"webhook unreachable: {error.reason}") from error
-        raise
+        connection = webhook_guard.pinned_connection(url, timeout=TIMEOUT_SECONDS)
+    except webhook_guard.UnresolvedWebhookHost as error:
+        raise ConnectionError(f"webhook unreachable: {error}") from error
+    try:
+        try:
+            connection.connect()
+        except OSError as error:
+            raise ConnectionError(f"webhook unreachable: {error}") from error
+        payload = json.dumps(body).encode()
+        headers = {"Content-Type": "application/json", "User-Agent": USER_AGENT}
+        try:
+            connection.request("POST", request_target(url), body=payload, headers=headers)
+            return int(connection.getresponse().status)
+        except (OSError, http.client.HTTPException) as error:
+            raise WebhookPostError(f"webhook post failed: {error}") from error
+    finally:
+        connection.close()
 
 
 def send_webhook(*, subscription_id: int, period_start: datetime) -> DeliveryOutcome:
@@ -145,6 +182,10 @@ def send_webhook(*, subscription_id: int, period_start: datetime) -> DeliveryOut
     except ConnectionError:
         delivery.delete()  # nothing can have been posted: free the period for the next run
         raise
+    except webhook_guard.UnsafeWebhookURL as error:
+        reason = f"refused: {error}"[:255]
+        WebhookDelivery.objects.filter(id=delivery.id).update(skipped_reason=reason)
+        return DeliveryOutcome("refused_address", detail=reason)
     detail = "" if 200 <= status < 300 else f"receiver answered HTTP {status}"
     WebhookDelivery.objects.filter(id=delivery.id).update(
         sent_at=datetime.now(UTC), status_code=status, skipped_reason=detail

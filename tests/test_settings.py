@@ -26,6 +26,7 @@ print(json.dumps({
     "cache": settings.CACHES["default"]["BACKEND"].rsplit(".", 1)[-1],
     "cache_location": settings.CACHES["default"].get("LOCATION", ""),
     "pool": settings.DATABASES["default"].get("OPTIONS", {}).get("pool"),
+    "connect_timeout": settings.DATABASES["default"].get("OPTIONS", {}).get("connect_timeout"),
 }))
 """
 
@@ -104,8 +105,16 @@ def test_it_keeps_the_cache_in_process_memory_without_redis() -> None:
 def test_it_pools_postgres_connections_when_asked() -> None:
     assert settings_under(DATABASE_URL=POSTGRES_URL)["pool"] is None
     pooled = settings_under(DATABASE_URL=POSTGRES_URL, DATABASE_POOL="true")["pool"]
-    assert pooled == {"min_size": 1, "max_size": 8}
+    assert pooled == {"min_size": 1, "max_size": 8, "timeout": 3}
     assert settings_under(DATABASE_POOL="true")["pool"] is None  # SQLite has no pool
+
+
+def test_it_bounds_the_wait_for_a_postgres_connection() -> None:
+    assert settings_under(DATABASE_URL=POSTGRES_URL)["connect_timeout"] == 3
+    pooled = settings_under(
+        DATABASE_URL=POSTGRES_URL, DATABASE_POOL="true", DATABASE_CONNECT_TIMEOUT_SECONDS="5"
+    )
+    assert (pooled["connect_timeout"], pooled["pool"]["timeout"]) == (5, 5)
 
 
 def test_it_documents_every_environment_variable_in_env_example() -> None:
@@ -115,3 +124,12 @@ def test_it_documents_every_environment_variable_in_env_example() -> None:
     documented = set(re.findall(r"^(?:# )?([A-Z_]+)=", example, flags=re.MULTILINE))
     assert read_variables, "no env reads found in settings.py"
     assert read_variables - documented == set()
+
+
+def test_it_refuses_a_webhook_allowed_network_that_is_not_a_cidr() -> None:
+    result = run_python(
+        PRINT_SETTINGS, environment_without_services(WEBHOOK_ALLOWED_NETWORKS="10.0.0.0/33")
+    )
+
+    assert result.returncode != 0
+    assert "WEBHOOK_ALLOWED_NETWORKS: '10.0.0.0/33' does not appear to be" in result.stderr

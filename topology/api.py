@@ -25,6 +25,7 @@ from capacityweb.api_urls import (
     WriteThrottleMixin,
     router,
 )
+from capacityweb.parsers import DepthLimitedJSONParser
 from capacityweb.permissions import OperatorOrReadOnly
 from topology.filters import ClusterFilterSet, NodeGroupFilterSet, SnapshotFilterSet
 from topology.models import Cluster, NodeGroup, Snapshot
@@ -174,6 +175,7 @@ class NodeGroupSerializer(serializers.ModelSerializer):
 class NodeGroupViewSet(WriteThrottleMixin, viewsets.ModelViewSet):
     permission_classes = [OperatorOrReadOnly]
     queryset = NodeGroup.objects.select_related("cluster").order_by("cluster__name", "name")
+    parser_classes = [DepthLimitedJSONParser]  # spec is a JSON object: no form bodies
     serializer_class = NodeGroupSerializer
     filterset_class = NodeGroupFilterSet
     filter_backends = FILTER_BACKENDS

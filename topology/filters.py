@@ -6,7 +6,9 @@ from typing import Any
 
 import django_filters
 from django import forms
-from django_filters.fields import IsoDateTimeField
+from django.db.models import Model
+from django.http import Http404
+from django_filters.fields import IsoDateTimeField, ModelChoiceField
 
 from topology.models import Cluster, NodeGroup, Snapshot
 
@@ -28,6 +30,55 @@ class UTCDateTimeFilter(django_filters.IsoDateTimeFilter):
     field_class = UTCDateTimeField
 
 
+class StrictBooleanField(forms.Field):
+    """``true``/``false`` (or ``1``/``0``, any case); anything else is refused. django-filter's
+    BooleanFilter reads an unknown value as "no filter", answering everything instead."""
+
+    VALUES = {"true": True, "1": True, "false": False, "0": False}
+
+    def to_python(self, value: Any) -> bool | None:
+        if value in self.empty_values:
+            return None
+        if isinstance(value, bool):
+            return value
+        try:
+            return self.VALUES[str(value).strip().lower()]
+        except KeyError:
+            raise forms.ValidationError(f"{value!r}: true or false") from None
+
+
+class StrictBooleanFilter(django_filters.BooleanFilter):
+    field_class = StrictBooleanField
+
+
+class ExistingObjectField(ModelChoiceField):
+    """A row's id; an id of no row is Http404 (API and pages answer 404), not the form's
+    "select a valid choice" (400): the parameter is well-formed, its object is missing."""
+
+    def to_python(self, value: Any) -> Model | None:
+        if value in self.empty_values:
+            return None
+        try:
+            key = int(str(value))
+        except ValueError:
+            raise forms.ValidationError(f"{value!r}: not an id") from None
+        found = self.queryset.filter(pk=key).first()
+        if found is None:
+            raise Http404(f"{self.queryset.model._meta.verbose_name} {key}: no such object")
+        return found
+
+
+class ExistingObjectFilter(django_filters.ModelChoiceFilter):
+    """ModelChoiceFilter answering 404 for an id of no row (ExistingObjectField)."""
+
+    field_class = ExistingObjectField
+
+
+def cluster_filter(**options: Any) -> ExistingObjectFilter:
+    """The ``cluster`` parameter of every FilterSet: a cluster's id, unknown → 404."""
+    return ExistingObjectFilter(queryset=Cluster.objects.only("id"), **options)
+
+
 class TakenAtRangeFilterSet(django_filters.FilterSet):
     """``taken_after`` (inclusive) and ``taken_before`` (exclusive) on ``taken_at``."""
 
@@ -37,6 +88,7 @@ class TakenAtRangeFilterSet(django_filters.FilterSet):
 
 class ClusterFilterSet(django_filters.FilterSet):
     name = django_filters.CharFilter(lookup_expr="icontains")
+    enabled = StrictBooleanFilter()
 
     class Meta:
         model = Cluster
@@ -44,12 +96,15 @@ class ClusterFilterSet(django_filters.FilterSet):
 
 
 class SnapshotFilterSet(TakenAtRangeFilterSet):
+    cluster = cluster_filter()
+
     class Meta:
         model = Snapshot
         fields = ["cluster", "taken_after", "taken_before"]
 
 
 class NodeGroupFilterSet(django_filters.FilterSet):
+    cluster = cluster_filter()
     name = django_filters.CharFilter(lookup_expr="icontains")
 
     class Meta:

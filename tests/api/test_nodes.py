@@ -104,8 +104,8 @@ def test_it_pages_nodes_in_the_database(evaluations, team_a_client):
     assert second["next"] is None
 
 
-def test_it_rejects_an_unknown_cluster(evaluations, team_a_client):
+def test_it_answers_404_for_an_unknown_cluster(evaluations, team_a_client):
     response = team_a_client.get("/api/v1/nodes/", {"cluster": 999999})
 
-    assert response.status_code == 400
-    assert "cluster" in response.json()
+    assert response.status_code == 404
+    assert response.json() == {"detail": "cluster 999999: no such object"}

@@ -1,4 +1,5 @@
-"""The digest as a Slack-compatible webhook post, to a real HTTP receiver on 127.0.0.1.
+"""The digest as a Slack-compatible webhook post, to a real HTTP receiver on 127.0.0.1
+(admitted by WEBHOOK_ALLOWED_NETWORKS: webhooks post only to public addresses otherwise).
 
 Figures of the fixture period [03-09 08:00, 03-10 08:00) UTC, worked out by hand in
 test_digest.py's docstring: idle 84 GPU-h, $156; the period before $75 (change +$81);
@@ -29,7 +30,9 @@ class Receiver:
     url: str
     posts: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
+    gets: list[str] = field(default_factory=list)
     status: int = 200
+    location: str = ""
 
 
 @pytest.fixture
@@ -43,8 +46,15 @@ def receiver(settings: Any) -> Iterator[Receiver]:
             state.posts.append(json.loads(self.rfile.read(length)))
             state.headers.append(dict(self.headers))
             self.send_response(state.status)
+            if state.location:
+                self.send_header("Location", state.location)
             self.end_headers()
             self.wfile.write(b"ok")
+
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            state.gets.append(self.path)
+            self.send_response(200)
+            self.end_headers()
 
         def log_message(self, *args: Any) -> None:
             pass
@@ -54,6 +64,7 @@ def receiver(settings: Any) -> Iterator[Receiver]:
     thread.start()
     state.url = f"http://127.0.0.1:{server.server_port}/hooks/digest"
     settings.DASHBOARD_BASE_URL = "https://capacity.example.test"
+    settings.WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.1/32"]
     try:
         yield state
     finally:
@@ -177,3 +188,84 @@ def test_a_subscription_without_a_webhook_is_not_due(receiver: Receiver) -> None
     make_period()
 
     assert webhook.due_webhooks(now=datetime(2026, 3, 10, 9, 30, tzinfo=UTC)) == []
+
+
+def test_it_escapes_slack_control_sequences_in_names(receiver: Receiver) -> None:
+    """Slack reads ``<!channel>`` as a mention and ``<url|text>`` as a link; escaped
+    (``&``, ``<``, ``>`` as HTML entities, as its formatting docs require) they show as text."""
+    period = with_webhook(receiver.url)
+    period.cluster.name = "<https://evil.example|prod>"
+    period.cluster.save(update_fields=["name"])
+    period.reservations["r1"].name = "<!channel> & co"
+    period.reservations["r1"].save(update_fields=["name"])
+
+    webhook.send_webhook(subscription_id=period.subscription.id, period_start=PERIOD_START)
+
+    text = receiver.posts[0]["text"]
+    assert "<" not in text and ">" not in text
+    assert "&lt;https://evil.example|prod&gt;/&lt;!channel&gt; &amp; co (team-a) $120.00" in text
+
+
+def test_it_refuses_at_send_time_a_stored_url_that_resolves_to_loopback(
+    receiver: Receiver, settings: Any
+) -> None:
+    """A URL saved before the check existed (or by a path that skips it) is checked again."""
+    settings.WEBHOOK_ALLOWED_NETWORKS = []
+    period = with_webhook(receiver.url)
+
+    outcome = webhook.send_webhook(
+        subscription_id=period.subscription.id, period_start=PERIOD_START
+    )
+
+    assert outcome.status == "refused_address"
+    assert receiver.posts == []
+    delivery = WebhookDelivery.objects.get()
+    assert delivery.sent_at is None
+    assert delivery.skipped_reason.startswith(
+        "refused: 127.0.0.1 resolves to 127.0.0.1, a loopback address"
+    )
+
+
+def test_it_does_not_follow_a_redirect(receiver: Receiver) -> None:
+    """A 302 to an internal page must not turn into a request to it: the 302 is the answer."""
+    receiver.status = 302
+    receiver.location = "/admin/?delete=all"
+    period = with_webhook(receiver.url)
+
+    outcome = webhook.send_webhook(
+        subscription_id=period.subscription.id, period_start=PERIOD_START
+    )
+
+    assert (outcome.status, outcome.detail) == ("receiver_error", "receiver answered HTTP 302")
+    assert len(receiver.posts) == 1
+    assert receiver.gets == []
+
+
+def test_it_connects_to_the_address_it_checked_not_a_second_resolution(
+    receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DNS rebinding: the host answers the allowed 127.0.0.1 once, then 127.0.0.2 (not
+    allowed). The post reaches the receiver on 127.0.0.1, so the connection went to the
+    checked address; a check followed by a connect by name would go to 127.0.0.2
+    (nothing listens there: connection refused)."""
+    import socket
+
+    real_getaddrinfo = socket.getaddrinfo
+    answers = iter(["127.0.0.1"])
+
+    def rebinding_getaddrinfo(host: str, port: Any, *args: Any, **kwargs: Any) -> Any:
+        if host == "hooks.rebind.test":
+            host = next(answers, "127.0.0.2")
+        return real_getaddrinfo(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", rebinding_getaddrinfo)
+    port = receiver.url.split(":")[2].split("/")[0]
+    period = with_webhook(f"http://hooks.rebind.test:{port}/hooks/digest")
+
+    outcome = webhook.send_webhook(
+        subscription_id=period.subscription.id, period_start=PERIOD_START
+    )
+
+    assert outcome.status == "sent"
+    assert len(receiver.posts) == 1
+    assert receiver.headers[0]["Host"] == f"hooks.rebind.test:{port}"

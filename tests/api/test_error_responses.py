@@ -1,0 +1,76 @@
+"""What the API answers when a request cannot be served, and that the schema says so
+(issue 28 item 12)."""
+
+import pytest
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/api/v1/nodes/?cluster=999999",
+        "/api/v1/pending-workloads/?cluster=999999",
+        "/api/v1/reservations/?cluster=999999",
+        "/api/v1/snapshots/?cluster=999999",
+        "/api/v1/reports/idle-reservations/?cluster=999999",
+    ],
+)
+def test_it_answers_404_for_an_unknown_cluster_id(team_a_client, url):
+    response = team_a_client.get(url)
+
+    assert response.status_code == 404
+    assert response.json() == {"detail": "cluster 999999: no such object"}
+
+
+def test_it_answers_400_for_a_cluster_parameter_that_is_not_an_id(team_a_client):
+    response = team_a_client.get("/api/v1/nodes/", {"cluster": "prod"})
+
+    assert response.status_code == 400
+    assert response.json() == {"cluster": ["'prod': not an id"]}
+
+
+def test_it_refuses_a_boolean_parameter_that_is_neither_true_nor_false(team_a_client):
+    response = team_a_client.get("/api/v1/clusters/", {"enabled": "maybe"})
+
+    assert response.status_code == 400
+    assert response.json() == {"enabled": ["'maybe': true or false"]}
+
+
+def test_it_refuses_a_page_size_out_of_range(team_a_client):
+    response = team_a_client.get("/api/v1/clusters/", {"page_size": "0"})
+
+    assert response.status_code == 400
+    assert response.json() == {"page_size": ["'0': a whole number from 1 to 500"]}
+
+
+def test_it_answers_json_404_for_an_api_path_no_route_matches(team_a_client, settings):
+    settings.DEBUG = False
+
+    response = team_a_client.get("/api/v1/reservations/1/2/")
+
+    assert response.status_code == 404
+    assert response.json() == {"detail": "Not found."}
+
+
+def test_it_answers_415_to_a_reservation_written_as_form_data(team_a_client, cluster):
+    response = team_a_client.post(
+        "/api/v1/reservations/", {"cluster": cluster.id, "name": "r"}, format="multipart"
+    )
+
+    assert response.status_code == 415
+
+
+def test_the_schema_declares_the_error_responses_of_each_operation(client):
+    paths = client.get("/api/schema/", {"format": "json"}).json()["paths"]
+
+    def codes(path, method):
+        return sorted(code for code in paths[path][method]["responses"] if code >= "400")
+
+    assert codes("/api/v1/auth-token/", "post") == ["400", "415", "429"]
+    assert codes("/api/v1/clusters/", "get") == ["400", "403", "404"]
+    assert codes("/api/v1/clusters/{id}/", "get") == ["403", "404"]
+    assert codes("/api/v1/reservations/{id}/", "patch") == ["400", "403", "404", "415", "429"]
+    assert codes("/api/v1/node-groups/{id}/", "delete") == ["403", "404", "429"]
+    assert codes("/api/v1/reports/waste/", "get") == ["400", "403", "404", "429"]
+    assert codes("/api/v1/subscriptions/{id}/test-email/", "post") == ["403", "404", "429", "503"]
