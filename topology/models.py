@@ -58,6 +58,26 @@ class Cluster(models.Model):
         ],
         help_text="Scoring profile the cluster's kube-scheduler runs; blank = SCHEDULER_PROFILE",
     )
+
+    # how the last ingest went (topology.services.record_ingest_*): shown on the cluster's
+    # pages and in /metrics; the previous snapshot stays while it is not "ok"
+    class IngestState(models.TextChoices):
+        OK = "ok", "ok"
+        UNREACHABLE = "unreachable", "source unreachable, retrying"
+        REFUSED = "refused", "source refused"
+
+    ingest_state = models.CharField(
+        max_length=16, choices=IngestState.choices, blank=True, default=""
+    )
+    ingest_message = models.TextField(blank=True, default="")
+    ingest_since = models.DateTimeField(
+        null=True, blank=True, help_text="When the ingest entered its current state"
+    )
+    ingest_kinds = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Kube source: per kind {state, version, reason} from the last read",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -116,6 +136,7 @@ class IngestLock(models.Model):
     )
     token = models.CharField(max_length=64)
     expires_at = models.DateTimeField()
+    holder = models.CharField(max_length=200, blank=True, default="")  # who: shown on conflict
 
     def __str__(self) -> str:
         return f"ingest lock of {self.cluster_id} until {self.expires_at:%H:%M:%S}"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import uuid
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -27,10 +28,13 @@ from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
 from topology import hardware, kube, serialize, signals
 from topology.adapters import node_group_object, node_group_row_fields, with_stored_configuration
+from topology.kubesource import Backoff
 from topology.models import Cluster, IngestLock, NodeGroup, Snapshot
 from topology.prices import table_in
-from topology.sourceread import Source, SourcedObject, SourceRead
+from topology.sourceread import Source, SourcedObject, SourceError, SourceRead, SourceUnreachable
 from topology.sources import source_from_settings
+
+logger = logging.getLogger(__name__)
 
 INGEST_TASK = "topology.tasks.ingest_cluster"
 RETENTION_TASK = "topology.tasks.delete_old_snapshots"
@@ -142,21 +146,32 @@ def read_source(*, cluster: Cluster, now: datetime) -> SourceRead:
             data_dir=TRACE_DATA_DIR,
             max_bytes=settings.MAX_SNAPSHOT_BYTES,
             max_objects=settings.MAX_SNAPSHOT_OBJECTS,
+            backoff=Backoff(
+                base_seconds=settings.INGEST_RETRY_BASE_SECONDS,
+                cap_seconds=settings.INGEST_RETRY_CAP_SECONDS,
+            ),
         )
         _open_sources[key] = source
     return source.read(now)
 
 
 def ingest_from_source(*, cluster: Cluster, now: datetime) -> Snapshot | None:
-    """Read the source, then store what it read. None when nothing changed."""
+    """Read the source, then store what it read. None when nothing changed.
+
+    A source that cannot be read as a whole (a file that does not parse, an API server
+    away) stores nothing: the previous snapshot stays, the cluster records why
+    (``record_ingest_problem``) and the error is raised for the caller to report.
+    """
     try:
         read = read_source(cluster=cluster, now=now)
-    except hardware.ModelError as error:
-        return _store_source_error(cluster=cluster, now=now, error=error)
+    except (hardware.ModelError, SourceError) as error:
+        record_ingest_problem(cluster=cluster, now=now, error=error)
+        raise
     if read.unchanged:
+        record_ingest_ok(cluster=cluster, now=now, kinds=read.kinds)
         return None
     try:
-        return ingest_snapshot(
+        snapshot = ingest_snapshot(
             cluster=cluster,
             taken_at=now,
             objects=read.objects,
@@ -168,34 +183,53 @@ def ingest_from_source(*, cluster: Cluster, now: datetime) -> Snapshot | None:
         # reads (and stores) it again instead of answering "unchanged".
         _open_sources.pop(_source_key(cluster), None)
         raise
+    record_ingest_ok(cluster=cluster, now=now, kinds=read.kinds)
+    return snapshot
 
 
-def _store_source_error(
-    *, cluster: Cluster, now: datetime, error: hardware.ModelError
-) -> Snapshot | None:
-    """A source refused as a whole (too big, unreadable): an empty snapshot naming why."""
-    empty = hardware.Cluster(name=cluster.name)
-    model_json = serialize.cluster_to_json(empty)
-    errors = [error.as_dict()]
-    digest = content_hash(model_json, errors)
-    with transaction.atomic():
-        snapshot, created = Snapshot.objects.get_or_create(
-            cluster=cluster,
-            content_hash=digest,
-            defaults={
-                "taken_at": now,
-                "object_counts": {},
-                "model_json": model_json,
-                "errors": errors,
-            },
-        )
-    return snapshot if created else None
+# --- ingest status ------------------------------------------------------------------------------
+
+
+def record_ingest_ok(*, cluster: Cluster, now: datetime, kinds: dict[str, Any]) -> None:
+    """The source was read; written only when the state or a kind's status changed."""
+    if cluster.ingest_state == Cluster.IngestState.OK and cluster.ingest_kinds == kinds:
+        return
+    if cluster.ingest_state and cluster.ingest_state != Cluster.IngestState.OK:
+        logger.warning("%s: ingest resumed after %s", cluster.name, cluster.ingest_state)
+    _set_ingest_status(cluster, Cluster.IngestState.OK, "", now, kinds)
+
+
+def record_ingest_problem(*, cluster: Cluster, now: datetime, error: Exception) -> None:
+    """Unreachable (retried, state kept) or refused (the input is bad): said on the cluster,
+    with when it began; the snapshot stored before stays the cluster's latest."""
+    unreachable = isinstance(error, SourceUnreachable)
+    state = Cluster.IngestState.UNREACHABLE if unreachable else Cluster.IngestState.REFUSED
+    kinds = error.kinds if isinstance(error, SourceUnreachable) else cluster.ingest_kinds
+    logger.warning("%s: ingest %s: %s", cluster.name, state.value, error)
+    _set_ingest_status(cluster, state, str(error), now, kinds or {})
+
+
+def _set_ingest_status(
+    cluster: Cluster, state: str, message: str, now: datetime, kinds: dict[str, Any]
+) -> None:
+    since = cluster.ingest_since if cluster.ingest_state == state and cluster.ingest_since else now
+    fields = {
+        "ingest_state": state,
+        "ingest_message": message,
+        "ingest_since": since,
+        "ingest_kinds": kinds,
+    }
+    Cluster.objects.filter(pk=cluster.pk).update(**fields)
+    for name, value in fields.items():
+        setattr(cluster, name, value)
 
 
 # --- locks ----------------------------------------------------------------------------------
 
 
-def acquire_ingest_lock(*, cluster_id: int, lock_seconds: int = DEFAULT_LOCK_SECONDS) -> str | None:
+def acquire_ingest_lock(
+    *, cluster_id: int, lock_seconds: int = DEFAULT_LOCK_SECONDS, holder: str = ""
+) -> str | None:
     """Take the cluster's ingest lock (an expiring row); its token, or None if held."""
     now = timezone.now()
     token = uuid.uuid4().hex
@@ -206,10 +240,24 @@ def acquire_ingest_lock(*, cluster_id: int, lock_seconds: int = DEFAULT_LOCK_SEC
                 cluster_id=cluster_id,
                 token=token,
                 expires_at=now + timedelta(seconds=lock_seconds),
+                holder=holder[:200],
             )
     except IntegrityError:
         return None
     return token
+
+
+def renew_ingest_lock(*, cluster_id: int, token: str, lock_seconds: int) -> bool:
+    """Push the lock's expiry on (a long-running follower); False if it is no longer held
+    (it lapsed and another ingester took it)."""
+    expires_at = timezone.now() + timedelta(seconds=lock_seconds)
+    return bool(
+        IngestLock.objects.filter(cluster_id=cluster_id, token=token).update(expires_at=expires_at)
+    )
+
+
+def ingest_lock_holder(*, cluster_id: int) -> IngestLock | None:
+    return IngestLock.objects.filter(cluster_id=cluster_id, expires_at__gt=timezone.now()).first()
 
 
 def release_ingest_lock(*, cluster_id: int, token: str) -> None:

@@ -18,9 +18,7 @@ def _calls_to(kube_server, plural_path: str) -> int:
     return sum(1 for _m, path, _q in kube_server.requests if path.endswith(plural_path))
 
 
-def test_it_reads_a_forbidden_kind_as_none_and_names_the_rule_to_add(
-    kube_server, make_kube_source
-):
+def test_it_reads_a_forbidden_kind_as_none_and_names_the_rule_to_add(kube_server, make_kube_source):
     kube_server.forbidden.add(HYPERNODE)
     source = make_kube_source()
     read = source.read(None, watch_seconds=1)
