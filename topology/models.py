@@ -86,6 +86,15 @@ class Cluster(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    @property
+    def ingest_kind_problems(self) -> list[dict[str, str]]:
+        """Kinds read as none or failing (not served, forbidden, failing), by kind."""
+        return [
+            {"kind": key, **status}
+            for key, status in sorted((self.ingest_kinds or {}).items())
+            if status.get("state") != "served"
+        ]
+
 
 class Snapshot(models.Model):
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="snapshots")
