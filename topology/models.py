@@ -120,12 +120,27 @@ class Snapshot(models.Model):
 
 
 class NodeGroup(models.Model):
+    """A node group of a cluster: written by a user (``project``: it overrides the
+    source's group of the same name field by field), or read from the cluster's source
+    (``source``: discovered from node labels, the cluster-autoscaler status, Karpenter
+    NodePools, or a NodeGroup in the exported files), replaced by every ingest that
+    stores a snapshot. Editing a ``source`` row makes it a ``project`` one."""
+
+    class Origin(models.TextChoices):
+        PROJECT = "project", "written by a user (overrides the source's)"
+        SOURCE = "source", "read from the cluster's source at the last ingest"
+
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="node_groups")
     name = models.CharField(max_length=200)
     spec = models.JSONField(help_text="capacityweb.io/v1alpha1 NodeGroup spec")
     price_per_node_hour = models.FloatField(default=0.0)
     min_size = models.PositiveIntegerField(default=0)
     max_size = models.PositiveIntegerField(default=0)
+    origin = models.CharField(max_length=16, choices=Origin.choices, default=Origin.PROJECT)
+    source = models.CharField(
+        max_length=300, blank=True, default="", help_text="Where the source's group was found"
+    )
+    current_size = models.PositiveIntegerField(default=0, help_text="Members at the last ingest")
 
     class Meta:
         constraints = [

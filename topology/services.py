@@ -27,7 +27,12 @@ from django.utils import timezone
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
 from topology import hardware, kube, serialize, signals
-from topology.adapters import node_group_object, node_group_row_fields, with_stored_configuration
+from topology.adapters import (
+    node_group_object,
+    node_group_row_fields,
+    source_group_row_fields,
+    with_stored_configuration,
+)
 from topology.kubesource import Backoff
 from topology.models import Cluster, IngestLock, NodeGroup, Snapshot
 from topology.prices import table_in
@@ -59,8 +64,10 @@ def content_hash(model_json: Any, errors: Sequence[dict[str, str]]) -> str:
 
 
 def _stored_objects(cluster: Cluster) -> list[dict[str, Any]]:
-    """The cluster's stored node groups, then what the apps above store (reservations)."""
-    groups = [node_group_object(row) for row in NodeGroup.objects.filter(cluster=cluster)]
+    """The node groups users stored, then what the apps above store (reservations); the
+    rows a source gave are its output, not input."""
+    rows = NodeGroup.objects.filter(cluster=cluster, origin=NodeGroup.Origin.PROJECT)
+    groups = [node_group_object(row) for row in rows]
     return groups + signals.collect_stored_configuration(cluster)
 
 
@@ -118,7 +125,7 @@ def ingest_snapshot(
         return None
     try:
         with transaction.atomic():
-            return Snapshot.objects.create(
+            snapshot = Snapshot.objects.create(
                 cluster=cluster,
                 taken_at=taken_at,
                 content_hash=digest,
@@ -126,8 +133,41 @@ def ingest_snapshot(
                 model_json=model_json,
                 errors=error_dicts,
             )
+            store_source_groups(cluster=cluster, model=model)
+            return snapshot
     except IntegrityError:
         return None
+
+
+def store_source_groups(*, cluster: Cluster, model: hardware.Cluster) -> None:
+    """The snapshot's node groups that no user-written row names, as ``source`` rows
+    (listed by the API for every source); rows of groups the source no longer has go.
+    At most four queries, whatever the number of groups."""
+    rows = {row.name: row for row in NodeGroup.objects.filter(cluster=cluster)}
+    groups = {
+        g.name: g
+        for g in model.node_groups
+        if g.name not in rows or rows[g.name].origin == NodeGroup.Origin.SOURCE
+    }
+    stale = [
+        row.pk
+        for name, row in rows.items()
+        if row.origin == NodeGroup.Origin.SOURCE and name not in groups
+    ]
+    if stale:
+        NodeGroup.objects.filter(pk__in=stale).delete()
+    new: list[NodeGroup] = []
+    changed: list[NodeGroup] = []
+    fields: dict[str, Any] = {}
+    for name, group in groups.items():
+        fields = source_group_row_fields(group)
+        row = rows.get(name) or NodeGroup(cluster=cluster, name=name)
+        for field, value in fields.items():
+            setattr(row, field, value)
+        (changed if row.pk else new).append(row)
+    NodeGroup.objects.bulk_create(new)
+    if changed:
+        NodeGroup.objects.bulk_update(changed, fields=list(fields))
 
 
 def _source_key(cluster: Cluster) -> tuple[int, str, str]:
@@ -297,8 +337,9 @@ def save_node_groups(*, cluster: Cluster, objects: Sequence[dict[str, Any]]) -> 
         raise parsed.errors[0]
     rows = []
     for obj in objects:
+        fields = {**node_group_row_fields(obj), "origin": NodeGroup.Origin.PROJECT, "source": ""}
         row, _created = NodeGroup.objects.update_or_create(
-            cluster=cluster, name=obj["metadata"]["name"], defaults=node_group_row_fields(obj)
+            cluster=cluster, name=obj["metadata"]["name"], defaults=fields
         )
         rows.append(row)
     return rows
