@@ -73,6 +73,10 @@ class ClusterSerializer(serializers.ModelSerializer):
             "autoscaler_profile",
             "created_at",
             "latest_snapshot_at",
+            "ingest_state",
+            "ingest_message",
+            "ingest_since",
+            "ingest_kinds",
         ]
 
 
