@@ -22,6 +22,7 @@ Django so the benchmark and tests can drive it directly.
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import threading
@@ -45,6 +46,10 @@ from topology.sourceread import (
     SourceRead,
     SourceUnreachable,
 )
+
+# Generations of every source in the process: a store that changed takes the next one,
+# so two reads hold the same generation only if nothing changed in between.
+_GENERATIONS = itertools.count(1)
 
 # Idle connections kept per host beyond one per watched kind: every kind's list or watch
 # runs at once, each on its own connection; a smaller pool discards and reopens
@@ -183,6 +188,7 @@ class KubeSource:
         self.resource_versions: dict[str, str] = {}
         self.status: dict[str, KindStatus] = {}
         self.passes = 0
+        self.generation = 0  # see SourceRead.generation
         self.version_index: dict[str, int] = {}  # key → which of the kind's versions
         self.stats = KubeStats()
         self._lock = threading.Lock()
@@ -195,6 +201,7 @@ class KubeSource:
             objects=self.objects(),
             unavailable=tuple(sorted(self.unavailable)),
             kinds=self.kind_report(),
+            generation=self.generation,
         )
 
     @property
@@ -327,7 +334,8 @@ class KubeSource:
 
     def _forget(self, kind: WatchedKind) -> None:
         with self._lock:
-            self.stores.pop(kind.key, None)
+            if self.stores.pop(kind.key, None):
+                self.generation = next(_GENERATIONS)
         self.resource_versions.pop(kind.key, None)
 
     def relist(self, kind: WatchedKind) -> None:
@@ -359,6 +367,7 @@ class KubeSource:
         with self._lock:
             self.stores[kind.key] = items
             self.resource_versions[kind.key] = str(metadata.get("resourceVersion") or "")
+            self.generation = next(_GENERATIONS)
 
     def watch(self, kind: WatchedKind, *, watch_seconds: int) -> int:
         """One watch from the stored resourceVersion until the server ends it; events applied."""
@@ -389,6 +398,7 @@ class KubeSource:
                         store.pop(_uid(obj), None)
                     else:
                         store[_uid(obj)] = obj
+                    self.generation = next(_GENERATIONS)
                 events += 1
             if watcher.resource_version:
                 self.resource_versions[kind.key] = str(watcher.resource_version)

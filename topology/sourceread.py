@@ -27,6 +27,9 @@ class SourceRead:
     unavailable: tuple[str, ...] = ()
     # kind key → {"state", "version", "reason"} (topology.kubesource.KindStatus), kube only
     kinds: dict[str, dict[str, str]] = field(default_factory=dict)
+    # a source that counts its changes (kube): a number that changes whenever what it
+    # holds changed, never repeated within a process; None: not counted
+    generation: int | None = None
 
     @property
     def unchanged(self) -> bool:

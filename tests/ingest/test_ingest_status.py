@@ -101,3 +101,17 @@ def test_it_counts_kinds_by_state_in_metrics(kube_server, kube_cluster, client):
     assert f'capacityweb_ingest_up{{cluster="{name}"}} 1.0' in text
     assert f'capacityweb_ingest_kinds{{cluster="{name}",state="forbidden"}} 1.0' in text
     assert f'capacityweb_ingest_kinds{{cluster="{name}",state="not served"}} 1.0' in text
+
+
+def test_it_stores_a_stored_configuration_change_on_a_quiet_cluster(kube_server, kube_cluster):
+    from reservations.services import save_reservation
+
+    first = _ingest(kube_cluster)
+    assert _ingest(kube_cluster) is None  # quiet: nothing new
+    save_reservation(
+        cluster=kube_cluster,
+        name="team-a-nodes",
+        spec={"owner": {"namespaces": ["team-a"]}, "nodeNames": ["openb-node-0000"]},
+    )
+    second = _ingest(kube_cluster)
+    assert second is not None and second.content_hash != first.content_hash

@@ -218,3 +218,13 @@ def test_it_trims_a_token_file_ending_in_a_newline_as_client_go_does(kube_server
     source.sync(watch_seconds=1)
     assert kube_server.authorizations == {"Bearer read-only-token"}
     assert source.status["Node"].state == "served"
+
+
+def test_it_keeps_its_generation_through_quiet_reads_and_moves_it_on_a_change(
+    kube_server, make_kube_source
+):
+    source = make_kube_source(kinds=[NODE, POD])
+    first = source.read(None, watch_seconds=1).generation
+    assert source.read(None, watch_seconds=1).generation == first  # bookmarks only
+    kube_server.put(_node("gpu-changed"))
+    assert source.read(None, watch_seconds=1).generation != first
