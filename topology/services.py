@@ -237,12 +237,15 @@ def ingest_from_source(*, cluster: Cluster, now: datetime) -> Snapshot | None:
 
 def _change_marker(cluster: Cluster, read: SourceRead) -> tuple[int, str] | None:
     """The source's generation and a digest of what the ingest merges into it (stored
-    node groups and reservations, topology levels): equal to the last stored ingest's,
-    the pass has nothing new, and parsing and hashing the whole cluster (seconds at
-    2,000 nodes) is skipped. None for sources that do not count their changes."""
+    node groups and reservations, the cluster row's settings: topology levels and any
+    other): equal to the last stored ingest's, the pass has nothing new, and parsing and
+    hashing the whole cluster (seconds at 2,000 nodes) is skipped. None for sources
+    that do not count their changes."""
     if read.generation is None:
         return None
-    merged = {"stored": _stored_objects(cluster), "levels": cluster.topology_levels}
+    row = Cluster.objects.filter(pk=cluster.pk).values().first() or {}
+    settings_now = {k: v for k, v in row.items() if not k.startswith("ingest_")}
+    merged = {"stored": _stored_objects(cluster), "cluster": settings_now}
     canonical = json.dumps(merged, sort_keys=True, separators=(",", ":"), default=str)
     return read.generation, hashlib.sha256(canonical.encode()).hexdigest()
 

@@ -115,3 +115,14 @@ def test_it_stores_a_stored_configuration_change_on_a_quiet_cluster(kube_server,
     )
     second = _ingest(kube_cluster)
     assert second is not None and second.content_hash != first.content_hash
+
+
+def test_it_stores_a_topology_levels_change_on_a_quiet_cluster(kube_server, kube_cluster):
+    from topology.models import Cluster
+
+    _ingest(kube_cluster)
+    Cluster.objects.filter(pk=kube_cluster.pk).update(
+        topology_levels=[{"key": "kubernetes.io/hostname", "name": "host"}]
+    )
+    kube_cluster.refresh_from_db()
+    assert _ingest(kube_cluster) is not None
