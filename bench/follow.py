@@ -13,15 +13,20 @@ in a child process against it, with the real kubernetes client, on DATABASE_URL:
    ``ru_maxrss`` of that child alone);
 2. quiet passes: ``ingest NAME --follow --interval I`` after its first snapshot; its
    user + system CPU time over ``--window`` seconds with nothing changing, as a share
-   of one core, and the passes that window held.
+   of one core, and the passes that window held;
+3. change latency: then ``--changes`` times, one Node's allocatable changes on the
+   server, and the seconds until the follower prints the new snapshot, which it does
+   once its evaluation is stored (what the pages show), are timed; median and worst.
 
-Targets (issue 31): quiet passes < 2 % of a core, one-shot peak < 600 MB.
+Targets (issue 31): quiet passes < 2 % of a core, one-shot peak < 600 MB, a change
+stored within 10 s (p95).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -83,8 +88,11 @@ def one_shot(kubeconfig: Path, name: str) -> tuple[float, float]:
     return elapsed, usage.ru_maxrss / 1024
 
 
-def quiet_passes(name: str, window_seconds: float, interval_seconds: int) -> tuple[float, int]:
-    """Share of one core (%) `ingest --follow` uses while nothing changes, and its passes."""
+def follow(
+    server: Any, name: str, window_seconds: float, interval_seconds: int, changes: int
+) -> tuple[float, int, list[float]]:
+    """Share of one core (%) `ingest --follow` uses while nothing changes, its passes,
+    then the latency of ``changes`` changes."""
     log = Path(tempfile.mkstemp(prefix="bench-follow-", suffix=".log")[1])
     with log.open("wb") as output:
         child = subprocess.Popen(
@@ -104,10 +112,27 @@ def quiet_passes(name: str, window_seconds: float, interval_seconds: int) -> tup
         time.sleep(window_seconds)
         used = _cpu_seconds(child.pid) - before
         passes = log.read_text().count(": unchanged") - passes_before
+        latencies = [_change_latency(server, log, index) for index in range(changes)]
     finally:
         child.terminate()
         child.wait(timeout=30)
-    return 100.0 * used / window_seconds, passes
+    return 100.0 * used / window_seconds, passes, latencies
+
+
+def _change_latency(server: Any, log: Path, index: int) -> float:
+    """Seconds from one Node changing on the server to the follower's next snapshot."""
+    stored = log.read_text().count(": snapshot ")
+    node = dict(next(iter(server.resources["Node"].items.values())))
+    status = dict(node["status"])
+    status["allocatable"] = {**status["allocatable"], "pods": str(200 + index)}
+    node["status"] = status
+    started = time.monotonic()
+    server.put(node)
+    while log.read_text().count(": snapshot ") == stored:
+        if time.monotonic() - started > 300:
+            raise SystemExit(f"no snapshot after a change:\n{log.read_text()}")
+        time.sleep(0.1)
+    return time.monotonic() - started
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -121,6 +146,7 @@ def main() -> None:
     parser.add_argument("--pods", type=int, default=20000)
     parser.add_argument("--window", type=float, default=95.0)
     parser.add_argument("--interval", type=int, default=30)
+    parser.add_argument("--changes", type=int, default=5)
     options = parser.parse_args()
     if not os.environ.get("DATABASE_URL"):
         raise SystemExit("bench.follow needs DATABASE_URL (Postgres)")
@@ -139,11 +165,19 @@ def main() -> None:
             f"follow one-shot ingest of {options.nodes} nodes / {options.pods} + "
             f"{PENDING_GPU_PODS} pods: {seconds:.1f} s, peak RSS {peak_mib:.0f} MiB"
         )
-        share, passes = quiet_passes(name, options.window, options.interval)
+        share, passes, latencies = follow(
+            server, name, options.window, options.interval, options.changes
+        )
         print(
             f"follow quiet passes: {share:.1f} % of a core over {options.window:.0f} s "
             f"({passes} passes, --interval {options.interval})"
         )
+        if latencies:
+            print(
+                f"follow change to stored snapshot: median {statistics.median(latencies):.1f} s, "
+                f"worst {max(latencies):.1f} s over {len(latencies)} changes "
+                f"(--interval {options.interval})"
+            )
     finally:
         server.stop()
 
