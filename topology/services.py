@@ -7,6 +7,10 @@
                                           ─► canonical JSON ─► sha256
                                           ─► skip if (cluster, hash) exists
                                           ─► one Snapshot row (errors kept, rest stored)
+                                             + the source's node groups as rows
+    source unreachable / refused ─► no row: the cluster's ingest_state says why, the
+                                    previous snapshot stays (record_ingest_problem)
+    kube source, nothing changed since the last stored ingest ─► no parse (_change_marker)
 """
 
 from __future__ import annotations
