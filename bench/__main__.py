@@ -3,7 +3,7 @@
 Each benchmark runs as ``python -m bench.<name>`` in its own interpreter (so
 peak memory and imports do not leak between them), its output streamed; the
 summary lists wall time and exit status of each, plus the headline lines of
-scaling, http and fanout. Benchmarks that need Postgres/Redis (ingest, http,
+scaling, http and fanout. Benchmarks that need Postgres/Redis (ingest, follow, http,
 fanout) read DATABASE_URL/REDIS_URL like the tests do.
 
     python -m bench [--quick] [--only scaling,http]
@@ -22,13 +22,14 @@ import time
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SUMMARY_PREFIXES = ("scaling ", "http ", "fanout ", "openb ")
+SUMMARY_PREFIXES = ("scaling ", "http ", "fanout ", "openb ", "follow ")
 FULL: dict[str, list[str]] = {
     "parse": [],
     "placement": [],
     "openb": [],
     "evaluate": ["--nodes", "10000", "--gangs", "500"],
     "ingest": [],
+    "follow": [],
     "heatmap": [],
     "scaling": [],
     "http": [],
@@ -38,6 +39,7 @@ QUICK: dict[str, list[str]] = {
     "scaling": ["--sizes", "1000,10000"],
     "fanout": ["--clients", "100,200"],
     "evaluate": ["--nodes", "2000", "--gangs", "100"],
+    "follow": ["--nodes", "200", "--pods", "2000", "--window", "20", "--interval", "5"],
 }
 
 

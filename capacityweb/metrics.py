@@ -15,7 +15,12 @@ ages and durations say how fresh they are:
   started) to its row being stored;
 - ``capacityweb_evaluation_age_seconds``: now - the latest evaluation stored;
 - ``capacityweb_evaluation_duration_seconds``: that evaluation's snapshot stored to
-  the evaluation stored (queue wait included, as an operator sees it).
+  the evaluation stored (queue wait included, as an operator sees it);
+- ``capacityweb_ingest_up``: 1 when the last read of the cluster's source succeeded,
+  0 while it is unreachable (retried) or refused (nothing stored, the previous
+  snapshot kept); ``capacityweb_ingest_down_seconds`` says for how long, labelled
+  ``state``; ``capacityweb_ingest_kinds`` counts the kube source's kinds by ``state``
+  (served, not served, forbidden, failing).
 
 A cluster with no evaluation yet gets only the snapshot gauges: no figure is
 reported as zero when it is unknown. Access: a request carrying
@@ -57,6 +62,9 @@ class ClusterFigures:
     evaluation: Evaluation | None
     verdicts: Counter[str] = field(default_factory=Counter)
     classes: Counter[str] = field(default_factory=Counter)
+    ingest_state: str = ""
+    ingest_since: datetime | None = None
+    kind_states: Counter[str] = field(default_factory=Counter)
 
 
 def cluster_figures() -> list[ClusterFigures]:
@@ -85,7 +93,12 @@ def cluster_figures() -> list[ClusterFigures]:
     }
     figures = [
         ClusterFigures(
-            c.name, snapshots.get(c.latest_snapshot_id), evaluations.get(c.latest_evaluation_id)
+            c.name,
+            snapshots.get(c.latest_snapshot_id),
+            evaluations.get(c.latest_evaluation_id),
+            ingest_state=c.ingest_state,
+            ingest_since=c.ingest_since,
+            kind_states=Counter(str(k.get("state")) for k in (c.ingest_kinds or {}).values()),
         )
         for c in clusters
     ]
@@ -122,6 +135,7 @@ class ClusterCollector(Collector):
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         yield from self.snapshot_gauges()
+        yield from self.ingest_gauges()
         evaluated = [f for f in self.figures if f.evaluation is not None]
         yield from self.gpu_gauges(evaluated)
         yield from self.money_gauges(evaluated)
@@ -148,6 +162,34 @@ class ClusterCollector(Collector):
             )
         yield age
         yield duration
+
+    def ingest_gauges(self) -> Iterator[GaugeMetricFamily]:
+        up = GaugeMetricFamily(
+            "capacityweb_ingest_up",
+            "1 when the last read of the cluster's source succeeded, 0 while it is "
+            "unreachable or refused (the previous snapshot is kept).",
+            labels=["cluster"],
+        )
+        down = GaugeMetricFamily(
+            "capacityweb_ingest_down_seconds",
+            "Seconds since the cluster's source became unreachable or was refused.",
+            labels=["cluster", "state"],
+        )
+        kinds = GaugeMetricFamily(
+            "capacityweb_ingest_kinds",
+            "Kinds the kube source reads, by state (served, not served, forbidden, failing).",
+            labels=["cluster", "state"],
+        )
+        for f in self.figures:
+            if f.ingest_state:
+                up.add_metric([f.name], 1.0 if f.ingest_state == "ok" else 0.0)
+            if f.ingest_state not in ("", "ok") and f.ingest_since is not None:
+                down.add_metric([f.name, f.ingest_state], seconds_between(f.ingest_since, self.now))
+            for state, count in sorted(f.kind_states.items()):
+                kinds.add_metric([f.name, state], float(count))
+        yield up
+        yield down
+        yield kinds
 
     def gpu_gauges(self, evaluated: Iterable[ClusterFigures]) -> Iterator[GaugeMetricFamily]:
         families = {

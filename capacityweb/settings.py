@@ -220,6 +220,10 @@ DASHBOARD_BASE_URL = env.str("DASHBOARD_BASE_URL", default="")
 SNAPSHOT_RETENTION_DAYS = env.int("SNAPSHOT_RETENTION_DAYS", default=30)
 MAX_SNAPSHOT_BYTES = env.int("MAX_SNAPSHOT_BYTES", default=64 * 1024 * 1024)
 MAX_SNAPSHOT_OBJECTS = env.int("MAX_SNAPSHOT_OBJECTS", default=200_000)
+# Retries of an unreachable source (topology.kubesource.Backoff within one read, then
+# topology.follow between reads): base · 2^n seconds with jitter, capped.
+INGEST_RETRY_BASE_SECONDS = env.float("INGEST_RETRY_BASE_SECONDS", default=0.5)
+INGEST_RETRY_CAP_SECONDS = env.float("INGEST_RETRY_CAP_SECONDS", default=60.0)
 # ISO 4217 code of every money figure (reports, API, pages). The bundled price table
 # (topology/data/prices.yaml) is in USD: with another currency, discovered groups are
 # priced only by a NodeGroup's pricePerNodeHour.

@@ -241,9 +241,9 @@ def latest_evaluation_columns(cluster_ids: Iterable[int]) -> dict[int, Evaluatio
 
 
 def overview_identity() -> list[tuple[Any, ...]]:
-    """Per cluster, by name: id, name, source settings, latest snapshot id, the latest
-    evaluation's id and write time (of that snapshot, or an older one while it is being
-    evaluated) — what the overview cards are rendered from.
+    """Per cluster, by name: id, name, source settings, ingest state and since when,
+    latest snapshot id, the latest evaluation's id and write time (of that snapshot, or
+    an older one while it is being evaluated) — what the overview cards are rendered from.
 
     One query, written out: it runs on every overview request, and the ORM's building
     and compiling of the same query (three correlated subqueries) cost more CPU than
@@ -252,9 +252,10 @@ def overview_identity() -> list[tuple[Any, ...]]:
     cluster, snapshot = Cluster._meta.db_table, Snapshot._meta.db_table
     evaluation = Evaluation._meta.db_table
     sql = f"""
-        SELECT c.id, c.name, c.source_settings, c.latest_snapshot_id, e.id, e.stored_at
+        SELECT c.id, c.name, c.source_settings, c.ingest_state, c.ingest_since,
+            c.latest_snapshot_id, e.id, e.stored_at
         FROM (
-            SELECT id, name, source_settings, (
+            SELECT id, name, source_settings, ingest_state, ingest_since, (
                 SELECT s.id FROM {snapshot} s WHERE s.cluster_id = {cluster}.id
                 ORDER BY s.taken_at DESC LIMIT 1
             ) AS latest_snapshot_id

@@ -1,8 +1,9 @@
 """ORM ⇄ engine for the topology app: the only place rows become hardware dataclasses.
 
-Stored NodeGroup rows become ``capacityweb.io/v1alpha1`` objects and go
+Stored NodeGroup rows a user wrote become ``capacityweb.io/v1alpha1`` objects and go
 through ``kube.parse_objects`` like any other input, so admin edits and YAML
-files are validated by the same parser.
+files are validated by the same parser. The groups a source gave are written back as
+rows (``source_group_row_fields``) to be listed, never read back as input.
 """
 
 from __future__ import annotations
@@ -49,6 +50,43 @@ def node_group_object(row: NodeGroup) -> dict[str, Any]:
         "metadata": {"name": row.name},
         "spec": spec,
     }
+
+
+def source_group_row_fields(group: hardware.NodeGroup) -> dict[str, Any]:
+    """Column values for the row of a group the source gave (discovered, or a NodeGroup
+    in the exported files): its spec as the DESIGN.md NodeGroup spec (the template's
+    labels, taints and allocatable, GPUs as their count; DRA devices are not written
+    out), where it was found and its size."""
+    spec = {
+        "nodeSelector": dict(group.node_selector),
+        "minSize": group.min_size,
+        "maxSize": group.max_size,
+        "pricePerNodeHour": group.price_per_node_hour,
+        "template": _template_spec(group.template),
+    }
+    return {
+        "spec": spec,
+        "price_per_node_hour": group.price_per_node_hour,
+        "min_size": group.min_size,
+        "max_size": group.max_size,
+        "origin": NodeGroup.Origin.SOURCE,
+        "source": (group.source or "")[:300],
+        "current_size": group.current_size,
+    }
+
+
+def _template_spec(node: hardware.Node) -> dict[str, Any]:
+    resources = node.allocatable
+    allocatable = {
+        "cpu": f"{resources.cpu_milli}m",
+        "memory": str(resources.memory_bytes),
+        "pods": str(resources.pods),
+        **{name: str(value) for name, value in sorted(resources.extended.items())},
+    }
+    if node.gpus:
+        allocatable["nvidia.com/gpu"] = str(len(node.gpus))
+    taints = [{"key": t.key, "value": t.value, "effect": t.effect} for t in node.taints]
+    return {"labels": dict(node.labels), "taints": taints, "allocatable": allocatable}
 
 
 def node_group_row_fields(obj: dict[str, Any]) -> dict[str, Any]:

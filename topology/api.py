@@ -74,6 +74,10 @@ class ClusterSerializer(serializers.ModelSerializer):
             "autoscaler_profile",
             "created_at",
             "latest_snapshot_at",
+            "ingest_state",
+            "ingest_message",
+            "ingest_since",
+            "ingest_kinds",
         ]
 
 
@@ -144,12 +148,33 @@ class SnapshotViewSet(viewsets.ReadOnlyModelViewSet):
 
 
 class NodeGroupSerializer(serializers.ModelSerializer):
-    """``spec`` is the DESIGN.md NodeGroup spec; price and sizes are read from it."""
+    """``spec`` is the DESIGN.md NodeGroup spec; price and sizes are read from it.
+    ``origin``: ``project`` (written here or by ``load_config``) or ``source`` (what the
+    cluster's source gave at the last ingest, ``source`` saying where it was found);
+    writing a ``source`` group makes it a ``project`` one, overriding the source's."""
 
     class Meta:
         model = NodeGroup
-        fields = ["id", "cluster", "name", "spec", "price_per_node_hour", "min_size", "max_size"]
-        read_only_fields = ["price_per_node_hour", "min_size", "max_size"]
+        fields = [
+            "id",
+            "cluster",
+            "name",
+            "spec",
+            "price_per_node_hour",
+            "min_size",
+            "max_size",
+            "origin",
+            "source",
+            "current_size",
+        ]
+        read_only_fields = [
+            "price_per_node_hour",
+            "min_size",
+            "max_size",
+            "origin",
+            "source",
+            "current_size",
+        ]
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if self.instance is not None:

@@ -109,4 +109,4 @@ class NodeGroupFilterSet(django_filters.FilterSet):
 
     class Meta:
         model = NodeGroup
-        fields = ["cluster", "name"]
+        fields = ["cluster", "name", "origin"]

@@ -4,8 +4,11 @@ Every kind ``topology.kube``'s dispatch reads from a cluster (the file path read
 same kinds from exports); ``tests/engine/test_kubekinds.py`` holds the two lists equal.
 Custom resources are tried at each served version in turn (newest first); a kind the
 cluster serves at none of them (404) is reported unavailable by the source, never an
-error. The ConfigMap is listed only in ``kube-system`` and only by name (the
-cluster-autoscaler status), so the role needs no cluster-wide ConfigMap access.
+error, and so is a kind the role may not list (403), with the rule to add
+(``WatchedKind.rbac_rule``). Nodes and Pods are ``required``: without them the read is
+refused rather than stored as an empty cluster. The ConfigMap is listed only in
+``kube-system`` and only by name (the cluster-autoscaler status), so the role needs no
+cluster-wide ConfigMap access.
 
 Free of Django; imports the official client only to name its list calls.
 """
@@ -38,6 +41,8 @@ class WatchedKind:
     list_call: ListCall
     namespace: str = ""  # listed in this namespace only ("" = every namespace)
     name: str = ""  # listed by this name only (fieldSelector metadata.name)
+    # a cluster read without it would look empty: forbidden or not served refuses the read
+    required: bool = False
 
     @property
     def key(self) -> str:
@@ -46,6 +51,17 @@ class WatchedKind:
 
     def api_version(self, version: str) -> str:
         return f"{self.group}/{version}" if self.group else version
+
+    def rbac_rule(self) -> str:
+        """The rule deploy/rbac.yaml grants for this kind, to add when the API server
+        answers 403 (a role applied before capacityweb learnt to read the kind)."""
+        rule = f'apiGroups: ["{self.group}"], resources: [{self.plural}]'
+        if self.name:
+            return (
+                f"Role in {self.namespace}: {rule}, resourceNames: [{self.name}], "
+                "verbs: [get, list, watch]"
+            )
+        return f"ClusterRole: {rule}, verbs: [get, list, watch]"
 
 
 def _typed(build: Callable[[client.ApiClient], Callable[..., Any]]) -> ListCall:
@@ -81,13 +97,16 @@ _KEP_4671 = ("v1beta1", "v1alpha2", "v1alpha1")  # scheduling.k8s.io Workload / 
 
 DEFAULT_KINDS: tuple[WatchedKind, ...] = (
     # core
-    WatchedKind("Node", "", _V1, "nodes", _typed(lambda a: client.CoreV1Api(a).list_node)),
+    WatchedKind(
+        "Node", "", _V1, "nodes", _typed(lambda a: client.CoreV1Api(a).list_node), required=True
+    ),
     WatchedKind(
         "Pod",
         "",
         _V1,
         "pods",
         _typed(lambda a: client.CoreV1Api(a).list_pod_for_all_namespaces),
+        required=True,
     ),
     WatchedKind(
         "Namespace", "", _V1, "namespaces", _typed(lambda a: client.CoreV1Api(a).list_namespace)

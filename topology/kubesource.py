@@ -7,12 +7,22 @@
                    ▲        ADDED/MODIFIED/DELETED update the store, BOOKMARK  │
                    └── 410 Gone: relist ◄── errors: bounded backoff + jitter ◄─┘
 
+Each kind has a status (``KindStatus``), as an informer's reflector keeps going per
+resource: *served*; *not served* (404 at every version: the CRD is not installed) and
+*forbidden* (403: the role lacks the rule, which the status names) are read as none,
+never retried within a read, and looked at again every ``recheck_every_passes`` reads
+(a CRD installed later is picked up); *failing* (connection errors, 5xx, after the
+read's bounded retries) keeps the kind's last state. A read whose kinds all fail, or
+where a kind never read yet fails, raises ``SourceUnreachable``: nothing half-read is
+stored, the stores and resourceVersions stay, and the next read resumes from them.
+
 Read-only: only list and watch requests. Not pure (network, threads), but free of
 Django so the benchmark and tests can drive it directly.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import threading
@@ -21,6 +31,7 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 import urllib3
@@ -28,7 +39,22 @@ from kubernetes import client, config, watch
 from kubernetes.client.exceptions import ApiException
 
 from topology.kubekinds import DEFAULT_KINDS, WatchedKind
-from topology.sourceread import KubeObject, SourcedObject, SourceError, SourceRead
+from topology.sourceread import (
+    KubeObject,
+    SourcedObject,
+    SourceError,
+    SourceRead,
+    SourceUnreachable,
+)
+
+# Generations of every source in the process: a store that changed takes the next one,
+# so two reads hold the same generation only if nothing changed in between.
+_GENERATIONS = itertools.count(1)
+
+# Idle connections kept per host beyond one per watched kind: every kind's list or watch
+# runs at once, each on its own connection; a smaller pool discards and reopens
+# connections (a TLS handshake each) on every read.
+POOL_HEADROOM = 4
 
 
 @dataclass
@@ -51,10 +77,20 @@ class Backoff:
 
 
 def api_client_from(
-    *, kubeconfig: str | None = None, context: str | None = None, in_cluster: bool = False
+    *,
+    kubeconfig: str | None = None,
+    context: str | None = None,
+    in_cluster: bool = False,
+    concurrent_requests: int = len(DEFAULT_KINDS),
 ) -> client.ApiClient:
     """An ApiClient from a kubeconfig (or the pod's service account), without urllib3 retries:
-    the source's own backoff is the only retry policy, so its bounds hold."""
+    the source's own backoff is the only retry policy, so its bounds hold.
+
+    Its connection pool holds ``concurrent_requests`` (one per watched kind) plus
+    ``POOL_HEADROOM`` connections; the client's default is 5 per CPU. The bearer token
+    is trimmed of surrounding whitespace as client-go trims a token file
+    (``transport/token_source.go``, ``fileTokenSource.Token``: ``strings.TrimSpace``).
+    """
     configuration = client.Configuration()
     if in_cluster:
         config.load_incluster_config(client_configuration=configuration)
@@ -63,7 +99,48 @@ def api_client_from(
             config_file=kubeconfig, context=context, client_configuration=configuration
         )
     configuration.retries = 0
+    configuration.connection_pool_maxsize = concurrent_requests + POOL_HEADROOM
+    _trim_bearer_token(configuration)
     return client.ApiClient(configuration)
+
+
+def _trim_bearer_token(configuration: client.Configuration) -> None:
+    """Trim the token now and after every refresh: the kubeconfig loader's refresh hook
+    (run before each request) sets the token again from the file, newline included, and
+    installs itself anew, so the hook it installs is the one wrapped next time."""
+    hooks = [configuration.refresh_api_key_hook]
+
+    def trimmed(target: client.Configuration) -> None:
+        if hooks[0] is not None:
+            hooks[0](target)
+            if target.refresh_api_key_hook is not trimmed:
+                hooks[0] = target.refresh_api_key_hook
+                target.refresh_api_key_hook = trimmed
+        for key, value in list(target.api_key.items()):
+            if isinstance(value, str):
+                target.api_key[key] = value.strip()
+
+    trimmed(configuration)
+    configuration.refresh_api_key_hook = trimmed
+
+
+class KindState(StrEnum):
+    SERVED = "served"
+    NOT_SERVED = "not served"
+    FORBIDDEN = "forbidden"
+    FAILING = "failing"
+
+
+@dataclass(frozen=True)
+class KindStatus:
+    """What the last read of one kind found; ``reason`` says why when not served."""
+
+    state: KindState
+    version: str = ""
+    reason: str = ""
+
+    def as_dict(self) -> dict[str, str]:
+        return {"state": self.state.value, "version": self.version, "reason": self.reason}
 
 
 @dataclass
@@ -84,8 +161,9 @@ class KubeSource:
     all kinds in parallel. Called again it resumes from the last
     resourceVersion (advanced by events and BOOKMARKs); a 410 Gone relists.
     A custom resource not served at one version (404) is tried at the next; a kind
-    served at none is left out, not retried, and named in ``unavailable`` (by
-    ``WatchedKind.key``), which every read reports.
+    served at none is left out and named in ``unavailable`` (by ``WatchedKind.key``),
+    a kind the role may not list (403) likewise in ``forbidden``; both are asked again
+    every ``recheck_every_passes`` syncs. ``status`` holds every kind's ``KindStatus``.
     """
 
     def __init__(
@@ -97,6 +175,7 @@ class KubeSource:
         list_page_size: int = 500,
         backoff: Backoff | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        recheck_every_passes: int = 5,
     ) -> None:
         self.api_client = api_client
         self.kinds = tuple(kinds)
@@ -104,9 +183,12 @@ class KubeSource:
         self.list_page_size = list_page_size
         self.backoff = backoff or Backoff()
         self.sleep = sleep
+        self.recheck_every_passes = recheck_every_passes
         self.stores: dict[str, dict[str, KubeObject]] = {}
         self.resource_versions: dict[str, str] = {}
-        self.unavailable: set[str] = set()
+        self.status: dict[str, KindStatus] = {}
+        self.passes = 0
+        self.generation = 0  # see SourceRead.generation
         self.version_index: dict[str, int] = {}  # key → which of the kind's versions
         self.stats = KubeStats()
         self._lock = threading.Lock()
@@ -115,7 +197,28 @@ class KubeSource:
 
     def read(self, now: datetime, *, watch_seconds: int = 1) -> SourceRead:
         self.sync(watch_seconds=watch_seconds)
-        return SourceRead(objects=self.objects(), unavailable=tuple(sorted(self.unavailable)))
+        return SourceRead(
+            objects=self.objects(),
+            unavailable=tuple(sorted(self.unavailable)),
+            kinds=self.kind_report(),
+            generation=self.generation,
+        )
+
+    @property
+    def unavailable(self) -> set[str]:
+        """Kinds the cluster serves at none of their versions (read as none)."""
+        return self._keys_in(KindState.NOT_SERVED)
+
+    @property
+    def forbidden(self) -> set[str]:
+        """Kinds the role may not list (read as none; ``status`` names the rule to add)."""
+        return self._keys_in(KindState.FORBIDDEN)
+
+    def _keys_in(self, state: KindState) -> set[str]:
+        return {key for key, status in self.status.items() if status.state is state}
+
+    def kind_report(self) -> dict[str, dict[str, str]]:
+        return {key: self.status[key].as_dict() for key in sorted(self.status)}
 
     def objects(self) -> list[SourcedObject]:
         """Every stored object, ordered by kind then namespace/name (stable input for hashing)."""
@@ -132,54 +235,108 @@ class KubeSource:
     # list + watch
 
     def sync(self, *, watch_seconds: int) -> None:
-        kinds = [k for k in self.kinds if k.key not in self.unavailable]
+        """One pass over the kinds due (``due``); raises ``SourceUnreachable`` or
+        ``SourceError`` when what it read cannot stand for the cluster."""
+        self.passes += 1
+        kinds = [k for k in self.kinds if self.due(k)]
         if len(kinds) <= 1:
             for kind in kinds:
                 self.catch_up(kind, watch_seconds=watch_seconds)
-            return
-        with ThreadPoolExecutor(max_workers=len(kinds), thread_name_prefix="kube-watch") as pool:
-            futures = [pool.submit(self.catch_up, k, watch_seconds=watch_seconds) for k in kinds]
-            for future in futures:
-                future.result()
+        else:
+            with ThreadPoolExecutor(
+                max_workers=len(kinds), thread_name_prefix="kube-watch"
+            ) as pool:
+                futures = [
+                    pool.submit(self.catch_up, k, watch_seconds=watch_seconds) for k in kinds
+                ]
+                for future in futures:
+                    future.result()
+        self.check_readable(kinds)
+
+    def due(self, kind: WatchedKind) -> bool:
+        """Served, failing and new kinds every pass; the others every few passes."""
+        status = self.status.get(kind.key)
+        if status is None or status.state in (KindState.SERVED, KindState.FAILING):
+            return True
+        if self.passes % self.recheck_every_passes:
+            return False
+        self.version_index.pop(kind.key, None)  # a newer version may be served now
+        return True
+
+    def check_readable(self, kinds: list[WatchedKind]) -> None:
+        """Refuse a read that would stand for a cluster it did not see."""
+        for kind in kinds:
+            status = self.status[kind.key]
+            if kind.required and status.state in (KindState.FORBIDDEN, KindState.NOT_SERVED):
+                raise SourceError(f"{kind.key}: {status.state}: {status.reason}")
+        failing = [k for k in kinds if self.status[k.key].state is KindState.FAILING]
+        never_read = [k for k in failing if k.key not in self.stores]
+        if failing and (len(failing) == len(kinds) or never_read):
+            first = (never_read or failing)[0]
+            raise SourceUnreachable(
+                f"{len(failing)} of {len(kinds)} kinds unreachable ({first.key}: "
+                f"{self.status[first.key].reason}); what was read before is kept",
+                self.kind_report(),
+            )
 
     def catch_up(self, kind: WatchedKind, *, watch_seconds: int) -> None:
-        """List if needed, then one watch; retry errors with backoff, relist on 410."""
+        """List if needed, then one watch; retry errors with backoff, relist on 410.
+        Sets the kind's ``status``; raises nothing the server answers."""
         attempt = 0
         while True:
             try:
                 if kind.key not in self.resource_versions:
                     self.relist(kind)
                 self.watch(kind, watch_seconds=watch_seconds)
+                self.status[kind.key] = KindStatus(KindState.SERVED, self.version(kind))
                 return
             except ApiException as error:
                 if error.status == 404:
-                    with self._lock:
-                        self.stores.pop(kind.key, None)
-                    self.resource_versions.pop(kind.key, None)
+                    self._forget(kind)
                     index = self.version_index.get(kind.key, 0) + 1
                     if index < len(kind.versions):  # not served at this version: the next
                         self.version_index[kind.key] = index
                         continue
-                    self.unavailable.add(kind.key)
+                    versions = ", ".join(kind.versions)
+                    reason = f"not served at {versions}: read as none"
+                    self.status[kind.key] = KindStatus(KindState.NOT_SERVED, reason=reason)
+                    return
+                if error.status == 403:  # never transient: asked again in a few passes
+                    self._forget(kind)
+                    self.status[kind.key] = KindStatus(
+                        KindState.FORBIDDEN, self.version(kind), _forbidden_reason(kind, error)
+                    )
                     return
                 if error.status == 410:
                     # Expected when the watch falls behind: relist at once, no backoff.
                     self.stats.relists_after_gone += 1
                     self.resource_versions.pop(kind.key, None)
                     attempt += 1
-                    if attempt >= self.backoff.max_attempts:
-                        raise SourceError(f"{kind.key}: 410 Gone on every relist") from error
-                    continue
+                    if attempt < self.backoff.max_attempts:
+                        continue
+                    self._fail(kind, f"410 Gone on every relist ({attempt} attempts)")
+                    return
                 reason = f"HTTP {error.status} {error.reason}"
             except (urllib3.exceptions.HTTPError, OSError) as error:
                 reason = f"{type(error).__name__}: {error}"
             self.stats.errors += 1
             attempt += 1
             if attempt >= self.backoff.max_attempts:
-                raise SourceError(f"{kind.key}: gave up after {attempt} attempts: {reason}")
+                self._fail(kind, f"{reason} ({attempt} attempts)")
+                return
             delay = self.backoff.delay(attempt)
             self.stats.retry_delays_seconds.append(delay)
             self.sleep(delay)
+
+    def _fail(self, kind: WatchedKind, reason: str) -> None:
+        """Failing: its store and resourceVersion stay, so the next read resumes from them."""
+        self.status[kind.key] = KindStatus(KindState.FAILING, self.version(kind), reason)
+
+    def _forget(self, kind: WatchedKind) -> None:
+        with self._lock:
+            if self.stores.pop(kind.key, None):
+                self.generation = next(_GENERATIONS)
+        self.resource_versions.pop(kind.key, None)
 
     def relist(self, kind: WatchedKind) -> None:
         """A full paginated list: the kind's store is replaced, so nothing is lost or doubled."""
@@ -210,6 +367,7 @@ class KubeSource:
         with self._lock:
             self.stores[kind.key] = items
             self.resource_versions[kind.key] = str(metadata.get("resourceVersion") or "")
+            self.generation = next(_GENERATIONS)
 
     def watch(self, kind: WatchedKind, *, watch_seconds: int) -> int:
         """One watch from the stored resourceVersion until the server ends it; events applied."""
@@ -240,11 +398,20 @@ class KubeSource:
                         store.pop(_uid(obj), None)
                     else:
                         store[_uid(obj)] = obj
+                    self.generation = next(_GENERATIONS)
                 events += 1
             if watcher.resource_version:
                 self.resource_versions[kind.key] = str(watcher.resource_version)
         self.stats.watch_events += events
         return events
+
+
+def _forbidden_reason(kind: WatchedKind, error: ApiException) -> str:
+    try:
+        message = str(json.loads(error.body or "{}").get("message") or error.reason)
+    except (ValueError, AttributeError):
+        message = str(error.reason)
+    return f"{message}; read as none until the role allows it: add {kind.rbac_rule()}"
 
 
 def _uid(obj: Mapping[str, Any]) -> str:

@@ -69,6 +69,26 @@ class Cluster(models.Model):
         ],
         help_text="Scoring profile the cluster's kube-scheduler runs; blank = SCHEDULER_PROFILE",
     )
+
+    # how the last ingest went (topology.services.record_ingest_*): shown on the cluster's
+    # pages and in /metrics; the previous snapshot stays while it is not "ok"
+    class IngestState(models.TextChoices):
+        OK = "ok", "ok"
+        UNREACHABLE = "unreachable", "source unreachable, retrying"
+        REFUSED = "refused", "source refused"
+
+    ingest_state = models.CharField(
+        max_length=16, choices=IngestState.choices, blank=True, default=""
+    )
+    ingest_message = models.TextField(blank=True, default="")
+    ingest_since = models.DateTimeField(
+        null=True, blank=True, help_text="When the ingest entered its current state"
+    )
+    ingest_kinds = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Kube source: per kind {state, version, reason} from the last read",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -83,6 +103,15 @@ class Cluster(models.Model):
             PriceTable(currency="", clouds=()).with_overrides(self.price_overrides, self.name)
         except ValueError as error:
             raise ValidationError({"price_overrides": str(error)}) from error
+
+    @property
+    def ingest_kind_problems(self) -> list[dict[str, str]]:
+        """Kinds read as none or failing (not served, forbidden, failing), by kind."""
+        return [
+            {"kind": key, **status}
+            for key, status in sorted((self.ingest_kinds or {}).items())
+            if status.get("state") != "served"
+        ]
 
 
 class Snapshot(models.Model):
@@ -109,12 +138,27 @@ class Snapshot(models.Model):
 
 
 class NodeGroup(models.Model):
+    """A node group of a cluster: written by a user (``project``: it overrides the
+    source's group of the same name field by field), or read from the cluster's source
+    (``source``: discovered from node labels, the cluster-autoscaler status, Karpenter
+    NodePools, or a NodeGroup in the exported files), replaced by every ingest that
+    stores a snapshot. Editing a ``source`` row makes it a ``project`` one."""
+
+    class Origin(models.TextChoices):
+        PROJECT = "project", "written by a user (overrides the source's)"
+        SOURCE = "source", "read from the cluster's source at the last ingest"
+
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="node_groups")
     name = models.CharField(max_length=200)
     spec = models.JSONField(help_text="capacityweb.io/v1alpha1 NodeGroup spec")
     price_per_node_hour = models.FloatField(default=0.0)
     min_size = models.PositiveIntegerField(default=0)
     max_size = models.PositiveIntegerField(default=0)
+    origin = models.CharField(max_length=16, choices=Origin.choices, default=Origin.PROJECT)
+    source = models.CharField(
+        max_length=300, blank=True, default="", help_text="Where the source's group was found"
+    )
+    current_size = models.PositiveIntegerField(default=0, help_text="Members at the last ingest")
 
     class Meta:
         constraints = [
@@ -134,6 +178,7 @@ class IngestLock(models.Model):
     )
     token = models.CharField(max_length=64)
     expires_at = models.DateTimeField()
+    holder = models.CharField(max_length=200, blank=True, default="")  # who: shown on conflict
 
     def __str__(self) -> str:
         return f"ingest lock of {self.cluster_id} until {self.expires_at:%H:%M:%S}"

@@ -14,11 +14,13 @@ from django.db.models import OuterRef, Subquery
 from topology.models import Cluster, Snapshot
 
 SNAPSHOT_PICKER_FIELDS = ("id", "taken_at", "errors")
+INGEST_STATUS_FIELDS = ("ingest_state", "ingest_message", "ingest_since", "ingest_kinds")
 
 
 def cluster_choices() -> list[Cluster]:
-    """Every cluster by name, with only its id and name (the cluster picker)."""
-    return list(Cluster.objects.order_by("name").only("id", "name"))
+    """Every cluster by name, with only its id, name and ingest status (the cluster
+    picker, and the header of the shown cluster's pages)."""
+    return list(Cluster.objects.order_by("name").only("id", "name", *INGEST_STATUS_FIELDS))
 
 
 def recent_snapshots(*, cluster_id: int, limit: int) -> list[Snapshot]:

@@ -7,12 +7,17 @@
                                           ─► canonical JSON ─► sha256
                                           ─► skip if (cluster, hash) exists
                                           ─► one Snapshot row (errors kept, rest stored)
+                                             + the source's node groups as rows
+    source unreachable / refused ─► no row: the cluster's ingest_state says why, the
+                                    previous snapshot stays (record_ingest_problem)
+    kube source, nothing changed since the last stored ingest ─► no parse (_change_marker)
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import uuid
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -26,11 +31,19 @@ from django.utils import timezone
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
 from topology import hardware, kube, serialize, signals
-from topology.adapters import node_group_object, node_group_row_fields, with_stored_configuration
+from topology.adapters import (
+    node_group_object,
+    node_group_row_fields,
+    source_group_row_fields,
+    with_stored_configuration,
+)
+from topology.kubesource import Backoff
 from topology.models import Cluster, IngestLock, NodeGroup, Snapshot
 from topology.prices import table_in
-from topology.sourceread import Source, SourcedObject, SourceRead
+from topology.sourceread import Source, SourcedObject, SourceError, SourceRead, SourceUnreachable
 from topology.sources import source_from_settings
+
+logger = logging.getLogger(__name__)
 
 INGEST_TASK = "topology.tasks.ingest_cluster"
 RETENTION_TASK = "topology.tasks.delete_old_snapshots"
@@ -41,6 +54,9 @@ TRACE_DATA_DIR = Path(settings.BASE_DIR) / "data" / "alibaba-gpu-v2023"
 # One live source per cluster and worker process: a kube source keeps its store and
 # resourceVersions between ingests, a files source its last mtimes.
 _open_sources: dict[tuple[int, str, str], Source] = {}
+# What the last stored ingest of a counting source (kube) was made of: its generation
+# and the stored configuration merged into it (``_change_marker``).
+_ingested_markers: dict[tuple[int, str, str], tuple[int, str]] = {}
 
 
 def content_hash(model_json: Any, errors: Sequence[dict[str, str]]) -> str:
@@ -55,8 +71,10 @@ def content_hash(model_json: Any, errors: Sequence[dict[str, str]]) -> str:
 
 
 def _stored_objects(cluster: Cluster) -> list[dict[str, Any]]:
-    """The cluster's stored node groups, then what the apps above store (reservations)."""
-    groups = [node_group_object(row) for row in NodeGroup.objects.filter(cluster=cluster)]
+    """The node groups users stored, then what the apps above store (reservations); the
+    rows a source gave are its output, not input."""
+    rows = NodeGroup.objects.filter(cluster=cluster, origin=NodeGroup.Origin.PROJECT)
+    groups = [node_group_object(row) for row in rows]
     return groups + signals.collect_stored_configuration(cluster)
 
 
@@ -113,7 +131,7 @@ def ingest_snapshot(
         return None
     try:
         with transaction.atomic():
-            return Snapshot.objects.create(
+            snapshot = Snapshot.objects.create(
                 cluster=cluster,
                 taken_at=taken_at,
                 content_hash=digest,
@@ -121,8 +139,41 @@ def ingest_snapshot(
                 model_json=model_json,
                 errors=error_dicts,
             )
+            store_source_groups(cluster=cluster, model=model)
+            return snapshot
     except IntegrityError:
         return None
+
+
+def store_source_groups(*, cluster: Cluster, model: hardware.Cluster) -> None:
+    """The snapshot's node groups that no user-written row names, as ``source`` rows
+    (listed by the API for every source); rows of groups the source no longer has go.
+    At most four queries, whatever the number of groups."""
+    rows = {row.name: row for row in NodeGroup.objects.filter(cluster=cluster)}
+    groups = {
+        g.name: g
+        for g in model.node_groups
+        if g.name not in rows or rows[g.name].origin == NodeGroup.Origin.SOURCE
+    }
+    stale = [
+        row.pk
+        for name, row in rows.items()
+        if row.origin == NodeGroup.Origin.SOURCE and name not in groups
+    ]
+    if stale:
+        NodeGroup.objects.filter(pk__in=stale).delete()
+    new: list[NodeGroup] = []
+    changed: list[NodeGroup] = []
+    fields: dict[str, Any] = {}
+    for name, group in groups.items():
+        fields = source_group_row_fields(group)
+        row = rows.get(name) or NodeGroup(cluster=cluster, name=name)
+        for field, value in fields.items():
+            setattr(row, field, value)
+        (changed if row.pk else new).append(row)
+    NodeGroup.objects.bulk_create(new)
+    if changed:
+        NodeGroup.objects.bulk_update(changed, fields=list(fields))
 
 
 def _source_key(cluster: Cluster) -> tuple[int, str, str]:
@@ -141,21 +192,34 @@ def read_source(*, cluster: Cluster, now: datetime) -> SourceRead:
             data_dir=TRACE_DATA_DIR,
             max_bytes=settings.MAX_SNAPSHOT_BYTES,
             max_objects=settings.MAX_SNAPSHOT_OBJECTS,
+            backoff=Backoff(
+                base_seconds=settings.INGEST_RETRY_BASE_SECONDS,
+                cap_seconds=settings.INGEST_RETRY_CAP_SECONDS,
+            ),
         )
         _open_sources[key] = source
     return source.read(now)
 
 
 def ingest_from_source(*, cluster: Cluster, now: datetime) -> Snapshot | None:
-    """Read the source, then store what it read. None when nothing changed."""
+    """Read the source, then store what it read. None when nothing changed.
+
+    A source that cannot be read as a whole (a file that does not parse, an API server
+    away) stores nothing: the previous snapshot stays, the cluster records why
+    (``record_ingest_problem``) and the error is raised for the caller to report.
+    """
     try:
         read = read_source(cluster=cluster, now=now)
-    except hardware.ModelError as error:
-        return _store_source_error(cluster=cluster, now=now, error=error)
-    if read.unchanged:
+    except (hardware.ModelError, SourceError) as error:
+        record_ingest_problem(cluster=cluster, now=now, error=error)
+        raise
+    key = _source_key(cluster)
+    marker = _change_marker(cluster, read)
+    if read.unchanged or (marker is not None and _ingested_markers.get(key) == marker):
+        record_ingest_ok(cluster=cluster, now=now, kinds=read.kinds)
         return None
     try:
-        return ingest_snapshot(
+        snapshot = ingest_snapshot(
             cluster=cluster,
             taken_at=now,
             objects=read.objects,
@@ -165,36 +229,73 @@ def ingest_from_source(*, cluster: Cluster, now: datetime) -> Snapshot | None:
     except Exception:
         # The source now believes this content was seen; forget it so the next ingest
         # reads (and stores) it again instead of answering "unchanged".
-        _open_sources.pop(_source_key(cluster), None)
+        _open_sources.pop(key, None)
+        _ingested_markers.pop(key, None)
         raise
+    if marker is not None:
+        _ingested_markers[key] = marker
+    record_ingest_ok(cluster=cluster, now=now, kinds=read.kinds)
+    return snapshot
 
 
-def _store_source_error(
-    *, cluster: Cluster, now: datetime, error: hardware.ModelError
-) -> Snapshot | None:
-    """A source refused as a whole (too big, unreadable): an empty snapshot naming why."""
-    empty = hardware.Cluster(name=cluster.name)
-    model_json = serialize.cluster_to_json(empty)
-    errors = [error.as_dict()]
-    digest = content_hash(model_json, errors)
-    with transaction.atomic():
-        snapshot, created = Snapshot.objects.get_or_create(
-            cluster=cluster,
-            content_hash=digest,
-            defaults={
-                "taken_at": now,
-                "object_counts": {},
-                "model_json": model_json,
-                "errors": errors,
-            },
-        )
-    return snapshot if created else None
+def _change_marker(cluster: Cluster, read: SourceRead) -> tuple[int, str] | None:
+    """The source's generation and a digest of what the ingest merges into it (stored
+    node groups and reservations, the cluster row's settings: topology levels and any
+    other): equal to the last stored ingest's, the pass has nothing new, and parsing and
+    hashing the whole cluster (seconds at 2,000 nodes) is skipped. None for sources
+    that do not count their changes."""
+    if read.generation is None:
+        return None
+    row = Cluster.objects.filter(pk=cluster.pk).values().first() or {}
+    settings_now = {k: v for k, v in row.items() if not k.startswith("ingest_")}
+    merged = {"stored": _stored_objects(cluster), "cluster": settings_now}
+    canonical = json.dumps(merged, sort_keys=True, separators=(",", ":"), default=str)
+    return read.generation, hashlib.sha256(canonical.encode()).hexdigest()
+
+
+# --- ingest status ------------------------------------------------------------------------------
+
+
+def record_ingest_ok(*, cluster: Cluster, now: datetime, kinds: dict[str, Any]) -> None:
+    """The source was read; written only when the state or a kind's status changed."""
+    if cluster.ingest_state == Cluster.IngestState.OK and cluster.ingest_kinds == kinds:
+        return
+    if cluster.ingest_state and cluster.ingest_state != Cluster.IngestState.OK:
+        logger.warning("%s: ingest resumed after %s", cluster.name, cluster.ingest_state)
+    _set_ingest_status(cluster, Cluster.IngestState.OK, "", now, kinds)
+
+
+def record_ingest_problem(*, cluster: Cluster, now: datetime, error: Exception) -> None:
+    """Unreachable (retried, state kept) or refused (the input is bad): said on the cluster,
+    with when it began; the snapshot stored before stays the cluster's latest."""
+    unreachable = isinstance(error, SourceUnreachable)
+    state = Cluster.IngestState.UNREACHABLE if unreachable else Cluster.IngestState.REFUSED
+    kinds = error.kinds if isinstance(error, SourceUnreachable) else cluster.ingest_kinds
+    logger.warning("%s: ingest %s: %s", cluster.name, state.value, error)
+    _set_ingest_status(cluster, state, str(error), now, kinds or {})
+
+
+def _set_ingest_status(
+    cluster: Cluster, state: str, message: str, now: datetime, kinds: dict[str, Any]
+) -> None:
+    since = cluster.ingest_since if cluster.ingest_state == state and cluster.ingest_since else now
+    fields = {
+        "ingest_state": state,
+        "ingest_message": message,
+        "ingest_since": since,
+        "ingest_kinds": kinds,
+    }
+    Cluster.objects.filter(pk=cluster.pk).update(**fields)
+    for name, value in fields.items():
+        setattr(cluster, name, value)
 
 
 # --- locks ----------------------------------------------------------------------------------
 
 
-def acquire_ingest_lock(*, cluster_id: int, lock_seconds: int = DEFAULT_LOCK_SECONDS) -> str | None:
+def acquire_ingest_lock(
+    *, cluster_id: int, lock_seconds: int = DEFAULT_LOCK_SECONDS, holder: str = ""
+) -> str | None:
     """Take the cluster's ingest lock (an expiring row); its token, or None if held."""
     now = timezone.now()
     token = uuid.uuid4().hex
@@ -205,10 +306,24 @@ def acquire_ingest_lock(*, cluster_id: int, lock_seconds: int = DEFAULT_LOCK_SEC
                 cluster_id=cluster_id,
                 token=token,
                 expires_at=now + timedelta(seconds=lock_seconds),
+                holder=holder[:200],
             )
     except IntegrityError:
         return None
     return token
+
+
+def renew_ingest_lock(*, cluster_id: int, token: str, lock_seconds: int) -> bool:
+    """Push the lock's expiry on (a long-running follower); False if it is no longer held
+    (it lapsed and another ingester took it)."""
+    expires_at = timezone.now() + timedelta(seconds=lock_seconds)
+    return bool(
+        IngestLock.objects.filter(cluster_id=cluster_id, token=token).update(expires_at=expires_at)
+    )
+
+
+def ingest_lock_holder(*, cluster_id: int) -> IngestLock | None:
+    return IngestLock.objects.filter(cluster_id=cluster_id, expires_at__gt=timezone.now()).first()
 
 
 def release_ingest_lock(*, cluster_id: int, token: str) -> None:
@@ -248,8 +363,9 @@ def save_node_groups(*, cluster: Cluster, objects: Sequence[dict[str, Any]]) -> 
         raise parsed.errors[0]
     rows = []
     for obj in objects:
+        fields = {**node_group_row_fields(obj), "origin": NodeGroup.Origin.PROJECT, "source": ""}
         row, _created = NodeGroup.objects.update_or_create(
-            cluster=cluster, name=obj["metadata"]["name"], defaults=node_group_row_fields(obj)
+            cluster=cluster, name=obj["metadata"]["name"], defaults=fields
         )
         rows.append(row)
     return rows

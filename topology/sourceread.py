@@ -7,7 +7,7 @@ Sources (``topology.kubesource``, ``topology.sources.FilesSource``,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -25,6 +25,11 @@ class SourceRead:
     model: Cluster | None = None
     # kinds the cluster does not serve (a CRD not installed): read as none, said, no error
     unavailable: tuple[str, ...] = ()
+    # kind key → {"state", "version", "reason"} (topology.kubesource.KindStatus), kube only
+    kinds: dict[str, dict[str, str]] = field(default_factory=dict)
+    # a source that counts its changes (kube): a number that changes whenever what it
+    # holds changed, never repeated within a process; None: not counted
+    generation: int | None = None
 
     @property
     def unchanged(self) -> bool:
@@ -36,4 +41,17 @@ class Source(Protocol):
 
 
 class SourceError(Exception):
-    """A source gave up after its bounded retries; the message says on what."""
+    """A source could not be read as a whole; the message says on what."""
+
+
+class SourceUnreachable(SourceError):
+    """The source did not answer (connection errors, 5xx) within one read's retries.
+
+    The source keeps what it had read (stores, resourceVersions): the caller keeps the
+    previous snapshot, says so, and reads again later (``topology.follow``), resuming.
+    ``kinds``: each kind's status at the failed read, as ``SourceRead.kinds``.
+    """
+
+    def __init__(self, message: str, kinds: dict[str, dict[str, str]] | None = None) -> None:
+        super().__init__(message)
+        self.kinds = kinds or {}

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from topology.files import read_objects
-from topology.kubesource import KubeSource, api_client_from
+from topology.kubesource import Backoff, KubeSource, api_client_from
 from topology.replay import ReplaySource
 from topology.replayspecs import GangSpec, TeamSpec
 from topology.sourceread import Source, SourceRead
@@ -64,8 +64,10 @@ def source_from_settings(
     data_dir: Path,
     max_bytes: int,
     max_objects: int,
+    backoff: Backoff | None = None,
 ) -> Source:
-    """Build the source a Cluster row describes (``source_kind`` + ``source_settings``)."""
+    """Build the source a Cluster row describes (``source_kind`` + ``source_settings``);
+    ``backoff``: the kube source's retries within one read."""
     if kind == "files":
         return FilesSource(settings["path"], max_bytes=max_bytes, max_objects=max_objects)
     if kind == "kube":
@@ -75,7 +77,9 @@ def source_from_settings(
             in_cluster=bool(settings.get("in_cluster")),
         )
         return KubeSource(
-            api, request_timeout_seconds=float(settings.get("request_timeout_seconds", 30))
+            api,
+            request_timeout_seconds=float(settings.get("request_timeout_seconds", 30)),
+            backoff=backoff,
         )
     if kind == "replay":
         return ReplaySource(

@@ -4,7 +4,10 @@ The evaluation follows from ``topology.signals.snapshot_ingested``, sent once th
 snapshot row commits; the recommender answers it by enqueueing its evaluate task.
 
 The lock is an expiring row (``IngestLock``), so only one ingest per cluster
-runs and a killed worker's lock lapses by itself. ``acks_late``: a task whose
+runs and a killed worker's lock lapses by itself; ``ingest --follow`` holds the same
+lock for as long as it runs (``topology.follow``), and these ingests skip meanwhile.
+A source that cannot be read stores nothing: the cluster records why (``ingest_state``)
+and the previous snapshot stays. ``acks_late``: a task whose
 worker dies mid-ingest is redelivered; the snapshot's content hash makes the
 rerun a no-op if the first run had committed.
 """
@@ -19,7 +22,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from topology import services, signals
+from topology.follow import holder_name
+from topology.hardware import ModelError
 from topology.models import Cluster
+from topology.sourceread import SourceError
 
 
 @shared_task(name="topology.tasks.ingest_cluster", acks_late=True)
@@ -30,13 +36,20 @@ def ingest_cluster(
     cluster = Cluster.objects.filter(pk=cluster_id, enabled=True).first()
     if cluster is None:
         return None
-    token = services.acquire_ingest_lock(cluster_id=cluster_id, lock_seconds=lock_seconds)
-    if token is None:
+    token = services.acquire_ingest_lock(
+        cluster_id=cluster_id, lock_seconds=lock_seconds, holder=holder_name("worker")
+    )
+    if token is None:  # another ingest, or an `ingest --follow` holding it for good
         return None
     try:
         # The source is read outside any transaction (it may watch for seconds); the
         # snapshot row commits in the service, and on_commit announces it then.
-        snapshot = services.ingest_from_source(cluster=cluster, now=timezone.now())
+        try:
+            snapshot = services.ingest_from_source(cluster=cluster, now=timezone.now())
+        except (ModelError, SourceError):
+            # recorded on the cluster (its pages, /metrics); the previous snapshot stays,
+            # the next periodic ingest reads again
+            return None
         if snapshot is not None:
             transaction.on_commit(partial(signals.send_snapshot_ingested, snapshot.pk))
     finally:

@@ -3,7 +3,9 @@
 It keeps objects per resource path with one cluster-wide resourceVersion
 counter (as etcd does), answers paginated lists and chunked watch streams
 (``ADDED``/``MODIFIED``/``DELETED``, ``BOOKMARK``, ``ERROR`` 410), and can be
-told to misbehave: answer 410 mid-watch, drop the connection, stall, fail.
+told to misbehave: answer 410 mid-watch, drop the connection, stall, fail, refuse a
+kind as the RBAC authorizer does (403), or go away altogether (``go_away``: the port
+closed, connections cut) and come back on the same port.
 It runs aiohttp in a thread of its own; tests call its methods from theirs.
 """
 
@@ -110,8 +112,11 @@ class KubeServer:
     def __init__(self) -> None:
         self.resources = {kind: Resource(kind) for kind in RESOURCE_PATHS}
         self.unserved: set[str] = set()
+        self.forbidden: set[str] = set()  # kinds the caller's role may not list (403)
+        self.away = False
         self.resource_version = 1
         self.requests: list[tuple[str, str, dict[str, str]]] = []
+        self.authorizations: set[str] = set()  # every Authorization header received
         self.stall_seconds = 0.0
         self.fail_next: list[int] = []
         self.bookmark_every_seconds = 0.2
@@ -131,15 +136,38 @@ class KubeServer:
 
     async def _start(self) -> None:
         self._changed = asyncio.Condition()
+        await self._serve()
+
+    async def _serve(self) -> None:
         app = web.Application()
         for kind, (path, _api_version) in RESOURCE_PATHS.items():
             app.router.add_get(path, self._handler(kind))
         app.router.add_route("*", "/{tail:.*}", self._not_found)
-        self._runner = web.AppRunner(app, handle_signals=False, access_log=None)
+        self._runner = web.AppRunner(
+            app, handle_signals=False, access_log=None, shutdown_timeout=1.0
+        )
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        site = web.TCPSite(self._runner, "127.0.0.1", self.port, reuse_address=True)
         await site.start()
         self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    def go_away(self) -> None:
+        """Close the port and cut every connection, as a control plane being upgraded:
+        clients get "connection refused" until ``come_back``."""
+        self.away = True
+        assert self._runner is not None
+        asyncio.run_coroutine_threadsafe(self._cut_and_close(), self._loop).result(10)
+
+    async def _cut_and_close(self) -> None:
+        assert self._changed is not None and self._runner is not None
+        async with self._changed:
+            self._changed.notify_all()  # open watches see ``away`` and abort
+        await self._runner.cleanup()
+
+    def come_back(self) -> None:
+        """Listen again on the same port, with every object and resourceVersion kept."""
+        asyncio.run_coroutine_threadsafe(self._serve(), self._loop).result(10)
+        self.away = False
 
     def stop(self) -> None:
         self.stall_seconds = 0.0
@@ -245,8 +273,11 @@ class KubeServer:
     def _handler(self, kind: str) -> Any:
         async def handle(request: web.Request) -> web.StreamResponse:
             self.requests.append((request.method, request.path, dict(request.query)))
+            self.authorizations.add(request.headers.get("Authorization", ""))
             if kind in self.unserved:
                 return _status(404, "NotFound", f"{kind} is not served")
+            if kind in self.forbidden:
+                return _forbidden(kind)
             stalled_at = asyncio.get_running_loop().time()
             while asyncio.get_running_loop().time() - stalled_at < self.stall_seconds:
                 await asyncio.sleep(0.05)  # re-read: a test may end the stall early
@@ -290,6 +321,10 @@ class KubeServer:
         sent = 0
         assert self._changed is not None
         while loop.time() < deadline:
+            if self.away:
+                assert request.transport is not None
+                request.transport.abort()
+                return response
             pending = [entry for entry in resource.log if entry[0] > since]
             for version, event_type, obj in pending:
                 if misbehaviour and sent >= misbehaviour.after_events:
@@ -356,6 +391,19 @@ def _bookmark(kind: str, version: int) -> dict[str, Any]:
             "metadata": {"resourceVersion": str(version)},
         },
     }
+
+
+def _forbidden(kind: str) -> web.Response:
+    """The RBAC authorizer's answer (``k8s.io/apiserver`` ``responsewriters.forbiddenMessage``)."""
+    path, _api_version = RESOURCE_PATHS[kind]
+    resource = path.rsplit("/", 1)[-1]
+    group = kind.partition(".")[2]
+    qualified = f"{resource}.{group}" if group else resource
+    message = (
+        f'{qualified} is forbidden: User "system:serviceaccount:capacityweb:capacityweb-reader"'
+        f' cannot list resource "{resource}" in API group "{group}" at the cluster scope'
+    )
+    return _status(403, "Forbidden", message)
 
 
 def _status(code: int, reason: str, message: str) -> web.Response:

@@ -10,7 +10,8 @@ import pytest
 
 from tests.ingest.kubeserver import RESOURCE_PATHS
 from topology.kubekinds import DEFAULT_KINDS, WatchedKind
-from topology.sourceread import SourceError
+from topology.kubesource import POOL_HEADROOM, KubeSource, api_client_from
+from topology.sourceread import SourceUnreachable
 
 NODE = next(k for k in DEFAULT_KINDS if k.kind == "Node")
 POD = next(k for k in DEFAULT_KINDS if k.kind == "Pod")
@@ -127,14 +128,17 @@ def test_it_reconnects_within_the_backoff_bound_after_a_dropped_connection(
     assert source.stores["Node"] == kube_server.state("Node")
 
 
-def test_it_gives_up_when_a_slow_server_exceeds_the_request_timeout(kube_server, make_kube_source):
+def test_it_gives_up_a_read_when_a_slow_server_exceeds_the_request_timeout(
+    kube_server, make_kube_source
+):
     source = make_kube_source(kinds=[NODE], request_timeout_seconds=0.3)
     source.backoff.max_attempts = 2
     kube_server.stall_seconds = 5.0
     started = time.monotonic()
-    with pytest.raises(SourceError, match="Node: gave up after 2 attempts"):
-        source.catch_up(NODE, watch_seconds=1)
+    with pytest.raises(SourceUnreachable, match=r"Node: .*ReadTimeoutError.*\(2 attempts\)"):
+        source.sync(watch_seconds=1)
     assert time.monotonic() - started < 2.0
+    assert source.status["Node"].state == "failing"
 
 
 def test_it_retries_a_server_error_then_succeeds(kube_server, make_kube_source):
@@ -186,3 +190,41 @@ def test_it_watches_a_custom_resource_through_the_custom_objects_api(kube_server
     assert isinstance(podgroups, WatchedKind)
     key = "PodGroup.scheduling.x-k8s.io"
     assert source.stores[key] == kube_server.state(key)
+
+
+def test_it_keeps_a_connection_per_watched_kind_instead_of_discarding_them(
+    kube_server, make_kube_source, caplog
+):
+    source = make_kube_source()
+    assert source.api_client.configuration.connection_pool_maxsize == (
+        len(DEFAULT_KINDS) + POOL_HEADROOM
+    )
+    with caplog.at_level("WARNING", logger="urllib3.connectionpool"):
+        source.sync(watch_seconds=1)
+        source.sync(watch_seconds=1)
+    assert not [r for r in caplog.records if "Connection pool is full" in r.getMessage()]
+
+
+def test_it_trims_a_token_file_ending_in_a_newline_as_client_go_does(kube_server, tmp_path):
+    """client-go transport/token_source.go: fileTokenSource.Token → strings.TrimSpace."""
+    (tmp_path / "token").write_text("read-only-token\n")  # as `echo TOKEN > file` writes
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        kube_server.kubeconfig(tmp_path / "base")
+        .read_text()
+        .replace('"token": "read-only"', '"tokenFile": "token"')
+    )
+    source = KubeSource(api_client_from(kubeconfig=str(kubeconfig)), kinds=[NODE])
+    source.sync(watch_seconds=1)
+    assert kube_server.authorizations == {"Bearer read-only-token"}
+    assert source.status["Node"].state == "served"
+
+
+def test_it_keeps_its_generation_through_quiet_reads_and_moves_it_on_a_change(
+    kube_server, make_kube_source
+):
+    source = make_kube_source(kinds=[NODE, POD])
+    first = source.read(None, watch_seconds=1).generation
+    assert source.read(None, watch_seconds=1).generation == first  # bookmarks only
+    kube_server.put(_node("gpu-changed"))
+    assert source.read(None, watch_seconds=1).generation != first

@@ -3,22 +3,29 @@
 Reads the cluster's source once (creating the cluster when a source is
 given), stores the snapshot if its content changed, evaluates and publishes
 it. Validation errors are printed as ``source: object: field: reason``; the
-rest of the input is kept. ``--follow`` keeps watching and ingesting.
+rest of the input is kept. A source refused as a whole (a file that does not
+parse, an API server that does not answer) stores nothing and exits 2 naming
+it; the previous snapshot stays. ``--follow`` keeps reading (``topology.follow``):
+it holds the cluster's ingest lock, so the worker's periodic ingest stands aside,
+and it never gives up on an unreachable source. Either exits 1 when another
+ingester holds the lock (``--follow`` stands by instead).
 """
 
 from __future__ import annotations
 
-import time
+import signal
+import sys
+import threading
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.utils import timezone
 
 from recommender import events
 from recommender.services import store_evaluation
 from topology import services
+from topology.follow import Follower, LockHeld
 from topology.hardware import ModelError
-from topology.models import Cluster
+from topology.models import Cluster, Snapshot
 from topology.sourceread import SourceError
 
 
@@ -37,37 +44,43 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         cluster = self._cluster(options)
-        while True:
-            try:
-                snapshot = services.ingest_from_source(cluster=cluster, now=timezone.now())
-            except (ModelError, SourceError) as error:
-                raise CommandError(str(error), returncode=2) from error
-            if snapshot is None:
-                self.stdout.write(f"{cluster.name}: unchanged")
-            else:
-                for error in snapshot.errors:
-                    self.stderr.write(
-                        ": ".join(
-                            p for p in (error["source"], error["object"], error["field"]) if p
-                        )
-                        + f": {error['reason']}"
-                    )
-                unavailable = snapshot.object_counts.get("unavailable")
-                if unavailable:
-                    self.stdout.write(
-                        f"{cluster.name}: not served by the cluster, read as none: "
-                        + ", ".join(unavailable)
-                    )
-                evaluation = store_evaluation(snapshot=snapshot)
-                events.publish_evaluation(evaluation)
-                self.stdout.write(
-                    f"{cluster.name}: snapshot {snapshot.pk} {snapshot.object_counts}, "
-                    f"{len(snapshot.errors)} errors; evaluation {evaluation.pk}: "
-                    f"{evaluation.pending_count} pending workloads"
-                )
-            if not options["follow"]:
-                return
-            time.sleep(options["interval"])
+        follower = Follower(
+            cluster=cluster,
+            interval_seconds=options["interval"],
+            on_snapshot=self._report,
+            say=self.stdout.write,
+        )
+        if options["follow"]:
+            _exit_on_sigterm()  # so the lock is released, not left to lapse
+            follower.run()
+            return
+        try:
+            follower.once()
+        except LockHeld as error:
+            raise CommandError(f"{error}: not ingesting twice") from error
+        except (ModelError, SourceError) as error:
+            raise CommandError(f"{error}; the previous snapshot stays", returncode=2) from error
+
+    def _report(self, snapshot: Snapshot) -> None:
+        """Print the snapshot's rejected objects, then evaluate and publish it."""
+        for error in snapshot.errors:
+            self.stderr.write(
+                ": ".join(p for p in (error["source"], error["object"], error["field"]) if p)
+                + f": {error['reason']}"
+            )
+        name = snapshot.cluster.name
+        unavailable = snapshot.object_counts.get("unavailable")
+        if unavailable:
+            self.stdout.write(
+                f"{name}: not served by the cluster, read as none: " + ", ".join(unavailable)
+            )
+        evaluation = store_evaluation(snapshot=snapshot)
+        events.publish_evaluation(evaluation)
+        self.stdout.write(
+            f"{name}: snapshot {snapshot.pk} {snapshot.object_counts}, "
+            f"{len(snapshot.errors)} errors; evaluation {evaluation.pk}: "
+            f"{evaluation.pending_count} pending workloads"
+        )
 
     def _cluster(self, options: dict[str, Any]) -> Cluster:
         name = options["cluster"]
@@ -89,3 +102,9 @@ class Command(BaseCommand):
                 "in_cluster": options["in_cluster"],
             }
         return services.save_cluster(name=name, source_kind=kind, source_settings=source_settings)
+
+
+def _exit_on_sigterm() -> None:
+    """SIGTERM (a stop, a rollout) unwinds like Ctrl-C, releasing the ingest lock."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, lambda _signum, _frame: sys.exit(0))

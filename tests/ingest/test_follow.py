@@ -1,0 +1,178 @@
+"""`manage.py ingest --follow` as a process of its own, against the local API server and
+the test database: it outlives an API server outage, and it is the cluster's one
+ingester (the worker's lock)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO_ROOT, stop_process, with_database_name
+from tests.ingest.kubeobjects import openb_rows, trace_node_object
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+# The old source gave up after 6 attempts of base·2ⁿ ≤ cap: at most 1.25 s with these.
+RETRY_BASE_SECONDS = "0.05"
+RETRY_CAP_SECONDS = "0.5"
+OUTAGE_SECONDS = 6.0
+WAIT_SECONDS = 60.0
+
+
+def wait_for(condition: Callable[[], object], what: str, log: Path) -> None:
+    deadline = time.monotonic() + WAIT_SECONDS
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.1)
+    pytest.fail(f"never {what}:\n{log.read_text()}")
+
+
+@pytest.fixture
+def run_ingest(tmp_path: Path) -> Iterator[Callable[..., tuple[subprocess.Popen[bytes], Path]]]:
+    """Start `manage.py ingest ARGS` on the test database; stopped (SIGTERM) afterwards."""
+    from django.conf import settings
+
+    started: list[subprocess.Popen[bytes]] = []
+    environment = {
+        **os.environ,
+        "DATABASE_URL": with_database_name(
+            os.environ["DATABASE_URL"], settings.DATABASES["default"]["NAME"]
+        ),
+        "EMBEDDED_WORKER": "false",
+        "INGEST_RETRY_BASE_SECONDS": RETRY_BASE_SECONDS,
+        "INGEST_RETRY_CAP_SECONDS": RETRY_CAP_SECONDS,
+        "PYTHONUNBUFFERED": "1",
+    }
+
+    def run(*arguments: str) -> tuple[subprocess.Popen[bytes], Path]:
+        log = tmp_path / f"ingest-{len(started)}.log"
+        with log.open("wb") as output:
+            process = subprocess.Popen(
+                [sys.executable, "manage.py", "ingest", *arguments],
+                cwd=REPO_ROOT,
+                env=environment,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+            )
+        started.append(process)
+        return process, log
+
+    yield run
+    for process in started:
+        stop_process(process)
+
+
+def _snapshots(name: str) -> list:
+    from topology.models import Snapshot
+
+    return list(Snapshot.objects.filter(cluster__name=name).order_by("taken_at"))
+
+
+def _cluster(name: str):
+    from topology.models import Cluster
+
+    return Cluster.objects.filter(name=name).first()
+
+
+def _node_lists(kube_server) -> int:
+    return sum(
+        1
+        for _m, path, query in kube_server.requests
+        if path == "/api/v1/nodes" and "watch" not in query
+    )
+
+
+def test_it_follows_through_an_api_server_outage_and_ingests_the_change_once(
+    kube_server, run_ingest, tmp_path
+):
+    name = f"follow-{uuid.uuid4().hex[:6]}"
+    kubeconfig = kube_server.kubeconfig(tmp_path / "kubeconfig")
+    process, log = run_ingest(
+        name, "--source", "kube", "--kubeconfig", str(kubeconfig), "--follow", "--interval", "1"
+    )
+    wait_for(lambda: _snapshots(name), "ingested the first snapshot", log)
+    kube_server.go_away()
+    wait_for(
+        lambda: (c := _cluster(name)) and c.ingest_state == "unreachable",
+        "said the source is unreachable",
+        log,
+    )
+    time.sleep(OUTAGE_SECONDS)  # far longer than the old source's whole retry budget
+    assert process.poll() is None, log.read_text()
+    assert "Connection refused" in _cluster(name).ingest_message
+    kube_server.put(trace_node_object(openb_rows("openb_node_list_gpu_node.csv", 41)[-1]))
+    kube_server.come_back()
+    wait_for(lambda: len(_snapshots(name)) >= 2, "ingested the change", log)
+    time.sleep(2.5)  # two more passes: nothing more to store
+    snapshots = _snapshots(name)
+    assert [s.object_counts["nodes"] for s in snapshots] == [40, 41]
+    assert _node_lists(kube_server) == 1  # resumed its watch; no relist
+    cluster = _cluster(name)
+    assert (cluster.ingest_state, cluster.ingest_message) == ("ok", "")
+    assert "source unreachable" in log.read_text()
+    assert "source answers again" in log.read_text()
+
+
+def _files_cluster(tmp_path: Path) -> tuple[str, Path]:
+    from topology import services
+
+    folder = tmp_path / "export"
+    folder.mkdir()
+    nodes = [trace_node_object(r) for r in openb_rows("openb_node_list_gpu_node.csv", 6)]
+    (folder / "nodes.json").write_text(json.dumps({"kind": "List", "items": nodes}))
+    name = f"locked-{uuid.uuid4().hex[:6]}"
+    services.save_cluster(name=name, source_kind="files", source_settings={"path": str(folder)})
+    return name, folder
+
+
+def test_it_stands_by_while_the_worker_holds_the_lock_then_takes_over(run_ingest, tmp_path):
+    from topology import services
+
+    name, _folder = _files_cluster(tmp_path)
+    cluster = _cluster(name)
+    token = services.acquire_ingest_lock(
+        cluster_id=cluster.pk, lock_seconds=60, holder="worker (pid 1 on node-a)"
+    )
+    _process, log = run_ingest(name, "--follow", "--interval", "1")
+    wait_for(lambda: "standing by" in log.read_text(), "stood by", log)
+    assert "ingested by worker (pid 1 on node-a)" in log.read_text()
+    time.sleep(1.5)
+    assert _snapshots(name) == []
+    services.release_ingest_lock(cluster_id=cluster.pk, token=token)
+    wait_for(lambda: _snapshots(name), "took over", log)
+    assert "took over the ingest" in log.read_text()
+
+
+def test_it_keeps_the_worker_from_ingesting_a_followed_cluster(run_ingest, tmp_path):
+    from topology.models import IngestLock
+    from topology.tasks import ingest_cluster
+
+    name, folder = _files_cluster(tmp_path)
+    _process, log = run_ingest(name, "--follow", "--interval", "1")
+    wait_for(lambda: _snapshots(name), "ingested", log)
+    lock = IngestLock.objects.get(cluster__name=name)
+    assert lock.holder.startswith("ingest --follow (pid ")
+    (folder / "more.json").write_text(
+        json.dumps(trace_node_object(openb_rows("openb_node_list_gpu_node.csv", 7)[-1]))
+    )
+    assert ingest_cluster(_cluster(name).pk) is None  # the periodic ingest skips
+    wait_for(lambda: len(_snapshots(name)) == 2, "ingested the change itself", log)
+
+
+def test_it_refuses_a_one_shot_ingest_of_a_followed_cluster(run_ingest, tmp_path):
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    name, _folder = _files_cluster(tmp_path)
+    _process, log = run_ingest(name, "--follow", "--interval", "1")
+    wait_for(lambda: _snapshots(name), "ingested", log)
+    with pytest.raises(CommandError, match=r"ingested by ingest --follow \(pid \d+"):
+        call_command("ingest", name)

@@ -1,0 +1,169 @@
+"""One ingester per cluster, reading its source again and again (``ingest --follow``).
+
+::
+
+    hold the cluster's IngestLock ──► read + store (services.ingest_from_source) ──┐
+      │ held by another: stand by,      ok: next read after the interval            │
+      │ take over when it lapses        unreachable / refused: the previous snapshot│
+      │                                 stays, next read after base·2ⁿ (≤ cap) s    │
+      └──────────────────────── renew the lock ◄────────────────────────────────────┘
+
+The lock is the one the worker's periodic ingest takes (``topology.tasks``), so a
+follower and the worker never read the same cluster twice: while a follower renews
+the lock, the worker's ingests find it held and skip; a follower started while another
+ingester holds it stands by. The follower never gives up on an unreachable source:
+the source keeps its stores and resourceVersions, and the retries are capped at
+``INGEST_RETRY_CAP_SECONDS``.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.utils import timezone
+
+from topology import services
+from topology.hardware import ModelError
+from topology.models import Cluster, Snapshot
+from topology.sourceread import SourceError, SourceUnreachable
+
+
+def holder_name(role: str) -> str:
+    """Who holds a lock, as a conflict message names it: role, pid and host."""
+    return f"{role} (pid {os.getpid()} on {socket.gethostname()})"
+
+
+class LockHeld(Exception):
+    """Another ingester is reading the cluster; the message names it."""
+
+
+def held_message(cluster: Cluster) -> str:
+    lock = services.ingest_lock_holder(cluster_id=cluster.pk)
+    if lock is None:
+        return f"{cluster.name}: ingest lock just taken by another ingester"
+    return (
+        f"{cluster.name}: ingested by {lock.holder or 'another ingester'} "
+        f"(lock held until {lock.expires_at:%Y-%m-%d %H:%M:%S} UTC)"
+    )
+
+
+@dataclass
+class Follower:
+    """Reads ``cluster``'s source every ``interval_seconds`` while it holds the lock."""
+
+    cluster: Cluster
+    interval_seconds: float
+    on_snapshot: Callable[[Snapshot], None]
+    say: Callable[[str], None]
+    holder: str = field(default_factory=lambda: holder_name("ingest --follow"))
+    sleep: Callable[[float], None] = time.sleep
+    random: random.Random = field(default_factory=random.Random)
+    failures: int = 0
+    token: str | None = None
+    standing_by: bool = False
+
+    @property
+    def lock_seconds(self) -> int:
+        """Long enough to outlast a read and the longest wait before the next renewal."""
+        longest_wait = max(self.interval_seconds, settings.INGEST_RETRY_CAP_SECONDS)
+        return max(services.DEFAULT_LOCK_SECONDS, int(3 * longest_wait))
+
+    def once(self) -> Snapshot | None:
+        """One read under the lock (``LockHeld`` if another ingester has it); errors raise."""
+        if not self.hold():
+            raise LockHeld(held_message(self.cluster))
+        try:
+            return self.read()
+        finally:
+            self.release()
+
+    def run(self, stop: Callable[[], bool] = lambda: False) -> None:
+        """Read until ``stop()``; never gives up on a source that does not answer."""
+        try:
+            while not stop():
+                self.sleep(self.step())
+        finally:
+            self.release()
+
+    def step(self) -> float:
+        """One pass; the seconds to wait before the next."""
+        if not self.hold():
+            return self.interval_seconds
+        try:
+            self.read()
+        except (ModelError, SourceError) as error:
+            self.failures += 1
+            delay = self.retry_delay(self.failures)
+            what = "unreachable" if isinstance(error, SourceUnreachable) else "refused"
+            self.say(
+                f"{self.cluster.name}: source {what}: {error}; the previous snapshot stays, "
+                f"next read in {delay:.1f} s"
+            )
+            return delay
+        self.failures = 0
+        return self.interval_seconds
+
+    def read(self) -> Snapshot | None:
+        before = dict(self.cluster.ingest_kinds or {})
+        was_ok = self.cluster.ingest_state in ("", Cluster.IngestState.OK)
+        snapshot = services.ingest_from_source(cluster=self.cluster, now=timezone.now())
+        if not was_ok:
+            self.say(f"{self.cluster.name}: source answers again")
+        self.say_kind_changes(before)
+        if snapshot is None:
+            self.say(f"{self.cluster.name}: unchanged")
+        else:
+            self.on_snapshot(snapshot)
+        return snapshot
+
+    def say_kind_changes(self, before: dict[str, dict[str, str]]) -> None:
+        for key, status in sorted((self.cluster.ingest_kinds or {}).items()):
+            if before.get(key) == status:
+                continue
+            if status["state"] != "served":
+                self.say(f"{self.cluster.name}: {key}: {status['state']}: {status['reason']}")
+            elif key in before:
+                self.say(f"{self.cluster.name}: {key}: served now, at {status['version']}")
+
+    def retry_delay(self, failures: int) -> float:
+        """base·2ⁿ capped, with half of it jittered, so many followers do not retry at once."""
+        bound = min(
+            settings.INGEST_RETRY_CAP_SECONDS, settings.INGEST_RETRY_BASE_SECONDS * 2**failures
+        )
+        return self.random.uniform(bound / 2, bound)
+
+    # the lock
+
+    def hold(self) -> bool:
+        """Renew the lock, or take it; stand by (False) while another ingester has it."""
+        cluster_id = self.cluster.pk
+        if self.token is not None:
+            if services.renew_ingest_lock(
+                cluster_id=cluster_id, token=self.token, lock_seconds=self.lock_seconds
+            ):
+                return True
+            self.say(f"{self.cluster.name}: the ingest lock lapsed and was taken")
+            self.token = None
+        self.token = services.acquire_ingest_lock(
+            cluster_id=cluster_id, lock_seconds=self.lock_seconds, holder=self.holder
+        )
+        if self.token is None:
+            if not self.standing_by:
+                self.say(f"{held_message(self.cluster)}: standing by to take over")
+            self.standing_by = True
+            return False
+        if self.standing_by:
+            self.say(f"{self.cluster.name}: took over the ingest")
+        self.standing_by = False
+        return True
+
+    def release(self) -> None:
+        if self.token is not None:
+            services.release_ingest_lock(cluster_id=self.cluster.pk, token=self.token)
+            self.token = None
