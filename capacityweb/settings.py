@@ -90,6 +90,21 @@ DATABASES = {
     "default": env.db_url_config(env.str("DATABASE_URL", default="") or SQLITE_DEFAULT_URL),
 }
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=0)
+# SQLite (`make run`) is written by several processes at once: the server with its embedded
+# worker and beat, and `manage.py ingest` from a second shell. WAL lets pages read while one
+# of them writes; a writer waits for the lock up to SQLITE_BUSY_TIMEOUT_SECONDS instead of
+# failing at once; IMMEDIATE transactions take the write lock at BEGIN, so a transaction
+# that read first never has to upgrade its lock, which SQLite refuses at once ("database is
+# locked") when another writer holds it, whatever the timeout (docs/RELIABILITY.md).
+SQLITE_BUSY_TIMEOUT_SECONDS = env.float("SQLITE_BUSY_TIMEOUT_SECONDS", default=30.0)
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "timeout": SQLITE_BUSY_TIMEOUT_SECONDS,
+            "transaction_mode": "IMMEDIATE",
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL",
+        }
+    )
 # A connection pool per web process (Postgres only; compose's web service turns it on).
 # Without a pool each request pays a new connection and its password exchange, more than
 # most views cost (docs/BENCHMARKS.md, "HTTP"): the request threads (WEB_THREADS) take
