@@ -221,6 +221,15 @@ SERVER_EMAIL = DEFAULT_FROM_EMAIL
 # --- capacityweb ---------------------------------------------------------------
 DASHBOARD_BASE_URL = env.str("DASHBOARD_BASE_URL", default="")
 SNAPSHOT_RETENTION_DAYS = env.int("SNAPSHOT_RETENTION_DAYS", default=30)
+# An evaluation running longer is stopped and recorded as failed, naming the limit
+# (recommender.timelimit, in every pool); the hard limit kills a prefork worker's child
+# that ignores the soft one. Keep both under CELERY_VISIBILITY_TIMEOUT_SECONDS.
+EVALUATION_SOFT_TIME_LIMIT_SECONDS = env.float("EVALUATION_SOFT_TIME_LIMIT_SECONDS", default=300)
+EVALUATION_TIME_LIMIT_SECONDS = env.float("EVALUATION_TIME_LIMIT_SECONDS", default=360)
+# An evaluation that meets a database or broker error is retried after 2, 4, 8 ... seconds
+# (at most EVALUATION_RETRY_MAX_SECONDS apart), EVALUATION_MAX_RETRIES times.
+EVALUATION_MAX_RETRIES = env.int("EVALUATION_MAX_RETRIES", default=8)
+EVALUATION_RETRY_MAX_SECONDS = env.int("EVALUATION_RETRY_MAX_SECONDS", default=120)
 MAX_SNAPSHOT_BYTES = env.int("MAX_SNAPSHOT_BYTES", default=64 * 1024 * 1024)
 MAX_SNAPSHOT_OBJECTS = env.int("MAX_SNAPSHOT_OBJECTS", default=200_000)
 # ISO 4217 code of every money figure (reports, API, pages). The bundled price table

@@ -68,6 +68,19 @@ class Cluster(models.Model):
 
 
 class Snapshot(models.Model):
+    """One ingested state of a cluster.
+
+    ``evaluation_state`` says why a snapshot has no evaluation, when it never will
+    without help: "skipped" (a newer snapshot of the cluster was waiting, and only the
+    newest is evaluated) or "failed" (the evaluation raised or ran out of time;
+    ``evaluation_note`` says which). Blank: evaluated, or waiting for its evaluation.
+    """
+
+    class EvaluationState(models.TextChoices):
+        NONE = "", "evaluated or waiting"
+        SKIPPED = "skipped", "skipped"
+        FAILED = "failed", "failed"
+
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="snapshots")
     taken_at = models.DateTimeField()
     content_hash = models.CharField(max_length=64)
@@ -75,6 +88,10 @@ class Snapshot(models.Model):
     model_json = models.JSONField()
     errors = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    evaluation_state = models.CharField(
+        max_length=16, choices=EvaluationState.choices, default="", blank=True
+    )
+    evaluation_note = models.TextField(default="", blank=True)
 
     class Meta:
         constraints = [

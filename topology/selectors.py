@@ -13,7 +13,7 @@ from django.db.models import OuterRef, Subquery
 
 from topology.models import Cluster, Snapshot
 
-SNAPSHOT_PICKER_FIELDS = ("id", "taken_at", "errors")
+SNAPSHOT_PICKER_FIELDS = ("id", "taken_at", "errors", "evaluation_state", "evaluation_note")
 
 
 def cluster_choices() -> list[Cluster]:

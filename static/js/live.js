@@ -10,12 +10,14 @@
 // from the same URL and calls the page's own handler for the type (the heatmap's
 // Plotly.react). "snapshot.ingested" (a newer snapshot stored, its evaluation on its
 // way) fills the page's #newer-snapshot note; the evaluation's update re-renders that
-// region from the server, which clears it. An unknown version or type is ignored
+// region from the server, which clears it; "snapshot.failed" (its evaluation failed)
+// re-renders the regions, whose note then names the failure. An unknown version or type is ignored
 // with a console.warn.
 (function () {
   "use strict";
   var SUPPORTED_VERSION = 1;
-  var KNOWN_TYPES = ["heatmap.update", "pending.update", "recommendations.update", "snapshot.ingested"];
+  var KNOWN_TYPES = ["heatmap.update", "pending.update", "recommendations.update", "snapshot.ingested",
+    "snapshot.failed"];
   var MAX_DELAY_MS = 30000;
   var BASE_DELAY_MS = 500;
   var capacityweb = (window.capacityweb = window.capacityweb || { handlers: {} });
@@ -77,6 +79,8 @@
       return;
     }
     if (message.type === "snapshot.ingested") { showNewerSnapshot(status, message); return; }
+    // the server renders the failure and its reason into the note
+    if (message.type === "snapshot.failed") { refreshRegions(status.dataset.evaluation || ""); return; }
     var evaluation = String(message.evaluation || "");
     if (evaluation === (status.dataset.evaluation || "")) { return; }
     var handler = capacityweb.handlers[message.type];

@@ -2,8 +2,10 @@
 
 Reads the cluster's source once (creating the cluster when a source is
 given), stores the snapshot if its content changed, evaluates and publishes
-it. Validation errors are printed as ``source: object: field: reason``; the
-rest of the input is kept. ``--follow`` keeps watching and ingesting.
+it; when nothing changed, it evaluates the latest snapshot if that has none
+yet (a worker's evaluation failed). Validation errors are printed as
+``source: object: field: reason``; the rest of the input is kept. ``--follow``
+keeps watching and ingesting.
 """
 
 from __future__ import annotations
@@ -14,11 +16,11 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
-from recommender import events
+from recommender import events, selectors
 from recommender.services import store_evaluation
 from topology import services
 from topology.hardware import ModelError
-from topology.models import Cluster
+from topology.models import Cluster, Snapshot
 from topology.sourceread import SourceError
 
 
@@ -44,6 +46,10 @@ class Command(BaseCommand):
                 raise CommandError(str(error), returncode=2) from error
             if snapshot is None:
                 self.stdout.write(f"{cluster.name}: unchanged")
+                # its latest snapshot may still lack an evaluation (a worker's failed)
+                snapshot = selectors.latest_unevaluated_snapshot(cluster_id=cluster.pk)
+                if snapshot is not None:
+                    self._evaluate(cluster, Snapshot.objects.get(pk=snapshot.pk))
             else:
                 for error in snapshot.errors:
                     self.stderr.write(
@@ -58,16 +64,19 @@ class Command(BaseCommand):
                         f"{cluster.name}: not served by the cluster, read as none: "
                         + ", ".join(unavailable)
                     )
-                evaluation = store_evaluation(snapshot=snapshot)
-                events.publish_evaluation(evaluation)
-                self.stdout.write(
-                    f"{cluster.name}: snapshot {snapshot.pk} {snapshot.object_counts}, "
-                    f"{len(snapshot.errors)} errors; evaluation {evaluation.pk}: "
-                    f"{evaluation.pending_count} pending workloads"
-                )
+                self._evaluate(cluster, snapshot)
             if not options["follow"]:
                 return
             time.sleep(options["interval"])
+
+    def _evaluate(self, cluster: Cluster, snapshot: Snapshot) -> None:
+        evaluation = store_evaluation(snapshot=snapshot)
+        events.publish_evaluation(evaluation)
+        self.stdout.write(
+            f"{cluster.name}: snapshot {snapshot.pk} {snapshot.object_counts}, "
+            f"{len(snapshot.errors)} errors; evaluation {evaluation.pk}: "
+            f"{evaluation.pending_count} pending workloads"
+        )
 
     def _cluster(self, options: dict[str, Any]) -> Cluster:
         name = options["cluster"]
