@@ -30,9 +30,11 @@ CSRF_FIELD = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 def sqlite_environment(directory: Path, **overrides: str) -> dict[str, str]:
     """The zero-config environment on a migrated SQLite file in ``directory``."""
     environment = environment_without_services(
-        DATABASE_URL=f"sqlite:///{directory / 'db.sqlite3'}",
-        DEMO_PASSWORD=DEMO_PASSWORD,
-        **overrides,
+        **{
+            "DATABASE_URL": f"sqlite:///{directory / 'db.sqlite3'}",
+            "DEMO_PASSWORD": DEMO_PASSWORD,
+            **overrides,
+        }
     )
     migrated = run_manage("migrate", "-v0", environment=environment, timeout_seconds=300)
     assert migrated.returncode == 0, migrated.stderr
