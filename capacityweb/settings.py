@@ -254,6 +254,9 @@ CLUSTER_AUTOSCALER_ARGS = env.str("CLUSTER_AUTOSCALER_ARGS", default="")
 # overrides it): kube-default (an unconfigured kube-scheduler), most-allocated, fgd.
 SCHEDULER_PROFILE = env.str("SCHEDULER_PROFILE", default="kube-default")
 DEMO_PASSWORD = env.str("DEMO_PASSWORD", default="capacityweb-demo")
+# Hours of history the demo cluster keeps (its snapshot a minute is ~11 MB with its
+# evaluation: 2 h is ~1.4 GB of `make run`'s SQLite file at most).
+DEMO_RETENTION_HOURS = env.float("DEMO_RETENTION_HOURS", default=2.0)
 # Worker processes of `manage.py serve` (the production web tier; Uvicorn's own variable).
 WEB_CONCURRENCY = env.int("WEB_CONCURRENCY", default=2)
 # Threads per web process that run Django's middleware and views (capacityweb.handlers).

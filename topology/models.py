@@ -5,6 +5,7 @@ Cluster ──< Snapshot        one parsed state of the cluster (model_json), de
    └────< NodeGroup         what the autoscaler may add (DESIGN.md NodeGroup spec)
 """
 
+from django.core.validators import MinValueValidator
 from django.db import models
 
 
@@ -21,8 +22,11 @@ class Cluster(models.Model):
         default=list, blank=True, help_text="Levels outermost first: [{key, name}]"
     )
     enabled = models.BooleanField(default=True)
-    retention_days = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Keep snapshots this long; blank = SNAPSHOT_RETENTION_DAYS"
+    retention_days = models.FloatField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0.0)],
+        help_text="Keep snapshots this many days (0.25 = 6 h); blank = SNAPSHOT_RETENTION_DAYS",
     )
     autoscaler_profile = models.CharField(
         max_length=64,
