@@ -79,6 +79,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "capacityweb.context_processors.currency",
+                "capacityweb.context_processors.live_updates",
             ],
         },
     },
@@ -254,6 +255,11 @@ CLUSTER_AUTOSCALER_ARGS = env.str("CLUSTER_AUTOSCALER_ARGS", default="")
 # overrides it): kube-default (an unconfigured kube-scheduler), most-allocated, fgd.
 SCHEDULER_PROFILE = env.str("SCHEDULER_PROFILE", default="kube-default")
 DEMO_PASSWORD = env.str("DEMO_PASSWORD", default="capacityweb-demo")
+# Seconds a live page waits without a message before asking its socket for the latest
+# evaluation (one small query): changes that publish nowhere this server listens, such as
+# `manage.py ingest` from a second shell beside `make run`'s in-process channel layer,
+# reach open pages within this time.
+LIVE_POLL_SECONDS = env.int("LIVE_POLL_SECONDS", default=30)
 # Hours of history the demo cluster keeps (its snapshot a minute is ~11 MB with its
 # evaluation: 2 h is ~1.4 GB of `make run`'s SQLite file at most).
 DEMO_RETENTION_HOURS = env.float("DEMO_RETENTION_HOURS", default=2.0)

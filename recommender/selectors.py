@@ -91,6 +91,16 @@ def latest_evaluation(*, cluster_id: int) -> Evaluation | None:
     )
 
 
+def latest_evaluation_id(*, cluster_id: int) -> int | None:
+    """The id of the cluster's latest evaluation, and nothing else (a live page's poll)."""
+    return (
+        Evaluation.objects.filter(cluster_id=cluster_id)
+        .order_by("-taken_at", "-id")
+        .values_list("id", flat=True)
+        .first()
+    )
+
+
 def evaluations(*, cluster_id: int) -> QuerySet[Evaluation]:
     return Evaluation.objects.filter(cluster_id=cluster_id).order_by("-taken_at", "-id")
 

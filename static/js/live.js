@@ -3,6 +3,10 @@
 //   connect ─► snapshot on connect ─► heatmap/pending/recommendations.update ─► apply
 //      ▲                                                                         │
 //      └── drop: reconnect after 0.5 s, 1 s, 2 s … 30 s, then send {"type": "resync"}
+//   quiet for <body data-live-poll-seconds> (LIVE_POLL_SECONDS): send {"type": "resync",
+//   "evaluation": shown}; the server answers only if its latest evaluation is another. So
+//   a change published where this server does not listen (`manage.py ingest` in a second
+//   shell beside `make run`'s in-process channel layer) still reaches the page.
 //
 // Every element with data-ws-path and data-live="on" opens one socket (a cluster
 // page has one; the overview one per cluster). A message names its evaluation; a
@@ -20,6 +24,7 @@
     "snapshot.failed"];
   var MAX_DELAY_MS = 30000;
   var BASE_DELAY_MS = 500;
+  var POLL_MS = 1000 * (Number(document.body.dataset.livePollSeconds) || 30);
   var capacityweb = (window.capacityweb = window.capacityweb || { handlers: {} });
   var regionRefresh = null;
   capacityweb.sockets = [];
@@ -29,6 +34,7 @@
     var attempts = 0;
     var connectedBefore = false;
     var channel = { status: status, socket: null };
+    var lastHeard = Date.now();
 
     function setStatus(text, state) {
       if (status.dataset.statusText !== "off") { status.textContent = text; }
@@ -46,6 +52,7 @@
         connectedBefore = true;
       });
       socket.addEventListener("message", function (event) {
+        lastHeard = Date.now();
         var message;
         try { message = JSON.parse(event.data); } catch (error) {
           console.warn("capacityweb: ignoring a message that is not JSON");
@@ -64,6 +71,14 @@
         window.setTimeout(connect, delay + Math.random() * 250);
       });
     }
+
+    // Quiet for POLL_MS: ask for the latest evaluation unless it is the one shown.
+    window.setInterval(function () {
+      var socket = channel.socket;
+      if (!socket || socket.readyState !== WebSocket.OPEN || Date.now() - lastHeard < POLL_MS) { return; }
+      lastHeard = Date.now();
+      socket.send(JSON.stringify({ type: "resync", evaluation: status.dataset.evaluation || "" }));
+    }, Math.min(POLL_MS, 5000));
 
     channel.connect = connect;
     return channel;
