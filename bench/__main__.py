@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SUMMARY_PREFIXES = ("scaling ", "http ", "fanout ", "openb ")
+SUMMARY_PREFIXES = ("scaling ", "http ", "fanout ", "openb ", "idle_rss after")
 FULL: dict[str, list[str]] = {
     "parse": [],
     "placement": [],
@@ -33,11 +33,13 @@ FULL: dict[str, list[str]] = {
     "scaling": [],
     "http": [],
     "fanout": [],
+    "idle_rss": [],  # 30 minutes of an idle `make run`
 }
 QUICK: dict[str, list[str]] = {
     "scaling": ["--sizes", "1000,10000"],
     "fanout": ["--clients", "100,200"],
     "evaluate": ["--nodes", "2000", "--gangs", "100"],
+    "idle_rss": ["--minutes", "3", "--interval", "10"],
 }
 
 

@@ -14,6 +14,7 @@ import time
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import reset_queries
 from django.utils import timezone
 
 from recommender import events, selectors
@@ -67,6 +68,7 @@ class Command(BaseCommand):
                 self._evaluate(cluster, snapshot)
             if not options["follow"]:
                 return
+            reset_queries()  # DEBUG logs each query's SQL, the snapshot's JSON included
             time.sleep(options["interval"])
 
     def _evaluate(self, cluster: Cluster, snapshot: Snapshot) -> None:
