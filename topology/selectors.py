@@ -54,6 +54,6 @@ def snapshots_by_id(snapshot_ids: Iterable[int]) -> dict[int, Snapshot]:
     return {
         snapshot.id: snapshot
         for snapshot in Snapshot.objects.filter(id__in=list(snapshot_ids)).only(
-            "id", "cluster_id", "taken_at", "errors"
+            "id", "cluster_id", "taken_at", "errors", "evaluation_state", "evaluation_note"
         )
     }

@@ -152,6 +152,21 @@ def test_it_names_the_failed_evaluation_and_its_reason_on_the_live_page(
     assert "is being evaluated" not in text
 
 
+def test_it_names_the_failed_evaluation_on_the_overview_card(signed_in: Any, settings: Any) -> None:
+    from recommender.services import store_evaluation
+    from recommender.tasks import evaluate_snapshot
+
+    cluster = make_cluster("slow-card")
+    shown = ingest(cluster, scenario_objects("reservation-idle-nodes"), minutes=0)
+    store_evaluation(snapshot=shown)
+    settings.EVALUATION_SOFT_TIME_LIMIT_SECONDS = 0.05
+    failed = ingest(cluster, large_objects(), minutes=1)
+    evaluate_snapshot(failed.pk)
+    text = signed_in.get("/").content.decode()
+    assert f"The evaluation of newer snapshot #{failed.pk} failed: timed out" in text
+    assert "is being evaluated" not in text
+
+
 def test_it_evaluates_the_latest_snapshot_again_once_the_failure_is_gone(
     db: None, settings: Any
 ) -> None:
