@@ -28,8 +28,6 @@ README = REPO_ROOT / "README.md"
 README_BASE_URL = "http://127.0.0.1:8000"
 README_PASSWORD = "capacityweb-demo"  # DEMO_PASSWORD's default, as the README prints it
 
-pytestmark = [pytest.mark.integration]
-
 
 def readme_section_commands(heading: str) -> list[str]:
     """The commands of the ```sh blocks under ``heading`` (continuations joined)."""

@@ -17,8 +17,6 @@ import pytest
 
 from tests.embedded_server import ingest, rundemo, signed_in, sqlite_environment, write_cluster
 
-pytestmark = [pytest.mark.integration]
-
 NODES = 300
 PENDING = 20
 INGEST_ROUNDS = 4
