@@ -224,7 +224,8 @@ DASHBOARD_BASE_URL = env.str("DASHBOARD_BASE_URL", default="")
 SNAPSHOT_RETENTION_DAYS = env.int("SNAPSHOT_RETENTION_DAYS", default=30)
 # An evaluation running longer is stopped and recorded as failed, naming the limit
 # (recommender.timelimit, in every pool); the hard limit kills a prefork worker's child
-# that ignores the soft one. Keep both under CELERY_VISIBILITY_TIMEOUT_SECONDS.
+# that ignores the soft one (Celery sends the hard limit in each task message: give the
+# web and the workers the same value). Keep both under CELERY_VISIBILITY_TIMEOUT_SECONDS.
 EVALUATION_SOFT_TIME_LIMIT_SECONDS = env.float("EVALUATION_SOFT_TIME_LIMIT_SECONDS", default=300)
 EVALUATION_TIME_LIMIT_SECONDS = env.float("EVALUATION_TIME_LIMIT_SECONDS", default=360)
 # An evaluation that meets a database or broker error is retried after 2, 4, 8 ... seconds
