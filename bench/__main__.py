@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SUMMARY_PREFIXES = ("scaling ", "http ", "fanout ", "openb ", "follow ")
+SUMMARY_PREFIXES = ("scaling ", "http ", "fanout ", "openb ", "follow ", "idle_rss after")
 FULL: dict[str, list[str]] = {
     "parse": [],
     "placement": [],
@@ -34,12 +34,14 @@ FULL: dict[str, list[str]] = {
     "scaling": [],
     "http": [],
     "fanout": [],
+    "idle_rss": [],  # 30 minutes of an idle `make run`
 }
 QUICK: dict[str, list[str]] = {
     "scaling": ["--sizes", "1000,10000"],
     "fanout": ["--clients", "100,200"],
     "evaluate": ["--nodes", "2000", "--gangs", "100"],
     "follow": ["--nodes", "200", "--pods", "2000", "--window", "20", "--interval", "5"],
+    "idle_rss": ["--minutes", "3", "--interval", "10"],
 }
 
 

@@ -82,6 +82,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "capacityweb.context_processors.currency",
+                "capacityweb.context_processors.live_updates",
             ],
         },
     },
@@ -100,6 +101,21 @@ DATABASE_CONNECT_TIMEOUT_SECONDS = env.int("DATABASE_CONNECT_TIMEOUT_SECONDS", d
 if DATABASES["default"]["ENGINE"].endswith("postgresql"):
     DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = (
         DATABASE_CONNECT_TIMEOUT_SECONDS
+    )
+# SQLite (`make run`) is written by several processes at once: the server with its embedded
+# worker and beat, and `manage.py ingest` from a second shell. WAL lets pages read while one
+# of them writes; a writer waits for the lock up to SQLITE_BUSY_TIMEOUT_SECONDS instead of
+# failing at once; IMMEDIATE transactions take the write lock at BEGIN, so a transaction
+# that read first never has to upgrade its lock, which SQLite refuses at once ("database is
+# locked") when another writer holds it, whatever the timeout (docs/RELIABILITY.md).
+SQLITE_BUSY_TIMEOUT_SECONDS = env.float("SQLITE_BUSY_TIMEOUT_SECONDS", default=30.0)
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "timeout": SQLITE_BUSY_TIMEOUT_SECONDS,
+            "transaction_mode": "IMMEDIATE",
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL",
+        }
     )
 # A connection pool per web process (Postgres only; compose's web service turns it on).
 # Without a pool each request pays a new connection and its password exchange, more than
@@ -218,6 +234,16 @@ SERVER_EMAIL = DEFAULT_FROM_EMAIL
 # --- capacityweb ---------------------------------------------------------------
 DASHBOARD_BASE_URL = env.str("DASHBOARD_BASE_URL", default="")
 SNAPSHOT_RETENTION_DAYS = env.int("SNAPSHOT_RETENTION_DAYS", default=30)
+# An evaluation running longer is stopped and recorded as failed, naming the limit
+# (recommender.timelimit, in every pool); the hard limit kills a prefork worker's child
+# that ignores the soft one (Celery sends the hard limit in each task message: give the
+# web and the workers the same value). Keep both under CELERY_VISIBILITY_TIMEOUT_SECONDS.
+EVALUATION_SOFT_TIME_LIMIT_SECONDS = env.float("EVALUATION_SOFT_TIME_LIMIT_SECONDS", default=300)
+EVALUATION_TIME_LIMIT_SECONDS = env.float("EVALUATION_TIME_LIMIT_SECONDS", default=360)
+# An evaluation that meets a database or broker error is retried after 2, 4, 8 ... seconds
+# (at most EVALUATION_RETRY_MAX_SECONDS apart), EVALUATION_MAX_RETRIES times.
+EVALUATION_MAX_RETRIES = env.int("EVALUATION_MAX_RETRIES", default=8)
+EVALUATION_RETRY_MAX_SECONDS = env.int("EVALUATION_RETRY_MAX_SECONDS", default=120)
 MAX_SNAPSHOT_BYTES = env.int("MAX_SNAPSHOT_BYTES", default=64 * 1024 * 1024)
 MAX_SNAPSHOT_OBJECTS = env.int("MAX_SNAPSHOT_OBJECTS", default=200_000)
 # Retries of an unreachable source (topology.kubesource.Backoff within one read, then
@@ -266,6 +292,14 @@ CLUSTER_AUTOSCALER_ARGS = env.str("CLUSTER_AUTOSCALER_ARGS", default="")
 # overrides it): kube-default (an unconfigured kube-scheduler), most-allocated, fgd.
 SCHEDULER_PROFILE = env.str("SCHEDULER_PROFILE", default="kube-default")
 DEMO_PASSWORD = env.str("DEMO_PASSWORD", default="capacityweb-demo")
+# Seconds a live page waits without a message before asking its socket for the latest
+# evaluation (one small query): changes that publish nowhere this server listens, such as
+# `manage.py ingest` from a second shell beside `make run`'s in-process channel layer,
+# reach open pages within this time.
+LIVE_POLL_SECONDS = env.int("LIVE_POLL_SECONDS", default=30)
+# Hours of history the demo cluster keeps (its snapshot a minute is ~11 MB with its
+# evaluation: 2 h is ~1.4 GB of `make run`'s SQLite file at most).
+DEMO_RETENTION_HOURS = env.float("DEMO_RETENTION_HOURS", default=2.0)
 # Worker processes of `manage.py serve` (the production web tier; Uvicorn's own variable).
 WEB_CONCURRENCY = env.int("WEB_CONCURRENCY", default=2)
 # Threads per web process that run Django's middleware and views (capacityweb.handlers).

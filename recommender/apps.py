@@ -16,6 +16,9 @@ class RecommenderConfig(AppConfig):
         signals.snapshot_ingested.connect(
             receivers.evaluate_ingested_snapshot, dispatch_uid="recommender.evaluate"
         )
+        signals.ingest_unchanged.connect(
+            receivers.evaluate_unevaluated_latest, dispatch_uid="recommender.evaluate_latest"
+        )
         evaluation_stored.connect(
             receivers.keep_breakdowns, dispatch_uid="recommender.keep_breakdowns"
         )

@@ -5,6 +5,8 @@
     group "cluster.messages" ─► forward its JSON texts (events.texts_for: as the user
                                 may read them, capacityweb.visibility)
     client {"type": "resync"} ─► send the snapshot again
+    client {"type": "resync", "evaluation": id} ─► send it only if the latest is another
+           (live.js asks so when no message came for LIVE_POLL_SECONDS: one small query)
 
 Thin, as the Channels docs show it: authenticate, join the group, forward. What
 a message contains is decided in recommender.events, nowhere else.
@@ -31,7 +33,15 @@ def cluster_exists(cluster_id: int) -> bool:
 
 
 @database_sync_to_async
-def current_texts(cluster_id: int, viewer: visibility.Viewer) -> list[str]:
+def current_texts(
+    cluster_id: int, viewer: visibility.Viewer, unless_evaluation: Any = None
+) -> list[str]:
+    """The cluster's current state as message texts; none if the latest evaluation's id is
+    ``unless_evaluation`` (the client shows it already)."""
+    if unless_evaluation is not None:
+        latest_id = selectors.latest_evaluation_id(cluster_id=cluster_id)
+        if latest_id is None or str(latest_id) == str(unless_evaluation):
+            return []
     evaluation = selectors.latest_evaluation(cluster_id=cluster_id)
     return events.snapshot_texts(evaluation, viewer) if evaluation is not None else []
 
@@ -81,10 +91,10 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         if isinstance(content, dict) and content.get("type") == "resync":
-            await self.send_snapshot()
+            await self.send_snapshot(unless_evaluation=content.get("evaluation"))
 
-    async def send_snapshot(self) -> None:
-        for text in await current_texts(self.cluster_id, self.viewer):
+    async def send_snapshot(self, unless_evaluation: Any = None) -> None:
+        for text in await current_texts(self.cluster_id, self.viewer, unless_evaluation):
             await self.send(text_data=text)
 
     async def cluster_messages(self, event: dict[str, Any]) -> None:

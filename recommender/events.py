@@ -11,13 +11,18 @@
         └─► ONE group message {texts: ["snapshot.ingested" text]}: open pages show the
             "newer snapshot is being evaluated" note; the evaluation's updates clear it
 
+    evaluate_snapshot failed (time limit, error) ─► publish_evaluation_failed(snapshot)
+        └─► ONE group message {texts: ["snapshot.failed" text]}: open pages re-render
+            the note, which then names the failure and its reason
+
 Every message is typed and versioned::
 
     {"type": "heatmap.update" | "pending.update" | "recommendations.update"
-             | "snapshot.ingested",
+             | "snapshot.ingested" | "snapshot.failed",
      "version": 1, "cluster": id, "snapshot": id, "evaluation": id, "data": {...}}
 
-(``evaluation`` is null in "snapshot.ingested": the snapshot has none yet.)
+(``evaluation`` is null in "snapshot.ingested" and "snapshot.failed": the snapshot
+has none.)
 
 ``snapshot_messages`` is the current state; consumers send it on connect,
 then forward what ``publish_evaluation`` sends.
@@ -190,4 +195,21 @@ def publish_snapshot_ingested(snapshot_id: int) -> None:
         "type": GROUP_MESSAGE_TYPE,
         "texts": [json.dumps(snapshot_ingested_message(snapshot))],
     }
+    async_to_sync(layer.group_send)(cluster_group(snapshot.cluster_id), event)
+
+
+def publish_evaluation_failed(snapshot: Snapshot) -> None:
+    """Tell the cluster's open pages that the evaluation of ``snapshot`` failed, and why."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    message = {
+        "type": "snapshot.failed",
+        "version": MESSAGE_VERSION,
+        "cluster": snapshot.cluster_id,
+        "snapshot": snapshot.pk,
+        "evaluation": None,
+        "data": {"takenAt": snapshot.taken_at.isoformat(), "reason": snapshot.evaluation_note},
+    }
+    event = {"type": GROUP_MESSAGE_TYPE, "texts": [json.dumps(message)]}
     async_to_sync(layer.group_send)(cluster_group(snapshot.cluster_id), event)

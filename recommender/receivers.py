@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db import transaction
 
-from recommender import events
+from recommender import events, selectors
 from recommender.tasks import evaluate_snapshot, keep_workload_breakdowns
 
 
@@ -20,6 +20,14 @@ def announce_ingested_snapshot(sender: Any, *, snapshot_id: int, **kwargs: Any) 
 def evaluate_ingested_snapshot(sender: Any, *, snapshot_id: int, **kwargs: Any) -> None:
     """A snapshot committed by the ingest task: enqueue its evaluation."""
     evaluate_snapshot.delay(snapshot_id)
+
+
+def evaluate_unevaluated_latest(sender: Any, *, cluster_id: int, **kwargs: Any) -> None:
+    """An ingest found nothing new: if the cluster's latest snapshot still has no
+    evaluation (nor a recorded skip or failure), enqueue it again."""
+    latest = selectors.latest_unevaluated_snapshot(cluster_id=cluster_id)
+    if latest is not None:
+        evaluate_snapshot.delay(latest.pk)
 
 
 def keep_breakdowns(sender: Any, *, evaluation: Any, **kwargs: Any) -> None:

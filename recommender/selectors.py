@@ -29,7 +29,7 @@ from django.conf import settings
 from django.core.cache import caches
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 
 from capacityweb import visibility
 from recommender import adapters
@@ -92,6 +92,16 @@ def latest_evaluation(*, cluster_id: int) -> Evaluation | None:
     )
 
 
+def latest_evaluation_id(*, cluster_id: int) -> int | None:
+    """The id of the cluster's latest evaluation, and nothing else (a live page's poll)."""
+    return (
+        Evaluation.objects.filter(cluster_id=cluster_id)
+        .order_by("-taken_at", "-id")
+        .values_list("id", flat=True)
+        .first()
+    )
+
+
 def evaluations(*, cluster_id: int) -> QuerySet[Evaluation]:
     return Evaluation.objects.filter(cluster_id=cluster_id).order_by("-taken_at", "-id")
 
@@ -131,6 +141,35 @@ def latest_evaluation_of_cluster(*, cluster_id: int, with_result: bool = True) -
     if not with_result:
         evaluations = evaluations.defer("result")
     return evaluations.order_by("-taken_at", "-id").first()
+
+
+def newer_waiting_snapshot(snapshot: Snapshot) -> Snapshot | None:
+    """The cluster's newest snapshot taken after ``snapshot`` that waits for its evaluation
+    (none stored, neither skipped nor failed), if any: evaluating ``snapshot`` first would
+    be work no live page shows (``tasks.evaluate_snapshot`` skips it)."""
+    later = Q(taken_at__gt=snapshot.taken_at) | Q(taken_at=snapshot.taken_at, id__gt=snapshot.id)
+    return (
+        Snapshot.objects.filter(later, cluster_id=snapshot.cluster_id, evaluation__isnull=True)
+        .filter(evaluation_state=Snapshot.EvaluationState.NONE)
+        .only("id", "taken_at")
+        .order_by("-taken_at", "-id")
+        .first()
+    )
+
+
+def latest_unevaluated_snapshot(*, cluster_id: int) -> Snapshot | None:
+    """The cluster's newest snapshot if it has no evaluation and none is ruled out
+    (skipped or failed): one an ingest that found nothing new evaluates again."""
+    latest = (
+        Snapshot.objects.filter(cluster_id=cluster_id)
+        .select_related("evaluation")
+        .only("id", "evaluation_state", "evaluation__id")
+        .order_by("-taken_at", "-id")
+        .first()
+    )
+    if latest is None or latest.evaluation_state or hasattr(latest, "evaluation"):
+        return None
+    return latest
 
 
 def pending_since_before(evaluation: Evaluation) -> dict[str, Any]:

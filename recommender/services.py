@@ -93,4 +93,26 @@ def store_evaluation(*, snapshot: Snapshot) -> Evaluation:
             batch_size=1000,
         )
         signals.send_evaluation_stored(evaluation=evaluation, model=model, result=result)
+        if snapshot.evaluation_state:  # an earlier failure or skip: evaluated after all
+            record_evaluation_state(snapshot=snapshot, state=Snapshot.EvaluationState.NONE)
     return evaluation
+
+
+def record_evaluation_state(*, snapshot: Snapshot, state: str, note: str = "") -> None:
+    """Say why ``snapshot`` has no evaluation (skipped, failed), or clear it (NONE)."""
+    Snapshot.objects.filter(pk=snapshot.pk).update(evaluation_state=state, evaluation_note=note)
+    snapshot.evaluation_state = state
+    snapshot.evaluation_note = note
+
+
+def skip_evaluation(*, snapshot: Snapshot, newer: Snapshot) -> None:
+    """Leave ``snapshot`` unevaluated: ``newer`` of the same cluster waits and goes first."""
+    note = f"skipped: newer snapshot #{newer.pk} was waiting, and only the newest is evaluated"
+    record_evaluation_state(snapshot=snapshot, state=Snapshot.EvaluationState.SKIPPED, note=note)
+
+
+def fail_evaluation(*, snapshot: Snapshot, reason: str) -> None:
+    """Record that the evaluation of ``snapshot`` failed, and why (shown on its pages)."""
+    record_evaluation_state(
+        snapshot=snapshot, state=Snapshot.EvaluationState.FAILED, note=reason[:2000]
+    )

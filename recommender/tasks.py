@@ -1,29 +1,133 @@
 """Evaluation task (thin): store the evaluation of a snapshot, then publish it live.
 
+::
+
+    evaluate_snapshot(id) ─► already evaluated? ─► publish it (if latest), done
+                          ─► a newer snapshot of the cluster waits? ─► mark this one skipped
+                          ─► store_evaluation within the soft time limit ─► publish (if latest)
+                                 ├─ database / broker error ─► retry after 2, 4, 8 ... s
+                                 └─ time limit or any other error ─► mark it failed, say why
+
 Only the cluster's latest evaluation goes out live: a snapshot from an ingester
 whose clock runs behind is stored and evaluated (history keeps it), but pushing
 it would roll every open page back to an older state.
+
+Coalescing: when the worker falls behind (snapshots every minute, evaluations
+slower), the older waiting snapshots are marked skipped (their pages say so)
+and only the newest is evaluated, so the lag never grows past one evaluation.
+A snapshot left without an evaluation (its task lost, retries spent on a
+database that stayed down) is evaluated by the next ingest of its cluster,
+even one that finds nothing new (``receivers.evaluate_unevaluated_latest``).
 """
 
 from __future__ import annotations
 
-from celery import shared_task
+import logging
+from typing import Any
+
+from celery import Task, shared_task
+from celery.exceptions import SoftTimeLimitExceeded, TimeLimitExceeded
+from django.conf import settings
+from django.db import InterfaceError, OperationalError
+from kombu.exceptions import OperationalError as BrokerError
+from redis.exceptions import (
+    ConnectionError as RedisConnectionError,
+    TimeoutError as RedisTimeoutError,
+)
 
 from recommender import events, selectors, services
 from recommender.models import Evaluation
+from recommender.timelimit import soft_time_limit
 from topology.models import Snapshot
 
+logger = logging.getLogger(__name__)
 
-@shared_task(name="recommender.tasks.evaluate_snapshot", acks_late=True)
-def evaluate_snapshot(snapshot_id: int) -> int | None:
-    snapshot = Snapshot.objects.filter(pk=snapshot_id).first()
+# Errors of the services around the engine, not of the snapshot: worth a retry.
+TRANSIENT_ERRORS = (
+    OperationalError,
+    InterfaceError,
+    BrokerError,
+    RedisConnectionError,
+    RedisTimeoutError,
+)
+
+
+class EvaluationTask(Task):  # type: ignore[misc]
+    """Records a hard time limit's kill (prefork: the worker's parent calls this)."""
+
+    def on_failure(self, exc: Any, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
+        if not isinstance(exc, TimeLimitExceeded) or not args:
+            return
+        snapshot = Snapshot.objects.filter(pk=args[0]).first()
+        if snapshot is not None:
+            reason = (
+                f"killed: still running after EVALUATION_TIME_LIMIT_SECONDS="
+                f"{settings.EVALUATION_TIME_LIMIT_SECONDS:g} s"
+            )
+            services.fail_evaluation(snapshot=snapshot, reason=reason)
+            events.publish_evaluation_failed(snapshot)
+
+
+@shared_task(
+    bind=True,
+    base=EvaluationTask,
+    name="recommender.tasks.evaluate_snapshot",
+    acks_late=True,
+    time_limit=settings.EVALUATION_TIME_LIMIT_SECONDS,
+)
+def evaluate_snapshot(self: Task, snapshot_id: int) -> int | None:
+    """The id of the snapshot's evaluation; None when skipped, failed or gone."""
+    snapshot = Snapshot.objects.select_related("cluster").filter(pk=snapshot_id).first()
     if snapshot is None:
         return None
-    evaluation = services.store_evaluation(snapshot=snapshot)
+    try:
+        evaluation = _evaluation_of(snapshot)
+        if evaluation is not None:
+            _publish_if_latest(evaluation)
+    except TRANSIENT_ERRORS as error:
+        retries = self.request.retries or 0
+        countdown = min(settings.EVALUATION_RETRY_MAX_SECONDS, 2 ** (retries + 1))
+        logger.warning("evaluating snapshot %s: %s; retry in %s s", snapshot_id, error, countdown)
+        raise self.retry(
+            exc=error, countdown=countdown, max_retries=settings.EVALUATION_MAX_RETRIES
+        ) from error
+    return evaluation.pk if evaluation is not None else None
+
+
+def _evaluation_of(snapshot: Snapshot) -> Evaluation | None:
+    """The stored evaluation of ``snapshot``, stored now if need be; None if skipped or failed."""
+    existing = selectors.evaluation_of_snapshot(snapshot_id=snapshot.pk)
+    if existing is not None:  # a redelivered or repeated task: the work is done
+        return existing
+    newer = selectors.newer_waiting_snapshot(snapshot)
+    if newer is not None:
+        services.skip_evaluation(snapshot=snapshot, newer=newer)
+        return None
+    limit = settings.EVALUATION_SOFT_TIME_LIMIT_SECONDS
+    try:
+        with soft_time_limit(limit):
+            return services.store_evaluation(snapshot=snapshot)
+    except SoftTimeLimitExceeded:
+        reason = f"timed out: still running after EVALUATION_SOFT_TIME_LIMIT_SECONDS={limit:g} s"
+        logger.error("evaluation of snapshot %s %s", snapshot.pk, reason)
+        _fail(snapshot, reason)
+        return None
+    except TRANSIENT_ERRORS:
+        raise
+    except Exception as error:
+        _fail(snapshot, f"{type(error).__name__}: {error}")
+        raise
+
+
+def _fail(snapshot: Snapshot, reason: str) -> None:
+    services.fail_evaluation(snapshot=snapshot, reason=reason)
+    events.publish_evaluation_failed(snapshot)
+
+
+def _publish_if_latest(evaluation: Evaluation) -> None:
     latest = selectors.latest_evaluation(cluster_id=evaluation.cluster_id)
     if latest is not None and latest.pk == evaluation.pk:
         events.publish_evaluation(evaluation)
-    return evaluation.pk
 
 
 @shared_task(name="recommender.tasks.keep_workload_breakdowns", acks_late=True)

@@ -139,3 +139,37 @@ def test_it_keeps_trace_pods_off_the_hand_made_case_nodes(db: None) -> None:
         (p.namespace, p.name) for p in model.pods if (p.node_name or "").startswith("case-")
     }
     assert on_case_nodes == {("team-q", "admitted-0")}
+
+
+@pytest.mark.django_db
+def test_it_deletes_demo_snapshots_older_than_demo_retention_hours(settings: Any) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from capacityweb.demo import configure_demo
+    from topology.models import Snapshot
+    from topology.tasks import delete_old_snapshots
+
+    settings.DEMO_RETENTION_HOURS = 2
+    cluster = configure_demo(now=DEMO_AT)
+    now = timezone.now()
+    for hours, digest in ((3, "old"), (1, "recent"), (0, "newest")):
+        Snapshot.objects.create(
+            cluster=cluster, taken_at=now - timedelta(hours=hours), content_hash=digest,
+            model_json={},
+        )  # fmt: skip
+    delete_old_snapshots()
+    kept = set(Snapshot.objects.filter(cluster=cluster).values_list("content_hash", flat=True))
+    assert kept == {"recent", "newest"}
+
+
+@pytest.mark.django_db
+def test_it_schedules_the_demo_retention_every_ten_minutes() -> None:
+    from django_celery_beat.models import PeriodicTask
+
+    from capacityweb.demo import configure_demo
+
+    configure_demo(now=DEMO_AT)
+    entry = PeriodicTask.objects.get(task="topology.tasks.delete_old_snapshots")
+    assert (entry.enabled, entry.interval.every, entry.interval.period) == (True, 600, "seconds")

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.conf import settings
+from django.db import reset_queries
 from django.utils import timezone
 
 from topology import services
@@ -61,6 +62,7 @@ class Follower:
     interval_seconds: float
     on_snapshot: Callable[[Snapshot], None]
     say: Callable[[str], None]
+    on_unchanged: Callable[[], None] = lambda: None  # e.g. evaluate a snapshot that has none
     holder: str = field(default_factory=lambda: holder_name("ingest --follow"))
     sleep: Callable[[float], None] = time.sleep
     random: random.Random = field(default_factory=random.Random)
@@ -87,7 +89,9 @@ class Follower:
         """Read until ``stop()``; never gives up on a source that does not answer."""
         try:
             while not stop():
-                self.sleep(self.step())
+                delay = self.step()
+                reset_queries()  # DEBUG logs each query's SQL, the snapshot's JSON included
+                self.sleep(delay)
         finally:
             self.release()
 
@@ -118,6 +122,7 @@ class Follower:
         self.say_kind_changes(before)
         if snapshot is None:
             self.say(f"{self.cluster.name}: unchanged")
+            self.on_unchanged()
         else:
             self.on_snapshot(snapshot)
         return snapshot

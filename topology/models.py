@@ -6,6 +6,7 @@ Cluster ──< Snapshot        one parsed state of the cluster (model_json), de
 """
 
 from django.core.exceptions import ValidationError
+from django.core.validators import MinValueValidator
 from django.db import models
 
 from topology.prices import PriceTable
@@ -24,8 +25,11 @@ class Cluster(models.Model):
         default=list, blank=True, help_text="Levels outermost first: [{key, name}]"
     )
     enabled = models.BooleanField(default=True)
-    retention_days = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Keep snapshots this long; blank = SNAPSHOT_RETENTION_DAYS"
+    retention_days = models.FloatField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0.0)],
+        help_text="Keep snapshots this many days (0.25 = 6 h); blank = SNAPSHOT_RETENTION_DAYS",
     )
     autoscaler_profile = models.CharField(
         max_length=64,
@@ -115,6 +119,19 @@ class Cluster(models.Model):
 
 
 class Snapshot(models.Model):
+    """One ingested state of a cluster.
+
+    ``evaluation_state`` says why a snapshot has no evaluation, when it never will
+    without help: "skipped" (a newer snapshot of the cluster was waiting, and only the
+    newest is evaluated) or "failed" (the evaluation raised or ran out of time;
+    ``evaluation_note`` says which). Blank: evaluated, or waiting for its evaluation.
+    """
+
+    class EvaluationState(models.TextChoices):
+        NONE = "", "evaluated or waiting"
+        SKIPPED = "skipped", "skipped"
+        FAILED = "failed", "failed"
+
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="snapshots")
     taken_at = models.DateTimeField()
     content_hash = models.CharField(max_length=64)
@@ -122,6 +139,10 @@ class Snapshot(models.Model):
     model_json = models.JSONField()
     errors = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    evaluation_state = models.CharField(
+        max_length=16, choices=EvaluationState.choices, default="", blank=True
+    )
+    evaluation_note = models.TextField(default="", blank=True)
 
     class Meta:
         constraints = [

@@ -13,7 +13,7 @@ from django.db.models import OuterRef, Subquery
 
 from topology.models import Cluster, Snapshot
 
-SNAPSHOT_PICKER_FIELDS = ("id", "taken_at", "errors")
+SNAPSHOT_PICKER_FIELDS = ("id", "taken_at", "errors", "evaluation_state", "evaluation_note")
 INGEST_STATUS_FIELDS = ("ingest_state", "ingest_message", "ingest_since", "ingest_kinds")
 
 
@@ -56,6 +56,6 @@ def snapshots_by_id(snapshot_ids: Iterable[int]) -> dict[int, Snapshot]:
     return {
         snapshot.id: snapshot
         for snapshot in Snapshot.objects.filter(id__in=list(snapshot_ids)).only(
-            "id", "cluster_id", "taken_at", "errors"
+            "id", "cluster_id", "taken_at", "errors", "evaluation_state", "evaluation_note"
         )
     }

@@ -47,6 +47,7 @@ logger = logging.getLogger(__name__)
 
 INGEST_TASK = "topology.tasks.ingest_cluster"
 RETENTION_TASK = "topology.tasks.delete_old_snapshots"
+RETENTION_ENTRY = "snapshot retention"  # its beat entry's name
 DEFAULT_INGEST_EVERY_SECONDS = 60
 DEFAULT_LOCK_SECONDS = 600
 TRACE_DATA_DIR = Path(settings.BASE_DIR) / "data" / "alibaba-gpu-v2023"
@@ -352,6 +353,8 @@ def save_cluster(
         },
     )
     schedule_ingest(cluster=cluster, every_seconds=every_seconds)
+    if not PeriodicTask.objects.filter(name=RETENTION_ENTRY).exists():
+        schedule_retention()  # a production set-up's first cluster: old snapshots go too
     return cluster
 
 
@@ -394,13 +397,13 @@ def schedule_retention(*, every_seconds: int = 3600) -> None:
         every=every_seconds, period=IntervalSchedule.SECONDS
     )
     PeriodicTask.objects.update_or_create(
-        name="snapshot retention",
+        name=RETENTION_ENTRY,
         defaults={"task": RETENTION_TASK, "interval": interval, "enabled": True},
     )
 
 
 @transaction.atomic
-def delete_old_snapshots(*, now: datetime, retention_days: int) -> int:
+def delete_old_snapshots(*, now: datetime, retention_days: float) -> int:
     """Delete snapshots (and their evaluations) older than the retention; the count of
     snapshots deleted. Each cluster's newest snapshot stays; a cluster's own
     ``retention_days`` replaces the default."""

@@ -2,6 +2,9 @@
 
 The evaluation follows from ``topology.signals.snapshot_ingested``, sent once the
 snapshot row commits; the recommender answers it by enqueueing its evaluate task.
+An ingest that finds nothing new sends ``ingest_unchanged``: the recommender then
+evaluates the latest snapshot if it still has no evaluation (its task was lost, or
+failed on a database that was down), so no snapshot stays unevaluated for good.
 
 The lock is an expiring row (``IngestLock``), so only one ingest per cluster
 runs and a killed worker's lock lapses by itself; ``ingest --follow`` holds the same
@@ -52,6 +55,8 @@ def ingest_cluster(
             return None
         if snapshot is not None:
             transaction.on_commit(partial(signals.send_snapshot_ingested, snapshot.pk))
+        else:  # nothing new; its latest snapshot may still lack an evaluation
+            signals.send_ingest_unchanged(cluster_id)
     finally:
         services.release_ingest_lock(cluster_id=cluster_id, token=token)
     return snapshot.pk if snapshot is not None else None

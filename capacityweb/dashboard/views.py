@@ -61,13 +61,15 @@ def overview_row(
     (an older snapshot's while the latest is being evaluated, which the card says)."""
     now = timezone.now()
     age = now - snapshot.taken_at if snapshot else None
+    newer = bool(snapshot and evaluation and evaluation.snapshot_id != snapshot.id)
     return {
         "cluster": cluster,
         "snapshot": snapshot,
         "evaluation": evaluation,
         "age": age,
         "stale": age is None or age > stale_after(cluster),
-        "being_evaluated": bool(snapshot and evaluation and evaluation.snapshot_id != snapshot.id),
+        "being_evaluated": newer and snapshot.evaluation_state != Snapshot.EvaluationState.FAILED,
+        "evaluation_failed": newer and snapshot.evaluation_state == Snapshot.EvaluationState.FAILED,
         "errors": list(snapshot.errors or []) if snapshot else [],
     }
 

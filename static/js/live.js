@@ -3,6 +3,10 @@
 //   connect ─► snapshot on connect ─► heatmap/pending/recommendations.update ─► apply
 //      ▲                                                                         │
 //      └── drop: reconnect after 0.5 s, 1 s, 2 s … 30 s, then send {"type": "resync"}
+//   quiet for <body data-live-poll-seconds> (LIVE_POLL_SECONDS): send {"type": "resync",
+//   "evaluation": shown}; the server answers only if its latest evaluation is another. So
+//   a change published where this server does not listen (`manage.py ingest` in a second
+//   shell beside `make run`'s in-process channel layer) still reaches the page.
 //
 // Every element with data-ws-path and data-live="on" opens one socket (a cluster
 // page has one; the overview one per cluster). A message names its evaluation; a
@@ -10,14 +14,17 @@
 // from the same URL and calls the page's own handler for the type (the heatmap's
 // Plotly.react). "snapshot.ingested" (a newer snapshot stored, its evaluation on its
 // way) fills the page's #newer-snapshot note; the evaluation's update re-renders that
-// region from the server, which clears it. An unknown version or type is ignored
+// region from the server, which clears it; "snapshot.failed" (its evaluation failed)
+// re-renders the regions, whose note then names the failure. An unknown version or type is ignored
 // with a console.warn.
 (function () {
   "use strict";
   var SUPPORTED_VERSION = 1;
-  var KNOWN_TYPES = ["heatmap.update", "pending.update", "recommendations.update", "snapshot.ingested"];
+  var KNOWN_TYPES = ["heatmap.update", "pending.update", "recommendations.update", "snapshot.ingested",
+    "snapshot.failed"];
   var MAX_DELAY_MS = 30000;
   var BASE_DELAY_MS = 500;
+  var POLL_MS = 1000 * (Number(document.body.dataset.livePollSeconds) || 30);
   var capacityweb = (window.capacityweb = window.capacityweb || { handlers: {} });
   var regionRefresh = null;
   capacityweb.sockets = [];
@@ -27,6 +34,7 @@
     var attempts = 0;
     var connectedBefore = false;
     var channel = { status: status, socket: null };
+    var lastHeard = Date.now();
 
     function setStatus(text, state) {
       if (status.dataset.statusText !== "off") { status.textContent = text; }
@@ -44,6 +52,7 @@
         connectedBefore = true;
       });
       socket.addEventListener("message", function (event) {
+        lastHeard = Date.now();
         var message;
         try { message = JSON.parse(event.data); } catch (error) {
           console.warn("capacityweb: ignoring a message that is not JSON");
@@ -63,6 +72,14 @@
       });
     }
 
+    // Quiet for POLL_MS: ask for the latest evaluation unless it is the one shown.
+    window.setInterval(function () {
+      var socket = channel.socket;
+      if (!socket || socket.readyState !== WebSocket.OPEN || Date.now() - lastHeard < POLL_MS) { return; }
+      lastHeard = Date.now();
+      socket.send(JSON.stringify({ type: "resync", evaluation: status.dataset.evaluation || "" }));
+    }, Math.min(POLL_MS, 5000));
+
     channel.connect = connect;
     return channel;
   }
@@ -77,6 +94,8 @@
       return;
     }
     if (message.type === "snapshot.ingested") { showNewerSnapshot(status, message); return; }
+    // the server renders the failure and its reason into the note
+    if (message.type === "snapshot.failed") { refreshRegions(status.dataset.evaluation || ""); return; }
     var evaluation = String(message.evaluation || "");
     if (evaluation === (status.dataset.evaluation || "")) { return; }
     var handler = capacityweb.handlers[message.type];

@@ -99,6 +99,33 @@ async def test_it_ignores_a_frame_that_is_not_json(session_cookie: bytes, evalua
     assert [m["type"] for m in messages] == MESSAGE_TYPES
 
 
+async def test_it_answers_a_poll_for_the_shown_evaluation_with_nothing(
+    session_cookie: bytes, evaluation: Any
+) -> None:
+    socket = communicator(evaluation.cluster_id, cookie=session_cookie)
+    await socket.connect(TIMEOUT_SECONDS)
+    await receive_snapshot(socket)
+    await socket.send_json_to({"type": "resync", "evaluation": str(evaluation.id)})
+    quiet = await socket.receive_nothing(timeout=1.0)
+    await socket.disconnect()
+    assert quiet
+
+
+async def test_it_answers_a_poll_with_an_evaluation_published_elsewhere(
+    session_cookie: bytes, evaluation: Any
+) -> None:
+    # stored by another process (`manage.py ingest` beside `make run`): no message came
+    socket = communicator(evaluation.cluster_id, cookie=session_cookie)
+    await socket.connect(TIMEOUT_SECONDS)
+    await receive_snapshot(socket)
+    objects = [*scenario_objects("reservation-idle-nodes"), gpu_node("elsewhere-1", 4)]
+    newer = await sync_to_async(evaluate_again)(evaluation, objects)
+    await socket.send_json_to({"type": "resync", "evaluation": str(evaluation.id)})
+    messages = await receive_snapshot(socket)
+    await socket.disconnect()
+    assert {m["evaluation"] for m in messages} == {newer.id}
+
+
 def evaluate_again(evaluation: Any, objects: list[Any]) -> Any:
     from topology.models import Cluster
 

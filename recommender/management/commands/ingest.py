@@ -2,13 +2,15 @@
 
 Reads the cluster's source once (creating the cluster when a source is
 given), stores the snapshot if its content changed, evaluates and publishes
-it. Validation errors are printed as ``source: object: field: reason``; the
-rest of the input is kept. A source refused as a whole (a file that does not
-parse, an API server that does not answer) stores nothing and exits 2 naming
-it; the previous snapshot stays. ``--follow`` keeps reading (``topology.follow``):
-it holds the cluster's ingest lock, so the worker's periodic ingest stands aside,
-and it never gives up on an unreachable source. Either exits 1 when another
-ingester holds the lock (``--follow`` stands by instead).
+it; when nothing changed, it evaluates the latest snapshot if that has none
+yet (a worker's evaluation failed). Validation errors are printed as
+``source: object: field: reason``; the rest of the input is kept. A source
+refused as a whole (a file that does not parse, an API server that does not
+answer) stores nothing and exits 2 naming it; the previous snapshot stays.
+``--follow`` keeps reading (``topology.follow``): it holds the cluster's ingest
+lock, so the worker's periodic ingest stands aside, and it never gives up on an
+unreachable source. Either exits 1 when another ingester holds the lock
+(``--follow`` stands by instead).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from recommender import events
+from recommender import events, selectors
 from recommender.services import store_evaluation
 from topology import services
 from topology.follow import Follower, LockHeld
@@ -48,6 +50,7 @@ class Command(BaseCommand):
             cluster=cluster,
             interval_seconds=options["interval"],
             on_snapshot=self._report,
+            on_unchanged=lambda: self._evaluate_waiting(cluster),
             say=self.stdout.write,
         )
         if options["follow"]:
@@ -60,6 +63,13 @@ class Command(BaseCommand):
             raise CommandError(f"{error}: not ingesting twice") from error
         except (ModelError, SourceError) as error:
             raise CommandError(f"{error}; the previous snapshot stays", returncode=2) from error
+
+    def _evaluate_waiting(self, cluster: Cluster) -> None:
+        """Nothing changed, but the latest snapshot may still lack an evaluation (a
+        worker's failed): evaluate it now."""
+        waiting = selectors.latest_unevaluated_snapshot(cluster_id=cluster.pk)
+        if waiting is not None:
+            self._report(Snapshot.objects.get(pk=waiting.pk))
 
     def _report(self, snapshot: Snapshot) -> None:
         """Print the snapshot's rejected objects, then evaluate and publish it."""
