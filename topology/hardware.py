@@ -54,12 +54,14 @@ from topology.podstate import (
 from topology.terms import (
     BIND_ALL_HOST_IP as BIND_ALL_HOST_IP,
     NO_POD_TERMS as NO_POD_TERMS,
+    NO_PREFERRED as NO_PREFERRED,
     HostPort as HostPort,
     LabelRequirement as LabelRequirement,
     NodeSelectorTerm as NodeSelectorTerm,
     PodAffinityTerm as PodAffinityTerm,
     PodPlacementTerms as PodPlacementTerms,
     PodSelector as PodSelector,
+    PreferredTerms as PreferredTerms,
     SpreadConstraint as SpreadConstraint,
     Taint as Taint,
     Toleration as Toleration,
@@ -252,6 +254,8 @@ class Pod:
     # a static pod's mirror kubernetes.io/config.mirror); None: any other pod, or one
     # being deleted (topology.daemons)
     node_daemon: str | None = None
+    # preferred node/pod (anti-)affinity terms and ScheduleAnyway spread: they only score
+    preferred: PreferredTerms = NO_PREFERRED
 
     @property
     def key(self) -> str:

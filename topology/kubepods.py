@@ -13,7 +13,15 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from topology import disruption, podaffinity, podspec, podstatus, volumes, workloads_k8s
+from topology import (
+    disruption,
+    podaffinity,
+    podspec,
+    podstatus,
+    preferred,
+    volumes,
+    workloads_k8s,
+)
 from topology.hardware import (
     GPU_RESOURCE,
     SHARED_GPU_RESOURCE,
@@ -156,7 +164,11 @@ def _inter_pod(
 ) -> dict[str, Any]:
     """podAffinity, podAntiAffinity and topologySpreadConstraints (``topology.podaffinity``)."""
     terms, score_only = podaffinity.pod_terms(ctx, spec, namespace, labels)
-    return {"pod_terms": terms, "score_only": score_only}
+    return {
+        "pod_terms": terms,
+        "score_only": score_only,
+        "preferred": preferred.preferred_terms(ctx, spec, namespace, labels),
+    }
 
 
 def _arrival(ctx: ObjectContext, raw: Any) -> float:

@@ -18,9 +18,9 @@ Reasons are upstream's, checked in upstream's order (affinity, anti-affinity,
 existing pods' anti-affinity; spread: a node lacking a key first).
 
 Only *required* terms and DoNotSchedule constraints filter. Preferred terms and
-ScheduleAnyway constraints (and the cluster's default spread constraints,
-which are ScheduleAnyway) only score; no scoring policy here weighs them, so
-the parser lists them as "not modelled (score only)".
+ScheduleAnyway constraints only score: ``preferred_score`` computes them for the
+kube-scheduler profiles; the parser also lists them as "not modelled (score
+only)", which holds for the other profiles.
 
 A pod is *sensitive* when its verdict on a node depends on the pods placed
 around that node: it carries terms, or some pod's required anti-affinity term
