@@ -65,6 +65,8 @@ from topology.terms import (
     SpreadConstraint as SpreadConstraint,
     Taint as Taint,
     Toleration as Toleration,
+    WeightedNodeTerm as WeightedNodeTerm,
+    WeightedPodTerm as WeightedPodTerm,
 )
 
 # time-slicing/MPS replicas under the device plugin's renameByDefault: a separate

@@ -22,6 +22,7 @@ So without a preferred score ``web`` takes the emptier node; each test's preferr
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from recommender.engine.scheduler.placement import place, place_unindexed
@@ -33,6 +34,7 @@ from recommender.engine.scheduler.preferred_score import (
 from recommender.engine.scheduler.workloads import pending_workloads
 from topology.hardware import Cluster
 from topology.kube import parse_objects
+from topology.serialize import cluster_from_json, cluster_to_json
 
 HOST = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
@@ -270,3 +272,15 @@ def test_it_places_as_the_unindexed_reference_does_with_preferred_scores() -> No
     reference = place_unindexed(cluster, workloads).outcomes
     assert [o.bindings for o in fast] == [o.bindings for o in reference]
     assert {b.node for o in fast for b in o.bindings} == {"busy"}
+
+
+def test_it_keeps_preferred_terms_through_a_stored_snapshot() -> None:
+    affinity = {
+        "nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [prefers_zone(7, "b")]},
+        "podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [pod_term(5, "db")]},
+    }
+    cluster = cluster_of(
+        pod("web", "1", affinity=affinity, topologySpreadConstraints=[anyway(ZONE, 2, "web")])
+    )
+    restored = cluster_from_json(json.loads(json.dumps(cluster_to_json(cluster))))
+    assert restored.pods[0].preferred == cluster.pods[0].preferred

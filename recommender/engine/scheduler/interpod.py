@@ -142,15 +142,15 @@ def _count_spread(cycle: PodCycle, pod: Pod, node: Node, placed: Sequence[Pod]) 
     if any(c.topology_key not in labels for c in constraints):
         return
     for index, constraint in enumerate(constraints):
-        if not _included(constraint, pod, node):
+        if not included(constraint, pod, node):
             continue
-        matching = _count_matching(constraint, pod.namespace, placed)
+        matching = count_matching(constraint, pod.namespace, placed)
         counts = cycle.spread_counts[index]
         value = labels[constraint.topology_key]
         counts[value] = counts.get(value, 0) + matching
 
 
-def _included(constraint: SpreadConstraint, pod: Pod, node: Node) -> bool:
+def included(constraint: SpreadConstraint, pod: Pod, node: Node) -> bool:
     """``matchNodeInclusionPolicies``: node affinity (Honor by default) and taints
     (Ignore by default; Honor drops nodes with an untolerated NoSchedule/NoExecute taint)."""
     labels = node.labels
@@ -168,7 +168,7 @@ def _included(constraint: SpreadConstraint, pod: Pod, node: Node) -> bool:
     return True
 
 
-def _count_matching(constraint: SpreadConstraint, namespace: str, placed: Sequence[Pod]) -> int:
+def count_matching(constraint: SpreadConstraint, namespace: str, placed: Sequence[Pod]) -> int:
     """``countPodsMatchSelector``: pods of the same namespace; an empty selector counts none."""
     selector = constraint.selector
     if selector.empty:

@@ -38,7 +38,7 @@ from collections.abc import Mapping, Sequence
 
 from topology.hardware import Cluster, Node, Pod, PodAffinityTerm, SpreadConstraint
 
-from .interpod import NO_LABELS, _count_matching, _included
+from .interpod import NO_LABELS, count_matching, included
 
 HOSTNAME = "kubernetes.io/hostname"
 MAX_NODE_SCORE = 100
@@ -175,8 +175,8 @@ def topology_spread(pod: Pod, feasible: Sequence[Node], placed: Placed) -> dict[
             value = node.labels[key]
             if key == HOSTNAME or value not in counts[index]:
                 continue
-            if _included(constraint, pod, node):
-                counts[index][value] += _count_matching(constraint, pod.namespace, pods)
+            if included(constraint, pod, node):
+                counts[index][value] += count_matching(constraint, pod.namespace, pods)
     sizes = [
         len(feasible) - len(ignored) if c.topology_key == HOSTNAME else len(counts[i])
         for i, c in enumerate(constraints)
@@ -188,7 +188,7 @@ def topology_spread(pod: Pod, feasible: Sequence[Node], placed: Placed) -> dict[
         score = 0.0
         for index, constraint in enumerate(constraints):
             if constraint.topology_key == HOSTNAME:
-                count = _count_matching(constraint, pod.namespace, pods_on.get(node.name, ()))
+                count = count_matching(constraint, pod.namespace, pods_on.get(node.name, ()))
             else:
                 count = counts[index][node.labels[constraint.topology_key]]
             score += count * math.log(sizes[index] + 2) + constraint.max_skew - 1
