@@ -56,15 +56,19 @@ from topology.podstate import (
 from topology.terms import (
     BIND_ALL_HOST_IP as BIND_ALL_HOST_IP,
     NO_POD_TERMS as NO_POD_TERMS,
+    NO_PREFERRED as NO_PREFERRED,
     HostPort as HostPort,
     LabelRequirement as LabelRequirement,
     NodeSelectorTerm as NodeSelectorTerm,
     PodAffinityTerm as PodAffinityTerm,
     PodPlacementTerms as PodPlacementTerms,
     PodSelector as PodSelector,
+    PreferredTerms as PreferredTerms,
     SpreadConstraint as SpreadConstraint,
     Taint as Taint,
     Toleration as Toleration,
+    WeightedNodeTerm as WeightedNodeTerm,
+    WeightedPodTerm as WeightedPodTerm,
 )
 
 # time-slicing/MPS replicas under the device plugin's renameByDefault: a separate
@@ -268,6 +272,8 @@ class Pod:
     not_ours: str | None = None
     # the Kueue ResourceFlavor whose quota the pod uses (topology.kueueflavors)
     quota_flavor: str | None = None
+    # preferred node/pod (anti-)affinity terms and ScheduleAnyway spread: they only score
+    preferred: PreferredTerms = NO_PREFERRED
 
     @property
     def key(self) -> str:

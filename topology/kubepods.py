@@ -22,6 +22,7 @@ from topology import (
     podrequests,
     podspec,
     podstatus,
+    preferred,
     volumes,
     workloads_k8s,
 )
@@ -182,7 +183,11 @@ def _inter_pod(
 ) -> dict[str, Any]:
     """podAffinity, podAntiAffinity and topologySpreadConstraints (``topology.podaffinity``)."""
     terms, score_only = podaffinity.pod_terms(ctx, spec, namespace, labels)
-    return {"pod_terms": terms, "score_only": score_only}
+    return {
+        "pod_terms": terms,
+        "score_only": score_only,
+        "preferred": preferred.preferred_terms(ctx, spec, namespace, labels),
+    }
 
 
 def _arrival(ctx: ObjectContext, raw: Any) -> float:

@@ -49,7 +49,7 @@ def pod_terms(
         base = f"spec.affinity.{kind}"
         section = ctx.mapping(affinity.get(kind), base)
         required[kind] = tuple(
-            _affinity_term(ctx, path, raw, namespace, labels)
+            affinity_term(ctx, path, raw, namespace, labels)
             for path, raw in ctx.items(section.get(REQUIRED), f"{base}.{REQUIRED}")
         )
         if ctx.sequence(section.get(PREFERRED), f"{base}.{PREFERRED}"):
@@ -79,7 +79,7 @@ def selector(
     return PodSelector(tuple(requirements))
 
 
-def _affinity_term(
+def affinity_term(
     ctx: ObjectContext,
     path: str,
     raw: Mapping[str, Any],
@@ -129,8 +129,17 @@ def _spread_constraints(
     ctx: ObjectContext, raw: Any, labels: Mapping[str, str]
 ) -> tuple[tuple[SpreadConstraint, ...], bool]:
     """DoNotSchedule constraints, and whether any ScheduleAnyway one was given."""
+    hard, soft = spread_constraints(ctx, raw, labels)
+    return hard, bool(soft)
+
+
+def spread_constraints(
+    ctx: ObjectContext, raw: Any, labels: Mapping[str, str]
+) -> tuple[tuple[SpreadConstraint, ...], tuple[SpreadConstraint, ...]]:
+    """The DoNotSchedule constraints (they filter) and the ScheduleAnyway ones (they
+    only score), each as ``filterTopologySpreadConstraints`` reads it."""
     hard: list[SpreadConstraint] = []
-    anyway = False
+    soft: list[SpreadConstraint] = []
     for path, item in ctx.items(raw, "spec.topologySpreadConstraints"):
         action = ctx.text(item.get("whenUnsatisfiable"), f"{path}.whenUnsatisfiable", required=True)
         if action not in ACTIONS:
@@ -143,10 +152,7 @@ def _spread_constraints(
         merged = _label_keys(ctx, item, f"{path}.matchLabelKeys", labels, "In")
         if merged and not chosen.nothing:
             chosen = PodSelector((*merged, *chosen.requirements))
-        if action == "ScheduleAnyway":
-            anyway = True
-            continue
-        hard.append(
+        (soft if action == "ScheduleAnyway" else hard).append(
             SpreadConstraint(
                 max_skew=max_skew,
                 topology_key=topology_key,
@@ -158,7 +164,7 @@ def _spread_constraints(
                 honor_node_taints=_policy(ctx, item, path, "nodeTaintsPolicy", "Ignore"),
             )
         )
-    return tuple(hard), anyway
+    return tuple(hard), tuple(soft)
 
 
 def _policy(

@@ -181,3 +181,39 @@ class HostPort:
 
 
 BIND_ALL_HOST_IP = "0.0.0.0"
+
+
+# --- preferred terms (Score only: NodeAffinity, InterPodAffinity, PodTopologySpread) ---
+
+
+@dataclass(frozen=True, slots=True)
+class WeightedNodeTerm:
+    """One ``preferredDuringSchedulingIgnoredDuringExecution`` node affinity term."""
+
+    weight: int
+    term: NodeSelectorTerm
+
+
+@dataclass(frozen=True, slots=True)
+class WeightedPodTerm:
+    """One preferred pod (anti-)affinity term (``WeightedPodAffinityTerm``)."""
+
+    weight: int
+    term: PodAffinityTerm
+
+
+@dataclass(frozen=True, slots=True)
+class PreferredTerms:
+    """What a pod prefers: it never filters, it only scores (kube-scheduler's default
+    profile: NodeAffinity, InterPodAffinity and PodTopologySpread Score)."""
+
+    node: tuple[WeightedNodeTerm, ...] = ()
+    affinity: tuple[WeightedPodTerm, ...] = ()
+    anti_affinity: tuple[WeightedPodTerm, ...] = ()
+    spread: tuple[SpreadConstraint, ...] = ()  # the ScheduleAnyway constraints
+
+    def __bool__(self) -> bool:
+        return bool(self.node or self.affinity or self.anti_affinity or self.spread)
+
+
+NO_PREFERRED = PreferredTerms()

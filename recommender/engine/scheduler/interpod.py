@@ -18,9 +18,9 @@ Reasons are upstream's, checked in upstream's order (affinity, anti-affinity,
 existing pods' anti-affinity; spread: a node lacking a key first).
 
 Only *required* terms and DoNotSchedule constraints filter. Preferred terms and
-ScheduleAnyway constraints (and the cluster's default spread constraints,
-which are ScheduleAnyway) only score; no scoring policy here weighs them, so
-the parser lists them as "not modelled (score only)".
+ScheduleAnyway constraints only score: ``preferred_score`` computes them for the
+kube-scheduler profiles; the parser also lists them as "not modelled (score
+only)", which holds for the other profiles.
 
 A pod is *sensitive* when its verdict on a node depends on the pods placed
 around that node: it carries terms, or some pod's required anti-affinity term
@@ -142,15 +142,15 @@ def _count_spread(cycle: PodCycle, pod: Pod, node: Node, placed: Sequence[Pod]) 
     if any(c.topology_key not in labels for c in constraints):
         return
     for index, constraint in enumerate(constraints):
-        if not _included(constraint, pod, node):
+        if not included(constraint, pod, node):
             continue
-        matching = _count_matching(constraint, pod.namespace, placed)
+        matching = count_matching(constraint, pod.namespace, placed)
         counts = cycle.spread_counts[index]
         value = labels[constraint.topology_key]
         counts[value] = counts.get(value, 0) + matching
 
 
-def _included(constraint: SpreadConstraint, pod: Pod, node: Node) -> bool:
+def included(constraint: SpreadConstraint, pod: Pod, node: Node) -> bool:
     """``matchNodeInclusionPolicies``: node affinity (Honor by default) and taints
     (Ignore by default; Honor drops nodes with an untolerated NoSchedule/NoExecute taint)."""
     labels = node.labels
@@ -168,7 +168,7 @@ def _included(constraint: SpreadConstraint, pod: Pod, node: Node) -> bool:
     return True
 
 
-def _count_matching(constraint: SpreadConstraint, namespace: str, placed: Sequence[Pod]) -> int:
+def count_matching(constraint: SpreadConstraint, namespace: str, placed: Sequence[Pod]) -> int:
     """``countPodsMatchSelector``: pods of the same namespace, terminating ones bypassed
     (``pod.DeletionTimestamp != nil``); an empty selector counts none."""
     selector = constraint.selector

@@ -24,7 +24,7 @@ from operator import itemgetter
 from topology.hardware import Cluster, Pod
 from topology.terms import Taint
 
-from . import interpod, taint_score
+from . import interpod, preferred_score, taint_score
 from .allocate import Option, claim_takes, gpu_options, with_devices
 from .caches import Layout, Scope, SharedMemo, index_of, kept
 from .filters import POD_RULES, RESOURCE_RULES, STATIC_RULES, FilterContext, Status, run_filters
@@ -74,6 +74,9 @@ class NodePicker:
         self._inter_pod = kept(
             state, "inter-pod index", cluster, lambda: interpod.InterPodIndex(cluster)
         )
+        self._preferred = kept(
+            state, "preferred index", cluster, lambda: preferred_score.PreferredIndex(cluster)
+        )
         self.scores.fragmentation = shared.fragmentation
         # Memoised scores are computed without the gang's members (``base``);
         # closeness to them is added per node (see ``closeness_weight``).
@@ -99,8 +102,9 @@ class NodePicker:
         kube-scheduler's selectHost does) when the policy says "random"."""
         if self.policy.taint_toleration_weight:
             counts = self._intolerable_counts(pod, scope)
-            if counts:
-                return self._best_with_taints(pod, scope, counts)
+            preferred = self.policy.preferred_scores and self._preferred.applies(pod)
+            if counts or preferred:
+                return self._best_with_taints(pod, scope, counts, preferred)
         shape = self.shape(pod)
         members = self.scores.member_paths
         weight = self._closeness_weight
@@ -165,9 +169,12 @@ class NodePicker:
         nodes = (*self._cluster.nodes, *(g.template for g in self._cluster.node_groups))
         return bool(taint_score.prefer_taints(nodes))
 
-    def _best_with_taints(self, pod: Pod, scope: Scope, counts: dict[str, int]) -> Choice | None:
+    def _best_with_taints(
+        self, pod: Pod, scope: Scope, counts: dict[str, int], preferred: bool = False
+    ) -> Choice | None:
         """Every node of the scope scored in full, TaintToleration's normalised score added
-        (weight × ``taint_score.normalized`` over the feasible nodes), the best picked."""
+        (weight × ``taint_score.normalized`` over the feasible nodes) and, when
+        ``preferred``, the preferred scores (``preferred_score``), the best picked."""
         shape = self.shape(pod)
         members = self.scores.member_paths
         memoised = shape is not None and (not members or self._closeness_weight == 0.0)
@@ -180,11 +187,24 @@ class NodePicker:
             return None
         taint = taint_score.normalized(counts, (name for name, _, _ in feasible))
         weight = self.policy.taint_toleration_weight
-        totals = [(name, score + weight * taint[name], option) for name, score, option in feasible]
+        extra = self._preferred_scores(pod, [name for name, _, _ in feasible]) if preferred else {}
+        totals = [
+            (name, score + weight * taint[name] + extra.get(name, 0.0), option)
+            for name, score, option in feasible
+        ]
         best_score = max(total for _, total, _ in totals)
         best = [(name, option) for name, total, option in totals if total == best_score]
         name, option_index = best[self._pick(len(best))]
         return self._choice(name, pod, option_index)
+
+    def _preferred_scores(self, pod: Pod, feasible: list[str]) -> dict[str, float]:
+        """``preferred_score.preferred_scores`` over the feasible nodes and every placed pod."""
+        state = self.state
+        placed = [(state.node(n), state.alloc(n).placed) for n in state.node_names()]
+        nodes = [state.node(n) for n in feasible]
+        return preferred_score.preferred_scores(
+            pod, nodes, placed, self._preferred.namespace_labels
+        )
 
     def column(self, pod: Pod, shape: int) -> tuple[list[float], list[int]]:
         """Every indexed node's score for the pod's shape (see ``ScoreIndex.column``)."""

@@ -13,10 +13,10 @@ weight), and how ties are broken.
 plugin                              weight  here
 ==================================  ======  ==========================================
 TaintToleration                     3       ``taint_score`` (PreferNoSchedule)
-NodeAffinity (preferred terms)      2       not modelled: listed as "score only"
+NodeAffinity (preferred terms)      2       ``preferred_score.node_affinity``
 NodeResourcesFit (LeastAllocated)   1       ``least_allocated``
-PodTopologySpread (ScheduleAnyway)  2       not modelled: listed as "score only"
-InterPodAffinity (preferred terms)  2       not modelled: listed as "score only"
+PodTopologySpread (ScheduleAnyway)  2       ``preferred_score.topology_spread``
+InterPodAffinity (preferred terms)  2       ``preferred_score.inter_pod_affinity``
 NodeResourcesBalancedAllocation     1       ``balanced_allocation``
 ImageLocality                       1       not modelled (no image sizes in a snapshot)
 ==================================  ======  ==========================================
@@ -191,12 +191,14 @@ POLICIES[KUBE_DEFAULT] = Policy(
     (("least_allocated", 1.0), ("balanced_allocation", 1.0), ("topology", 1.0)),
     "random",
     taint_toleration_weight=TAINT_TOLERATION_WEIGHT,
+    preferred_scores=True,
 )
 POLICIES[MOST_ALLOCATED] = Policy(
     MOST_ALLOCATED,
     (("most_allocated_gpu", 1.0), ("balanced_allocation", 1.0), ("topology", 1.0)),
     "random",
     taint_toleration_weight=TAINT_TOLERATION_WEIGHT,
+    preferred_scores=True,
 )
 
 

@@ -177,6 +177,8 @@ class Policy:
     device_rule: str | None = "share_tightness"
     # TaintToleration's Score plugin weight (kube-scheduler's profiles; ``taint_score``)
     taint_toleration_weight: float = 0.0
+    # NodeAffinity, InterPodAffinity, PodTopologySpread preferred scores (``preferred_score``)
+    preferred_scores: bool = False
 
     @property
     def needs_fragmentation(self) -> bool:
