@@ -36,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.synth import AT, GIB, MODELS, PRODUCT, TEAMS, synthetic_cluster  # noqa: E402
+from bench.synth import AT, MODELS, PRODUCT, TEAMS, synthetic_cluster  # noqa: E402
 from recommender.engine.evaluate.evaluation import evaluate  # noqa: E402
 from topology.hardware import Cluster, GpuRequest, Pod, Resources  # noqa: E402
 
@@ -171,7 +171,8 @@ def main() -> None:
             )
     first = counts[0]
     for count in counts[1:]:
-        print(f"diverse {args.nodes} nodes {count} × {first} shapes: {best[count] / best[first]:.2f}")
+        ratio = best[count] / best[first]
+        print(f"diverse {args.nodes} nodes {count} × {first} shapes: {ratio:.2f}")
     print(f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
 
 
