@@ -12,12 +12,15 @@ The first ``k`` shapes of a shuffled list are the same for every ``shapes``
 ≥ ``k``, so 5 and 800 shapes differ only in how many requests are told apart.
 
     python -m bench.diverse [--nodes 2000] [--shapes 5,800] [--pending N] [--repeat 1]
-                            [--profile] [--digest]
+                            [--profile] [--digest] [--curve 1000,2000,5000,10000]
 
 Prints each run's process CPU and wall seconds of ``evaluate()`` and, per
-shape count, the ratio to the first; runs alternate between shape counts
-(``--repeat``) so a busy machine weighs on each alike. ``--digest`` prints the
-SHA-256 of each evaluation's JSON (bench/evaluate.py's fingerprint).
+shape count, the ratio to the first (the best of ``--repeat`` runs, which
+alternate between shape counts so a busy machine weighs on each alike).
+``--digest`` prints the SHA-256 of each evaluation's JSON (bench/evaluate.py's
+fingerprint). ``--curve`` times instead one evaluation per cluster size with
+the last shape count and pending ∝ nodes (nodes / 4, or ``--pending`` per
+1,000 nodes), and the growth exponent of CPU time (bench/scaling.py's fit).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.scaling import growth_exponent  # noqa: E402
 from bench.synth import AT, MODELS, PRODUCT, TEAMS, synthetic_cluster  # noqa: E402
 from recommender.engine.evaluate.evaluation import evaluate  # noqa: E402
 from topology.hardware import Cluster, GpuRequest, Pod, Resources  # noqa: E402
@@ -151,8 +155,12 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--digest", action="store_true")
+    parser.add_argument("--curve", default="", help="comma-separated node counts")
     args = parser.parse_args()
     counts = [int(s) for s in args.shapes.split(",") if s]
+    if args.curve:
+        curve([int(n) for n in args.curve.split(",") if n], counts[-1], args.pending, args.seed)
+        return
     clusters = {c: diverse_cluster(args.nodes, c, args.pending, args.seed) for c in counts}
     if args.digest:
         for count, cluster in clusters.items():
@@ -174,6 +182,25 @@ def main() -> None:
         ratio = best[count] / best[first]
         print(f"diverse {args.nodes} nodes {count} × {first} shapes: {ratio:.2f}")
     print(f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+
+
+def curve(sizes: list[int], shapes: int, per_thousand: int | None, seed: int) -> None:
+    """CPU seconds of one evaluation per size, pending growing with the nodes."""
+    points = []
+    for nodes in sizes:
+        pending = None if per_thousand is None else per_thousand * nodes // 1000
+        cluster = diverse_cluster(nodes, shapes, pending, seed)
+        cpu, wall = _timed(cluster, profile=False)
+        count = sum(1 for p in cluster.pods if p.node_name is None)
+        print(
+            f"diverse curve {nodes} nodes {shapes} shapes {count} pending: "
+            f"evaluate {cpu:7.2f} s cpu {wall:7.2f} s wall",
+            flush=True,
+        )
+        points.append((float(nodes), cpu))
+    exponent = growth_exponent(points)
+    if exponent is not None:
+        print(f"diverse curve growth exponent (cpu, pending ∝ nodes): {exponent:.2f}")
 
 
 if __name__ == "__main__":
