@@ -8,7 +8,7 @@ fanout) read DATABASE_URL/REDIS_URL like the tests do.
 
     python -m bench [--quick] [--only scaling,http]
 
-``--quick`` runs reduced sizes (scaling 1k/10k, fanout 100/200) for a check
+``--quick`` runs reduced sizes (scaling 1k/10k, fanout 100/200, diverse 500/1k) for a check
 that the harness works; figures in docs/BENCHMARKS.md come from full runs.
 """
 
@@ -22,12 +22,26 @@ import time
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SUMMARY_PREFIXES = ("scaling ", "http ", "fanout ", "openb ", "follow ", "idle_rss after")
+SUMMARY_PREFIXES = (
+    "scaling ",
+    "http ",
+    "fanout ",
+    "openb ",
+    "follow ",
+    "idle_rss after",
+    "diverse ",
+)
 FULL: dict[str, list[str]] = {
     "parse": [],
     "placement": [],
     "openb": [],
     "evaluate": ["--nodes", "10000", "--gangs", "500"],
+    # issue 32: 5 vs 800 request shapes on one 2,000-node cluster (500 pending pods)
+    "diverse": ["--nodes", "2000", "--shapes", "5,800", "--repeat", "2"],
+    # 10,000 nodes, 2,500 distinct shapes, 2,500 pending pods (time and peak RSS)
+    "diverse_large": ["--nodes", "10000", "--shapes", "2500", "--pending", "2500"],
+    # pending ∝ nodes (nodes / 4) with 800 shapes, 1k to 10k nodes: the growth exponent
+    "diverse_curve": ["--shapes", "800", "--curve", "1000,2000,5000,10000"],
     "ingest": [],
     "follow": [],
     "heatmap": [],
@@ -42,11 +56,18 @@ QUICK: dict[str, list[str]] = {
     "evaluate": ["--nodes", "2000", "--gangs", "100"],
     "follow": ["--nodes", "200", "--pods", "2000", "--window", "20", "--interval", "5"],
     "idle_rss": ["--minutes", "3", "--interval", "10"],
+    "diverse": ["--nodes", "500", "--shapes", "5,100"],
+    "diverse_large": ["--nodes", "1000", "--shapes", "250", "--pending", "250"],
+    "diverse_curve": ["--shapes", "100", "--curve", "500,1000"],
 }
 
 
+# benchmarks that run one module with other arguments
+MODULES = {"diverse_large": "diverse", "diverse_curve": "diverse"}
+
+
 def available(name: str) -> bool:
-    return importlib.util.find_spec(f"bench.{name}") is not None
+    return importlib.util.find_spec(f"bench.{MODULES.get(name, name)}") is not None
 
 
 def run_one(name: str, arguments: list[str]) -> tuple[int, float, list[str]]:
@@ -54,7 +75,7 @@ def run_one(name: str, arguments: list[str]) -> tuple[int, float, list[str]]:
     started = time.monotonic()
     headline = []
     with subprocess.Popen(
-        [sys.executable, "-m", f"bench.{name}", *arguments],
+        [sys.executable, "-m", f"bench.{MODULES.get(name, name)}", *arguments],
         cwd=REPO_ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

@@ -152,3 +152,30 @@ def test_it_keeps_reserved_nodes_apart_per_namespace_as_the_unindexed_path(polic
         if b.node in reserved
     }
     assert on_reserved == {"team0"}  # the owner uses them, nobody else does
+
+
+def _many_shapes(nodes: int, pods: int, seed: int) -> tuple[Cluster, list[Workload]]:
+    """The gang fleet's nodes (half their GPUs bound) and lone pods of as many distinct
+    requests as pods: cpu and memory vary, 0–8 whole GPUs or a share, a third naming
+    a block by nodeSelector (nodes of other blocks share its nodes' memo keys)."""
+    cluster, _ = _gang_fleet(nodes, 0, seed)
+    rng = random.Random(seed)
+    pending = []
+    for k in range(pods):
+        requests = Resources(cpu_milli=1000 + 7 * k, memory_bytes=(1 + k % 50) * 2**30, pods=1)
+        gpu = rng.choice((None, GpuRequest(1, 250), GpuRequest(1), GpuRequest(2), GpuRequest(8)))
+        selector = {"block": f"b{rng.randrange(nodes // 16)}"} if k % 3 == 0 else {}
+        pod = Pod("team", f"p{k:03d}", requests, gpu, node_selector=selector, arrival=float(k))
+        pending.append(pod_workload(pod))
+    return cluster, pending
+
+
+@pytest.mark.parametrize("policy", ["kube-default", "bestfit", "fgd"])
+def test_it_places_hundreds_of_request_shapes_exactly_as_the_unindexed_path(policy: str) -> None:
+    cluster, workloads = _many_shapes(64, 300, seed=4)
+    options = PlacementOptions(policy=policy, seed=1)
+    indexed = place(cluster, workloads, options=options)
+    reference = place_unindexed(cluster, workloads, options=options)
+    assert [o.bindings for o in indexed.outcomes] == [o.bindings for o in reference.outcomes]
+    assert [o.diagnosis for o in indexed.outcomes] == [o.diagnosis for o in reference.outcomes]
+    assert 0 < sum(o.placed for o in indexed.outcomes) < len(workloads)

@@ -5,7 +5,9 @@ The evaluation's scheduler pass runs the cluster's scoring profile (say
 ``fgd``, the same pass runs once more with ``fgd`` (Fragmentation Gradient
 Descent, ``scheduler/fgd.py``) on the same cluster, the same pending workloads in
 the same order: the difference in GPUs placed is what a fragmentation-aware
-profile would win (or, negative, lose) today, without buying anything.
+profile would win (or, negative, lose) today, without buying anything. The pass
+is skipped only where its answer is known without it (``_lone_pods_only``: lone
+pods of which the chosen pass placed none), never on a time or size bound.
 
 Pure: no Django.
 """
@@ -57,6 +59,8 @@ def fragmentation_what_if(
     if profile == FGD:
         return None
     ours = placed_gpu_milli(chosen)
+    if not ours and _lone_pods_only(pending) and options.preemption:
+        return WhatIf(profile=FGD, extra_gpu_milli=0, workloads=(), not_placed=())
     fgd_options = PlacementOptions(
         policy=FGD,
         seed=options.seed,
@@ -74,3 +78,20 @@ def fragmentation_what_if(
         workloads=tuple(sorted(set(theirs) - set(ours))),
         not_placed=tuple(sorted(set(ours) - set(theirs))),
     )
+
+
+def _lone_pods_only(pending: Sequence[Workload]) -> bool:
+    """True when every workload is one pod: then a pass that placed none of them (and
+    tried preemption) shows FGD would place none either, without running it.
+
+    Whether a lone pod fits a state is the filters' verdict and DefaultPreemption's
+    (victims are chosen by priority and filters, never by score); a score only picks
+    among the nodes that fit. A pass that places nothing never changes its state, so
+    every workload met the snapshot itself and found no node: the FGD pass, in the
+    same order from the same snapshot, meets the same states and finds none too.
+    Members of a gang or a multi-pod workload are not covered: where the first one
+    lands (a score's choice) decides whether the next fits. Pending pods that ask for
+    no GPU are not covered either: FGD scores the cpu they take too (a typical pod's
+    cpu no longer fitting turns the node's idle GPUs into fragments), so it packs
+    them where the chosen profile may spread them, and what fits later differs."""
+    return all(len(w.pods) == 1 for w in pending)

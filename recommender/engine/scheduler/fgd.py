@@ -24,6 +24,7 @@ a fixed rank packs them onto the same few nodes until those stop being neutral.
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -84,12 +85,7 @@ class FragmentationModel:
 
     def cpu_bucket(self, cpu_left_milli: int) -> int:
         """How many typical cpu requests fit: all frag needs to know about the cpu left."""
-        count = 0
-        for threshold in self._cpu_thresholds:
-            if threshold > cpu_left_milli:
-                break
-            count += 1
-        return count
+        return bisect_right(self._cpu_thresholds, cpu_left_milli)
 
     def node_frag(self, model: str | None, cpu_left_milli: int, lefts: tuple[int, ...]) -> float:
         key = (model, self.cpu_bucket(cpu_left_milli), tuple(sorted(lefts)))
@@ -100,24 +96,28 @@ class FragmentationModel:
         return cached
 
     def _compute(self, model: str | None, cpu_left_milli: int, lefts: tuple[int, ...]) -> float:
+        """Each typical pod's fragment, weighted by its frequency and summed in their
+        order: the idle milli when it does not fit (cpu-only pods too, as the simulator
+        counts them; a model it does not take; too few GPUs with its share left; cpu
+        short), else the milli left on GPUs too small for its share. What a share reads
+        of ``lefts`` is found once per share: hundreds of typical pods share few sizes."""
         idle = sum(lefts)
+        by_milli: dict[int, tuple[int, int]] = {}  # milli → (GPUs with that much left, rest)
         frag = 0.0
         for pod in self.typical:
-            frag += pod.frequency * _pod_frag(pod, model, cpu_left_milli, lefts, idle)
+            value = idle
+            milli = pod.gpu_milli
+            if milli and (not pod.models or model in pod.models):
+                found = by_milli.get(milli)
+                if found is None:
+                    found = by_milli[milli] = (
+                        sum(1 for left in lefts if left >= milli),
+                        sum(left for left in lefts if left < milli),
+                    )
+                if found[0] >= pod.gpu_count and cpu_left_milli >= pod.cpu_milli:
+                    value = found[1]
+            frag += pod.frequency * value
         return frag
-
-
-def _pod_frag(
-    pod: TypicalPod, model: str | None, cpu_left: int, lefts: tuple[int, ...], idle: int
-) -> float:
-    if pod.gpu_milli == 0:
-        return idle  # the simulator counts idle GPU as fragment for cpu-only pods too
-    if pod.models and model not in pod.models:
-        return idle
-    fitting = sum(1 for left in lefts if left >= pod.gpu_milli)
-    if fitting >= pod.gpu_count and cpu_left >= pod.cpu_milli:
-        return sum(left for left in lefts if left < pod.gpu_milli)
-    return idle
 
 
 def _lefts(candidate: Candidate) -> tuple[int, ...]:

@@ -188,7 +188,8 @@ class ScoreIndex:
         self._changes: list[int] = []
         self._scores: dict[int, _Column] = {}
         self._reasons: dict[int, _Column] = {}
-        self._owned: set[tuple[bool, int]] = set()  # columns this clone may write
+        self._keys: dict[int, _Column] = {}  # per static needs: each node's key (None: fails)
+        self._owned: set[tuple[str, int]] = set()  # columns this clone may write
         self._own_positions = True
 
     def clone(self) -> ScoreIndex:
@@ -198,6 +199,7 @@ class ScoreIndex:
         other._changes = list(self._changes)
         other._scores = dict(self._scores)
         other._reasons = dict(self._reasons)
+        other._keys = dict(self._keys)
         other._owned = set()
         other._own_positions = self._own_positions = False
         self._owned = set()  # both share every column now: the first writer copies
@@ -225,7 +227,7 @@ class ScoreIndex:
         self._changes.append(-len(self.names))  # "released": never skipped as a non-fit
 
     def _stale(
-        self, columns: dict[int, _Column], shape: int, empty: object, kind: bool
+        self, columns: dict[int, _Column], shape: int, empty: object, kind: str
     ) -> tuple[_Column, Iterable[int], set[int]]:
         """The shape's column (this index's own), the nodes changed since its last
         query, and those of them that got resources back."""
@@ -264,7 +266,7 @@ class ScoreIndex:
         """Every node's score and option index for the shape, brought up to date.
         ``only``: the positions that can score at all (a new column scores just those)."""
         fresh = shape not in self._scores
-        column, stale, released = self._stale(self._scores, shape, NO_SCORE, True)
+        column, stale, released = self._stale(self._scores, shape, NO_SCORE, "scores")
         if fresh and only is not None:
             stale = only
         scores, options, names = column.values, column.options, self.names
@@ -279,6 +281,47 @@ class ScoreIndex:
                 options[position] = scored[1]
         return scores, options
 
+    def has(self, shape: int) -> bool:
+        """True once the shape has a score column (later queries refresh changed nodes)."""
+        return shape in self._scores
+
+    def node_keys(
+        self, needs: int, key_of: Callable[[str], int | None], only: Iterable[int]
+    ) -> list[int | None]:
+        """Every node's memo key for pods with the static needs ``needs`` (None where a
+        static rule refuses them), brought up to date; ``only``: the nodes that can pass
+        the static rules at all (a new column asks just those; the rules never change
+        their verdict on a node, so a refused node stays refused)."""
+        fresh = needs not in self._keys
+        column, stale, _ = self._stale(self._keys, needs, None, "keys")
+        keys, names = column.values, self.names
+        for position in only if fresh else stale:
+            keys[position] = key_of(names[position])
+        return keys
+
+    def fill(
+        self, shape: int, keys: Sequence[int | None], score: Callable[[str], Scored]
+    ) -> tuple[list[float], list[int]]:
+        """A new column for the shape, scoring one node per memo key (``node_keys``):
+        nodes with equal keys score alike (that is the memo), so each key's score
+        and option go to all of its nodes; the same values ``column`` finds visiting
+        every node, at the cost of the distinct keys, not of the nodes."""
+        assert shape not in self._scores
+        column, _, _ = self._stale(self._scores, shape, NO_SCORE, "scores")
+        groups: dict[int, list[int]] = {}
+        for position, key in enumerate(keys):
+            if key is not None:
+                groups.setdefault(key, []).append(position)
+        values, options, names = column.values, column.options, self.names
+        for positions in groups.values():
+            scored = score(names[positions[0]])
+            if scored is not None:
+                value, option = scored
+                for position in positions:
+                    values[position] = value
+                    options[position] = option
+        return values, options
+
     def top(self, shape: int) -> tuple[float, list[int]]:
         """The shape's best score over every node and the positions holding it, as of
         its last ``column`` call (NO_SCORE and every position when nothing fits)."""
@@ -286,7 +329,7 @@ class ScoreIndex:
 
     def reasons(self, shape: int, reason: Callable[[str], str]) -> list[str]:
         """Every node's first failing filter reason for the shape, in node order."""
-        column, stale, _ = self._stale(self._reasons, shape, "", False)
+        column, stale, _ = self._stale(self._reasons, shape, "", "reasons")
         for position in stale:
             column.values[position] = reason(self.names[position])
         return list(column.values)

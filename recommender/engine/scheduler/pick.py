@@ -18,6 +18,7 @@ import random
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from itertools import compress
 from operator import itemgetter
 
@@ -207,13 +208,28 @@ class NodePicker:
         )
 
     def column(self, pod: Pod, shape: int) -> tuple[list[float], list[int]]:
-        """Every indexed node's score for the pod's shape (see ``ScoreIndex.column``)."""
-        assert self.index is not None
-        return self.index.column(
-            shape,
-            lambda name: self._memo_score(name, pod, shape),
-            self.layout.matching(pod.node_selector) if pod.node_selector else None,
+        """Every indexed node's score for the pod's shape (see ``ScoreIndex.column``).
+
+        A new column scores one node per memo key among the nodes passing the static
+        rules (``ScoreIndex.fill``): hundreds of shapes then cost shapes × distinct
+        keys, not shapes × nodes; the nodes' keys are kept per static needs."""
+        index = self.index
+        assert index is not None
+        score = partial(self._memo_score, pod=pod, shape=shape)
+        if index.has(shape):
+            return index.column(shape, score)
+        only = (
+            self.layout.matching(pod.node_selector)
+            if pod.node_selector
+            else range(len(index.names))
         )
+        keys = index.node_keys(self._needs_of(pod), partial(self._passing_key, pod=pod), only)
+        return index.fill(shape, keys, score)
+
+    def _passing_key(self, name: str, pod: Pod) -> int | None:
+        """The node's memo key, or None when a static rule refuses the pod there."""
+        info, alloc = self.state.info(name), self.state.alloc(name)
+        return self._node_key(name) if self._static_ok(info, alloc, pod) else None
 
     def _pick_among(self, positions: list[int]) -> int:
         """Which of the tied node positions (ascending) wins: as ``_pick``, or with
@@ -338,6 +354,17 @@ class NodePicker:
     def _static_reason(self, info: NodeInfo, alloc: NodeAlloc, pod: Pod) -> str:
         """The first failing rule that reads no free resources ("" when none fails),
         once per (pod's static needs, node)."""
+        key = (self._needs_of(pod), info.node.name)
+        reason = self._static.get(key)
+        if reason is None:
+            reason = self._static[key] = next(
+                (s.reason for r in STATIC_RULES if not (s := r(info, alloc, pod, self.filters)).ok),
+                "",
+            )
+        return reason
+
+    def _needs_of(self, pod: Pod) -> int:
+        """The id of what the static rules read of the pod (kept per pod object)."""
         cached = self._needs.get(id(pod))
         if cached is None or cached[0] is not pod:
             needs = self._keys.intern(
@@ -350,14 +377,7 @@ class NodePicker:
                 )
             )
             cached = self._needs[id(pod)] = (pod, needs)
-        key = (cached[1], info.node.name)
-        reason = self._static.get(key)
-        if reason is None:
-            reason = self._static[key] = next(
-                (s.reason for r in STATIC_RULES if not (s := r(info, alloc, pod, self.filters)).ok),
-                "",
-            )
-        return reason
+        return cached[1]
 
     def _score_node(
         self, name: str, pod: Pod, ctx: ScoreContext | None = None
