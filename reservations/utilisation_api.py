@@ -69,7 +69,7 @@ class PrometheusSourceViewSet(WriteThrottleMixin, viewsets.ModelViewSet):
     serializer_class = PrometheusSourceSerializer
     permission_classes = [OperatorOrReadOnly]
     filter_backends = FILTER_BACKENDS
-    filterset_fields = ["cluster", "enabled"]
+    filterset_class = selectors.PrometheusSourceFilterSet
     pagination_class = StandardPagination
 
 

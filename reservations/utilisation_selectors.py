@@ -18,7 +18,8 @@ from django import forms
 from django.conf import settings
 from django.db.models import OuterRef, QuerySet, Subquery
 
-from reservations.models import UtilisationPod, UtilisationReport
+from reservations.models import PrometheusSource, UtilisationPod, UtilisationReport
+from topology.filters import StrictBooleanFilter, cluster_filter
 from topology.models import Cluster
 
 GROUP_BY_CHOICES = ("pod", "gpu", "team")
@@ -68,10 +69,21 @@ COLUMNS = {
 ROW_KEY = {"pod": "pods", "gpu": "gpus", "team": "teams"}
 
 
+class PrometheusSourceFilterSet(django_filters.FilterSet):
+    """``cluster`` (an unknown id is a 404, as in every FilterSet) and ``enabled``."""
+
+    cluster = cluster_filter()
+    enabled = StrictBooleanFilter()
+
+    class Meta:
+        model = PrometheusSource
+        fields = ["cluster", "enabled"]
+
+
 class UtilisationFilterSet(django_filters.FilterSet):
     """``cluster``, ``team`` (namespace) and ``group_by``: the API's and the page's filters."""
 
-    cluster = django_filters.ModelChoiceFilter(queryset=Cluster.objects.all())
+    cluster = cluster_filter()
     team = django_filters.CharFilter(method="filter_nothing", label="Team (namespace)")
     group_by = django_filters.ChoiceFilter(
         choices=[(choice, choice) for choice in GROUP_BY_CHOICES],

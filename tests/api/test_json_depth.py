@@ -35,11 +35,15 @@ def json_operations(client) -> list[tuple[str, str]]:
 
 
 def test_it_refuses_json_nested_2000_deep_on_every_json_operation(staff_client, cluster, client):
+    from reservations.models import PrometheusSource
     from topology.models import NodeGroup
 
     ids = {
         "cluster-autoscalers": cluster.id,
         "node-groups": NodeGroup.objects.create(cluster=cluster, name="g", spec={}).id,
+        "prometheus-sources": PrometheusSource.objects.create(
+            cluster=cluster, url="http://prometheus.example:9090"
+        ).id,
         "reservations": make_reservation(cluster, "r", "team-a").id,
         "subscriptions": staff_client.post(
             "/api/v1/subscriptions/",
@@ -48,7 +52,7 @@ def test_it_refuses_json_nested_2000_deep_on_every_json_operation(staff_client, 
         ).json()["id"],
     }
     operations = json_operations(client)
-    assert len(operations) == 12  # token, 3 creates, 4 PUT and 4 PATCH
+    assert len(operations) == 15  # token, 4 creates, 5 PUT and 5 PATCH
     answers = {}
     for method, pattern in operations:
         collection = pattern.split("/")[3]
