@@ -1,9 +1,9 @@
 """Routes of the dashboard pages that join the apps: the overview ("/"), the topology
-heatmap, the workload page and the help page."""
+heatmap, the node groups, the workload page and the help page."""
 
 from django.urls import path
 
-from capacityweb.dashboard import help_page, views, workload
+from capacityweb.dashboard import help_page, nodegroups, views, workload
 
 urlpatterns = [
     path("", views.overview, name="overview"),
@@ -14,6 +14,11 @@ urlpatterns = [
         name="workload",
     ),
     path("clusters/<int:cluster_id>/topology/", views.topology_page, name="topology"),
+    path(
+        "clusters/<int:cluster_id>/node-groups/",
+        nodegroups.node_groups_page,
+        name="node-groups",
+    ),
     path(
         "clusters/<int:cluster_id>/topology/data.json",
         views.topology_data,
