@@ -265,12 +265,7 @@ def quota_waiting(cluster: Cluster, pending: Sequence[_Workload]) -> dict[str, Q
         return {}
     gangs = {g.key: g for g in cluster.gangs}
     local_queues = {lq: q.name for q in cluster.queues for lq in q.local_queues}
-    used: dict[str, Counter[str]] = {}
-    for pod in cluster.bound_pods():
-        queue = pod_queue(pod, gangs, local_queues)
-        if queue is not None:
-            used.setdefault(queue, Counter()).update(_requests([pod]))
-            used.setdefault(f"{queue}#quota", Counter()).update(_requests([pod]))
+    used = admitted_usage(cluster)
     waiting = {}
     for workload in pending:
         queue = next(
@@ -283,6 +278,21 @@ def quota_waiting(cluster: Cluster, pending: Sequence[_Workload]) -> dict[str, Q
         if wait is not None:
             waiting[workload.key] = wait
     return waiting
+
+
+def admitted_usage(cluster: Cluster) -> dict[str, Counter[str]]:
+    """Per queue: the requests of its bound pods, what it has admitted and still runs
+    (``<queue>#quota``: the same, for KAI's non-preemptible share). The queues page
+    shows it against ``QuotaQueue.limit``; ``quota_waiting`` starts from it."""
+    gangs = {g.key: g for g in cluster.gangs}
+    local_queues = {lq: q.name for q in cluster.queues for lq in q.local_queues}
+    used: dict[str, Counter[str]] = {}
+    for pod in cluster.bound_pods():
+        queue = pod_queue(pod, gangs, local_queues)
+        if queue is not None:
+            used.setdefault(queue, Counter()).update(_requests([pod]))
+            used.setdefault(f"{queue}#quota", Counter()).update(_requests([pod]))
+    return used
 
 
 def _admit(

@@ -1,11 +1,14 @@
-"""The dashboard pages' own API endpoints (pages that join apps): the node group inventory
-(``node-groups/`` is taken by the capacityweb.io NodeGroup objects, topology.api)."""
+"""The dashboard pages' own API endpoints (pages that join apps): the node group
+inventory and queue usage (``node-groups/`` is taken by the capacityweb.io NodeGroup
+objects, topology.api)."""
 
 from django.urls import path
 
 from capacityweb.api_urls import api_paths
 from capacityweb.dashboard.nodegroups import NodeGroupList
+from capacityweb.dashboard.queues import QueueList
 
 api_paths.append(
     path("node-group-inventory/", NodeGroupList.as_view(), name="node-group-inventory")
 )
+api_paths.append(path("queue-usage/", QueueList.as_view(), name="queue-usage"))

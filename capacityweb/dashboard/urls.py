@@ -1,9 +1,9 @@
 """Routes of the dashboard pages that join the apps: the overview ("/"), the topology
-heatmap, the node groups, the workload page and the help page."""
+heatmap, the node groups, the queues, the workload page and the help page."""
 
 from django.urls import path
 
-from capacityweb.dashboard import help_page, nodegroups, views, workload
+from capacityweb.dashboard import help_page, nodegroups, queues, views, workload
 
 urlpatterns = [
     path("", views.overview, name="overview"),
@@ -19,6 +19,7 @@ urlpatterns = [
         nodegroups.node_groups_page,
         name="node-groups",
     ),
+    path("clusters/<int:cluster_id>/queues/", queues.queues_page, name="queues"),
     path(
         "clusters/<int:cluster_id>/topology/data.json",
         views.topology_data,
