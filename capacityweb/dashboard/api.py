@@ -1,10 +1,11 @@
 """The dashboard pages' own API endpoints (pages that join apps): the node group
-inventory and queue usage (``node-groups/`` is taken by the capacityweb.io NodeGroup
-objects, topology.api)."""
+inventory, queue usage and autoscaler events (``node-groups/`` is taken by the
+capacityweb.io NodeGroup objects, topology.api)."""
 
 from django.urls import path
 
 from capacityweb.api_urls import api_paths
+from capacityweb.dashboard.autoscaler_events import AutoscalerEventList
 from capacityweb.dashboard.nodegroups import NodeGroupList
 from capacityweb.dashboard.queues import QueueList
 
@@ -12,3 +13,6 @@ api_paths.append(
     path("node-group-inventory/", NodeGroupList.as_view(), name="node-group-inventory")
 )
 api_paths.append(path("queue-usage/", QueueList.as_view(), name="queue-usage"))
+api_paths.append(
+    path("autoscaler-events/", AutoscalerEventList.as_view(), name="autoscaler-events")
+)

@@ -1,9 +1,16 @@
 """Routes of the dashboard pages that join the apps: the overview ("/"), the topology
-heatmap, the node groups, the queues, the workload page and the help page."""
+heatmap, the node groups, the queues, the autoscaler events, the workload page and the help page."""
 
 from django.urls import path
 
-from capacityweb.dashboard import help_page, nodegroups, queues, views, workload
+from capacityweb.dashboard import (
+    autoscaler_events,
+    help_page,
+    nodegroups,
+    queues,
+    views,
+    workload,
+)
 
 urlpatterns = [
     path("", views.overview, name="overview"),
@@ -20,6 +27,11 @@ urlpatterns = [
         name="node-groups",
     ),
     path("clusters/<int:cluster_id>/queues/", queues.queues_page, name="queues"),
+    path(
+        "clusters/<int:cluster_id>/autoscaler-events/",
+        autoscaler_events.autoscaler_events_page,
+        name="autoscaler-events",
+    ),
     path(
         "clusters/<int:cluster_id>/topology/data.json",
         views.topology_data,
