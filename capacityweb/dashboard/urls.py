@@ -8,6 +8,7 @@ from capacityweb.dashboard import (
     help_page,
     nodegroups,
     queues,
+    teams,
     views,
     workload,
 )
@@ -32,6 +33,7 @@ urlpatterns = [
         autoscaler_events.autoscaler_events_page,
         name="autoscaler-events",
     ),
+    path("clusters/<int:cluster_id>/teams/", teams.teams_page, name="teams"),
     path(
         "clusters/<int:cluster_id>/topology/data.json",
         views.topology_data,
