@@ -48,6 +48,7 @@ KUEUE = "kueue.x-k8s.io"
 VOLCANO = "scheduling.volcano.sh"
 KAI = "scheduling.run.ai"
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+QUOTA_WAIT_PREFIX = "waiting for quota in queue "  # how every quota wait's reason begins
 # kubernetes-sigs/kueue pkg/controller/admissionchecks/provisioning: the controller that
 # creates a ProvisioningRequest per admitted workload
 PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
@@ -319,7 +320,7 @@ def _admit(
             if free is not None and amount > free:
                 shown = name.removesuffix("#quota")
                 reason = (
-                    f"waiting for quota in queue {shown} (needs {amount_text(resource, amount)} "
+                    f"{QUOTA_WAIT_PREFIX}{shown} (needs {amount_text(resource, amount)} "
                     f"{resource}, free {amount_text(resource, max(0, free))})"
                 )
                 return QuotaWait(shown, reason, autoscaler_sees_pods=not queue.hides_pending_pods)

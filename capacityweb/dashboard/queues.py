@@ -31,10 +31,8 @@ from recommender.models import Evaluation, WorkloadVerdict
 from recommender.views import cluster_page
 from topology.hardware import QuotaQueue
 from topology.models import Cluster, Snapshot
-from topology.quotas import admitted_usage, amount_text
+from topology.quotas import QUOTA_WAIT_PREFIX, admitted_usage, amount_text
 from topology.serialize import cluster_from_json
-
-WAIT_PREFIX = "waiting for quota in queue "
 
 
 class QueueFilterSet(django_filters.FilterSet):
@@ -75,7 +73,7 @@ def queue_row(
         }
         for resource, limit in sorted(queue.limit.items())
     ]
-    prefix = f"{WAIT_PREFIX}{queue.name} "
+    prefix = f"{QUOTA_WAIT_PREFIX}{queue.name} "
     return {
         "name": queue.name,
         "cohort": queue.cohort or "",
@@ -103,7 +101,7 @@ def quota_waits(evaluation_id: int | None) -> list[tuple[str, str]]:
         (workload, reason)
         for workload, reasons in rows
         for reason in reasons or ()
-        if isinstance(reason, str) and reason.startswith(WAIT_PREFIX)
+        if isinstance(reason, str) and reason.startswith(QUOTA_WAIT_PREFIX)
     ]
 
 
