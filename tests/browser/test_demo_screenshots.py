@@ -14,7 +14,15 @@ from tests.browser.conftest import screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
-PAGES = ("pending", "reservations", "recommendations")
+PAGES = (
+    "pending",
+    "reservations",
+    "recommendations",
+    "node-groups",
+    "queues",
+    "autoscaler-events",
+    "teams",
+)
 DRILL_DEPTHS = ("1", "2", "3", "4", "5")  # zone › block › rack › node › device
 
 
