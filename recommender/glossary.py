@@ -34,6 +34,50 @@ TERMS: dict[str, Term] = {
             "actually be placed (its gang, topology level and devices).",
         ),
         Term(
+            "allocated",
+            "allocated",
+            "A GPU counted as allocated when any running pod holds a share or partition of "
+            "it, in whole GPUs: a GPU a 0.2-GPU pod uses is allocated, never 0.8 free. The "
+            "overview, the topology bars, the API's gpusAllocated and the CSVs count it so.",
+        ),
+        Term(
+            "free",
+            "free",
+            "A GPU no pod holds any share of and no reservation covers, in whole GPUs. "
+            "Unused shares of allocated GPUs are not free GPUs.",
+        ),
+        Term(
+            "idle-reserved",
+            "idle reserved",
+            "A reserved GPU (covered by a reservation active now) that no pod holds any "
+            "share of, in whole GPUs, plus the GPUs of reserved nodes paid for but not "
+            "started (these have no cell on the heatmap, so the topology bars show fewer).",
+        ),
+        Term(
+            "waste",
+            "waste",
+            "Money per hour paid for GPUs that do no work: idle reserved GPUs at their "
+            "reservation's price plus the stranded nodes the naive autoscaler would buy.",
+        ),
+        Term(
+            "naive-cost",
+            "naive autoscaler's nodes",
+            "Money per hour of every node the naive autoscaler would add for the pending "
+            "workloads, useful or not.",
+        ),
+        Term(
+            "joint-cost",
+            "joint plan's nodes",
+            "Money per hour of the nodes the joint plan would add (reservations reused first "
+            "cost nothing extra).",
+        ),
+        Term(
+            "stranded-cost",
+            "stranded nodes",
+            "Money per hour of the nodes the naive autoscaler would add that no pending pod "
+            "can use: the part of the naive autoscaler's nodes that is waste.",
+        ),
+        Term(
             "stranded",
             "stranded",
             "GPUs the naive autoscaler would buy that no pending pod can use: the nodes land "

@@ -247,15 +247,19 @@ def narrowing_depth(cells: Sequence[Mapping[str, Any]], depth: int) -> int | Non
 
 @dataclass
 class DomainTally:
-    """GPU-equivalents of one domain: allocated shares, the unallocated rest split by
-    whether a reservation holds it, and GPUs whose allocation is unknown."""
+    """Whole GPUs of one domain, by the glossary's definitions (``recommender.glossary``),
+    the same the overview and the API count (``evaluation._allocated_gpus``,
+    ``reservations.idle.idle_gpus_on``): *allocated* = a pod holds any share of it,
+    *idle reserved* = a reservation covers it and no pod holds any of it, *free* = no
+    reservation and no pod. A GPU a 0.2-GPU pod uses is allocated, never 0.8 free: the
+    unused shares of shared GPUs are a separate figure (``unused_share_milli``)."""
 
-    allocated_milli: int = 0
-    reserved_idle_milli: int = 0
-    free_milli: int = 0
+    allocated_gpus: int = 0
+    idle_reserved_gpus: int = 0
+    free_gpus: int = 0
     unknown_gpus: int = 0
     gpus: int = 0
-    whole_free_gpus: int = 0
+    unused_share_milli: int = 0
 
     def add(self, cell: Mapping[str, Any]) -> None:
         self.gpus += 1
@@ -264,30 +268,29 @@ class DomainTally:
             self.unknown_gpus += 1
             return
         allocated = min(max(int(allocated), 0), WHOLE_GPU_MILLI)
-        self.allocated_milli += allocated
-        if cell.get("reservation"):
-            self.reserved_idle_milli += WHOLE_GPU_MILLI - allocated
+        if allocated:
+            self.allocated_gpus += 1
+            self.unused_share_milli += WHOLE_GPU_MILLI - allocated
+        elif cell.get("reservation"):
+            self.idle_reserved_gpus += 1
         else:
-            self.free_milli += WHOLE_GPU_MILLI - allocated
-            self.whole_free_gpus += allocated == 0
-
-    def gpus_of(self, milli: int) -> float:
-        return round(milli / WHOLE_GPU_MILLI, 3)
+            self.free_gpus += 1
 
     def hover(self, label: str) -> str:
+        unused = round(self.unused_share_milli / WHOLE_GPU_MILLI, 3)
         return (
             f"<b>{label}</b>: {self.gpus} GPUs<br>"
-            f"free {self.gpus_of(self.free_milli):g} ({self.whole_free_gpus} whole)<br>"
-            f"idle reserved {self.gpus_of(self.reserved_idle_milli):g}<br>"
-            f"allocated {self.gpus_of(self.allocated_milli):g}<br>"
+            f"free {self.free_gpus}<br>"
+            f"idle reserved {self.idle_reserved_gpus}<br>"
+            f"allocated {self.allocated_gpus} (unused shares on them: {unused:g} GPU)<br>"
             f"unknown {self.unknown_gpus}"
         )
 
 
 DOMAIN_SERIES = (
-    ("free", FREE_COLOUR, "free_milli"),
-    ("idle reserved", RESERVED_IDLE_COLOUR, "reserved_idle_milli"),
-    ("allocated", ALLOCATED_COLOUR, "allocated_milli"),
+    ("free", FREE_COLOUR, "free_gpus"),
+    ("idle reserved", RESERVED_IDLE_COLOUR, "idle_reserved_gpus"),
+    ("allocated", ALLOCATED_COLOUR, "allocated_gpus"),
 )
 
 
@@ -335,7 +338,7 @@ def domain_figure(
     """
     hovers = [tally.hover(label) for tally, label in zip(tallies, labels, strict=True)]
     series = [
-        (name, colour, [tally.gpus_of(getattr(tally, field)) for tally in tallies])
+        (name, colour, [float(getattr(tally, field)) for tally in tallies])
         for name, colour, field in DOMAIN_SERIES
     ]
     series.append(("unknown", UNKNOWN_GREY, [float(tally.unknown_gpus) for tally in tallies]))
@@ -358,7 +361,7 @@ def domain_figure(
         "barmode": "stack",
         "height": height,
         "margin": {"l": 10, "r": 10, "t": 40, "b": 50},
-        "xaxis": {"title": {"text": "GPUs (whole-GPU equivalents)"}, "fixedrange": True},
+        "xaxis": {"title": {"text": "GPUs (allocated: any pod holds a share)"}, "fixedrange": True},
         "yaxis": {
             "title": {"text": LEVEL_TITLES[level]},
             "type": "category",

@@ -52,6 +52,7 @@ KUEUE = "kueue.x-k8s.io"
 VOLCANO = "scheduling.volcano.sh"
 KAI = "scheduling.run.ai"
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+QUOTA_WAIT_PREFIX = "waiting for quota in queue "  # how every quota wait's reason begins
 # kubernetes-sigs/kueue pkg/controller/admissionchecks/provisioning: the controller that
 # creates a ProvisioningRequest per admitted workload
 PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
@@ -274,14 +275,7 @@ def quota_waiting(cluster: Cluster, pending: Sequence[_Workload]) -> dict[str, Q
         return {}
     gangs = {g.key: g for g in cluster.gangs}
     local_queues = {lq: q.name for q in cluster.queues for lq in q.local_queues}
-    used: dict[str, Counter[str]] = {}
-    for pod in cluster.bound_pods():
-        queue = pod_queue(pod, gangs, local_queues)
-        if queue is not None:
-            used.setdefault(queue, Counter()).update(_requests([pod]))
-            used.setdefault(f"{queue}#quota", Counter()).update(_requests([pod]))
-            if pod.quota_flavor:
-                used.setdefault(_at(queue, pod.quota_flavor), Counter()).update(_requests([pod]))
+    used = admitted_usage(cluster)
     waiting = {}
     for workload in pending:
         queue = next(
@@ -294,6 +288,24 @@ def quota_waiting(cluster: Cluster, pending: Sequence[_Workload]) -> dict[str, Q
         if wait is not None:
             waiting[workload.key] = wait
     return waiting
+
+
+def admitted_usage(cluster: Cluster) -> dict[str, Counter[str]]:
+    """Per queue: the requests of its bound pods, what it has admitted and still runs
+    (``<queue>#quota``: the same, for KAI's non-preemptible share; ``_at(queue, flavor)``:
+    per Kueue ResourceFlavor, for pods that drew on one). The queues page
+    shows it against ``QuotaQueue.limit``; ``quota_waiting`` starts from it."""
+    gangs = {g.key: g for g in cluster.gangs}
+    local_queues = {lq: q.name for q in cluster.queues for lq in q.local_queues}
+    used: dict[str, Counter[str]] = {}
+    for pod in cluster.bound_pods():
+        queue = pod_queue(pod, gangs, local_queues)
+        if queue is not None:
+            used.setdefault(queue, Counter()).update(_requests([pod]))
+            used.setdefault(f"{queue}#quota", Counter()).update(_requests([pod]))
+            if pod.quota_flavor:
+                used.setdefault(_at(queue, pod.quota_flavor), Counter()).update(_requests([pod]))
+    return used
 
 
 def _admit(
@@ -324,7 +336,7 @@ def _admit(
             if free is not None and amount > free:
                 shown = name.removesuffix("#quota")
                 reason = (
-                    f"waiting for quota in queue {shown} (needs {amount_text(resource, amount)} "
+                    f"{QUOTA_WAIT_PREFIX}{shown} (needs {amount_text(resource, amount)} "
                     f"{resource}, free {amount_text(resource, max(0, free))})"
                 )
                 return QuotaWait(shown, reason, autoscaler_sees_pods=not queue.hides_pending_pods)

@@ -27,7 +27,7 @@ from django.utils.safestring import mark_safe
 
 from capacityweb import visibility
 from capacityweb.cache import stable_digest
-from capacityweb.dashboard import sparklines
+from capacityweb.dashboard import figures, sparklines
 from recommender import selectors
 from recommender.filters import NodeFilterSet
 from recommender.models import Evaluation
@@ -198,6 +198,9 @@ def topology_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
             "options": charts.filter_options(cells),
             "filters": {key: request.GET.get(key, "") for key in HEATMAP_FILTER_KEYS},
             "data_url": reverse("topology-data", args=[cluster_id]),
+            "gpu_figures": figures.cluster_gpu_figures(
+                page.evaluation.result or {} if page.evaluation else {}
+            ),
         }
     )
     return render(request, "dashboard/topology.html", context)

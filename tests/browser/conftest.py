@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -115,3 +116,24 @@ def page(browser: Any, live_url: str, transactional_db: None) -> Iterator[Any]:
         yield tab
     finally:
         context.close()
+
+
+@pytest.fixture
+def demo(transactional_db: None) -> Any:
+    """The demo cluster (``load_demo``) with its evaluation as ``.evaluation``."""
+    from django.db import connection
+    from django.utils import timezone
+
+    from capacityweb.demo import load_demo
+
+    def load() -> Any:
+        try:
+            return load_demo(now=timezone.now())
+        finally:
+            connection.close()
+
+    # Playwright's event loop runs in this thread; load_demo publishes through async_to_sync.
+    with ThreadPoolExecutor(max_workers=1) as worker:
+        cluster, evaluation = worker.submit(load).result()
+    cluster.evaluation = evaluation
+    return cluster

@@ -6,7 +6,6 @@ without it the pages are still rendered, captured and checked, nothing is writte
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -15,28 +14,16 @@ from tests.browser.conftest import screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
-PAGES = ("pending", "reservations", "recommendations")
+PAGES = (
+    "pending",
+    "reservations",
+    "recommendations",
+    "node-groups",
+    "queues",
+    "autoscaler-events",
+    "teams",
+)
 DRILL_DEPTHS = ("1", "2", "3", "4", "5")  # zone › block › rack › node › device
-
-
-@pytest.fixture
-def demo(transactional_db: None) -> Any:
-    from django.db import connection
-    from django.utils import timezone
-
-    from capacityweb.demo import load_demo
-
-    def load() -> Any:
-        try:
-            return load_demo(now=timezone.now())
-        finally:
-            connection.close()
-
-    # Playwright's event loop runs in this thread; load_demo publishes through async_to_sync.
-    with ThreadPoolExecutor(max_workers=1) as worker:
-        cluster, evaluation = worker.submit(load).result()
-    cluster.evaluation = evaluation
-    return cluster
 
 
 def test_it_screenshots_every_demo_page(page: Any, live_url: str, demo: Any) -> None:

@@ -44,16 +44,24 @@ def two_zones() -> list[dict[str, Any]]:
 
 
 def test_the_cluster_level_draws_one_bar_per_zone_with_its_gpus_split_by_state() -> None:
+    """Whole GPUs by the glossary: the 250 m GPU in reservation r is allocated (a pod holds
+    a share of it), not 0.75 idle reserved, as the overview and the API count it."""
     view = charts.heatmap_view(two_zones())
     assert view["kind"] == "domains"
     assert view["figure"]["data"][0]["y"] == ["zone z1", "zone z2"]
     assert series(view) == {
         "free": [1.0, 0.0],
-        "idle reserved": [0.75, 1.0],
-        "allocated": [0.25, 2.0],
+        "idle reserved": [0.0, 1.0],
+        "allocated": [1.0, 2.0],
         "unknown": [1.0, 0.0],
     }
     assert view["gpuCount"] == 6
+
+
+def test_it_says_the_unused_shares_of_allocated_gpus_in_the_hover() -> None:
+    view = charts.heatmap_view(two_zones())
+    hover = view["figure"]["data"][0]["hovertext"][0]
+    assert "allocated 1 (unused shares on them: 0.75 GPU)" in hover
 
 
 def test_every_bar_carries_the_domain_a_click_opens() -> None:

@@ -123,7 +123,10 @@ def test_it_links_recommendation_cards_to_their_workloads(
 def test_it_shows_the_summary_bar(signed_in: Any, topology_evaluation: Any) -> None:
     content = pending(signed_in, topology_evaluation)
     text = re.sub(r"<[^>]+>", "", content)
-    assert f"1 pending, 0 blocked, 1 would waste {settings.CURRENCY} 160.00/h" in text
+    assert (
+        "1 pending, 0 blocked, for 1 the naive autoscaler would buy stranded nodes costing "
+        f"{settings.CURRENCY} 160.00/h"
+    ) in text
 
 
 def test_it_searches_by_name_namespace_or_team(signed_in: Any, evaluation: Any) -> None:

@@ -55,7 +55,7 @@ from recommender.engine.scheduler.placement import place, prepare
 from recommender.engine.scheduler.scores import policy_named
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload, pending_workloads, pod_gpu_milli
-from reservations.idle import idle_reserved_gpus
+from reservations.idle import idle_reserved_gpus, unprovisioned_reserved_gpus
 from topology.hardware import WHOLE_GPU_MILLI, Cluster, NodeGroup, UnsupportedField
 
 SCHEMA_VERSION = 1
@@ -161,9 +161,16 @@ class IdleReservation:
     reserved_gpus: int
     idle_gpus: int
     cost_per_hour: float
+    # of idle_gpus: paid-but-not-started nodes' GPUs, which have no heatmap cell
+    unprovisioned_gpus: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "idleGpus": self.idle_gpus, "costPerHour": self.cost_per_hour}
+        return {
+            "name": self.name,
+            "idleGpus": self.idle_gpus,
+            "unprovisionedGpus": self.unprovisioned_gpus,
+            "costPerHour": self.cost_per_hour,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -464,9 +471,15 @@ def _allocated_gpus(cluster: Cluster, state: ClusterState) -> int:
 def _idle_reservations(
     cluster: Cluster, state: ClusterState, at: datetime
 ) -> tuple[IdleReservation, ...]:
-    prices = {r.name: r.price_per_gpu_hour for r in cluster.reservations}
+    by_name = {r.name: r for r in cluster.reservations}
     return tuple(
-        IdleReservation(name, reserved, idle, costs.reserved_gpus_cost_per_hour(idle, prices[name]))
+        IdleReservation(
+            name,
+            reserved,
+            idle,
+            costs.reserved_gpus_cost_per_hour(idle, by_name[name].price_per_gpu_hour),
+            unprovisioned_reserved_gpus(cluster, by_name[name]),
+        )
         for name, (reserved, idle) in sorted(idle_reserved_gpus(cluster, state, at).items())
     )
 

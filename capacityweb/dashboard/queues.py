@@ -1,0 +1,176 @@
+"""Queues: each quota queue's limit against what it has admitted, and who waits in it.
+
+Read from the snapshot's model (``topology.hardware.QuotaQueue``: Kueue ClusterQueues
+with their LocalQueues, Volcano and KAI Queues) and ``topology.quotas.admitted_usage``
+(the requests of the queue's bound pods), the same numbers ``quota_waiting`` admits
+against; the waiting workloads are the evaluation's verdicts whose reason is a wait for
+this queue's quota (``waiting for quota in queue <name> ...``), in the evaluation's order.
+
+Page and API (``/api/v1/queue-usage/``) share ``QueueFilterSet``. Reads: the page's
+cluster_page (4 queries), the model JSON (1), the waiting verdicts (1).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+import django_filters
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from recommender.models import Evaluation, WorkloadVerdict
+from recommender.views import cluster_page
+from topology.hardware import QuotaQueue
+from topology.models import Cluster, Snapshot
+from topology.quotas import QUOTA_WAIT_PREFIX, admitted_usage, amount_text
+from topology.serialize import cluster_from_json
+
+
+class QueueFilterSet(django_filters.FilterSet):
+    """The queues of one cluster's latest snapshot (or of ``snapshot``)."""
+
+    cluster = django_filters.ModelChoiceFilter(queryset=Cluster.objects.only("id"))
+    snapshot = django_filters.NumberFilter(field_name="id")
+
+    class Meta:
+        model = Snapshot
+        fields = ["cluster", "snapshot"]
+
+
+def queue_rows(
+    model_json: Mapping[str, Any], waiting: list[tuple[str, str]]
+) -> list[dict[str, Any]]:
+    """One row per queue; ``waiting``: (workload, reason) of quota-waiting verdicts in order."""
+    cluster = cluster_from_json(model_json)
+    used = admitted_usage(cluster)
+    return [queue_row(queue, used.get(queue.name, Counter()), waiting) for queue in cluster.queues]
+
+
+def queue_row(
+    queue: QuotaQueue, used: Counter[str], waiting: list[tuple[str, str]]
+) -> dict[str, Any]:
+    borrowing = queue.borrowing_limit
+    resources = [
+        {
+            "resource": resource,
+            "limit": amount_text(resource, limit),
+            "used": amount_text(resource, used[resource]),
+            "free": amount_text(resource, max(limit - used[resource], 0)),
+            "borrowing_limit": "none"
+            if queue.cohort is None
+            else "unbounded"
+            if borrowing is None or resource not in borrowing
+            else amount_text(resource, borrowing[resource]),
+        }
+        for resource, limit in sorted(queue.limit.items())
+    ]
+    prefix = f"{QUOTA_WAIT_PREFIX}{queue.name} "
+    return {
+        "name": queue.name,
+        "cohort": queue.cohort or "",
+        "local_queues": list(queue.local_queues),
+        "resources": resources,
+        "waiting": [
+            {"position": index, "workload": workload, "reason": reason}
+            for index, (workload, reason) in enumerate(
+                ((w, r) for w, r in waiting if r.startswith(prefix)), start=1
+            )
+        ],
+    }
+
+
+def quota_waits(evaluation_id: int | None) -> list[tuple[str, str]]:
+    """(workload, reason) of the evaluation's verdicts waiting for quota, in stored order."""
+    if evaluation_id is None:
+        return []
+    rows = (
+        WorkloadVerdict.objects.filter(evaluation_id=evaluation_id, verdict="waiting")
+        .order_by("id")
+        .values_list("workload", "reasons")
+    )
+    return [
+        (workload, reason)
+        for workload, reasons in rows
+        for reason in reasons or ()
+        if isinstance(reason, str) and reason.startswith(QUOTA_WAIT_PREFIX)
+    ]
+
+
+@login_required
+def queues_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
+    page = cluster_page(request, cluster_id, with_result=False)
+    rows: list[dict[str, Any]] = []
+    if page.snapshot is not None:
+        model_json = Snapshot.objects.values_list("model_json", flat=True).get(id=page.snapshot.id)
+        evaluation_id = page.evaluation.id if page.evaluation else None
+        rows = queue_rows(model_json, quota_waits(evaluation_id))
+    context = page.context("queues")
+    context["rows"] = rows
+    return render(request, "dashboard/queues.html", context)
+
+
+class QueueResourceSerializer(serializers.Serializer):
+    resource = serializers.CharField()
+    limit = serializers.CharField()
+    used = serializers.CharField()
+    free = serializers.CharField()
+    borrowing_limit = serializers.CharField()
+
+
+class QueueWaitSerializer(serializers.Serializer):
+    position = serializers.IntegerField()
+    workload = serializers.CharField()
+    reason = serializers.CharField()
+
+
+class QueueSerializer(serializers.Serializer):
+    cluster = serializers.IntegerField()
+    snapshot = serializers.IntegerField()
+    name = serializers.CharField()
+    cohort = serializers.CharField()
+    local_queues = serializers.ListField(child=serializers.CharField())
+    resources = QueueResourceSerializer(many=True)
+    waiting = QueueWaitSerializer(many=True)
+
+
+class QueueList(APIView):
+    """``GET /api/v1/queue-usage/?cluster=``: the queues page's rows (QueueFilterSet)."""
+
+    serializer_class = QueueSerializer
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("cluster", int, description="the cluster (required)"),
+            OpenApiParameter("snapshot", int, description="this snapshot's, not the latest"),
+        ],
+        responses={
+            200: QueueSerializer(many=True),
+            400: OpenApiResponse(description="no cluster given, or it names no cluster"),
+        },
+    )
+    def get(self, request: Request) -> Response:
+        filterset = QueueFilterSet(request.query_params, queryset=Snapshot.objects.all())
+        if not filterset.is_valid():
+            raise ValidationError(filterset.errors)
+        cluster = filterset.form.cleaned_data.get("cluster")
+        if cluster is None:
+            raise ValidationError({"cluster": ["required: the queues of which cluster"]})
+        snapshot = filterset.qs.order_by("-taken_at").only("id").first()
+        if snapshot is None:
+            return Response([])
+        evaluation_id = (
+            Evaluation.objects.filter(snapshot_id=snapshot.id).values_list("id", flat=True).first()
+        )
+        model_json = Snapshot.objects.values_list("model_json", flat=True).get(id=snapshot.id)
+        rows = queue_rows(model_json, quota_waits(evaluation_id))
+        data = [{"cluster": cluster.id, "snapshot": snapshot.id, **row} for row in rows]
+        return Response(QueueSerializer(data, many=True).data)

@@ -1,0 +1,22 @@
+"""The autoscaler events page in Chromium: one click from the overview's demo card (issue
+34). The demo's groups are capacityweb.io NodeGroups only: no autoscaler reports, said."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+pytestmark = [pytest.mark.browser, pytest.mark.integration]
+
+
+def test_it_opens_the_demo_autoscaler_events_from_the_overview(
+    page: Any, live_url: str, demo: Any
+) -> None:
+    page.goto(f"{live_url}/")
+    page.click(f'article[data-cluster="{demo.id}"] a:text-is("Autoscaler events")')
+    page.wait_for_selector("#autoscaler-events")
+    assert page.locator("#not-ingested").is_visible()
+    body = page.locator("#autoscaler-events tbody").inner_text()
+    assert "no autoscaler report to show" in body
+    assert page.errors == []
