@@ -20,7 +20,6 @@ from django.db.models import OuterRef, QuerySet, Subquery
 
 from reservations.models import PrometheusSource, UtilisationPod, UtilisationReport
 from topology.filters import StrictBooleanFilter, cluster_filter
-from topology.models import Cluster
 
 GROUP_BY_CHOICES = ("pod", "gpu", "team")
 UNKNOWN = "utilisation unknown"
