@@ -21,15 +21,15 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
-from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from capacityweb.dashboard.nodegroups import (
-    GROUPS_KEY,
     NodeGroupFilterSet,
-    latest_snapshots,
+    filtered_snapshots,
+    page_groups,
+    snapshot_groups,
 )
 from recommender.views import cluster_page
 from topology.models import Snapshot
@@ -77,12 +77,7 @@ def events_of(groups: Iterable[Mapping[str, Any]], autoscaler: str = "") -> list
 def autoscaler_events_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
     page = cluster_page(request, cluster_id, with_result=False)
     filterset = NodeGroupFilterSet(request.GET, queryset=Snapshot.objects.none())
-    groups: list[Any] = []
-    if page.snapshot is not None:
-        groups = (
-            Snapshot.objects.filter(id=page.snapshot.id).values_list(GROUPS_KEY, flat=True).first()
-            or []
-        )
+    groups = page_groups(page.snapshot)
     context = page.context("autoscaler-events")
     context.update(
         {
@@ -120,16 +115,10 @@ class AutoscalerEventList(APIView):
         },
     )
     def get(self, request: Request) -> Response:
-        pinned = bool(request.query_params.get("snapshot"))
-        queryset = Snapshot.objects.all() if pinned else latest_snapshots()
-        filterset = NodeGroupFilterSet(request.query_params, queryset=queryset)
-        if not filterset.is_valid():
-            raise ValidationError(filterset.errors)
+        filterset = filtered_snapshots(request)
         rows = [
             {"cluster": cluster_id, "snapshot": snapshot_id, **event}
-            for cluster_id, snapshot_id, groups in filterset.qs.order_by(
-                "cluster__name"
-            ).values_list("cluster_id", "id", GROUPS_KEY)
-            for event in events_of(groups or [], filterset.autoscaler_kind())
+            for cluster_id, snapshot_id, groups in snapshot_groups(filterset)
+            for event in events_of(groups, filterset.autoscaler_kind())
         ]
         return Response(AutoscalerEventSerializer(rows, many=True).data)

@@ -122,16 +122,38 @@ def last_activity(group: Mapping[str, Any], ref: Mapping[str, Any]) -> str:
     return f"target size {target} ({ACTIVITY_NOT_INGESTED})"
 
 
+def page_groups(snapshot: Snapshot | None) -> list[Any]:
+    """The node groups of the page's snapshot (none before the first ingest)."""
+    if snapshot is None:
+        return []
+    found = Snapshot.objects.filter(id=snapshot.id).values_list(GROUPS_KEY, flat=True).first()
+    return found or []
+
+
+def filtered_snapshots(request: Request) -> NodeGroupFilterSet:
+    """The API's snapshots: each cluster's latest, or the one ``snapshot`` names, filtered
+    as the page filters (400 naming the parameter)."""
+    pinned = bool(request.query_params.get("snapshot"))
+    queryset = Snapshot.objects.all() if pinned else latest_snapshots()
+    filterset = NodeGroupFilterSet(request.query_params, queryset=queryset)
+    if not filterset.is_valid():
+        raise ValidationError(filterset.errors)
+    return filterset
+
+
+def snapshot_groups(filterset: NodeGroupFilterSet) -> Iterable[tuple[int, int, list[Any]]]:
+    """(cluster id, snapshot id, its node groups) per filtered snapshot, by cluster name."""
+    for cluster_id, snapshot_id, groups in filterset.qs.order_by("cluster__name").values_list(
+        "cluster_id", "id", GROUPS_KEY
+    ):
+        yield cluster_id, snapshot_id, groups or []
+
+
 @login_required
 def node_groups_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
     page = cluster_page(request, cluster_id, with_result=False)
     filterset = NodeGroupFilterSet(request.GET, queryset=Snapshot.objects.none())
-    groups: list[Any] = []
-    if page.snapshot is not None:
-        groups = (
-            Snapshot.objects.filter(id=page.snapshot.id).values_list(GROUPS_KEY, flat=True).first()
-            or []
-        )
+    groups = page_groups(page.snapshot)
     context = page.context("node-groups")
     context.update(
         {
@@ -183,16 +205,10 @@ class NodeGroupList(APIView):
         },
     )
     def get(self, request: Request) -> Response:
-        pinned = bool(request.query_params.get("snapshot"))
-        queryset = Snapshot.objects.all() if pinned else latest_snapshots()
-        filterset = NodeGroupFilterSet(request.query_params, queryset=queryset)
-        if not filterset.is_valid():
-            raise ValidationError(filterset.errors)
+        filterset = filtered_snapshots(request)
         rows = [
             {"cluster": cluster_id, "snapshot": snapshot_id, "currency": settings.CURRENCY, **row}
-            for cluster_id, snapshot_id, groups in filterset.qs.order_by(
-                "cluster__name"
-            ).values_list("cluster_id", "id", GROUPS_KEY)
-            for row in group_rows(groups or [], filterset.autoscaler_kind())
+            for cluster_id, snapshot_id, groups in snapshot_groups(filterset)
+            for row in group_rows(groups, filterset.autoscaler_kind())
         ]
         return Response(NodeGroupSerializer(rows, many=True).data)
