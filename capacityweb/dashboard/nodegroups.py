@@ -31,7 +31,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from recommender.views import cluster_page
-from topology.models import Cluster, Snapshot
+from topology.filters import ExistingObjectFilter, cluster_filter
+from topology.models import Snapshot
 
 GROUPS_KEY = "model_json__cluster__node_groups"
 PROJECT_GROUP_SOURCE = "capacityweb.io NodeGroup"  # topology.discovery's name for it
@@ -46,8 +47,8 @@ class NodeGroupFilterSet(django_filters.FilterSet):
     and which of their groups: ``autoscaler`` = cluster-autoscaler | karpenter | gke |
     eks | aks | none."""
 
-    cluster = django_filters.ModelChoiceFilter(queryset=Cluster.objects.only("id"))
-    snapshot = django_filters.NumberFilter(field_name="id")
+    cluster = cluster_filter()
+    snapshot = ExistingObjectFilter(field_name="id", queryset=Snapshot.objects.only("id"))
     autoscaler = django_filters.CharFilter(method="keep_snapshots")
 
     class Meta:
@@ -166,7 +167,7 @@ def node_groups_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
     return render(request, "dashboard/node_groups.html", context)
 
 
-class NodeGroupSerializer(serializers.Serializer):
+class NodeGroupInventorySerializer(serializers.Serializer):
     cluster = serializers.IntegerField()
     snapshot = serializers.IntegerField()
     name = serializers.CharField()
@@ -189,7 +190,7 @@ class NodeGroupList(APIView):
     """``GET /api/v1/node-group-inventory/``: the node groups of each cluster's latest snapshot (or
     of ``snapshot``), the node groups page's rows and filters (NodeGroupFilterSet)."""
 
-    serializer_class = NodeGroupSerializer
+    serializer_class = NodeGroupInventorySerializer
 
     @extend_schema(
         parameters=[
@@ -200,7 +201,7 @@ class NodeGroupList(APIView):
             ),
         ],
         responses={
-            200: NodeGroupSerializer(many=True),
+            200: NodeGroupInventorySerializer(many=True),
             400: OpenApiResponse(description="a parameter names no cluster or is not a number"),
         },
     )
@@ -211,4 +212,4 @@ class NodeGroupList(APIView):
             for cluster_id, snapshot_id, groups in snapshot_groups(filterset)
             for row in group_rows(groups, filterset.autoscaler_kind())
         ]
-        return Response(NodeGroupSerializer(rows, many=True).data)
+        return Response(NodeGroupInventorySerializer(rows, many=True).data)

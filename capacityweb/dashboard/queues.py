@@ -29,8 +29,9 @@ from rest_framework.views import APIView
 
 from recommender.models import Evaluation, WorkloadVerdict
 from recommender.views import cluster_page
+from topology.filters import cluster_filter
 from topology.hardware import QuotaQueue
-from topology.models import Cluster, Snapshot
+from topology.models import Snapshot
 from topology.quotas import QUOTA_WAIT_PREFIX, admitted_usage, amount_text
 from topology.serialize import cluster_from_json
 
@@ -38,7 +39,7 @@ from topology.serialize import cluster_from_json
 class QueueFilterSet(django_filters.FilterSet):
     """The queues of one cluster's latest snapshot (or of ``snapshot``)."""
 
-    cluster = django_filters.ModelChoiceFilter(queryset=Cluster.objects.only("id"))
+    cluster = cluster_filter()
     snapshot = django_filters.NumberFilter(field_name="id")
 
     class Meta:
@@ -149,7 +150,7 @@ class QueueList(APIView):
 
     @extend_schema(
         parameters=[
-            OpenApiParameter("cluster", int, description="the cluster (required)"),
+            OpenApiParameter("cluster", int, required=True, description="the cluster"),
             OpenApiParameter("snapshot", int, description="this snapshot's, not the latest"),
         ],
         responses={

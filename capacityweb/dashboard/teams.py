@@ -42,7 +42,7 @@ from rest_framework.views import APIView
 from recommender.models import Evaluation, WorkloadVerdict
 from recommender.views import cluster_page
 from reservations.idle import idle_gpu_hours
-from topology.models import Cluster
+from topology.filters import cluster_filter
 
 RANGES = {"24h": timedelta(hours=24), "7d": timedelta(days=7), "30d": timedelta(days=30)}
 DEFAULT_RANGE = "7d"
@@ -52,7 +52,7 @@ VerdictRow = tuple[datetime, str, str, float, float, float, datetime | None]
 class TeamWaitingFilterSet(django_filters.FilterSet):
     """One cluster's evaluations taken in [start, end)."""
 
-    cluster = django_filters.ModelChoiceFilter(queryset=Cluster.objects.only("id"))
+    cluster = cluster_filter()
     start = django_filters.IsoDateTimeFilter(field_name="taken_at", lookup_expr="gte")
     end = django_filters.IsoDateTimeFilter(field_name="taken_at", lookup_expr="lt")
 
@@ -168,7 +168,7 @@ class TeamWaitingList(APIView):
 
     @extend_schema(
         parameters=[
-            OpenApiParameter("cluster", int, description="the cluster (required)"),
+            OpenApiParameter("cluster", int, required=True, description="the cluster"),
             OpenApiParameter("start", datetime, description="ISO 8601; default end - 7 days"),
             OpenApiParameter("end", datetime, description="ISO 8601; default now"),
         ],

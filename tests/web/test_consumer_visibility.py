@@ -94,4 +94,6 @@ async def test_it_sends_the_owners_a_published_evaluation_by_name(
     _text, data = await recommendations_update(socket)
     await socket.disconnect()
 
-    assert data["idleReservations"] == [{"name": NAME, "idleGpus": 8, "costPerHour": 20.0}]
+    assert data["idleReservations"] == [
+        {"name": NAME, "idleGpus": 8, "unprovisionedGpus": 0, "costPerHour": 20.0}
+    ]

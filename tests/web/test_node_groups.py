@@ -98,12 +98,10 @@ def test_it_filters_the_api_by_autoscaler_as_the_page_does(
     assert signed_in.get(url).json() == []
 
 
-def test_it_answers_400_naming_the_field_for_an_unknown_cluster(
-    signed_in: Any, gke_evaluation: Any
-) -> None:
+def test_it_answers_404_for_an_unknown_cluster(signed_in: Any, gke_evaluation: Any) -> None:
+    """An id of no cluster is a missing object (404), as in every FilterSet (issue 28)."""
     response = signed_in.get("/api/v1/node-group-inventory/?cluster=999999")
-    assert response.status_code == 400
-    assert list(response.json()) == ["cluster"]
+    assert response.status_code == 404
 
 
 def test_it_serves_the_api_in_three_queries(
