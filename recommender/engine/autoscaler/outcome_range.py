@@ -90,7 +90,7 @@ class TieRecorder(random.Random):
         super().__init__(seed)
         self.ties = 0
 
-    def choice(self, seq: Sequence[Any]) -> Any:
+    def choice(self, seq: Any) -> Any:  # random.Random.choice's sequence
         self.ties += len(seq) > 1
         return super().choice(seq)
 
@@ -98,7 +98,7 @@ class TieRecorder(random.Random):
 class LastOfTies(random.Random):
     """An expander source that takes the last of the tied options (by group name)."""
 
-    def choice(self, seq: Sequence[Any]) -> Any:
+    def choice(self, seq: Any) -> Any:  # random.Random.choice's sequence
         return seq[-1]
 
 

@@ -181,7 +181,11 @@ class NodePicker:
         memoised = shape is not None and (not members or self._closeness_weight == 0.0)
         feasible: list[tuple[str, float, int]] = []
         for name in scope.names:
-            scored = self._memo_score(name, pod, shape) if memoised else self._score_node(name, pod)
+            scored = (
+                self._memo_score(name, pod, shape)
+                if memoised and shape is not None
+                else self._score_node(name, pod)
+            )
             if scored is not None:
                 feasible.append((name, *scored))
         if not feasible:
