@@ -6,7 +6,7 @@ import subprocess
 
 from tests.conftest import REPO_ROOT
 
-# A path that climbs out of the repository to a sibling folder: "../shared", or the
+# A path that climbs out of the repository to a sibling folder (dot-dot, then shared), or the
 # pathlib spelling `/ ".." / "shared"`.
 OUTSIDE = re.compile(r"""\.\./shared|["']\.\.["']\s*/\s*["']shared["']""")
 SCANNED_SUFFIXES = (".py", ".sh", ".toml", ".cfg", ".ini", ".yaml", ".yml", ".json")
