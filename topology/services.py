@@ -107,11 +107,12 @@ def ingest_snapshot(
     model: hardware.Cluster | None = None,
     unavailable: Sequence[str] = (),
 ) -> Snapshot | None:
-    """Parse, merge stored configuration, hash, and store one Snapshot; None when unchanged.
+    """Parse, merge stored configuration, hash, and store one Snapshot; None when the
+    content equals the cluster's newest snapshot.
 
     Objects that fail validation are stored as the snapshot's errors; the rest
-    is kept. Two ingests racing on the same content end with one row (the
-    unique constraint decides; the loser returns None).
+    is kept. Two ingests racing on the same content end with one row (the cluster
+    row's lock orders them; the second sees the first's hash and returns None).
     """
     errors: list[hardware.ModelError] = []
     if objects is not None:
@@ -128,22 +129,34 @@ def ingest_snapshot(
     model_json = serialize.cluster_to_json(model)
     error_dicts = [e.as_dict() for e in errors]
     digest = content_hash(model_json, error_dicts)
-    if Snapshot.objects.filter(cluster=cluster, content_hash=digest).exists():
-        return None
-    try:
-        with transaction.atomic():
-            snapshot = Snapshot.objects.create(
-                cluster=cluster,
-                taken_at=taken_at,
-                content_hash=digest,
-                object_counts=_object_counts(objects, model, unavailable),
-                model_json=model_json,
-                errors=error_dicts,
-            )
-            store_source_groups(cluster=cluster, model=model)
-            return snapshot
-    except IntegrityError:
-        return None
+    with transaction.atomic():
+        # The cluster row's lock serialises ingests of one cluster (SQLite's IMMEDIATE
+        # transactions do the same), so two racing ingests of one content store one row.
+        Cluster.objects.select_for_update().filter(pk=cluster.pk).values_list("pk").first()
+        if _latest_content_hash(cluster) == digest:
+            return None
+        snapshot = Snapshot.objects.create(
+            cluster=cluster,
+            taken_at=taken_at,
+            content_hash=digest,
+            object_counts=_object_counts(objects, model, unavailable),
+            model_json=model_json,
+            errors=error_dicts,
+        )
+        store_source_groups(cluster=cluster, model=model)
+        return snapshot
+
+
+def _latest_content_hash(cluster: Cluster) -> str | None:
+    """The content hash of the cluster's newest snapshot. Only the newest counts as
+    "unchanged": a cluster that goes A → B → A must show A again, so content seen
+    before the latest snapshot is stored anew."""
+    return (
+        Snapshot.objects.filter(cluster=cluster)
+        .order_by("-taken_at", "-pk")
+        .values_list("content_hash", flat=True)
+        .first()
+    )
 
 
 def store_source_groups(*, cluster: Cluster, model: hardware.Cluster) -> None:

@@ -66,6 +66,24 @@ def test_it_skips_a_snapshot_whose_content_is_unchanged():
 
 
 @pytest.mark.django_db
+def test_it_stores_a_state_again_when_the_cluster_returns_to_it():
+    from topology import services
+    from topology.models import Snapshot
+
+    cluster = _cluster()
+    nodes = [("test", trace_node_object(row)) for row in openb_rows(NODE_LIST, 3)]
+    first = services.ingest_snapshot(cluster=cluster, taken_at=TAKEN_AT, objects=nodes)
+    services.ingest_snapshot(
+        cluster=cluster, taken_at=TAKEN_AT + timedelta(minutes=1), objects=nodes[:2]
+    )
+    back = services.ingest_snapshot(
+        cluster=cluster, taken_at=TAKEN_AT + timedelta(minutes=2), objects=nodes
+    )
+    assert back is not None and back.content_hash == first.content_hash
+    assert Snapshot.objects.filter(cluster=cluster).latest().object_counts["nodes"] == 3
+
+
+@pytest.mark.django_db
 def test_it_stores_errors_of_bad_objects_and_keeps_the_rest():
     from topology import services
 
@@ -89,8 +107,9 @@ def test_it_ingests_the_1213_node_trace_snapshot_in_a_pinned_number_of_queries(
 
     cluster = _cluster()
     model = _trace_model()
-    # + 1: the node groups the source gave, written back as rows (none here: a read)
-    with django_assert_max_num_queries(7):
+    # + 1: the node groups the source gave, written back as rows (none here: a read);
+    # + 1: the cluster row's lock that orders racing ingests
+    with django_assert_max_num_queries(8):
         snapshot = services.ingest_snapshot(cluster=cluster, taken_at=TAKEN_AT, model=model)
     assert snapshot.object_counts["nodes"] == 1213
 
