@@ -101,6 +101,8 @@ def group_row(group: Mapping[str, Any]) -> dict[str, Any]:
         "max_size": group.get("max_size"),
         "current_size": group.get("current_size"),
         "room": max(int(group.get("max_size") or 0) - int(group.get("current_size") or 0), 0),
+        # a real cluster may run more members than the max (lowered since): room 0, said
+        "above_max": int(group.get("current_size") or 0) > int(group.get("max_size") or 0),
         "price_per_node_hour": group.get("price_per_node_hour") if price_known else None,
         "price_source": price_source(group) if price_known else "price unknown",
         "autoscaler_kind": ref.get("kind") or NO_AUTOSCALER,
@@ -251,6 +253,7 @@ class NodeGroupInventorySerializer(serializers.Serializer):
     max_size = serializers.IntegerField(allow_null=True)
     current_size = serializers.IntegerField(allow_null=True)
     room = serializers.IntegerField()
+    above_max = serializers.BooleanField(help_text="current size above max size: no room")
     price_per_node_hour = serializers.FloatField(allow_null=True)
     price_source = serializers.CharField()
     currency = serializers.CharField()
