@@ -71,6 +71,8 @@ DEMO_PODS_PER_TICK = 20
 TEAM_A_SHARE = 0.003
 PRODUCT_LABEL = "nvidia.com/gpu.product"
 
+TRACE_T4_NODES = 404  # the openb node list's T4 nodes: t4-4gpu-pool's current size
+T4_NEW_NODES = 6  # what t4-4gpu-pool may add, all in one rack
 TEAM_A_G2_NODES = ("openb-node-0026", "openb-node-0027", "openb-node-0029", "openb-node-0031")
 TEAM_B_T4_NODES = tuple(f"openb-node-{n:04d}" for n in (35, 36, 43, 57))
 
@@ -398,11 +400,13 @@ def node_group_objects() -> list[dict[str, Any]]:
             },
         ),
         group(
+            # its members are the trace's T4 nodes: a max size below their number would
+            # leave the group "above max" with no room at all
             "t4-4gpu-pool",
             {
                 "nodeSelector": {PRODUCT_LABEL: "T4"},
                 "minSize": 0,
-                "maxSize": 40,
+                "maxSize": TRACE_T4_NODES + T4_NEW_NODES,
                 "pricePerNodeHour": 3.2,
                 "template": {
                     "labels": {PRODUCT_LABEL: "T4", SHARING_LABEL: "mps"},
@@ -421,7 +425,7 @@ def node_group_objects() -> list[dict[str, Any]]:
                             BLOCK_LABEL: "zone-1-block-0",
                             RACK_LABEL: "zone-1-block-0-rack-2",
                         },
-                        "maxNewNodes": 6,
+                        "maxNewNodes": T4_NEW_NODES,
                     },
                 ],
             },
@@ -471,15 +475,12 @@ def reservations() -> list[DemoReservation]:
 @transaction.atomic
 def configure_demo(*, now: datetime) -> Cluster:
     """The demo cluster row, its node groups, reservations and beat entries (no ingest)."""
-    cluster, created = Cluster.objects.get_or_create(
+    cluster, _created = Cluster.objects.get_or_create(
         name=DEMO_CLUSTER_NAME,
         defaults={"source_kind": Cluster.SourceKind.REPLAY, "source_settings": {}},
     )
-    origin = cluster.source_settings.get("origin") if not created else None
     cluster.source_kind = Cluster.SourceKind.REPLAY
-    cluster.source_settings = source_settings(
-        origin=datetime.fromisoformat(origin) if origin else now
-    )
+    cluster.source_settings = source_settings(origin=now)
     cluster.topology_levels = topology_levels()
     cluster.enabled = True
     cluster.retention_days = settings.DEMO_RETENTION_HOURS / 24
@@ -496,8 +497,18 @@ def configure_demo(*, now: datetime) -> Cluster:
 
 
 def load_demo(*, now: datetime) -> tuple[Cluster, Evaluation]:
-    """Create or refresh the demo cluster and give it an evaluated snapshot (idempotent)."""
+    """Create or restart the demo cluster and give it an evaluated snapshot: the same
+    one whenever it is loaded.
+
+    The replay moves one tick a minute from its ``origin`` (pods leave and arrive), so a
+    load that kept the first load's origin read a later tick, another state (fewer
+    trace pods pending). A load restarts the replay at ``now`` (tick 0) and deletes the
+    demo's earlier snapshots (demo data, and their states would come again tick by
+    tick: content already stored is not stored twice, so the live pages would stand
+    still until the new run passed the old one).
+    """
     cluster = configure_demo(now=now)
+    Snapshot.objects.filter(cluster=cluster).delete()
     snapshot = services.ingest_from_source(cluster=cluster, now=now)
     if snapshot is None:
         snapshot = Snapshot.objects.filter(cluster=cluster).order_by("-taken_at", "-id").first()

@@ -14,10 +14,17 @@ WebSocket message.
               · a node row · free text ("reservation NAME") · a whole evaluation result
 
 A name the owners map does not know (an evaluation stored before owners were kept)
-is hidden from everyone but staff: the policy fails closed. Cluster-wide aggregates
-(a cluster's idle reserved GPUs and $/h, the waste report) are not reservation
-details and stay open. Pure functions over plain dicts, no Django imports beyond
-reading a user's groups in ``viewer_of``.
+is hidden from everyone but staff: the policy fails closed. A snapshot's errors
+(``snapshot_errors``) name the stored object that failed, so one about another team's
+reservation reads "Reservation/reserved (another team)".
+
+Money: no figure shown to a user who is not staff counts another team's
+reservation, not even summed with others (``Viewer.idle_cost``): with one other team
+holding reservations a cluster's idle $/h minus the user's own would be theirs, and
+with several, the change as one reservation starts, ends or goes idle is that one's.
+GPU counts stay cluster-wide (a cluster's idle reserved GPUs); the waste report and
+stranded $/h count no reservation. Pure functions over plain dicts, no Django imports
+beyond reading a user's groups in ``viewer_of``.
 """
 
 from __future__ import annotations
@@ -42,6 +49,11 @@ class Viewer:
 
     def sees(self, owners: Iterable[str] | None) -> bool:
         return self.sees_all or bool(self.teams & set(owners or ()))
+
+    def idle_cost(self, samples: Iterable[tuple[float, Iterable[str] | None]]) -> float:
+        """The $/h of the (cost per hour, owner namespaces) idle samples the viewer may
+        see: every one for staff, their teams' for anyone else."""
+        return sum(cost for cost, owners in samples if self.sees(owners))
 
     def key(self) -> str:
         """Names the viewer's view in cache keys: ``*`` for staff, else its sorted teams."""
@@ -154,6 +166,21 @@ def idle_reservations(
     return shown
 
 
+def held_nodes(
+    items: Sequence[Mapping[str, Any]], labels: ReservationLabels
+) -> list[dict[str, Any]]:
+    """A node group's room held for paid, unprovisioned reservation nodes
+    (``{"reservation", "nodes"}``): the viewer's reservations by name, every other one
+    summed into one ``OTHER_TEAM`` entry."""
+    shown = [dict(item) for item in items if labels.shows(item.get("reservation"))]
+    others = sum(
+        int(item.get("nodes") or 0) for item in items if not labels.shows(item.get("reservation"))
+    )
+    if others:
+        shown.append({"reservation": OTHER_TEAM, "nodes": others})
+    return shown
+
+
 def workload(item: Mapping[str, Any], labels: ReservationLabels) -> dict[str, Any]:
     """A workload of the evaluation (or a verdict row's fields): reasons and joint plan."""
     redacted = dict(item)
@@ -209,6 +236,30 @@ def result(data: Mapping[str, Any], labels: ReservationLabels) -> dict[str, Any]
     for key in data.keys() - {"heatmap", "idleReservations", "workloads"}:
         redacted[key] = _texts(data[key], labels)  # recommendations, diagnoses, whatIf, ...
     return redacted
+
+
+def snapshot_errors(
+    errors: Sequence[Mapping[str, Any]], labels: ReservationLabels
+) -> list[dict[str, Any]]:
+    """A snapshot's errors (source, object, field, reason): one about a reservation the
+    viewer may not see (its object ``Reservation/NAME``; a name the owners do not know
+    fails closed) has NAME relabelled in every text; the other texts as ``labels.text``."""
+    if labels.viewer.sees_all:
+        return [dict(error) for error in errors]
+    shown = []
+    for error in errors:
+        kind, _, name = str(error.get("object") or "").partition("/")
+        hidden = name if kind == "Reservation" and name and not labels.shows(name) else None
+        shown.append({key: _error_text(value, hidden, labels) for key, value in error.items()})
+    return shown
+
+
+def _error_text(value: Any, hidden: str | None, labels: ReservationLabels) -> Any:
+    if not isinstance(value, str):
+        return value
+    if hidden is not None:
+        value = re.sub(rf"(?<![\w.-]){re.escape(hidden)}(?![\w.-])", OTHER_TEAM, value)
+    return labels.text(value)
 
 
 def _texts(item: Any, labels: ReservationLabels) -> Any:

@@ -399,3 +399,15 @@ def waste_report(
         column: round(sum(row[column] for row in rows), 6) for column in WASTE_REPORT_COLUMNS[1:]
     }
     return {"start": start, "end": end, "rows": rows, "totals": {"cluster": "total", **totals}}
+
+
+def idle_cost_seen(*, evaluation_ids: Iterable[int], viewer: visibility.Viewer) -> dict[int, float]:
+    """Per evaluation, the idle $/h of the reservations ``viewer`` sees, from their idle
+    samples (one query; an evaluation without a sample the viewer sees is absent)."""
+    samples: dict[int, list[tuple[float, Any]]] = defaultdict(list)
+    rows = IdleSample.objects.filter(evaluation_id__in=list(evaluation_ids)).values_list(
+        "evaluation_id", "cost_per_hour", "reservation__owner_namespaces"
+    )
+    for evaluation_id, cost, owners in rows:
+        samples[evaluation_id].append((cost, owners))
+    return {pk: round(viewer.idle_cost(items), 6) for pk, items in samples.items()}

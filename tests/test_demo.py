@@ -173,3 +173,41 @@ def test_it_schedules_the_demo_retention_every_ten_minutes() -> None:
     configure_demo(now=DEMO_AT)
     entry = PeriodicTask.objects.get(task="topology.tasks.delete_old_snapshots")
     assert (entry.enabled, entry.interval.every, entry.interval.period) == (True, 600, "seconds")
+
+
+def demo_figures(evaluation: Any) -> tuple[Any, ...]:
+    return (
+        evaluation.snapshot.content_hash,
+        evaluation.gpus,
+        evaluation.gpus_allocated,
+        evaluation.pending_count,
+        sorted(w["name"] for w in evaluation.result["workloads"]),
+    )
+
+
+@pytest.mark.django_db
+def test_it_gives_the_same_demo_when_loaded_again_minutes_later() -> None:
+    """The replay moves a tick a minute (20 pods leave, 20 arrive): a second load three
+    minutes later read tick 3 of the first load's clock (fewer trace pods pending: 28
+    workloads instead of 34). A load restarts the demo: the same state every time."""
+    from datetime import timedelta
+
+    from capacityweb.demo import load_demo
+    from topology.models import Snapshot
+
+    _cluster, first = load_demo(now=DEMO_AT)
+    figures = demo_figures(first)
+    cluster, again = load_demo(now=DEMO_AT + timedelta(minutes=3))
+
+    assert demo_figures(again) == figures
+    assert list(Snapshot.objects.filter(cluster=cluster)) == [again.snapshot]
+
+
+@pytest.mark.django_db
+def test_it_keeps_every_demo_node_group_within_its_max_size() -> None:
+    from capacityweb.demo import load_demo
+
+    _cluster, evaluation = load_demo(now=DEMO_AT)
+    groups = evaluation.snapshot.model_json["cluster"]["node_groups"]
+
+    assert [g["name"] for g in groups if g["current_size"] > g["max_size"]] == []

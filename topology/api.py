@@ -19,6 +19,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from capacityweb import visibility
 from capacityweb.api_urls import (
     FILTER_BACKENDS,
     StandardPagination,
@@ -27,6 +28,7 @@ from capacityweb.api_urls import (
 )
 from capacityweb.parsers import DepthLimitedJSONParser
 from capacityweb.permissions import OperatorOrReadOnly
+from topology import selectors
 from topology.filters import ClusterFilterSet, NodeGroupFilterSet, SnapshotFilterSet
 from topology.models import Cluster, NodeGroup, Snapshot
 
@@ -123,8 +125,19 @@ class SnapshotSerializer(serializers.ModelSerializer):
 
 
 class SnapshotDetailSerializer(SnapshotSerializer):
+    """With ``errors``: one about another team's reservation names it "reserved (another
+    team)" (capacityweb.visibility.snapshot_errors)."""
+
     class Meta(SnapshotSerializer.Meta):
         fields = [*SnapshotSerializer.Meta.fields, "errors"]
+
+    def to_representation(self, instance: Snapshot) -> dict[str, Any]:
+        data = super().to_representation(instance)
+        viewer = visibility.request_viewer(self.context["request"])
+        if data.get("errors") and not viewer.sees_all:
+            owners = selectors.stored_reservation_owners(instance.cluster_id)
+            data["errors"] = visibility.snapshot_errors(data["errors"], viewer.labels(owners))
+        return data
 
 
 class SnapshotViewSet(viewsets.ReadOnlyModelViewSet):

@@ -237,8 +237,6 @@ class Pod:
     synthesized_by: str | None = None  # "Kind/ns/name" of the controller that will create it
     # required podAffinity / podAntiAffinity / DoNotSchedule topologySpreadConstraints
     pod_terms: PodPlacementTerms = NO_POD_TERMS
-    # what only scores (preferred terms, ScheduleAnyway): not modelled, said so
-    score_only: tuple[str, ...] = ()
     # spec.schedulingGates: while any is set kube-scheduler never tries the pod (PreEnqueue)
     scheduling_gates: tuple[str, ...] = ()
     # the ProvisioningRequest the pod consumes, as (name, provisioningClassName) from

@@ -182,10 +182,8 @@ def _inter_pod(
     ctx: ObjectContext, spec: dict[str, Any], namespace: str, labels: dict[str, str]
 ) -> dict[str, Any]:
     """podAffinity, podAntiAffinity and topologySpreadConstraints (``topology.podaffinity``)."""
-    terms, score_only = podaffinity.pod_terms(ctx, spec, namespace, labels)
     return {
-        "pod_terms": terms,
-        "score_only": score_only,
+        "pod_terms": podaffinity.pod_terms(ctx, spec, namespace, labels),
         "preferred": preferred.preferred_terms(ctx, spec, namespace, labels),
     }
 

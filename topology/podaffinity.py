@@ -10,8 +10,9 @@ Pure: no Django, no I/O. Parsed as kube-scheduler reads them:
 - DoNotSchedule spread constraints (``podtopologyspread/common.go``
   ``filterTopologySpreadConstraints``): minDomains 1, nodeAffinityPolicy Honor,
   nodeTaintsPolicy Ignore unless given; ``matchLabelKeys`` merged likewise;
-- preferred terms and ScheduleAnyway constraints only score: they are listed as
-  "not modelled (score only)", never silently dropped.
+- preferred terms and ScheduleAnyway constraints only score: ``topology.preferred``
+  reads them for the profiles that score them, and the evaluation says what its
+  profile does with them (``recommender.engine.evaluate.score_notes``).
 """
 
 from __future__ import annotations
@@ -40,10 +41,9 @@ ACTIONS = ("DoNotSchedule", "ScheduleAnyway")
 
 def pod_terms(
     ctx: ObjectContext, spec: Mapping[str, Any], namespace: str, labels: Mapping[str, str]
-) -> tuple[PodPlacementTerms, tuple[str, ...]]:
-    """The pod's required inter-pod terms, and what it asks that only scores."""
+) -> PodPlacementTerms:
+    """The pod's required inter-pod terms (its preferred ones: ``topology.preferred``)."""
     affinity = ctx.mapping(spec.get("affinity"), "spec.affinity")
-    score_only: list[str] = []
     required: dict[str, tuple[PodAffinityTerm, ...]] = {}
     for kind in ("podAffinity", "podAntiAffinity"):
         base = f"spec.affinity.{kind}"
@@ -52,13 +52,8 @@ def pod_terms(
             affinity_term(ctx, path, raw, namespace, labels)
             for path, raw in ctx.items(section.get(REQUIRED), f"{base}.{REQUIRED}")
         )
-        if ctx.sequence(section.get(PREFERRED), f"{base}.{PREFERRED}"):
-            score_only.append(f"preferred {kind} (score only) not modelled")
-    spread, anyway = _spread_constraints(ctx, spec.get("topologySpreadConstraints"), labels)
-    if anyway:
-        score_only.append("topologySpreadConstraints ScheduleAnyway (score only) not modelled")
-    terms = PodPlacementTerms(required["podAffinity"], required["podAntiAffinity"], spread)
-    return terms, tuple(score_only)
+    spread, _soft = spread_constraints(ctx, spec.get("topologySpreadConstraints"), labels)
+    return PodPlacementTerms(required["podAffinity"], required["podAntiAffinity"], spread)
 
 
 def selector(
@@ -123,14 +118,6 @@ def _label_keys(
         if name in labels:
             out.append(LabelRequirement(name, op, (labels[name],)))
     return out
-
-
-def _spread_constraints(
-    ctx: ObjectContext, raw: Any, labels: Mapping[str, str]
-) -> tuple[tuple[SpreadConstraint, ...], bool]:
-    """DoNotSchedule constraints, and whether any ScheduleAnyway one was given."""
-    hard, soft = spread_constraints(ctx, raw, labels)
-    return hard, bool(soft)
 
 
 def spread_constraints(

@@ -26,8 +26,10 @@ ports by ``host_ports`` here, instead.
 "blocking": the pod's workload is reported blocked "unsupported: <reason>"
 rather than guessed at. "score only": kube-scheduler may prefer other nodes
 than we do but would not refuse ours, so the pod is still placed; the field
-is listed in the evaluation's ``unsupported`` with reason "not modelled
-(score only)".
+is listed with reason "not modelled (score only)", which the evaluation makes
+true for its profile (``recommender.engine.evaluate.score_notes``: dropped where
+the profile scores it, naming the profile and plugin where not); a preferred node
+term's ``matchFields`` is scored by no profile and keeps its own reason.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from topology.hardware import BIND_ALL_HOST_IP, SCORE_ONLY, HostPort, Unsupporte
 from topology.kubefields import ObjectContext
 
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+MATCH_FIELDS_REASON = f"{SCORE_ONLY}: no profile scores a preferred term's matchFields"
 PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 DO_NOT_SCHEDULE = "DoNotSchedule"
 SCHEDULE_ANYWAY = "ScheduleAnyway"
@@ -123,12 +126,22 @@ def _pod_affinity(ctx: ObjectContext, spec: dict[str, Any], bound: bool) -> list
 
 
 def _node_affinity_preferences(ctx: ObjectContext, spec: dict[str, Any]) -> list[UnsupportedField]:
+    """Preferred node terms score only; a term with ``matchFields`` is scored by no
+    profile (``topology.preferred`` leaves it out), which its own note says."""
     affinity = ctx.mapping(spec.get("affinity"), "spec.affinity")
     base = "spec.affinity.nodeAffinity"
     node_affinity = ctx.mapping(affinity.get("nodeAffinity"), base)
-    if ctx.sequence(node_affinity.get(PREFERRED), f"{base}.{PREFERRED}"):
-        return [_score_only(ctx, f"{base}.{PREFERRED}")]
-    return []
+    found, scored = [], False
+    for path, raw in ctx.items(node_affinity.get(PREFERRED), f"{base}.{PREFERRED}"):
+        preference = ctx.mapping(raw.get("preference"), f"{path}.preference")
+        if preference.get("matchFields"):
+            field = f"{path}.preference.matchFields"
+            found.append(UnsupportedField(ctx.object, field, MATCH_FIELDS_REASON, blocking=False))
+        else:
+            scored = True
+    if scored:
+        found.insert(0, _score_only(ctx, f"{base}.{PREFERRED}"))
+    return found
 
 
 def _spread_constraints(ctx: ObjectContext, spec: dict[str, Any]) -> list[UnsupportedField]:

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 from django.db.models import OuterRef, Subquery
 
+from topology import signals
 from topology.models import Cluster, Snapshot
 
 SNAPSHOT_PICKER_FIELDS = ("id", "taken_at", "errors", "evaluation_state", "evaluation_note")
@@ -39,6 +40,20 @@ def snapshot_of_cluster(*, cluster_id: int, snapshot_id: int) -> Snapshot | None
         .only(*SNAPSHOT_PICKER_FIELDS)
         .first()
     )
+
+
+def stored_reservation_owners(cluster: Cluster | int) -> dict[str, list[str]]:
+    """Name → owner namespaces of the reservations stored for the cluster (the
+    ``stored_configuration`` answers: one query), whom a snapshot error about one of
+    them may name it to (capacityweb.visibility.snapshot_errors)."""
+    owners: dict[str, list[str]] = {}
+    for obj in signals.collect_stored_configuration(cluster):
+        if obj.get("kind") == "Reservation":
+            spec_owner = (obj.get("spec") or {}).get("owner") or {}
+            owners[str((obj.get("metadata") or {}).get("name"))] = list(
+                spec_owner.get("namespaces") or ()
+            )
+    return owners
 
 
 def clusters_with_latest_snapshot() -> list[Cluster]:

@@ -37,7 +37,7 @@ def send_ingest_unchanged(cluster_id: int) -> None:
     ingest_unchanged.send(sender=Cluster, cluster_id=cluster_id)
 
 
-def collect_stored_configuration(cluster: Cluster) -> list[dict[str, Any]]:
+def collect_stored_configuration(cluster: Cluster | int) -> list[dict[str, Any]]:
     """The objects every receiver stores for the cluster, in the receivers' connect order."""
     return [
         obj

@@ -1,11 +1,14 @@
 """Node groups: the inventory the autoscaler simulation reads, on a page and in the API.
 
 One row per group of a snapshot's model (``topology.hardware.NodeGroup`` as stored in
-``Snapshot.model_json``): where it was found, min / max / current size, the price and its
-source ("price unknown" when none is known, never 0/h), a Karpenter NodePool's limits,
-and what the autoscaler last reported of it. Of cluster-autoscaler's status ConfigMap
-the ingest keeps the target size (``cloudProviderTarget``) and a Backoff (as a note);
-it keeps no timestamps, and the page says so instead of inventing a time.
+``Snapshot.model_json``): where it was found, min / max / current size, the room held for
+reservations' paid, not yet provisioned nodes (another team's as "reserved (another
+team)", capacityweb.visibility.held_nodes: the joint plan never buys that room for
+anyone else), the price and its source ("price unknown" when none is known, never
+0/h), a Karpenter NodePool's limits, and what the autoscaler last reported of it. Of
+cluster-autoscaler's status ConfigMap the ingest keeps the target size
+(``cloudProviderTarget``) and a Backoff (as a note); it keeps no timestamps, and the
+page says so instead of inventing a time.
 
 Page and API share ``NodeGroupFilterSet`` (``cluster``, ``snapshot``, ``autoscaler``).
 Reads: the page's cluster_page (4 queries) + one for the groups' JSON; the API: one
@@ -15,6 +18,7 @@ query per page of clusters' latest snapshots.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from datetime import datetime
 from typing import Any
 
 import django_filters
@@ -30,11 +34,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from capacityweb import visibility
 from recommender.views import cluster_page
 from topology.filters import ExistingObjectFilter, cluster_filter
 from topology.models import Snapshot
 
 GROUPS_KEY = "model_json__cluster__node_groups"
+RESERVATIONS_KEY = "model_json__cluster__reservations"
 PROJECT_GROUP_SOURCE = "capacityweb.io NodeGroup"  # topology.discovery's name for it
 NO_AUTOSCALER = "none"  # the ``autoscaler`` filter's value for project-only groups
 ACTIVITY_NOT_INGESTED = (
@@ -69,9 +75,17 @@ def latest_snapshots() -> QuerySet[Snapshot]:
     return Snapshot.objects.filter(id=Subquery(newest.values("id")[:1]))
 
 
-def group_rows(groups: Iterable[Mapping[str, Any]], autoscaler: str = "") -> list[dict[str, Any]]:
-    """The page's and the API's rows, by group name, narrowed to one autoscaler kind."""
-    rows = [group_row(group) for group in groups]
+def group_rows(
+    groups: Iterable[Mapping[str, Any]],
+    autoscaler: str = "",
+    held: Mapping[str, list[dict[str, Any]]] | None = None,
+) -> list[dict[str, Any]]:
+    """The page's and the API's rows, by group name, narrowed to one autoscaler kind;
+    ``held``: per group, its room held for reservations as the viewer may read it."""
+    rows = [
+        {**group_row(group), "held_for_reservations": (held or {}).get(group["name"], [])}
+        for group in groups
+    ]
     if autoscaler:
         rows = [row for row in rows if row["autoscaler_kind"] == autoscaler]
     return sorted(rows, key=lambda row: row["name"])
@@ -87,6 +101,8 @@ def group_row(group: Mapping[str, Any]) -> dict[str, Any]:
         "max_size": group.get("max_size"),
         "current_size": group.get("current_size"),
         "room": max(int(group.get("max_size") or 0) - int(group.get("current_size") or 0), 0),
+        # a real cluster may run more members than the max (lowered since): room 0, said
+        "above_max": int(group.get("current_size") or 0) > int(group.get("max_size") or 0),
         "price_per_node_hour": group.get("price_per_node_hour") if price_known else None,
         "price_source": price_source(group) if price_known else "price unknown",
         "autoscaler_kind": ref.get("kind") or NO_AUTOSCALER,
@@ -123,6 +139,40 @@ def last_activity(group: Mapping[str, Any], ref: Mapping[str, Any]) -> str:
     return f"target size {target} ({ACTIVITY_NOT_INGESTED})"
 
 
+def held_for_reservations(
+    reservations: Iterable[Mapping[str, Any]], at: datetime, viewer: visibility.Viewer
+) -> dict[str, list[dict[str, Any]]]:
+    """Per group, the paid, not yet provisioned nodes of the reservations active at
+    ``at`` (``spec.nodeGroup``), as ``viewer`` may read them."""
+    reservations = list(reservations)
+    owners = {r["name"]: r.get("owner_namespaces") or [] for r in reservations}
+    per_group: dict[str, list[dict[str, Any]]] = {}
+    for item in sorted(reservations, key=lambda r: r["name"]):
+        capacity = item.get("node_group") or {}
+        if capacity.get("count") and _active(item, at):
+            entry = {"reservation": item["name"], "nodes": int(capacity["count"])}
+            per_group.setdefault(capacity["node_group"], []).append(entry)
+    labels = viewer.labels(owners)
+    return {group: visibility.held_nodes(items, labels) for group, items in per_group.items()}
+
+
+def _active(reservation: Mapping[str, Any], at: datetime) -> bool:
+    start, end = reservation.get("start"), reservation.get("end")
+    return (start is None or datetime.fromisoformat(start) <= at) and (
+        end is None or at < datetime.fromisoformat(end)
+    )
+
+
+def page_inventory(snapshot: Snapshot | None) -> tuple[list[Any], list[Any]]:
+    """The node groups and reservations of the page's snapshot (one query; none before
+    the first ingest)."""
+    if snapshot is None:
+        return [], []
+    found = Snapshot.objects.filter(id=snapshot.id).values_list(GROUPS_KEY, RESERVATIONS_KEY)
+    groups, reservations = found.first() or (None, None)
+    return groups or [], reservations or []
+
+
 def page_groups(snapshot: Snapshot | None) -> list[Any]:
     """The node groups of the page's snapshot (none before the first ingest)."""
     if snapshot is None:
@@ -150,21 +200,48 @@ def snapshot_groups(filterset: NodeGroupFilterSet) -> Iterable[tuple[int, int, l
         yield cluster_id, snapshot_id, groups or []
 
 
+def inventory_rows(
+    snapshots: Iterable[tuple[int, int, datetime, list[Any] | None, list[Any] | None]],
+    autoscaler: str,
+    viewer: visibility.Viewer,
+) -> list[dict[str, Any]]:
+    """The API's rows: per (cluster, snapshot, taken_at, groups, reservations)."""
+    return [
+        {"cluster": cluster_id, "snapshot": snapshot_id, "currency": settings.CURRENCY, **row}
+        for cluster_id, snapshot_id, taken_at, groups, reservations in snapshots
+        for row in group_rows(
+            groups or [],
+            autoscaler,
+            held_for_reservations(reservations or [], taken_at, viewer),
+        )
+    ]
+
+
 @login_required
 def node_groups_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
     page = cluster_page(request, cluster_id, with_result=False)
     filterset = NodeGroupFilterSet(request.GET, queryset=Snapshot.objects.none())
-    groups = page_groups(page.snapshot)
+    groups, reservations = page_inventory(page.snapshot)
+    held = {}
+    if page.snapshot is not None:
+        viewer = visibility.request_viewer(request)
+        held = held_for_reservations(reservations, page.snapshot.taken_at, viewer)
     context = page.context("node-groups")
     context.update(
         {
-            "rows": group_rows(groups, filterset.autoscaler_kind()),
+            "rows": group_rows(groups, filterset.autoscaler_kind(), held),
             "autoscaler": filterset.autoscaler_kind(),
             "autoscaler_choices": sorted({group_row(g)["autoscaler_kind"] for g in groups}),
             "currency": settings.CURRENCY,
+            "other_team": visibility.OTHER_TEAM,
         }
     )
     return render(request, "dashboard/node_groups.html", context)
+
+
+class HeldNodesSerializer(serializers.Serializer):
+    reservation = serializers.CharField(help_text='its name, or "reserved (another team)"')
+    nodes = serializers.IntegerField()
 
 
 class NodeGroupInventorySerializer(serializers.Serializer):
@@ -176,6 +253,7 @@ class NodeGroupInventorySerializer(serializers.Serializer):
     max_size = serializers.IntegerField(allow_null=True)
     current_size = serializers.IntegerField(allow_null=True)
     room = serializers.IntegerField()
+    above_max = serializers.BooleanField(help_text="current size above max size: no room")
     price_per_node_hour = serializers.FloatField(allow_null=True)
     price_source = serializers.CharField()
     currency = serializers.CharField()
@@ -184,6 +262,7 @@ class NodeGroupInventorySerializer(serializers.Serializer):
     limits = serializers.ListField(child=serializers.CharField())
     last_activity = serializers.CharField()
     notes = serializers.ListField(child=serializers.CharField())
+    held_for_reservations = HeldNodesSerializer(many=True)
 
 
 class NodeGroupList(APIView):
@@ -207,9 +286,9 @@ class NodeGroupList(APIView):
     )
     def get(self, request: Request) -> Response:
         filterset = filtered_snapshots(request)
-        rows = [
-            {"cluster": cluster_id, "snapshot": snapshot_id, "currency": settings.CURRENCY, **row}
-            for cluster_id, snapshot_id, groups in snapshot_groups(filterset)
-            for row in group_rows(groups, filterset.autoscaler_kind())
-        ]
+        snapshots = filterset.qs.order_by("cluster__name").values_list(
+            "cluster_id", "id", "taken_at", GROUPS_KEY, RESERVATIONS_KEY
+        )
+        viewer = visibility.request_viewer(request)
+        rows = inventory_rows(snapshots, filterset.autoscaler_kind(), viewer)
         return Response(NodeGroupInventorySerializer(rows, many=True).data)

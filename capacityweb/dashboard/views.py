@@ -9,6 +9,7 @@ every cluster page.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -55,10 +56,14 @@ def stale_after(cluster: Cluster) -> timedelta:
 
 
 def overview_row(
-    cluster: Cluster, snapshot: Snapshot | None, evaluation: Evaluation | None
+    cluster: Cluster,
+    snapshot: Snapshot | None,
+    evaluation: Evaluation | None,
+    viewer: visibility.Viewer = visibility.STAFF,
 ) -> dict[str, Any]:
     """A card: the latest snapshot's freshness and errors, the latest *evaluation*'s figures
-    (an older snapshot's while the latest is being evaluated, which the card says)."""
+    (an older snapshot's while the latest is being evaluated, which the card says); the
+    errors as ``viewer`` may read them (capacityweb.visibility.snapshot_errors)."""
     now = timezone.now()
     age = now - snapshot.taken_at if snapshot else None
     newer = bool(snapshot and evaluation and evaluation.snapshot_id != snapshot.id)
@@ -70,8 +75,20 @@ def overview_row(
         "stale": age is None or age > stale_after(cluster),
         "being_evaluated": newer and snapshot.evaluation_state != Snapshot.EvaluationState.FAILED,
         "evaluation_failed": newer and snapshot.evaluation_state == Snapshot.EvaluationState.FAILED,
-        "errors": list(snapshot.errors or []) if snapshot else [],
+        "errors": shown_errors(cluster, snapshot, viewer),
     }
+
+
+def shown_errors(
+    cluster: Cluster, snapshot: Snapshot | None, viewer: visibility.Viewer
+) -> list[dict[str, Any]]:
+    """The snapshot's errors, another team's reservation relabelled (one query, only when
+    there are errors and the viewer is not staff)."""
+    errors = list(snapshot.errors or []) if snapshot else []
+    if not errors or viewer.sees_all:
+        return errors
+    owners = topology_selectors.stored_reservation_owners(cluster.id)
+    return visibility.snapshot_errors(errors, viewer.labels(owners))
 
 
 @login_required
@@ -81,39 +98,53 @@ def overview(request: HttpRequest) -> HttpResponse:
     One query reads each cluster with its latest snapshot's and evaluation's ids
     (``selectors.overview_identity``); the cluster cards rendered from them are kept in the
     default cache (shared by the web workers) for OVERVIEW_CARDS_SECONDS under those
-    ids, so a new snapshot or evaluation shows at once and only the "… ago" figures
-    may lag by that much. On a miss, three more queries read the clusters, the
-    snapshots and the evaluations' figures (Evaluation columns: the result JSON,
-    megabytes for a large cluster, is never loaded here).
+    ids and the viewer's view (``Viewer.key``: staff, or which teams), so a new snapshot
+    or evaluation shows at once and only the "… ago" figures may lag by that much. On a
+    miss, three more queries read the clusters, the snapshots and the evaluations'
+    figures (Evaluation columns: the result JSON, megabytes for a large cluster, is
+    never loaded here); for a user who is not staff, one more reads the idle samples
+    their figures count (capacityweb.visibility: no other team's money).
     """
-    key = "overview-cards:" + stable_digest(selectors.overview_identity())
+    viewer = visibility.request_viewer(request)
+    key = f"overview-cards:{stable_digest(selectors.overview_identity())}:{viewer.key()}"
     cards = cache.get(key)
     if cards is None:
         clusters = topology_selectors.clusters_with_latest_snapshot()
         cards = render_to_string(  # no request: the context processors do not run
             "dashboard/_overview_cards.html",
-            {"rows": overview_rows(clusters), "currency": settings.CURRENCY},
+            {
+                "rows": overview_rows(clusters, viewer),
+                "currency": settings.CURRENCY,
+                "own_teams_only": not viewer.sees_all,
+            },
         )
         cache.set(key, cards, timeout=OVERVIEW_CARDS_SECONDS)
     context = {"cards": mark_safe(cards), "section": "overview"}  # noqa: S308 - rendered above
     return render(request, "dashboard/overview.html", context)
 
 
-def overview_rows(clusters: list[Cluster]) -> list[dict[str, Any]]:
-    """Clusters annotated with ``latest_snapshot_id`` → the cards' rows (3 queries)."""
+def overview_rows(
+    clusters: list[Cluster], viewer: visibility.Viewer = visibility.STAFF
+) -> list[dict[str, Any]]:
+    """Clusters annotated with ``latest_snapshot_id`` → the cards' rows (3 queries; 4 when
+    the viewer is not staff: the idle samples their money figures count)."""
     snapshot_ids = [c.latest_snapshot_id for c in clusters if c.latest_snapshot_id]
     snapshots = topology_selectors.snapshots_by_id(snapshot_ids)
     evaluations = selectors.latest_evaluation_columns(c.id for c in clusters)  # see overview_row
     end = timezone.now()
     history = day_history([c.id for c in clusters], start=end - SPARKLINE_SPAN)
+    idle = idle_costs(viewer, evaluations.values(), history)
     rows = []
     for cluster in clusters:
-        row = overview_row(
-            cluster,
-            snapshots.get(cluster.latest_snapshot_id),
-            evaluations.get(cluster.id),
+        evaluation = evaluations.get(cluster.id)
+        row = overview_row(cluster, snapshots.get(cluster.latest_snapshot_id), evaluation, viewer)
+        row["idle_cost_per_hour"] = (
+            idle(evaluation.id, evaluation.idle_reserved_cost_per_hour) if evaluation else None
         )
-        points = history.get(cluster.id, [])
+        points = [
+            (at, pending, round(idle(pk, idle_cost) + stranded, 2))
+            for pk, at, pending, idle_cost, stranded in history.get(cluster.id, [])
+        ]
         row["pending_sparkline"] = sparklines.sparkline(
             [(at, pending) for at, pending, _waste in points], start=end - SPARKLINE_SPAN, end=end
         )
@@ -124,16 +155,18 @@ def overview_rows(clusters: list[Cluster]) -> list[dict[str, Any]]:
     return rows
 
 
-def day_history(
-    cluster_ids: list[int], *, start: datetime
-) -> dict[int, list[tuple[datetime, float, float]]]:
-    """Per cluster, each stored evaluation since ``start``: (taken_at, pending GPUs,
-    waste $/h = idle reserved + stranded by the naive autoscaler). One query."""
+HistoryPoint = tuple[int, datetime, float, float, float]
+
+
+def day_history(cluster_ids: list[int], *, start: datetime) -> dict[int, list[HistoryPoint]]:
+    """Per cluster, each stored evaluation since ``start``: (id, taken_at, pending GPUs,
+    idle reserved $/h, stranded $/h of the naive autoscaler). One query."""
     rows = (
         Evaluation.objects.filter(cluster_id__in=cluster_ids, taken_at__gte=start)
         .annotate(pending_gpus=Sum("verdicts__gpus"))
         .values_list(
             "cluster_id",
+            "id",
             "taken_at",
             "pending_gpus",
             "idle_reserved_cost_per_hour",
@@ -141,12 +174,27 @@ def day_history(
         )
         .order_by("cluster_id", "taken_at")
     )
-    history: dict[int, list[tuple[datetime, float, float]]] = {}
-    for cluster_id, taken_at, pending, idle_cost, stranded_cost in rows:
+    history: dict[int, list[HistoryPoint]] = {}
+    for cluster_id, pk, taken_at, pending, idle_cost, stranded_cost in rows:
         history.setdefault(cluster_id, []).append(
-            (taken_at, float(pending or 0), round(idle_cost + stranded_cost, 2))
+            (pk, taken_at, float(pending or 0), idle_cost, stranded_cost)
         )
     return history
+
+
+def idle_costs(
+    viewer: visibility.Viewer,
+    latest: Iterable[Evaluation],
+    history: dict[int, list[HistoryPoint]],
+) -> Callable[[int, float], float]:
+    """(evaluation id, its cluster-wide idle $/h) → the idle $/h the viewer's figures
+    show: the cluster's for staff; for anyone else the reservations they see
+    (capacityweb.visibility: no other team's money, not even summed; one query)."""
+    if viewer.sees_all:
+        return lambda _pk, cluster_wide: cluster_wide
+    ids = {e.id for e in latest} | {p[0] for points in history.values() for p in points}
+    seen = reservation_selectors.idle_cost_seen(evaluation_ids=ids, viewer=viewer)
+    return lambda pk, _cluster_wide: seen.get(pk, 0.0)
 
 
 # --- topology heatmap ------------------------------------------------------------

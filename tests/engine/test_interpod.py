@@ -139,7 +139,7 @@ def test_it_calls_a_namespace_selector_unsupported_without_namespace_objects() -
     assert outcome.diagnosis.summary.startswith("unsupported: ")
 
 
-def test_it_lists_preferred_terms_and_schedule_anyway_as_score_only() -> None:
+def test_it_keeps_preferred_terms_and_schedule_anyway_out_of_the_required_terms() -> None:
     spec = {
         "affinity": {
             "podAffinity": {
@@ -153,10 +153,6 @@ def test_it_lists_preferred_terms_and_schedule_anyway_as_score_only() -> None:
         ],
     }
     (parsed_pod,) = parsed(pod("p", {}, spec)).pods
-    assert parsed_pod.score_only == (
-        "preferred podAffinity (score only) not modelled",
-        "topologySpreadConstraints ScheduleAnyway (score only) not modelled",
-    )
     assert not parsed_pod.pod_terms
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.web.fixtures import ingest_and_evaluate, scenario_objects
+from tests.web.fixtures import gpu_node, ingest_and_evaluate, scenario_objects
 
 
 @pytest.fixture
@@ -110,3 +110,31 @@ def test_it_serves_the_api_in_three_queries(
     url = f"/api/v1/node-group-inventory/?cluster={gke_evaluation.cluster_id}"
     with django_assert_num_queries(3):  # session user, the cluster choice, the snapshots
         assert signed_in.get(url).status_code == 200
+
+
+def test_it_says_a_group_above_its_max_size_has_no_room(signed_in: Any, cluster: Any) -> None:
+    # a real cluster may run more members than the group's max (max lowered since): the
+    # room is 0, and the row says why rather than showing a bare 0
+    group = {
+        "apiVersion": "capacityweb.io/v1alpha1",
+        "kind": "NodeGroup",
+        "metadata": {"name": "l4"},
+        "spec": {
+            "nodeSelector": {"pool": "l4"},
+            "minSize": 0,
+            "maxSize": 1,
+            "pricePerNodeHour": 1.0,
+            "template": {"allocatable": {"cpu": "8", "pods": "110", "nvidia.com/gpu": "1"}},
+        },
+    }
+    nodes = []
+    for name in ("l4-a", "l4-b"):
+        node = gpu_node(name, 1)
+        node[1]["metadata"]["labels"]["pool"] = "l4"
+        nodes.append(node)
+    evaluation = ingest_and_evaluate(cluster, [("test", group), *nodes])
+    cells = row_cells(page_text(signed_in, evaluation.cluster_id), "l4")
+    (row,) = signed_in.get(f"/api/v1/node-group-inventory/?cluster={cluster.id}").json()
+
+    assert cells[3:6] == ["1", "2", "0 (current size above max)"]
+    assert (row["room"], row["above_max"]) == (0, True)

@@ -17,7 +17,8 @@ plus the new node). So the plan is then searched for the whole set
 (``search.JointSearch``): depth-first branch and bound over the domain of the
 required level each gang lands in (where the scheduler puts it, or pinned
 to another domain by a nodeSelector), the greedy plan as the incumbent.
-A plan is better when it blocks fewer workloads, then costs less per hour,
+A plan is better when it blocks fewer workloads, then buys fewer nodes of
+groups without a known price (unknown is not 0/h), then costs less per hour,
 then blocks lower-priority ones rather than higher (priority is the
 tie-break, not a commitment), then pins fewer gangs. Blocked workloads and
 money only grow along a branch, so a branch already worse than the
@@ -36,7 +37,7 @@ from functools import cached_property
 from recommender.engine import costs
 from recommender.engine.autoscaler.explain import blocked_reasons
 from recommender.engine.autoscaler.mixed import mixed_option
-from recommender.engine.autoscaler.options import Option, OptionSearch, part_cost
+from recommender.engine.autoscaler.options import Option, OptionSearch, part_cost, slot_priced
 from recommender.engine.autoscaler.plan import (
     BLOCKED,
     JOINT,
@@ -69,6 +70,10 @@ from recommender.engine.scheduler.placement import (
 from recommender.engine.scheduler.preemption import preempting_reason
 from recommender.engine.scheduler.workloads import Workload
 from topology.hardware import Pod, Taint
+
+# an option of a group without a price is chosen only when no priced option runs the
+# workload (``options.option_rank``); then by least-waste, which the reason says
+UNPRICED = "(price unknown; no priced option runs it, so chosen as the least-waste expander would)"
 
 
 class JointPlanner(OptionSearch):
@@ -372,6 +377,7 @@ class JointPlanner(OptionSearch):
                     (workload.key,),
                     part_cost(slot, count),
                     slot.reservation,
+                    slot_priced(slot),
                 )
             )
         return self.option_plan(workload, option)
@@ -389,6 +395,8 @@ class JointPlanner(OptionSearch):
                     f"provision {count} paid node(s) of reservation {slot.reservation} "
                     f"in group {slot.group.name}{where} (no extra cost)"
                 )
+            elif not slot_priced(slot):
+                reasons.append(f"add {count} node(s) of group {slot.group.name}{where} {UNPRICED}")
             else:
                 reasons.append(
                     f"add {count} node(s) of group {slot.group.name}{where} "

@@ -71,11 +71,12 @@ class Slot:
 
 @dataclass(frozen=True, slots=True)
 class Option:
-    """One way to run a workload with new nodes: cheapest wins, then fewest nodes, then order.
+    """One way to run a workload with new nodes: ``better`` says which wins.
 
     ``parts``: how many new nodes from which slot, usually one slot; several
     when no single slot can host the whole workload (``mixed``).
-    ``nodes`` holds them part by part.
+    ``nodes`` holds them part by part. ``waste``: least-waste's score of the new
+    nodes (``new_nodes_waste``), what orders options whose price is unknown.
     """
 
     cost_per_hour: float
@@ -83,6 +84,13 @@ class Option:
     nodes: tuple[Node, ...]
     state: ClusterState
     outcome: WorkloadOutcome
+    waste: float = 0.0
+
+    @property
+    def price_known(self) -> bool:
+        """False when a part buys nodes of a group without a known price (paid reserved
+        capacity is known: it costs nothing more)."""
+        return all(slot_priced(slot) for slot, _ in self.parts)
 
     @property
     def count(self) -> int:
@@ -223,7 +231,7 @@ class OptionSearch:
             if group.name in searched and self.slots_alike(workload):
                 continue  # without a required level, a group's slots are alike
             low = self.fewest_nodes(workload, group, slot.placement, free)
-            if room < low or (best and low * group.price_per_node_hour >= best.cost_per_hour):
+            if room < low or (best and not may_beat(best, slot, low)):
                 continue
             option = self.search(workload, slot, room, grants, low, best)
             if option and (best is None or better(option, best)):
@@ -240,10 +248,14 @@ class OptionSearch:
         return not self.any_anti_affinity and not any(p.pod_terms for p in workload.pods)
 
     def purchase_slots(self, workload: Workload) -> Iterator[tuple[Slot, int]]:
-        """Where new nodes can be bought for the workload, cheapest node first (then
-        group name, then placement order): each slot with its room for the workload."""
+        """Where new nodes can be bought for the workload, priced groups first (an unknown
+        price is not 0), cheapest node first, then group name, then placement order:
+        each slot with its room for the workload."""
         order = 0
-        for group in sorted(self.groups, key=lambda g: (g.price_per_node_hour, g.name)):
+        ranked = sorted(
+            self.groups, key=lambda g: (not g.price_known, g.price_per_node_hour, g.name)
+        )
+        for group in ranked:
             if self.compatible(group, workload) is not None:
                 continue
             for index, placement in enumerate(self.placements(group)):
@@ -355,11 +367,10 @@ class OptionSearch:
         ones bind a whole gang, so the search ascends. Counts that cannot
         beat ``best`` are not probed.
         """
-        price = 0.0 if slot.reservation else slot.group.price_per_node_hour
         failed, count = low - 1, low
         found: Option | None = None
         while found is None:
-            if best is not None and price > 0 and count * price >= best.cost_per_hour:
+            if best is not None and not may_beat(best, slot, count):
                 return None
             found = self.probe(workload, slot, count, grants)
             if found is None:
@@ -409,7 +420,8 @@ class OptionSearch:
         if not outcome.placed:
             return None
         cost = sum(part_cost(slot, count) for slot, count in parts)
-        return Option(costs.round_money(cost), parts, nodes, state, outcome)
+        waste = new_nodes_waste(workload, nodes, outcome)
+        return Option(costs.round_money(cost), parts, nodes, state, outcome, waste)
 
     def probe_state(self, workload: Workload, slot: Slot) -> ClusterState:
         if not self.restrict_probes:
@@ -478,12 +490,54 @@ def part_cost(slot: Slot, count: int) -> float:
     return costs.nodes_cost_per_hour(count, slot.group.price_per_node_hour)
 
 
+def slot_priced(slot: Slot) -> bool:
+    return slot.reservation is not None or slot.group.price_known
+
+
 def better(option: Option, best: Option) -> bool:
-    return (option.cost_per_hour, option.count, option.slot.order) < (
-        best.cost_per_hour,
-        best.count,
-        best.slot.order,
-    )
+    return option_rank(option) < option_rank(best)
+
+
+def option_rank(option: Option) -> tuple[bool, float, int, int]:
+    """Priced options first, cheapest first: cluster-autoscaler's price expander skips an
+    option whose node price it cannot get (``expander/price/price.go`` ``BestOption``:
+    "Failed to calculate node price ... continue"), so an unknown price never wins on
+    price. Options without a known price are ordered as the default expander orders any
+    option, least-waste (``expander/waste/waste.go``); then fewest nodes, then the
+    search order (group name, placement)."""
+    if option.price_known:
+        return (False, option.cost_per_hour, option.count, option.slot.order)
+    return (True, option.waste, option.count, option.slot.order)
+
+
+def may_beat(best: Option, slot: Slot, count: int) -> bool:
+    """Whether ``count`` new nodes of ``slot`` could rank before ``best`` (bounds only)."""
+    if not best.price_known:
+        return True  # a priced slot beats it, an unpriced one may waste less
+    if not slot_priced(slot):
+        return False
+    price = 0.0 if slot.reservation else slot.group.price_per_node_hour
+    return price <= 0 or count * price < best.cost_per_hour
+
+
+def new_nodes_waste(workload: Workload, nodes: Sequence[Node], outcome: WorkloadOutcome) -> float:
+    """``waste.go`` over the new nodes: (allocatable - requested) / allocatable for CPU
+    plus the same for memory, the requests being those of the workload's pods bound to
+    the new nodes (allocatable, not capacity, as ``expander.waste_score``)."""
+    names = {node.name for node in nodes}
+    pods = {pod.key: pod for pod in workload.pods}
+    bound = [pods[b.pod] for b in outcome.bindings if b.node in names and b.pod in pods]
+    score = 0.0
+    for available, requested in (
+        (sum(n.allocatable.cpu_milli for n in nodes), sum(p.requests.cpu_milli for p in bound)),
+        (
+            sum(n.allocatable.memory_bytes for n in nodes),
+            sum(p.requests.memory_bytes for p in bound),
+        ),
+    ):
+        if available > 0:
+            score += (available - requested) / available
+    return score
 
 
 def uniform_whole_gpus(workload: Workload) -> int:

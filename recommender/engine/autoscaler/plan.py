@@ -58,6 +58,7 @@ class NodeAddition:
     workloads: tuple[str, ...]
     cost_per_hour: float
     reservation: str | None = None
+    price_known: bool = True  # False: nodes of a group without a price (0 in the sums)
 
 
 @dataclass(frozen=True, slots=True)

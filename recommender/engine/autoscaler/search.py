@@ -50,10 +50,10 @@ class Saved:
 
 @dataclass(frozen=True, slots=True)
 class Leaf:
-    """A whole plan and its rank: (blocked, cost per hour, blocked flags in priority
-    order, pins)."""
+    """A whole plan and its rank: (blocked, nodes of unpriced groups, cost per hour,
+    blocked flags in priority order, pins)."""
 
-    rank: tuple[int, float, tuple[bool, ...], int]
+    rank: tuple[int, int, float, tuple[bool, ...], int]
     additions: tuple[NodeAddition, ...]
     outcomes: dict[str, WorkloadPlan]
     pins: Mapping[str, str] = field(default_factory=dict)  # workload → domain pinned to
@@ -105,13 +105,14 @@ class JointSearch:
         self.best = greedy
         self.saved = saved
         self.explored = 0
-        self.frontier: list[tuple[int, float]] = []  # (blocked, cost) of subtrees left unexplored
+        # (blocked, unpriced nodes, cost) of subtrees left unexplored
+        self.frontier: list[tuple[int, int, float]] = []
         losers = [
             i
             for i, w in enumerate(order)
             if greedy.outcomes[w.key].verdict == BLOCKED or greedy.outcomes[w.key].add_nodes
         ]
-        last = losers[-1] if losers and greedy.rank[:2] != (0, 0.0) else 0
+        last = losers[-1] if losers and greedy.rank[:3] != (0, 0, 0.0) else 0
         candidates = [
             i
             for i, w in enumerate(order[:last])
@@ -149,14 +150,15 @@ class JointSearch:
 
     def partial(
         self, plans: dict[str, WorkloadPlan], additions: Sequence[NodeAddition] | None = None
-    ) -> tuple[int, float]:
+    ) -> tuple[int, int, float]:
         blocked = sum(p.verdict == BLOCKED for p in plans.values())
         added = self.planner.additions if additions is None else additions
-        return blocked, costs.round_money(sum(a.cost_per_hour for a in added))
+        return blocked, *spend(added)
 
     def worse(self, plans: dict[str, WorkloadPlan]) -> bool:
-        """Blocked workloads and money only grow along a branch: cut when already worse."""
-        return self.partial(plans) > self.best.rank[:2]
+        """Blocked workloads, unpriced nodes and money only grow along a branch: cut when
+        already worse."""
+        return self.partial(plans) > self.best.rank[:3]
 
     def descend(self, start: int, plans: dict[str, WorkloadPlan], pins: Mapping[str, str]) -> None:
         planner = self.planner
@@ -208,7 +210,7 @@ class JointSearch:
             self.best = Leaf(found, tuple(self.planner.additions), plans, pins)
 
     def report(self) -> SearchReport:
-        best = self.best.rank[:2]
+        best = self.best.rank[:3]
         bound = min([best, *self.frontier])
         return SearchReport(
             optimal=not self.frontier and not self.fixed,
@@ -217,7 +219,7 @@ class JointSearch:
             gangs_searched=len(self.branch),
             gangs_fixed=self.fixed,
             bound_blocked=bound[0],
-            bound_cost_per_hour=bound[1],
+            bound_cost_per_hour=bound[2],
         )
 
 
@@ -226,7 +228,13 @@ def rank(
     plans: dict[str, WorkloadPlan],
     additions: Sequence[NodeAddition],
     pins: Mapping[str, str],
-) -> tuple[int, float, tuple[bool, ...], int]:
+) -> tuple[int, int, float, tuple[bool, ...], int]:
     flags = tuple(plans[w.key].verdict == BLOCKED for w in order)
-    cost = costs.round_money(sum(a.cost_per_hour for a in additions))
-    return sum(flags), cost, flags, len(pins)
+    return sum(flags), *spend(additions), flags, len(pins)
+
+
+def spend(additions: Sequence[NodeAddition]) -> tuple[int, float]:
+    """(nodes of groups without a known price, $/h of the rest): an unknown price is not
+    0/h, so fewer such nodes rank first, then less money."""
+    unpriced = sum(a.count for a in additions if not a.price_known)
+    return unpriced, costs.round_money(sum(a.cost_per_hour for a in additions))

@@ -44,7 +44,7 @@ from recommender.engine.autoscaler.plan import (
 )
 from recommender.engine.autoscaler.profiles import DEFAULT_PROFILE, profile_named, uses_ca_flags
 from recommender.engine.autoscaler.scale_up import scale_up
-from recommender.engine.evaluate import quotas
+from recommender.engine.evaluate import quotas, score_notes
 from recommender.engine.evaluate.classes import disagreements
 from recommender.engine.evaluate.fragmentation import fragmentation
 from recommender.engine.evaluate.heatmap import HeatCell, heatmap_cells
@@ -270,7 +270,8 @@ def evaluate(
     ``ca_flags``: the cluster-autoscaler command line it runs with, ``caflags``)."""
     profile_named(autoscaler)  # an unknown name fails before any work
     ca_flags, flag_notes = _flags_for(autoscaler, ca_flags or CaFlags())
-    policy = policy_named(policy).name
+    scoring = policy_named(policy)
+    policy = scoring.name
     state = ClusterState.from_cluster(cluster)
     pending = pending_workloads(cluster)
     waiting = quotas.quota_waiting(cluster, pending)
@@ -331,7 +332,7 @@ def evaluate(
         node_group_sizes={g.name: group_size(g) for g in cluster.node_groups},
         group_totals=group_totals(cluster, recommended),
         ignored=dict(sorted(cluster.ignored.items())),
-        unsupported=(*cluster.unsupported, *flag_notes),
+        unsupported=(*score_notes.for_profile(cluster.unsupported, scoring), *flag_notes),
         autoscaler=autoscaler,
         autoscaler_flags=ca_flags,
         scheduler_profile=policy,
