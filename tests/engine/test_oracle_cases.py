@@ -36,15 +36,6 @@ SCORE_TIE = (
     "the recorded runs took another than capacityweb's seeded pick, so what fits for "
     "the pods after it differs"
 )
-PREEMPTION_WINDOW = (
-    "preemption window: kube-scheduler nominates the preemptor while its victims "
-    "terminate and places other pods meanwhile (and evicts other victims then); "
-    "capacityweb binds the preemptor at once"
-)
-EVICTS_PENDING = (
-    "kube-scheduler evicted a pod it had just bound from the pending set, as a "
-    "victim of a later higher-priority pod; capacityweb never preempts a pod it placed"
-)
 # causes of the remaining cluster-autoscaler per-pod disagreements
 FIRST_FIT = (
     "filter-out-schedulable: which of the first nodes that pass a pod lands on, and the "
@@ -64,42 +55,6 @@ KNOWN_SCHEDULER: dict[str, tuple[str, ...]] = {
     "sched-full-5015": (
         SCORE_TIE,
         "default/p-17: real scheduled, capacityweb blocked",
-    ),
-    "sched-full-5024": (
-        PREEMPTION_WINDOW,
-        "default/p-03: real pending, capacityweb preempts",
-        "default/p-04: real scheduled, capacityweb blocked",
-    ),
-    "sched-full-5043": (
-        EVICTS_PENDING,
-        "default/run-5: real preempted, capacityweb kept",
-        "default/p-04: real scheduled, capacityweb blocked",
-        "default/p-13: real preempted, capacityweb runs_now",
-    ),
-    "sched-full-5044": (
-        EVICTS_PENDING,
-        "default/p-01: real preempted, capacityweb runs_now",
-        "default/p-04: real scheduled, capacityweb blocked",
-    ),
-    "sched-full-5056": (
-        PREEMPTION_WINDOW,
-        "default/run-10: real preempted, capacityweb kept",
-        "default/p-09: real scheduled, capacityweb blocked",
-    ),
-    "sched-full-5059": (
-        PREEMPTION_WINDOW,
-        "default/run-4: real preempted, capacityweb kept",
-        "default/p-01: real scheduled, capacityweb blocked",
-        "default/p-09: real pending, capacityweb runs_now",
-        "default/p-12: real pending, capacityweb runs_now",
-        "default/p-13: real scheduled, capacityweb blocked",
-        "default/p-19: real scheduled, capacityweb blocked",
-    ),
-    "sched-full-5070": (
-        EVICTS_PENDING,
-        "default/p-05: real preempted, capacityweb runs_now",
-        "default/p-06: real preempted, capacityweb runs_now",
-        "default/p-14: real scheduled, capacityweb blocked",
     ),
 }
 # cases whose per-group totals match no recorded outcome: none left
