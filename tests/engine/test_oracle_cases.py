@@ -9,6 +9,7 @@ docs/FIDELITY.md "Agreement with the real programs" states them with the measure
 - kube-scheduler, per pod: bound and not evicted later ⇔ verdict ``runs_now`` or
   ``preempts``; a running pod evicted ⇔ some verdict ``preempts`` names it; gated ⇔
   ``waiting``; another scheduler's ⇔ not placed; terminal ⇔ not a pending workload;
+  a workload whose placement rests on a score tie agrees with either of its outcomes;
   against the recorded outcome with the fewest disagreements;
 - cluster-autoscaler, per case: the naive plan's additions per group equal some
   outcome's ``totals``; per pod: helped (triggered, fits an upcoming or existing node)
@@ -29,13 +30,6 @@ import pytest
 
 FIDELITY = Path(__file__).resolve().parents[2] / "docs" / "FIDELITY.md"
 
-# causes of the remaining kube-scheduler disagreements (docs/FIDELITY.md tells them apart)
-SCORE_TIE = (
-    "exact score tie: an earlier pod's best nodes score the same in kube-scheduler's "
-    "default profile (worked out by hand); selectHost picks among them at random and "
-    "the recorded runs took another than capacityweb's seeded pick, so what fits for "
-    "the pods after it differs"
-)
 # causes of the remaining cluster-autoscaler per-pod disagreements
 FIRST_FIT = (
     "filter-out-schedulable: which of the first nodes that pass a pod lands on, and the "
@@ -47,16 +41,8 @@ ORDER = (
     "binpacking estimator sorts them unstably upstream; capacityweb takes one order"
 )
 
-KNOWN_SCHEDULER: dict[str, tuple[str, ...]] = {
-    "sched-full-5010": (
-        SCORE_TIE,
-        "default/p-13: real scheduled, capacityweb blocked",
-    ),
-    "sched-full-5015": (
-        SCORE_TIE,
-        "default/p-17: real scheduled, capacityweb blocked",
-    ),
-}
+# kube-scheduler cases that disagree: none left
+KNOWN_SCHEDULER: dict[str, tuple[str, ...]] = {}
 # cases whose per-group totals match no recorded outcome: none left
 KNOWN_AUTOSCALER_TOTALS: dict[str, str] = {}
 KNOWN_AUTOSCALER_PODS: dict[str, tuple[str, ...]] = {
