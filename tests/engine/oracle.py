@@ -13,7 +13,8 @@ kube-scheduler cases (``kube-scheduler/*.json``), per pod of the input:
   ``preempts``). ``pending`` and ``preempted`` (bound from the pending set, then
   evicted) are "not bound";
 - a pod running in the input agrees when (it was evicted: ``preempted``) ⇔ (some
-  pending workload's verdict ``preempts`` names it);
+  pending workload's ``preempts`` names it: a ``preempts`` verdict's victims, or a
+  ``blocked`` one's evicted in vain during the preemption window);
 - ``gated`` ⇔ verdict ``waiting``; ``other-scheduler`` ⇔ not ``runs_now``/``preempts``
   (another scheduler's pod is not placed by kube-scheduler's default profile);
   ``terminal`` ⇔ the pod is not a pending workload (Succeeded/Failed pods are dropped);

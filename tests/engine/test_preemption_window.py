@@ -145,3 +145,29 @@ def test_it_says_a_pod_bound_then_preempted_was_evicted() -> None:
         "bound to n1, then preempted by ml/a (a victim is deleted: its controller, if "
         "any, creates a new pod)"
     )
+
+
+def test_it_lets_a_higher_priority_pod_take_the_room_a_lower_nominee_waits_for() -> None:
+    # h (1000, 3 cpu, pinned to n1) needs an app=db pod in its zone: none yet, so it
+    # fails (and evicting old would not help). p (100, 2 cpu, pinned to n1) preempts
+    # old and is nominated; db (0) binds on n2, zone z1. Once old is gone h is tried
+    # first (PrioritySort): nominees of lower priority are not added for it, so n1 has
+    # 4 cpu free and h binds. p, tried next on n1, finds 1 cpu: no lower-priority pod
+    # there to evict, it stays pending, old evicted in vain.
+    result = placed(
+        node("n1", "z1", "4"),
+        node("n2", "z1", "1"),
+        running("old", "old", "4", "n1", "2026-11-01T01:00:00Z"),
+        pod(
+            "h",
+            "h",
+            1000,
+            "3",
+            nodeSelector={HOST: "n1"},
+            affinity=required("podAffinity", "db", ZONE),
+        ),
+        pod("p", "p", 100, "2", nodeSelector={HOST: "n1"}),
+        pod("db", "db", 0, "1", nodeSelector={HOST: "n2"}),
+    )
+    outcomes = {o.workload: (o.placed, o.preempted) for o in result.outcomes}
+    assert outcomes == {"ml/h": (True, ()), "ml/p": (False, ("ml/old",)), "ml/db": (True, ())}
