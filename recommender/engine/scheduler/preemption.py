@@ -23,8 +23,9 @@ placed on a retry (``placement.requeue``) or nominated (``window``) may come aft
 lower-priority ones, and kube-scheduler evicts those as any other (a gang's members
 are never victims here: docs/FIDELITY.md). Every node is
 examined (upstream stops after max(10 %, 100) candidates from a random offset:
-on bigger clusters it may pick another node of equal merit). Nominated pods of
-other preemptors and the asynchronous API calls are not modelled.
+on bigger clusters it may pick another node of equal merit). What happens after the
+choice, the nomination while the victims terminate, is ``window``'s; the nominees of
+other preemptors reach this search as the room they reserve on their node.
 
 What makes it affordable without changing a choice: victims per node are kept with
 the node's free resources (``NodeAlloc.preemption_memo``, per pod shape and filter

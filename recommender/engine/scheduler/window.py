@@ -29,6 +29,10 @@ Here, for a lone pod (gangs still bind at once, see docs/FIDELITY.md)::
     end of the round ──► the victims are gone (``close``)
     next round, in priority order ──► the nominee: N first, else afresh
 
+A lone pod the pass bound is a victim like a running one (``SelectVictimsOnNode``
+reads the node's pods, ``preemption.SimulatedBindings``); evicted, it is deleted: the
+queue forgets it (``preempted_pending``).
+
 What a nominee's reservation does not carry: its labels and (anti-)affinity for the
 other pods' InterPodAffinity and PodTopologySpread (upstream adds them only while
 filtering the nominated node, and checks each node once with the nominees and once
@@ -107,15 +111,16 @@ class PreemptionWindow:
         not fit there even then (the caller binds as before)."""
         node = victims.node
         held = [self._holding(node, v) for v in victims.pods]
-        for found in held:
-            self.state.release(node, found.pod.key, found.allocation, found.pod)
+        for victim, found in zip(victims.pods, held, strict=True):
+            self.state.release(node, victim.key, found.allocation, victim)
         choice = run.pick.best_node(pod, run.pick.scope([node]))
-        if choice is not None:
-            self.state.apply(node, pod.key, choice.allocation)  # no pod: room only
-        for found in held:
-            self.state.apply(node, found.pod.key, found.allocation, found.pod)
-        if choice is None:
+        if choice is None:  # as they were
+            for victim, found in zip(victims.pods, held, strict=True):
+                self.state.apply(node, victim.key, found.allocation, victim)
             return None
+        self.state.apply(node, pod.key, choice.allocation)  # no pod: room only
+        for found in held:  # still there, terminating
+            self.state.apply(node, found.pod.key, found.allocation, found.pod)
         fresh = [found.pod.key for found in held if found.pod.key not in self.terminating]
         bound = SimulatedBindings.of(self.state)
         for found in held:
@@ -199,7 +204,7 @@ class PreemptionWindow:
         if node != nomination.node:
             summary = (
                 f"{preempting_reason(evicted)}, but pods placed while they terminated "
-                f"({', '.join(nomination.placed_meanwhile) or 'none'}) left it no room on "
+                f"({', '.join(nomination.placed_meanwhile) or 'none'}) left it no place on "
                 f"{nomination.node}: runs on {node}"
             )
         else:
@@ -263,7 +268,7 @@ def wasted_reason(evicted: Iterable[str], node: str, meanwhile: Iterable[str]) -
     placed = ", ".join(meanwhile)
     during = f"pods placed while they terminated ({placed})" if placed else "the cluster"
     return (
-        f"it preempted {', '.join(evicted)} for {node}, but {during} left it no room there "
+        f"it preempted {', '.join(evicted)} for {node}, but {during} left it no place there "
         "and it stays pending: a wasted eviction"
     )
 
