@@ -171,3 +171,38 @@ def test_it_lets_a_higher_priority_pod_take_the_room_a_lower_nominee_waits_for()
     )
     outcomes = {o.workload: (o.placed, o.preempted) for o in result.outcomes}
     assert outcomes == {"ml/h": (True, ()), "ml/p": (False, ("ml/old",)), "ml/db": (True, ())}
+
+
+def test_it_says_a_nominee_runs_elsewhere_once_its_room_was_taken() -> None:
+    # Queue: h (1000), p and r (100, by name), db (0). h needs an app=db pod in its zone
+    # and fails. p fits nowhere: evicting old-1 (n1) or old-2 (n2) would do, same
+    # priorities and counts, old-1 started later: p is nominated on n1. r (pinned to
+    # n2) is nominated on n2, evicting old-2. db binds on n3. Once the victims are
+    # gone, h pops first, does not see the lower nominees' room and binds on n1 (3 of
+    # 4 cpu). p: n1 has 1 cpu left; afresh, n2 has 4 - r's 2 (r's priority equals p's:
+    # it counts) = 2: p binds there, and r after it.
+    result = placed(
+        node("n1", "z1", "4"),
+        node("n2", "z1", "4"),
+        node("n3", "z1", "1"),
+        running("old-1", "old", "4", "n1", "2026-11-01T02:00:00Z"),
+        running("old-2", "old", "4", "n2", "2026-11-01T01:00:00Z"),
+        pod(
+            "h",
+            "h",
+            1000,
+            "3",
+            nodeSelector={HOST: "n1"},
+            affinity=required("podAffinity", "db", ZONE),
+        ),
+        pod("p", "p", 100, "2"),
+        pod("r", "r", 100, "2", nodeSelector={HOST: "n2"}),
+        pod("db", "db", 0, "1", nodeSelector={HOST: "n3"}),
+    )
+    outcome = {o.workload: o for o in result.outcomes}["ml/p"]
+    assert outcome.diagnosis is not None
+    assert (outcome.bindings[0].node, outcome.diagnosis.summary) == (
+        "n2",
+        "runs after preempting ml/old-1, but pods placed while they terminated "
+        "(ml/db, ml/h) left it no place on n1: runs on n2",
+    )
