@@ -538,12 +538,15 @@ def requeue(run: _Run, queue: _Requeue) -> None:
     still unplaced keeps the diagnosis of its last try.
 
     The victims of the preemptors nominated in a round (``window``) are gone at its
-    end: a nominee is tried again in the next round, at its place in the queue. Each
-    round evicts pods or places some, so the rounds end; ``MAX_ROUNDS`` bounds them
-    all the same (a nominee still waiting then is left unplaced)."""
+    end: a nominee is tried again in the next round, at its place in the queue (so a
+    round that changes nothing leaves no nominee behind). The rounds end: each one that
+    changes something binds a workload (one bound stays bound, or is evicted and never
+    tried again) or evicts a pod (its first nomination evicts pods not yet terminating:
+    the victims of the round before are gone), and both are finite."""
     window = queue.window
     window.close()
-    for _ in range(MAX_ROUNDS):
+    changed = True
+    while changed:
         changed = False
         for index, workload in enumerate(queue.workloads):
             if queue.outcomes[index].placed or not queue.may_help(index):
@@ -551,15 +554,6 @@ def requeue(run: _Run, queue: _Requeue) -> None:
             queue.tried(index, run.place_workload(workload))
             changed = changed or queue.outcomes[index].placed or workload.key in window.nominated
         window.close()
-        if not changed:
-            break
-    for index, workload in enumerate(queue.workloads):
-        if workload.key in window.nominated:
-            window.abandon(workload.key)
-            queue.outcomes[index] = run._failure(workload, None)
-
-
-MAX_ROUNDS = 64
 
 
 def _typical(

@@ -259,10 +259,6 @@ class PreemptionWindow:
         self.preempted_pending = {}
         return found
 
-    def abandon(self, key: str) -> None:
-        """Forget a nomination never tried again (its room given back)."""
-        self._take(key)
-
 
 def wasted_reason(evicted: Iterable[str], node: str, meanwhile: Iterable[str]) -> str:
     placed = ", ".join(meanwhile)
