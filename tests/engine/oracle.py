@@ -13,10 +13,15 @@ kube-scheduler cases (``kube-scheduler/*.json``), per pod of the input:
   ``preempts``). ``pending`` and ``preempted`` (bound from the pending set, then
   evicted) are "not bound";
 - a pod running in the input agrees when (it was evicted: ``preempted``) ⇔ (some
-  pending workload's verdict ``preempts`` names it);
+  pending workload's ``preempts`` names it: a ``preempts`` verdict's victims, or a
+  ``blocked`` one's evicted in vain during the preemption window);
 - ``gated`` ⇔ verdict ``waiting``; ``other-scheduler`` ⇔ not ``runs_now``/``preempts``
   (another scheduler's pod is not placed by kube-scheduler's default profile);
   ``terminal`` ⇔ the pod is not a pending workload (Succeeded/Failed pods are dropped);
+- a pending pod whose workload carries a score tie (``evaluate.ties``: with other
+  picks among equally scored nodes its placement differs) agrees with either: our
+  verdict, or placed ⇔ the tie's other outcome says placed (kube-scheduler's
+  ``selectHost`` picks among tied nodes at random; we say both);
 - a case agrees with the recorded outcome with the fewest disagreements (any
   recorded outcome is a real one: ties and map order are random upstream).
 
@@ -121,18 +126,19 @@ def scheduler_case(case: str) -> Verdicts:
     evaluation, outcome = evaluated(case)
     verdicts = {w.key: w.joint.verdict for w in evaluation.workloads}
     evicted = {v for w in evaluation.workloads for v in w.joint.preempts}
+    tied = {w.key: w.score_tie.placed for w in evaluation.workloads if w.score_tie}
     best: list[str] | None = None
     pods = 0
     for recorded in outcome["distinctOutcomes"]:
         pods = len(recorded["pods"])
-        found = list(_scheduler_disagreements(recorded["pods"], verdicts, evicted))
+        found = list(_scheduler_disagreements(recorded["pods"], verdicts, evicted, tied))
         if best is None or len(found) < len(best):
             best = found
     return Verdicts(case, pods, tuple(best or ()))
 
 
 def _scheduler_disagreements(
-    pods: list[dict[str, Any]], verdicts: dict[str, str], evicted: set[str]
+    pods: list[dict[str, Any]], verdicts: dict[str, str], evicted: set[str], tied: dict[str, bool]
 ) -> Iterator[str]:
     for pod in pods:
         key = f"{pod['namespace']}/{pod['name']}"
@@ -148,7 +154,8 @@ def _scheduler_disagreements(
         elif status == "other-scheduler":
             agree = ours not in PLACED
         else:
-            agree = (status == "scheduled") == (ours in PLACED)
+            bound = status == "scheduled"
+            agree = bound == (ours in PLACED) or (key in tied and bound == tied[key])
         if not agree:
             yield f"{key}: real {status}, capacityweb {ours}"
 

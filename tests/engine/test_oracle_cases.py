@@ -9,6 +9,7 @@ docs/FIDELITY.md "Agreement with the real programs" states them with the measure
 - kube-scheduler, per pod: bound and not evicted later ⇔ verdict ``runs_now`` or
   ``preempts``; a running pod evicted ⇔ some verdict ``preempts`` names it; gated ⇔
   ``waiting``; another scheduler's ⇔ not placed; terminal ⇔ not a pending workload;
+  a workload whose placement rests on a score tie agrees with either of its outcomes;
   against the recorded outcome with the fewest disagreements;
 - cluster-autoscaler, per case: the naive plan's additions per group equal some
   outcome's ``totals``; per pod: helped (triggered, fits an upcoming or existing node)
@@ -29,22 +30,6 @@ import pytest
 
 FIDELITY = Path(__file__).resolve().parents[2] / "docs" / "FIDELITY.md"
 
-# causes of the remaining kube-scheduler disagreements (docs/FIDELITY.md tells them apart)
-SCORE_TIE = (
-    "exact score tie: an earlier pod's best nodes score the same in kube-scheduler's "
-    "default profile (worked out by hand); selectHost picks among them at random and "
-    "the recorded runs took another than capacityweb's seeded pick, so what fits for "
-    "the pods after it differs"
-)
-PREEMPTION_WINDOW = (
-    "preemption window: kube-scheduler nominates the preemptor while its victims "
-    "terminate and places other pods meanwhile (and evicts other victims then); "
-    "capacityweb binds the preemptor at once"
-)
-EVICTS_PENDING = (
-    "kube-scheduler evicted a pod it had just bound from the pending set, as a "
-    "victim of a later higher-priority pod; capacityweb never preempts a pod it placed"
-)
 # causes of the remaining cluster-autoscaler per-pod disagreements
 FIRST_FIT = (
     "filter-out-schedulable: which of the first nodes that pass a pod lands on, and the "
@@ -56,52 +41,8 @@ ORDER = (
     "binpacking estimator sorts them unstably upstream; capacityweb takes one order"
 )
 
-KNOWN_SCHEDULER: dict[str, tuple[str, ...]] = {
-    "sched-full-5010": (
-        SCORE_TIE,
-        "default/p-13: real scheduled, capacityweb blocked",
-    ),
-    "sched-full-5015": (
-        SCORE_TIE,
-        "default/p-17: real scheduled, capacityweb blocked",
-    ),
-    "sched-full-5024": (
-        PREEMPTION_WINDOW,
-        "default/p-03: real pending, capacityweb preempts",
-        "default/p-04: real scheduled, capacityweb blocked",
-    ),
-    "sched-full-5043": (
-        EVICTS_PENDING,
-        "default/run-5: real preempted, capacityweb kept",
-        "default/p-04: real scheduled, capacityweb blocked",
-        "default/p-13: real preempted, capacityweb runs_now",
-    ),
-    "sched-full-5044": (
-        EVICTS_PENDING,
-        "default/p-01: real preempted, capacityweb runs_now",
-        "default/p-04: real scheduled, capacityweb blocked",
-    ),
-    "sched-full-5056": (
-        PREEMPTION_WINDOW,
-        "default/run-10: real preempted, capacityweb kept",
-        "default/p-09: real scheduled, capacityweb blocked",
-    ),
-    "sched-full-5059": (
-        PREEMPTION_WINDOW,
-        "default/run-4: real preempted, capacityweb kept",
-        "default/p-01: real scheduled, capacityweb blocked",
-        "default/p-09: real pending, capacityweb runs_now",
-        "default/p-12: real pending, capacityweb runs_now",
-        "default/p-13: real scheduled, capacityweb blocked",
-        "default/p-19: real scheduled, capacityweb blocked",
-    ),
-    "sched-full-5070": (
-        EVICTS_PENDING,
-        "default/p-05: real preempted, capacityweb runs_now",
-        "default/p-06: real preempted, capacityweb runs_now",
-        "default/p-14: real scheduled, capacityweb blocked",
-    ),
-}
+# kube-scheduler cases that disagree: none left
+KNOWN_SCHEDULER: dict[str, tuple[str, ...]] = {}
 # cases whose per-group totals match no recorded outcome: none left
 KNOWN_AUTOSCALER_TOTALS: dict[str, str] = {}
 KNOWN_AUTOSCALER_PODS: dict[str, tuple[str, ...]] = {

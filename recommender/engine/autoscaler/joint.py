@@ -223,8 +223,9 @@ class JointPlanner(OptionSearch):
             )
         else:
             outcome = known
-            if known.placed:
-                victims = [self.bound_pods[key] for key in known.preempted]
+            if known.placed or known.preempted:  # a wasted eviction too (scheduler.window)
+                bound = self.bound_pods  # victims the pass bound itself are not replayed
+                victims = [bound[key] for key in known.preempted if key in bound]
                 replay_outcome(self.state, workload, known, victims)
         if outcome.placed and outcome.preempted:
             return preempting_plan(workload, outcome)
@@ -233,6 +234,12 @@ class JointPlanner(OptionSearch):
             if riding:
                 return self.riding_plan(workload, outcome, riding)
             return self.placed_plan(workload, outcome, RUNS_NOW, ())
+        if outcome.preempted or outcome.note:
+            return unplaced_note_plan(self.plan_unplaced(workload), outcome)
+        return self.plan_unplaced(workload)
+
+    def plan_unplaced(self, workload: Workload) -> WorkloadPlan:
+        """A workload the scheduler does not place now: reserved room, else a purchase."""
         grants = self.grants(workload.namespace)
         if grants:
             outcome = place_one(
@@ -428,13 +435,22 @@ def _taint_text(taint: Taint) -> str:
     return f"{taint.key}{value}:{taint.effect}"
 
 
+def unplaced_note_plan(plan: WorkloadPlan, outcome: WorkloadOutcome) -> WorkloadPlan:
+    """What the scheduler pass says of a workload it leaves unplaced goes with the plan
+    (``scheduler.window``): pods evicted for it in vain, or its own eviction."""
+    note = outcome.note
+    reasons = (*plan.reasons, note) if note else plan.reasons
+    return replace(plan, preempts=outcome.preempted, reasons=reasons)
+
+
 def preempting_plan(workload: Workload, outcome: WorkloadOutcome) -> WorkloadPlan:
     """kube-scheduler makes room by preemption: nothing to buy (the evicted pods are
     pending afterwards; whether they need nodes is the autoscaler's next loop)."""
+    said = outcome.diagnosis.summary if outcome.diagnosis is not None else ""
     return WorkloadPlan(
         workload.key,
         PREEMPTS,
-        reasons=(preempting_reason(outcome.preempted),),
+        reasons=(said or preempting_reason(outcome.preempted),),
         schedulable_after=True,
         preempts=outcome.preempted,
     )

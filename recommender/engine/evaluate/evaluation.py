@@ -50,6 +50,7 @@ from recommender.engine.evaluate.fragmentation import fragmentation
 from recommender.engine.evaluate.heatmap import HeatCell, heatmap_cells
 from recommender.engine.evaluate.patches import size_patch
 from recommender.engine.evaluate.reality import ModelGap, model_gaps
+from recommender.engine.evaluate.ties import ScoreTie, score_ties
 from recommender.engine.evaluate.whatif import WhatIf, fragmentation_what_if
 from recommender.engine.scheduler.placement import place, prepare
 from recommender.engine.scheduler.scores import policy_named
@@ -80,6 +81,14 @@ class WorkloadEvaluation:
     idle_member_gpus: float = 0
     # "runs now" here, Unschedulable for the real scheduler since the last change
     model_gap: ModelGap | None = None
+    # its verdict would differ with other picks among tied nodes (``ties``)
+    score_tie: ScoreTie | None = None
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        """The plan's reasons, the score tie it rests on, the naive side's notes."""
+        tie = (self.score_tie.reason(),) if self.score_tie is not None else ()
+        return (*self.joint.reasons, *tie, *(f"{NAIVE_NOTE}{n}" for n in self.naive.notes))
 
     def to_json(self) -> dict[str, Any]:
         gpus = self.gpu_milli / 1000
@@ -89,7 +98,7 @@ class WorkloadEvaluation:
             "pods": self.pods,
             "gpus": int(gpus) if gpus.is_integer() else gpus,
             "verdict": self.joint.verdict,
-            "reasons": [*self.joint.reasons, *(f"{NAIVE_NOTE}{n}" for n in self.naive.notes)],
+            "reasons": list(self.reasons),
             "preempts": list(self.joint.preempts),
             "naive": {
                 "addNodes": dict(sorted(self.naive.add_nodes.items())),
@@ -278,6 +287,7 @@ def evaluate(
     options = options_for(policy, at, mix=workload_mix(pending))
     prepare(cluster, pending, state, options)  # every pass below starts from these scores
     scheduler = place(cluster, pending, state=state, options=options)
+    ties = score_ties(cluster, pending, state, options, scheduler)
     diagnoses = {o.workload: o.diagnosis for o in scheduler.outcomes}
     seen, admitted = quotas.seen_by_autoscaler(pending, waiting), quotas.admitted(pending, waiting)
     naive = scale_up(
@@ -313,7 +323,9 @@ def evaluate(
         for w in workloads
     )
     gaps = model_gaps(cluster, (w for w in pending if joint.outcomes[w.key].verdict == RUNS_NOW))
-    workloads = tuple(replace(w, model_gap=gaps.get(w.key)) for w in workloads)
+    workloads = tuple(
+        replace(w, model_gap=gaps.get(w.key), score_tie=ties.get(w.key)) for w in workloads
+    )
     recommended = recommendations(joint.additions)
     return Evaluation(
         cluster_name=cluster.name,

@@ -122,6 +122,8 @@ def _pending(workloads: Iterable[WorkloadEvaluation]) -> str:
                 f"{w.model_gap.pod}; ours: {w.model_gap.ours}"
             )
         lines += [f"    plan: {reason}" for reason in w.joint.reasons]
+        if w.score_tie is not None:
+            lines.append(f"    score tie: {w.score_tie.reason()}")
         lines += [f"    naive autoscaler: {note}" for note in w.naive.notes]
         if w.disagreements:
             lines.append(f"    naive autoscaler disagrees: {', '.join(w.disagreements)}")

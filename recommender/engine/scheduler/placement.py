@@ -37,10 +37,15 @@ from .diagnosis import (
     members_reason,
     node_diagnosis,
 )
+from .outcomes import (
+    Binding as Binding,  # re-exported: callers import them from here
+    WorkloadOutcome as WorkloadOutcome,
+    binding_of,
+)
 from .pick import Choice, NodePicker
-from .records import Allocation
 from .scores import policy_named
 from .state import ClusterState
+from .window import PreemptionWindow
 from .workloads import Workload
 
 
@@ -59,26 +64,6 @@ class PlacementOptions:
     # the DRAPartitionableDevices feature gate (off: devices that consume counters are
     # never allocated); on for the scheduler, a cluster-autoscaler profile may turn it off
     partitionable_devices: bool = True
-
-
-@dataclass(frozen=True, slots=True)
-class Binding:
-    pod: str
-    node: str
-    devices: tuple[str, ...]
-    gpu_milli: int
-    # what the pod takes there (to put it on another state: ``ClusterState.apply``)
-    allocation: Allocation | None = field(default=None, compare=False, repr=False)
-
-
-@dataclass(frozen=True, slots=True)
-class WorkloadOutcome:
-    workload: str
-    placed: bool
-    bindings: tuple[Binding, ...]
-    diagnosis: Diagnosis | None
-    # placed by preempting these running pods ("ns/pod"), evicted from the state
-    preempted: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,7 +187,8 @@ def replay_outcome(
     for victim in victims:
         allocation = state.bound_allocation(victim.key)
         assert victim.node_name is not None and allocation is not None
-        state.release(victim.node_name, victim.key, allocation, victim)
+        if any(p.key == victim.key for p in state.alloc(victim.node_name).placed):
+            state.release(victim.node_name, victim.key, allocation, victim)  # once (``window``)
     pods = {p.key: p for p in workload.pods}
     for binding in outcome.bindings:
         assert binding.allocation is not None  # placement keeps it on every binding
@@ -279,6 +265,9 @@ class _Run:
         )
         self.pick = NodePicker(cluster, state, policy, shared, options.seed, indexed)
         self._domain_free = DomainFree.of(state)
+        # a whole pass's preemptors wait for their victims (``window``); one workload
+        # placed alone binds at once (nothing else is placed meanwhile)
+        self.window: PreemptionWindow | None = None
 
     def prepare(self, pods: Iterable[Pod], reasons: bool) -> None:
         shapes: dict[int, Pod] = {}
@@ -297,14 +286,22 @@ class _Run:
         self, workloads: Sequence[Workload]
     ) -> tuple[tuple[WorkloadOutcome, ...], tuple[str, ...]]:
         """Each workload in order, then the ones left unplaced again (``requeue``); the
-        outcomes in the workloads' order and the placed keys in the order bound."""
-        queue = _Requeue(workloads)
+        outcomes in the workloads' order and the placed keys in the order bound. A
+        preemptor is nominated while its victims terminate (``window``)."""
+        self.window = window = PreemptionWindow(self.state)
+        queue = _Requeue(workloads, window)
         for index, workload in enumerate(workloads):
             queue.tried(index, self.place_workload(workload))
         requeue(self, queue)
+        self.window = None
         return tuple(queue.outcomes), tuple(queue.placed_order)
 
     def place_workload(self, workload: Workload) -> WorkloadOutcome:
+        if self.window is not None:
+            return self.window.place(self, workload, self._place_workload)
+        return self._place_workload(workload)
+
+    def _place_workload(self, workload: Workload) -> WorkloadOutcome:
         hold = held(workload, self.cluster.topology, len(self.state.node_names()))
         if hold is not None:
             return WorkloadOutcome(workload.key, False, (), hold.diagnosis)
@@ -334,6 +331,10 @@ class _Run:
             choice = self.pick.best_node(pod, scope)
             if choice is None:
                 victims = preemption.find_victims(self.cluster, self.state, pod, self.pick.filters)
+                if victims is not None and self.window is not None and workload.kind == "pod":
+                    nominated = self.window.nominate(self, workload, pod, victims)
+                    if nominated is not None:
+                        return nominated
                 if victims is not None:
                     evicted += preemption.evict(self.state, victims)
                     choice = self.pick.best_node(pod, self.pick.scope([victims.node]))
@@ -353,7 +354,7 @@ class _Run:
             return None
         keys = tuple(victim.key for _, victim, _ in evicted)
         diagnosis = Diagnosis(summary=preemption.preempting_reason(keys))
-        bindings = tuple(_binding(pod, choice) for pod, choice in placed)
+        bindings = tuple(binding_of(pod, choice) for pod, choice in placed)
         return WorkloadOutcome(workload.key, True, bindings, diagnosis, preempted=keys)
 
     def _place_in_domains(self, workload: Workload, level: str, required: bool) -> WorkloadOutcome:
@@ -425,7 +426,7 @@ class _Run:
         if len(placed) < workload.min_member:
             self._undo(placed)
             return None
-        return tuple(_binding(pod, choice) for pod, choice in placed)
+        return tuple(binding_of(pod, choice) for pod, choice in placed)
 
     def _apply(self, pod: Pod, choice: Choice) -> None:
         self.state.apply(choice.node, pod.key, choice.allocation, pod)
@@ -473,11 +474,13 @@ class _Requeue:
     """The scheduling queue's memory: each workload's outcome, and how many placements
     and evictions had happened at its last try."""
 
-    def __init__(self, workloads: Sequence[Workload]) -> None:
+    def __init__(self, workloads: Sequence[Workload], window: PreemptionWindow) -> None:
         self.workloads = workloads
+        self.window = window
         self.outcomes: list[WorkloadOutcome] = []
         self.placed_order: list[str] = []
-        self.evictions = 0
+        self.index_of = {w.key: index for index, w in enumerate(workloads)}
+        self.deleted: set[str] = set()  # bound, then preempted: gone, never tried again
         self.seen: list[tuple[int, int]] = []  # (placements, evictions) at the last try
         # placements can help only a workload with pod affinity or spread terms (the
         # counts it needs may now be met); anything can be helped by an eviction
@@ -486,7 +489,7 @@ class _Requeue:
         ]
 
     def tried(self, index: int, outcome: WorkloadOutcome) -> None:
-        seen = (len(self.placed_order), self.evictions)
+        seen = (len(self.placed_order), self.window.evictions)
         if index == len(self.outcomes):
             self.outcomes.append(outcome)
             self.seen.append(seen)
@@ -494,12 +497,24 @@ class _Requeue:
             self.outcomes[index], self.seen[index] = outcome, seen
         if outcome.placed:
             self.placed_order.append(self.workloads[index].key)
-            self.evictions += len(outcome.preempted)
+            self.window.count(outcome.preempted)  # a gang's, evicted as it bound
+        for key, said in self.window.take_preempted():
+            self._preempted(key, said)
+
+    def _preempted(self, key: str, said: str) -> None:
+        """A pod this pass bound was evicted (and deleted) for a later preemptor."""
+        index = self.index_of[key]
+        self.outcomes[index] = WorkloadOutcome(key, False, (), Diagnosis(summary=said), note=said)
+        self.placed_order.remove(key)
+        self.deleted.add(key)
 
     def may_help(self, index: int) -> bool:
-        """Whether something happened since the workload's last try that can let it in."""
+        """Whether something happened since the workload's last try that can let it in
+        (a nominee is always tried again once its victims are gone)."""
+        if self.workloads[index].key in self.deleted:
+            return False
         placements, evictions = self.seen[index]
-        if evictions < self.evictions:
+        if evictions < self.window.evictions or self.workloads[index].key in self.window.nominated:
             return True
         return self.needs_pods[index] and placements < len(self.placed_order)
 
@@ -520,7 +535,16 @@ def requeue(run: _Run, queue: _Requeue) -> None:
     since its last try (``_Requeue.may_help``: an eviction; a placement, for a workload
     with pod affinity or spread terms: bound pods only take room, so for any other
     workload the retry would fail as before), until a round places nothing. A workload
-    still unplaced keeps the diagnosis of its last try."""
+    still unplaced keeps the diagnosis of its last try.
+
+    The victims of the preemptors nominated in a round (``window``) are gone at its
+    end: a nominee is tried again in the next round, at its place in the queue (so a
+    round that changes nothing leaves no nominee behind). The rounds end: each one that
+    changes something binds a workload (one bound stays bound, or is evicted and never
+    tried again) or evicts a pod (its first nomination evicts pods not yet terminating:
+    the victims of the round before are gone), and both are finite."""
+    window = queue.window
+    window.close()
     changed = True
     while changed:
         changed = False
@@ -528,7 +552,8 @@ def requeue(run: _Run, queue: _Requeue) -> None:
             if queue.outcomes[index].placed or not queue.may_help(index):
                 continue
             queue.tried(index, run.place_workload(workload))
-            changed = changed or queue.outcomes[index].placed
+            changed = changed or queue.outcomes[index].placed or workload.key in window.nominated
+        window.close()
 
 
 def _typical(
@@ -540,13 +565,3 @@ def _typical(
     if not mix:
         return fgd.typical_pods(p for w in workloads for p in w.pods)
     return kept(state, ("typical pods", id(mix)), mix, lambda: fgd.typical_pods(mix))
-
-
-def _binding(pod: Pod, choice: Choice) -> Binding:
-    return Binding(
-        pod=pod.key,
-        node=choice.node,
-        devices=choice.allocation.device_names,
-        gpu_milli=choice.gpu_milli,
-        allocation=choice.allocation,
-    )

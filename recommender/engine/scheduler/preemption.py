@@ -16,14 +16,16 @@ preemption.go`` (``DryRunPreemption``, ``pickOneNodeForPreemption``)::
             latest start of the highest-priority victims, then node order
         ──► evict its victims; the pod is bound there
 
-Only pods bound in the snapshot are victims. The first pass places pending work in
-priority order, so a pod it placed earlier never has a lower priority than a later
-one (a gang's members carry the gang's priority); a workload placed on a retry
-(``placement.requeue``) may come after lower-priority ones, which kube-scheduler
-could then evict and this model does not (docs/FIDELITY.md). Every node is
+Victims are the pods bound in the snapshot and the lone pods a placement pass bound
+(``SimulatedBindings``): the first pass places pending work in priority order, so a
+pod it placed earlier never has a lower priority than a later one, but a workload
+placed on a retry (``placement.requeue``) or nominated (``window``) may come after
+lower-priority ones, and kube-scheduler evicts those as any other (a gang's members
+are never victims here: docs/FIDELITY.md). Every node is
 examined (upstream stops after max(10 %, 100) candidates from a random offset:
-on bigger clusters it may pick another node of equal merit). Nominated pods of
-other preemptors and the asynchronous API calls are not modelled.
+on bigger clusters it may pick another node of equal merit). What happens after the
+choice, the nomination while the victims terminate, is ``window``'s; the nominees of
+other preemptors reach this search as the room they reserve on their node.
 
 What makes it affordable without changing a choice: victims per node are kept with
 the node's free resources (``NodeAlloc.preemption_memo``, per pod shape and filter
@@ -104,6 +106,7 @@ def find_victims(
     """The node and victims preemption would choose for ``pod``, or None (no node
     where evicting lower-priority pods makes it fit)."""
     lowest = kept(state, "lowest bound priority", cluster, lambda: min(_bound_priorities(cluster)))
+    lowest = min(lowest, SimulatedBindings.of(state).lowest_priority())
     if not may_preempt(pod) or pod.priority <= lowest:
         return None  # no running pod anywhere has a lower priority
     index = kept(state, "inter-pod index", cluster, lambda: interpod.InterPodIndex(cluster))
@@ -223,7 +226,12 @@ def _victims_here(
     allowed: dict[str, int],
 ) -> Victims | None:
     placed = state.alloc(name).placed
-    lower = [p for p in placed if p.node_name is not None and p.priority < pod.priority]
+    bound = SimulatedBindings.of(state)
+    lower = [
+        p
+        for p in placed
+        if p.priority < pod.priority and (p.node_name is not None or bound.has(p.key))
+    ]
     if not lower or not _static_ok(state, name, pod, filters):
         return None
     if not _could_fit(state, name, pod, lower):
@@ -243,7 +251,7 @@ def select_victims_on_node(
     """``SelectVictimsOnNode``: remove every lower-priority pod; if the pod then fits,
     put back as many as it allows, PDB-violating ones first, most important first."""
     trial = ClusterState({name: state.info(name)}, {name: state.alloc(name).clone()})
-    taken = {p.key: state.bound_allocation(p.key) for p in lower}
+    taken = {p.key: allocation_of(state, p.key) for p in lower}
     potential = [p for p in lower if taken[p.key] is not None]
     for victim in potential:
         trial.release(name, victim.key, _taken(taken, victim), victim)
@@ -328,7 +336,7 @@ def evict(state: ClusterState, victims: Victims) -> list[Eviction]:
     ``prepareCandidate`` does); what each gave back is kept to undo it."""
     evicted = []
     for victim in victims.pods:
-        allocation = state.bound_allocation(victim.key)
+        allocation = allocation_of(state, victim.key)
         assert allocation is not None  # select_victims_on_node only names such pods
         state.release(victims.node, victim.key, allocation, victim)
         evicted.append((victims.node, victim, allocation))
@@ -374,7 +382,7 @@ def _could_fit(state: ClusterState, name: str, pod: Pod, lower: Sequence[Pod]) -
     """A necessary condition, cheap: with every lower-priority pod gone there would be
     enough cpu, memory, pod slots, extended resources and whole GPUs."""
     info, alloc = state.info(name), state.alloc(name)
-    freed = [a for a in (state.bound_allocation(p.key) for p in lower) if a is not None]
+    freed = [a for a in (allocation_of(state, p.key) for p in lower) if a is not None]
     requests = pod.requests
     if requests.cpu_milli > alloc.cpu_free_milli + sum(a.cpu_milli for a in freed):
         return False
@@ -435,3 +443,48 @@ def _allowances(cluster: Cluster, state: ClusterState) -> dict[str, int]:
 def _bound_priorities(cluster: Cluster) -> list[int]:
     """The priorities of the running pods (the largest int32 when none runs)."""
     return [p.priority for p in cluster.bound_pods()] or [2**31 - 1]
+
+
+def allocation_of(state: ClusterState, key: str) -> Allocation | None:
+    """What a pod that may be a victim takes: bound in the snapshot, or by the pass."""
+    return state.bound_allocation(key) or SimulatedBindings.of(state).allocation(key)
+
+
+class SimulatedBindings:
+    """The lone pending pods a placement pass bound on one state, and what each took (a
+    state watcher: a copy of the state gets a copy): kube-scheduler may preempt a pod
+    it bound moments ago like any other (``SelectVictimsOnNode`` reads the node's pods)."""
+
+    def __init__(self) -> None:
+        self._taken: dict[str, tuple[Allocation, int]] = {}
+
+    @classmethod
+    def of(cls, state: ClusterState) -> SimulatedBindings:
+        return state.watcher(cls)
+
+    def bind(self, pod: Pod, allocation: Allocation) -> None:
+        self._taken[pod.key] = (allocation, pod.priority)
+
+    def forget(self, key: str) -> None:
+        self._taken.pop(key, None)
+
+    def has(self, key: str) -> bool:
+        return key in self._taken
+
+    def allocation(self, key: str) -> Allocation | None:
+        found = self._taken.get(key)
+        return found[0] if found is not None else None
+
+    def lowest_priority(self) -> int:
+        return min((priority for _, priority in self._taken.values()), default=2**31 - 1)
+
+    def changed(self, name: str, released: bool) -> None:
+        pass
+
+    def added(self, name: str) -> None:
+        pass
+
+    def clone(self) -> SimulatedBindings:
+        other = SimulatedBindings()
+        other._taken = dict(self._taken)
+        return other

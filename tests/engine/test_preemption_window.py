@@ -1,0 +1,208 @@
+"""A preemptor is nominated while its victims terminate; the queue goes on meanwhile.
+
+Worked by hand from kubernetes/kubernetes v1.35: ``pkg/scheduler/framework/preemption/
+preemption.go`` (``Preempt``, ``prepareCandidateAsync``: victims deleted gracefully,
+the node nominated; ``pickOneNodeForPreemption``), ``pkg/scheduler/schedule_one.go``
+(``handleSchedulingFailure`` → ``AddNominatedPod``; ``findNodesThatFitPod`` →
+``evaluateNominatedNode``: the nominated node first on the next try),
+``pkg/scheduler/framework/runtime/framework.go`` (``RunFilterPluginsWithNominatedPods``,
+``addGlobalNominatedPods``: nominees of equal or higher priority take their requests on
+their node), ``framework/plugins/defaultpreemption/default_preemption.go``
+(``SelectVictimsOnNode``: every lower-priority pod on the node, terminating or bound a
+moment ago) and ``framework/plugins/podtopologyspread/common.go``
+(``countPodsMatchSelector``). Victims terminate within the grace period (30 s by
+default): every other pod of the pass is tried meanwhile.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from test_placement_retry import ZONE, node, parsed, pod, required
+
+from recommender.engine.scheduler.placement import PlacementResult, place
+from recommender.engine.scheduler.workloads import pending_workloads
+
+HOST = "kubernetes.io/hostname"
+
+
+def spread(app: str, max_skew: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "maxSkew": max_skew,
+            "topologyKey": ZONE,
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"app": app}},
+        }
+    ]
+
+
+def running(name: str, app: str, cpu: str, on: str, started: str, **spec: Any) -> dict[str, Any]:
+    found = pod(name, app, 0, cpu, nodeName=on, **spec)
+    found["status"]["startTime"] = started
+    return found
+
+
+def placed(*objects: dict[str, Any]) -> PlacementResult:
+    cluster = parsed(*objects)
+    return place(cluster, pending_workloads(cluster))
+
+
+def spread_window(max_skew: int) -> PlacementResult:
+    # p (1000, 4 cpu) fits only n1 (n2 is full of a priority-1000 pod, n3 has 2 cpu):
+    # it preempts old on n1 (z1: 0 app=a pods, skew 0 + 1 - 0 = 1) and is nominated.
+    # q (0, app=a, 1 cpu) comes next in the queue: n1 holds old (8, terminating) and
+    # p's 4, so q lands on n3, in zone z1. Once old is gone p is tried on n1 again:
+    # z1 now counts q, z2 none: 1 + 1 - 0 = 2.
+    return placed(
+        node("n1", "z1", "8"),
+        node("n2", "z2", "8"),
+        node("n3", "z1", "2"),
+        running("old", "old", "8", "n1", "2026-11-01T01:00:00Z"),
+        pod("filler", "filler", 1000, "8", nodeName="n2"),
+        pod("p", "a", 1000, "4", topologySpreadConstraints=spread("a", max_skew)),
+        pod("q", "a", 0, "1"),
+    )
+
+
+def test_it_leaves_a_preemptor_pending_when_a_pod_placed_meanwhile_breaks_its_spread() -> None:
+    # maxSkew 1: p fails on n1 (2 > 1), fits nowhere else (n3: 1 cpu left), and no
+    # lower-priority pod left on n1 to evict (q on n3 would not free 4 cpu): pending,
+    # with old evicted in vain.
+    outcome = {o.workload: o for o in spread_window(max_skew=1).outcomes}["ml/p"]
+    assert (outcome.placed, outcome.preempted) == (False, ("ml/old",))
+
+
+def test_it_warns_that_pods_placed_meanwhile_may_break_a_nominees_spread() -> None:
+    # maxSkew 2: 2 <= 2, p binds on n1; q landed in p's zone meanwhile, so with another
+    # timing it could have broken the constraint: the weaker reason says so.
+    outcome = {o.workload: o for o in spread_window(max_skew=2).outcomes}["ml/p"]
+    assert outcome.diagnosis is not None
+    assert outcome.diagnosis.summary == (
+        "runs after preempting ml/old; pods placed while they terminate (ml/q) may break "
+        "its spread/affinity: kube-scheduler binds it only once they are gone"
+    )
+
+
+def test_it_has_a_lower_priority_pod_preempt_elsewhere_while_a_nominee_holds_its_room() -> None:
+    # p (1000, 4 cpu, pinned to n1) preempts old-1 and is nominated on n1. q (500, 3 cpu)
+    # next: n1 holds old-1 (6, terminating) + p's 4 > 8; n2 holds old-2 (7) + 3 > 8.
+    # q preempts: n1 without old-1 takes p's 4 + 3 = 7 (victims {old-1}); n2 without
+    # old-2 takes 3 (victims {old-2}); same priorities and counts, so the latest start
+    # wins: old-2 (02:00) over old-1 (01:00). Binding p at once would have left q room
+    # on n1 (8 - 4 = 4 >= 3) and old-2 running.
+    result = placed(
+        node("n1", "z1", "8"),
+        node("n2", "z1", "8"),
+        running("old-1", "old", "6", "n1", "2026-11-01T01:00:00Z"),
+        running("old-2", "old", "7", "n2", "2026-11-01T02:00:00Z"),
+        pod("p", "a", 1000, "4", nodeSelector={HOST: "n1"}),
+        pod("q", "b", 500, "3"),
+    )
+    outcomes = {o.workload: (o.bindings[0].node, o.preempted) for o in result.outcomes}
+    assert outcomes == {"ml/p": ("n1", ("ml/old-1",)), "ml/q": ("n2", ("ml/old-2",))}
+
+
+def test_it_evicts_a_pod_bound_while_a_nominee_waited() -> None:
+    # old (0) on n1 repels app=a on its host: a (1000) preempts it and is nominated
+    # (2 cpu reserved). b (0, app=b, 1 cpu) next: n1 holds 4 + 2 + 1 <= 8, and b has no
+    # pod terms (nor does any bound pod's anti-affinity select it), so InterPodAffinity
+    # is skipped for b and a's anti-affinity against app=b is not checked: b binds.
+    # Once old is gone, a fails on n1 (b is there) and preempts b, bound moments ago.
+    result = placed(
+        node("n1", "z1", "8"),
+        running(
+            "old",
+            "old",
+            "4",
+            "n1",
+            "2026-11-01T01:00:00Z",
+            affinity=required("podAntiAffinity", "a", HOST),
+        ),
+        pod("a", "a", 1000, "2", affinity=required("podAntiAffinity", "b", HOST)),
+        pod("b", "b", 0, "1"),
+    )
+    outcomes = {o.workload: (o.placed, o.preempted) for o in result.outcomes}
+    assert outcomes == {"ml/a": (True, ("ml/old", "ml/b")), "ml/b": (False, ())}
+
+
+def test_it_says_a_pod_bound_then_preempted_was_evicted() -> None:
+    result = placed(
+        node("n1", "z1", "8"),
+        running(
+            "old",
+            "old",
+            "4",
+            "n1",
+            "2026-11-01T01:00:00Z",
+            affinity=required("podAntiAffinity", "a", HOST),
+        ),
+        pod("a", "a", 1000, "2", affinity=required("podAntiAffinity", "b", HOST)),
+        pod("b", "b", 0, "1"),
+    )
+    outcome = {o.workload: o for o in result.outcomes}["ml/b"]
+    assert outcome.note == (
+        "bound to n1, then preempted by ml/a (a victim is deleted: its controller, if "
+        "any, creates a new pod)"
+    )
+
+
+def test_it_lets_a_higher_priority_pod_take_the_room_a_lower_nominee_waits_for() -> None:
+    # h (1000, 3 cpu, pinned to n1) needs an app=db pod in its zone: none yet, so it
+    # fails (and evicting old would not help). p (100, 2 cpu, pinned to n1) preempts
+    # old and is nominated; db (0) binds on n2, zone z1. Once old is gone h is tried
+    # first (PrioritySort): nominees of lower priority are not added for it, so n1 has
+    # 4 cpu free and h binds. p, tried next on n1, finds 1 cpu: no lower-priority pod
+    # there to evict, it stays pending, old evicted in vain.
+    result = placed(
+        node("n1", "z1", "4"),
+        node("n2", "z1", "1"),
+        running("old", "old", "4", "n1", "2026-11-01T01:00:00Z"),
+        pod(
+            "h",
+            "h",
+            1000,
+            "3",
+            nodeSelector={HOST: "n1"},
+            affinity=required("podAffinity", "db", ZONE),
+        ),
+        pod("p", "p", 100, "2", nodeSelector={HOST: "n1"}),
+        pod("db", "db", 0, "1", nodeSelector={HOST: "n2"}),
+    )
+    outcomes = {o.workload: (o.placed, o.preempted) for o in result.outcomes}
+    assert outcomes == {"ml/h": (True, ()), "ml/p": (False, ("ml/old",)), "ml/db": (True, ())}
+
+
+def test_it_says_a_nominee_runs_elsewhere_once_its_room_was_taken() -> None:
+    # Queue: h (1000), p and r (100, by name), db (0). h needs an app=db pod in its zone
+    # and fails. p fits nowhere: evicting old-1 (n1) or old-2 (n2) would do, same
+    # priorities and counts, old-1 started later: p is nominated on n1. r (pinned to
+    # n2) is nominated on n2, evicting old-2. db binds on n3. Once the victims are
+    # gone, h pops first, does not see the lower nominees' room and binds on n1 (3 of
+    # 4 cpu). p: n1 has 1 cpu left; afresh, n2 has 4 - r's 2 (r's priority equals p's:
+    # it counts) = 2: p binds there, and r after it.
+    result = placed(
+        node("n1", "z1", "4"),
+        node("n2", "z1", "4"),
+        node("n3", "z1", "1"),
+        running("old-1", "old", "4", "n1", "2026-11-01T02:00:00Z"),
+        running("old-2", "old", "4", "n2", "2026-11-01T01:00:00Z"),
+        pod(
+            "h",
+            "h",
+            1000,
+            "3",
+            nodeSelector={HOST: "n1"},
+            affinity=required("podAffinity", "db", ZONE),
+        ),
+        pod("p", "p", 100, "2"),
+        pod("r", "r", 100, "2", nodeSelector={HOST: "n2"}),
+        pod("db", "db", 0, "1", nodeSelector={HOST: "n3"}),
+    )
+    outcome = {o.workload: o for o in result.outcomes}["ml/p"]
+    assert outcome.diagnosis is not None
+    assert (outcome.bindings[0].node, outcome.diagnosis.summary) == (
+        "n2",
+        "runs after preempting ml/old-1, but pods placed while they terminated "
+        "(ml/db, ml/h) left it no place on n1: runs on n2",
+    )
