@@ -47,7 +47,7 @@ def off_thread(work: Callable[[], T]) -> T:
 
 def rows(page: Any) -> list[str]:
     return page.eval_on_selector_all(
-        "tr[data-workload]", "rows => rows.map(r => r.dataset.workload)"
+        "details.pending-row", "rows => rows.map(r => r.dataset.workload)"
     )
 
 
@@ -112,7 +112,7 @@ def test_a_pending_row_leads_to_the_workload_page_and_its_block_on_the_heatmap(
 ) -> None:
     cluster_id = gang_cluster.cluster_id
     page.goto(f"{live_url}/clusters/{cluster_id}/pending/")
-    page.click('tr[data-workload="ml/train"] a.workload-link')
+    page.click('details[data-workload="ml/train"] summary a.workload-link')
     page.wait_for_url(f"{live_url}/clusters/{cluster_id}/workloads/ml/train/")
     assert page.locator("h1").inner_text().endswith("ml/train")
     domains = page.eval_on_selector_all(
@@ -132,7 +132,12 @@ def test_it_searches_and_sorts_the_pending_list(
 ) -> None:
     cluster_id = two_pods_cluster.cluster_id
     page.goto(f"{live_url}/clusters/{cluster_id}/pending/")
-    assert rows(page) == ["team-a/urgent", "team-b/batch-old"]  # no gang, none blocked: by name
+    # grouped by cause: "waits for new nodes" comes before "fits now"
+    assert rows(page) == ["team-b/batch-old", "team-a/urgent"]
+    page.select_option("#pending-filters select[name=sort]", "age")
+    page.click("#pending-filters button[type=submit]")
+    page.wait_for_url("**sort=age**")
+    assert rows(page) == ["team-a/urgent", "team-b/batch-old"]  # first seen together: by name
     page.select_option("#pending-filters select[name=sort]", "cost")
     page.click("#pending-filters button[type=submit]")
     page.wait_for_url("**sort=cost**")
