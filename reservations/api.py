@@ -209,7 +209,19 @@ class SubscriptionViewSet(WriteThrottleMixin, viewsets.ModelViewSet):
 # --- reports ----------------------------------------------------------------------------
 
 
-class IdleReportRowSerializer(serializers.Serializer):
+AMOUNT = "an amount in the row's currency over the period (not per hour)"
+
+
+class PeriodFields(serializers.Serializer):
+    """The money's currency and the period a report row covers (its CSV columns too)."""
+
+    currency = serializers.CharField(help_text="ISO 4217 code of every amount in the row")
+    period_start = serializers.DateTimeField(help_text="the report's start (inclusive)")
+    period_end = serializers.DateTimeField(help_text="the report's end (exclusive)")
+    period_hours = serializers.FloatField(help_text="hours from period_start to period_end")
+
+
+class IdleReportRowSerializer(PeriodFields):
     group = serializers.CharField()
     reservations = serializers.IntegerField()
     reserved_gpu_hours = serializers.FloatField()
@@ -227,13 +239,13 @@ class IdleReportSerializer(serializers.Serializer):
     totals = IdleReportRowSerializer()
 
 
-class WasteReportRowSerializer(serializers.Serializer):
+class WasteReportRowSerializer(PeriodFields):
     cluster = serializers.CharField()
     evaluations = serializers.IntegerField()
-    naive_cost = serializers.FloatField()
-    joint_cost = serializers.FloatField()
-    stranded_cost = serializers.FloatField()
-    savings = serializers.FloatField()
+    naive_cost = serializers.FloatField(help_text=AMOUNT)
+    joint_cost = serializers.FloatField(help_text=AMOUNT)
+    stranded_cost = serializers.FloatField(help_text=AMOUNT)
+    savings = serializers.FloatField(help_text=AMOUNT)
 
 
 class WasteReportSerializer(serializers.Serializer):
@@ -289,7 +301,8 @@ class IdleReservationsReportView(ReportView):
 
     Each reservation's samples form a step function (a sample holds until the
     next), clipped to the reservation's own window; CSV columns:
-    group, reservations, reserved_gpu_hours, idle_gpu_hours, idle_cost.
+    group, reservations, reserved_gpu_hours, idle_gpu_hours, idle_cost, currency,
+    period_start, period_end, period_hours.
     """
 
     queryset = IdleSample.objects.none()
@@ -308,7 +321,9 @@ class IdleReservationsReportView(ReportView):
 class WasteReportView(ReportView):
     """Naive vs joint autoscaler $ and the naive one's stranded $ over [start, end).
 
-    CSV columns: cluster, evaluations, naive_cost, joint_cost, stranded_cost, savings.
+    CSV columns: cluster, evaluations, naive_cost, joint_cost, stranded_cost, savings (each
+    an amount in ``currency`` over the period, not per hour), currency, period_start,
+    period_end, period_hours.
     """
 
     queryset = Evaluation.objects.none()
