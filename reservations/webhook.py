@@ -53,6 +53,7 @@ from reservations.digest import (
     period_end_for,
     period_length_days,
 )
+from reservations.digest_known import shown_figures
 from reservations.models import Subscription, WebhookDelivery
 from reservations.utilisation_digest import webhook_lines
 from topology.money import format_money
@@ -87,14 +88,14 @@ def plain_text(figures: DigestFigures) -> str:
         f"{local_time(figures.period_start, zone)} to {local_time(figures.period_end, zone)} {zone}"
     )
     scope = f"{', '.join(figures.clusters) or 'no cluster'} ({figures.team or 'all teams'})"
+    shown = shown_figures(figures)
     if not figures.has_samples:
         lines = [f"capacityweb: no samples of reserved GPUs from {period} on {scope}."]
     else:
-        change = figures.idle_cost_change
         lines = [
             f"capacityweb: {money(figures.idle_cost)} of idle reserved GPUs "
             f"({figures.idle_gpu_hours:,.1f} GPU-h) from {period} on {scope}.",
-            f"Change vs the period before: {'+' if change >= 0 else '-'}{money(abs(change))}.",
+            f"Change vs the period before: {shown['change_amount']}.",
         ]
         top = [
             f"{r.cluster}/{r.name} ({r.team or 'no team'}) {money(r.idle_cost)}"
@@ -102,7 +103,7 @@ def plain_text(figures: DigestFigures) -> str:
         ]
         if top:
             lines.append("Most idle: " + "; ".join(top) + ".")
-    lines.append(f"Stranded by the naive autoscaler: {money(figures.stranded_cost)}.")
+    lines.append(f"Stranded by the naive autoscaler: {shown['stranded_cost']}.")
     lines += webhook_lines(figures.utilisation)
     if link := figures.links.get("reservations"):
         lines.append(link)

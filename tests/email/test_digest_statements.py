@@ -59,7 +59,9 @@ def test_it_says_there_were_no_samples_instead_of_every_gpu_in_use(smtp_server):
     subject, text, html = sent_digest(smtp_server, period)
 
     assert EVERY_GPU_IN_USE not in text and EVERY_GPU_IN_USE not in html
-    assert "Idle reserved GPU-hours: unknown (no samples in this period)" in text
+    assert (
+        "Idle reserved GPU-hours: not enough data yet (no samples of reserved GPUs in this period)"
+    ) in text
     assert "No samples of reserved GPUs were taken in this period." in text
     assert "No samples of reserved GPUs were taken in this period." in html
     assert subject.startswith("capacityweb: no samples of reserved GPUs since ")
