@@ -125,3 +125,19 @@ def test_it_has_no_dashboard_base_url_unless_one_is_configured():
 
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "''"
+
+
+def test_the_beat_task_logs_that_due_digests_carry_path_links(smtp_server, settings, caplog):
+    from capacityweb.celery import app
+    from reservations import tasks
+
+    make_period()
+    settings.DASHBOARD_BASE_URL = ""
+    app.conf.task_always_eager = True
+    try:
+        with caplog.at_level("WARNING", logger="reservations.tasks"):
+            tasks.send_due_digests()
+    finally:
+        app.conf.task_always_eager = False
+
+    assert "DASHBOARD_BASE_URL is not set: links in digest emails" in caplog.text
