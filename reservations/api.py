@@ -41,7 +41,7 @@ from capacityweb.cache import stable_digest
 from capacityweb.parsers import DepthLimitedJSONParser
 from capacityweb.renderers import CSVRenderer
 from recommender.models import Evaluation
-from reservations import digest, selectors, services, subscription_rules
+from reservations import digest, selectors, services, subscription_rules, webhook
 from reservations.filters import (
     IdleReportFilterSet,
     ReservationFilterSet,
@@ -204,6 +204,31 @@ class SubscriptionViewSet(WriteThrottleMixin, viewsets.ModelViewSet):
         if outcome.status == "mail_server_unavailable":
             return Response({"detail": outcome.detail}, status=status.HTTP_503_SERVICE_UNAVAILABLE)
         return Response({"status": outcome.status, "message_id": outcome.message_id})
+
+    @extend_schema(
+        request=None,
+        responses={
+            200: inline_serializer(
+                "TestWebhookPosted",
+                {"status": serializers.CharField(), "detail": serializers.CharField()},
+            ),
+            400: inline_serializer("TestWebhookRefused", {"webhook_url": serializers.CharField()}),
+            502: inline_serializer("WebhookUnreachable", {"detail": serializers.CharField()}),
+        },
+    )
+    @action(detail=True, methods=["post"], url_path="test-webhook", throttle_scope="test-sends")
+    def test_webhook(self, request: Request, pk: str | None = None) -> Response:
+        """Post this subscription's message for its latest period to its webhook now,
+        marked as a test, under the address rules of a real post; throttled with the
+        test emails (``test-sends``, one counter per user, shared with the page's buttons).
+        ``status`` ``sent`` or ``receiver_error`` (the receiver's answer in ``detail``)."""
+        subscription = self.get_object()
+        outcome = webhook.send_test_webhook(subscription=subscription, now=timezone.now())
+        if outcome.status in ("no_webhook", "refused_address"):
+            return Response({"webhook_url": outcome.detail}, status=status.HTTP_400_BAD_REQUEST)
+        if outcome.status in ("unreachable", "post_failed"):
+            return Response({"detail": outcome.detail}, status=status.HTTP_502_BAD_GATEWAY)
+        return Response({"status": outcome.status, "detail": outcome.detail})
 
 
 # --- reports ----------------------------------------------------------------------------

@@ -194,6 +194,36 @@ def send_webhook(*, subscription_id: int, period_start: datetime) -> DeliveryOut
     return DeliveryOutcome("sent" if not detail else "receiver_error", detail=detail)
 
 
+TEST_PREFIX = "[test — not a scheduled digest] "
+
+
+def send_test_webhook(*, subscription: Subscription, now: datetime) -> DeliveryOutcome:
+    """Post the latest complete period's message now, marked as a test: no claim, no
+    threshold, but the same address rules as a real post (``webhook_guard``: resolved,
+    checked, connected to the checked address, no redirect followed).
+
+    Outcomes: ``sent`` (2xx), ``receiver_error`` (any other status), ``no_webhook``,
+    ``refused_address``, ``unreachable`` (nothing can have reached the receiver) and
+    ``post_failed`` (the connection broke after the request may have been sent).
+    """
+    if not subscription.webhook_url:
+        return DeliveryOutcome("no_webhook", detail="this subscription has no webhook_url")
+    period_start, period_end = due_period(subscription, now)
+    figures = digest_figures(subscription, period_start, period_end)
+    body = {"text": TEST_PREFIX + webhook_text(figures)}
+    try:
+        status = post_json(subscription.webhook_url, body)
+    except webhook_guard.UnsafeWebhookURL as error:
+        return DeliveryOutcome("refused_address", detail=f"refused: {error}")
+    except ConnectionError as error:
+        return DeliveryOutcome("unreachable", detail=str(error))
+    except WebhookPostError as error:
+        return DeliveryOutcome("post_failed", detail=str(error))
+    if 200 <= status < 300:
+        return DeliveryOutcome("sent", detail=f"receiver answered HTTP {status}")
+    return DeliveryOutcome("receiver_error", detail=f"receiver answered HTTP {status}")
+
+
 def due_webhooks(*, now: datetime) -> list[tuple[int, datetime]]:
     """(subscription id, period start) of every active webhook whose period is unclaimed."""
     subscriptions = Subscription.objects.filter(active=True).exclude(webhook_url="").order_by("id")
