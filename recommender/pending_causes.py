@@ -53,7 +53,7 @@ CAUSES: tuple[Cause, ...] = (
     Cause(
         "topology",
         "Topology",
-        "It needs its GPUs inside one domain (block, rack …), and no domain has them.",
+        "It needs its GPUs inside one domain (block, rack …), and no domain has them free now.",
     ),
     Cause("no-capacity", "No capacity", "No node fits it, and no scale-up is found that would."),
     Cause(
