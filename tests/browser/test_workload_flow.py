@@ -107,6 +107,34 @@ def test_no_page_shows_an_empty_table_while_a_newer_snapshot_is_evaluated(
     assert page.errors == []
 
 
+def test_an_opened_pending_line_stays_open_through_a_live_update(
+    page: Any, live_url: str, gang_cluster: Any
+) -> None:
+    from recommender.tasks import evaluate_snapshot
+    from topology import services
+
+    evaluation = gang_cluster
+    newer = off_thread(
+        lambda: services.ingest_snapshot(
+            cluster=evaluation.snapshot.cluster,
+            taken_at=TAKEN_AT + timedelta(minutes=1),
+            objects=scenario_objects("topology-block") + [gpu_node("late-1", 4)],
+        )
+    )
+    page.goto(f"{live_url}/clusters/{evaluation.cluster_id}/pending/")
+    page.wait_for_selector(LIVE)
+    page.click('details[data-workload="ml/train"] summary .plain-verdict')
+    updates = page.evaluate("() => window.capacityweb.updates")
+    off_thread(lambda: evaluate_snapshot(newer.id))
+    page.wait_for_function(
+        f"() => window.capacityweb.updates > {updates}", timeout=UPDATE_TIMEOUT_MS
+    )
+    line = page.locator('details[data-workload="ml/train"]')
+    assert line.get_attribute("open") is not None
+    assert line.locator("dl.pending-details").is_visible()
+    assert page.errors == []
+
+
 def test_a_pending_row_leads_to_the_workload_page_and_its_block_on_the_heatmap(
     page: Any, live_url: str, gang_cluster: Any
 ) -> None:
