@@ -7,6 +7,7 @@ for the shared reasons, the demo's kube-scheduler messages as the evaluation sto
 from __future__ import annotations
 
 import re
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -123,3 +124,59 @@ def test_it_lists_what_would_change_the_answer_when_the_evaluation_says(
     row = row_of(pending(signed_in, topology_evaluation), "ml/train")
     slot = '<ul class="what-would-change" data-slot="what-would-change">'
     assert f'{slot}<li data-kind="drop-topology">drop the block</li></ul>' in row
+
+
+@pytest.mark.parametrize(
+    ("scenario", "workload", "cause", "plain"),
+    [
+        (
+            "partial-gang",
+            "ml/pretrain",
+            "partial-gang",
+            "Blocked: with 2 new node(s) of group h100: only 2 of 3 members fit",
+        ),
+        (
+            "blocked-block-too-small",
+            "ml/big",
+            "topology",
+            "Blocked: needs 32 GPUs in one block; the largest block reaches 16 at max size",
+        ),
+        ("preemption-pdb", "ml/trainer", "preemption", "Runs after preempting"),
+        (
+            "reservation-idle-nodes",
+            "team-a/finetune",
+            "reservation",
+            "Runs on reservation team-a-h100",
+        ),
+    ],
+)
+def test_it_names_the_cause_and_the_plain_verdict_of_each_scenario(
+    signed_in: Any, cluster: Any, scenario: str, workload: str, cause: str, plain: str
+) -> None:
+    """The scenarios' expected verdicts and reasons (tests/scenarios/*.expected.yaml)."""
+    evaluation = ingest_and_evaluate(cluster, scenario_objects(scenario))
+    row = row_of(pending(signed_in, evaluation), workload)
+    assert f'data-cause="{cause}"' in row
+    assert summary_text(row).startswith(plain)
+
+
+def test_it_groups_a_share_no_node_group_can_give_under_sharing() -> None:
+    """openb/openb-pod-1125 of the demo (0.46 GPU), as stored: every group's empty
+    template refuses the share; no disagreement class names it."""
+    reason = (
+        "no node group can host its pods: case-partial-pool: 0/1 nodes are available: 1 "
+        "node(s) had untolerated taint {capacityweb.io/demo-case: partial}.; g3-8gpu-pool: "
+        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu share.; t4-4gpu-pool: 0/1 "
+        "nodes are available: 1 Insufficient nvidia.com/gpu share."
+    )
+    verdict = SimpleNamespace(
+        verdict="blocked", reasons=[reason], disagreements=[], joint={}, naive={}
+    )
+    cause = pending_causes.cause_of(verdict, {"summary": DEMO_SUMMARIES[0]})
+    assert cause.key == "sharing"
+    assert pending_causes.plain_verdict(verdict, cause, {}) == (
+        "Blocked: no node group can give it the GPU share it asks for"
+    )
+    assert pending_causes.group_rejections([reason])[1] == (
+        "g3-8gpu-pool: 0/1 nodes are available: 1 Insufficient nvidia.com/gpu share."
+    )
