@@ -47,6 +47,7 @@ from reservations.digest import (
     DeliveryOutcome,
     DigestFigures,
     claim_delivery,
+    dashboard_base_url,
     digest_figures,
     due_period,
     local_time,
@@ -58,6 +59,9 @@ from reservations.models import Subscription, WebhookDelivery
 from reservations.utilisation_digest import webhook_lines
 from topology.money import format_money
 
+PATH_LINK_NOTE = (
+    "(DASHBOARD_BASE_URL is not configured: the link is a path on the capacityweb server.)"
+)
 TIMEOUT_SECONDS = 10
 TOP_RESERVATIONS = 3
 USER_AGENT = "capacityweb-digest-webhook"
@@ -107,6 +111,8 @@ def plain_text(figures: DigestFigures) -> str:
     lines += webhook_lines(figures.utilisation)
     if link := figures.links.get("reservations"):
         lines.append(link)
+        if not dashboard_base_url():  # as the email's foot says it
+            lines.append(PATH_LINK_NOTE)
     return "\n".join(lines)
 
 

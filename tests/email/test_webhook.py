@@ -217,3 +217,18 @@ def test_it_connects_to_the_address_it_checked_not_a_second_resolution(
     assert outcome.status == "sent"
     assert len(receiver.posts) == 1
     assert receiver.headers[0]["Host"] == f"hooks.rebind.test:{port}"
+
+
+def test_it_says_the_link_is_a_path_without_dashboard_base_url(
+    receiver: Any, settings: Any
+) -> None:
+    period = with_webhook(receiver.url)
+    settings.DASHBOARD_BASE_URL = ""
+
+    webhook.send_webhook(subscription_id=period.subscription.id, period_start=PERIOD_START)
+
+    lines = receiver.posts[0]["text"].splitlines()
+    assert lines[-2].startswith("/clusters/")
+    assert lines[-1] == (
+        "(DASHBOARD_BASE_URL is not configured: the link is a path on the capacityweb server.)"
+    )
