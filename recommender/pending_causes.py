@@ -70,6 +70,9 @@ CAUSES: tuple[Cause, ...] = (
 CAUSE_BY_KEY = {cause.key: cause for cause in CAUSES}
 
 BY_VERDICT = {"preempts": "preemption", "uses_reservation": "reservation", "runs_now": "fits-now"}
+# a gang's sentence (recommender.engine.scheduler.diagnosis) naming a topology domain:
+# "needs 16 GPUs in one block; …", "does not fit in any single block"
+TOPOLOGY_WORDS = (" in one ", " any single ")
 NO_GROUP_PREFIX = "no node group can host its pods: "
 GPU_MODEL_PREFIX = "no node group offers GPU model"
 GROUP_FULL_MARKERS = ("max size ", "the room left in node group ")
@@ -92,11 +95,18 @@ def cause_of(verdict: Any, diagnosis: dict[str, Any]) -> Cause:
         return CAUSE_BY_KEY["unsupported"]
     if state in BY_VERDICT:
         return CAUSE_BY_KEY[BY_VERDICT[state]]
-    return CAUSE_BY_KEY[unplaced_cause(reasons, disagreements, diagnosis)]
+    return CAUSE_BY_KEY[unplaced_cause(state, reasons, disagreements, diagnosis)]
 
 
-def unplaced_cause(reasons: list[str], disagreements: set[str], diagnosis: dict[str, Any]) -> str:
-    """The cause of a workload that needs a scale-up or is blocked."""
+def unplaced_cause(
+    state: str, reasons: list[str], disagreements: set[str], diagnosis: dict[str, Any]
+) -> str:
+    """The cause of a workload that needs a scale-up (topology, else new nodes) or is
+    blocked (what the joint plan's reason says must change first)."""
+    gang = str(diagnosis.get("gangReason") or "")
+    topology = "topology" in disagreements or any(word in gang for word in TOPOLOGY_WORDS)
+    if state == "runs_after_scale_up":
+        return "topology" if topology else "scale-up"
     if "sharing" in disagreements or any(INSUFFICIENT_SHARE in r for r in reasons):
         return "sharing"
     if any(r.startswith(GPU_MODEL_PREFIX) for r in reasons):
@@ -105,13 +115,7 @@ def unplaced_cause(reasons: list[str], disagreements: set[str], diagnosis: dict[
         return "group-max"
     if "partial-gang" in disagreements:
         return "partial-gang"
-    if "topology" in disagreements or diagnosis.get("gangReason"):
-        return "topology"
-    return "no-capacity" if not reasons or blocked_reason(reasons) else "scale-up"
-
-
-def blocked_reason(reasons: list[str]) -> bool:
-    return not any(r.startswith(("add ", "fits on ", "provision ")) for r in reasons)
+    return "topology" if topology else "no-capacity"
 
 
 def plain_verdict(verdict: Any, cause: Cause, diagnosis: dict[str, Any]) -> str:

@@ -180,3 +180,19 @@ def test_it_groups_a_share_no_node_group_can_give_under_sharing() -> None:
     assert pending_causes.group_rejections([reason])[1] == (
         "g3-8gpu-pool: 0/1 nodes are available: 1 Insufficient nvidia.com/gpu share."
     )
+
+
+def test_it_groups_a_scale_up_whose_gang_reason_names_no_domain_under_new_nodes() -> None:
+    """A gang's "only 2 of 3 members fit" is not a topology requirement
+    (recommender.engine.scheduler.diagnosis.members_reason)."""
+    verdict = SimpleNamespace(
+        verdict="runs_after_scale_up", reasons=[], disagreements=[], joint={}, naive={}
+    )
+    cause = pending_causes.cause_of(verdict, {"gangReason": "only 2 of 3 members fit"})
+    assert cause.key == "scale-up"
+
+
+def test_it_groups_a_gang_that_fits_no_single_block_under_topology() -> None:
+    verdict = SimpleNamespace(verdict="blocked", reasons=[], disagreements=[], joint={}, naive={})
+    cause = pending_causes.cause_of(verdict, {"gangReason": "does not fit in any single block"})
+    assert cause.key == "topology"
