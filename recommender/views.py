@@ -18,7 +18,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from capacityweb import visibility
-from recommender import selectors
+from recommender import pending_causes, selectors
 from recommender.engine.evaluate.report import group_yaml
 from recommender.filters import DISAGREEMENT_CLASSES, WorkloadVerdictFilterSet
 from recommender.models import Evaluation, WorkloadVerdict
@@ -130,15 +130,51 @@ def redacted_verdict(verdict: WorkloadVerdict, labels: Any) -> WorkloadVerdict:
 def pending_rows(
     verdicts: list[WorkloadVerdict], result: dict[str, Any], labels: Any
 ) -> list[dict[str, Any]]:
-    """Each verdict with the scheduler's diagnosis from the evaluation JSON."""
+    """Each verdict with the scheduler's diagnosis from the evaluation JSON, its cause and
+    its verdict in plain words (``pending_causes``), and what would change the answer
+    where the evaluation says (``whatWouldChange``; none: the slot stays empty)."""
     diagnoses = result.get("diagnoses") or {}
-    return [
-        {
-            "verdict": redacted_verdict(verdict, labels),
-            "diagnosis": diagnoses.get(verdict.workload) or {},
-        }
-        for verdict in verdicts
-    ]
+    items = {w.get("name"): w for w in result.get("workloads") or []}
+    rows = []
+    for verdict in verdicts:
+        shown = redacted_verdict(verdict, labels)
+        diagnosis = visibility.result(diagnoses.get(verdict.workload) or {}, labels)
+        cause = pending_causes.cause_of(shown, diagnosis)
+        changes = (items.get(verdict.workload) or {}).get("whatWouldChange") or []
+        rows.append(
+            {
+                "verdict": shown,
+                "diagnosis": diagnosis,
+                "cause": cause,
+                "plain": pending_causes.plain_verdict(shown, cause, diagnosis),
+                "rejections": pending_causes.group_rejections(shown.reasons or []),
+                "what_would_change": visibility.result({"items": changes}, labels)["items"],
+            }
+        )
+    return rows
+
+
+def grouped_rows(rows: list[dict[str, Any]], sort: str) -> list[dict[str, Any]]:
+    """Rows under their cause (in ``pending_causes.CAUSES`` order), each group in the
+    page's order; a sort the user chose shows one list in that order instead."""
+    if sort:
+        return [{"cause": None, "rows": rows}] if rows else []
+    groups = []
+    for cause in pending_causes.CAUSES:
+        members = [row for row in rows if row["cause"].key == cause.key]
+        if members:
+            groups.append({"cause": cause, "rows": members})
+    return groups
+
+
+def with_shared_reasons(rows: list[dict[str, Any]]) -> tuple[str, ...]:
+    """The node reasons every shown row's diagnosis has (cluster-wide taints, …), taken
+    out of each row's diagnosis (``diagnosis_shown``) so the page says them once."""
+    shared = pending_causes.shared_parts(str(r["diagnosis"].get("summary") or "") for r in rows)
+    for row in rows:
+        summary = str(row["diagnosis"].get("summary") or "")
+        row["diagnosis_shown"] = pending_causes.without_parts(summary, shared)
+    return shared
 
 
 PENDING_SORTS = {  # ?sort= → order; the default puts gangs, then blocked workloads, first
@@ -148,7 +184,7 @@ PENDING_SORTS = {  # ?sort= → order; the default puts gangs, then blocked work
     "cost": ("-naive_cost_per_hour", "-joint_cost_per_hour", "workload"),
 }
 PENDING_SORT_CHOICES = (
-    ("", "gangs and blocked first"),
+    ("", "by cause (gangs and blocked first)"),
     ("age", "pending longest"),
     ("gpus", "most GPUs"),
     ("cost", "naive autoscaler's cost"),
@@ -206,10 +242,15 @@ def pending_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
         if filterset.is_valid():
             verdicts = sorted_verdicts(searched(filterset.qs, chosen["q"]), chosen["sort"])
             rows = pending_rows(list(verdicts), result, page_labels(request, page.evaluation))
+    shared = with_shared_reasons(rows)
+    sort = chosen["sort"] if chosen["sort"] in PENDING_SORTS else ""
     context = page.context("pending")
     context.update(
         {
             "rows": rows,
+            "groups": grouped_rows(rows, sort),
+            "grouped": not sort,
+            "shared_reasons": shared,
             "chosen": chosen,
             "filtered": any(chosen[k] for k in ("verdict", "disagreement", "namespace", "q")),
             "filter_errors": filterset.errors if filterset is not None else {},

@@ -41,7 +41,7 @@ from capacityweb.cache import stable_digest
 from capacityweb.parsers import DepthLimitedJSONParser
 from capacityweb.renderers import CSVRenderer
 from recommender.models import Evaluation
-from reservations import digest, selectors, services, subscription_rules
+from reservations import digest, selectors, services, subscription_rules, webhook
 from reservations.filters import (
     IdleReportFilterSet,
     ReservationFilterSet,
@@ -205,11 +205,48 @@ class SubscriptionViewSet(WriteThrottleMixin, viewsets.ModelViewSet):
             return Response({"detail": outcome.detail}, status=status.HTTP_503_SERVICE_UNAVAILABLE)
         return Response({"status": outcome.status, "message_id": outcome.message_id})
 
+    @extend_schema(
+        request=None,
+        responses={
+            200: inline_serializer(
+                "TestWebhookPosted",
+                {"status": serializers.CharField(), "detail": serializers.CharField()},
+            ),
+            400: inline_serializer("TestWebhookRefused", {"webhook_url": serializers.CharField()}),
+            502: inline_serializer("WebhookUnreachable", {"detail": serializers.CharField()}),
+        },
+    )
+    @action(detail=True, methods=["post"], url_path="test-webhook", throttle_scope="test-sends")
+    def test_webhook(self, request: Request, pk: str | None = None) -> Response:
+        """Post this subscription's message for its latest period to its webhook now,
+        marked as a test, under the address rules of a real post; throttled with the
+        test emails (``test-sends``, one counter per user, shared with the page's buttons).
+        ``status`` ``sent`` or ``receiver_error`` (the receiver's answer in ``detail``)."""
+        subscription = self.get_object()
+        outcome = webhook.send_test_webhook(subscription=subscription, now=timezone.now())
+        if outcome.status in ("no_webhook", "refused_address"):
+            return Response({"webhook_url": outcome.detail}, status=status.HTTP_400_BAD_REQUEST)
+        if outcome.status in ("unreachable", "post_failed"):
+            return Response({"detail": outcome.detail}, status=status.HTTP_502_BAD_GATEWAY)
+        return Response({"status": outcome.status, "detail": outcome.detail})
+
 
 # --- reports ----------------------------------------------------------------------------
 
 
-class IdleReportRowSerializer(serializers.Serializer):
+AMOUNT = "an amount in the row's currency over the period (not per hour)"
+
+
+class PeriodFields(serializers.Serializer):
+    """The money's currency and the period a report row covers (its CSV columns too)."""
+
+    currency = serializers.CharField(help_text="ISO 4217 code of every amount in the row")
+    period_start = serializers.DateTimeField(help_text="the report's start (inclusive)")
+    period_end = serializers.DateTimeField(help_text="the report's end (exclusive)")
+    period_hours = serializers.FloatField(help_text="hours from period_start to period_end")
+
+
+class IdleReportRowSerializer(PeriodFields):
     group = serializers.CharField()
     reservations = serializers.IntegerField()
     reserved_gpu_hours = serializers.FloatField()
@@ -227,13 +264,13 @@ class IdleReportSerializer(serializers.Serializer):
     totals = IdleReportRowSerializer()
 
 
-class WasteReportRowSerializer(serializers.Serializer):
+class WasteReportRowSerializer(PeriodFields):
     cluster = serializers.CharField()
     evaluations = serializers.IntegerField()
-    naive_cost = serializers.FloatField()
-    joint_cost = serializers.FloatField()
-    stranded_cost = serializers.FloatField()
-    savings = serializers.FloatField()
+    naive_cost = serializers.FloatField(help_text=AMOUNT)
+    joint_cost = serializers.FloatField(help_text=AMOUNT)
+    stranded_cost = serializers.FloatField(help_text=AMOUNT)
+    savings = serializers.FloatField(help_text=AMOUNT)
 
 
 class WasteReportSerializer(serializers.Serializer):
@@ -289,7 +326,8 @@ class IdleReservationsReportView(ReportView):
 
     Each reservation's samples form a step function (a sample holds until the
     next), clipped to the reservation's own window; CSV columns:
-    group, reservations, reserved_gpu_hours, idle_gpu_hours, idle_cost.
+    group, reservations, reserved_gpu_hours, idle_gpu_hours, idle_cost, currency,
+    period_start, period_end, period_hours.
     """
 
     queryset = IdleSample.objects.none()
@@ -308,7 +346,9 @@ class IdleReservationsReportView(ReportView):
 class WasteReportView(ReportView):
     """Naive vs joint autoscaler $ and the naive one's stranded $ over [start, end).
 
-    CSV columns: cluster, evaluations, naive_cost, joint_cost, stranded_cost, savings.
+    CSV columns: cluster, evaluations, naive_cost, joint_cost, stranded_cost, savings (each
+    an amount in ``currency`` over the period, not per hour), currency, period_start,
+    period_end, period_hours.
     """
 
     queryset = Evaluation.objects.none()

@@ -7,7 +7,7 @@ class ReservationsConfig(AppConfig):
 
     def ready(self) -> None:
         from recommender.signals import evaluation_stored
-        from reservations import receivers
+        from reservations import checks, receivers  # noqa: F401 - checks registers itself
         from topology.signals import stored_configuration
 
         stored_configuration.connect(

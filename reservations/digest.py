@@ -46,9 +46,11 @@ from django.urls import reverse
 
 from capacityweb import visibility
 from capacityweb.browser import chromium_path, missing_chromium_message
+from reservations.digest_known import shown_figures
 from reservations.models import DigestDelivery, Subscription, WebhookDelivery
 from reservations.selectors import (
     ReservationIdle,
+    evaluations_in_range,
     reservation_idle,
     reservations_for_report,
     waste_report,
@@ -135,11 +137,18 @@ class DigestFigures:
     top_reservations: tuple[ReservationIdle, ...] = ()
     links: dict[str, str] = field(default_factory=dict)
     utilisation: PeriodUtilisation | None = None  # allocated but idle (third section)
+    previous_sampled_reserved_gpu_hours: float = 0.0
+    has_evaluations: bool = False  # an evaluation covers the period: stranded $ is known
 
     @property
     def has_samples(self) -> bool:
         """Whether samples saw any reserved GPU in the period: without them, idle is unknown."""
         return self.sampled_reserved_gpu_hours > 0
+
+    @property
+    def has_previous_samples(self) -> bool:
+        """The same for the period before: without them, the change is unknown."""
+        return self.previous_sampled_reserved_gpu_hours > 0
 
     @property
     def idle_cost_change(self) -> float:
@@ -184,6 +193,10 @@ def digest_figures(
         idle_cost=round(sum(row.idle_cost for row in seen_now), 6),
         previous_idle_gpu_hours=round(sum(row.idle_gpu_hours for row in previous), 6),
         previous_idle_cost=round(sum(row.idle_cost for row in seen_before), 6),
+        previous_sampled_reserved_gpu_hours=round(
+            sum(row.reserved_gpu_hours for row in previous), 6
+        ),
+        has_evaluations=evaluations_in_range(cluster_ids, period_start, period_end).exists(),
         stranded_cost=waste["stranded_cost"],
         naive_cost=waste["naive_cost"],
         joint_cost=waste["joint_cost"],
@@ -306,6 +319,7 @@ def digest_context(figures: DigestFigures, *, has_chart: bool, test: bool) -> di
         "team": figures.team or "all teams",
         "change": figures.idle_cost_change,
         "change_percent": figures.idle_cost_change_percent,
+        "shown": shown_figures(figures),
         "has_chart": has_chart,
         "chart_cid": CHART_CONTENT_ID,
         "test": test,

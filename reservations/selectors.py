@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import connection
 from django.db.models import Max, OuterRef, Q, QuerySet, Subquery
@@ -34,21 +35,26 @@ GROUP_BY_CHOICES = ("reservation", "team", "node_group", "gpu_model")
 GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
 UNKNOWN = "unknown"
 
+# every report row says what its money is in and the period it covers (issue 34): a CSV
+# read on its own is not a bare number of unknown currency over an unknown range
+PERIOD_COLUMNS = ("currency", "period_start", "period_end", "period_hours")
 IDLE_REPORT_COLUMNS = (
     "group",
     "reservations",
     "reserved_gpu_hours",
     "idle_gpu_hours",
     "idle_cost",
+    *PERIOD_COLUMNS,
 )
-WASTE_REPORT_COLUMNS = (
-    "cluster",
-    "evaluations",
-    "naive_cost",
-    "joint_cost",
-    "stranded_cost",
-    "savings",
-)
+WASTE_MONEY_COLUMNS = ("naive_cost", "joint_cost", "stranded_cost", "savings")
+WASTE_REPORT_COLUMNS = ("cluster", "evaluations", *WASTE_MONEY_COLUMNS, *PERIOD_COLUMNS)
+
+
+def with_period(row: dict[str, Any], start: datetime, end: datetime) -> dict[str, Any]:
+    """``row`` with the currency its money is in (``CURRENCY``) and the period it covers."""
+    hours = round((end - start).total_seconds() / 3600, 6)
+    period = {"period_start": start, "period_end": end, "period_hours": hours}
+    return {**row, "currency": settings.CURRENCY, **period}
 
 
 # --- visibility -------------------------------------------------------------------
@@ -201,7 +207,13 @@ def idle_report(
     if others:
         rows.append({**_summed(visibility.OTHER_TEAM, others), "idle_cost": None})
         totals["idle_cost"] = round(sum(m.idle_cost for m in shown), 6)
-    return {"start": start, "end": end, "group_by": group_by, "rows": rows, "totals": totals}
+    return {
+        "start": start,
+        "end": end,
+        "group_by": group_by,
+        "rows": [with_period(row, start, end) for row in rows],
+        "totals": with_period(totals, start, end),
+    }
 
 
 def idle_report_version(group_by: str = "reservation") -> str:
@@ -396,9 +408,15 @@ def waste_report(
             }
         )
     totals = {
-        column: round(sum(row[column] for row in rows), 6) for column in WASTE_REPORT_COLUMNS[1:]
+        column: round(sum(row[column] for row in rows), 6)
+        for column in ("evaluations", *WASTE_MONEY_COLUMNS)
     }
-    return {"start": start, "end": end, "rows": rows, "totals": {"cluster": "total", **totals}}
+    return {
+        "start": start,
+        "end": end,
+        "rows": [with_period(row, start, end) for row in rows],
+        "totals": with_period({"cluster": "total", **totals}, start, end),
+    }
 
 
 def idle_cost_seen(*, evaluation_ids: Iterable[int], viewer: visibility.Viewer) -> dict[int, float]:

@@ -11,16 +11,18 @@ nothing twice: the delivery claim in ``reservations.digest.send_digest`` decides
 measures allocated-but-idle GPUs of each cluster with a Prometheus source.
 """
 
+import logging
 from datetime import UTC, datetime
 
 from celery import shared_task
 from django.conf import settings
 
-from reservations import digest, utilisation_services, webhook
+from reservations import checks, digest, utilisation_services, webhook
 from reservations.models import PrometheusSource
 from topology.models import Cluster
 
 SEND_DUE_DIGESTS_TASK = "reservations.tasks.send_due_digests"
+logger = logging.getLogger(__name__)
 
 
 @shared_task(name=SEND_DUE_DIGESTS_TASK)
@@ -34,6 +36,8 @@ def send_due_digests() -> int:
     hooks = webhook.due_webhooks(now=now)
     for subscription_id, period_start in hooks:
         send_webhook.delay(subscription_id, period_start.isoformat())
+    if (due or hooks) and checks.links_are_paths():
+        logger.warning("%s %s", checks.RELATIVE_LINKS, checks.RELATIVE_LINKS_HINT)
     return len(due) + len(hooks)
 
 

@@ -16,4 +16,9 @@ urlpatterns = [
         views.send_test_email,
         name="subscription-test-email",
     ),
+    path(
+        "clusters/<int:cluster_id>/subscriptions/<int:subscription_id>/test-webhook/",
+        views.send_test_webhook,
+        name="subscription-test-webhook",
+    ),
 ]

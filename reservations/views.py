@@ -32,7 +32,7 @@ from django.views.decorators.http import require_POST
 from capacityweb import visibility
 from capacityweb.throttling import allow_scoped
 from recommender.views import cluster_page, page_labels
-from reservations import charts, digest, selectors
+from reservations import charts, digest, selectors, webhook
 from reservations.filters import IdleReportFilterSet
 from reservations.models import IdleSample, Subscription
 
@@ -201,4 +201,27 @@ def send_test_email(request: HttpRequest, cluster_id: int, subscription_id: int)
         messages.error(request, f"Test email not sent: {outcome.detail}")
     else:
         messages.success(request, f"Test email: {outcome.status} ({outcome.message_id}).")
+    return redirect("reservations", cluster_id=cluster_id)
+
+
+@login_required
+@require_POST
+def send_test_webhook(request: HttpRequest, cluster_id: int, subscription_id: int) -> HttpResponse:
+    """The page's "Send test webhook" button: the API's test-webhook action (same service,
+    same address rules, same ``test-sends`` rate per user as the test emails)."""
+    subscription = get_object_or_404(Subscription, pk=subscription_id, user=request.user)
+    allowed, wait_seconds = allow_scoped(request, "test-sends")
+    if not allowed:
+        messages.error(
+            request,
+            f"Test webhook not sent: too many test sends; try again in {wait_seconds:.0f} s.",
+        )
+        return redirect("reservations", cluster_id=cluster_id)
+    outcome = webhook.send_test_webhook(subscription=subscription, now=timezone.now())
+    if outcome.status == "sent":
+        messages.success(request, f"Test webhook: sent ({outcome.detail}).")
+    else:
+        messages.error(
+            request, f"Test webhook: {outcome.status.replace('_', ' ')}: {outcome.detail}"
+        )
     return redirect("reservations", cluster_id=cluster_id)

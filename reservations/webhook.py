@@ -47,16 +47,21 @@ from reservations.digest import (
     DeliveryOutcome,
     DigestFigures,
     claim_delivery,
+    dashboard_base_url,
     digest_figures,
     due_period,
     local_time,
     period_end_for,
     period_length_days,
 )
+from reservations.digest_known import shown_figures
 from reservations.models import Subscription, WebhookDelivery
 from reservations.utilisation_digest import webhook_lines
 from topology.money import format_money
 
+PATH_LINK_NOTE = (
+    "(DASHBOARD_BASE_URL is not configured: the link is a path on the capacityweb server.)"
+)
 TIMEOUT_SECONDS = 10
 TOP_RESERVATIONS = 3
 USER_AGENT = "capacityweb-digest-webhook"
@@ -87,14 +92,14 @@ def plain_text(figures: DigestFigures) -> str:
         f"{local_time(figures.period_start, zone)} to {local_time(figures.period_end, zone)} {zone}"
     )
     scope = f"{', '.join(figures.clusters) or 'no cluster'} ({figures.team or 'all teams'})"
+    shown = shown_figures(figures)
     if not figures.has_samples:
         lines = [f"capacityweb: no samples of reserved GPUs from {period} on {scope}."]
     else:
-        change = figures.idle_cost_change
         lines = [
             f"capacityweb: {money(figures.idle_cost)} of idle reserved GPUs "
             f"({figures.idle_gpu_hours:,.1f} GPU-h) from {period} on {scope}.",
-            f"Change vs the period before: {'+' if change >= 0 else '-'}{money(abs(change))}.",
+            f"Change vs the period before: {shown['change_amount']}.",
         ]
         top = [
             f"{r.cluster}/{r.name} ({r.team or 'no team'}) {money(r.idle_cost)}"
@@ -102,10 +107,12 @@ def plain_text(figures: DigestFigures) -> str:
         ]
         if top:
             lines.append("Most idle: " + "; ".join(top) + ".")
-    lines.append(f"Stranded by the naive autoscaler: {money(figures.stranded_cost)}.")
+    lines.append(f"Stranded by the naive autoscaler: {shown['stranded_cost']}.")
     lines += webhook_lines(figures.utilisation)
     if link := figures.links.get("reservations"):
         lines.append(link)
+        if not dashboard_base_url():  # as the email's foot says it
+            lines.append(PATH_LINK_NOTE)
     return "\n".join(lines)
 
 
@@ -191,6 +198,36 @@ def send_webhook(*, subscription_id: int, period_start: datetime) -> DeliveryOut
         sent_at=datetime.now(UTC), status_code=status, skipped_reason=detail
     )
     return DeliveryOutcome("sent" if not detail else "receiver_error", detail=detail)
+
+
+TEST_PREFIX = "[test — not a scheduled digest] "
+
+
+def send_test_webhook(*, subscription: Subscription, now: datetime) -> DeliveryOutcome:
+    """Post the latest complete period's message now, marked as a test: no claim, no
+    threshold, but the same address rules as a real post (``webhook_guard``: resolved,
+    checked, connected to the checked address, no redirect followed).
+
+    Outcomes: ``sent`` (2xx), ``receiver_error`` (any other status), ``no_webhook``,
+    ``refused_address``, ``unreachable`` (nothing can have reached the receiver) and
+    ``post_failed`` (the connection broke after the request may have been sent).
+    """
+    if not subscription.webhook_url:
+        return DeliveryOutcome("no_webhook", detail="this subscription has no webhook_url")
+    period_start, period_end = due_period(subscription, now)
+    figures = digest_figures(subscription, period_start, period_end)
+    body = {"text": TEST_PREFIX + webhook_text(figures)}
+    try:
+        status = post_json(subscription.webhook_url, body)
+    except webhook_guard.UnsafeWebhookURL as error:
+        return DeliveryOutcome("refused_address", detail=f"refused: {error}")
+    except ConnectionError as error:
+        return DeliveryOutcome("unreachable", detail=str(error))
+    except WebhookPostError as error:
+        return DeliveryOutcome("post_failed", detail=str(error))
+    if 200 <= status < 300:
+        return DeliveryOutcome("sent", detail=f"receiver answered HTTP {status}")
+    return DeliveryOutcome("receiver_error", detail=f"receiver answered HTTP {status}")
 
 
 def due_webhooks(*, now: datetime) -> list[tuple[int, datetime]]:

@@ -43,7 +43,10 @@ def settings_under(**environment: str) -> dict[str, object]:
 
 def production_environment() -> dict[str, str]:
     return environment_without_services(
-        DEBUG="False", SECRET_KEY=secrets.token_urlsafe(50), ALLOWED_HOSTS="example.com"
+        DEBUG="False",
+        SECRET_KEY=secrets.token_urlsafe(50),
+        ALLOWED_HOSTS="example.com",
+        DASHBOARD_BASE_URL="https://example.com",
     )
 
 
@@ -82,6 +85,15 @@ def test_it_passes_the_deployment_checklist_in_production() -> None:
     result = run_manage("check", "--deploy", environment=production_environment())
     assert result.returncode == 0, result.stderr
     assert "System check identified no issues" in result.stdout, result.stdout + result.stderr
+
+
+def test_it_warns_in_production_that_digest_links_are_paths_without_a_base_url() -> None:
+    environment = production_environment()
+    environment.pop("DASHBOARD_BASE_URL")
+    result = run_manage("check", environment=environment)
+    assert result.returncode == 0, result.stderr
+    output = result.stdout + result.stderr
+    assert "(reservations.W001) DASHBOARD_BASE_URL is not set: links in digest emails" in output
 
 
 def test_it_refuses_the_insecure_default_secret_in_production() -> None:

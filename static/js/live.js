@@ -130,6 +130,21 @@
     }, 50);
   }
 
+  // The lines a reader opened (<details data-workload>) stay open across a refresh.
+  function openedLines() {
+    return Array.prototype.map.call(
+      document.querySelectorAll("details[open][data-workload]"),
+      function (line) { return line.dataset.workload; }
+    );
+  }
+
+  function reopen(workloads) {
+    workloads.forEach(function (workload) {
+      var line = document.querySelector('details[data-workload="' + CSS.escape(workload) + '"]');
+      if (line) { line.open = true; }
+    });
+  }
+
   function refreshRegions(evaluation) {
     var regions = document.querySelectorAll("[data-live-region][id]");
     if (!regions.length) { return; }
@@ -137,10 +152,12 @@
       .then(function (response) { return response.ok ? response.text() : Promise.reject(response.status); })
       .then(function (html) {
         var fresh = new DOMParser().parseFromString(html, "text/html");
+        var opened = openedLines();
         regions.forEach(function (region) {
           var replacement = fresh.getElementById(region.id);
           if (replacement) { region.replaceWith(document.importNode(replacement, true)); }
         });
+        reopen(opened);
         capacityweb.updates += 1;
         document.body.dataset.liveUpdates = String(capacityweb.updates);
         document.dispatchEvent(new CustomEvent("capacityweb:updated", { detail: { evaluation: evaluation } }));

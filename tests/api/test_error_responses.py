@@ -74,3 +74,10 @@ def test_the_schema_declares_the_error_responses_of_each_operation(client):
     assert codes("/api/v1/node-groups/{id}/", "delete") == ["403", "404", "429"]
     assert codes("/api/v1/reports/waste/", "get") == ["400", "403", "404", "429"]
     assert codes("/api/v1/subscriptions/{id}/test-email/", "post") == ["403", "404", "429", "503"]
+    assert codes("/api/v1/subscriptions/{id}/test-webhook/", "post") == [
+        "400",
+        "403",
+        "404",
+        "429",
+        "502",
+    ]

@@ -22,6 +22,8 @@ from builders import add_sample, at, make_evaluation, make_reservation
 pytestmark = pytest.mark.django_db
 
 RANGE = {"start": "2026-03-01T06:00:00Z", "end": "2026-03-02T00:00:00Z"}
+PERIOD_HEADER = "currency,period_start,period_end,period_hours"
+PERIOD = "USD,2026-03-01T06:00:00Z,2026-03-02T00:00:00Z,18.0"  # settings.CURRENCY: USD
 HEATMAP = [
     {"node": "n1", "gpu": "0", "reservation": "ra", "nodeGroup": "h100-pool", "model": "H100"},
     {"node": "n2", "gpu": "0", "reservation": "rb", "nodeGroup": "a100-pool", "model": "A100"},
@@ -90,9 +92,9 @@ def test_it_serves_the_idle_report_as_csv_with_stable_columns(staff_client, samp
 
     assert response["Content-Type"].startswith("text/csv")
     assert response.content.decode().splitlines() == [
-        "group,reservations,reserved_gpu_hours,idle_gpu_hours,idle_cost",
-        "prod-gpu/ra,1,144.0,84.0,210.0",
-        "prod-gpu/rb,1,48.0,48.0,48.0",
+        "group,reservations,reserved_gpu_hours,idle_gpu_hours,idle_cost," + PERIOD_HEADER,
+        "prod-gpu/ra,1,144.0,84.0,210.0," + PERIOD,
+        "prod-gpu/rb,1,48.0,48.0,48.0," + PERIOD,
     ]
 
 
@@ -105,7 +107,7 @@ def test_it_keeps_the_csv_header_when_the_report_is_empty(staff_client, samples)
     )
 
     assert response.content.decode().splitlines() == [
-        "group,reservations,reserved_gpu_hours,idle_gpu_hours,idle_cost"
+        "group,reservations,reserved_gpu_hours,idle_gpu_hours,idle_cost," + PERIOD_HEADER
     ]
 
 
@@ -120,6 +122,10 @@ def test_it_integrates_naive_joint_and_stranded_cost_in_the_waste_report(staff_c
             "joint_cost": 48.0,
             "stranded_cost": 36.0,
             "savings": 36.0,
+            "currency": "USD",
+            "period_start": RANGE["start"],
+            "period_end": RANGE["end"],
+            "period_hours": 18.0,
         }
     ]
 
@@ -128,9 +134,24 @@ def test_it_serves_the_waste_report_as_csv_for_accept_text_csv(staff_client, sam
     response = staff_client.get("/api/v1/reports/waste/", RANGE, HTTP_ACCEPT="text/csv")
 
     assert response.content.decode().splitlines() == [
-        "cluster,evaluations,naive_cost,joint_cost,stranded_cost,savings",
-        "prod-gpu,1,84.0,48.0,36.0,36.0",
+        "cluster,evaluations,naive_cost,joint_cost,stranded_cost,savings," + PERIOD_HEADER,
+        "prod-gpu,1,84.0,48.0,36.0,36.0," + PERIOD,
     ]
+
+
+def test_it_says_the_currency_of_the_idle_report_in_its_setting(staff_client, samples, settings):
+    settings.CURRENCY = "EUR"
+    response = staff_client.get("/api/v1/reports/idle-reservations/", RANGE)
+
+    assert {row["currency"] for row in response.json()["rows"]} == {"EUR"}
+    assert response.json()["totals"]["currency"] == "EUR"
+
+
+def test_it_gives_each_waste_row_the_period_it_covers(staff_client, samples):
+    totals = staff_client.get("/api/v1/reports/waste/", RANGE).json()["totals"]
+
+    period = (totals["period_start"], totals["period_end"], totals["period_hours"])
+    assert period == (RANGE["start"], RANGE["end"], 18.0)
 
 
 def test_it_rejects_a_range_that_ends_before_it_starts(staff_client, samples):

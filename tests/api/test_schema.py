@@ -31,7 +31,7 @@ SCHEMATHESIS_CHECKS = "all"
 SCHEMATHESIS_EXAMPLES = 10  # per operation and phase: ~310 requests
 LOW_RATES = {"writes": "3/minute", "reports": "3/minute", "test-sends": "3/minute"}
 SCHEMATHESIS_TIMEOUT_SECONDS = 600  # a hang guard only: the run ends by example count
-EXCLUDED_PATHS = "test-email|ingest"
+EXCLUDED_PATHS = "test-email|test-webhook|ingest"
 SCHEMATHESIS_CONFIG = Path(__file__).with_name("schemathesis.toml")
 PATH_PARAMETER = re.compile(r"\{[^}]+\}")
 

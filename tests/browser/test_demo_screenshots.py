@@ -48,10 +48,9 @@ def test_it_screenshots_every_demo_page(page: Any, live_url: str, demo: Any) -> 
         page.goto(f"{live_url}/clusters/{demo.id}/{name}/")
         page.wait_for_selector('#live-status[data-state="open"]')
         page.wait_for_load_state("networkidle")
-        screenshot(page, name, full_page=name != "pending")  # pending: 31 rows, first screen
+        screenshot(page, name)
     page.goto(f"{live_url}/clusters/{demo.id}/pending/")
-    first = page.locator("tr[data-workload]").first  # gangs and blocked first
-    assert first.get_attribute("data-kind") == "gang"
+    first = page.locator('details.pending-row[data-kind="gang"]').first
     first.locator("a.workload-link").click()
     page.wait_for_selector("#workload-story")
     screenshot(page, "workload")

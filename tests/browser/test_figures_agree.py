@@ -1,6 +1,6 @@
 """One definition per figure (recommender.glossary): on the demo, the same figure reads the
-same on the overview, the topology, pending, recommendations and reservations pages and
-in the API (issue 34)."""
+same on the overview, the topology, pending, workload, recommendations and reservations
+pages and in the API (issue 34)."""
 
 from __future__ import annotations
 
@@ -92,3 +92,73 @@ def test_it_labels_the_joint_plan_cost_apart_from_the_stranded_cost(
     label = joint.locator("xpath=preceding-sibling::a[1]").inner_text()
     stranded_label = page.locator('[data-figure="stranded-per-hour"] + a.term').first.inner_text()
     assert (label, stranded_label) == ("Joint plan's nodes", "stranded nodes")
+
+
+def api_verdict(page: Any, live_url: str, demo: Any, workload: str) -> dict[str, Any]:
+    response = page.request.get(
+        f"{live_url}/api/v1/pending-workloads/?evaluation={demo.evaluation.id}&page_size=100"
+    )
+    assert response.status == 200
+    [row] = [r for r in response.json()["results"] if r["workload"] == workload]
+    return row
+
+
+def workload_figures(page: Any, live_url: str, demo: Any, workload: str) -> dict[str, str]:
+    """The figures of ``workload`` on its own page and on its (closed) pending line."""
+    figures = {}
+    page.goto(f"{live_url}/clusters/{demo.id}/workloads/{workload}/")
+    for key in ("joint-per-hour", "naive-per-hour", "stranded-gpus"):
+        cell = page.locator(f'#workload-story [data-figure="workload-{key}"]')
+        figures[f"workload:{key}"] = cell.first.text_content() if cell.count() else ""
+    figures["workload:gpus"] = page.locator("#workload-asks [data-gpus]").text_content()
+    page.goto(f"{live_url}/clusters/{demo.id}/pending/")
+    row = page.locator(f'details.pending-row[data-workload="{workload}"]')
+    for key in ("joint-per-hour", "naive-per-hour", "stranded-gpus"):
+        cell = row.locator(f'[data-figure="workload-{key}"]')
+        figures[f"pending:{key}"] = cell.first.text_content() if cell.count() else ""
+    figures["pending:gpus"] = row.locator("summary [data-gpus]").text_content()
+    return figures
+
+
+def test_it_prices_a_workloads_joint_plan_alike_on_its_page_pending_cards_and_api(
+    page: Any, live_url: str, demo: Any
+) -> None:
+    """team-a/llm-pretrain: the joint plan adds 12 × g3-8gpu-pool for it alone."""
+    workload = "team-a/llm-pretrain"
+    figures = workload_figures(page, live_url, demo, workload)
+    page.goto(f"{live_url}/clusters/{demo.id}/recommendations/")
+    cards = page.locator("article.recommendation").filter(
+        has=page.locator(f'a.workload-link:text-is("{workload}")')
+    )
+    prices = cards.locator('[data-figure="card-per-hour"]').all_inner_texts()
+    on_cards = sum(number(price) for price in prices)
+    api = api_verdict(page, live_url, demo, workload)["joint_cost_per_hour"]
+    on_page = number(figures["workload:joint-per-hour"])
+    assert api > 0
+    assert on_page == number(figures["pending:joint-per-hour"]) == on_cards == api
+
+
+def test_it_counts_a_workloads_stranded_gpus_and_naive_cost_alike_on_its_page_pending_and_api(
+    page: Any, live_url: str, demo: Any
+) -> None:
+    """openb/openb-pod-0327: the naive autoscaler adds one 8-GPU node for a 1-GPU pod."""
+    workload = "openb/openb-pod-0327"
+    figures = workload_figures(page, live_url, demo, workload)
+    api = api_verdict(page, live_url, demo, workload)
+    assert api["naive"]["strandedGpus"] > 0
+    assert figures["workload:stranded-gpus"] == figures["pending:stranded-gpus"]
+    assert int(figures["workload:stranded-gpus"]) == api["naive"]["strandedGpus"]
+    assert figures["workload:naive-per-hour"] == figures["pending:naive-per-hour"]
+    assert number(figures["workload:naive-per-hour"]) == api["naive_cost_per_hour"]
+
+
+def test_it_shows_a_gpu_share_alike_on_the_workload_page_pending_and_api(
+    page: Any, live_url: str, demo: Any
+) -> None:
+    """openb/openb-pod-0391 asks for a share of one GPU: never rounded to 0 or 1."""
+    workload = "openb/openb-pod-0391"
+    figures = workload_figures(page, live_url, demo, workload)
+    api = api_verdict(page, live_url, demo, workload)["requested_gpus"]
+    assert 0 < api < 1
+    assert figures["workload:gpus"] == figures["pending:gpus"]
+    assert float(figures["workload:gpus"]) == pytest.approx(api, abs=0.005)

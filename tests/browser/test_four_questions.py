@@ -25,7 +25,7 @@ def test_it_answers_why_a_workload_is_pending_in_two_clicks(
     page: Any, live_url: str, demo: Any
 ) -> None:
     open_card_link(page, live_url, demo, "Pending")  # click 1
-    page.locator("tr[data-workload] a.workload-link").first.click()  # click 2
+    page.locator("details.pending-row summary a.workload-link").first.click()  # click 2
     story = page.locator("#workload-story")
     assert story.locator(".verdict").inner_text().strip() != ""
     assert story.locator("#workload-diagnosis").inner_text().strip() not in ("", "—")

@@ -47,7 +47,7 @@ def off_thread(work: Callable[[], T]) -> T:
 
 def rows(page: Any) -> list[str]:
     return page.eval_on_selector_all(
-        "tr[data-workload]", "rows => rows.map(r => r.dataset.workload)"
+        "details.pending-row", "rows => rows.map(r => r.dataset.workload)"
     )
 
 
@@ -107,12 +107,40 @@ def test_no_page_shows_an_empty_table_while_a_newer_snapshot_is_evaluated(
     assert page.errors == []
 
 
+def test_an_opened_pending_line_stays_open_through_a_live_update(
+    page: Any, live_url: str, gang_cluster: Any
+) -> None:
+    from recommender.tasks import evaluate_snapshot
+    from topology import services
+
+    evaluation = gang_cluster
+    newer = off_thread(
+        lambda: services.ingest_snapshot(
+            cluster=evaluation.snapshot.cluster,
+            taken_at=TAKEN_AT + timedelta(minutes=1),
+            objects=scenario_objects("topology-block") + [gpu_node("late-1", 4)],
+        )
+    )
+    page.goto(f"{live_url}/clusters/{evaluation.cluster_id}/pending/")
+    page.wait_for_selector(LIVE)
+    page.click('details[data-workload="ml/train"] summary .plain-verdict')
+    updates = page.evaluate("() => window.capacityweb.updates")
+    off_thread(lambda: evaluate_snapshot(newer.id))
+    page.wait_for_function(
+        f"() => window.capacityweb.updates > {updates}", timeout=UPDATE_TIMEOUT_MS
+    )
+    line = page.locator('details[data-workload="ml/train"]')
+    assert line.get_attribute("open") is not None
+    assert line.locator("dl.pending-details").is_visible()
+    assert page.errors == []
+
+
 def test_a_pending_row_leads_to_the_workload_page_and_its_block_on_the_heatmap(
     page: Any, live_url: str, gang_cluster: Any
 ) -> None:
     cluster_id = gang_cluster.cluster_id
     page.goto(f"{live_url}/clusters/{cluster_id}/pending/")
-    page.click('tr[data-workload="ml/train"] a.workload-link')
+    page.click('details[data-workload="ml/train"] summary a.workload-link')
     page.wait_for_url(f"{live_url}/clusters/{cluster_id}/workloads/ml/train/")
     assert page.locator("h1").inner_text().endswith("ml/train")
     domains = page.eval_on_selector_all(
@@ -132,7 +160,12 @@ def test_it_searches_and_sorts_the_pending_list(
 ) -> None:
     cluster_id = two_pods_cluster.cluster_id
     page.goto(f"{live_url}/clusters/{cluster_id}/pending/")
-    assert rows(page) == ["team-a/urgent", "team-b/batch-old"]  # no gang, none blocked: by name
+    # grouped by cause: "waits for new nodes" comes before "fits now"
+    assert rows(page) == ["team-b/batch-old", "team-a/urgent"]
+    page.select_option("#pending-filters select[name=sort]", "age")
+    page.click("#pending-filters button[type=submit]")
+    page.wait_for_url("**sort=age**")
+    assert rows(page) == ["team-a/urgent", "team-b/batch-old"]  # first seen together: by name
     page.select_option("#pending-filters select[name=sort]", "cost")
     page.click("#pending-filters button[type=submit]")
     page.wait_for_url("**sort=cost**")

@@ -17,10 +17,13 @@ Builders in digest_period.py; figures derived in test_digest.py.
 from __future__ import annotations
 
 import email
+import json
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from email.message import Message
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 import pytest
 from aiosmtpd.controller import Controller
@@ -81,3 +84,50 @@ def smtp_server(settings) -> Iterator[SmtpServer]:
         yield SmtpServer("127.0.0.1", port, handler)
     finally:
         controller.stop()
+
+
+@dataclass
+class Receiver:
+    url: str
+    posts: list[dict[str, Any]] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
+    gets: list[str] = field(default_factory=list)
+    status: int = 200
+    location: str = ""
+
+
+@pytest.fixture
+def receiver(settings: Any) -> Iterator[Receiver]:
+    """An HTTP server on 127.0.0.1 that records every POST body and answers ``status``."""
+    state = Receiver(url="")
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            length = int(self.headers["Content-Length"])
+            state.posts.append(json.loads(self.rfile.read(length)))
+            state.headers.append(dict(self.headers))
+            self.send_response(state.status)
+            if state.location:
+                self.send_header("Location", state.location)
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            state.gets.append(self.path)
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    state.url = f"http://127.0.0.1:{server.server_port}/hooks/digest"
+    settings.DASHBOARD_BASE_URL = "https://capacity.example.test"
+    settings.WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.1/32"]
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -48,8 +48,10 @@ def make_period(
     timezone: str = "UTC",
     hour: int = 8,
     samples: dict[str, list[tuple[datetime, int, int, float]]] | None = None,
+    evaluations: list[tuple[datetime, float, float, float]] | None = None,
 ) -> Period:
-    """Rows for the fixture period (see the module docstring); ``samples`` replaces SAMPLES."""
+    """Rows for the fixture period (see the module docstring); ``samples`` replaces
+    SAMPLES, ``evaluations`` EVALUATIONS (samples need their evaluation)."""
     from django.contrib.auth.models import Group, User
 
     from capacityweb.teams import team_group_name
@@ -58,10 +60,11 @@ def make_period(
     from topology.models import Cluster, Snapshot
 
     samples = SAMPLES if samples is None else samples
+    evaluations_taken = EVALUATIONS if evaluations is None else evaluations
 
     cluster = Cluster.objects.create(name="prod-gpu", source_kind="files")
     evaluations = {}
-    for index, (taken_at, naive, joint, stranded) in enumerate(EVALUATIONS):
+    for index, (taken_at, naive, joint, stranded) in enumerate(evaluations_taken):
         snapshot = Snapshot.objects.create(
             cluster=cluster, taken_at=taken_at, content_hash=f"h{index}", model_json={}
         )

@@ -59,7 +59,9 @@ def test_it_says_there_were_no_samples_instead_of_every_gpu_in_use(smtp_server):
     subject, text, html = sent_digest(smtp_server, period)
 
     assert EVERY_GPU_IN_USE not in text and EVERY_GPU_IN_USE not in html
-    assert "Idle reserved GPU-hours: unknown (no samples in this period)" in text
+    assert (
+        "Idle reserved GPU-hours: not enough data yet (no samples of reserved GPUs in this period)"
+    ) in text
     assert "No samples of reserved GPUs were taken in this period." in text
     assert "No samples of reserved GPUs were taken in this period." in html
     assert subject.startswith("capacityweb: no samples of reserved GPUs since ")
@@ -123,3 +125,19 @@ def test_it_has_no_dashboard_base_url_unless_one_is_configured():
 
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "''"
+
+
+def test_the_beat_task_logs_that_due_digests_carry_path_links(smtp_server, settings, caplog):
+    from capacityweb.celery import app
+    from reservations import tasks
+
+    make_period()
+    settings.DASHBOARD_BASE_URL = ""
+    app.conf.task_always_eager = True
+    try:
+        with caplog.at_level("WARNING", logger="reservations.tasks"):
+            tasks.send_due_digests()
+    finally:
+        app.conf.task_always_eager = False
+
+    assert "DASHBOARD_BASE_URL is not set: links in digest emails" in caplog.text

@@ -8,11 +8,6 @@ r1 $120, r2 $36; stranded by the naive autoscaler $168.
 
 from __future__ import annotations
 
-import json
-import threading
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -25,53 +20,6 @@ from tests.servers import free_port
 pytestmark = pytest.mark.django_db
 
 
-@dataclass
-class Receiver:
-    url: str
-    posts: list[dict[str, Any]] = field(default_factory=list)
-    headers: list[dict[str, str]] = field(default_factory=list)
-    gets: list[str] = field(default_factory=list)
-    status: int = 200
-    location: str = ""
-
-
-@pytest.fixture
-def receiver(settings: Any) -> Iterator[Receiver]:
-    """An HTTP server on 127.0.0.1 that records every POST body and answers ``status``."""
-    state = Receiver(url="")
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's name
-            length = int(self.headers["Content-Length"])
-            state.posts.append(json.loads(self.rfile.read(length)))
-            state.headers.append(dict(self.headers))
-            self.send_response(state.status)
-            if state.location:
-                self.send_header("Location", state.location)
-            self.end_headers()
-            self.wfile.write(b"ok")
-
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
-            state.gets.append(self.path)
-            self.send_response(200)
-            self.end_headers()
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    state.url = f"http://127.0.0.1:{server.server_port}/hooks/digest"
-    settings.DASHBOARD_BASE_URL = "https://capacity.example.test"
-    settings.WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.1/32"]
-    try:
-        yield state
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 def with_webhook(url: str, **options: Any) -> Any:
     period = make_period(**options)
     period.subscription.webhook_url = url
@@ -79,7 +27,7 @@ def with_webhook(url: str, **options: Any) -> Any:
     return period
 
 
-def test_it_posts_the_periods_figures_as_slack_text(receiver: Receiver) -> None:
+def test_it_posts_the_periods_figures_as_slack_text(receiver: Any) -> None:
     period = with_webhook(receiver.url)
 
     outcome = webhook.send_webhook(
@@ -105,7 +53,7 @@ def test_it_posts_the_periods_figures_as_slack_text(receiver: Receiver) -> None:
     assert receiver.headers[0]["Content-Type"] == "application/json"
 
 
-def test_it_names_the_periods_local_times_in_the_subscribers_zone(receiver: Receiver) -> None:
+def test_it_names_the_periods_local_times_in_the_subscribers_zone(receiver: Any) -> None:
     # 08:00 UTC is 09:00 in Berlin (CET, winter); the period there is 09:00 → 09:00.
     period = with_webhook(receiver.url, timezone="Europe/Berlin", hour=9)
 
@@ -114,7 +62,7 @@ def test_it_names_the_periods_local_times_in_the_subscribers_zone(receiver: Rece
     assert "from 2026-03-09 09:00 to 2026-03-10 09:00 Europe/Berlin" in receiver.posts[0]["text"]
 
 
-def test_it_posts_once_when_the_task_runs_twice_for_the_same_period(receiver: Receiver) -> None:
+def test_it_posts_once_when_the_task_runs_twice_for_the_same_period(receiver: Any) -> None:
     period = with_webhook(receiver.url)
 
     first = tasks.send_webhook(period.subscription.id, PERIOD_START.isoformat())
@@ -126,7 +74,7 @@ def test_it_posts_once_when_the_task_runs_twice_for_the_same_period(receiver: Re
     assert delivery.sent_at is not None and delivery.status_code == 200
 
 
-def test_it_posts_once_when_the_beat_task_runs_twice(receiver: Receiver) -> None:
+def test_it_posts_once_when_the_beat_task_runs_twice(receiver: Any) -> None:
     from capacityweb.celery import app
 
     with_webhook(receiver.url)
@@ -140,7 +88,7 @@ def test_it_posts_once_when_the_beat_task_runs_twice(receiver: Receiver) -> None
     assert len(receiver.posts) == 1
 
 
-def test_it_posts_nothing_below_the_threshold_and_decides_that_once(receiver: Receiver) -> None:
+def test_it_posts_nothing_below_the_threshold_and_decides_that_once(receiver: Any) -> None:
     period = with_webhook(receiver.url, threshold_cost=156.01)  # idle cost is $156.00
 
     first = webhook.send_webhook(subscription_id=period.subscription.id, period_start=PERIOD_START)
@@ -152,7 +100,7 @@ def test_it_posts_nothing_below_the_threshold_and_decides_that_once(receiver: Re
     assert delivery.skipped_reason == "below threshold: idle cost 156.00 < 156.01"
 
 
-def test_it_releases_the_claim_when_the_receiver_is_unreachable(receiver: Receiver) -> None:
+def test_it_releases_the_claim_when_the_receiver_is_unreachable(receiver: Any) -> None:
     period = with_webhook(f"http://127.0.0.1:{free_port()}/hooks/digest")  # nothing listens
 
     with pytest.raises(ConnectionError):
@@ -168,7 +116,7 @@ def test_it_releases_the_claim_when_the_receiver_is_unreachable(receiver: Receiv
 
 
 def test_it_keeps_the_period_decided_when_the_receiver_answers_an_error(
-    receiver: Receiver,
+    receiver: Any,
 ) -> None:
     receiver.status = 500
     period = with_webhook(receiver.url)
@@ -182,7 +130,7 @@ def test_it_keeps_the_period_decided_when_the_receiver_answers_an_error(
     assert (delivery.status_code, delivery.skipped_reason) == (500, "receiver answered HTTP 500")
 
 
-def test_a_subscription_without_a_webhook_is_not_due(receiver: Receiver) -> None:
+def test_a_subscription_without_a_webhook_is_not_due(receiver: Any) -> None:
     from datetime import UTC, datetime
 
     make_period()
@@ -190,7 +138,7 @@ def test_a_subscription_without_a_webhook_is_not_due(receiver: Receiver) -> None
     assert webhook.due_webhooks(now=datetime(2026, 3, 10, 9, 30, tzinfo=UTC)) == []
 
 
-def test_it_escapes_slack_control_sequences_in_names(receiver: Receiver) -> None:
+def test_it_escapes_slack_control_sequences_in_names(receiver: Any) -> None:
     """Slack reads ``<!channel>`` as a mention and ``<url|text>`` as a link; escaped
     (``&``, ``<``, ``>`` as HTML entities, as its formatting docs require) they show as text."""
     period = with_webhook(receiver.url)
@@ -207,7 +155,7 @@ def test_it_escapes_slack_control_sequences_in_names(receiver: Receiver) -> None
 
 
 def test_it_refuses_at_send_time_a_stored_url_that_resolves_to_loopback(
-    receiver: Receiver, settings: Any
+    receiver: Any, settings: Any
 ) -> None:
     """A URL saved before the check existed (or by a path that skips it) is checked again."""
     settings.WEBHOOK_ALLOWED_NETWORKS = []
@@ -226,7 +174,7 @@ def test_it_refuses_at_send_time_a_stored_url_that_resolves_to_loopback(
     )
 
 
-def test_it_does_not_follow_a_redirect(receiver: Receiver) -> None:
+def test_it_does_not_follow_a_redirect(receiver: Any) -> None:
     """A 302 to an internal page must not turn into a request to it: the 302 is the answer."""
     receiver.status = 302
     receiver.location = "/admin/?delete=all"
@@ -242,7 +190,7 @@ def test_it_does_not_follow_a_redirect(receiver: Receiver) -> None:
 
 
 def test_it_connects_to_the_address_it_checked_not_a_second_resolution(
-    receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+    receiver: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """DNS rebinding: the host answers the allowed 127.0.0.1 once, then 127.0.0.2 (not
     allowed). The post reaches the receiver on 127.0.0.1, so the connection went to the
@@ -269,3 +217,18 @@ def test_it_connects_to_the_address_it_checked_not_a_second_resolution(
     assert outcome.status == "sent"
     assert len(receiver.posts) == 1
     assert receiver.headers[0]["Host"] == f"hooks.rebind.test:{port}"
+
+
+def test_it_says_the_link_is_a_path_without_dashboard_base_url(
+    receiver: Any, settings: Any
+) -> None:
+    period = with_webhook(receiver.url)
+    settings.DASHBOARD_BASE_URL = ""
+
+    webhook.send_webhook(subscription_id=period.subscription.id, period_start=PERIOD_START)
+
+    lines = receiver.posts[0]["text"].splitlines()
+    assert lines[-2].startswith("/clusters/")
+    assert lines[-1] == (
+        "(DASHBOARD_BASE_URL is not configured: the link is a path on the capacityweb server.)"
+    )

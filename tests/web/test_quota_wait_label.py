@@ -13,9 +13,13 @@ from tests.web.fixtures import ingest_and_evaluate, scenario_objects
 
 def verdict_label(signed_in: Any, cluster_id: int, workload: str) -> str:
     content = signed_in.get(f"/clusters/{cluster_id}/pending/").content.decode()
-    row = re.search(rf'<tr data-workload="{re.escape(workload)}".*?</tr>', content, re.S)
+    row = re.search(
+        rf'<details class="pending-row" data-workload="{re.escape(workload)}".*?</details>',
+        content,
+        re.S,
+    )
     assert row is not None, workload
-    label = re.search(r'<span class="verdict[^"]*">(.*?)</span>\s*</td>', row.group(0), re.S)
+    label = re.search(r'<span class="verdict[^"]*">(.*?)</span>', row.group(0), re.S)
     assert label is not None
     return re.sub(r"<[^>]+>", "", label.group(1)).strip()
 

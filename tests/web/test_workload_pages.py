@@ -29,7 +29,7 @@ def pending(client: Any, evaluation: Any, query: str = "") -> str:
 
 
 def workload_rows(content: str) -> list[str]:
-    return re.findall(r'<tr data-workload="([^"]+)"', content)
+    return re.findall(r'<details class="pending-row" data-workload="([^"]+)"', content)
 
 
 @pytest.fixture
@@ -61,9 +61,10 @@ def test_it_tells_the_story_of_a_pending_gang(signed_in: Any, topology_evaluatio
     assert re.search(r"<th scope=\"row\">z1/b1</th><td>2</td><td>16</td><td>8</td>", content)
     assert re.search(r"<th scope=\"row\">z1/b2</th><td>2</td><td>16</td><td>8</td>", content)
     # naive: 2 × h100 for 160/h, still unschedulable, 16 GPUs stranded
-    assert f"Add 2 × h100 for {settings.CURRENCY} 160.00/h" in content
+    text = re.sub(r"<[^>]+>", "", content)
+    assert f"Add 2 × h100 for {settings.CURRENCY} 160.00/h" in text
     assert "the workload is still unschedulable" in content
-    assert "16 GPUs of those nodes" in content
+    assert "16 GPUs of those nodes" in text
     # instead: the recommendation with its YAML
     assert (
         'data-node-group="h100"' in content and "cloud.google.com/gce-topology-block=b1" in content
@@ -193,7 +194,7 @@ def test_it_never_says_agree_beside_stranded_gpus(signed_in: Any, cluster: Any) 
     the naive one leaves 4 GPUs unused: no disagreement class, yet not "agree"."""
     evaluation = ingest_and_evaluate(cluster, scenario_objects("interpod-anti-affinity-scale-up"))
     content = pending(signed_in, evaluation)
-    row = content.split('<tr data-workload="serve/web-2"', 1)[1].split("</tr>", 1)[0]
+    row = content.split('data-workload="serve/web-2"', 1)[1].split("</details>", 1)[0]
     assert "same verdict, but the naive nodes strand 4 GPUs" in row
     assert 'data-term="agree"' not in row
 
@@ -203,8 +204,8 @@ def test_it_explains_preempts_on_hover(signed_in: Any, cluster: Any) -> None:
     on n2 for it, so its verdict is preempts, on the pending row and its page."""
     evaluation = ingest_and_evaluate(cluster, scenario_objects("preemption-pdb"))
     hover = f'<abbr data-term="preempts" title="{TERMS["preempts"].text}">Runs after preempting'
-    row = pending(signed_in, evaluation).split('<tr data-workload="ml/trainer"', 1)[1]
-    assert hover in row.split("</tr>", 1)[0].replace("&#x27;", "'")
+    row = pending(signed_in, evaluation).split('data-workload="ml/trainer"', 1)[1]
+    assert hover in row.split("</details>", 1)[0].replace("&#x27;", "'")
     page = signed_in.get(workload_url(evaluation, "ml/trainer")).content.decode()
     assert '<span class="verdict verdict-preempts">' + "<a class=" in page
     assert hover in page.replace("&#x27;", "'")
