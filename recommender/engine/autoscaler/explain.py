@@ -94,18 +94,21 @@ def _topology_reason(
         return None
     level = topology.levels[index]
     reach = _free_milli_per_domain(planner, level.key, workload)
+    whole = _free_whole_per_domain(planner, level.key, workload)
     for group in groups:
         for domain, new_milli in _new_milli_per_domain(
             planner, group, level.key, workload.namespace
         ).items():
             reach[domain] = reach.get(domain, 0) + new_milli
+            whole[domain] = whole.get(domain, 0) + new_milli // WHOLE_GPU_MILLI
     needed = workload.floor_gpu_milli
-    largest = max(reach.values(), default=0)
-    if largest >= needed:
+    if max(reach.values(), default=0) >= needed:
         return None
+    # decided on free milli (a lower bound of what fits, shares included); said in whole
+    # free GPUs, the figure of the scheduler's reason and the workload page's tables
     return (
         f"needs {gpus_text(needed)} GPUs in one {level.name}; "
-        f"the largest {level.name} reaches {gpus_text(largest)} at max size"
+        f"the largest {level.name} reaches {max(whole.values(), default=0)} at max size"
     )
 
 
@@ -129,6 +132,24 @@ def _free_milli_per_domain(
                 )
         per_domain[domain] = free
     return per_domain
+
+
+def _free_whole_per_domain(
+    planner: OptionSearch, level_key: str, workload: Workload
+) -> dict[str, int]:
+    """Whole free GPUs (nothing allocated) of existing nodes per domain, of a model the
+    pods accept: the glossary's "free"."""
+    wanted = {m for p in workload.pods if p.gpu for m in p.gpu.models}
+    state = planner.state
+    return {
+        domain: sum(
+            1
+            for name in names
+            for cell in state.gpu_cells(name)
+            if cell.allocated_milli == 0 and (not wanted or cell.model in wanted)
+        )
+        for domain, names in nodes_by_label(planner.cluster, state, level_key).items()
+    }
 
 
 def _new_milli_per_domain(
