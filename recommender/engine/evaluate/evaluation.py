@@ -44,6 +44,7 @@ from recommender.engine.autoscaler.plan import (
 )
 from recommender.engine.autoscaler.profiles import DEFAULT_PROFILE, profile_named, uses_ca_flags
 from recommender.engine.autoscaler.scale_up import scale_up
+from recommender.engine.autoscaler.template import with_member_capacity
 from recommender.engine.evaluate import quotas
 from recommender.engine.evaluate.classes import disagreements
 from recommender.engine.evaluate.fragmentation import fragmentation
@@ -269,6 +270,8 @@ def evaluate(
     naive side models; ValueError naming the valid ones if either is unknown;
     ``ca_flags``: the cluster-autoscaler command line it runs with, ``caflags``)."""
     profile_named(autoscaler)  # an unknown name fails before any work
+    # one template capacity for the naive and joint plans and the disagreement probes
+    cluster = with_member_capacity(cluster)
     ca_flags, flag_notes = _flags_for(autoscaler, ca_flags or CaFlags())
     policy = policy_named(policy).name
     state = ClusterState.from_cluster(cluster)
