@@ -32,6 +32,7 @@ from recommender.engine import costs
 from recommender.engine.autoscaler.caflags import CA_OBJECT, CaFlags, dra_note
 from recommender.engine.autoscaler.flags import CaSettings
 from recommender.engine.autoscaler.plan import (
+    BLOCKED,
     JOINT,
     NAIVE,
     RUNS_NOW,
@@ -51,6 +52,7 @@ from recommender.engine.evaluate.fragmentation import fragmentation
 from recommender.engine.evaluate.heatmap import HeatCell, heatmap_cells
 from recommender.engine.evaluate.patches import size_patch
 from recommender.engine.evaluate.reality import ModelGap, model_gaps
+from recommender.engine.evaluate.relaxations import Relaxation, relaxations
 from recommender.engine.evaluate.whatif import WhatIf, fragmentation_what_if
 from recommender.engine.scheduler.placement import place, prepare
 from recommender.engine.scheduler.scores import policy_named
@@ -81,6 +83,8 @@ class WorkloadEvaluation:
     idle_member_gpus: float = 0
     # "runs now" here, Unschedulable for the real scheduler since the last change
     model_gap: ModelGap | None = None
+    # what would unblock it, each verified by planning it again (``relaxations``)
+    relaxations: tuple[Relaxation, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         gpus = self.gpu_milli / 1000
@@ -106,6 +110,7 @@ class WorkloadEvaluation:
             "waitingGpuHours": self.waiting_gpu_hours,
             "idleMemberGpus": _whole_if_integer(self.idle_member_gpus),
             "modelGap": self.model_gap.to_json() if self.model_gap else None,
+            "relaxations": [r.to_json() for r in self.relaxations],
         }
 
 
@@ -316,6 +321,7 @@ def evaluate(
     )
     gaps = model_gaps(cluster, (w for w in pending if joint.outcomes[w.key].verdict == RUNS_NOW))
     workloads = tuple(replace(w, model_gap=gaps.get(w.key)) for w in workloads)
+    workloads = _with_relaxations(cluster, state, pending, workloads, at, policy)
     recommended = recommendations(joint.additions)
     return Evaluation(
         cluster_name=cluster.name,
@@ -340,6 +346,20 @@ def evaluate(
         scheduler_profile=policy,
         what_if=what_if,
     )
+
+
+def _with_relaxations(
+    cluster: Cluster,
+    state: ClusterState,
+    pending: list[Workload],
+    workloads: tuple[WorkloadEvaluation, ...],
+    at: datetime,
+    policy: str,
+) -> tuple[WorkloadEvaluation, ...]:
+    """Each blocked workload with what would unblock it (``relaxations``)."""
+    blocked = [w.key for w in workloads if w.joint.verdict == BLOCKED]
+    found = relaxations(cluster, state, pending, blocked, at=at, policy=policy)
+    return tuple(replace(w, relaxations=found.get(w.key, ())) for w in workloads)
 
 
 def _flags_for(

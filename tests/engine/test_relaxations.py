@@ -1,0 +1,105 @@
+"""What would unblock a blocked workload, found and verified by the engine.
+
+Each cluster is worked by hand; each relaxation named is one a person can check on it.
+"""
+
+from dataclasses import replace
+from datetime import UTC, datetime
+
+from recommender.engine.evaluate.evaluation import WorkloadEvaluation, evaluate
+from tests.engine.test_placement import gang_cluster, gpu_node, gpu_pod
+from tests.engine.test_same_template import _cluster as shared_cluster
+from topology.hardware import Cluster, GpuRequest, NodeGroup, Reservation
+
+AT = datetime(2026, 12, 1, tzinfo=UTC)
+
+
+def _workload(cluster: Cluster, key: str) -> WorkloadEvaluation:
+    found = {w.key: w for w in evaluate(cluster, at=AT).workloads}
+    return found[key]
+
+
+def _texts(cluster: Cluster, key: str) -> list[tuple[str, str]]:
+    return [(r.text, r.verdict) for r in _workload(cluster, key).relaxations]
+
+
+def _group(max_size: int) -> NodeGroup:
+    return NodeGroup(
+        "pool",
+        node_selector={"pool": "x"},
+        min_size=0,
+        max_size=max_size,
+        price_per_node_hour=10.0,
+        template=gpu_node("template", gpus=8),
+    )
+
+
+def test_it_raises_the_max_size_by_the_least_that_fits_the_gang() -> None:
+    # 3 members x 8 GPUs, no node: a group of 8-GPU nodes at max 2 fits 2 of 3
+    gang = gang_cluster(members=3, gpus_each=8)
+    cluster = replace(gang, nodes=(), node_groups=(_group(max_size=2),))
+    cluster = replace(cluster, pods=tuple(replace(p, required_topology=None) for p in gang.pods))
+    cluster = replace(cluster, gangs=tuple(replace(g, required_topology=None) for g in gang.gangs))
+    assert _texts(cluster, "team-a/job") == [
+        ("raise node group pool's max size by 1 (2 → 3)", "runs_after_scale_up")
+    ]
+
+
+def test_it_drops_a_block_requirement_no_block_can_meet() -> None:
+    # 3 x 4 GPUs in one block; blocks b1 and b2 have 8 free GPUs each, 16 together
+    cluster = gang_cluster(members=3, gpus_each=4)
+    assert _texts(cluster, "team-a/job") == [("drop team-a/job's topology requirement", "runs_now")]
+
+
+def test_it_names_the_reservation_of_another_team_that_would_take_it() -> None:
+    reserved = Reservation("r-b", owner_namespaces=("team-b",), node_names=("n1",))
+    cluster = Cluster(
+        "c", nodes=(gpu_node("n1"),), pods=(gpu_pod("p", gpus=2),), reservations=(reserved,)
+    )
+    # once team-a owns it too, the reservation filter admits team-a's pod on n1
+    assert _texts(cluster, "team-a/p") == [("let team-a use reservation r-b", "runs_now")]
+
+
+def test_it_enables_sharing_on_a_pool_of_whole_gpus_for_a_fraction() -> None:
+    # the group has no member: its declared template of one whole GPU refuses 0.5 GPU
+    cluster = shared_cluster(with_member=False)
+    assert _texts(cluster, "team-a/share") == [
+        (
+            "enable GPU sharing (fractions of a GPU per pod) on node group shared",
+            "runs_after_scale_up",
+        )
+    ]
+
+
+def test_it_offers_a_gpu_model_with_room_for_the_pods() -> None:
+    pod = gpu_pod("p", gpus=2)
+    pod = replace(pod, gpu=GpuRequest(2, models=("V100",)))
+    cluster = Cluster("c", nodes=(gpu_node("n1", model="H100"),), pods=(pod,))
+    assert _texts(cluster, "team-a/p") == [("ask for GPU model H100 instead", "runs_now")]
+
+
+def test_it_says_nothing_when_no_single_change_helps() -> None:
+    # 16 GPUs in one pod, 8-GPU nodes, no group, no reservation, no model, no level
+    cluster = Cluster("c", nodes=(gpu_node("n1"),), pods=(gpu_pod("p", gpus=16),))
+    workload = _workload(cluster, "team-a/p")
+    assert (workload.joint.verdict, workload.relaxations) == ("blocked", ())
+
+
+def test_it_says_when_the_workloads_before_it_are_what_blocks_it() -> None:
+    # two 8-GPU pods, one 8-GPU node: the older runs, the younger alone would run too
+    first = replace(gpu_pod("a", gpus=8), arrival=1.0)
+    second = replace(gpu_pod("b", gpus=8), arrival=2.0)
+    cluster = Cluster("c", nodes=(gpu_node("n1"),), pods=(first, second))
+    relaxations = _workload(cluster, "team-a/b").relaxations
+    assert [(r.kind, r.verdict) for r in relaxations] == [("order", "runs_now")]
+
+
+def test_it_lists_them_in_the_json_of_the_workload() -> None:
+    cluster = gang_cluster(members=3, gpus_each=4)
+    item = _workload(cluster, "team-a/job").to_json()
+    assert item["relaxations"][0]["edit"] == {"kind": "topology", "target": "", "amount": 0}
+
+
+def test_it_leaves_a_runnable_workload_without_relaxations() -> None:
+    cluster = Cluster("c", nodes=(gpu_node("n1"),), pods=(gpu_pod("p", gpus=1),))
+    assert _workload(cluster, "team-a/p").relaxations == ()
