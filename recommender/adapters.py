@@ -106,6 +106,7 @@ def verdicts(
                 disagreements=list(item.get("disagreements") or []),
                 naive=naive,
                 joint=joint,
+                relaxations=list(item.get("relaxations") or []),
                 naive_cost_per_hour=nodes_cost(naive.get("addNodes") or {}, prices),
                 joint_cost_per_hour=_joint_cost(item, prices),
                 pending_since=since.get(workload, evaluation.taken_at),

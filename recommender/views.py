@@ -122,8 +122,12 @@ def page_labels(request: HttpRequest, evaluation: Evaluation | None) -> Any:
 
 def redacted_verdict(verdict: WorkloadVerdict, labels: Any) -> WorkloadVerdict:
     """The verdict (not saved) with its reasons and joint plan as the viewer may read them."""
-    shown = visibility.workload({"reasons": verdict.reasons, "joint": verdict.joint}, labels)
+    shown = visibility.workload(
+        {"reasons": verdict.reasons, "joint": verdict.joint, "relaxations": verdict.relaxations},
+        labels,
+    )
     verdict.reasons, verdict.joint = shown["reasons"], shown["joint"]
+    verdict.relaxations = shown["relaxations"]
     return verdict
 
 

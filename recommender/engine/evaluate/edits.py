@@ -63,9 +63,11 @@ class Edit:
         """The edit in an operator's words."""
         if self.kind == RAISE_MAX:
             group = _group(cluster, self.target)
+            slots = f" and each of its domains' new-node slots by {self.amount}"
             return (
                 f"raise node group {group.name}'s max size by {self.amount} "
                 f"({group.max_size} → {group.max_size + self.amount})"
+                + (slots if group.placements else "")
             )
         if self.kind == TOPOLOGY:
             if not self.target:

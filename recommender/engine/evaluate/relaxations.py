@@ -222,3 +222,49 @@ def _gpu_models(verifier: Verifier, workload: Workload) -> Relaxation | None:
 
 def _pending(cluster: Cluster, key: str) -> Workload | None:
     return next((w for w in pending_workloads(cluster) if w.key == key), None)
+
+
+@dataclass(frozen=True, slots=True)
+class EditAnswer:
+    """One edit's effect on one workload: its plan alone on the snapshot, before and after."""
+
+    workload: str
+    edit: Edit
+    text: str
+    before: WorkloadPlan
+    after: WorkloadPlan
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "workload": self.workload,
+            "edit": self.edit.to_json(),
+            "text": self.text,
+            "before": _plan_json(self.before),
+            "after": _plan_json(self.after),
+            "changed": _plan_json(self.before) != _plan_json(self.after),
+        }
+
+
+def answer_edit(
+    cluster: Cluster, workload_key: str, edit: Edit, *, at: datetime, policy: str
+) -> EditAnswer:
+    """The workload planned alone on the snapshot without and with ``edit`` (the
+    interactive what-if): EditError when the edit names nothing there or the workload
+    is not pending."""
+    verifier = Verifier(cluster, ClusterState.from_cluster(cluster), at, policy)
+    before = verifier.plan(workload_key)
+    if before is None:
+        raise edits.EditError("workload", f"{workload_key} is not pending in the snapshot")
+    after = verifier.plan(workload_key, edit)
+    if after is None:
+        raise edits.EditError("workload", f"{workload_key} is not pending after the edit")
+    return EditAnswer(workload_key, edit, edit.text(cluster, workload_key), before, after)
+
+
+def _plan_json(plan: WorkloadPlan) -> dict[str, Any]:
+    return {
+        "verdict": plan.verdict,
+        "addNodes": dict(sorted(plan.add_nodes.items())),
+        "reservations": sorted(plan.reservations),
+        "reasons": list(plan.reasons),
+    }
