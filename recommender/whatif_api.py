@@ -14,7 +14,7 @@ from typing import Any
 from django.urls import path
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -62,6 +62,7 @@ class WhatIfView(APIView):
         responses={
             200: WhatIfAnswerSerializer,
             400: OpenApiResponse(description="a field names nothing there, or is out of range"),
+            404: OpenApiResponse(description="no evaluated snapshot of that cluster"),
         },
     )
     def post(self, request: Request) -> Response:
@@ -89,9 +90,8 @@ def _evaluation(cluster_id: int, snapshot_id: int | None) -> Evaluation:
         evaluation = selectors.evaluation_of_snapshot(snapshot_id=snapshot_id, with_result=False)
         if evaluation is not None and evaluation.cluster_id != cluster_id:
             evaluation = None
-    if evaluation is None:
-        field = "snapshot" if snapshot_id is not None else "cluster"
-        raise ValidationError({field: ["no evaluated snapshot of that cluster"]})
+    if evaluation is None:  # as every FilterSet answers an unknown cluster or snapshot
+        raise NotFound("no evaluated snapshot of that cluster")
     return evaluation
 
 

@@ -95,9 +95,7 @@ def what_if_context(
     result = evaluation.result or {}
     context: dict[str, Any] = {
         "what_if_groups": [g.get("name") for g in result.get("nodeGroups") or [] if g.get("name")],
-        "what_if_levels": [
-            str(level.get("key")) for level in evaluation.cluster.topology_levels or []
-        ],
+        "what_if_levels": charts.LEVELS[:3],  # level names the edit reads as well as keys
         "what_if_form": {},
     }
     if request.method != "POST":

@@ -123,3 +123,12 @@ def test_it_answers_400_for_a_workload_not_pending(signed_in: Any, blocked_evalu
     )
     assert answer.status_code == 400
     assert answer.json() == {"workload": ["ml/nothing is not pending in the snapshot"]}
+
+
+def test_it_answers_404_for_a_cluster_without_an_evaluation(
+    signed_in: Any, blocked_evaluation: Any
+) -> None:
+    body = {"cluster": blocked_evaluation.cluster_id + 1000, "workload": "ml/big"}
+    body["kind"] = "topology"
+    answer = signed_in.post("/api/v1/what-if/", json.dumps(body), content_type="application/json")
+    assert answer.status_code == 404

@@ -6,7 +6,7 @@ picks one). Each is an ``Edit`` value; ``apply`` returns a new ``Cluster`` and n
 touches the one given::
 
     raise-max     node group G: max size (and each domain's new-node slots) + N
-    topology      the workload requires level L instead ("" : no level at all)
+    topology      the workload requires level L (its key or name) instead ("": none)
     gpu-model     the workload's pods ask GPU model M instead of theirs
     sharing       node group G and its members share GPUs (fractions per pod: time-
                   slicing / MPS as the trace's shared GPUs), or stop sharing (N = 0)
@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from topology.hardware import Cluster, Device, Node, NodeGroup, Pod
+from topology.hardware import Cluster, Device, Node, NodeGroup, Pod, TopologyLevel
 
 RAISE_MAX = "raise-max"
 TOPOLOGY = "topology"
@@ -133,11 +133,16 @@ def _group(cluster: Cluster, name: str) -> NodeGroup:
 
 
 def _level_name(cluster: Cluster, key: str) -> str:
+    return _level(cluster, key).name
+
+
+def _level(cluster: Cluster, given: str) -> TopologyLevel:
+    """The level named by its node label key or by its name ("block")."""
     for level in cluster.topology.levels:
-        if level.key == key:
-            return level.name
-    known = ", ".join(level.key for level in cluster.topology.levels)
-    raise EditError("target", f"no topology level {key!r} (known: {known})")
+        if given in (level.key, level.name):
+            return level
+    known = ", ".join(f"{level.name} ({level.key})" for level in cluster.topology.levels)
+    raise EditError("target", f"no topology level {given!r} (known: {known})")
 
 
 def _with_group(cluster: Cluster, group: NodeGroup) -> Cluster:
@@ -187,9 +192,7 @@ def _reservation(cluster: Cluster, workload_key: str, name: str) -> Cluster:
 
 
 def _topology(cluster: Cluster, workload_key: str, level: str) -> Cluster:
-    if level:
-        _level_name(cluster, level)  # an unknown level fails here
-    required = level or None
+    required = _level(cluster, level).key if level else None
     gangs = tuple(
         replace(g, required_topology=required) if g.key == workload_key else g
         for g in cluster.gangs
