@@ -91,6 +91,7 @@ def verdicts(
     for item in result.get("workloads") or []:
         workload = str(item["name"])
         naive = dict(item.get("naive") or {})
+        naive["reasons"] = list(item.get("naiveReasons") or [])  # why it adds nothing (more)
         joint = dict(item.get("joint") or {})
         joint["preempts"] = list(item.get("preempts") or [])  # the pods it evicts
         rows.append(

@@ -123,11 +123,16 @@ def page_labels(request: HttpRequest, evaluation: Evaluation | None) -> Any:
 def redacted_verdict(verdict: WorkloadVerdict, labels: Any) -> WorkloadVerdict:
     """The verdict (not saved) with its reasons and joint plan as the viewer may read them."""
     shown = visibility.workload(
-        {"reasons": verdict.reasons, "joint": verdict.joint, "relaxations": verdict.relaxations},
+        {
+            "reasons": verdict.reasons,
+            "joint": verdict.joint,
+            "naive": verdict.naive,
+            "relaxations": verdict.relaxations,
+        },
         labels,
     )
     verdict.reasons, verdict.joint = shown["reasons"], shown["joint"]
-    verdict.relaxations = shown["relaxations"]
+    verdict.naive, verdict.relaxations = shown["naive"], shown["relaxations"]
     return verdict
 
 

@@ -81,3 +81,24 @@ def test_it_refuses_the_share_in_the_same_words_without_a_member() -> None:
     assert joint.verdict == BLOCKED  # type: ignore[attr-defined]
     assert INSUFFICIENT_SHARE in " ".join(joint.reasons)  # type: ignore[attr-defined]
     assert INSUFFICIENT_SHARE in " ".join(naive.reasons)  # type: ignore[attr-defined]
+
+
+def test_it_says_why_neither_adds_in_the_same_words_for_a_share() -> None:
+    from recommender.engine.evaluate.evaluation import evaluate
+
+    item = evaluate(_cluster(with_member=False), at=AT).workloads[0].to_json()
+    expected = (
+        "no node group can host its pods: shared: 0/1 nodes are available: "
+        "1 Insufficient nvidia.com/gpu share."
+    )
+    assert (item["reasons"], item["naiveReasons"]) == ([expected], [expected])
+
+
+def test_it_says_why_neither_adds_in_the_same_words_for_a_model() -> None:
+    from recommender.engine.evaluate.evaluation import evaluate
+
+    cluster = _cluster(with_member=False)
+    pod = replace(cluster.pods[0], gpu=replace(cluster.pods[0].gpu, models=("V100",)))
+    item = evaluate(replace(cluster, pods=(pod,)), at=AT).workloads[0].to_json()
+    expected = "no node group offers GPU model V100"
+    assert (item["reasons"], item["naiveReasons"]) == ([expected], [expected])

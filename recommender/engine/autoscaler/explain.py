@@ -15,11 +15,10 @@ from __future__ import annotations
 
 from recommender.engine.autoscaler.options import OptionSearch
 from recommender.engine.autoscaler.plan import gpus_text, placement_text
+from recommender.engine.autoscaler.refusals import no_group_can_host
 from recommender.engine.scheduler.placement import nodes_by_label, place_one, prepare
 from recommender.engine.scheduler.workloads import Workload
 from topology.hardware import WHOLE_GPU_MILLI, NodeGroup
-
-PRODUCT_LABEL = "nvidia.com/gpu.product"
 
 
 def blocked_reasons(planner: OptionSearch, workload: Workload) -> tuple[str, ...]:
@@ -38,22 +37,9 @@ def blocked_reasons(planner: OptionSearch, workload: Workload) -> tuple[str, ...
 def _no_group_reason(
     planner: OptionSearch, workload: Workload, rejections: dict[str, str | None]
 ) -> str:
-    if not planner.groups:
-        return "no node group is configured to add nodes from"
-    wanted = sorted({m for p in workload.pods if p.gpu for m in p.gpu.models})
-    offered = {_template_model(g) for g in planner.groups}
-    if wanted and not offered & set(wanted):
-        return f"no node group offers GPU model {' or '.join(wanted)}"
-    return "no node group can host its pods: " + "; ".join(
-        reason for reason in rejections.values() if reason
-    )
-
-
-def _template_model(group: NodeGroup) -> str | None:
-    models = {g.model for g in group.template.gpus if g.model}
-    if models:
-        return sorted(models)[0]
-    return group.template.labels.get(PRODUCT_LABEL)
+    wanted = {m for p in workload.pods if p.gpu for m in p.gpu.models}
+    refusals = [reason for reason in rejections.values() if reason]
+    return no_group_can_host(planner.groups, wanted, refusals)
 
 
 def _group_room(planner: OptionSearch, group: NodeGroup, namespace: str) -> int:

@@ -101,6 +101,7 @@ class WorkloadEvaluation:
                 "schedulableAfter": self.naive.schedulable_after,
                 "strandedGpus": self.naive.stranded_gpus,
             },
+            "naiveReasons": naive_reasons(self.naive),
             "joint": {
                 "addNodes": dict(sorted(self.joint.add_nodes.items())),
                 "reservations": sorted(self.joint.reservations),
@@ -112,6 +113,16 @@ class WorkloadEvaluation:
             "modelGap": self.model_gap.to_json() if self.model_gap else None,
             "relaxations": [r.to_json() for r in self.relaxations],
         }
+
+
+def naive_reasons(plan: WorkloadPlan) -> list[str]:
+    """Why the naive autoscaler adds nothing (more) for it, each cause once: its reasons
+    are per pod ("pod w-3: max size 4 reached ..."), the same for every member."""
+    seen: dict[str, None] = {}
+    for reason in plan.reasons:
+        head, _, rest = reason.partition(": ")
+        seen[rest if head.startswith("pod ") and rest else reason] = None
+    return list(seen)
 
 
 def _whole_if_integer(value: float) -> float:
