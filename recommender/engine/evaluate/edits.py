@@ -55,6 +55,11 @@ class Edit:
         return {"kind": self.kind, "target": self.target, "amount": self.amount}
 
     @property
+    def changes_pods(self) -> bool:
+        """Whether the edit changes the workload's own pods (it must be read again)."""
+        return self.kind in (TOPOLOGY, GPU_MODEL)
+
+    @property
     def changes_nodes(self) -> bool:
         """Whether the edit changes existing nodes (the scheduler state must be rebuilt)."""
         return self.kind == SHARING

@@ -10,9 +10,9 @@ a relaxation is kept only if the engine's verdict changes with it::
     reservation R      (each active one its namespace does not own)
     topology           (each outer level, then none: the first that helps)
     sharing on G       (only for pods asking a fraction of a GPU)
-    raise-max G by N   (each group: the least N, by bisection between 1 and the
-                        nodes the workload could need; the least over the groups)
-    gpu-model M        (each model a node or group offers, other than the asked one)
+    raise-max G by N   (each group whose template takes its pods: the least N, by
+                        bisection between 1 and the nodes it could need; the least one)
+    gpu-model M        (each other model a group offers or with its GPUs free)
          │
          ▼  apply the edit to a copy of the model, plan the workload again (the same
             ``scale_up`` joint plan, alone on the snapshot's state) ──► kept if not blocked
@@ -33,13 +33,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from recommender.engine.autoscaler.plan import BLOCKED, JOINT, WorkloadPlan
+from recommender.engine.autoscaler.options import OptionSearch
+from recommender.engine.autoscaler.plan import BLOCKED, JOINT, WorkloadPlan, workload_gpu_milli
 from recommender.engine.autoscaler.scale_up import scale_up
 from recommender.engine.evaluate import edits
 from recommender.engine.evaluate.edits import Edit
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload, pending_workloads
-from topology.hardware import WHOLE_GPU_MILLI, Cluster
+from topology.hardware import WHOLE_GPU_MILLI, Cluster, NodeGroup
 
 MAX_WORKLOADS = 20
 MAX_TRIES = 40
@@ -68,9 +69,18 @@ class Relaxation:
 class Verifier:
     """Plans one workload alone on a (possibly edited) copy of the snapshot."""
 
-    def __init__(self, cluster: Cluster, state: ClusterState, at: datetime, policy: str) -> None:
+    def __init__(
+        self,
+        cluster: Cluster,
+        state: ClusterState,
+        at: datetime,
+        policy: str,
+        pending: Sequence[Workload] = (),
+    ) -> None:
         self.cluster, self.state, self.at, self.policy = cluster, state, at, policy
         self.tries = 0
+        self.pending = {w.key: w for w in pending}  # the unedited workloads, when known
+        self._options: OptionSearch | None = None
 
     def plan(self, workload_key: str, edit: Edit | None = None) -> WorkloadPlan | None:
         """The joint plan's answer for the workload with ``edit`` made (None: it is not
@@ -78,13 +88,21 @@ class Verifier:
         self.tries += 1
         cluster = self.cluster if edit is None else edits.apply(self.cluster, workload_key, edit)
         state = ClusterState.from_cluster(cluster) if edit and edit.changes_nodes else self.state
-        workload = _pending(cluster, workload_key)
+        workload = self.pending.get(workload_key) if edit is None or not edit.changes_pods else None
+        workload = workload or _pending(cluster, workload_key)
         if workload is None:
             return None
         plan = scale_up(
             cluster, [workload], state=state, mode=JOINT, at=self.at, policy=self.policy
         )
         return plan.outcomes[workload_key]
+
+    def hosts(self, group: NodeGroup, workload: Workload) -> bool:
+        """Whether the group's template node takes every pod of the workload (a larger
+        group that cannot host it never helps)."""
+        if self._options is None:
+            self._options = OptionSearch(self.cluster, self.state.copy(), self.at, self.policy)
+        return self._options.compatible(group, workload) is None
 
 
 def relaxations(
@@ -104,7 +122,7 @@ def relaxations(
             text = f"not searched: only the first {MAX_WORKLOADS} blocked workloads are"
             found[key] = (Relaxation(NOT_SEARCHED, None, text, BLOCKED, ()),)
             continue
-        verifier = Verifier(cluster, state, at, policy)
+        verifier = Verifier(cluster, state, at, policy, pending)
         found[key] = tuple(_for_workload(verifier, by_key[key]))
     return found
 
@@ -160,9 +178,11 @@ def _raise_max(verifier: Verifier, workload: Workload) -> Relaxation | None:
     group never hosts less), over the groups in name order."""
     best: Relaxation | None = None
     for group in sorted(verifier.cluster.node_groups, key=lambda g: g.name):
-        high = _most_nodes(workload, group.template.gpu_count)
         if verifier.tries >= MAX_TRIES:
             break
+        if not verifier.hosts(group, workload):
+            continue
+        high = _most_nodes(workload, group.template.gpu_count)
         found = _verified(verifier, workload, Edit(edits.RAISE_MAX, group.name, high))
         if found is None:
             continue
@@ -210,14 +230,26 @@ def _sharing(verifier: Verifier, workload: Workload) -> Relaxation | None:
 
 
 def _gpu_models(verifier: Verifier, workload: Workload) -> Relaxation | None:
-    asked = {m for p in workload.pods if p.gpu is not None for m in p.gpu.models}
-    if not asked:
+    if not any(p.gpu is not None and p.gpu.models for p in workload.pods):
         return None
-    cluster = verifier.cluster
-    offered = {g.model for n in cluster.nodes for g in n.gpus if g.model}
-    offered |= {g.model for group in cluster.node_groups for g in group.template.gpus if g.model}
-    candidates = (Edit(edits.GPU_MODEL, m) for m in sorted(offered - asked))
+    candidates = (Edit(edits.GPU_MODEL, m) for m in sorted(_models_with_room(verifier, workload)))
     return _first_helping(verifier, workload, candidates)
+
+
+def _models_with_room(verifier: Verifier, workload: Workload) -> set[str]:
+    """Models a group's new nodes carry, or with at least the workload's GPUs free
+    (whole GPUs nothing holds) on existing nodes; the ones it asks for left out."""
+    asked = {m for p in workload.pods if p.gpu is not None for m in p.gpu.models}
+    cluster, state = verifier.cluster, verifier.state
+    models = {g.model for group in cluster.node_groups for g in group.template.gpus if g.model}
+    free: dict[str, int] = {}
+    for node in cluster.nodes:
+        for cell in state.gpu_cells(node.name):
+            if cell.model and cell.allocated_milli == 0:
+                free[cell.model] = free.get(cell.model, 0) + 1
+    needed = -(-workload_gpu_milli(workload) // WHOLE_GPU_MILLI)
+    models |= {model for model, count in free.items() if count >= needed}
+    return models - asked
 
 
 def _pending(cluster: Cluster, key: str) -> Workload | None:
