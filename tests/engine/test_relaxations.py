@@ -103,3 +103,15 @@ def test_it_lists_them_in_the_json_of_the_workload() -> None:
 def test_it_leaves_a_runnable_workload_without_relaxations() -> None:
     cluster = Cluster("c", nodes=(gpu_node("n1"),), pods=(gpu_pod("p", gpus=1),))
     assert _workload(cluster, "team-a/p").relaxations == ()
+
+
+def test_it_counts_the_members_past_the_max_before_any_raise_helps() -> None:
+    # 5 full 8-GPU members of a group whose max is 2: room 2 - 5 < 0; one more node
+    # for the 8-GPU pod needs a max of 6, a raise of 4
+    members = tuple(replace(gpu_node(f"m{i}"), node_group="pool") for i in range(5))
+    busy = tuple(gpu_pod(f"busy-{i}", gpus=8, node_name=f"m{i}") for i in range(5))
+    group = replace(_group(max_size=2), current_size=5)
+    cluster = Cluster("c", nodes=members, pods=(*busy, gpu_pod("p", gpus=8)), node_groups=(group,))
+    assert _texts(cluster, "team-a/p") == [
+        ("raise node group pool's max size by 4 (2 → 6; it has 5 nodes)", "runs_after_scale_up")
+    ]

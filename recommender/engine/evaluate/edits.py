@@ -69,9 +69,10 @@ class Edit:
         if self.kind == RAISE_MAX:
             group = _group(cluster, self.target)
             slots = f" and each of its domains' new-node slots by {self.amount}"
+            members = f"; it has {group.current_size} nodes" if group.current_size else ""
             return (
                 f"raise node group {group.name}'s max size by {self.amount} "
-                f"({group.max_size} → {group.max_size + self.amount})"
+                f"({group.max_size} → {group.max_size + self.amount}{members})"
                 + (slots if group.placements else "")
             )
         if self.kind == TOPOLOGY:

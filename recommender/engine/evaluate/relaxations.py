@@ -182,11 +182,14 @@ def _raise_max(verifier: Verifier, workload: Workload) -> Relaxation | None:
             break
         if not verifier.hosts(group, workload):
             continue
-        high = _most_nodes(workload, group.template.gpu_count)
+        # a group already past its max (members the autoscaler did not add) needs that
+        # much before any raise makes room
+        past_max = max(0, group.current_size - group.max_size)
+        high = past_max + _most_nodes(workload, group.template.gpu_count)
         found = _verified(verifier, workload, Edit(edits.RAISE_MAX, group.name, high))
         if found is None:
             continue
-        low = 1
+        low = past_max + 1
         while low < high and verifier.tries < MAX_TRIES:
             middle = (low + high) // 2
             attempt = _verified(verifier, workload, Edit(edits.RAISE_MAX, group.name, middle))
