@@ -34,12 +34,22 @@ def _group(max_size: int) -> NodeGroup:
     )
 
 
-def test_it_raises_the_max_size_by_the_least_that_fits_the_gang() -> None:
-    # 3 members x 8 GPUs, no node: a group of 8-GPU nodes at max 2 fits 2 of 3
+def _partial_gang() -> Cluster:
+    """3 members x 8 GPUs, no node: a group of 8-GPU nodes at max 2 fits 2 of 3."""
     gang = gang_cluster(members=3, gpus_each=8)
     cluster = replace(gang, nodes=(), node_groups=(_group(max_size=2),))
     cluster = replace(cluster, pods=tuple(replace(p, required_topology=None) for p in gang.pods))
-    cluster = replace(cluster, gangs=tuple(replace(g, required_topology=None) for g in gang.gangs))
+    return replace(cluster, gangs=tuple(replace(g, required_topology=None) for g in gang.gangs))
+
+
+def test_it_says_the_max_size_is_what_stops_a_partial_gang() -> None:
+    assert _workload(_partial_gang(), "team-a/job").joint.reasons == (
+        "with 2 new node(s) of group pool, all its max size 2 allows: only 2 of 3 members fit",
+    )
+
+
+def test_it_raises_the_max_size_by_the_least_that_fits_the_gang() -> None:
+    cluster = _partial_gang()
     assert _texts(cluster, "team-a/job") == [
         ("raise node group pool's max size by 1 (2 → 3)", "runs_after_scale_up")
     ]

@@ -18,7 +18,7 @@ from recommender.engine.autoscaler.plan import gpus_text, placement_text
 from recommender.engine.autoscaler.refusals import no_group_can_host
 from recommender.engine.scheduler.placement import nodes_by_label, place_one, prepare
 from recommender.engine.scheduler.workloads import Workload
-from topology.hardware import WHOLE_GPU_MILLI, NodeGroup
+from topology.hardware import WHOLE_GPU_MILLI, NodeGroup, NodePlacement
 
 
 def blocked_reasons(planner: OptionSearch, workload: Workload) -> tuple[str, ...]:
@@ -173,5 +173,18 @@ def _largest_try_reason(planner: OptionSearch, workload: Workload, groups: list[
         where = placement_text(placement.labels)
         diagnosis = outcome.diagnosis
         summary = (diagnosis.gang_reason or diagnosis.summary) if diagnosis else "fits"
-        return f"with {count} new node(s) of group {group.name}{where}: {summary}"
+        limit = _limit_text(planner, group, index, placement, count)
+        return f"with {count} new node(s) of group {group.name}{where}{limit}: {summary}"
     return f"no room left in node group {group.name}"
+
+
+def _limit_text(
+    planner: OptionSearch, group: NodeGroup, index: int, placement: NodePlacement, count: int
+) -> str:
+    """What stops the group at ``count`` new nodes: its max size, or the domain's slots."""
+    group_room = group.max_size - group.current_size - planner.added_per_group.get(group.name, 0)
+    if count >= group_room:
+        return f", all its max size {group.max_size} allows"
+    if count >= planner.room(group, index, placement):
+        return f", all the {placement.max_new_nodes} new-node slots of that domain"
+    return ""
