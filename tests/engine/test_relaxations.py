@@ -122,6 +122,23 @@ def test_it_counts_the_members_past_the_max_before_any_raise_helps() -> None:
     busy = tuple(gpu_pod(f"busy-{i}", gpus=8, node_name=f"m{i}") for i in range(5))
     group = replace(_group(max_size=2), current_size=5)
     cluster = Cluster("c", nodes=members, pods=(*busy, gpu_pod("p", gpus=8)), node_groups=(group,))
-    assert _texts(cluster, "team-a/p") == [
+    raises = [r for r in _workload(cluster, "team-a/p").relaxations if r.kind == "raise-max"]
+    assert [(r.text, r.verdict) for r in raises] == [
         ("raise node group pool's max size by 4 (2 → 6; it has 5 nodes)", "runs_after_scale_up")
+    ]
+
+
+def test_it_names_the_least_priority_that_evicts_what_holds_its_gpus() -> None:
+    # the node's 8 GPUs run a priority-5 pod (and a priority-1 pod holds none): the
+    # pending priority-0 pod of 8 GPUs runs by preemption only above 5, so priority 6
+    holder = replace(gpu_pod("holder", gpus=8, node_name="n1"), priority=5)
+    idle = replace(gpu_pod("small", gpus=0, node_name="n1"), gpu=None, priority=1)
+    cluster = Cluster("c", nodes=(gpu_node("n1"),), pods=(holder, idle, gpu_pod("p", gpus=8)))
+    relaxations = _workload(cluster, "team-a/p").relaxations
+    assert [(r.text, r.verdict, r.reasons) for r in relaxations] == [
+        (
+            "give it priority 6 (lower-priority pods may then be evicted)",
+            "preempts",
+            ("runs after preempting team-a/holder",),
+        )
     ]

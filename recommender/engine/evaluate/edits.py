@@ -11,6 +11,8 @@ touches the one given::
     sharing       node group G and its members share GPUs (fractions per pod: time-
                   slicing / MPS as the trace's shared GPUs), or stop sharing (N = 0)
     reservation   the workload's namespace may use reservation R
+    priority      the workload's pods (and gang) get priority N: kube-scheduler then
+                  evicts lower-priority pods for it where that makes it fit
 
 Bad input (an unknown group, level, reservation; a negative amount) raises
 ``EditError`` naming the field and the reason; the API answers 400 with it.
@@ -31,9 +33,11 @@ TOPOLOGY = "topology"
 GPU_MODEL = "gpu-model"
 SHARING = "sharing"
 RESERVATION = "reservation"
-KINDS = (RAISE_MAX, TOPOLOGY, GPU_MODEL, SHARING, RESERVATION)
+PRIORITY = "priority"
+KINDS = (RAISE_MAX, TOPOLOGY, GPU_MODEL, SHARING, RESERVATION, PRIORITY)
 PRODUCT_LABEL = "nvidia.com/gpu.product"
 MAX_RAISE = 1000  # nodes: past any real group, bounds the what-if's work
+MAX_PRIORITY = 2_000_000_000  # system-cluster-critical's value, the highest kube allows
 
 
 class EditError(ValueError):
@@ -57,7 +61,7 @@ class Edit:
     @property
     def changes_pods(self) -> bool:
         """Whether the edit changes the workload's own pods (it must be read again)."""
-        return self.kind in (TOPOLOGY, GPU_MODEL)
+        return self.kind in (TOPOLOGY, GPU_MODEL, PRIORITY)
 
     @property
     def changes_nodes(self) -> bool:
@@ -84,6 +88,8 @@ class Edit:
         if self.kind == SHARING:
             verb = "enable" if self.amount else "disable"
             return f"{verb} GPU sharing (fractions of a GPU per pod) on node group {self.target}"
+        if self.kind == PRIORITY:
+            return f"give it priority {self.amount} (lower-priority pods may then be evicted)"
         namespace = workload_key.partition("/")[0]
         return f"let {namespace} use reservation {self.target}"
 
@@ -99,8 +105,9 @@ def edit_from(data: Mapping[str, Any]) -> Edit:
         amount = int(raw) if raw not in (None, "") else (1 if kind in (RAISE_MAX, SHARING) else 0)
     except (TypeError, ValueError):
         raise EditError("amount", f"must be a whole number, not {raw!r}") from None
-    if amount < 0 or amount > MAX_RAISE:
-        raise EditError("amount", f"must be between 0 and {MAX_RAISE}, not {amount}")
+    highest = MAX_PRIORITY if kind == PRIORITY else MAX_RAISE
+    if amount < 0 or amount > highest:
+        raise EditError("amount", f"must be between 0 and {highest}, not {amount}")
     if kind == RAISE_MAX and amount == 0:
         raise EditError("amount", "must be at least 1 to raise a max size")
     return Edit(kind, target, amount)
@@ -121,6 +128,8 @@ def apply(cluster: Cluster, workload_key: str, edit: Edit) -> Cluster:
         raise EditError("workload", f"{workload_key} has no pending pod in the snapshot")
     if edit.kind == TOPOLOGY:
         return _topology(cluster, workload_key, edit.target)
+    if edit.kind == PRIORITY:
+        return _priority(cluster, workload_key, edit.amount)
     if not edit.target:
         raise EditError("target", "name the GPU model to ask for")
     return _pods(cluster, workload_key, lambda p: _with_model(p, edit.target))
@@ -205,6 +214,14 @@ def _topology(cluster: Cluster, workload_key: str, level: str) -> Cluster:
     )
     cluster = replace(cluster, gangs=gangs)
     return _pods(cluster, workload_key, lambda p: replace(p, required_topology=required))
+
+
+def _priority(cluster: Cluster, workload_key: str, priority: int) -> Cluster:
+    gangs = tuple(
+        replace(g, priority=priority) if g.key == workload_key else g for g in cluster.gangs
+    )
+    cluster = replace(cluster, gangs=gangs)
+    return _pods(cluster, workload_key, lambda p: replace(p, priority=priority))
 
 
 def _pods(cluster: Cluster, workload_key: str, change: Any) -> Cluster:

@@ -13,6 +13,7 @@ a relaxation is kept only if the engine's verdict changes with it::
     raise-max G by N   (each group whose template takes its pods: the least N, by
                         bisection between 1 and the nodes it could need; the least one)
     gpu-model M        (each other model a group offers or with its GPUs free)
+    priority P         (the least priority above running pods' that lets it evict them)
          │
          ▼  apply the edit to a copy of the model, plan the workload again (the same
             ``scale_up`` joint plan, alone on the snapshot's state) ──► kept if not blocked
@@ -38,6 +39,7 @@ from recommender.engine.autoscaler.plan import BLOCKED, JOINT, WorkloadPlan, wor
 from recommender.engine.autoscaler.scale_up import scale_up
 from recommender.engine.evaluate import edits
 from recommender.engine.evaluate.edits import Edit
+from recommender.engine.scheduler.preemption import may_preempt
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload, pending_workloads
 from topology.hardware import WHOLE_GPU_MILLI, Cluster, NodeGroup
@@ -136,7 +138,7 @@ def _for_workload(verifier: Verifier, workload: Workload) -> list[Relaxation]:
         )
         return [Relaxation(ORDER, None, text, alone.verdict, alone.reasons)]
     found = []
-    for search in (_reservations, _topology, _sharing, _raise_max, _gpu_models):
+    for search in (_reservations, _topology, _sharing, _raise_max, _gpu_models, _priority):
         relaxation = search(verifier, workload)
         if relaxation is not None:
             found.append(relaxation)
@@ -253,6 +255,17 @@ def _models_with_room(verifier: Verifier, workload: Workload) -> set[str]:
     needed = -(-workload_gpu_milli(workload) // WHOLE_GPU_MILLI)
     models |= {model for model, count in free.items() if count >= needed}
     return models - asked
+
+
+def _priority(verifier: Verifier, workload: Workload) -> Relaxation | None:
+    """The least priority, one above a running pod's, with which it runs by preemption."""
+    if not all(may_preempt(p) for p in workload.pods):
+        return None
+    above = sorted(
+        {p.priority for p in verifier.cluster.bound_pods() if p.priority >= workload.priority}
+    )
+    candidates = (Edit(edits.PRIORITY, "", value + 1) for value in above)
+    return _first_helping(verifier, workload, candidates)
 
 
 def _pending(cluster: Cluster, key: str) -> Workload | None:
