@@ -142,3 +142,19 @@ def test_it_names_the_least_priority_that_evicts_what_holds_its_gpus() -> None:
             ("runs after preempting team-a/holder",),
         )
     ]
+
+
+def test_it_says_when_the_search_stopped_before_trying_every_change() -> None:
+    # 45 other teams' reservations on a node the pod cannot use anyway (it asks 16 GPUs
+    # of an 8-GPU node): 40 plans are spent on them, the rest is said to be untried
+    reserved = tuple(
+        Reservation(f"r-{i:02d}", owner_namespaces=("team-b",), node_names=("n1",))
+        for i in range(45)
+    )
+    cluster = Cluster(
+        "c", nodes=(gpu_node("n1"),), pods=(gpu_pod("p", gpus=16),), reservations=reserved
+    )
+    relaxations = _workload(cluster, "team-a/p").relaxations
+    assert [(r.kind, r.text) for r in relaxations] == [
+        ("not-searched", "not all changes tried: the search stops after 40 plans")
+    ]

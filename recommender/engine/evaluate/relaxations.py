@@ -21,8 +21,8 @@ a relaxation is kept only if the engine's verdict changes with it::
 "Alone" means the other pending workloads are not planned first: the check costs
 one single-workload plan, not the whole evaluation, and the "order" relaxation says
 when the others are what blocks it. The work is bounded by counts (no clock):
-``MAX_WORKLOADS`` blocked workloads and ``MAX_TRIES`` plans each; a workload past the
-bound gets a relaxation of kind "not-searched", never a silent empty list.
+``MAX_WORKLOADS`` blocked workloads and ``MAX_TRIES`` plans each; a workload past
+either bound gets a relaxation of kind "not-searched", never a silent short list.
 
 Pure: no Django, no I/O, no clock.
 """
@@ -142,6 +142,9 @@ def _for_workload(verifier: Verifier, workload: Workload) -> list[Relaxation]:
         relaxation = search(verifier, workload)
         if relaxation is not None:
             found.append(relaxation)
+    if verifier.tries >= MAX_TRIES:  # some candidates were never tried: said, not hidden
+        text = f"not all changes tried: the search stops after {MAX_TRIES} plans"
+        found.append(Relaxation(NOT_SEARCHED, None, text, BLOCKED, ()))
     return found
 
 
