@@ -23,7 +23,7 @@ Pure: no Django, no I/O, no clock (``at`` is passed in).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -362,7 +362,7 @@ def evaluate(
 def _with_relaxations(
     cluster: Cluster,
     state: ClusterState,
-    pending: list[Workload],
+    pending: Sequence[Workload],
     workloads: tuple[WorkloadEvaluation, ...],
     at: datetime,
     policy: str,
