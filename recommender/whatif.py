@@ -4,7 +4,8 @@ workload planned again with it (``relaxations.answer_edit``), nothing stored.
 The stored model is read once (the snapshot's model JSON), the edit applied to a copy
 in memory, and the engine run under a soft time limit (``WHAT_IF_SECONDS``): a what-if
 never writes a snapshot or an evaluation. The answer's texts go through the viewer's
-reservation labels (``capacityweb.visibility``) as every page's do.
+reservation labels (``capacityweb.visibility``) as every page's do, and an edit naming
+another team's reservation is refused as if it did not exist.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from django.conf import settings
 
 from capacityweb import visibility
 from recommender.engine.autoscaler.template import with_member_capacity
-from recommender.engine.evaluate.edits import EditError, edit_from
+from recommender.engine.evaluate.edits import RESERVATION, EditError, edit_from
 from recommender.engine.evaluate.relaxations import answer_edit
 from recommender.engine.scheduler.profiles import profile_named
 from recommender.engine.scheduler.scores import policy_named
@@ -46,6 +47,9 @@ def run_what_if(
         edit = edit_from(data)
     except EditError as error:
         raise WhatIfError(error.field, error.reason) from None
+    if edit.kind == RESERVATION and not labels.shows(edit.target):
+        # another team's reservation is as unknown to this viewer as a missing one
+        raise WhatIfError("target", f"no reservation {edit.target!r}")
     snapshot = Snapshot.objects.select_related("cluster").get(pk=evaluation.snapshot_id)
     cluster = with_member_capacity(cluster_from_snapshot(snapshot))
     profile = profile_named(snapshot.cluster.scheduler_profile or settings.SCHEDULER_PROFILE)

@@ -132,3 +132,37 @@ def test_it_answers_404_for_a_cluster_without_an_evaluation(
     body["kind"] = "topology"
     answer = signed_in.post("/api/v1/what-if/", json.dumps(body), content_type="application/json")
     assert answer.status_code == 404
+
+
+def test_it_refuses_another_teams_reservation_as_if_it_did_not_exist(
+    client: Any, evaluation: Any
+) -> None:
+    # reservation-idle-nodes: team-a-h100 is team-a's; a member of team-b names it
+    from tests.web.test_visibility import member_of
+
+    outsider = member_of(client, "bob", "team-b")
+    body = {
+        "cluster": evaluation.cluster_id,
+        "workload": "team-a/finetune",
+        "kind": "reservation",
+        "target": "team-a-h100",
+    }
+    answer = outsider.post("/api/v1/what-if/", json.dumps(body), content_type="application/json")
+    assert (answer.status_code, answer.json()) == (
+        400,
+        {"target": ["no reservation 'team-a-h100'"]},
+    )
+
+
+def test_it_takes_a_reservation_its_owners_name(client: Any, evaluation: Any) -> None:
+    from tests.web.test_visibility import member_of
+
+    owner = member_of(client, "alice", "team-a")
+    body = {
+        "cluster": evaluation.cluster_id,
+        "workload": "team-a/finetune",
+        "kind": "reservation",
+        "target": "team-a-h100",
+    }
+    answer = owner.post("/api/v1/what-if/", json.dumps(body), content_type="application/json")
+    assert (answer.status_code, answer.json()["changed"]) == (200, False)
