@@ -38,6 +38,10 @@ class WhatIfError(ValueError):
         self.field, self.reason = field, reason
 
 
+class WhatIfTimeout(WhatIfError):
+    """The engine ran past ``WHAT_IF_SECONDS``: not bad input (the API answers 503)."""
+
+
 def run_what_if(
     *, evaluation: Evaluation, workload: str, data: Mapping[str, Any], labels: Any
 ) -> dict[str, Any]:
@@ -60,5 +64,5 @@ def run_what_if(
     except EditError as error:
         raise WhatIfError(error.field, error.reason) from None
     except SoftTimeLimitExceeded:
-        raise WhatIfError("workload", f"the what-if ran past {WHAT_IF_SECONDS} s") from None
+        raise WhatIfTimeout("workload", f"the what-if ran past {WHAT_IF_SECONDS} s") from None
     return visibility.relaxation(answer.to_json(), labels)

@@ -14,7 +14,7 @@ from typing import Any
 from django.urls import path
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import APIException, NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -51,6 +51,11 @@ class WhatIfAnswerSerializer(serializers.Serializer):
     changed = serializers.BooleanField()
 
 
+class WhatIfTooLong(APIException):
+    status_code = 503
+    default_code = "what_if_too_long"
+
+
 class WhatIfView(APIView):
     """One edit of the stored snapshot's model, the workload planned again (not stored)."""
 
@@ -63,6 +68,7 @@ class WhatIfView(APIView):
             200: WhatIfAnswerSerializer,
             400: OpenApiResponse(description="a field names nothing there, or is out of range"),
             404: OpenApiResponse(description="no evaluated snapshot of that cluster"),
+            503: OpenApiResponse(description="the engine ran past the what-if's time limit"),
         },
     )
     def post(self, request: Request) -> Response:
@@ -75,6 +81,8 @@ class WhatIfView(APIView):
             answer = whatif.run_what_if(
                 evaluation=evaluation, workload=data["workload"], data=data, labels=labels
             )
+        except whatif.WhatIfTimeout as error:
+            raise WhatIfTooLong(str(error)) from None
         except whatif.WhatIfError as error:
             raise ValidationError({error.field: [error.reason]}) from None
         return Response(answer)

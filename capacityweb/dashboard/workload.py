@@ -78,7 +78,7 @@ def workload_page(request: HttpRequest, cluster_id: int, namespace: str, name: s
             **what_if_context(request, page.evaluation, key, labels),
         }
     )
-    status = 400 if context.get("what_if_error") else 200
+    status = context.get("what_if_status", 200)
     return render(request, "dashboard/workload.html", context, status=status)
 
 
@@ -108,6 +108,7 @@ def what_if_context(
         )
     except whatif.WhatIfError as error:
         context["what_if_error"] = str(error)
+        context["what_if_status"] = 503 if isinstance(error, whatif.WhatIfTimeout) else 400
     return context
 
 

@@ -166,3 +166,16 @@ def test_it_takes_a_reservation_its_owners_name(client: Any, evaluation: Any) ->
     }
     answer = owner.post("/api/v1/what-if/", json.dumps(body), content_type="application/json")
     assert (answer.status_code, answer.json()["changed"]) == (200, False)
+
+
+def test_it_answers_503_when_the_engine_runs_past_its_time(
+    signed_in: Any, blocked_evaluation: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from recommender import whatif as module
+
+    monkeypatch.setattr(module, "WHAT_IF_SECONDS", 0.000001)  # the limit, not the engine
+    answer = what_if(signed_in, blocked_evaluation, kind="raise-max", target="h100", amount=2)
+    assert (answer.status_code, answer.json()) == (
+        503,
+        {"detail": "workload: the what-if ran past 1e-06 s"},
+    )
