@@ -38,6 +38,7 @@ API_MODULES = [
     "reservations.api",
     "reservations.utilisation_api",
     "recommender.api",
+    "recommender.whatif_api",
     "capacityweb.dashboard.api",
 ]
 FILTER_BACKENDS = [DjangoFilterBackend, OrderingFilter]

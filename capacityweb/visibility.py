@@ -188,7 +188,24 @@ def workload(item: Mapping[str, Any], labels: ReservationLabels) -> dict[str, An
         redacted["reasons"] = [labels.text(str(reason)) for reason in item.get("reasons") or ()]
     if isinstance(item.get("joint"), Mapping):
         redacted["joint"] = joint_plan(item["joint"], labels)
+    for key in ("naiveReasons",):
+        if key in item:
+            redacted[key] = [labels.text(str(reason)) for reason in item.get(key) or ()]
+    if isinstance(item.get("naive"), Mapping) and "reasons" in item["naive"]:
+        naive = item["naive"]
+        redacted["naive"] = {**naive, "reasons": [labels.text(str(r)) for r in naive["reasons"]]}
+    if "relaxations" in item:
+        redacted["relaxations"] = [relaxation(r, labels) for r in item.get("relaxations") or ()]
     return redacted
+
+
+def relaxation(item: Mapping[str, Any], labels: ReservationLabels) -> dict[str, Any]:
+    """A relaxation (or a what-if answer): its texts, and a reservation edit's target."""
+    redacted = _texts(dict(item), labels)
+    edit = item.get("edit")
+    if isinstance(edit, Mapping) and edit.get("kind") == "reservation":
+        redacted["edit"] = {**edit, "target": labels.label(str(edit.get("target")))}
+    return dict(redacted)
 
 
 def joint_plan(plan: Mapping[str, Any], labels: ReservationLabels) -> dict[str, Any]:

@@ -91,6 +91,7 @@ def verdicts(
     for item in result.get("workloads") or []:
         workload = str(item["name"])
         naive = dict(item.get("naive") or {})
+        naive["reasons"] = list(item.get("naiveReasons") or [])  # why it adds nothing (more)
         joint = dict(item.get("joint") or {})
         joint["preempts"] = list(item.get("preempts") or [])  # the pods it evicts
         rows.append(
@@ -106,6 +107,7 @@ def verdicts(
                 disagreements=list(item.get("disagreements") or []),
                 naive=naive,
                 joint=joint,
+                relaxations=list(item.get("relaxations") or []),
                 naive_cost_per_hour=nodes_cost(naive.get("addNodes") or {}, prices),
                 joint_cost_per_hour=_joint_cost(item, prices),
                 pending_since=since.get(workload, evaluation.taken_at),

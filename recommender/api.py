@@ -158,6 +158,7 @@ class WorkloadVerdictSerializer(serializers.ModelSerializer):
             "disagreements",
             "naive",
             "joint",
+            "relaxations",
             "requested_gpus",
             "naive_cost_per_hour",
             "joint_cost_per_hour",

@@ -98,6 +98,11 @@ class WorkloadVerdict(models.Model):
     disagreements = models.JSONField(default=list)
     naive = models.JSONField(default=dict)
     joint = models.JSONField(default=dict)
+    relaxations = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="what would unblock it, each verified by the engine (evaluation JSON key)",
+    )
     naive_cost_per_hour = models.FloatField(
         default=0.0, help_text="price of the nodes the naive autoscaler adds for it"
     )

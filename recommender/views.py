@@ -122,8 +122,17 @@ def page_labels(request: HttpRequest, evaluation: Evaluation | None) -> Any:
 
 def redacted_verdict(verdict: WorkloadVerdict, labels: Any) -> WorkloadVerdict:
     """The verdict (not saved) with its reasons and joint plan as the viewer may read them."""
-    shown = visibility.workload({"reasons": verdict.reasons, "joint": verdict.joint}, labels)
+    shown = visibility.workload(
+        {
+            "reasons": verdict.reasons,
+            "joint": verdict.joint,
+            "naive": verdict.naive,
+            "relaxations": verdict.relaxations,
+        },
+        labels,
+    )
     verdict.reasons, verdict.joint = shown["reasons"], shown["joint"]
+    verdict.naive, verdict.relaxations = shown["naive"], shown["relaxations"]
     return verdict
 
 
@@ -131,16 +140,14 @@ def pending_rows(
     verdicts: list[WorkloadVerdict], result: dict[str, Any], labels: Any
 ) -> list[dict[str, Any]]:
     """Each verdict with the scheduler's diagnosis from the evaluation JSON, its cause and
-    its verdict in plain words (``pending_causes``), and what would change the answer
-    where the evaluation says (``whatWouldChange``; none: the slot stays empty)."""
+    its verdict in plain words (``pending_causes``); what would change the answer is the
+    verdict's own ``relaxations``."""
     diagnoses = result.get("diagnoses") or {}
-    items = {w.get("name"): w for w in result.get("workloads") or []}
     rows = []
     for verdict in verdicts:
         shown = redacted_verdict(verdict, labels)
         diagnosis = visibility.result(diagnoses.get(verdict.workload) or {}, labels)
         cause = pending_causes.cause_of(shown, diagnosis)
-        changes = (items.get(verdict.workload) or {}).get("whatWouldChange") or []
         rows.append(
             {
                 "verdict": shown,
@@ -148,7 +155,6 @@ def pending_rows(
                 "cause": cause,
                 "plain": pending_causes.plain_verdict(shown, cause, diagnosis),
                 "rejections": pending_causes.group_rejections(shown.reasons or []),
-                "what_would_change": visibility.result({"items": changes}, labels)["items"],
             }
         )
     return rows

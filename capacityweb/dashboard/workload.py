@@ -21,7 +21,7 @@ from django.urls import reverse
 from django.utils.http import urlencode
 
 from capacityweb import visibility
-from recommender import selectors
+from recommender import selectors, whatif
 from recommender.engine.scheduler.breakdown_summary import BreakdownSummary, Tally
 from recommender.models import Evaluation
 from recommender.views import (
@@ -39,6 +39,7 @@ HISTORY_SHOWN = 50
 
 @login_required
 def workload_page(request: HttpRequest, cluster_id: int, namespace: str, name: str) -> HttpResponse:
+    """GET: the story; POST: the same page with the what-if form's answer beside it."""
     page = cluster_page(request, cluster_id)
     key = f"{namespace}/{name}"
     verdict = (
@@ -64,7 +65,7 @@ def workload_page(request: HttpRequest, cluster_id: int, namespace: str, name: s
         {
             "workload": key,
             "v": redacted_verdict(verdict, labels),
-            "item": next((w for w in result.get("workloads") or [] if w["name"] == key), {}),
+            "item": shown_item(result, key, labels),
             "diagnosis": (result.get("diagnoses") or {}).get(key) or {},
             "breakdown": breakdown,
             "utilisation": workload_utilisation(cluster_id, key),
@@ -74,9 +75,41 @@ def workload_page(request: HttpRequest, cluster_id: int, namespace: str, name: s
                 [r for r in result.get("idleReservations") or [] if r.get("name") in used], labels
             ),
             "history": history(cluster_id, key),
+            **what_if_context(request, page.evaluation, key, labels),
         }
     )
-    return render(request, "dashboard/workload.html", context)
+    status = context.get("what_if_status", 200)
+    return render(request, "dashboard/workload.html", context, status=status)
+
+
+def shown_item(result: dict[str, Any], key: str, labels: Any) -> dict[str, Any]:
+    """The workload's JSON entry as the viewer may read it (its relaxations included)."""
+    item = next((w for w in result.get("workloads") or [] if w["name"] == key), {})
+    return visibility.workload(item, labels) if item else {}
+
+
+def what_if_context(
+    request: HttpRequest, evaluation: Evaluation, key: str, labels: Any
+) -> dict[str, Any]:
+    """The what-if form's choices, and on POST its answer (or the field it refuses)."""
+    result = evaluation.result or {}
+    context: dict[str, Any] = {
+        "what_if_groups": [g.get("name") for g in result.get("nodeGroups") or [] if g.get("name")],
+        "what_if_levels": charts.LEVELS[:3],  # level names the edit reads as well as keys
+        "what_if_form": {},
+    }
+    if request.method != "POST":
+        return context
+    data = {k: request.POST.get(k, "") for k in ("kind", "target", "amount")}
+    context["what_if_form"] = data
+    try:
+        context["what_if"] = whatif.run_what_if(
+            evaluation=evaluation, workload=key, data=data, labels=labels
+        )
+    except whatif.WhatIfError as error:
+        context["what_if_error"] = str(error)
+        context["what_if_status"] = 503 if isinstance(error, whatif.WhatIfTimeout) else 400
+    return context
 
 
 @login_required

@@ -12,6 +12,7 @@ from typing import Any
 from django import template
 from django.utils.safestring import SafeString
 
+from recommender.models import WorkloadVerdict
 from recommender.templatetags.glossary import term
 from topology.quotas import QUOTA_WAIT_PREFIX
 
@@ -33,3 +34,11 @@ def verdict_label(verdict: Any) -> SafeString | str:
     if verdict.verdict in TERMED:
         return term(verdict.verdict, verdict.get_verdict_display())
     return verdict.get_verdict_display()
+
+
+@register.filter
+def verdict_words(value: str) -> str:
+    """A verdict value ("runs_after_scale_up") in the words of ``WorkloadVerdict.Verdict``
+    (a relaxation's or a what-if's verdict, which is no stored row)."""
+    labels = dict(WorkloadVerdict.Verdict.choices)
+    return str(labels.get(value, value))

@@ -52,7 +52,7 @@ def test_it_refuses_json_nested_2000_deep_on_every_json_operation(staff_client, 
         ).json()["id"],
     }
     operations = json_operations(client)
-    assert len(operations) == 15  # token, 4 creates, 5 PUT and 5 PATCH
+    assert len(operations) == 16  # token, what-if, 4 creates, 5 PUT and 5 PATCH
     answers = {}
     for method, pattern in operations:
         collection = pattern.split("/")[3]

@@ -112,20 +112,6 @@ def test_it_shares_nothing_with_a_single_diagnosis() -> None:
     assert pending_causes.shared_parts(DEMO_SUMMARIES[:1]) == ()
 
 
-def test_it_lists_what_would_change_the_answer_when_the_evaluation_says(
-    signed_in: Any, topology_evaluation: Any
-) -> None:
-    """The slot the engine's ``whatWouldChange`` (a list of {kind, text}) fills."""
-    result = topology_evaluation.result
-    for item in result["workloads"]:
-        if item["name"] == "ml/train":
-            item["whatWouldChange"] = [{"kind": "drop-topology", "text": "drop the block"}]
-    topology_evaluation.save(update_fields=["result"])
-    row = row_of(pending(signed_in, topology_evaluation), "ml/train")
-    slot = '<ul class="what-would-change" data-slot="what-would-change">'
-    assert f'{slot}<li data-kind="drop-topology">drop the block</li></ul>' in row
-
-
 @pytest.mark.parametrize(
     ("scenario", "workload", "cause", "plain"),
     [

@@ -49,3 +49,20 @@ def test_it_relabels_another_teams_reservation_named_in_an_error():
     assert TEAM_B.labels(OWNERS).text(text) == (
         f"stored: Reservation/{OTHER_TEAM}: spec.nodeGroup.name: no NodeGroup named 'x'"
     )
+
+
+def test_it_relabels_another_teams_reservation_in_a_relaxation():
+    from capacityweb.visibility import relaxation
+
+    item = {
+        "kind": "reservation",
+        "edit": {"kind": "reservation", "target": "team-a-h100", "amount": 0},
+        "text": "let team-b use reservation team-a-h100",
+        "verdict": "runs_now",
+        "reasons": [],
+    }
+    shown = relaxation(item, TEAM_B.labels(OWNERS))
+    assert (shown["text"], shown["edit"]["target"]) == (
+        f"let team-b use reservation {OTHER_TEAM}",
+        OTHER_TEAM,
+    )

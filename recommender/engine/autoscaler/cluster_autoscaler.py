@@ -73,6 +73,7 @@ from recommender.engine.autoscaler.plan import (
     workload_mix,
 )
 from recommender.engine.autoscaler.provisioning import provision, requests_off
+from recommender.engine.autoscaler.refusals import no_group_can_host
 from recommender.engine.autoscaler.young import young_pods_out
 from recommender.engine.scheduler import interpod
 from recommender.engine.scheduler.admission import held
@@ -388,9 +389,8 @@ class NaivePlanner(GroupView):
                 full.append(_pods_refuse(group, self.first_domain(group)))
         if full:
             return f"pod {pod.name}: " + "; ".join(full)
-        if not refusals:
-            return f"pod {pod.name}: no node group"
-        return f"pod {pod.name}: no node group template accepts it (" + "; ".join(refusals) + ")"
+        wanted = pod.gpu.models if pod.gpu is not None else ()
+        return f"pod {pod.name}: " + no_group_can_host(self.groups, wanted, refusals)
 
     def _partitions_only(self, template: Node, pod: Pod) -> bool:
         """Whether the template refuses the pod's claims only because this release never

@@ -15,11 +15,10 @@ from __future__ import annotations
 
 from recommender.engine.autoscaler.options import OptionSearch
 from recommender.engine.autoscaler.plan import gpus_text, placement_text
+from recommender.engine.autoscaler.refusals import no_group_can_host
 from recommender.engine.scheduler.placement import nodes_by_label, place_one, prepare
 from recommender.engine.scheduler.workloads import Workload
-from topology.hardware import WHOLE_GPU_MILLI, NodeGroup
-
-PRODUCT_LABEL = "nvidia.com/gpu.product"
+from topology.hardware import WHOLE_GPU_MILLI, NodeGroup, NodePlacement
 
 
 def blocked_reasons(planner: OptionSearch, workload: Workload) -> tuple[str, ...]:
@@ -38,22 +37,9 @@ def blocked_reasons(planner: OptionSearch, workload: Workload) -> tuple[str, ...
 def _no_group_reason(
     planner: OptionSearch, workload: Workload, rejections: dict[str, str | None]
 ) -> str:
-    if not planner.groups:
-        return "no node group is configured to add nodes from"
-    wanted = sorted({m for p in workload.pods if p.gpu for m in p.gpu.models})
-    offered = {_template_model(g) for g in planner.groups}
-    if wanted and not offered & set(wanted):
-        return f"no node group offers GPU model {' or '.join(wanted)}"
-    return "no node group can host its pods: " + "; ".join(
-        reason for reason in rejections.values() if reason
-    )
-
-
-def _template_model(group: NodeGroup) -> str | None:
-    models = {g.model for g in group.template.gpus if g.model}
-    if models:
-        return sorted(models)[0]
-    return group.template.labels.get(PRODUCT_LABEL)
+    wanted = {m for p in workload.pods if p.gpu for m in p.gpu.models}
+    refusals = [reason for reason in rejections.values() if reason]
+    return no_group_can_host(planner.groups, wanted, refusals)
 
 
 def _group_room(planner: OptionSearch, group: NodeGroup, namespace: str) -> int:
@@ -94,18 +80,21 @@ def _topology_reason(
         return None
     level = topology.levels[index]
     reach = _free_milli_per_domain(planner, level.key, workload)
+    whole = _free_whole_per_domain(planner, level.key, workload)
     for group in groups:
         for domain, new_milli in _new_milli_per_domain(
             planner, group, level.key, workload.namespace
         ).items():
             reach[domain] = reach.get(domain, 0) + new_milli
+            whole[domain] = whole.get(domain, 0) + new_milli // WHOLE_GPU_MILLI
     needed = workload.floor_gpu_milli
-    largest = max(reach.values(), default=0)
-    if largest >= needed:
+    if max(reach.values(), default=0) >= needed:
         return None
+    # decided on free milli (a lower bound of what fits, shares included); said in whole
+    # free GPUs, the figure of the scheduler's reason and the workload page's tables
     return (
         f"needs {gpus_text(needed)} GPUs in one {level.name}; "
-        f"the largest {level.name} reaches {gpus_text(largest)} at max size"
+        f"the largest {level.name} reaches {max(whole.values(), default=0)} at max size"
     )
 
 
@@ -129,6 +118,24 @@ def _free_milli_per_domain(
                 )
         per_domain[domain] = free
     return per_domain
+
+
+def _free_whole_per_domain(
+    planner: OptionSearch, level_key: str, workload: Workload
+) -> dict[str, int]:
+    """Whole free GPUs (nothing allocated) of existing nodes per domain, of a model the
+    pods accept: the glossary's "free"."""
+    wanted = {m for p in workload.pods if p.gpu for m in p.gpu.models}
+    state = planner.state
+    return {
+        domain: sum(
+            1
+            for name in names
+            for cell in state.gpu_cells(name)
+            if cell.allocated_milli == 0 and (not wanted or cell.model in wanted)
+        )
+        for domain, names in nodes_by_label(planner.cluster, state, level_key).items()
+    }
 
 
 def _new_milli_per_domain(
@@ -166,5 +173,18 @@ def _largest_try_reason(planner: OptionSearch, workload: Workload, groups: list[
         where = placement_text(placement.labels)
         diagnosis = outcome.diagnosis
         summary = (diagnosis.gang_reason or diagnosis.summary) if diagnosis else "fits"
-        return f"with {count} new node(s) of group {group.name}{where}: {summary}"
+        limit = _limit_text(planner, group, index, placement, count)
+        return f"with {count} new node(s) of group {group.name}{where}{limit}: {summary}"
     return f"no room left in node group {group.name}"
+
+
+def _limit_text(
+    planner: OptionSearch, group: NodeGroup, index: int, placement: NodePlacement, count: int
+) -> str:
+    """What stops the group at ``count`` new nodes: its max size, or the domain's slots."""
+    group_room = group.max_size - group.current_size - planner.added_per_group.get(group.name, 0)
+    if count >= group_room:
+        return f", all its max size {group.max_size} allows"
+    if count >= planner.room(group, index, placement):
+        return f", all the {placement.max_new_nodes} new-node slots of that domain"
+    return ""

@@ -30,10 +30,13 @@ from dataclasses import replace
 from recommender.engine.autoscaler.flags import CaSettings
 from recommender.engine.autoscaler.ledger import PlannedNode
 from recommender.engine.autoscaler.plan import new_node, unique_name
-from recommender.engine.scheduler.demand import advertised_gpus
+from recommender.engine.autoscaler.template import (
+    declared_by_project,
+    gpus_unready,
+    live_member,
+    member_template,
+)
 from recommender.engine.scheduler.state import ClusterState
-from topology.daemons import template_from_member
-from topology.discovery import PROJECT_SOURCE
 from topology.hardware import GPU_RESOURCE, HOSTNAME_LABEL, Cluster, Node, NodeGroup
 
 
@@ -133,15 +136,7 @@ class GroupView:
         return not group.dra_scale_from_zero and self.live_member(group) is None
 
     def live_member(self, group: NodeGroup) -> Node | None:
-        for node in self.cluster.nodes:
-            if (
-                node.node_group == group.name
-                and node.ready
-                and not node.unschedulable
-                and not _gpus_unready(node, group)
-            ):
-                return node
-        return None
+        return live_member(self.cluster, group)
 
     def make_node(self, group: NodeGroup, domain: Mapping[str, str], name: str) -> Node:
         member = self.live_member(group)
@@ -153,15 +148,13 @@ class GroupView:
             # empty group (NodeGroup.TemplateNodeInfo) has no ResourceSlices
             devices = tuple(d for d in node.devices if d.driver == GPU_RESOURCE)
             return replace(node, devices=devices, counter_sets=())
-        if group.source is not None and not group.source.startswith(PROJECT_SOURCE):
+        if not declared_by_project(group):
             # discovery built this template from a member already, less the pods a fresh
             # node runs (topology.discovery, topology.daemons.template_from_member)
             return new_node(group, domain, name)
         base = self.member_templates.get(group.name)
         if base is None:
-            pods = (p for p in self.cluster.pods if p.node_name == member.name)
-            base = template_from_member(group.name, member, pods, self.cluster.daemon_pods)
-            self.member_templates[group.name] = base
+            base = self.member_templates[group.name] = member_template(self.cluster, group, member)
         labels = {**base.labels, **domain, HOSTNAME_LABEL: name}
         return replace(
             base, name=name, labels=labels, price_per_node_hour=group.price_per_node_hour
@@ -197,7 +190,7 @@ def upcoming_nodes(
         if requested:
             unregistered[group.name] = requested
         members = [n for n in cluster.nodes if n.node_group == group.name]
-        missing = requested + sum(1 for n in members if _gpus_unready(n, group))
+        missing = requested + sum(1 for n in members if gpus_unready(n, group))
         for _ in range(missing):
             name = unique_name(f"{group.name}-upcoming-{len(taken)}", taken)
             upcoming.append(PlannedNode(group, new_node(group, {}, name), "", {}))
@@ -213,8 +206,3 @@ def _limited(node: Node, gpu_label: str) -> dict[str, int]:
     if gpu_type is not None and node.gpus:
         counts[f"gpu:{gpu_type}"] = len(node.gpus)
     return counts
-
-
-def _gpus_unready(node: Node, group: NodeGroup) -> bool:
-    """A member of a GPU group that advertises no GPU yet (its device plugin is not up)."""
-    return advertised_gpus(group.template) > 0 and advertised_gpus(node) == 0 and not node.devices

@@ -16,6 +16,7 @@ from recommender.engine.autoscaler.joint import JointPlanner
 from recommender.engine.autoscaler.nominated import of_outcomes
 from recommender.engine.autoscaler.plan import JOINT, NAIVE, ScaleUpPlan
 from recommender.engine.autoscaler.profiles import DEFAULT_PROFILE, profile_named
+from recommender.engine.autoscaler.template import with_member_capacity
 from recommender.engine.scheduler.placement import WorkloadOutcome
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload
@@ -42,7 +43,9 @@ def scale_up(
     by preemption as nominated (``nominated``; None: it runs that pass itself), and the
     joint plan follows it while nothing is added (``JointPlanner.following``);
     ``ca_settings``: the cluster-autoscaler flags the naive profile runs with (None:
-    upstream's defaults)."""
+    upstream's defaults). Both modes judge a group's new node by the same capacity, its
+    ready member's where it has one (``template.with_member_capacity``)."""
+    cluster = with_member_capacity(cluster)
     if mode == NAIVE:
         entry = profile_named(autoscaler)
         nominated = None if scheduled is None else of_outcomes(scheduled)

@@ -23,7 +23,7 @@ Pure: no Django, no I/O, no clock (``at`` is passed in).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -32,6 +32,7 @@ from recommender.engine import costs
 from recommender.engine.autoscaler.caflags import CA_OBJECT, CaFlags, dra_note
 from recommender.engine.autoscaler.flags import CaSettings
 from recommender.engine.autoscaler.plan import (
+    BLOCKED,
     JOINT,
     NAIVE,
     RUNS_NOW,
@@ -44,12 +45,14 @@ from recommender.engine.autoscaler.plan import (
 )
 from recommender.engine.autoscaler.profiles import DEFAULT_PROFILE, profile_named, uses_ca_flags
 from recommender.engine.autoscaler.scale_up import scale_up
+from recommender.engine.autoscaler.template import with_member_capacity
 from recommender.engine.evaluate import quotas, score_notes
 from recommender.engine.evaluate.classes import disagreements
 from recommender.engine.evaluate.fragmentation import fragmentation
 from recommender.engine.evaluate.heatmap import HeatCell, heatmap_cells
 from recommender.engine.evaluate.patches import size_patch
 from recommender.engine.evaluate.reality import ModelGap, model_gaps
+from recommender.engine.evaluate.relaxations import Relaxation, relaxations
 from recommender.engine.evaluate.ties import ScoreTie, score_ties
 from recommender.engine.evaluate.whatif import WhatIf, fragmentation_what_if
 from recommender.engine.scheduler.placement import place, prepare
@@ -83,6 +86,8 @@ class WorkloadEvaluation:
     model_gap: ModelGap | None = None
     # its verdict would differ with other picks among tied nodes (``ties``)
     score_tie: ScoreTie | None = None
+    # what would unblock it, each verified by planning it again (``relaxations``)
+    relaxations: tuple[Relaxation, ...] = ()
 
     @property
     def reasons(self) -> tuple[str, ...]:
@@ -105,6 +110,7 @@ class WorkloadEvaluation:
                 "schedulableAfter": self.naive.schedulable_after,
                 "strandedGpus": self.naive.stranded_gpus,
             },
+            "naiveReasons": naive_reasons(self.naive),
             "joint": {
                 "addNodes": dict(sorted(self.joint.add_nodes.items())),
                 "reservations": sorted(self.joint.reservations),
@@ -114,7 +120,18 @@ class WorkloadEvaluation:
             "waitingGpuHours": self.waiting_gpu_hours,
             "idleMemberGpus": _whole_if_integer(self.idle_member_gpus),
             "modelGap": self.model_gap.to_json() if self.model_gap else None,
+            "relaxations": [r.to_json() for r in self.relaxations],
         }
+
+
+def naive_reasons(plan: WorkloadPlan) -> list[str]:
+    """Why the naive autoscaler adds nothing (more) for it, each cause once: its reasons
+    are per pod ("pod w-3: max size 4 reached ..."), the same for every member."""
+    seen: dict[str, None] = {}
+    for reason in plan.reasons:
+        head, _, rest = reason.partition(": ")
+        seen[rest if head.startswith("pod ") and rest else reason] = None
+    return list(seen)
 
 
 def _whole_if_integer(value: float) -> float:
@@ -278,6 +295,8 @@ def evaluate(
     naive side models; ValueError naming the valid ones if either is unknown;
     ``ca_flags``: the cluster-autoscaler command line it runs with, ``caflags``)."""
     profile_named(autoscaler)  # an unknown name fails before any work
+    # one template capacity for the naive and joint plans and the disagreement probes
+    cluster = with_member_capacity(cluster)
     ca_flags, flag_notes = _flags_for(autoscaler, ca_flags or CaFlags())
     scoring = policy_named(policy)
     policy = scoring.name
@@ -326,6 +345,7 @@ def evaluate(
     workloads = tuple(
         replace(w, model_gap=gaps.get(w.key), score_tie=ties.get(w.key)) for w in workloads
     )
+    workloads = _with_relaxations(cluster, state, pending, workloads, at, policy)
     recommended = recommendations(joint.additions)
     return Evaluation(
         cluster_name=cluster.name,
@@ -350,6 +370,20 @@ def evaluate(
         scheduler_profile=policy,
         what_if=what_if,
     )
+
+
+def _with_relaxations(
+    cluster: Cluster,
+    state: ClusterState,
+    pending: Sequence[Workload],
+    workloads: tuple[WorkloadEvaluation, ...],
+    at: datetime,
+    policy: str,
+) -> tuple[WorkloadEvaluation, ...]:
+    """Each blocked workload with what would unblock it (``relaxations``)."""
+    blocked = [w.key for w in workloads if w.joint.verdict == BLOCKED]
+    found = relaxations(cluster, state, pending, blocked, at=at, policy=policy)
+    return tuple(replace(w, relaxations=found.get(w.key, ())) for w in workloads)
 
 
 def _flags_for(

@@ -379,7 +379,8 @@ class _Run:
             return self._failure(workload, None)
         name = self.cluster.topology.levels[index].name
         if best_free < workload.least_gpus:
-            return self._failure(workload, block_reason(workload.least_gpus, name, best_free))
+            whole = self._most_whole_free_gpus(index)
+            return self._failure(workload, block_reason(workload.least_gpus, name, whole))
         return self._failure(workload, f"does not fit in any single {name}")
 
     def _domains(
@@ -403,6 +404,20 @@ class _Run:
         return [(key, names, free) for too_small, free, key, names in ranked if not too_small] or [
             (None, [], max((free for _, free, _, _ in ranked), default=0.0))
         ]
+
+    def _most_whole_free_gpus(self, level_index: int) -> int:
+        """The most whole free GPUs (``ClusterState.free_gpus``: nothing allocated) in one
+        domain of the level: the figure a reason states, the one the workload page's
+        per-domain table and the glossary's "free" count. The pruning above compares
+        free GPU milli (a lower bound of what fits, shares included), which is never less."""
+        free = self.state.free_gpus
+        return max(
+            (
+                sum(free(n) for n in names)
+                for names in self.pick.layout.domains(level_index).values()
+            ),
+            default=0,
+        )
 
     def _place_members(
         self, workload: Workload, node_names: Sequence[str]

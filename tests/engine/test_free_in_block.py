@@ -1,0 +1,78 @@
+"""One definition of "free in a block": whole GPUs nothing holds, in every reason.
+
+Worked by hand: block b1's one 8-GPU node runs a 0.5-GPU pod (7 whole GPUs free,
+7.5 GPUs of free share); block b2's runs three 0.6-GPU pods, one per GPU as no two fit
+one GPU (5 whole free, 6.2 of free share). A gang of 3 x 4 GPUs needs 12 in one block:
+the best block has 7 free GPUs (the workload page's per-block table counts the same 7),
+never 7.50. With a group that may add one 8-GPU node to b1, a gang of 3 x 8 GPUs
+reaches 7 + 8 = 15 whole GPUs there, never 15.50.
+"""
+
+from dataclasses import replace
+from datetime import UTC, datetime
+
+from recommender.engine.autoscaler.plan import BLOCKED, JOINT
+from recommender.engine.autoscaler.scale_up import scale_up
+from recommender.engine.scheduler.placement import place
+from recommender.engine.scheduler.state import ClusterState
+from recommender.engine.scheduler.workloads import pending_workloads
+from tests.engine.test_placement import BLOCK, gang_cluster, gpu_node, gpu_pod
+from topology.hardware import Cluster, NodeGroup, NodePlacement
+
+AT = datetime(2026, 12, 1, tzinfo=UTC)
+
+
+def _cluster_with_shares(gpus_each: int = 4, groups: tuple[NodeGroup, ...] = ()) -> Cluster:
+    cluster = gang_cluster(members=3, gpus_each=gpus_each)
+    bound = (
+        gpu_pod("s-0", milli=500, node_name="n1"),
+        *(gpu_pod(f"t-{i}", milli=600, node_name="n2") for i in range(3)),
+    )
+    return Cluster(
+        "c",
+        topology=cluster.topology,
+        nodes=cluster.nodes,
+        pods=(*bound, *cluster.pods),
+        gangs=cluster.gangs,
+        node_groups=groups,
+    )
+
+
+def _b1_group() -> NodeGroup:
+    template = gpu_node("template", block="b1")
+    whole = tuple(replace(d, shareable=False) for d in template.devices)
+    return NodeGroup(
+        "h100",
+        node_selector={"pool": "h100"},
+        min_size=0,
+        max_size=4,
+        price_per_node_hour=10.0,
+        template=replace(template, devices=whole),
+        placements=(NodePlacement({BLOCK: "b1"}, max_new_nodes=1),),
+    )
+
+
+def test_it_says_the_best_block_in_whole_free_gpus() -> None:
+    cluster = _cluster_with_shares()
+    outcome = place(cluster, pending_workloads(cluster)).outcomes[0]
+    assert outcome.diagnosis is not None
+    assert outcome.diagnosis.gang_reason == "needs 12 GPUs in one block; the best block has 7 free"
+
+
+def test_it_counts_the_same_free_gpus_as_the_state_per_block() -> None:
+    cluster = _cluster_with_shares()
+    state = ClusterState.from_cluster(cluster)
+    per_block = {
+        block: sum(state.free_gpus(n.name) for n in cluster.nodes if n.labels[BLOCK] == block)
+        for block in ("b1", "b2")
+    }
+    assert per_block == {"b1": 7, "b2": 5}
+
+
+def test_it_says_the_largest_block_at_max_size_in_whole_free_gpus() -> None:
+    cluster = _cluster_with_shares(gpus_each=8, groups=(_b1_group(),))
+    state = ClusterState.from_cluster(cluster)
+    pending = pending_workloads(cluster)
+    plan = scale_up(cluster, pending, state=state, mode=JOINT, at=AT).outcomes["team-a/job"]
+    assert plan.verdict == BLOCKED
+    assert plan.reasons == ("needs 24 GPUs in one block; the largest block reaches 15 at max size",)

@@ -1,0 +1,104 @@
+"""Naive and joint judge a group's new node by one capacity: its ready member's.
+
+Worked by hand: group ``shared`` declares a template of one whole GPU (a device
+plugin GPU, never shared), while its one member ``m1`` runs the trace's shared
+GPUs (one GPU, 0.6 of it used). A pending 0.5-GPU pod fits no existing node
+(0.4 left). cluster-autoscaler copies the member (``mixed_nodeinfos_processor.go``):
+one new node of ``shared`` takes the share, so it adds 1. The joint plan judges the
+same node: add 1 of ``shared`` too, where it said "Insufficient nvidia.com/gpu share"
+on the declared template before. With no member, both read the declared template and
+both refuse the share in the same words.
+"""
+
+from dataclasses import replace
+from datetime import UTC, datetime
+
+from recommender.engine.autoscaler.plan import BLOCKED, JOINT, NAIVE, RUNS_AFTER_SCALE_UP
+from recommender.engine.autoscaler.scale_up import scale_up
+from recommender.engine.autoscaler.template import with_member_capacity
+from recommender.engine.scheduler.allocate import INSUFFICIENT_SHARE
+from recommender.engine.scheduler.state import ClusterState
+from recommender.engine.scheduler.workloads import pending_workloads
+from tests.engine.test_placement import gpu_node, gpu_pod
+from topology.hardware import Cluster, NodeGroup
+
+AT = datetime(2026, 12, 1, tzinfo=UTC)
+
+
+def _group(current_size: int) -> NodeGroup:
+    shared = gpu_node("template", gpus=1)
+    whole = tuple(replace(d, shareable=False) for d in shared.devices)
+    return NodeGroup(
+        "shared",
+        node_selector={"pool": "shared"},
+        min_size=0,
+        max_size=4,
+        price_per_node_hour=3.0,
+        template=replace(shared, devices=whole),
+        current_size=current_size,
+    )
+
+
+def _cluster(with_member: bool) -> Cluster:
+    member = replace(gpu_node("m1", gpus=1), node_group="shared")
+    nodes = (member,) if with_member else ()
+    bound = (gpu_pod("busy", milli=600, node_name="m1"),) if with_member else ()
+    return Cluster(
+        "c",
+        nodes=nodes,
+        pods=(*bound, gpu_pod("share", milli=500)),
+        node_groups=(_group(len(nodes)),),
+    )
+
+
+def _plans(cluster: Cluster) -> tuple[object, object]:
+    pending = pending_workloads(cluster)
+    state = ClusterState.from_cluster(cluster)
+    naive = scale_up(cluster, pending, state=state, mode=NAIVE, at=AT)
+    joint = scale_up(cluster, pending, state=state, mode=JOINT, at=AT)
+    return naive.outcomes["team-a/share"], joint.outcomes["team-a/share"]
+
+
+def test_it_buys_the_node_the_naive_plan_buys_from_the_member() -> None:
+    naive, joint = _plans(_cluster(with_member=True))
+    assert dict(naive.add_nodes) == {"shared": 1}  # type: ignore[attr-defined]
+    assert joint.verdict == RUNS_AFTER_SCALE_UP  # type: ignore[attr-defined]
+    assert dict(joint.add_nodes) == {"shared": 1}  # type: ignore[attr-defined]
+
+
+def test_it_says_the_template_took_the_members_capacity() -> None:
+    group = with_member_capacity(_cluster(with_member=True)).node_groups[0]
+    assert group.template.devices[0].shareable
+    assert group.notes == (
+        "template capacity taken from ready member m1 (as cluster-autoscaler builds its "
+        "template): the declared template's devices differ",
+    )
+
+
+def test_it_refuses_the_share_in_the_same_words_without_a_member() -> None:
+    naive, joint = _plans(_cluster(with_member=False))
+    assert dict(naive.add_nodes) == {}  # type: ignore[attr-defined]
+    assert joint.verdict == BLOCKED  # type: ignore[attr-defined]
+    assert INSUFFICIENT_SHARE in " ".join(joint.reasons)  # type: ignore[attr-defined]
+    assert INSUFFICIENT_SHARE in " ".join(naive.reasons)  # type: ignore[attr-defined]
+
+
+def test_it_says_why_neither_adds_in_the_same_words_for_a_share() -> None:
+    from recommender.engine.evaluate.evaluation import evaluate
+
+    item = evaluate(_cluster(with_member=False), at=AT).workloads[0].to_json()
+    expected = (
+        "no node group can host its pods: shared: 0/1 nodes are available: "
+        "1 Insufficient nvidia.com/gpu share."
+    )
+    assert (item["reasons"], item["naiveReasons"]) == ([expected], [expected])
+
+
+def test_it_says_why_neither_adds_in_the_same_words_for_a_model() -> None:
+    from recommender.engine.evaluate.evaluation import evaluate
+
+    cluster = _cluster(with_member=False)
+    pod = replace(cluster.pods[0], gpu=replace(cluster.pods[0].gpu, models=("V100",)))
+    item = evaluate(replace(cluster, pods=(pod,)), at=AT).workloads[0].to_json()
+    expected = "no node group offers GPU model V100"
+    assert (item["reasons"], item["naiveReasons"]) == ([expected], [expected])
