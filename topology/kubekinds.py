@@ -226,6 +226,8 @@ DEFAULT_KINDS: tuple[WatchedKind, ...] = (
     _crd("PodGroup", "scheduling.x-k8s.io", ("v1alpha1",), "podgroups"),
     _crd("NodePool", "karpenter.sh", _KARPENTER, "nodepools"),
     _crd("NodeClaim", "karpenter.sh", _KARPENTER, "nodeclaims"),
+    # cluster-autoscaler's requests: v1 since CA 1.31, v1beta1 before (same fields)
+    _crd("ProvisioningRequest", "autoscaling.x-k8s.io", ("v1", "v1beta1"), "provisioningrequests"),
     _crd("EC2NodeClass", "karpenter.k8s.aws", _KARPENTER, "ec2nodeclasses"),
     _crd("JobSet", "jobset.x-k8s.io", ("v1alpha2",), "jobsets"),
     _crd("PyTorchJob", "kubeflow.org", ("v1",), "pytorchjobs"),

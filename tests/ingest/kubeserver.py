@@ -59,6 +59,9 @@ RESOURCE_PATHS: dict[str, tuple[str, str]] = {
     "PodGroup.scheduling.x-k8s.io": _crd("scheduling.x-k8s.io", "v1alpha1", "podgroups"),
     "NodePool.karpenter.sh": _crd("karpenter.sh", "v1", "nodepools"),
     "NodeClaim.karpenter.sh": _crd("karpenter.sh", "v1", "nodeclaims"),
+    "ProvisioningRequest.autoscaling.x-k8s.io": _crd(
+        "autoscaling.x-k8s.io", "v1", "provisioningrequests"
+    ),
     "EC2NodeClass.karpenter.k8s.aws": _crd("karpenter.k8s.aws", "v1", "ec2nodeclasses"),
     "JobSet.jobset.x-k8s.io": _crd("jobset.x-k8s.io", "v1alpha2", "jobsets"),
     "LeaderWorkerSet.leaderworkerset.x-k8s.io": _crd(

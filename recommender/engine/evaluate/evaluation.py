@@ -44,7 +44,7 @@ from recommender.engine.autoscaler.plan import (
 )
 from recommender.engine.autoscaler.profiles import DEFAULT_PROFILE, profile_named, uses_ca_flags
 from recommender.engine.autoscaler.scale_up import scale_up
-from recommender.engine.evaluate import quotas
+from recommender.engine.evaluate import quotas, requests
 from recommender.engine.evaluate.classes import disagreements
 from recommender.engine.evaluate.fragmentation import fragmentation
 from recommender.engine.evaluate.heatmap import HeatCell, heatmap_cells
@@ -279,6 +279,8 @@ def evaluate(
     scheduler = place(cluster, pending, state=state, options=options)
     diagnoses = {o.workload: o.diagnosis for o in scheduler.outcomes}
     seen, admitted = quotas.seen_by_autoscaler(pending, waiting), quotas.admitted(pending, waiting)
+    served = requests.serving(cluster, pending)
+    admitted = requests.not_held(admitted, served)
     naive = scale_up(
         cluster,
         seen,
@@ -300,6 +302,9 @@ def evaluate(
         scheduled=scheduler.outcomes,
     )
     naive, joint = (quotas.with_waiting(cluster, plan, waiting) for plan in (naive, joint))
+    naive, joint = (
+        requests.with_requests(plan, served, scheduler.outcomes) for plan in (naive, joint)
+    )
     per_node, per_domain = fragmentation(cluster, state, pending)
     what_if = fragmentation_what_if(cluster, pending, state, scheduler, options, policy)
     running = running_gang_milli(cluster)
