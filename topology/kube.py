@@ -35,6 +35,7 @@ from typing import Any
 
 from topology import (
     admission,
+    autoscalerevents,
     castatus,
     cloud_reservations,
     daemons,
@@ -273,6 +274,7 @@ _NAMESPACED = (
     "ConfigMap",
     "DaemonSet",
     "ProvisioningRequest",
+    "Event",
     "PersistentVolumeClaim",
 )
 
@@ -354,6 +356,7 @@ _HANDLERS = {
     ("NodePool", "karpenter.sh"): karpenter.karpenter_node_pool,
     ("NodeClaim", "karpenter.sh"): karpenter.karpenter_node_claim,
     ("ProvisioningRequest", provreq.GROUP): provreq.provisioning_request,
+    ("Event", "*"): autoscalerevents.kube_event,
     ("AdmissionCheck", quotas.KUEUE): quotas.parse_admission_check,
     ("DaemonSet", "apps"): daemons.daemon_set,
     (castatus.KWOK_KIND, "kwok.cluster-autoscaler.x-k8s.io"): castatus.kwok_provider_config,

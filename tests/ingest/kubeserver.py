@@ -40,6 +40,7 @@ RESOURCE_PATHS: dict[str, tuple[str, str]] = {
     "PersistentVolume": ("/api/v1/persistentvolumes", "v1"),
     "PersistentVolumeClaim": ("/api/v1/persistentvolumeclaims", "v1"),
     "ConfigMap": ("/api/v1/namespaces/kube-system/configmaps", "v1"),  # kube-system only
+    "Event": ("/api/v1/events", "v1"),  # listed by fieldSelector source=<component>
     "PriorityClass.scheduling.k8s.io": _crd("scheduling.k8s.io", "v1", "priorityclasses"),
     "StorageClass.storage.k8s.io": _crd("storage.k8s.io", "v1", "storageclasses"),
     "PodDisruptionBudget.policy": _crd("policy", "v1", "poddisruptionbudgets"),
@@ -416,11 +417,15 @@ def _status(code: int, reason: str, message: str) -> web.Response:
 
 
 def _selected(obj: dict[str, Any], request: web.Request) -> bool:
-    """``fieldSelector=metadata.name=X`` (the only field selector the source sends)."""
+    """The field selectors the source sends: ``metadata.name=X`` (the CA status
+    ConfigMap) and an Event's ``source=X`` (``source.component``, as the API server's
+    event strategy selects it)."""
     selector = request.query.get("fieldSelector", "")
     if not selector:
         return True
     field_name, _, value = selector.partition("=")
+    if field_name == "source":
+        return (obj.get("source") or {}).get("component") == value
     assert field_name == "metadata.name", f"unsupported fieldSelector {selector}"
     return (obj.get("metadata") or {}).get("name") == value
 

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 import pytest
 
 from recommender.engine.evaluate.evaluation import evaluate
+from tests.engine.test_autoscaler_events import TRIGGERED
 from tests.engine.test_provisioning_requests import ACCEPTED, NOT_FOUND, cluster_with, request
 from tests.ingest.kubeserver import KubeServer
 from topology.kube import parse_objects
@@ -81,3 +82,34 @@ def test_it_plans_for_the_pods_once_a_watch_says_the_request_failed(server, make
     assert read.state == "failed"
     (train,) = [w for w in evaluation.workloads if w.key == "ml/train"]
     assert train.joint.add_nodes == {"a2-pool": 2}
+
+
+def _event(name: str, component: str, reason: str) -> dict:
+    event = copy.deepcopy(TRIGGERED)
+    event["metadata"]["name"] = name
+    event.update(source={"component": component}, reason=reason)
+    return event
+
+
+def test_it_lists_only_the_events_the_autoscalers_reported(server, make_source):
+    server.put(_event("a", "cluster-autoscaler", "TriggeredScaleUp"))
+    server.put(_event("b", "default-scheduler", "FailedScheduling"))
+    server.put(_event("c", "karpenter", "InsufficientCapacityError"))
+    source = make_source()
+    source.sync(watch_seconds=1)
+    selectors = {q.get("fieldSelector") for _m, p, q in server.requests if p == "/api/v1/events"}
+    assert selectors == {"source=cluster-autoscaler", "source=karpenter"}
+    snapshot = parse_objects(source.objects(), cluster_name="live")
+    assert sorted(e.reason for e in snapshot.cluster.autoscaler_events) == [
+        "InsufficientCapacityError",
+        "TriggeredScaleUp",
+    ]
+
+
+def test_it_picks_up_an_event_reported_while_it_watches(server, make_source):
+    source = make_source()
+    source.sync(watch_seconds=1)
+    server.put(_event("later", "cluster-autoscaler", "NotTriggerScaleUp"))
+    source.sync(watch_seconds=1)
+    snapshot = parse_objects(source.objects(), cluster_name="live")
+    assert [e.reason for e in snapshot.cluster.autoscaler_events] == ["NotTriggerScaleUp"]
