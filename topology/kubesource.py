@@ -11,7 +11,10 @@ Each kind has a status (``KindStatus``), as an informer's reflector keeps going 
 resource: *served*; *not served* (404 at every version: the CRD is not installed) and
 *forbidden* (403: the role lacks the rule, which the status names) are read as none,
 never retried within a read, and looked at again every ``recheck_every_passes`` reads
-(a CRD installed later is picked up); *failing* (connection errors, 5xx, after the
+(a role re-applied later is picked up); a kind not served is read on the very next pass
+once API discovery lists it (a CRD installed while the source runs: ``discovered``, one
+request for ``/apis`` per pass while some kind is not served, and one per group-version
+of theirs that the server serves); *failing* (connection errors, 5xx, after the
 read's bounded retries) keeps the kind's last state. A read whose kinds all fail, or
 where a kind never read yet fails, raises ``SourceUnreachable``: nothing half-read is
 stored, the stores and resourceVersions stay, and the next read resumes from them.
@@ -191,6 +194,7 @@ class KubeSource:
         self.generation = 0  # see SourceRead.generation
         self.version_index: dict[str, int] = {}  # key → which of the kind's versions
         self.stats = KubeStats()
+        self.appeared: set[str] = set()  # not-served kinds discovery lists now (this pass)
         self._lock = threading.Lock()
 
     # reads
@@ -238,6 +242,7 @@ class KubeSource:
         """One pass over the kinds due (``due``); raises ``SourceUnreachable`` or
         ``SourceError`` when what it read cannot stand for the cluster."""
         self.passes += 1
+        self.appeared = self.discovered()
         kinds = [k for k in self.kinds if self.due(k)]
         if len(kinds) <= 1:
             for kind in kinds:
@@ -254,14 +259,65 @@ class KubeSource:
         self.check_readable(kinds)
 
     def due(self, kind: WatchedKind) -> bool:
-        """Served, failing and new kinds every pass; the others every few passes."""
+        """Served, failing and new kinds every pass; a kind not served once discovery
+        lists it; the others every few passes."""
         status = self.status.get(kind.key)
         if status is None or status.state in (KindState.SERVED, KindState.FAILING):
             return True
-        if self.passes % self.recheck_every_passes:
+        if kind.key not in self.appeared and self.passes % self.recheck_every_passes:
             return False
         self.version_index.pop(kind.key, None)  # a newer version may be served now
         return True
+
+    def discovered(self) -> set[str]:
+        """Kinds not served at their last read that API discovery lists now, at one of
+        their versions (kube-apiserver's ``/apis`` group list, then the resource list of
+        each such group-version: what ``kubectl api-resources`` reads). Discovery
+        answering badly changes nothing: the every-few-passes recheck still holds."""
+        waiting = [
+            k
+            for k in self.kinds
+            if k.group and k.key in self.status and self.status[k.key].state is KindState.NOT_SERVED
+        ]
+        if not waiting:
+            return set()
+        try:
+            served = self._group_versions()
+            resources: dict[tuple[str, str], set[str]] = {}
+            found = set()
+            for kind in waiting:
+                for version in (v for v in kind.versions if v in served.get(kind.group, ())):
+                    if (kind.group, version) not in resources:
+                        resources[(kind.group, version)] = self._resources(kind.group, version)
+                    if kind.plural in resources[(kind.group, version)]:
+                        found.add(kind.key)
+                        break
+            return found
+        except (ApiException, urllib3.exceptions.HTTPError, OSError, ValueError, KeyError):
+            return set()
+
+    def _discovery(self, path: str) -> Any:
+        """One discovery document, read as JSON through the client's own auth and TLS."""
+        method, url, headers, _body, _post = self.api_client.param_serialize(
+            "GET", path, header_params={"Accept": "application/json"}, auth_settings=["BearerToken"]
+        )
+        response = self.api_client.call_api(
+            method, url, header_params=headers, _request_timeout=self.request_timeout_seconds
+        )
+        response.read()
+        if not 200 <= response.status < 300:
+            raise ValueError(f"{path}: HTTP {response.status}")
+        return json.loads(response.data)
+
+    def _group_versions(self) -> dict[str, set[str]]:
+        """Group → the versions served (``APIGroupList``)."""
+        groups = self._discovery("/apis").get("groups") or []
+        return {g["name"]: {v["version"] for v in g.get("versions") or []} for g in groups}
+
+    def _resources(self, group: str, version: str) -> set[str]:
+        """The resources one group-version serves (``APIResourceList``)."""
+        listed = self._discovery(f"/apis/{group}/{version}").get("resources") or []
+        return {r["name"] for r in listed}
 
     def check_readable(self, kinds: list[WatchedKind]) -> None:
         """Refuse a read that would stand for a cluster it did not see."""
