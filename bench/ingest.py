@@ -10,10 +10,16 @@
    serialises, hashes and writes it. Target: < 15 s.
 3. The same 10,000 nodes and 8,152 trace pods as Kubernetes objects: the whole
    ingest including ``kube.parse_objects``.
+4. One-shot ``manage.py ingest --source kube`` of 2,000 nodes and 20,000 Running pods
+   shaped like real ones (``bench/realpods.py``: managedFields, env, probes, volumes,
+   container statuses; about 10 kB of JSON each) plus the 200 Pending GPU pods of
+   ``bench.follow``, served by the local list/watch server: wall time and the child's
+   peak RSS (issue 31: < 600 MB; ``--one-shot`` runs only this part).
 """
 
 from __future__ import annotations
 
+import argparse
 import csv
 import os
 import sys
@@ -27,6 +33,8 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data" / "alibaba-gpu-v2023" / "csv"
 WATCH_EVENTS = 20_000
 STORE_NODES = 10_000
+ONE_SHOT_NODES = 2_000
+ONE_SHOT_PODS = 20_000
 
 
 def bench_watch(events: int = WATCH_EVENTS) -> float:
@@ -116,6 +124,39 @@ def bench_store_objects(nodes: int = STORE_NODES) -> tuple[float, int]:
     return elapsed, len(pods)
 
 
+def bench_one_shot(
+    nodes: int = ONE_SHOT_NODES, pods: int = ONE_SHOT_PODS
+) -> tuple[float, float, int]:
+    """Seconds and peak RSS (MiB) of one `manage.py ingest --source kube` child reading
+    ``nodes`` nodes and ``pods`` realistic Running pods; the pods' mean JSON size."""
+    import subprocess
+
+    from bench.follow import PENDING_GPU_PODS, cluster_objects, one_shot
+    from bench.realpods import json_bytes, running_pod
+    from tests.ingest.kubeserver import KubeServer
+
+    migrate = [sys.executable, "manage.py", "migrate", "--noinput", "-v0"]
+    subprocess.run(migrate, cwd=REPO, check=True)
+    base = cluster_objects(nodes, 0)  # the nodes and the Pending GPU pods
+    node_names = [o["metadata"]["name"] for o in base if o["kind"] == "Node"]
+    server = KubeServer().start()
+    try:
+        server.put_many(base)
+        sizes = 0
+        for start in range(0, pods, 1000):  # in batches: the server copies each object
+            batch = [
+                running_pod(i, node_names[i % nodes]) for i in range(start, min(start + 1000, pods))
+            ]
+            sizes += sum(json_bytes(p) for p in batch)
+            server.put_many(batch)
+        assert len(server.resources["Pod"].items) == pods + PENDING_GPU_PODS
+        kubeconfig = server.kubeconfig(Path(tempfile.mkdtemp()) / "kubeconfig")
+        seconds, peak_mib = one_shot(kubeconfig, f"bench-one-shot-{time.time_ns()}")
+    finally:
+        server.stop()
+    return seconds, peak_mib, sizes // max(pods, 1)
+
+
 def _cycle(items):  # type: ignore[no-untyped-def]
     while True:
         yield from items
@@ -123,6 +164,22 @@ def _cycle(items):  # type: ignore[no-untyped-def]
 
 def main() -> None:
     sys.path.insert(0, str(REPO))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--one-shot", action="store_true", help="only part 4")
+    parser.add_argument("--nodes", type=int, default=ONE_SHOT_NODES, help="part 4's nodes")
+    parser.add_argument("--pods", type=int, default=ONE_SHOT_PODS, help="part 4's pods")
+    options = parser.parse_args()
+    if not options.one_shot:
+        _throughput()
+    seconds, peak_mib, pod_bytes = bench_one_shot(options.nodes, options.pods)
+    print(
+        f"ingest one-shot of {options.nodes} nodes / {options.pods} realistic pods "
+        f"({pod_bytes:,} bytes of JSON each): {seconds:.1f} s, peak RSS {peak_mib:.0f} MiB "
+        "(target < 600 MB)"
+    )
+
+
+def _throughput() -> None:
     rate = bench_watch()
     print(f"kube source watch: {WATCH_EVENTS} events, {rate:,.0f} events/s (target >= 2,000)")
     seconds, pods = bench_store()

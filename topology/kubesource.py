@@ -19,7 +19,9 @@ read's bounded retries) keeps the kind's last state. A read whose kinds all fail
 where a kind never read yet fails, raises ``SourceUnreachable``: nothing half-read is
 stored, the stores and resourceVersions stay, and the next read resumes from them.
 
-Read-only: only list and watch requests. Not pure (network, threads), but free of
+Each object is kept less what no parse reads (``topology.kubeslim``: managedFields,
+containers' environment and probes, container statuses). Read-only: only list and
+watch requests. Not pure (network, threads), but free of
 Django so the benchmark and tests can drive it directly.
 """
 
@@ -42,6 +44,7 @@ from kubernetes import client, config, watch
 from kubernetes.client.exceptions import ApiException
 
 from topology.kubekinds import DEFAULT_KINDS, WatchedKind
+from topology.kubeslim import slimmed
 from topology.sourceread import (
     KubeObject,
     SourcedObject,
@@ -414,7 +417,7 @@ class KubeSource:
             for obj in body.get("items") or []:
                 obj.setdefault("kind", kind.kind)
                 obj.setdefault("apiVersion", kind.api_version(version))
-                items[_uid(obj)] = obj
+                items[_uid(slimmed(obj))] = obj
             metadata = body.get("metadata") or {}
             continue_token = metadata.get("continue")
             if not continue_token:
@@ -449,6 +452,7 @@ class KubeSource:
             else:
                 obj.setdefault("kind", kind.kind)
                 obj.setdefault("apiVersion", kind.api_version(version))
+                slimmed(obj)
                 with self._lock:
                     if event_type == "DELETED":
                         store.pop(_uid(obj), None)
