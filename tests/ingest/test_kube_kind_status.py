@@ -46,7 +46,7 @@ def test_it_reads_every_other_kind_when_one_is_forbidden(kube_server, make_kube_
     source.sync(watch_seconds=1)
     served = {key for key, status in source.status.items() if status.state == "served"}
     assert served == set(source.status) - {HYPERNODE}
-    assert source.stores["Node"] == kube_server.state("Node")
+    assert source.store("Node") == kube_server.state("Node")
 
 
 def test_it_refuses_a_read_without_nodes_rather_than_an_empty_cluster(
@@ -66,7 +66,7 @@ def test_it_picks_up_a_crd_installed_while_it_runs_on_the_next_pass(kube_server,
     kube_server.unserved.discard(PODGROUP)  # the CRD is installed
     source.sync(watch_seconds=1)
     assert source.status[PODGROUP].state == "served"
-    assert source.stores[PODGROUP] == kube_server.state(PODGROUP)
+    assert source.store(PODGROUP) == kube_server.state(PODGROUP)
     assert len(source.stores[PODGROUP]) >= 1
 
 
@@ -128,5 +128,5 @@ def test_it_resumes_from_its_resource_version_when_the_api_server_returns(
     kube_server.delete("Node", "openb-node-0003")
     source.sync(watch_seconds=1)
     assert source.stats.lists == 1  # watched on from where it was, no relist
-    assert source.stores["Node"] == kube_server.state("Node")
+    assert source.store("Node") == kube_server.state("Node")
     assert source.status["Node"].state == "served"
