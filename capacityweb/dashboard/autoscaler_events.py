@@ -13,8 +13,9 @@ Two kinds of rows:
   ``ScaleUp`` condition for it (snapshots stored before the conditions were kept), and
   Karpenter's in-flight NodeClaims.
 
-A reported row names the node group of the model when the autoscaler's own name for it
-(a cluster-autoscaler group, a Karpenter NodePool) is one of the groups', else its own.
+A reported row names the node group of the model when cluster-autoscaler's name for it
+is one model group's; else the autoscaler's own name (a Karpenter NodePool, which the
+model splits into one group per instance type).
 Page and API (``/api/v1/autoscaler-events/``) share ``NodeGroupFilterSet``.
 """
 
@@ -90,10 +91,10 @@ def reported_events(
     events: Iterable[Mapping[str, Any]], groups: Iterable[Mapping[str, Any]], autoscaler: str = ""
 ) -> list[dict[str, str]]:
     """The model's events as rows, newest first, their node group named as the model does."""
-    named = {}
+    named = {}  # a cluster-autoscaler group is one model group; a NodePool is several
     for group in groups:
         ref = group.get("autoscaler") or {}
-        if ref.get("name"):
+        if ref.get("name") and ref.get("kind") == "cluster-autoscaler":
             named.setdefault(str(ref["name"]), group["name"])
     rows = []
     for event in events:
