@@ -3,9 +3,9 @@
 
 ::
 
-    KubeSource    list ─► store (uid → object) ─► watch from resourceVersion ─┐
-                   ▲        ADDED/MODIFIED/DELETED update the store, BOOKMARK  │
-                   └── 410 Gone: relist ◄── errors: bounded backoff + jitter ◄─┘
+    KubeSource    list ─► store (uid → slim JSON) ─► watch from resourceVersion ─┐
+                   ▲        ADDED/MODIFIED/DELETED update the store, BOOKMARK     │
+                   └── 410 Gone: relist ◄── errors: bounded backoff + jitter ◄────┘
 
 Each kind has a status (``KindStatus``), as an informer's reflector keeps going per
 resource: *served*; *not served* (404 at every version: the CRD is not installed) and
