@@ -30,6 +30,7 @@ SUMMARY_PREFIXES = (
     "follow ",
     "idle_rss after",
     "diverse ",
+    "ingest one-shot",
 )
 FULL: dict[str, list[str]] = {
     "parse": [],
@@ -51,6 +52,7 @@ FULL: dict[str, list[str]] = {
     "idle_rss": [],  # 30 minutes of an idle `make run`
 }
 QUICK: dict[str, list[str]] = {
+    "ingest": ["--nodes", "200", "--pods", "2000"],
     "scaling": ["--sizes", "1000,10000"],
     "fanout": ["--clients", "100,200"],
     "evaluate": ["--nodes", "2000", "--gangs", "100"],

@@ -10,10 +10,16 @@
    serialises, hashes and writes it. Target: < 15 s.
 3. The same 10,000 nodes and 8,152 trace pods as Kubernetes objects: the whole
    ingest including ``kube.parse_objects``.
+4. One-shot ``manage.py ingest --source kube`` of 2,000 nodes and 20,000 Running pods
+   shaped like real ones (``bench/realpods.py``: managedFields, env, probes, volumes,
+   container statuses; about 10 kB of JSON each) plus the 200 Pending GPU pods of
+   ``bench.follow``, served by the local list/watch server: wall time and the child's
+   peak RSS (issue 31: < 600 MB; ``--one-shot`` runs only this part).
 """
 
 from __future__ import annotations
 
+import argparse
 import csv
 import os
 import sys
@@ -27,6 +33,8 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data" / "alibaba-gpu-v2023" / "csv"
 WATCH_EVENTS = 20_000
 STORE_NODES = 10_000
+ONE_SHOT_NODES = 2_000
+ONE_SHOT_PODS = 20_000
 
 
 def bench_watch(events: int = WATCH_EVENTS) -> float:
@@ -116,6 +124,72 @@ def bench_store_objects(nodes: int = STORE_NODES) -> tuple[float, int]:
     return elapsed, len(pods)
 
 
+def bench_one_shot(
+    nodes: int = ONE_SHOT_NODES, pods: int = ONE_SHOT_PODS
+) -> tuple[float, float, int]:
+    """Seconds and peak RSS (MiB) of one `manage.py ingest --source kube` child reading
+    ``nodes`` nodes and ``pods`` realistic Running pods; the pods' mean JSON size."""
+    import subprocess
+
+    from bench.follow import PENDING_GPU_PODS, cluster_objects
+    from bench.realpods import json_bytes, running_pod
+    from tests.ingest.kubeserver import KubeServer
+
+    migrate = [sys.executable, "manage.py", "migrate", "--noinput", "-v0"]
+    subprocess.run(migrate, cwd=REPO, check=True)
+    base = cluster_objects(nodes, 0)  # the nodes and the Pending GPU pods
+    node_names = [o["metadata"]["name"] for o in base if o["kind"] == "Node"]
+    server = KubeServer().start()
+    try:
+        server.put_many(base)
+        sizes = 0
+        for start in range(0, pods, 1000):  # in batches: the server copies each object
+            batch = [
+                running_pod(i, node_names[i % nodes]) for i in range(start, min(start + 1000, pods))
+            ]
+            sizes += sum(json_bytes(p) for p in batch)
+            server.put_many(batch)
+        assert len(server.resources["Pod"].items) == pods + PENDING_GPU_PODS
+        kubeconfig = server.kubeconfig(Path(tempfile.mkdtemp()) / "kubeconfig")
+        seconds, peak_mib = one_shot_peak(kubeconfig, f"bench-one-shot-{time.time_ns()}")
+    finally:
+        server.stop()
+    return seconds, peak_mib, sizes // max(pods, 1)
+
+
+# Runs manage.py in the child and writes the child's own high-water RSS (VmHWM, kB) to
+# the file named by argv[1] as it exits. Not ``ru_maxrss``: Linux keeps the pre-exec
+# high-water mark of the process that spawned the child (fs/exec.c ``exec_mmap``
+# ``setmax_mm_hiwater_rss``), so a child started by this benchmark, which holds the
+# served objects (about 1 GB at 20,000 real-looking pods), reports at least that.
+_PEAK_WRAPPER = """
+import runpy, sys
+out = sys.argv.pop(1)
+try:
+    runpy.run_path("manage.py", run_name="__main__")
+finally:
+    with open("/proc/self/status") as status, open(out, "w") as peak:
+        peak.write(next(l.split()[1] for l in status if l.startswith("VmHWM")))
+"""
+
+
+def one_shot_peak(kubeconfig: Path, name: str) -> tuple[float, float]:
+    """Seconds and the child's own peak RSS (MiB) of one `manage.py ingest --source kube`."""
+    import subprocess
+
+    out = Path(tempfile.mkstemp(prefix="bench-peak-")[1])
+    started = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-c", _PEAK_WRAPPER, str(out), "ingest", name, "--source", "kube"]
+        + ["--kubeconfig", str(kubeconfig)],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        check=True,
+    )
+    elapsed = time.perf_counter() - started
+    return elapsed, int(out.read_text()) / 1024
+
+
 def _cycle(items):  # type: ignore[no-untyped-def]
     while True:
         yield from items
@@ -123,6 +197,22 @@ def _cycle(items):  # type: ignore[no-untyped-def]
 
 def main() -> None:
     sys.path.insert(0, str(REPO))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--one-shot", action="store_true", help="only part 4")
+    parser.add_argument("--nodes", type=int, default=ONE_SHOT_NODES, help="part 4's nodes")
+    parser.add_argument("--pods", type=int, default=ONE_SHOT_PODS, help="part 4's pods")
+    options = parser.parse_args()
+    if not options.one_shot:
+        _throughput()
+    seconds, peak_mib, pod_bytes = bench_one_shot(options.nodes, options.pods)
+    print(
+        f"ingest one-shot of {options.nodes} nodes / {options.pods} realistic pods "
+        f"({pod_bytes:,} bytes of JSON each): {seconds:.1f} s, peak RSS {peak_mib:.0f} MiB "
+        "(target < 600 MB)"
+    )
+
+
+def _throughput() -> None:
     rate = bench_watch()
     print(f"kube source watch: {WATCH_EVENTS} events, {rate:,.0f} events/s (target >= 2,000)")
     seconds, pods = bench_store()

@@ -24,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from topology.autoscalerevents import ca_status_events
 from topology.hardware import (
     ModelError,
 )
@@ -57,6 +58,7 @@ def config_map(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
     text = ctx.text(data.get("status"), "data.status", required=True)
     for status in parse_ca_status(ctx, text):
         collected.discovered.ca_groups.append((ctx, status))
+    collected.autoscaler_events.extend(ca_status_events(ctx, text))
 
 
 KWOK_API_VERSION = "kwok.cluster-autoscaler.x-k8s.io/v1alpha1"  # the reader's name for the file

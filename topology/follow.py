@@ -77,11 +77,13 @@ class Follower:
         return max(services.DEFAULT_LOCK_SECONDS, int(3 * longest_wait))
 
     def once(self) -> Snapshot | None:
-        """One read under the lock (``LockHeld`` if another ingester has it); errors raise."""
+        """One read under the lock (``LockHeld`` if another ingester has it); errors raise.
+        Nothing reads again: the source and what it read are let go before the snapshot
+        is evaluated, so the two never take memory together."""
         if not self.hold():
             raise LockHeld(held_message(self.cluster))
         try:
-            return self.read()
+            return self.read(last=True)
         finally:
             self.release()
 
@@ -113,10 +115,15 @@ class Follower:
         self.failures = 0
         return self.interval_seconds
 
-    def read(self) -> Snapshot | None:
+    def read(self, *, last: bool = False) -> Snapshot | None:
         before = dict(self.cluster.ingest_kinds or {})
         was_ok = self.cluster.ingest_state in ("", Cluster.IngestState.OK)
-        snapshot = services.ingest_from_source(cluster=self.cluster, now=timezone.now())
+        try:
+            snapshot = services.ingest_from_source(cluster=self.cluster, now=timezone.now())
+        finally:
+            if last:
+                services.close_source(cluster=self.cluster)
+        reset_queries()  # DEBUG keeps each query's SQL: the snapshot's whole JSON
         if not was_ok:
             self.say(f"{self.cluster.name}: source answers again")
         self.say_kind_changes(before)

@@ -34,6 +34,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 # re-exported: ``from topology.hardware import X`` stays the one way in to the model
+from topology.autoscalerstate import (
+    AutoscalerEvent as AutoscalerEvent,
+    ProvisioningRequest as ProvisioningRequest,
+    RequestCondition as RequestCondition,
+    RequestPodSet as RequestPodSet,
+)
 from topology.devices import (
     GPU_RESOURCE as GPU_RESOURCE,
     AllocatedDevice as AllocatedDevice,
@@ -490,6 +496,10 @@ class Cluster:
     daemon_pods: tuple[DaemonPod, ...] = ()
     # every ResourceClaim with status.allocation: its devices are taken once
     allocated_claims: tuple[DeviceClaim, ...] = ()
+    # autoscaling.x-k8s.io ProvisioningRequests read (topology.provreq)
+    provisioning_requests: tuple[ProvisioningRequest, ...] = ()
+    # what the autoscalers reported, newest first (topology.autoscalerevents)
+    autoscaler_events: tuple[AutoscalerEvent, ...] = ()
 
     @property
     def gpu_count(self) -> int:

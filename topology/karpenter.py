@@ -26,6 +26,7 @@ from typing import Any
 
 import yaml
 
+from topology.autoscalerevents import node_claim_events
 from topology.daemons import less_daemons
 from topology.hardware import (
     AutoscalerRef,
@@ -114,9 +115,10 @@ class NodeClaimRecord:
 
 def karpenter_node_claim(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
     meta = ctx.mapping(obj.get("metadata"), "metadata")
+    labels = ctx.labels(meta.get("labels"), "metadata.labels")
+    collected.autoscaler_events.extend(node_claim_events(ctx, obj, labels.get(KARPENTER_LABEL, "")))
     if meta.get("deletionTimestamp"):
         return  # being deleted: no node to wait for
-    labels = ctx.labels(meta.get("labels"), "metadata.labels")
     spec = ctx.mapping(obj.get("spec"), "spec")
     status = ctx.mapping(obj.get("status"), "status")
     kind = labels.get(INSTANCE_TYPE_LABEL) or _single_type(ctx, spec)

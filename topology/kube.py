@@ -35,6 +35,7 @@ from typing import Any
 
 from topology import (
     admission,
+    autoscalerevents,
     castatus,
     cloud_reservations,
     daemons,
@@ -48,12 +49,14 @@ from topology import (
     kubeproject,
     kueueflavors,
     podaffinity,
+    provreq,
     quotas,
     topology_k8s,
     volumes,
     workloads_k8s,
 )
 from topology.hardware import (
+    AutoscalerEvent,
     Cluster,
     DaemonPod,
     DeviceClaim,
@@ -64,6 +67,7 @@ from topology.hardware import (
     Node,
     NodeGroup,
     Pod,
+    ProvisioningRequest,
     QuotaQueue,
     Reservation,
     Snapshot,
@@ -85,6 +89,9 @@ __all__ = [
     "parse_quantity",
     "whole_count",
 ]
+
+# the autoscaler events a snapshot keeps: the newest, so a busy cluster's Events stay bounded
+MAX_EVENTS = 200
 
 # --- what the first pass collects ---------------------------------------------------
 
@@ -124,6 +131,8 @@ class _Collected:
     budgets: list[DisruptionBudget] = field(default_factory=list)  # topology.disruption
     priority_classes: dict[str, admission.PriorityClass] = field(default_factory=dict)
     flavors: dict[str, kueueflavors.Flavor] = field(default_factory=dict)
+    provisioning_requests: list[ProvisioningRequest] = field(default_factory=list)
+    autoscaler_events: list[AutoscalerEvent] = field(default_factory=list)
     queue_flavors: dict[str, tuple[kueueflavors.FlavorGroup, ...]] = field(default_factory=dict)
 
 
@@ -264,6 +273,8 @@ _NAMESPACED = (
     *workloads_k8s.NAMESPACED_KINDS,
     "ConfigMap",
     "DaemonSet",
+    "ProvisioningRequest",
+    "Event",
     "PersistentVolumeClaim",
 )
 
@@ -344,6 +355,8 @@ _HANDLERS = {
     ("ConfigMap", "*"): castatus.config_map,
     ("NodePool", "karpenter.sh"): karpenter.karpenter_node_pool,
     ("NodeClaim", "karpenter.sh"): karpenter.karpenter_node_claim,
+    ("ProvisioningRequest", provreq.GROUP): provreq.provisioning_request,
+    ("Event", "*"): autoscalerevents.kube_event,
     ("AdmissionCheck", quotas.KUEUE): quotas.parse_admission_check,
     ("DaemonSet", "apps"): daemons.daemon_set,
     (castatus.KWOK_KIND, "kwok.cluster-autoscaler.x-k8s.io"): castatus.kwok_provider_config,
@@ -409,6 +422,10 @@ def _assemble(
         disruption_budgets=tuple(collected.budgets),
         daemon_pods=tuple(collected.discovered.daemon_pods),
         allocated_claims=kubedevices.allocated_claims(collected),
+        provisioning_requests=tuple(
+            sorted(collected.provisioning_requests, key=lambda r: (r.namespace, r.name))
+        ),
+        autoscaler_events=provreq.newest_first(collected.autoscaler_events, MAX_EVENTS),
     )
     return Snapshot(
         cluster=cluster,

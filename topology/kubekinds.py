@@ -43,11 +43,15 @@ class WatchedKind:
     name: str = ""  # listed by this name only (fieldSelector metadata.name)
     # a cluster read without it would look empty: forbidden or not served refuses the read
     required: bool = False
+    # listed with this fieldSelector only (Events of one reporting component)
+    field_selector: str = ""
 
     @property
     def key(self) -> str:
-        """Unique per kind and group (two groups may share a kind name: PodGroup, Queue)."""
-        return f"{self.kind}.{self.group}" if self.group else self.kind
+        """Unique per kind, group and selector (two groups may share a kind name:
+        PodGroup, Queue; one kind may be listed twice, by two selectors: Event)."""
+        base = f"{self.kind}.{self.group}" if self.group else self.kind
+        return f"{base}[{self.field_selector}]" if self.field_selector else base
 
     def api_version(self, version: str) -> str:
         return f"{self.group}/{version}" if self.group else version
@@ -87,6 +91,25 @@ def _ca_status(api: client.ApiClient, _version: str) -> Callable[..., Any]:
         client.CoreV1Api(api).list_namespaced_config_map,
         CA_STATUS_NAMESPACE,
         field_selector=f"metadata.name={CA_STATUS_NAME}",
+    )
+
+
+def _events_from(component: str) -> WatchedKind:
+    """Core v1 Events one autoscaler reported (field ``source``: ``source.component``,
+    kubernetes ``pkg/registry/core/event/strategy.go`` ``ToSelectableFields``): only
+    these are listed, not every Event of the cluster."""
+    selector = f"source={component}"
+    return WatchedKind(
+        "Event",
+        "",
+        _V1,
+        "events",
+        _typed(
+            lambda a: functools.partial(
+                client.CoreV1Api(a).list_event_for_all_namespaces, field_selector=selector
+            )
+        ),
+        field_selector=selector,
     )
 
 
@@ -134,6 +157,10 @@ DEFAULT_KINDS: tuple[WatchedKind, ...] = (
         namespace=CA_STATUS_NAMESPACE,
         name=CA_STATUS_NAME,
     ),
+    # what the autoscalers report: cluster-autoscaler's recorder is component
+    # "cluster-autoscaler" (utils/kubernetes/events.go), Karpenter's "karpenter"
+    _events_from("cluster-autoscaler"),
+    _events_from("karpenter"),
     # built-in groups
     WatchedKind(
         "PriorityClass",
@@ -226,6 +253,8 @@ DEFAULT_KINDS: tuple[WatchedKind, ...] = (
     _crd("PodGroup", "scheduling.x-k8s.io", ("v1alpha1",), "podgroups"),
     _crd("NodePool", "karpenter.sh", _KARPENTER, "nodepools"),
     _crd("NodeClaim", "karpenter.sh", _KARPENTER, "nodeclaims"),
+    # cluster-autoscaler's requests: v1 since CA 1.31, v1beta1 before (same fields)
+    _crd("ProvisioningRequest", "autoscaling.x-k8s.io", ("v1", "v1beta1"), "provisioningrequests"),
     _crd("EC2NodeClass", "karpenter.k8s.aws", _KARPENTER, "ec2nodeclasses"),
     _crd("JobSet", "jobset.x-k8s.io", ("v1alpha2",), "jobsets"),
     _crd("PyTorchJob", "kubeflow.org", ("v1",), "pytorchjobs"),

@@ -215,6 +215,14 @@ def read_source(*, cluster: Cluster, now: datetime) -> SourceRead:
     return source.read(now)
 
 
+def close_source(*, cluster: Cluster) -> None:
+    """Let the cluster's open source go (a one-shot ingest reads it once): its stores
+    are freed; the next read opens it anew and lists everything."""
+    key = _source_key(cluster)
+    _open_sources.pop(key, None)
+    _ingested_markers.pop(key, None)
+
+
 def ingest_from_source(*, cluster: Cluster, now: datetime) -> Snapshot | None:
     """Read the source, then store what it read. None when nothing changed.
 

@@ -7,6 +7,7 @@ Sources (``topology.kubesource``, ``topology.sources.FilesSource``,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -21,7 +22,7 @@ SourcedObject = tuple[str, KubeObject]
 class SourceRead:
     """One read of a source: objects to parse, or a model, or neither (unchanged)."""
 
-    objects: list[SourcedObject] | None = None
+    objects: Sequence[SourcedObject] | None = None
     model: Cluster | None = None
     # kinds the cluster does not serve (a CRD not installed): read as none, said, no error
     unavailable: tuple[str, ...] = ()

@@ -6,9 +6,9 @@ reservations' paid, not yet provisioned nodes (another team's as "reserved (anot
 team)", capacityweb.visibility.held_nodes: the joint plan never buys that room for
 anyone else), the price and its source ("price unknown" when none is known, never
 0/h), a Karpenter NodePool's limits, and what the autoscaler last reported of it. Of
-cluster-autoscaler's status ConfigMap the ingest keeps the target size
-(``cloudProviderTarget``) and a Backoff (as a note); it keeps no timestamps, and the
-page says so instead of inventing a time.
+cluster-autoscaler's status ConfigMap the groups keep the target size
+(``cloudProviderTarget``) and a Backoff (as a note); the reports with the time each was
+first made are on the autoscaler events page.
 
 Page and API share ``NodeGroupFilterSet`` (``cluster``, ``snapshot``, ``autoscaler``).
 Reads: the page's cluster_page (4 queries) + one for the groups' JSON; the API: one
@@ -43,9 +43,7 @@ GROUPS_KEY = "model_json__cluster__node_groups"
 RESERVATIONS_KEY = "model_json__cluster__reservations"
 PROJECT_GROUP_SOURCE = "capacityweb.io NodeGroup"  # topology.discovery's name for it
 NO_AUTOSCALER = "none"  # the ``autoscaler`` filter's value for project-only groups
-ACTIVITY_NOT_INGESTED = (
-    "no timestamps: the ingest keeps cluster-autoscaler's target size and Backoff only"
-)
+ACTIVITY_NOT_INGESTED = "its reports, with their times, are on the autoscaler events page"
 
 
 class NodeGroupFilterSet(django_filters.FilterSet):

@@ -16,7 +16,7 @@ def test_it_opens_the_demo_autoscaler_events_from_the_overview(
     page.goto(f"{live_url}/")
     page.click(f'article[data-cluster="{demo.id}"] a:text-is("Autoscaler events")')
     page.wait_for_selector("#autoscaler-events")
-    assert page.locator("#not-ingested").is_visible()
+    assert page.locator("#what-is-read").is_visible()
     body = page.locator("#autoscaler-events tbody").inner_text()
     assert "no autoscaler report to show" in body
     assert page.errors == []

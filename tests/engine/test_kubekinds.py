@@ -20,6 +20,7 @@ BUILT_IN_GROUP = {
     "PersistentVolume": "",
     "PersistentVolumeClaim": "",
     "ConfigMap": "",
+    "Event": "",
     "StorageClass": "storage.k8s.io",
     "ResourceSlice": "resource.k8s.io",
     "ResourceClaim": "resource.k8s.io",

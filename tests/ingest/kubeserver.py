@@ -40,6 +40,7 @@ RESOURCE_PATHS: dict[str, tuple[str, str]] = {
     "PersistentVolume": ("/api/v1/persistentvolumes", "v1"),
     "PersistentVolumeClaim": ("/api/v1/persistentvolumeclaims", "v1"),
     "ConfigMap": ("/api/v1/namespaces/kube-system/configmaps", "v1"),  # kube-system only
+    "Event": ("/api/v1/events", "v1"),  # listed by fieldSelector source=<component>
     "PriorityClass.scheduling.k8s.io": _crd("scheduling.k8s.io", "v1", "priorityclasses"),
     "StorageClass.storage.k8s.io": _crd("storage.k8s.io", "v1", "storageclasses"),
     "PodDisruptionBudget.policy": _crd("policy", "v1", "poddisruptionbudgets"),
@@ -59,6 +60,9 @@ RESOURCE_PATHS: dict[str, tuple[str, str]] = {
     "PodGroup.scheduling.x-k8s.io": _crd("scheduling.x-k8s.io", "v1alpha1", "podgroups"),
     "NodePool.karpenter.sh": _crd("karpenter.sh", "v1", "nodepools"),
     "NodeClaim.karpenter.sh": _crd("karpenter.sh", "v1", "nodeclaims"),
+    "ProvisioningRequest.autoscaling.x-k8s.io": _crd(
+        "autoscaling.x-k8s.io", "v1", "provisioningrequests"
+    ),
     "EC2NodeClass.karpenter.k8s.aws": _crd("karpenter.k8s.aws", "v1", "ec2nodeclasses"),
     "JobSet.jobset.x-k8s.io": _crd("jobset.x-k8s.io", "v1alpha2", "jobsets"),
     "LeaderWorkerSet.leaderworkerset.x-k8s.io": _crd(
@@ -118,6 +122,7 @@ class KubeServer:
         self.requests: list[tuple[str, str, dict[str, str]]] = []
         self.authorizations: set[str] = set()  # every Authorization header received
         self.stall_seconds = 0.0
+        self.discovery_fails = False  # /apis answers 503 (an aggregated API down)
         self.fail_next: list[int] = []
         self.bookmark_every_seconds = 0.2
         self.close_when_idle = False  # end each watch once its backlog is sent (benchmarks)
@@ -142,6 +147,8 @@ class KubeServer:
         app = web.Application()
         for kind, (path, _api_version) in RESOURCE_PATHS.items():
             app.router.add_get(path, self._handler(kind))
+        app.router.add_get("/apis", self._groups)
+        app.router.add_get("/apis/{group}/{version}", self._group_resources)
         app.router.add_route("*", "/{tail:.*}", self._not_found)
         self._runner = web.AppRunner(
             app, handle_signals=False, access_log=None, shutdown_timeout=1.0
@@ -265,6 +272,53 @@ class KubeServer:
         return {o["metadata"]["uid"]: o for o in self.resources[kind].items.values()}
 
     # HTTP
+
+    def _served_paths(self) -> list[tuple[str, str, str]]:
+        """(group, version, plural) of every kind of a named group served now."""
+        served = []
+        for kind, (path, _api_version) in RESOURCE_PATHS.items():
+            parts = path.split("/")
+            if parts[1] == "apis" and kind not in self.unserved:
+                served.append((parts[2], parts[3], parts[-1]))
+        return served
+
+    async def _groups(self, request: web.Request) -> web.Response:
+        """Discovery's ``APIGroupList``: the groups and versions of the kinds served now
+        (a kind in ``unserved`` is a CRD not installed, so absent here too)."""
+        self.requests.append((request.method, request.path, dict(request.query)))
+        if self.discovery_fails:
+            return _status(503, "ServiceUnavailable", "discovery failed")
+        versions: dict[str, list[str]] = {}
+        for group, version, _plural in self._served_paths():
+            versions.setdefault(group, [])
+            if version not in versions[group]:
+                versions[group].append(version)
+        groups = [
+            {
+                "name": group,
+                "versions": [{"groupVersion": f"{group}/{v}", "version": v} for v in served],
+                "preferredVersion": {"groupVersion": f"{group}/{served[0]}", "version": served[0]},
+            }
+            for group, served in sorted(versions.items())
+        ]
+        return web.json_response({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
+
+    async def _group_resources(self, request: web.Request) -> web.Response:
+        """Discovery's ``APIResourceList`` of one group-version; 404 if none is served."""
+        self.requests.append((request.method, request.path, dict(request.query)))
+        group, version = request.match_info["group"], request.match_info["version"]
+        plurals = [p for g, v, p in self._served_paths() if (g, v) == (group, version)]
+        if not plurals:
+            return _status(404, "NotFound", f"the server could not find {request.path}")
+        body = {
+            "kind": "APIResourceList",
+            "apiVersion": "v1",
+            "groupVersion": f"{group}/{version}",
+            "resources": [
+                {"name": p, "namespaced": True, "verbs": ["get", "list", "watch"]} for p in plurals
+            ],
+        }
+        return web.json_response(body)
 
     async def _not_found(self, request: web.Request) -> web.Response:
         self.requests.append((request.method, request.path, dict(request.query)))
@@ -413,11 +467,15 @@ def _status(code: int, reason: str, message: str) -> web.Response:
 
 
 def _selected(obj: dict[str, Any], request: web.Request) -> bool:
-    """``fieldSelector=metadata.name=X`` (the only field selector the source sends)."""
+    """The field selectors the source sends: ``metadata.name=X`` (the CA status
+    ConfigMap) and an Event's ``source=X`` (``source.component``, as the API server's
+    event strategy selects it)."""
     selector = request.query.get("fieldSelector", "")
     if not selector:
         return True
     field_name, _, value = selector.partition("=")
+    if field_name == "source":
+        return (obj.get("source") or {}).get("component") == value
     assert field_name == "metadata.name", f"unsupported fieldSelector {selector}"
     return (obj.get("metadata") or {}).get("name") == value
 

@@ -47,6 +47,18 @@ def test_it_ingests_and_evaluates_exported_files(tmp_path):
     assert PeriodicTask.objects.filter(name=f"ingest cluster {cluster.pk}").exists()
 
 
+def test_a_one_shot_ingest_lets_its_source_go(tmp_path):
+    """What the source read is freed before the evaluation (the one-shot memory figure
+    of docs/BENCHMARKS.md): no open source is kept for the cluster."""
+    from topology import services
+    from topology.models import Cluster
+
+    name = _name()
+    call_command("ingest", name, "--source", "files", "--path", str(_export(tmp_path)))
+    cluster = Cluster.objects.get(name=name)
+    assert [key for key in services._open_sources if key[0] == cluster.pk] == []
+
+
 def test_it_does_not_store_an_unchanged_export_twice(tmp_path, capsys):
     from topology.models import Snapshot
 

@@ -176,3 +176,33 @@ def test_it_refuses_a_one_shot_ingest_of_a_followed_cluster(run_ingest, tmp_path
     wait_for(lambda: _snapshots(name), "ingested", log)
     with pytest.raises(CommandError, match=r"ingested by ingest --follow \(pid \d+"):
         call_command("ingest", name)
+
+
+def _watches_of_nodes(requests) -> int:
+    return sum(1 for _m, path, query in requests if path == "/api/v1/nodes" and "watch" in query)
+
+
+def test_it_reads_a_crd_installed_mid_follow_on_the_next_pass(kube_server, run_ingest, tmp_path):
+    podgroup = "PodGroup.scheduling.x-k8s.io"
+    kube_server.unserved.add(podgroup)
+    name = f"follow-crd-{uuid.uuid4().hex[:6]}"
+    kubeconfig = kube_server.kubeconfig(tmp_path / "kubeconfig")
+    _process, log = run_ingest(
+        name, "--source", "kube", "--kubeconfig", str(kubeconfig), "--follow", "--interval", "1"
+    )
+    wait_for(lambda: _snapshots(name), "ingested the first snapshot", log)
+    installed_at = len(kube_server.requests)
+    kube_server.unserved.discard(podgroup)  # the CRD is installed
+    wait_for(
+        lambda: (_cluster(name).ingest_kinds or {}).get(podgroup, {}).get("state") == "served",
+        "read the new kind",
+        log,
+    )
+    after = kube_server.requests[installed_at:]
+    first_list = next(
+        i
+        for i, (_m, path, query) in enumerate(after)
+        if path.endswith("/podgroups") and "watch" not in query
+    )
+    # the pass under way when it was installed, then the next one: not 5 passes later
+    assert _watches_of_nodes(after[:first_list]) <= 2, log.read_text()

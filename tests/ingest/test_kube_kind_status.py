@@ -46,7 +46,7 @@ def test_it_reads_every_other_kind_when_one_is_forbidden(kube_server, make_kube_
     source.sync(watch_seconds=1)
     served = {key for key, status in source.status.items() if status.state == "served"}
     assert served == set(source.status) - {HYPERNODE}
-    assert source.stores["Node"] == kube_server.state("Node")
+    assert source.store("Node") == kube_server.state("Node")
 
 
 def test_it_refuses_a_read_without_nodes_rather_than_an_empty_cluster(
@@ -58,18 +58,39 @@ def test_it_refuses_a_read_without_nodes_rather_than_an_empty_cluster(
         source.sync(watch_seconds=1)
 
 
-def test_it_picks_up_a_crd_installed_while_it_runs(kube_server, make_kube_source):
+def test_it_picks_up_a_crd_installed_while_it_runs_on_the_next_pass(kube_server, make_kube_source):
     kube_server.unserved.add(PODGROUP)
-    source = make_kube_source(recheck_every_passes=3)
+    source = make_kube_source()  # the every-5-passes recheck would take 4 more passes
     source.sync(watch_seconds=1)
     assert source.status[PODGROUP].state == "not served"
     kube_server.unserved.discard(PODGROUP)  # the CRD is installed
     source.sync(watch_seconds=1)
-    assert PODGROUP not in source.stores  # not asked again on every pass
+    assert source.status[PODGROUP].state == "served"
+    assert source.store(PODGROUP) == kube_server.state(PODGROUP)
+    assert len(source.stores[PODGROUP]) >= 1
+
+
+def test_it_does_not_list_a_kind_discovery_does_not_list(kube_server, make_kube_source):
+    kube_server.unserved.add(PODGROUP)
+    source = make_kube_source()
+    source.sync(watch_seconds=1)
+    before = _calls_to(kube_server, "scheduling.x-k8s.io/v1alpha1/podgroups")
+    for _ in range(3):
+        source.sync(watch_seconds=1)
+    assert _calls_to(kube_server, "scheduling.x-k8s.io/v1alpha1/podgroups") == before
+    assert source.status[PODGROUP].state == "not served"
+
+
+def test_a_failing_discovery_leaves_the_recheck_every_few_passes(kube_server, make_kube_source):
+    kube_server.unserved.add(PODGROUP)
+    source = make_kube_source(recheck_every_passes=3)
+    source.sync(watch_seconds=1)
+    kube_server.unserved.discard(PODGROUP)
+    kube_server.discovery_fails = True
+    source.sync(watch_seconds=1)
+    assert PODGROUP not in source.stores
     source.sync(watch_seconds=1)
     assert source.status[PODGROUP].state == "served"
-    assert source.stores[PODGROUP] == kube_server.state(PODGROUP)
-    assert len(source.stores[PODGROUP]) >= 1
 
 
 def test_it_picks_up_a_kind_the_role_allows_later(kube_server, make_kube_source):
@@ -107,5 +128,5 @@ def test_it_resumes_from_its_resource_version_when_the_api_server_returns(
     kube_server.delete("Node", "openb-node-0003")
     source.sync(watch_seconds=1)
     assert source.stats.lists == 1  # watched on from where it was, no relist
-    assert source.stores["Node"] == kube_server.state("Node")
+    assert source.store("Node") == kube_server.state("Node")
     assert source.status["Node"].state == "served"

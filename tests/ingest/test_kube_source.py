@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from datetime import UTC, datetime
@@ -10,6 +11,7 @@ import pytest
 
 from tests.ingest.kubeserver import RESOURCE_PATHS
 from topology.kubekinds import DEFAULT_KINDS, WatchedKind
+from topology.kubeslim import slimmed
 from topology.kubesource import POOL_HEADROOM, KubeSource, api_client_from
 from topology.sourceread import SourceUnreachable
 
@@ -36,7 +38,18 @@ def test_it_lists_every_served_kind_into_the_store(kube_server, make_kube_source
     source = make_kube_source()
     source.sync(watch_seconds=1)
     for kind in RESOURCE_PATHS:
-        assert source.stores[kind] == kube_server.state(kind), kind
+        if kind == "Event":  # listed once per reporting component
+            continue
+        kept = {uid: slimmed(copy.deepcopy(o)) for uid, o in kube_server.state(kind).items()}
+        assert source.store(kind) == kept, kind  # less what no parse reads
+    events = source.store("Event[source=cluster-autoscaler]") | source.store(
+        "Event[source=karpenter]"
+    )
+    assert events == {
+        uid: o
+        for uid, o in kube_server.state("Event").items()
+        if o["source"]["component"] in ("cluster-autoscaler", "karpenter")
+    }
     assert len(source.stores["Node"]) == 40
     assert len(source.stores["ResourceSlice.resource.k8s.io"]) >= 1
     assert len(source.stores["PodGroup.scheduling.x-k8s.io"]) >= 1
@@ -55,7 +68,7 @@ def test_it_pages_through_lists(kube_server, make_kube_source):
     source.relist(NODE)
     list_calls = [q for _m, p, q in kube_server.requests if p == "/api/v1/nodes"]
     assert len(list_calls) > 5
-    assert source.stores["Node"] == kube_server.state("Node")
+    assert source.store("Node") == kube_server.state("Node")
 
 
 def test_it_applies_added_modified_and_deleted_events(kube_server, make_kube_source):
@@ -66,11 +79,11 @@ def test_it_applies_added_modified_and_deleted_events(kube_server, make_kube_sou
     kube_server.delete("Node", "openb-node-0001")
     events = source.watch(NODE, watch_seconds=1)
     assert events == 3
-    names = {o["metadata"]["name"]: o for o in source.stores["Node"].values()}
+    names = {o["metadata"]["name"]: o for o in source.store("Node").values()}
     assert "gpu-new-1" in names
     assert "openb-node-0001" not in names
     assert names["openb-node-0000"]["status"]["allocatable"]["nvidia.com/gpu"] == "4"
-    assert source.stores["Node"] == kube_server.state("Node")
+    assert source.store("Node") == kube_server.state("Node")
 
 
 def test_it_applies_events_that_arrive_while_watching(kube_server, make_kube_source):
@@ -78,7 +91,7 @@ def test_it_applies_events_that_arrive_while_watching(kube_server, make_kube_sou
     source.relist(NODE)
     _later(0.3, lambda: kube_server.put(_node("gpu-late")))
     source.watch(NODE, watch_seconds=2)
-    assert any(o["metadata"]["name"] == "gpu-late" for o in source.stores["Node"].values())
+    assert any(o["metadata"]["name"] == "gpu-late" for o in source.store("Node").values())
 
 
 def test_it_resumes_from_the_resource_version_a_bookmark_gave(kube_server, make_kube_source):
@@ -107,7 +120,7 @@ def test_it_relists_after_410_gone_without_losing_or_duplicating_objects(
     assert source.stats.relists_after_gone == 1
     assert source.stats.lists == 2
     assert source.stats.retry_delays_seconds == []  # a relist is not an error to back off from
-    assert source.stores["Node"] == kube_server.state("Node")
+    assert source.store("Node") == kube_server.state("Node")
     names = [o["metadata"]["name"] for _s, o in source.objects()]
     assert len(names) == len(set(names))
 
@@ -125,7 +138,7 @@ def test_it_reconnects_within_the_backoff_bound_after_a_dropped_connection(
     assert len(source.stats.retry_delays_seconds) == 1
     assert 0 <= source.stats.retry_delays_seconds[0] <= source.backoff.bound(1)
     assert source.stats.lists == 1  # resumed from its resourceVersion, no relist
-    assert source.stores["Node"] == kube_server.state("Node")
+    assert source.store("Node") == kube_server.state("Node")
 
 
 def test_it_gives_up_a_read_when_a_slow_server_exceeds_the_request_timeout(
@@ -146,7 +159,7 @@ def test_it_retries_a_server_error_then_succeeds(kube_server, make_kube_source):
     kube_server.fail_next = [500, 503]
     source.catch_up(NODE, watch_seconds=1)
     assert source.stats.errors == 2
-    assert source.stores["Node"] == kube_server.state("Node")
+    assert source.store("Node") == kube_server.state("Node")
 
 
 def test_it_leaves_out_kinds_the_server_does_not_serve(kube_server, make_kube_source):
@@ -189,7 +202,7 @@ def test_it_watches_a_custom_resource_through_the_custom_objects_api(kube_server
     assert source.watch(podgroups, watch_seconds=1) == 1
     assert isinstance(podgroups, WatchedKind)
     key = "PodGroup.scheduling.x-k8s.io"
-    assert source.stores[key] == kube_server.state(key)
+    assert source.store(key) == kube_server.state(key)
 
 
 def test_it_keeps_a_connection_per_watched_kind_instead_of_discarding_them(
@@ -228,3 +241,18 @@ def test_it_keeps_its_generation_through_quiet_reads_and_moves_it_on_a_change(
     assert source.read(None, watch_seconds=1).generation == first  # bookmarks only
     kube_server.put(_node("gpu-changed"))
     assert source.read(None, watch_seconds=1).generation != first
+
+
+def test_it_keeps_pods_without_their_managed_fields(kube_server, make_kube_source):
+    from bench.realpods import running_pod
+
+    kube_server.put(running_pod(3, "openb-node-0001"))
+    source = make_kube_source(kinds=[POD])
+    source.sync(watch_seconds=1)
+    (kept,) = [o for o in source.store("Pod").values() if o["metadata"]["name"].startswith("app-")]
+    assert "managedFields" not in kept["metadata"]
+    assert "containerStatuses" not in kept["status"]
+    assert kept["spec"]["containers"][0]["resources"]["limits"] == {
+        "cpu": "500m",
+        "memory": "256Mi",
+    }

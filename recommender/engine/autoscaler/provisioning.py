@@ -5,7 +5,8 @@ taken out of the regular scale-up (``processors/provreq`` pods filter) and
 provisioned through their request, one request per loop
 (``provisioningrequest/orchestrator/wrapper_orchestrator.go``). The model
 takes the consuming pods as the request's podSets (the ProvisioningRequest
-object itself is not read: partly).
+object is read for its state, ``recommender.engine.evaluate.requests``, not for its
+PodTemplates: partly).
 
 - ``check-capacity.autoscaling.x-k8s.io``
   (``provisioningrequest/checkcapacity/provisioningclass.go`` ``Provision``):

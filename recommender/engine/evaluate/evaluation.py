@@ -46,7 +46,7 @@ from recommender.engine.autoscaler.plan import (
 from recommender.engine.autoscaler.profiles import DEFAULT_PROFILE, profile_named, uses_ca_flags
 from recommender.engine.autoscaler.scale_up import scale_up
 from recommender.engine.autoscaler.template import with_member_capacity
-from recommender.engine.evaluate import quotas, score_notes
+from recommender.engine.evaluate import quotas, requests, score_notes
 from recommender.engine.evaluate.classes import disagreements
 from recommender.engine.evaluate.fragmentation import fragmentation
 from recommender.engine.evaluate.heatmap import HeatCell, heatmap_cells
@@ -309,6 +309,8 @@ def evaluate(
     ties = score_ties(cluster, pending, state, options, scheduler)
     diagnoses = {o.workload: o.diagnosis for o in scheduler.outcomes}
     seen, admitted = quotas.seen_by_autoscaler(pending, waiting), quotas.admitted(pending, waiting)
+    served = requests.serving(cluster, pending)
+    admitted = requests.not_held(admitted, served)
     naive = scale_up(
         cluster,
         seen,
@@ -330,6 +332,9 @@ def evaluate(
         scheduled=scheduler.outcomes,
     )
     naive, joint = (quotas.with_waiting(cluster, plan, waiting) for plan in (naive, joint))
+    naive, joint = (
+        requests.with_requests(plan, served, scheduler.outcomes) for plan in (naive, joint)
+    )
     per_node, per_domain = fragmentation(cluster, state, pending)
     what_if = fragmentation_what_if(cluster, pending, state, scheduler, options, policy)
     running = running_gang_milli(cluster)
