@@ -29,7 +29,10 @@ _set_async_exc.argtypes = (ctypes.c_ulong, ctypes.py_object)
 
 @contextmanager
 def soft_time_limit(seconds: float) -> Iterator[None]:
-    """Raise ``SoftTimeLimitExceeded`` in this thread if the body outlasts ``seconds``."""
+    """Raise ``SoftTimeLimitExceeded`` in this thread if the body outlasts ``seconds``;
+    a budget of 0 s or less is spent before the body starts."""
+    if seconds <= 0:
+        raise SoftTimeLimitExceeded(f"a time limit of {seconds} s")
     thread_id = threading.get_ident()
     lock = threading.Lock()
     state = {"done": False, "fired": False}

@@ -141,8 +141,10 @@ def test_it_prices_a_workloads_joint_plan_alike_on_its_page_pending_cards_and_ap
 def test_it_counts_a_workloads_stranded_gpus_and_naive_cost_alike_on_its_page_pending_and_api(
     page: Any, live_url: str, demo: Any
 ) -> None:
-    """openb/openb-pod-0327: the naive autoscaler adds one 8-GPU node for a 1-GPU pod."""
-    workload = "openb/openb-pod-0327"
+    """team-a/llm-pretrain: the naive autoscaler buys 12 × g3-8gpu-pool, topology-blind, so
+    nodes outside the block the gang needs strand their GPUs. (A demo trace pod would
+    do too, but which trace pods are pending depends on the replay's tick.)"""
+    workload = "team-a/llm-pretrain"
     figures = workload_figures(page, live_url, demo, workload)
     api = api_verdict(page, live_url, demo, workload)
     assert api["naive"]["strandedGpus"] > 0

@@ -119,7 +119,8 @@ def test_it_shares_nothing_with_a_single_diagnosis() -> None:
             "partial-gang",
             "ml/pretrain",
             "partial-gang",
-            "Blocked: with 2 new node(s) of group h100: only 2 of 3 members fit",
+            "Blocked: with 2 new node(s) of group h100, all its max size 2 allows: only 2 of 3 "
+            "members fit",
         ),
         (
             "blocked-block-too-small",
