@@ -110,6 +110,8 @@ class NodePicker:
         members = self.scores.member_paths
         weight = self._closeness_weight
         indexed = self.index is not None and scope.positions is not None
+        if shape is not None and indexed and self.policy.constant and scope.positions:
+            return self._first_passing(pod, shape, scope)
         if shape is not None and indexed and (not members or weight is not None):
             assert self.index is not None
             scores, options = self.column(pod, shape)
@@ -148,6 +150,23 @@ class NodePicker:
             chosen = self._pick(len(best))
         name, option_index = best[chosen]
         return self._choice(name, pod, option_index)
+
+    def _first_passing(self, pod: Pod, shape: int, scope: Scope) -> Choice | None:
+        """A policy whose score is the same on every node (``Policy.constant``: the
+        cluster-autoscaler's first fit): every node that passes ties, so the round-robin
+        pick (``_pick_among``) is the first passing node at or after the cursor,
+        wrapping. Found by visiting nodes from the cursor instead of scoring them all
+        (the memo keeps each (shape, node key) verdict, so a pod that fits nowhere
+        costs a lookup per node once its keys are known)."""
+        assert scope.positions is not None and self.policy.tie_break == "round-robin"
+        positions, names = scope.positions, self._index_names()
+        start = bisect_left(positions, self.cursor)
+        for position in (*positions[start:], *positions[:start]):
+            scored = self._memo_score(names[position], pod, shape)
+            if scored is not None:
+                self.cursor = position + 1
+                return self._choice(names[position], pod, scored[1])
+        return None
 
     def _intolerable_counts(self, pod: Pod, scope: Scope) -> dict[str, int]:
         """Per node of the scope, the PreferNoSchedule taints the pod does not tolerate

@@ -181,6 +181,12 @@ class Policy:
     preferred_scores: bool = False
 
     @property
+    def constant(self) -> bool:
+        """True when every feasible node scores alike ("random" alone), so only the
+        tie-break picks (cluster-autoscaler's first fit, ``pick.NodePicker``)."""
+        return self.tie_break == "round-robin" and all(n == "random" for n, _ in self.weights)
+
+    @property
     def needs_fragmentation(self) -> bool:
         return any(name == "fgd" for name, _ in self.weights)
 
