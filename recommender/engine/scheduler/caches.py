@@ -28,6 +28,7 @@ from typing import TypeVar, cast
 from topology.hardware import Cluster
 
 from . import fgd
+from .allocate import Option
 from .filters import FilterContext, reserved_nodes_at
 from .memo import NodeKeys, ScoreIndex
 from .scores import Policy
@@ -58,6 +59,10 @@ class SharedMemo:
         self.scores: dict[tuple[int, int], tuple[float, int] | None] = {}
         self.reasons: dict[tuple[int, int], str] = {}
         self.static: dict[tuple[int, str], str] = {}  # first failing static rule, "" if none
+        # device options per (node key, GPU request); scores per (node key, GPU request,
+        # what else the policy reads of the pod: ``Policy.pod_inputs``)
+        self.gpu_options: dict[tuple[int, object], list[Option] | str] = {}
+        self.by_inputs: dict[tuple[int, object, object], tuple[float, int] | None] = {}
 
     @classmethod
     def of(

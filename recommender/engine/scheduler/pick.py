@@ -31,7 +31,7 @@ from .caches import Layout, Scope, SharedMemo, index_of, kept
 from .filters import POD_RULES, RESOURCE_RULES, STATIC_RULES, FilterContext, Status, run_filters
 from .memo import NO_SCORE, memoisable, pod_shape
 from .records import Allocation, NodeAlloc, NodeInfo, device_gpu_milli, pod_allocation_base
-from .scores import MAX_SCORE, SCORE_RULES, Candidate, Policy, ScoreContext
+from .scores import MAX_SCORE, POD_INPUTS, SCORE_RULES, Candidate, Policy, ScoreContext
 from .state import ClusterState
 
 
@@ -69,6 +69,8 @@ class NodePicker:
         self._memo = shared.scores
         self._reasons = shared.reasons
         self._static = shared.static
+        self._gpu_options = shared.gpu_options
+        self._by_inputs = shared.by_inputs
         self._needs: dict[int, tuple[Pod, int]] = {}  # id(pod) → (pod, its static needs)
         self.index = index_of(state, shared) if indexed else None
         # which pods depend on the pods placed around a node (never memoised)
@@ -345,13 +347,48 @@ class NodePicker:
     def _memo_score(self, name: str, pod: Pod, shape: int) -> tuple[float, int] | None:
         """The node's score without gang closeness; labels (selector, affinity) are
         checked per node first, the rest depends on the node key only."""
-        if not self._static_ok(self.state.info(name), self.state.alloc(name), pod):
+        info, alloc = self.state.info(name), self.state.alloc(name)
+        if not self._static_ok(info, alloc, pod):
             return None
-        key = (shape, self._node_key(name))
+        node_key = self._node_key(name)
+        key = (shape, node_key)
         if key in self._memo:
             return self._memo[key]
-        scored = self._score_node(name, pod, self._base)
+        scored = self._keyed_score(info, alloc, pod, node_key)
         self._memo[key] = scored
+        return scored
+
+    def _keyed_score(
+        self, info: NodeInfo, alloc: NodeAlloc, pod: Pod, node_key: int
+    ) -> tuple[float, int] | None:
+        """``_score_node`` with the base context for a memoisable pod that passed the
+        static rules, sharing across pod shapes what depends only on the node key and
+        the pod's GPU request: its device options and, for a policy that says what
+        else its score reads of the pod (``Policy.pod_inputs``: FGD reads only the cpu
+        left), the score itself. Hundreds of shapes differ mostly in cpu and memory,
+        so each shape then costs the resource rules and lookups on most nodes."""
+        for rule in RESOURCE_RULES:
+            if not rule(info, alloc, pod, self.filters).ok:
+                return None
+        reads = self.policy.pod_inputs
+        reduced = None
+        if reads is not None:
+            inputs = POD_INPUTS[reads](pod, alloc, self._base)
+            reduced = (node_key, pod.gpu, inputs)
+            if reduced in self._by_inputs:
+                return self._by_inputs[reduced]
+        options = self._gpu_options.get((node_key, pod.gpu))
+        if options is None:
+            options = self._gpu_options[node_key, pod.gpu] = self._device_options(info, alloc, pod)
+        if isinstance(options, str):
+            scored = None
+        else:
+            candidates = [
+                Candidate(info, alloc, pod, o, _option_gpu_milli(info, o)) for o in options
+            ]
+            scored = self._rate(candidates, self._base)
+        if reduced is not None:
+            self._by_inputs[reduced] = scored
         return scored
 
     def _candidates(self, name: str, pod: Pod) -> list[Candidate] | None:
@@ -366,7 +403,7 @@ class NodePicker:
             context = self._context(pod)
             if not all(rule(info, alloc, pod, context).ok for rule in POD_RULES):
                 return None
-        options = self._device_options(name, pod)
+        options = self._device_options(info, alloc, pod)
         if isinstance(options, str):
             return None
         return [Candidate(info, alloc, pod, o, _option_gpu_milli(info, o)) for o in options]
@@ -406,10 +443,13 @@ class NodePicker:
         self, name: str, pod: Pod, ctx: ScoreContext | None = None
     ) -> tuple[float, int] | None:
         """The node's score and the index of the device option it would use."""
-        ctx = ctx or self.scores
         candidates = self._candidates(name, pod)
         if candidates is None:
             return None
+        return self._rate(candidates, ctx or self.scores)
+
+    def _rate(self, candidates: list[Candidate], ctx: ScoreContext) -> tuple[float, int]:
+        """The policy's best candidate: its score and option index."""
         if self.policy.device_rule is None:
             scores = [self.policy.score(c, ctx) for c in _distinct(candidates)]
             best = max(range(len(scores)), key=lambda i: scores[i])
@@ -425,9 +465,7 @@ class NodePicker:
         allocation = with_devices(pod_allocation_base(pod), chosen.devices)
         return Choice(name, allocation, chosen.gpu_milli)
 
-    def _device_options(self, name: str, pod: Pod) -> list[Option] | str:
-        info = self.state.info(name)
-        alloc = self.state.alloc(name)
+    def _device_options(self, info: NodeInfo, alloc: NodeAlloc, pod: Pod) -> list[Option] | str:
         options: list[Option] = [()]
         if pod.gpu is not None and pod.gpu.count > 0:
             found = gpu_options(info, alloc, pod.gpu)
