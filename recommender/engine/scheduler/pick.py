@@ -232,12 +232,15 @@ class NodePicker:
             pod, nodes, placed, self._preferred.namespace_labels
         )
 
-    def column(self, pod: Pod, shape: int) -> tuple[list[float], list[int]]:
+    def column(self, pod: Pod, shape: int) -> tuple[list[float], Sequence[int]]:
         """Every indexed node's score for the pod's shape (see ``ScoreIndex.column``).
 
         A new column scores one node per memo key among the nodes passing the static
         rules (``ScoreIndex.fill``): hundreds of shapes then cost shapes × distinct
-        keys, not shapes × nodes; the nodes' keys are kept per static needs."""
+        keys, not shapes × nodes; the nodes' keys are kept per static needs. What a
+        new column scores is not kept in the memo too: the column holds it, and
+        thousands of shapes × keys would double the memory (the memo keeps what
+        later refreshes score, the nodes that changed)."""
         index = self.index
         assert index is not None
         score = partial(self._memo_score, pod=pod, shape=shape)
@@ -249,7 +252,7 @@ class NodePicker:
             else range(len(index.names))
         )
         keys = index.node_keys(self._needs_of(pod), partial(self._passing_key, pod=pod), only)
-        return index.fill(shape, keys, score)
+        return index.fill(shape, keys, partial(score, keep=False))
 
     def _passing_key(self, name: str, pod: Pod) -> int | None:
         """The node's memo key, or None when a static rule refuses the pod there."""
@@ -344,9 +347,12 @@ class NodePicker:
         personal = bool(self.filters.granted) or name in self.filters.reserved_for
         return self._keys.key(self.state.info(name), self.state.alloc(name), personal)
 
-    def _memo_score(self, name: str, pod: Pod, shape: int) -> tuple[float, int] | None:
+    def _memo_score(
+        self, name: str, pod: Pod, shape: int, keep: bool = True
+    ) -> tuple[float, int] | None:
         """The node's score without gang closeness; labels (selector, affinity) are
-        checked per node first, the rest depends on the node key only."""
+        checked per node first, the rest depends on the node key only (``keep``:
+        store a new score in the memo)."""
         info, alloc = self.state.info(name), self.state.alloc(name)
         if not self._static_ok(info, alloc, pod):
             return None
@@ -355,7 +361,8 @@ class NodePicker:
         if key in self._memo:
             return self._memo[key]
         scored = self._keyed_score(info, alloc, pod, node_key)
-        self._memo[key] = scored
+        if keep:
+            self._memo[key] = scored
         return scored
 
     def _keyed_score(
