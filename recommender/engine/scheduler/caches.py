@@ -63,6 +63,7 @@ class SharedMemo:
         # what else the policy reads of the pod: ``Policy.pod_inputs``)
         self.gpu_options: dict[tuple[int, object], list[Option] | str] = {}
         self.by_inputs: dict[tuple[int, object, object], tuple[float, int] | None] = {}
+        self.device_choice: dict[tuple[int, object], int] = {}  # the device rule's option
 
     @classmethod
     def of(

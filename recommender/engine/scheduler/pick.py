@@ -71,6 +71,7 @@ class NodePicker:
         self._static = shared.static
         self._gpu_options = shared.gpu_options
         self._by_inputs = shared.by_inputs
+        self._device_choice = shared.device_choice
         self._needs: dict[int, tuple[Pod, int]] = {}  # id(pod) → (pod, its static needs)
         self.index = index_of(state, shared) if indexed else None
         # which pods depend on the pods placed around a node (never memoised)
@@ -389,6 +390,8 @@ class NodePicker:
             options = self._gpu_options[node_key, pod.gpu] = self._device_options(info, alloc, pod)
         if isinstance(options, str):
             scored = None
+        elif self.policy.device_rule is not None:
+            scored = self._rate_chosen(info, alloc, pod, node_key, options)
         else:
             candidates = [
                 Candidate(info, alloc, pod, o, _option_gpu_milli(info, o)) for o in options
@@ -454,6 +457,27 @@ class NodePicker:
         if candidates is None:
             return None
         return self._rate(candidates, ctx or self.scores)
+
+    def _rate_chosen(
+        self, info: NodeInfo, alloc: NodeAlloc, pod: Pod, node_key: int, options: list[Option]
+    ) -> tuple[float, int]:
+        """``_rate`` for a policy whose device rule picks the option: the rule reads the
+        node and the devices taken, never the pod's other requests, so its pick is kept
+        per (node key, GPU request) and only the chosen candidate is scored."""
+        assert self.policy.device_rule is not None
+        chosen = self._device_choice.get((node_key, pod.gpu))
+        if chosen is None:
+            device_rule = SCORE_RULES[self.policy.device_rule]
+            candidates = [
+                Candidate(info, alloc, pod, o, _option_gpu_milli(info, o)) for o in options
+            ]
+            chosen = max(
+                range(len(candidates)), key=lambda i: device_rule(candidates[i], self._base)
+            )
+            self._device_choice[node_key, pod.gpu] = chosen
+        option = options[chosen]
+        candidate = Candidate(info, alloc, pod, option, _option_gpu_milli(info, option))
+        return self.policy.score(candidate, self._base), chosen
 
     def _rate(self, candidates: list[Candidate], ctx: ScoreContext) -> tuple[float, int]:
         """The policy's best candidate: its score and option index."""
