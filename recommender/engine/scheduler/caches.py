@@ -6,7 +6,9 @@ if" probes) would each filter and score every node. These caches live on the
 one state share them::
 
     SharedMemo   per (policy, grants, time, FGD mix), in ClusterState.derived:
-                 filter context, static verdicts, scores per (pod shape, node key)
+                 filter context, static verdicts, scores per (pod shape, node key);
+                 device options and the device rule's pick per (node key, GPU
+                 request), FGD's score per (node key, GPU request, cpu left)
     ScoreIndex   (memo) per state and memo, a watcher of the state: every node's
                  score per pod shape, re-scored only where nodes changed
     Layout       per node list, in ClusterState.by_nodes: topology paths, domains,
