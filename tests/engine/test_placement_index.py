@@ -46,7 +46,7 @@ def _reduced_openb() -> tuple[Cluster, list[Workload]]:
     return Cluster("openb-reduced", nodes=nodes), arrivals
 
 
-@pytest.mark.parametrize("policy", ["bestfit", "random", "fgd", "most_allocated"])
+@pytest.mark.parametrize("policy", ["bestfit", "random", "fgd", "most_allocated", "first-fit"])
 def test_it_binds_exactly_as_the_unindexed_path(policy: str) -> None:
     cluster, workloads = _reduced_openb()
     options = PlacementOptions(policy=policy, seed=3)
@@ -119,7 +119,7 @@ def _fleet_node(name: str, model: str, labels: dict[str, str]) -> Node:
     )
 
 
-@pytest.mark.parametrize("policy", ["bestfit", "most_allocated", "fgd"])
+@pytest.mark.parametrize("policy", ["bestfit", "most_allocated", "fgd", "first-fit"])
 def test_it_places_gangs_exactly_as_the_unindexed_path(policy: str) -> None:
     """Gang members scored as memoised score + closeness, inside domains and cluster-wide."""
     cluster, workloads = _gang_fleet(96, 24, seed=2)
@@ -170,7 +170,7 @@ def _many_shapes(nodes: int, pods: int, seed: int) -> tuple[Cluster, list[Worklo
     return cluster, pending
 
 
-@pytest.mark.parametrize("policy", ["kube-default", "bestfit", "fgd"])
+@pytest.mark.parametrize("policy", ["kube-default", "bestfit", "fgd", "first-fit"])
 def test_it_places_hundreds_of_request_shapes_exactly_as_the_unindexed_path(policy: str) -> None:
     cluster, workloads = _many_shapes(64, 300, seed=4)
     options = PlacementOptions(policy=policy, seed=1)

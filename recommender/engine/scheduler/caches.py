@@ -6,7 +6,9 @@ if" probes) would each filter and score every node. These caches live on the
 one state share them::
 
     SharedMemo   per (policy, grants, time, FGD mix), in ClusterState.derived:
-                 filter context, static verdicts, scores per (pod shape, node key)
+                 filter context, static verdicts, scores per (pod shape, node key);
+                 device options and the device rule's pick per (node key, GPU
+                 request), FGD's score per (node key, GPU request, cpu left)
     ScoreIndex   (memo) per state and memo, a watcher of the state: every node's
                  score per pod shape, re-scored only where nodes changed
     Layout       per node list, in ClusterState.by_nodes: topology paths, domains,
@@ -28,6 +30,7 @@ from typing import TypeVar, cast
 from topology.hardware import Cluster
 
 from . import fgd
+from .allocate import Option
 from .filters import FilterContext, reserved_nodes_at
 from .memo import NodeKeys, ScoreIndex
 from .scores import Policy
@@ -58,6 +61,11 @@ class SharedMemo:
         self.scores: dict[tuple[int, int], tuple[float, int] | None] = {}
         self.reasons: dict[tuple[int, int], str] = {}
         self.static: dict[tuple[int, str], str] = {}  # first failing static rule, "" if none
+        # device options per (node key, GPU request); scores per (node key, GPU request,
+        # what else the policy reads of the pod: ``Policy.pod_inputs``)
+        self.gpu_options: dict[tuple[int, object], list[Option] | str] = {}
+        self.by_inputs: dict[tuple[int, object, object], tuple[float, int] | None] = {}
+        self.device_choice: dict[tuple[int, object], int] = {}  # the device rule's option
 
     @classmethod
     def of(

@@ -31,7 +31,8 @@ from dataclasses import dataclass
 
 from topology.hardware import WHOLE_GPU_MILLI, Pod
 
-from .scores import POLICIES, Candidate, Policy, ScoreContext, register
+from .records import NodeAlloc
+from .scores import POD_INPUTS, POLICIES, Candidate, Policy, ScoreContext, register
 
 POPULARITY_THRESHOLD = 0.95  # simulator default: the most frequent types covering 95 % of pods
 
@@ -151,7 +152,20 @@ def fgd_score(candidate: Candidate, ctx: ScoreContext) -> float:
     return float(int(_sigmoid((before_frag - after_frag) / 1000) * 100))
 
 
+def fgd_pod_inputs(pod: Pod, alloc: NodeAlloc, ctx: ScoreContext) -> object:
+    """What ``fgd_score`` reads of a pod besides its GPU request (and with it the device
+    options): the cpu left on the node after it, as ``FragmentationModel.node_frag``
+    sees it (the bucket of typical cpu requests that still fit)."""
+    model = ctx.fragmentation
+    if not isinstance(model, FragmentationModel):
+        return None
+    return model.cpu_bucket(alloc.cpu_free_milli - pod.requests.cpu_milli)
+
+
 register("fgd", fgd_score)
+POD_INPUTS["fgd"] = fgd_pod_inputs
 # Gang closeness as in bestfit: zero for lone pods (all of the openb validation), so
 # FGD's decisions there are the simulator's; gang members still land close together.
-POLICIES["fgd"] = Policy("fgd", (("fgd", 1.0), ("topology", 1.0)), "first", device_rule=None)
+POLICIES["fgd"] = Policy(
+    "fgd", (("fgd", 1.0), ("topology", 1.0)), "first", device_rule=None, pod_inputs="fgd"
+)

@@ -11,6 +11,7 @@ seconds rather than minutes, without changing a single decision.
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left, insort
 from collections.abc import Callable, Iterable, Sequence
 from itertools import compress
@@ -124,11 +125,14 @@ NO_SCORE = float("-inf")
 
 class _Column:
     """One pod shape's value (and device option) for every node, as of change ``seen``;
-    for scores also the best value and the positions holding it (None: not known)."""
+    for scores also the best value and the positions holding it (None: not known).
+    Options are an unsigned 16-bit array (an option is one of a node's devices or
+    device sets, never 65,536 of them): a quarter of a list's memory, which
+    thousands of shapes × every node of every copied index add up to."""
 
     __slots__ = ("values", "options", "seen", "best", "tied")
 
-    def __init__(self, values: list[Any], options: list[int], seen: int) -> None:
+    def __init__(self, values: list[Any], options: array[int], seen: int) -> None:
         self.values = values
         self.options = options
         self.seen = seen
@@ -136,7 +140,7 @@ class _Column:
         self.tied: list[int] = []  # ascending
 
     def copy(self) -> _Column:
-        other = _Column(list(self.values), list(self.options), self.seen)
+        other = _Column(list(self.values), self.options[:], self.seen)
         other.best, other.tied = self.best, list(self.tied)
         return other
 
@@ -234,7 +238,8 @@ class ScoreIndex:
         column = columns.get(shape)
         size = len(self.names)
         if column is None:
-            column = columns[shape] = _Column([empty] * size, [0] * size, len(self._changes))
+            options = array("H", bytes(2 * size))
+            column = columns[shape] = _Column([empty] * size, options, len(self._changes))
             self._owned.add((kind, shape))
             return column, range(size), set()
         if (kind, shape) not in self._owned:
@@ -262,7 +267,7 @@ class ScoreIndex:
 
     def column(
         self, shape: int, score: Callable[[str], Scored], only: Iterable[int] | None = None
-    ) -> tuple[list[float], list[int]]:
+    ) -> tuple[list[float], array[int]]:
         """Every node's score and option index for the shape, brought up to date.
         ``only``: the positions that can score at all (a new column scores just those)."""
         fresh = shape not in self._scores
@@ -301,7 +306,7 @@ class ScoreIndex:
 
     def fill(
         self, shape: int, keys: Sequence[int | None], score: Callable[[str], Scored]
-    ) -> tuple[list[float], list[int]]:
+    ) -> tuple[list[float], array[int]]:
         """A new column for the shape, scoring one node per memo key (``node_keys``):
         nodes with equal keys score alike (that is the memo), so each key's score
         and option go to all of its nodes; the same values ``column`` finds visiting

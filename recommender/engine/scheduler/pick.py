@@ -31,7 +31,7 @@ from .caches import Layout, Scope, SharedMemo, index_of, kept
 from .filters import POD_RULES, RESOURCE_RULES, STATIC_RULES, FilterContext, Status, run_filters
 from .memo import NO_SCORE, memoisable, pod_shape
 from .records import Allocation, NodeAlloc, NodeInfo, device_gpu_milli, pod_allocation_base
-from .scores import MAX_SCORE, SCORE_RULES, Candidate, Policy, ScoreContext
+from .scores import MAX_SCORE, POD_INPUTS, SCORE_RULES, Candidate, Policy, ScoreContext
 from .state import ClusterState
 
 
@@ -69,6 +69,9 @@ class NodePicker:
         self._memo = shared.scores
         self._reasons = shared.reasons
         self._static = shared.static
+        self._gpu_options = shared.gpu_options
+        self._by_inputs = shared.by_inputs
+        self._device_choice = shared.device_choice
         self._needs: dict[int, tuple[Pod, int]] = {}  # id(pod) → (pod, its static needs)
         self.index = index_of(state, shared) if indexed else None
         # which pods depend on the pods placed around a node (never memoised)
@@ -110,6 +113,8 @@ class NodePicker:
         members = self.scores.member_paths
         weight = self._closeness_weight
         indexed = self.index is not None and scope.positions is not None
+        if shape is not None and indexed and self.policy.constant and scope.positions:
+            return self._first_passing(pod, shape, scope)
         if shape is not None and indexed and (not members or weight is not None):
             assert self.index is not None
             scores, options = self.column(pod, shape)
@@ -148,6 +153,23 @@ class NodePicker:
             chosen = self._pick(len(best))
         name, option_index = best[chosen]
         return self._choice(name, pod, option_index)
+
+    def _first_passing(self, pod: Pod, shape: int, scope: Scope) -> Choice | None:
+        """A policy whose score is the same on every node (``Policy.constant``: the
+        cluster-autoscaler's first fit): every node that passes ties, so the round-robin
+        pick (``_pick_among``) is the first passing node at or after the cursor,
+        wrapping. Found by visiting nodes from the cursor instead of scoring them all
+        (the memo keeps each (shape, node key) verdict, so a pod that fits nowhere
+        costs a lookup per node once its keys are known)."""
+        assert scope.positions is not None and self.policy.tie_break == "round-robin"
+        positions, names = scope.positions, self._index_names()
+        start = bisect_left(positions, self.cursor)
+        for position in (*positions[start:], *positions[:start]):
+            scored = self._memo_score(names[position], pod, shape)
+            if scored is not None:
+                self.cursor = position + 1
+                return self._choice(names[position], pod, scored[1])
+        return None
 
     def _intolerable_counts(self, pod: Pod, scope: Scope) -> dict[str, int]:
         """Per node of the scope, the PreferNoSchedule taints the pod does not tolerate
@@ -211,12 +233,15 @@ class NodePicker:
             pod, nodes, placed, self._preferred.namespace_labels
         )
 
-    def column(self, pod: Pod, shape: int) -> tuple[list[float], list[int]]:
+    def column(self, pod: Pod, shape: int) -> tuple[list[float], Sequence[int]]:
         """Every indexed node's score for the pod's shape (see ``ScoreIndex.column``).
 
         A new column scores one node per memo key among the nodes passing the static
         rules (``ScoreIndex.fill``): hundreds of shapes then cost shapes × distinct
-        keys, not shapes × nodes; the nodes' keys are kept per static needs."""
+        keys, not shapes × nodes; the nodes' keys are kept per static needs. What a
+        new column scores is not kept in the memo too: the column holds it, and
+        thousands of shapes × keys would double the memory (the memo keeps what
+        later refreshes score, the nodes that changed)."""
         index = self.index
         assert index is not None
         score = partial(self._memo_score, pod=pod, shape=shape)
@@ -228,7 +253,7 @@ class NodePicker:
             else range(len(index.names))
         )
         keys = index.node_keys(self._needs_of(pod), partial(self._passing_key, pod=pod), only)
-        return index.fill(shape, keys, score)
+        return index.fill(shape, keys, partial(score, keep=False))
 
     def _passing_key(self, name: str, pod: Pod) -> int | None:
         """The node's memo key, or None when a static rule refuses the pod there."""
@@ -323,16 +348,57 @@ class NodePicker:
         personal = bool(self.filters.granted) or name in self.filters.reserved_for
         return self._keys.key(self.state.info(name), self.state.alloc(name), personal)
 
-    def _memo_score(self, name: str, pod: Pod, shape: int) -> tuple[float, int] | None:
+    def _memo_score(
+        self, name: str, pod: Pod, shape: int, keep: bool = True
+    ) -> tuple[float, int] | None:
         """The node's score without gang closeness; labels (selector, affinity) are
-        checked per node first, the rest depends on the node key only."""
-        if not self._static_ok(self.state.info(name), self.state.alloc(name), pod):
+        checked per node first, the rest depends on the node key only (``keep``:
+        store a new score in the memo)."""
+        info, alloc = self.state.info(name), self.state.alloc(name)
+        if not self._static_ok(info, alloc, pod):
             return None
-        key = (shape, self._node_key(name))
+        node_key = self._node_key(name)
+        key = (shape, node_key)
         if key in self._memo:
             return self._memo[key]
-        scored = self._score_node(name, pod, self._base)
-        self._memo[key] = scored
+        scored = self._keyed_score(info, alloc, pod, node_key)
+        if keep:
+            self._memo[key] = scored
+        return scored
+
+    def _keyed_score(
+        self, info: NodeInfo, alloc: NodeAlloc, pod: Pod, node_key: int
+    ) -> tuple[float, int] | None:
+        """``_score_node`` with the base context for a memoisable pod that passed the
+        static rules, sharing across pod shapes what depends only on the node key and
+        the pod's GPU request: its device options and, for a policy that says what
+        else its score reads of the pod (``Policy.pod_inputs``: FGD reads only the cpu
+        left), the score itself. Hundreds of shapes differ mostly in cpu and memory,
+        so each shape then costs the resource rules and lookups on most nodes."""
+        for rule in RESOURCE_RULES:
+            if not rule(info, alloc, pod, self.filters).ok:
+                return None
+        reads = self.policy.pod_inputs
+        reduced = None
+        if reads is not None:
+            inputs = POD_INPUTS[reads](pod, alloc, self._base)
+            reduced = (node_key, pod.gpu, inputs)
+            if reduced in self._by_inputs:
+                return self._by_inputs[reduced]
+        options = self._gpu_options.get((node_key, pod.gpu))
+        if options is None:
+            options = self._gpu_options[node_key, pod.gpu] = self._device_options(info, alloc, pod)
+        if isinstance(options, str):
+            scored = None
+        elif self.policy.device_rule is not None:
+            scored = self._rate_chosen(info, alloc, pod, node_key, options)
+        else:
+            candidates = [
+                Candidate(info, alloc, pod, o, _option_gpu_milli(info, o)) for o in options
+            ]
+            scored = self._rate(candidates, self._base)
+        if reduced is not None:
+            self._by_inputs[reduced] = scored
         return scored
 
     def _candidates(self, name: str, pod: Pod) -> list[Candidate] | None:
@@ -347,7 +413,7 @@ class NodePicker:
             context = self._context(pod)
             if not all(rule(info, alloc, pod, context).ok for rule in POD_RULES):
                 return None
-        options = self._device_options(name, pod)
+        options = self._device_options(info, alloc, pod)
         if isinstance(options, str):
             return None
         return [Candidate(info, alloc, pod, o, _option_gpu_milli(info, o)) for o in options]
@@ -387,10 +453,34 @@ class NodePicker:
         self, name: str, pod: Pod, ctx: ScoreContext | None = None
     ) -> tuple[float, int] | None:
         """The node's score and the index of the device option it would use."""
-        ctx = ctx or self.scores
         candidates = self._candidates(name, pod)
         if candidates is None:
             return None
+        return self._rate(candidates, ctx or self.scores)
+
+    def _rate_chosen(
+        self, info: NodeInfo, alloc: NodeAlloc, pod: Pod, node_key: int, options: list[Option]
+    ) -> tuple[float, int]:
+        """``_rate`` for a policy whose device rule picks the option: the rule reads the
+        node and the devices taken, never the pod's other requests, so its pick is kept
+        per (node key, GPU request) and only the chosen candidate is scored."""
+        assert self.policy.device_rule is not None
+        chosen = self._device_choice.get((node_key, pod.gpu))
+        if chosen is None:
+            device_rule = SCORE_RULES[self.policy.device_rule]
+            candidates = [
+                Candidate(info, alloc, pod, o, _option_gpu_milli(info, o)) for o in options
+            ]
+            chosen = max(
+                range(len(candidates)), key=lambda i: device_rule(candidates[i], self._base)
+            )
+            self._device_choice[node_key, pod.gpu] = chosen
+        option = options[chosen]
+        candidate = Candidate(info, alloc, pod, option, _option_gpu_milli(info, option))
+        return self.policy.score(candidate, self._base), chosen
+
+    def _rate(self, candidates: list[Candidate], ctx: ScoreContext) -> tuple[float, int]:
+        """The policy's best candidate: its score and option index."""
         if self.policy.device_rule is None:
             scores = [self.policy.score(c, ctx) for c in _distinct(candidates)]
             best = max(range(len(scores)), key=lambda i: scores[i])
@@ -406,9 +496,7 @@ class NodePicker:
         allocation = with_devices(pod_allocation_base(pod), chosen.devices)
         return Choice(name, allocation, chosen.gpu_milli)
 
-    def _device_options(self, name: str, pod: Pod) -> list[Option] | str:
-        info = self.state.info(name)
-        alloc = self.state.alloc(name)
+    def _device_options(self, info: NodeInfo, alloc: NodeAlloc, pod: Pod) -> list[Option] | str:
         options: list[Option] = [()]
         if pod.gpu is not None and pod.gpu.count > 0:
             found = gpu_options(info, alloc, pod.gpu)

@@ -48,6 +48,9 @@ class Candidate:
 
 
 ScoreRule = Callable[[Candidate, ScoreContext], float]
+# (pod, the node's allocation, context) → what a policy's score reads of the pod there
+PodInputs = Callable[[Pod, NodeAlloc, ScoreContext], object]
+POD_INPUTS: dict[str, PodInputs] = {}
 
 
 def node_gpu_milli_total(info: NodeInfo) -> int:
@@ -179,6 +182,15 @@ class Policy:
     taint_toleration_weight: float = 0.0
     # NodeAffinity, InterPodAffinity, PodTopologySpread preferred scores (``preferred_score``)
     preferred_scores: bool = False
+    # a ``POD_INPUTS`` entry: all the score reads of a pod besides its GPU request, on a
+    # node (None: the whole pod shape); pods alike there share their scores per node key
+    pod_inputs: str | None = None
+
+    @property
+    def constant(self) -> bool:
+        """True when every feasible node scores alike ("random" alone), so only the
+        tie-break picks (cluster-autoscaler's first fit, ``pick.NodePicker``)."""
+        return self.tie_break == "round-robin" and all(n == "random" for n, _ in self.weights)
 
     @property
     def needs_fragmentation(self) -> bool:
