@@ -1,7 +1,8 @@
 """What the topology app stores: clusters, their snapshots, the node groups that can be added.
 
-Cluster ──< Snapshot        one parsed state of the cluster (model_json), deduplicated
-   │                        by content_hash; errors hold every rejected object
+Cluster ──< Snapshot        one parsed state of the cluster (model_json), stored when its
+   │                        content_hash differs from the cluster's latest snapshot's;
+   │                        errors hold every rejected object
    └────< NodeGroup         what the autoscaler may add (DESIGN.md NodeGroup spec)
 """
 
@@ -145,11 +146,6 @@ class Snapshot(models.Model):
     evaluation_note = models.TextField(default="", blank=True)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(
-                fields=["cluster", "content_hash"], name="snapshot_unique_content_per_cluster"
-            )
-        ]
         indexes = [models.Index(fields=["cluster", "-taken_at"], name="snapshot_cluster_taken")]
         ordering = ["-taken_at"]
         get_latest_by = "taken_at"

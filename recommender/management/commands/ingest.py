@@ -84,7 +84,9 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"{name}: not served by the cluster, read as none: " + ", ".join(unavailable)
             )
-        evaluation = store_evaluation(snapshot=snapshot)
+        evaluation = store_evaluation(
+            snapshot=snapshot, json_cache=services.json_cache(cluster=snapshot.cluster)
+        )
         events.publish_evaluation(evaluation)
         self.stdout.write(
             f"{name}: snapshot {snapshot.pk} {snapshot.object_counts}, "
