@@ -24,7 +24,7 @@ client, on DATABASE_URL:
       after its first snapshot; its user + system CPU time over ``--window`` seconds
       with nothing changing, as a share of one core, and the passes that window held;
    b. change latency: ``--changes`` times, one object changes on the server (in turn: a
-      Node's allocatable, a Pod added, that Pod's labels, that Pod deleted), and the
+      Node's allocatable, a Pod added, that Pod's labels, a Running Pod deleted), and the
       seconds until the follower prints the new snapshot, which it does once its
       evaluation is stored and published (what the pages and the API show), are timed;
       median, p95 (nearest rank) and worst, and the follower's resident memory after.
@@ -140,7 +140,11 @@ def follow(
         rss_mib = _rss_mib(child.pid)
     finally:
         child.terminate()
-        child.wait(timeout=30)
+        try:
+            child.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait(timeout=30)
     return FollowFigures(100.0 * used / options.window, passes, latencies, rss_mib)
 
 
@@ -158,7 +162,8 @@ def _change_latency(server: Any, log: Path, index: int) -> float:
 
 
 def _change(server: Any, index: int) -> None:
-    """In turn: a Node's allocatable changes; a Pod is added; its labels change; it goes."""
+    """In turn: a Node's allocatable changes; a Pod is added; its labels change; one of
+    the Running pods goes."""
     nodes = server.resources["Node"].items
     node_name = sorted(nodes)[index % len(nodes)]
     pod = _running_pod(index // 4, nodes[node_name]["metadata"]["name"], prefix="bench-change")
@@ -175,8 +180,9 @@ def _change(server: Any, index: int) -> None:
     elif step == 2:
         current = server.resources["Pod"].items[f"{namespace}/{name}"]
         server.put({**current, "metadata": {**current["metadata"], "labels": {"changed": "yes"}}})
-    else:
-        server.delete("Pod", name, namespace)
+    else:  # one of the cluster's own pods: never back to a state seen before
+        gone = _running_pod(index, "", prefix="app")["metadata"]
+        server.delete("Pod", gone["name"], gone["namespace"])
 
 
 def _cpu_seconds(pid: int) -> float:
