@@ -36,6 +36,7 @@ on the page within 10 s (p95).
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import os
 import statistics
@@ -53,6 +54,9 @@ PENDING_GPU_PODS = 200
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 BOOKMARK_EVERY_SECONDS = 60.0
 SETTLE_SECONDS = 600.0
+# Change numbers, never repeated within a run: each follower (this tree, the baseline)
+# sees changes no other made before it on the same server, so each makes a new snapshot.
+CHANGES = itertools.count()
 
 
 def cluster_objects(nodes: int, pods: int) -> list[dict[str, Any]]:
@@ -136,7 +140,7 @@ def follow(
         time.sleep(options.window)
         used = _cpu_seconds(child.pid) - before
         passes = log.read_text().count(": unchanged") - passes_before
-        latencies = [_change_latency(server, log, index) for index in range(options.changes)]
+        latencies = [_change_latency(server, log, next(CHANGES)) for _ in range(options.changes)]
         rss_mib = _rss_mib(child.pid)
     finally:
         child.terminate()
