@@ -3,7 +3,7 @@
 Each benchmark runs as ``python -m bench.<name>`` in its own interpreter (so
 peak memory and imports do not leak between them), its output streamed; the
 summary lists wall time and exit status of each, plus the headline lines of
-scaling, http and fanout. Benchmarks that need Postgres/Redis (ingest, follow, http,
+scaling, http and fanout. Benchmarks that need Postgres/Redis (ingest, follow, follow_phases, http,
 fanout) read DATABASE_URL/REDIS_URL like the tests do.
 
     python -m bench [--quick] [--only scaling,http]
@@ -44,7 +44,9 @@ FULL: dict[str, list[str]] = {
     # pending ∝ nodes (nodes / 4) with 800 shapes, 1k to 10k nodes: the growth exponent
     "diverse_curve": ["--shapes", "800", "--curve", "1000,2000,5000,10000"],
     "ingest": [],
-    "follow": [],
+    # issue 31 item 4: against d8ffd9c (main before it) in the same run
+    "follow": ["--baseline-ref", "d8ffd9c"],
+    "follow_phases": [],
     "heatmap": [],
     "scaling": [],
     "http": [],
@@ -56,7 +58,8 @@ QUICK: dict[str, list[str]] = {
     "scaling": ["--sizes", "1000,10000"],
     "fanout": ["--clients", "100,200"],
     "evaluate": ["--nodes", "2000", "--gangs", "100"],
-    "follow": ["--nodes", "200", "--pods", "2000", "--window", "20", "--interval", "5"],
+    "follow": ["--nodes", "200", "--pods", "2000", "--window", "20", "--changes", "4"],
+    "follow_phases": ["--nodes", "200", "--pods", "2000", "--changes", "2"],
     "idle_rss": ["--minutes", "3", "--interval", "10"],
     "diverse": ["--nodes", "500", "--shapes", "5,100"],
     "diverse_large": ["--nodes", "1000", "--shapes", "250", "--pending", "250"],

@@ -250,6 +250,11 @@ MAX_SNAPSHOT_OBJECTS = env.int("MAX_SNAPSHOT_OBJECTS", default=200_000)
 # topology.follow between reads): base · 2^n seconds with jitter, capped.
 INGEST_RETRY_BASE_SECONDS = env.float("INGEST_RETRY_BASE_SECONDS", default=0.5)
 INGEST_RETRY_CAP_SECONDS = env.float("INGEST_RETRY_CAP_SECONDS", default=60.0)
+# `ingest --follow` keeps each kind's watch open, re-opened after INGEST_WATCH_MIN_SECONDS
+# times 1 to 2 (client-go's informers: 5 min), and reads INGEST_DEBOUNCE_SECONDS after the
+# first change it sees (so a burst of events makes one snapshot), not after --interval.
+INGEST_WATCH_MIN_SECONDS = env.float("INGEST_WATCH_MIN_SECONDS", default=300.0)
+INGEST_DEBOUNCE_SECONDS = env.float("INGEST_DEBOUNCE_SECONDS", default=1.0)
 # ISO 4217 code of every money figure (reports, API, pages). The bundled price table
 # (topology/data/prices.yaml) is in USD: with another currency, discovered groups are
 # priced only by a NodeGroup's pricePerNodeHour.

@@ -24,6 +24,7 @@ from recommender.engine.scheduler.profiles import profile_named
 from recommender.models import EvaluatedNode, Evaluation, Recommendation, WorkloadVerdict
 from topology.adapters import cluster_from_snapshot
 from topology.models import Snapshot
+from topology.serialize import JsonCache
 
 
 def overview_figures(result: Mapping[str, Any]) -> dict[str, Any]:
@@ -43,9 +44,11 @@ def overview_figures(result: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def store_evaluation(*, snapshot: Snapshot) -> Evaluation:
-    """Run the engine on the snapshot and store its result, replacing any earlier one."""
-    model = cluster_from_snapshot(snapshot)
+def store_evaluation(*, snapshot: Snapshot, json_cache: JsonCache | None = None) -> Evaluation:
+    """Run the engine on the snapshot and store its result, replacing any earlier one.
+    ``json_cache``: the nodes and pods an earlier snapshot of the cluster loaded as (a
+    follower's, ``topology.services.json_cache``), so only the changed ones load again."""
+    model = cluster_from_snapshot(snapshot, json_cache)
     # the cluster's own profiles, else the settings; an unknown name fails the evaluation
     # with a ValueError naming the valid profiles (nothing is stored)
     autoscaler = snapshot.cluster.autoscaler_profile or settings.AUTOSCALER_PROFILE
@@ -63,7 +66,8 @@ def store_evaluation(*, snapshot: Snapshot) -> Evaluation:
     result = report_json(evaluated, model, (), settings.CURRENCY)
     owners = {r.name: sorted(r.owner_namespaces) for r in model.reservations}
     with transaction.atomic():
-        Snapshot.objects.select_for_update().filter(pk=snapshot.pk).first()
+        # the row locked, not read: its model_json is megabytes of JSON to decode
+        Snapshot.objects.select_for_update().filter(pk=snapshot.pk).values_list("pk").first()
         evaluation, _created = Evaluation.objects.update_or_create(
             snapshot=snapshot,
             defaults={

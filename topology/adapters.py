@@ -19,8 +19,10 @@ PROJECT_API_VERSION = "capacityweb.io/v1alpha1"
 STORED_SOURCE = "stored"
 
 
-def cluster_from_snapshot(snapshot: Snapshot) -> hardware.Cluster:
-    return serialize.cluster_from_json(snapshot.model_json)
+def cluster_from_snapshot(
+    snapshot: Snapshot, cache: serialize.JsonCache | None = None
+) -> hardware.Cluster:
+    return serialize.cluster_from_json(snapshot.model_json, cache)
 
 
 def topology_of(cluster: Cluster) -> hardware.Topology | None:

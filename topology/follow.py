@@ -3,8 +3,9 @@
 ::
 
     hold the cluster's IngestLock ──► read + store (services.ingest_from_source) ──┐
-      │ held by another: stand by,      ok: next read after the interval            │
-      │ take over when it lapses        unreachable / refused: the previous snapshot│
+      │ held by another: stand by,      ok: next read after the interval, or as     │
+      │ take over when it lapses        soon as a watch brings a change (+ debounce)│
+      │                                 unreachable / refused: the previous snapshot│
       │                                 stays, next read after base·2ⁿ (≤ cap) s    │
       └──────────────────────── renew the lock ◄────────────────────────────────────┘
 
@@ -14,15 +15,23 @@ the lock, the worker's ingests find it held and skip; a follower started while a
 ingester holds it stands by. The follower never gives up on an unreachable source:
 the source keeps its stores and resourceVersions, and the retries are capped at
 ``INGEST_RETRY_CAP_SECONDS``.
+
+A followed kube source keeps its watches open between reads (``topology.kubewatch``):
+the follower reads ``INGEST_DEBOUNCE_SECONDS`` after the first change a watch brings
+(a burst of events makes one snapshot), and otherwise every ``interval_seconds``, which
+then only renews the lock and re-checks the kinds not served. What the last read parsed
+and dumped is kept (``services.IngestCaches``), so a change costs what changed.
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import random
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -42,6 +51,26 @@ def holder_name(role: str) -> str:
 
 class LockHeld(Exception):
     """Another ingester is reading the cluster; the message names it."""
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for one pass, on again after it.
+
+    A followed cluster's store and caches are millions of long-lived objects, and a pass
+    that stores a new snapshot allocates enough to set off a full collection that walks
+    them all: at 2,000 nodes about 2.5 s of the pass (issue 31, docs/BENCHMARKS.md).
+    Paused, that work is left to the collections that follow the pass, while the
+    follower waits, instead of lying between a change and its evaluation on the page.
+    Reference counting frees what a pass drops as usual; only cycles wait.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def held_message(cluster: Cluster) -> str:
@@ -69,6 +98,8 @@ class Follower:
     failures: int = 0
     token: str | None = None
     standing_by: bool = False
+    reading: bool = False  # the last pass read the source: its watches can wake the next
+    debounce_seconds: float = field(default_factory=lambda: settings.INGEST_DEBOUNCE_SECONDS)
 
     @property
     def lock_seconds(self) -> int:
@@ -93,16 +124,31 @@ class Follower:
             while not stop():
                 delay = self.step()
                 reset_queries()  # DEBUG logs each query's SQL, the snapshot's JSON included
-                self.sleep(delay)
+                self.pause(delay)
         finally:
             self.release()
+            services.close_source(cluster=self.cluster)
+
+    def pause(self, delay: float) -> None:
+        """Wait ``delay`` seconds before the next pass, or, while the source is read, until
+        its open watches bring a change, then ``debounce_seconds`` more."""
+        if not self.reading:
+            self.sleep(delay)
+            return
+        changed = services.wait_for_change(cluster=self.cluster, timeout_seconds=delay)
+        if changed is None:  # the source cannot tell (files, replay)
+            self.sleep(delay)
+        elif changed:
+            self.sleep(self.debounce_seconds)
 
     def step(self) -> float:
         """One pass; the seconds to wait before the next."""
+        self.reading = False
         if not self.hold():
             return self.interval_seconds
         try:
-            self.read()
+            with collector_paused():
+                self.read(follow=True)
         except (ModelError, SourceError) as error:
             self.failures += 1
             delay = self.retry_delay(self.failures)
@@ -113,13 +159,18 @@ class Follower:
             )
             return delay
         self.failures = 0
+        self.reading = True
         return self.interval_seconds
 
-    def read(self, *, last: bool = False) -> Snapshot | None:
+    def read(self, *, follow: bool = False, last: bool = False) -> Snapshot | None:
+        """One ingest; ``follow``: keep the source's watches and caches for the next;
+        ``last``: a one-shot read, whose source is let go at once."""
         before = dict(self.cluster.ingest_kinds or {})
         was_ok = self.cluster.ingest_state in ("", Cluster.IngestState.OK)
         try:
-            snapshot = services.ingest_from_source(cluster=self.cluster, now=timezone.now())
+            snapshot = services.ingest_from_source(
+                cluster=self.cluster, now=timezone.now(), follow=follow
+            )
         finally:
             if last:
                 services.close_source(cluster=self.cluster)

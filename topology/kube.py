@@ -77,6 +77,7 @@ from topology.hardware import (
 from topology.kubefields import ObjectContext, object_label, type_name
 from topology.kubenodes import node_selector_terms, nodes_with_devices, parse_node
 from topology.kubepods import PodRecord, parse_pod, pod_with_volumes
+from topology.parsecache import ParseCache
 from topology.prices import PriceTable, bundled_table
 from topology.quantity import cpu_milli, memory_bytes, parse_quantity, whole_count
 
@@ -134,6 +135,7 @@ class _Collected:
     provisioning_requests: list[ProvisioningRequest] = field(default_factory=list)
     autoscaler_events: list[AutoscalerEvent] = field(default_factory=list)
     queue_flavors: dict[str, tuple[kueueflavors.FlavorGroup, ...]] = field(default_factory=dict)
+    cache: ParseCache | None = None  # Nodes and Pods read by an earlier parse (parsecache)
 
 
 def parse_objects(
@@ -144,6 +146,7 @@ def parse_objects(
     discovered_groups: Iterable[NodeGroup] = (),
     daemon_pods: Iterable[DaemonPod] = (),
     extended_resource_toleration: bool | None = None,
+    cache: ParseCache | None = None,
 ) -> Snapshot:
     """Every object → the model; bad objects become errors, unknown kinds are counted.
 
@@ -153,11 +156,17 @@ def parse_objects(
     ``daemon_pods``: that model's DaemonSets, which NodeGroup templates here carry too;
     ``extended_resource_toleration``: whether the API server runs the
     ExtendedResourceToleration admission (None: where the nodes are GKE's,
-    ``topology.admission``)."""
-    collected = _Collected()
+    ``topology.admission``); ``cache``: the Nodes and Pods an earlier parse of the same
+    cluster read, by uid and resourceVersion (``topology.parsecache``): the same model,
+    with only the changed objects read again."""
+    collected = _Collected(cache=cache)
     collected.discovered.daemon_pods.extend(daemon_pods)
+    if cache is not None:
+        cache.begin()
     for source, obj in objects:
         _parse_one(collected, str(source), obj)
+    if cache is not None:
+        cache.end()
     workloads_k8s.add_wanted_pods(collected, _pod)
     _admit(collected, extended_resource_toleration)
     return _assemble(collected, cluster_name, prices or bundled_table(), tuple(discovered_groups))
@@ -283,7 +292,10 @@ _NAMESPACED = (
 
 
 def _node(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None:
-    collected.nodes.append(parse_node(ctx, obj))
+    if collected.cache is None:
+        collected.nodes.append(parse_node(ctx, obj))
+    else:
+        collected.nodes.append(collected.cache.remember(ctx, obj, parse_node))
 
 
 def _resource_slice(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None:
@@ -295,6 +307,20 @@ def _pod(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None
     record = parse_pod(ctx, obj)
     if record is not None:
         collected.pods.append(record)
+
+
+def _listed_pod(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None:
+    """A Pod object of the input (``_pod`` reads the ones built from templates too)."""
+    if collected.cache is None:
+        _pod(collected, ctx, obj)
+        return
+    record = collected.cache.remember(ctx, obj, parse_pod, _copied)
+    if record is not None:
+        collected.pods.append(record)
+
+
+def _copied(record: PodRecord | None) -> PodRecord | None:
+    return None if record is None else record.copy()
 
 
 def _namespace(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any]) -> None:
@@ -329,7 +355,7 @@ def _storage_class(collected: _Collected, ctx: ObjectContext, obj: dict[str, Any
 
 _HANDLERS = {
     ("Node", "*"): _node,
-    ("Pod", "*"): _pod,
+    ("Pod", "*"): _listed_pod,
     ("Namespace", "*"): _namespace,
     ("PriorityClass", "scheduling.k8s.io"): _priority_class,
     ("ResourceFlavor", "kueue.x-k8s.io"): kueueflavors.parse_flavor,

@@ -79,6 +79,20 @@ class PodRecord:
     admission: admission.PodAdmission = field(default_factory=admission.PodAdmission)
     extended_claim: str = ""  # status.extendedResourceClaimStatus.resourceClaimName
 
+    def copy(self) -> PodRecord:
+        """A record assembly may change (its pod replaced, its lists added to) without
+        changing this one: what ``topology.parsecache`` hands out of a cached parse."""
+        return PodRecord(
+            self.pod,
+            list(self.claim_refs),
+            list(self.unmodelled),
+            list(self.volume_claims),
+            self.group_total,
+            dict(self.claim_statuses),
+            self.admission,
+            self.extended_claim,
+        )
+
 
 def parse_pod(ctx: ObjectContext, obj: dict[str, Any]) -> PodRecord | None:
     """A live pod's record; None for a finished one."""

@@ -19,6 +19,10 @@ read's bounded retries) keeps the kind's last state. A read whose kinds all fail
 where a kind never read yet fails, raises ``SourceUnreachable``: nothing half-read is
 stored, the stores and resourceVersions stay, and the next read resumes from them.
 
+Between reads the watches can be kept open (``topology.kubewatch``: ``keep_watching``):
+a read then syncs only the kinds no watch covers, and ``wait_for_change`` returns as soon
+as an event changed the store.
+
 Each object is kept less what no parse reads (``topology.kubeslim``: managedFields,
 containers' environment and probes, container statuses). Read-only: only list and
 watch requests. Not pure (network, threads), but free of
@@ -37,7 +41,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 import urllib3
 from kubernetes import client, config, watch
@@ -52,6 +56,9 @@ from topology.sourceread import (
     SourceRead,
     SourceUnreachable,
 )
+
+if TYPE_CHECKING:
+    from topology.kubewatch import Watchers
 
 # Generations of every source in the process: a store that changed takes the next one,
 # so two reads hold the same generation only if nothing changed in between.
@@ -201,17 +208,42 @@ class KubeSource:
         self.stats = KubeStats()
         self.appeared: set[str] = set()  # not-served kinds discovery lists now (this pass)
         self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)  # notified when generation moves
+        self.read_generation = 0  # the generation of the objects the last read returned
+        self.watched: set[str] = set()  # kinds a kept-open watch covers (topology.kubewatch)
+        self.watchers: Watchers | None = None
 
     # reads
 
     def read(self, now: datetime, *, watch_seconds: int = 1) -> SourceRead:
         self.sync(watch_seconds=watch_seconds)
+        if self.watchers is not None:
+            self.watchers.ensure()
+        objects = self.objects()
         return SourceRead(
-            objects=self.objects(),
+            objects=objects,
             unavailable=tuple(sorted(self.unavailable)),
             kinds=self.kind_report(),
-            generation=self.generation,
+            generation=self.read_generation,
         )
+
+    def keep_watching(self, watchers: Watchers) -> None:
+        """From the next read on, ``watchers`` keep each served kind's watch open."""
+        if self.watchers is None:
+            self.watchers = watchers
+
+    def stop_watching(self) -> None:
+        if self.watchers is not None:
+            self.watchers.stop()
+
+    def wait_for_change(self, timeout_seconds: float) -> bool:
+        """Block until the store holds a change the last read did not return (True), or
+        ``timeout_seconds`` pass (False). Without kept-open watches nothing changes
+        between reads: it waits the whole timeout."""
+        with self._changed:
+            return self._changed.wait_for(
+                lambda: self.generation != self.read_generation, timeout_seconds
+            )
 
     @property
     def unavailable(self) -> set[str]:
@@ -231,13 +263,15 @@ class KubeSource:
 
     def objects(self) -> StoredObjects:
         """Every stored object, ordered by kind then namespace/name (stable input for
-        hashing), decoded as it is read."""
+        hashing), decoded as it is read; ``read_generation`` becomes the generation they
+        are at (taken under the same lock, as watches may apply events meanwhile)."""
         with self._lock:
             items = [
                 (f"kube:{key}", stored)
                 for key, store in self.stores.items()
                 for stored in store.values()
             ]
+            self.read_generation = self.generation
         items.sort(key=lambda item: (item[0], item[1][0], item[1][1]))
         return StoredObjects(items)
 
@@ -260,15 +294,16 @@ class KubeSource:
         self.passes += 1
         self.appeared = self.discovered()
         kinds = [k for k in self.kinds if self.due(k)]
-        if len(kinds) <= 1:
-            for kind in kinds:
+        unwatched = [k for k in kinds if k.key not in self.watched]
+        if len(unwatched) <= 1:
+            for kind in unwatched:
                 self.catch_up(kind, watch_seconds=watch_seconds)
         else:
             with ThreadPoolExecutor(
-                max_workers=len(kinds), thread_name_prefix="kube-watch"
+                max_workers=len(unwatched), thread_name_prefix="kube-sync"
             ) as pool:
                 futures = [
-                    pool.submit(self.catch_up, k, watch_seconds=watch_seconds) for k in kinds
+                    pool.submit(self.catch_up, k, watch_seconds=watch_seconds) for k in unwatched
                 ]
                 for future in futures:
                     future.result()
@@ -408,6 +443,7 @@ class KubeSource:
         with self._lock:
             if self.stores.pop(kind.key, None):
                 self.generation = next(_GENERATIONS)
+                self._changed.notify_all()
         self.resource_versions.pop(kind.key, None)
 
     def relist(self, kind: WatchedKind) -> None:
@@ -440,6 +476,7 @@ class KubeSource:
             self.stores[kind.key] = items
             self.resource_versions[kind.key] = str(metadata.get("resourceVersion") or "")
             self.generation = next(_GENERATIONS)
+            self._changed.notify_all()
 
     def watch(self, kind: WatchedKind, *, watch_seconds: int) -> int:
         """One watch from the stored resourceVersion until the server ends it; events applied."""
@@ -472,6 +509,7 @@ class KubeSource:
                     else:
                         store[_uid(obj)] = _packed(obj)
                     self.generation = next(_GENERATIONS)
+                    self._changed.notify_all()
                 events += 1
             if watcher.resource_version:
                 self.resource_versions[kind.key] = str(watcher.resource_version)

@@ -1,7 +1,8 @@
 """What the topology app stores: clusters, their snapshots, the node groups that can be added.
 
-Cluster ──< Snapshot        one parsed state of the cluster (model_json), stored when it differs
-   │                        from the newest one (content_hash); errors hold every rejected object
+Cluster ──< Snapshot        one parsed state of the cluster (model_json), stored when its
+   │                        content_hash differs from the cluster's latest snapshot's;
+   │                        errors hold every rejected object
    └────< NodeGroup         what the autoscaler may add (DESIGN.md NodeGroup spec)
 """
 

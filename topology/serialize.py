@@ -6,6 +6,13 @@ become lists, frozensets sorted lists, mappings dicts with sorted keys, datetime
 ISO 8601 strings. The reverse walks the type hints, so ``cluster_from_json`` rebuilds
 the same objects and ``cluster_to_json(cluster_from_json(x)) == x``; dumped
 with ``sort_keys=True`` the same cluster always gives the same bytes.
+
+A ``JsonCache`` keeps each node's and pod's JSON (and what it loads back as) between
+the successive models of one cluster: a model where one pod changed dumps and loads
+that pod again, the others are the kept ones. An element is kept by kind, namespace
+and name and used only for an equal element (the same object, or ``==``), so the JSON
+is what ``_dump``/``_load`` give, cache or not. The JSON a cache gives shares those
+kept dicts with the previous model's: read it, never change it in place.
 """
 
 from __future__ import annotations
@@ -22,17 +29,91 @@ from topology import hardware
 from topology.hardware import Cluster
 
 SCHEMA_VERSION = 1
+# The Cluster fields dumped and loaded element by element through a JsonCache: the
+# ones with an element per node or pod, which is where a model's size is.
+ELEMENTWISE_FIELDS = ("nodes", "pods")
+ElementKey = tuple[str, str]  # (namespace or "", name)
 
 
-def cluster_to_json(cluster: Cluster) -> dict[str, Any]:
-    return {"schemaVersion": SCHEMA_VERSION, "cluster": _dump(cluster)}
+@dataclasses.dataclass
+class JsonCache:
+    """The JSON of each node and pod of the last model dumped, and the node or pod each
+    JSON element last loaded as, for one cluster (see the module docstring)."""
+
+    dumped: dict[str, dict[ElementKey, tuple[Any, Any]]] = dataclasses.field(default_factory=dict)
+    loaded: dict[str, dict[ElementKey, tuple[Any, Any]]] = dataclasses.field(default_factory=dict)
+    hits: int = 0
+    misses: int = 0
+
+    def dump_each(self, field_name: str, items: tuple[Any, ...]) -> list[Any]:
+        kept = self.dumped.get(field_name, {})
+        now: dict[ElementKey, tuple[Any, Any]] = {}
+        out = []
+        for item in items:
+            key = (getattr(item, "namespace", ""), item.name)
+            entry = kept.get(key)
+            if entry is not None and (entry[0] is item or entry[0] == item):
+                dumped = entry[1]
+                self.hits += 1
+            else:
+                dumped = _dump(item)
+                self.misses += 1
+            now[key] = (item, dumped)
+            out.append(dumped)
+        self.dumped[field_name] = now
+        return out
+
+    def load_each(self, field_name: str, hint: Any, values: list[Any]) -> tuple[Any, ...]:
+        element_hint = typing.get_args(hint)[0]
+        kept = self.loaded.get(field_name, {})
+        now: dict[ElementKey, tuple[Any, Any]] = {}
+        out = []
+        for value in values:
+            key = (str(value.get("namespace") or ""), str(value.get("name")))
+            entry = kept.get(key)
+            if entry is not None and (entry[0] is value or entry[0] == value):
+                loaded = entry[1]
+                self.hits += 1
+            else:
+                loaded = _load(element_hint, value)
+                self.misses += 1
+            now[key] = (value, loaded)
+            out.append(loaded)
+        self.loaded[field_name] = now
+        return tuple(out)
 
 
-def cluster_from_json(data: Mapping[str, Any]) -> Cluster:
+def cluster_to_json(cluster: Cluster, cache: JsonCache | None = None) -> dict[str, Any]:
+    if cache is None:
+        return {"schemaVersion": SCHEMA_VERSION, "cluster": _dump(cluster)}
+    body = {
+        f.name: (
+            cache.dump_each(f.name, getattr(cluster, f.name))
+            if f.name in ELEMENTWISE_FIELDS
+            else _dump(getattr(cluster, f.name))
+        )
+        for f in dataclasses.fields(cluster)
+    }
+    return {"schemaVersion": SCHEMA_VERSION, "cluster": body}
+
+
+def cluster_from_json(data: Mapping[str, Any], cache: JsonCache | None = None) -> Cluster:
     if data.get("schemaVersion") != SCHEMA_VERSION:
         raise ValueError(f"unsupported schemaVersion {data.get('schemaVersion')!r}")
-    cluster: Cluster = _load(Cluster, data["cluster"])
-    return cluster
+    if cache is None:
+        cluster: Cluster = _load(Cluster, data["cluster"])
+        return cluster
+    hints = _hints(Cluster)
+    return Cluster(
+        **{
+            name: (
+                cache.load_each(name, hints[name], value)
+                if name in ELEMENTWISE_FIELDS and value is not None
+                else _load(hints[name], value)
+            )
+            for name, value in data["cluster"].items()
+        }
+    )
 
 
 def _dump(value: Any) -> Any:

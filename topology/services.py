@@ -5,16 +5,20 @@
     source.read(now) ──► ingest_snapshot: parse ─► + stored node groups, + stored_configuration
                                                     (signal: the reservations app's rows)
                                           ─► canonical JSON ─► sha256
-                                          ─► skip if (cluster, hash) exists
+                                          ─► skip if the cluster's latest snapshot has it
                                           ─► one Snapshot row (errors kept, rest stored)
                                              + the source's node groups as rows
     source unreachable / refused ─► no row: the cluster's ingest_state says why, the
                                     previous snapshot stays (record_ingest_problem)
     kube source, nothing changed since the last stored ingest ─► no parse (_change_marker)
+    a follower's kube source (follow=True): watches kept open (topology.kubewatch), and
+                                    the parse and JSON of unchanged Nodes and Pods kept
+                                    (IngestCaches), so a change costs what changed
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -37,8 +41,10 @@ from topology.adapters import (
     source_group_row_fields,
     with_stored_configuration,
 )
-from topology.kubesource import Backoff
+from topology.kubesource import Backoff, KubeSource
+from topology.kubewatch import Watchers
 from topology.models import Cluster, IngestLock, NodeGroup, Snapshot
+from topology.parsecache import ParseCache
 from topology.prices import table_in
 from topology.sourceread import Source, SourcedObject, SourceError, SourceRead, SourceUnreachable
 from topology.sources import source_from_settings
@@ -58,6 +64,20 @@ _open_sources: dict[tuple[int, str, str], Source] = {}
 # What the last stored ingest of a counting source (kube) was made of: its generation
 # and the stored configuration merged into it (``_change_marker``).
 _ingested_markers: dict[tuple[int, str, str], tuple[int, str]] = {}
+
+
+@dataclasses.dataclass
+class IngestCaches:
+    """What successive ingests of one followed cluster keep: each Node's and Pod's parse
+    (by uid and resourceVersion) and each node's and pod's JSON, both ways."""
+
+    parse: ParseCache = dataclasses.field(default_factory=ParseCache)
+    json: serialize.JsonCache = dataclasses.field(default_factory=serialize.JsonCache)
+
+
+# Kept next to a follower's open source (``ingest_from_source(follow=True)``) only: a
+# one-shot or periodic ingest frees its model as soon as it is stored.
+_open_caches: dict[tuple[int, str, str], IngestCaches] = {}
 
 
 def content_hash(model_json: Any, errors: Sequence[dict[str, str]]) -> str:
@@ -106,18 +126,28 @@ def ingest_snapshot(
     objects: Sequence[SourcedObject] | None = None,
     model: hardware.Cluster | None = None,
     unavailable: Sequence[str] = (),
+    caches: IngestCaches | None = None,
 ) -> Snapshot | None:
     """Parse, merge stored configuration, hash, and store one Snapshot; None when the
     content equals the cluster's newest snapshot.
 
     Objects that fail validation are stored as the snapshot's errors; the rest
-    is kept. Two ingests racing on the same content end with one row (the cluster
-    row's lock orders them; the second sees the first's hash and returns None).
+    is kept. Unchanged means equal to the cluster's latest snapshot: a cluster back to
+    an earlier state (a pod added, then deleted) gets a new snapshot, or its pages would
+    go on showing the pod. Two ingests racing on the same content end with one row (the
+    cluster row is locked while the latest is compared and the new one written).
+    ``caches``: what earlier ingests of the cluster parsed and dumped (the same
+    snapshot, made faster).
     """
     errors: list[hardware.ModelError] = []
     if objects is not None:
         prices = table_in(settings.CURRENCY).with_overrides(cluster.price_overrides, cluster.name)
-        parsed = kube.parse_objects(objects, cluster_name=cluster.name, prices=prices)
+        parsed = kube.parse_objects(
+            objects,
+            cluster_name=cluster.name,
+            prices=prices,
+            cache=caches.parse if caches is not None else None,
+        )
         model = parsed.cluster
         errors.extend(parsed.errors)
     if model is None:
@@ -126,12 +156,10 @@ def ingest_snapshot(
         model, cluster=cluster, stored_objects=_stored_objects(cluster)
     )
     errors.extend(stored_errors)
-    model_json = serialize.cluster_to_json(model)
+    model_json = serialize.cluster_to_json(model, caches.json if caches is not None else None)
     error_dicts = [e.as_dict() for e in errors]
     digest = content_hash(model_json, error_dicts)
     with transaction.atomic():
-        # The cluster row's lock serialises ingests of one cluster (SQLite's IMMEDIATE
-        # transactions do the same), so two racing ingests of one content store one row.
         Cluster.objects.select_for_update().filter(pk=cluster.pk).values_list("pk").first()
         if _latest_content_hash(cluster) == digest:
             return None
@@ -148,12 +176,9 @@ def ingest_snapshot(
 
 
 def _latest_content_hash(cluster: Cluster) -> str | None:
-    """The content hash of the cluster's newest snapshot. Only the newest counts as
-    "unchanged": a cluster that goes A → B → A must show A again, so content seen
-    before the latest snapshot is stored anew."""
     return (
         Snapshot.objects.filter(cluster=cluster)
-        .order_by("-taken_at", "-pk")
+        .order_by("-taken_at", "-id")
         .values_list("content_hash", flat=True)
         .first()
     )
@@ -194,8 +219,9 @@ def _source_key(cluster: Cluster) -> tuple[int, str, str]:
     return (cluster.pk, cluster.source_kind, json.dumps(cluster.source_settings, sort_keys=True))
 
 
-def read_source(*, cluster: Cluster, now: datetime) -> SourceRead:
-    """Read the cluster's configured source (kept open per process between ingests)."""
+def read_source(*, cluster: Cluster, now: datetime, follow: bool = False) -> SourceRead:
+    """Read the cluster's configured source (kept open per process between ingests);
+    ``follow``: a kube source keeps its watches open from then on (``wait_for_change``)."""
     key = _source_key(cluster)
     source = _open_sources.get(key)
     if source is None:
@@ -212,26 +238,49 @@ def read_source(*, cluster: Cluster, now: datetime) -> SourceRead:
             ),
         )
         _open_sources[key] = source
+    if follow and isinstance(source, KubeSource):
+        source.keep_watching(Watchers(source, min_watch_seconds=settings.INGEST_WATCH_MIN_SECONDS))
     return source.read(now)
 
 
+def wait_for_change(*, cluster: Cluster, timeout_seconds: float) -> bool | None:
+    """Wait until the cluster's open source holds a change no ingest has read (True) or
+    the timeout passes (False); None, at once, for a source that cannot tell (files,
+    replay, a kube source not followed, none open)."""
+    source = _open_sources.get(_source_key(cluster))
+    if not isinstance(source, KubeSource) or source.watchers is None:
+        return None
+    return source.wait_for_change(timeout_seconds)
+
+
 def close_source(*, cluster: Cluster) -> None:
-    """Let the cluster's open source go (a one-shot ingest reads it once): its stores
-    are freed; the next read opens it anew and lists everything."""
+    """Forget the cluster's open source and caches; its kept-open watches end."""
     key = _source_key(cluster)
-    _open_sources.pop(key, None)
+    source = _open_sources.pop(key, None)
+    _open_caches.pop(key, None)
     _ingested_markers.pop(key, None)
+    if isinstance(source, KubeSource):
+        source.stop_watching()
 
 
-def ingest_from_source(*, cluster: Cluster, now: datetime) -> Snapshot | None:
+def json_cache(*, cluster: Cluster) -> serialize.JsonCache | None:
+    """The JSON of the followed cluster's nodes and pods as last dumped and loaded (so
+    evaluating a new snapshot loads only what changed), or None."""
+    caches = _open_caches.get(_source_key(cluster))
+    return caches.json if caches is not None else None
+
+
+def ingest_from_source(*, cluster: Cluster, now: datetime, follow: bool = False) -> Snapshot | None:
     """Read the source, then store what it read. None when nothing changed.
 
     A source that cannot be read as a whole (a file that does not parse, an API server
     away) stores nothing: the previous snapshot stays, the cluster records why
     (``record_ingest_problem``) and the error is raised for the caller to report.
+    ``follow`` (``ingest --follow``): watches stay open between ingests and what the
+    last one parsed and dumped is kept (``IngestCaches``).
     """
     try:
-        read = read_source(cluster=cluster, now=now)
+        read = read_source(cluster=cluster, now=now, follow=follow)
     except (hardware.ModelError, SourceError) as error:
         record_ingest_problem(cluster=cluster, now=now, error=error)
         raise
@@ -240,6 +289,7 @@ def ingest_from_source(*, cluster: Cluster, now: datetime) -> Snapshot | None:
     if read.unchanged or (marker is not None and _ingested_markers.get(key) == marker):
         record_ingest_ok(cluster=cluster, now=now, kinds=read.kinds)
         return None
+    caches = _open_caches.setdefault(key, IngestCaches()) if follow and marker else None
     try:
         snapshot = ingest_snapshot(
             cluster=cluster,
@@ -247,12 +297,12 @@ def ingest_from_source(*, cluster: Cluster, now: datetime) -> Snapshot | None:
             objects=read.objects,
             model=read.model,
             unavailable=read.unavailable,
+            caches=caches,
         )
     except Exception:
         # The source now believes this content was seen; forget it so the next ingest
         # reads (and stores) it again instead of answering "unchanged".
-        _open_sources.pop(key, None)
-        _ingested_markers.pop(key, None)
+        close_source(cluster=cluster)
         raise
     if marker is not None:
         _ingested_markers[key] = marker

@@ -398,7 +398,9 @@ class KubeServer:
                     wait = min(self.bookmark_every_seconds, max(deadline - loop.time(), 0))
                     await asyncio.wait_for(self._changed.wait(), wait)
                 except TimeoutError:
-                    if bookmarks:
+                    # a change made while the wait timed out is sent first: a bookmark
+                    # past it would tell the client it has seen it (it would be lost)
+                    if bookmarks and not any(entry[0] > since for entry in resource.log):
                         since = max(since, self.resource_version)
                         await _send(response, _bookmark(kind, since))
         await response.write_eof()

@@ -108,7 +108,7 @@ def test_it_ingests_the_1213_node_trace_snapshot_in_a_pinned_number_of_queries(
     cluster = _cluster()
     model = _trace_model()
     # + 1: the node groups the source gave, written back as rows (none here: a read);
-    # + 1: the cluster row's lock that orders racing ingests
+    # + 1: the cluster row locked while its latest snapshot's hash is compared
     with django_assert_max_num_queries(8):
         snapshot = services.ingest_snapshot(cluster=cluster, taken_at=TAKEN_AT, model=model)
     assert snapshot.object_counts["nodes"] == 1213

@@ -54,8 +54,8 @@ class Command(BaseCommand):
             say=self.stdout.write,
         )
         if options["follow"]:
-            _exit_on_sigterm()  # so the lock is released, not left to lapse
-            follower.run()
+            stopping = _exit_on_sigterm()  # so the lock is released, not left to lapse
+            follower.run(stop=stopping.is_set)
             return
         try:
             follower.once()
@@ -84,7 +84,9 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"{name}: not served by the cluster, read as none: " + ", ".join(unavailable)
             )
-        evaluation = store_evaluation(snapshot=snapshot)
+        evaluation = store_evaluation(
+            snapshot=snapshot, json_cache=services.json_cache(cluster=snapshot.cluster)
+        )
         events.publish_evaluation(evaluation)
         self.stdout.write(
             f"{name}: snapshot {snapshot.pk} {snapshot.object_counts}, "
@@ -114,7 +116,17 @@ class Command(BaseCommand):
         return services.save_cluster(name=name, source_kind=kind, source_settings=source_settings)
 
 
-def _exit_on_sigterm() -> None:
-    """SIGTERM (a stop, a rollout) unwinds like Ctrl-C, releasing the ingest lock."""
+def _exit_on_sigterm() -> threading.Event:
+    """SIGTERM (a stop, a rollout) unwinds like Ctrl-C, releasing the ingest lock. The
+    exit is raised wherever the main thread is, which may be a finalizer (an event
+    loop's ``__del__`` during a collection) that swallows it: the event it sets then
+    stops the follower at the end of its current wait."""
+    stopping = threading.Event()
+
+    def stop(_signum: int, _frame: object) -> None:
+        stopping.set()
+        sys.exit(0)
+
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, lambda _signum, _frame: sys.exit(0))
+        signal.signal(signal.SIGTERM, stop)
+    return stopping
