@@ -21,6 +21,7 @@ from topology.hardware import Pod
 
 from .profiles import zero_request_counts
 from .records import NodeAlloc, NodeInfo
+from .vector import NodeTable
 
 
 def memoisable(pod: Pod) -> bool:
@@ -195,6 +196,7 @@ class ScoreIndex:
         self._keys: dict[int, _Column] = {}  # per static needs: each node's key (None: fails)
         self._owned: set[tuple[str, int]] = set()  # columns this clone may write
         self._own_positions = True
+        self._table: NodeTable | None = None  # array scores (``vector``), made on first use
 
     def clone(self) -> ScoreIndex:
         other = ScoreIndex.__new__(ScoreIndex)
@@ -207,7 +209,20 @@ class ScoreIndex:
         other._owned = set()
         other._own_positions = self._own_positions = False
         self._owned = set()  # both share every column now: the first writer copies
+        other._table = self._table.clone() if self._table is not None else None
         return other
+
+    def table(
+        self,
+        read: Callable[[str], tuple[NodeInfo, NodeAlloc]],
+        gpu_fits: Callable[[str, Any], bool],
+    ) -> NodeTable:
+        """Every node's resources as arrays (``vector.NodeTable``), brought up to date
+        from the change log."""
+        if self._table is None:
+            self._table = NodeTable()
+        self._table.refresh(self.names, self._changes, read, gpu_fits)
+        return self._table
 
     def covers(self, node_names: Sequence[str]) -> bool:
         """True when asked about exactly the indexed nodes, in their order."""

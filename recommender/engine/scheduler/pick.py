@@ -22,10 +22,12 @@ from functools import partial
 from itertools import compress
 from operator import itemgetter
 
-from topology.hardware import Cluster, Pod
+import numpy as np
+
+from topology.hardware import Cluster, GpuRequest, Pod
 from topology.terms import Taint
 
-from . import interpod, preferred_score, taint_score
+from . import interpod, preferred_score, taint_score, vector
 from .allocate import Option, claim_takes, gpu_options, with_devices
 from .caches import Layout, Scope, SharedMemo, index_of, kept
 from .filters import POD_RULES, RESOURCE_RULES, STATIC_RULES, FilterContext, Status, run_filters
@@ -74,6 +76,8 @@ class NodePicker:
         self._device_choice = shared.device_choice
         self._needs: dict[int, tuple[Pod, int]] = {}  # id(pod) → (pod, its static needs)
         self.index = index_of(state, shared) if indexed else None
+        # the policy's scores as arrays over every node (``vector``), no column per shape
+        self.vector = indexed and vector.supports(policy)
         # which pods depend on the pods placed around a node (never memoised)
         self._inter_pod = kept(
             state, "inter-pod index", cluster, lambda: interpod.InterPodIndex(cluster)
@@ -117,18 +121,29 @@ class NodePicker:
             return self._first_passing(pod, shape, scope)
         if shape is not None and indexed and (not members or weight is not None):
             assert self.index is not None
-            scores, options = self.column(pod, shape)
+            options: Sequence[int] | None = None
+            if self.vector:
+                scores: Sequence[float] = self.vector_scores(pod)
+                top = _top(scores)
+            else:
+                scores, options = self.column(pod, shape)
+                top = self.index.top(shape)
             if members and weight:
-                tied = self._closest_best(scores, shape, scope, weight)
+                tied = self._closest_best(scores, top, scope, weight)
             elif scope.members is None:  # the whole index: its kept best
-                top_score, tied = self.index.top(shape)
+                top_score, tied = top
                 tied = [] if top_score == NO_SCORE else tied
             else:
                 tied = _best_positions(scores, scope)
             if not tied:
                 return None
             position = tied[self._pick_among(tied)]
-            return self._choice(self.index.names[position], pod, options[position])
+            name = self.index.names[position]
+            if options is None:
+                scored = self._memo_score(name, pod, shape)
+                assert scored is not None and scored[0] == scores[position]
+                return self._choice(name, pod, scored[1])
+            return self._choice(name, pod, options[position])
         best: list[tuple[str, int]] = []
         best_score = float("-inf")
         for name in scope.names:
@@ -255,6 +270,40 @@ class NodePicker:
         keys = index.node_keys(self._needs_of(pod), partial(self._passing_key, pod=pod), only)
         return index.fill(shape, keys, partial(score, keep=False))
 
+    def vector_scores(self, pod: Pod) -> Sequence[float]:
+        """Every indexed node's score for the pod as an array (``vector``: the policy's
+        rules over arrays kept up to date from the index's change log), NO_SCORE where
+        it does not fit: the values ``column`` finds, without a column kept per shape."""
+        index = self.index
+        assert index is not None and self.vector
+        table = index.table(self._read, self._gpu_fits)
+        names = index.names
+        extended = {r: table.extended_free(r, names, self._read) for r in pod.requests.extended}
+        feasible = vector.fits(pod, table, extended)
+        feasible &= table.static_mask(
+            self._needs_of(pod), names, partial(self._static_passes, pod=pod)
+        )
+        if pod.gpu is not None and pod.gpu.count > 0:
+            feasible &= table.gpu_mask(pod.gpu, names, self._gpu_fits)
+        return vector.scores(self.policy, pod, table, feasible)
+
+    def _read(self, name: str) -> tuple[NodeInfo, NodeAlloc]:
+        return self.state.info(name), self.state.alloc(name)
+
+    def _static_passes(self, name: str, pod: Pod) -> bool:
+        return self._static_ok(self.state.info(name), self.state.alloc(name), pod)
+
+    def _gpu_fits(self, name: str, request: GpuRequest) -> bool:
+        """Whether the node's GPUs hold the request (its device options, kept per
+        (node key, GPU request) as ``_keyed_score`` keeps them)."""
+        key = (self._node_key(name), request)
+        options = self._gpu_options.get(key)
+        if options is None:
+            options = self._gpu_options[key] = gpu_options(
+                self.state.info(name), self.state.alloc(name), request
+            )
+        return not isinstance(options, str)
+
     def _passing_key(self, name: str, pod: Pod) -> int | None:
         """The node's memo key, or None when a static rule refuses the pod there."""
         info, alloc = self.state.info(name), self.state.alloc(name)
@@ -274,7 +323,11 @@ class NodePicker:
         return self.scores.rng.randrange(ties) if self.policy.tie_break == "random" else 0
 
     def _closest_best(
-        self, scores: list[float], shape: int, scope: Scope, weight: float
+        self,
+        scores: Sequence[float],
+        top: tuple[float, list[int]],
+        scope: Scope,
+        weight: float,
     ) -> list[int]:
         """Positions (in node order) of the best ``base + weight·closeness`` in scope.
 
@@ -288,8 +341,7 @@ class NodePicker:
         """
         members = self.scores.member_paths
         depth = self._depth
-        assert self.index is not None
-        ceiling = self.index.top(shape)[0]  # no node in any scope scores more
+        ceiling = top[0]  # no node in any scope scores more
         best = NO_SCORE
         levels: list[tuple[float, float, list[int]]] = []
         for shared in range(depth, -1, -1):  # deepest (largest bonus) first
@@ -299,18 +351,18 @@ class NodePicker:
             if shared == 0 and scope.members is None:
                 # the whole index: its kept best, and only the nodes holding it can tie
                 # (bonus is 0.0 here, so score + bonus == best means score == best)
-                top_score, positions = self.index.top(shape)
-                top = top_score + bonus
+                top_score, positions = top
+                level_top = top_score + bonus
             else:
                 positions = self._shared_positions(shared, members, scope)
-                top = max(_gather(scores, positions), default=NO_SCORE) + bonus
-            levels.append((top, bonus, positions))
-            best = max(best, top)
+                level_top = max(_gather(scores, positions), default=NO_SCORE) + bonus
+            levels.append((level_top, bonus, positions))
+            best = max(best, level_top)
         if best == NO_SCORE:
             return []
         tied: set[int] = set()
-        for top, bonus, positions in levels:
-            if top == best:
+        for level_top, bonus, positions in levels:
+            if level_top == best:
                 tied.update(p for p in positions if scores[p] + bonus == best)
         return sorted(tied)
 
@@ -576,13 +628,25 @@ def closeness_weight(policy: Policy) -> float | None:
     return weight
 
 
-def _gather(values: list[float], positions: list[int]) -> list[float]:
+def _gather(values: Sequence[float], positions: list[int]) -> list[float]:
+    if isinstance(values, np.ndarray):
+        return values[positions].tolist() if positions else []
     if len(positions) > 1:
         return list(itemgetter(*positions)(values))
     return [values[p] for p in positions]
 
 
-def _best_positions(scores: list[float], scope: Scope) -> list[int]:
+def _top(scores: Sequence[float]) -> tuple[float, list[int]]:
+    """The best of array scores and its positions, ascending (NO_SCORE and every
+    position when nothing fits, as ``ScoreIndex.top``)."""
+    assert isinstance(scores, np.ndarray)
+    if not len(scores):
+        return NO_SCORE, []
+    best = float(scores.max())
+    return best, np.flatnonzero(scores == best).tolist()
+
+
+def _best_positions(scores: Sequence[float], scope: Scope) -> list[int]:
     """Positions in a domain holding the best score, in node order (empty: none fits)."""
     assert scope.positions is not None
     values = _gather(scores, scope.positions)

@@ -276,7 +276,10 @@ class _Run:
             if shape is not None:
                 shapes.setdefault(shape, pod)
         for shape, pod in shapes.items():
-            self.pick.column(pod, shape)
+            if self.pick.vector:  # no column: the arrays and masks its copies share
+                self.pick.vector_scores(pod)
+            else:
+                self.pick.column(pod, shape)
             if reasons:
                 self.pick.node_reasons(pod)
 

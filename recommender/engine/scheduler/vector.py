@@ -1,0 +1,274 @@
+"""kube-default's node scores for every node at once, as arrays (numpy).
+
+A pod shape's best node is the maximum of its score over the nodes it fits.
+Scored node by node, in Python, that costs shapes × nodes calls of the filter
+and score chain: with hundreds of distinct pod requests on thousands of nodes
+(issue 32) that product is the whole evaluation. kube-default's score reads,
+of a node, only its cpu and memory (allocatable, requested, the pods without
+a request) and, of the pod, only its cpu and memory request; whether it fits
+reads those, the node's free pod slots and extended resources, the static rules
+(kept per node) and whether its GPUs hold the pod's GPU request (kept per
+(node key, GPU request)). So the column is a handful of array operations over
+every node, worked out again for each query from arrays kept up to date from
+the score index's change log: no column is stored per shape, and a query costs
+the nodes changed since the last one plus the array operations.
+
+Every value is the one the Python rules compute, to the bit: integer
+arithmetic where they use integers (NodeResourcesFit's ``leastRequestedScore``
+and its integer mean), IEEE float64 where they use floats (BalancedAllocation's
+fractions: an int64 below 2**53 converts exactly, so ``a / b`` rounds as
+Python's int division does), in the same order, and the policy's weighted sum
+added up in the policy's order from 0. ``test_vector.py`` compares them with the
+rules node by node on many shapes and states; ``place_unindexed`` stays the
+reference of the decisions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from topology.hardware import GpuRequest, Pod
+
+from .profiles import (
+    DEFAULT_MEMORY_REQUEST,
+    DEFAULT_MILLI_CPU_REQUEST,
+    MAX_NODE_SCORE,
+    zero_request_counts,
+)
+from .records import NodeAlloc, NodeInfo
+from .scores import Policy
+
+Ints = NDArray[np.int64]
+Floats = NDArray[np.float64]
+Bools = NDArray[np.bool_]
+
+NO_SCORE = float("-inf")
+
+
+class NodeTable:
+    """Every indexed node's cpu, memory, pod slots, extended resources and GPU fit, as
+    arrays, as of the score index's change ``seen``. Kept on the index; a clone of the
+    index shares the arrays until either side refreshes (the refresher copies)."""
+
+    def __init__(self) -> None:
+        self.size = 0
+        self.seen = 0
+        self.owned = True
+        self.cpu_alloc = np.zeros(0, np.int64)
+        self.memory_alloc = np.zeros(0, np.int64)
+        self.cpu_free = np.zeros(0, np.int64)
+        self.memory_free = np.zeros(0, np.int64)
+        self.pods_free = np.zeros(0, np.int64)
+        self.zero_cpu = np.zeros(0, np.int64)
+        self.zero_memory = np.zeros(0, np.int64)
+        self.extended: dict[str, Ints] = {}  # per resource name, its free amount
+        self.gpu_fit: dict[GpuRequest, Bools] = {}  # per GPU request: any device option
+        self.static: dict[int, Bools] = {}  # per static needs: the static rules pass
+
+    def clone(self) -> NodeTable:
+        other = NodeTable.__new__(NodeTable)
+        other.__dict__.update(self.__dict__)
+        other.extended = dict(self.extended)
+        other.gpu_fit = dict(self.gpu_fit)
+        other.static = dict(self.static)
+        other.owned = self.owned = False
+        return other
+
+    def _own(self) -> None:
+        if self.owned:
+            return
+        for name in ("cpu_free", "memory_free", "pods_free", "zero_cpu", "zero_memory"):
+            setattr(self, name, getattr(self, name).copy())
+        self.extended = {k: v.copy() for k, v in self.extended.items()}
+        self.gpu_fit = {k: v.copy() for k, v in self.gpu_fit.items()}
+        self.owned = True
+
+    def refresh(
+        self,
+        names: Sequence[str],
+        changes: Sequence[int],
+        read: Callable[[str], tuple[NodeInfo, NodeAlloc]],
+        gpu_fits: Callable[[str, GpuRequest], bool],
+    ) -> None:
+        """Bring every array up to date: rows of the nodes changed since ``seen``
+        (``changes``: the index's log, a released change as ``-1 - position``) read
+        again, rows of added nodes appended."""
+        fresh = changes[self.seen :]
+        grow = len(names) - self.size
+        if not fresh and grow == 0:
+            return
+        self._own()
+        stale = {c if c >= 0 else -1 - c for c in fresh}
+        if grow:
+            self._grow(names, read, gpu_fits)
+        for position in stale:
+            if position < self.size - grow or not grow:
+                self._read_row(position, names[position], read, gpu_fits)
+        self.seen = len(changes)
+
+    def _grow(
+        self,
+        names: Sequence[str],
+        read: Callable[[str], tuple[NodeInfo, NodeAlloc]],
+        gpu_fits: Callable[[str, GpuRequest], bool],
+    ) -> None:
+        start, end = self.size, len(names)
+        extra = end - start
+        for name in ("cpu_alloc", "memory_alloc", "cpu_free", "memory_free", "pods_free"):
+            setattr(self, name, np.concatenate((getattr(self, name), np.zeros(extra, np.int64))))
+        for name in ("zero_cpu", "zero_memory"):
+            setattr(self, name, np.concatenate((getattr(self, name), np.zeros(extra, np.int64))))
+        self.extended = {
+            k: np.concatenate((v, np.zeros(extra, np.int64))) for k, v in self.extended.items()
+        }
+        self.gpu_fit = {
+            k: np.concatenate((v, np.zeros(extra, np.bool_))) for k, v in self.gpu_fit.items()
+        }
+        # a static mask is worked out again whole when asked (``static_mask``)
+        self.static = {}
+        self.size = end
+        for position in range(start, end):
+            info, alloc = read(names[position])
+            allocatable = info.node.allocatable
+            self.cpu_alloc[position] = allocatable.cpu_milli
+            self.memory_alloc[position] = allocatable.memory_bytes
+            self._read_row(position, names[position], read, gpu_fits)
+
+    def _read_row(
+        self,
+        position: int,
+        name: str,
+        read: Callable[[str], tuple[NodeInfo, NodeAlloc]],
+        gpu_fits: Callable[[str, GpuRequest], bool],
+    ) -> None:
+        _, alloc = read(name)
+        self.cpu_free[position] = alloc.cpu_free_milli
+        self.memory_free[position] = alloc.memory_free_bytes
+        self.pods_free[position] = alloc.pods_free
+        self.zero_cpu[position], self.zero_memory[position] = zero_request_counts(alloc.placed)
+        for resource, column in self.extended.items():
+            column[position] = alloc.extended_free.get(resource, 0)
+        for request, column in self.gpu_fit.items():
+            column[position] = gpu_fits(name, request)
+
+    def extended_free(
+        self, resource: str, names: Sequence[str], read: Callable[[str], tuple[NodeInfo, NodeAlloc]]
+    ) -> Ints:
+        column = self.extended.get(resource)
+        if column is None:
+            self._own()
+            column = self.extended[resource] = np.fromiter(
+                (read(n)[1].extended_free.get(resource, 0) for n in names[: self.size]),
+                np.int64,
+                self.size,
+            )
+        return column
+
+    def gpu_mask(
+        self, request: GpuRequest, names: Sequence[str], gpu_fits: Callable[[str, GpuRequest], bool]
+    ) -> Bools:
+        column = self.gpu_fit.get(request)
+        if column is None:
+            self._own()
+            column = self.gpu_fit[request] = np.fromiter(
+                (gpu_fits(n, request) for n in names[: self.size]), np.bool_, self.size
+            )
+        return column
+
+    def static_mask(self, needs: int, names: Sequence[str], passes: Callable[[str], bool]) -> Bools:
+        """Which nodes pass the static rules for pods with these needs (the rules read
+        no free resources: a node's verdict never changes, so the mask is kept)."""
+        column = self.static.get(needs)
+        if column is None:
+            column = self.static[needs] = np.fromiter(
+                (passes(n) for n in names[: self.size]), np.bool_, self.size
+            )
+        return column
+
+
+def supports(policy: Policy) -> bool:
+    """True when every score rule of the policy has an array form here and the device
+    option is the device rule's (so the score never reads which option is taken)."""
+    return policy.device_rule is not None and all(
+        name in VECTOR_RULES for name, _ in policy.weights
+    )
+
+
+def fits(pod: Pod, table: NodeTable, extended: dict[str, Ints]) -> Bools:
+    """``filters.node_resources`` and ``filters.extended_resources`` on every node."""
+    requests = pod.requests
+    ok = (requests.cpu_milli <= table.cpu_free) & (requests.memory_bytes <= table.memory_free)
+    ok &= max(1, requests.pods) <= table.pods_free
+    for resource, amount in requests.extended.items():
+        ok &= amount <= extended[resource]
+    return ok
+
+
+def least_allocated(pod: Pod, table: NodeTable) -> Floats:
+    """``profiles.least_allocated`` (NodeResourcesFit, LeastAllocated over cpu and
+    memory, requests made non-zero) for every node."""
+    requests = pod.requests
+    cpu = requests.cpu_milli or DEFAULT_MILLI_CPU_REQUEST
+    memory = requests.memory_bytes or DEFAULT_MEMORY_REQUEST
+    cpu_used = table.cpu_alloc - table.cpu_free + table.zero_cpu * DEFAULT_MILLI_CPU_REQUEST
+    memory_used = (
+        table.memory_alloc - table.memory_free + table.zero_memory * DEFAULT_MEMORY_REQUEST
+    )
+    total = np.zeros(table.size, np.int64)
+    weights = np.zeros(table.size, np.int64)
+    for capacity, requested in (
+        (table.cpu_alloc, cpu_used + cpu),
+        (table.memory_alloc, memory_used + memory),
+    ):
+        has = capacity != 0
+        safe = np.where(has, capacity, 1)
+        score = np.where(requested > capacity, 0, ((capacity - requested) * MAX_NODE_SCORE) // safe)
+        total += np.where(has, score, 0)
+        weights += has
+    return np.where(weights > 0, total // np.maximum(weights, 1), 0).astype(np.float64)
+
+
+def balanced_allocation(pod: Pod, table: NodeTable) -> Floats:
+    """``profiles.balanced_allocation`` (NodeResourcesBalancedAllocation over cpu and
+    memory, the pod's own requests) for every node."""
+    requests = pod.requests
+    if requests.cpu_milli == 0 and requests.memory_bytes == 0:
+        return np.zeros(table.size, np.float64)
+    fractions = []
+    present = []
+    for capacity, free, request in (
+        (table.cpu_alloc, table.cpu_free, requests.cpu_milli),
+        (table.memory_alloc, table.memory_free, requests.memory_bytes),
+    ):
+        has = capacity != 0
+        requested = capacity - free + request
+        safe = np.where(has, capacity, 1)
+        fractions.append(np.minimum(1.0, requested / safe))
+        present.append(has)
+    both = present[0] & present[1]
+    std = np.where(both, np.abs((fractions[0] - fractions[1]) / 2), 0.0)
+    return np.trunc((1 - std) * MAX_NODE_SCORE)
+
+
+def _no_score(pod: Pod, table: NodeTable) -> Floats:
+    """``scores.topology_closeness`` without gang members (the memoised base): 0."""
+    return np.zeros(table.size, np.float64)
+
+
+VECTOR_RULES: dict[str, Callable[[Pod, NodeTable], Floats]] = {
+    "least_allocated": least_allocated,
+    "balanced_allocation": balanced_allocation,
+    "topology": _no_score,
+}
+
+
+def scores(policy: Policy, pod: Pod, table: NodeTable, feasible: Bools) -> Floats:
+    """The policy's score of every node (``Policy.score`` with the base context:
+    ``sum`` from 0 in the policy's order), NO_SCORE where ``feasible`` is False."""
+    total: Floats = np.zeros(table.size, np.float64)
+    for name, weight in policy.weights:
+        total = total + weight * VECTOR_RULES[name](pod, table)
+    return np.where(feasible, total, NO_SCORE)
