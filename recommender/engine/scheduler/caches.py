@@ -66,6 +66,8 @@ class SharedMemo:
         self.gpu_options: dict[tuple[int, object], list[Option] | str] = {}
         self.by_inputs: dict[tuple[int, object, object], tuple[float, int] | None] = {}
         self.device_choice: dict[tuple[int, object], int] = {}  # the device rule's option
+        # ``by_inputs``'s scores per GPU request, by node key × buckets + inputs (``vector``)
+        self.by_code: dict[object, dict[int, float]] = {}
 
     @classmethod
     def of(

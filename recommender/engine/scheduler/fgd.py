@@ -84,6 +84,11 @@ class FragmentationModel:
         self._cpu_thresholds = sorted({t.cpu_milli for t in self.typical})
         self._cache: dict[tuple[object, ...], float] = {}
 
+    @property
+    def cpu_thresholds(self) -> list[int]:
+        """The typical pods' distinct cpu requests, ascending (do not mutate)."""
+        return self._cpu_thresholds
+
     def cpu_bucket(self, cpu_left_milli: int) -> int:
         """How many typical cpu requests fit: all frag needs to know about the cpu left."""
         return bisect_right(self._cpu_thresholds, cpu_left_milli)

@@ -216,12 +216,13 @@ class ScoreIndex:
         self,
         read: Callable[[str], tuple[NodeInfo, NodeAlloc]],
         gpu_fits: Callable[[str, Any], bool],
+        key_of: Callable[[str], int],
     ) -> NodeTable:
         """Every node's resources as arrays (``vector.NodeTable``), brought up to date
         from the change log."""
         if self._table is None:
             self._table = NodeTable()
-        self._table.refresh(self.names, self._changes, read, gpu_fits)
+        self._table.refresh(self.names, self._changes, read, gpu_fits, key_of)
         return self._table
 
     def covers(self, node_names: Sequence[str]) -> bool:

@@ -74,6 +74,7 @@ class NodePicker:
         self._gpu_options = shared.gpu_options
         self._by_inputs = shared.by_inputs
         self._device_choice = shared.device_choice
+        self._by_code = shared.by_code
         self._needs: dict[int, tuple[Pod, int]] = {}  # id(pod) → (pod, its static needs)
         self.index = index_of(state, shared) if indexed else None
         # the policy's scores as arrays over every node (``vector``), no column per shape
@@ -276,7 +277,7 @@ class NodePicker:
         it does not fit: the values ``column`` finds, without a column kept per shape."""
         index = self.index
         assert index is not None and self.vector
-        table = index.table(self._read, self._gpu_fits)
+        table = index.table(self._read, self._gpu_fits, self._node_key)
         names = index.names
         extended = {r: table.extended_free(r, names, self._read) for r in pod.requests.extended}
         feasible = vector.fits(pod, table, extended)
@@ -285,7 +286,36 @@ class NodePicker:
         )
         if pod.gpu is not None and pod.gpu.count > 0:
             feasible &= table.gpu_mask(pod.gpu, names, self._gpu_fits)
+        if vector.keyed(self.policy):
+            return self._keyed_scores(pod, table, feasible)
         return vector.scores(self.policy, pod, table, feasible)
+
+    def _keyed_scores(
+        self, pod: Pod, table: vector.NodeTable, feasible: vector.Bools
+    ) -> vector.Floats:
+        """A keyed policy's score of every node (``vector.keyed``): each feasible node's
+        kept score for its (node key, GPU request, inputs), looked up by one integer
+        per node; the few not kept yet are scored as ``_keyed_score`` scores them."""
+        reads = self.policy.pod_inputs
+        assert reads is not None
+        inputs, stride = vector.VECTOR_INPUTS[reads](pod, table, self._base.fragmentation)
+        positions = np.flatnonzero(feasible)
+        codes = (table.keys[positions] * stride + inputs[positions]).tolist()
+        kept = self._by_code.setdefault(pod.gpu, {})
+        get = kept.get
+        values = [get(code) for code in codes]
+        if None in values:
+            names = self._index_names()
+            for i, value in enumerate(values):
+                if value is None:
+                    name = names[positions[i]]
+                    info, alloc = self.state.info(name), self.state.alloc(name)
+                    scored = self._keyed_score(info, alloc, pod, self._node_key(name))
+                    assert scored is not None  # feasible: the filters passed
+                    values[i] = kept[codes[i]] = scored[0]
+        scores = np.full(table.size, NO_SCORE)
+        scores[positions] = values
+        return scores
 
     def _read(self, name: str) -> tuple[NodeInfo, NodeAlloc]:
         return self.state.info(name), self.state.alloc(name)

@@ -32,6 +32,7 @@ from numpy.typing import NDArray
 
 from topology.hardware import GpuRequest, Pod
 
+from .fgd import FragmentationModel
 from .profiles import (
     DEFAULT_MEMORY_REQUEST,
     DEFAULT_MILLI_CPU_REQUEST,
@@ -57,6 +58,7 @@ class NodeTable:
         self.size = 0
         self.seen = 0
         self.owned = True
+        self._key_of: Callable[[str], int] = _unset
         self.cpu_alloc = np.zeros(0, np.int64)
         self.memory_alloc = np.zeros(0, np.int64)
         self.cpu_free = np.zeros(0, np.int64)
@@ -64,6 +66,7 @@ class NodeTable:
         self.pods_free = np.zeros(0, np.int64)
         self.zero_cpu = np.zeros(0, np.int64)
         self.zero_memory = np.zeros(0, np.int64)
+        self.keys = np.zeros(0, np.int64)  # each node's memo key (``memo.NodeKeys``)
         self.extended: dict[str, Ints] = {}  # per resource name, its free amount
         self.gpu_fit: dict[GpuRequest, Bools] = {}  # per GPU request: any device option
         self.static: dict[int, Bools] = {}  # per static needs: the static rules pass
@@ -80,7 +83,7 @@ class NodeTable:
     def _own(self) -> None:
         if self.owned:
             return
-        for name in ("cpu_free", "memory_free", "pods_free", "zero_cpu", "zero_memory"):
+        for name in ("cpu_free", "memory_free", "pods_free", "zero_cpu", "zero_memory", "keys"):
             setattr(self, name, getattr(self, name).copy())
         self.extended = {k: v.copy() for k, v in self.extended.items()}
         self.gpu_fit = {k: v.copy() for k, v in self.gpu_fit.items()}
@@ -92,6 +95,7 @@ class NodeTable:
         changes: Sequence[int],
         read: Callable[[str], tuple[NodeInfo, NodeAlloc]],
         gpu_fits: Callable[[str, GpuRequest], bool],
+        key_of: Callable[[str], int],
     ) -> None:
         """Bring every array up to date: rows of the nodes changed since ``seen``
         (``changes``: the index's log, a released change as ``-1 - position``) read
@@ -102,6 +106,7 @@ class NodeTable:
             return
         self._own()
         stale = {c if c >= 0 else -1 - c for c in fresh}
+        self._key_of = key_of
         if grow:
             self._grow(names, read, gpu_fits)
         for position in stale:
@@ -119,7 +124,7 @@ class NodeTable:
         extra = end - start
         for name in ("cpu_alloc", "memory_alloc", "cpu_free", "memory_free", "pods_free"):
             setattr(self, name, np.concatenate((getattr(self, name), np.zeros(extra, np.int64))))
-        for name in ("zero_cpu", "zero_memory"):
+        for name in ("zero_cpu", "zero_memory", "keys"):
             setattr(self, name, np.concatenate((getattr(self, name), np.zeros(extra, np.int64))))
         self.extended = {
             k: np.concatenate((v, np.zeros(extra, np.int64))) for k, v in self.extended.items()
@@ -153,6 +158,7 @@ class NodeTable:
             column[position] = alloc.extended_free.get(resource, 0)
         for request, column in self.gpu_fit.items():
             column[position] = gpu_fits(name, request)
+        self.keys[position] = self._key_of(name)
 
     def extended_free(
         self, resource: str, names: Sequence[str], read: Callable[[str], tuple[NodeInfo, NodeAlloc]]
@@ -189,12 +195,38 @@ class NodeTable:
         return column
 
 
+def _unset(name: str) -> int:
+    raise AssertionError("NodeTable.refresh sets how a node's key is found")
+
+
 def supports(policy: Policy) -> bool:
     """True when every score rule of the policy has an array form here and the device
     option is the device rule's (so the score never reads which option is taken)."""
-    return policy.device_rule is not None and all(
-        name in VECTOR_RULES for name, _ in policy.weights
-    )
+    if policy.device_rule is None:
+        return keyed(policy)
+    return all(name in VECTOR_RULES for name, _ in policy.weights)
+
+
+def keyed(policy: Policy) -> bool:
+    """True for a policy whose score is kept per (node key, GPU request, what it reads
+    of the pod: ``Policy.pod_inputs``) and whose inputs have an array form here: its
+    column is a lookup per node of those kept scores (FGD)."""
+    return policy.pod_inputs in VECTOR_INPUTS
+
+
+def fgd_inputs(pod: Pod, table: NodeTable, model: object) -> tuple[Ints, int]:
+    """``fgd.fgd_pod_inputs`` for every node (the bucket of typical cpu requests that
+    still fit once the pod is placed: ``bisect_right`` is ``searchsorted`` "right"),
+    and how many buckets there are."""
+    assert isinstance(model, FragmentationModel)
+    thresholds = np.asarray(model.cpu_thresholds, np.int64)
+    left = table.cpu_free - pod.requests.cpu_milli
+    return np.searchsorted(thresholds, left, side="right").astype(np.int64), len(thresholds) + 1
+
+
+VECTOR_INPUTS: dict[str, Callable[[Pod, NodeTable, object], tuple[Ints, int]]] = {
+    "fgd": fgd_inputs,
+}
 
 
 def fits(pod: Pod, table: NodeTable, extended: dict[str, Ints]) -> Bools:
