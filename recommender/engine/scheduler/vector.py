@@ -49,10 +49,18 @@ Bools = NDArray[np.bool_]
 NO_SCORE = float("-inf")
 
 
+_ROWS = ("cpu_free", "memory_free", "pods_free", "cpu_free_nonzero", "memory_free_nonzero", "keys")
+_FLOAT_ROWS = ("cpu_used", "memory_used")
+
+
 class NodeTable:
     """Every indexed node's cpu, memory, pod slots, extended resources and GPU fit, as
     arrays, as of the score index's change ``seen``. Kept on the index; a clone of the
-    index shares the arrays until either side refreshes (the refresher copies)."""
+    index shares the arrays until either side refreshes (the refresher copies).
+
+    Kept as the rules read them: free cpu and memory less 100m / 200 MiB per placed pod
+    without a request (NodeResourcesFit's non-zero requested, ``profiles._cpu_memory``)
+    and the requested amounts as floats (exact: below 2**53) for BalancedAllocation."""
 
     def __init__(self) -> None:
         self.size = 0
@@ -61,11 +69,16 @@ class NodeTable:
         self._key_of: Callable[[str], int] = _unset
         self.cpu_alloc = np.zeros(0, np.int64)
         self.memory_alloc = np.zeros(0, np.int64)
+        self.cpu_alloc_f = np.zeros(0, np.float64)
+        self.memory_alloc_f = np.zeros(0, np.float64)
+        self.every_alloc = True  # every node has some cpu and some memory
         self.cpu_free = np.zeros(0, np.int64)
         self.memory_free = np.zeros(0, np.int64)
         self.pods_free = np.zeros(0, np.int64)
-        self.zero_cpu = np.zeros(0, np.int64)
-        self.zero_memory = np.zeros(0, np.int64)
+        self.cpu_free_nonzero = np.zeros(0, np.int64)
+        self.memory_free_nonzero = np.zeros(0, np.int64)
+        self.cpu_used = np.zeros(0, np.float64)
+        self.memory_used = np.zeros(0, np.float64)
         self.keys = np.zeros(0, np.int64)  # each node's memo key (``memo.NodeKeys``)
         self.extended: dict[str, Ints] = {}  # per resource name, its free amount
         self.gpu_fit: dict[GpuRequest, Bools] = {}  # per GPU request: any device option
@@ -83,7 +96,7 @@ class NodeTable:
     def _own(self) -> None:
         if self.owned:
             return
-        for name in ("cpu_free", "memory_free", "pods_free", "zero_cpu", "zero_memory", "keys"):
+        for name in (*_ROWS, *_FLOAT_ROWS):
             setattr(self, name, getattr(self, name).copy())
         self.extended = {k: v.copy() for k, v in self.extended.items()}
         self.gpu_fit = {k: v.copy() for k, v in self.gpu_fit.items()}
@@ -101,16 +114,15 @@ class NodeTable:
         (``changes``: the index's log, a released change as ``-1 - position``) read
         again, rows of added nodes appended."""
         fresh = changes[self.seen :]
-        grow = len(names) - self.size
-        if not fresh and grow == 0:
+        old = self.size
+        if not fresh and len(names) == old:
             return
         self._own()
-        stale = {c if c >= 0 else -1 - c for c in fresh}
         self._key_of = key_of
-        if grow:
+        if len(names) > old:
             self._grow(names, read, gpu_fits)
-        for position in stale:
-            if position < self.size - grow or not grow:
+        for position in {c if c >= 0 else -1 - c for c in fresh}:
+            if position < old:  # an added node's row is read whole by ``_grow``
                 self._read_row(position, names[position], read, gpu_fits)
         self.seen = len(changes)
 
@@ -121,11 +133,20 @@ class NodeTable:
         gpu_fits: Callable[[str, GpuRequest], bool],
     ) -> None:
         start, end = self.size, len(names)
+        allocatable = [read(n)[0].node.allocatable for n in names[start:end]]
+        cpu = np.array([a.cpu_milli for a in allocatable], np.int64)
+        memory = np.array([a.memory_bytes for a in allocatable], np.int64)
+        self.cpu_alloc = np.concatenate((self.cpu_alloc, cpu))
+        self.memory_alloc = np.concatenate((self.memory_alloc, memory))
+        self.cpu_alloc_f = self.cpu_alloc.astype(np.float64)
+        self.memory_alloc_f = self.memory_alloc.astype(np.float64)
+        self.every_alloc = bool(np.all(self.cpu_alloc != 0) and np.all(self.memory_alloc != 0))
         extra = end - start
-        for name in ("cpu_alloc", "memory_alloc", "cpu_free", "memory_free", "pods_free"):
+        for name in _ROWS:
             setattr(self, name, np.concatenate((getattr(self, name), np.zeros(extra, np.int64))))
-        for name in ("zero_cpu", "zero_memory", "keys"):
-            setattr(self, name, np.concatenate((getattr(self, name), np.zeros(extra, np.int64))))
+        for name in _FLOAT_ROWS:
+            grown = np.concatenate((getattr(self, name), np.zeros(extra, np.float64)))
+            setattr(self, name, grown)
         self.extended = {
             k: np.concatenate((v, np.zeros(extra, np.int64))) for k, v in self.extended.items()
         }
@@ -136,10 +157,6 @@ class NodeTable:
         self.static = {}
         self.size = end
         for position in range(start, end):
-            info, alloc = read(names[position])
-            allocatable = info.node.allocatable
-            self.cpu_alloc[position] = allocatable.cpu_milli
-            self.memory_alloc[position] = allocatable.memory_bytes
             self._read_row(position, names[position], read, gpu_fits)
 
     def _read_row(
@@ -149,11 +166,17 @@ class NodeTable:
         read: Callable[[str], tuple[NodeInfo, NodeAlloc]],
         gpu_fits: Callable[[str, GpuRequest], bool],
     ) -> None:
-        _, alloc = read(name)
-        self.cpu_free[position] = alloc.cpu_free_milli
-        self.memory_free[position] = alloc.memory_free_bytes
+        info, alloc = read(name)
+        allocatable = info.node.allocatable
+        cpu, memory = alloc.cpu_free_milli, alloc.memory_free_bytes
+        self.cpu_free[position] = cpu
+        self.memory_free[position] = memory
         self.pods_free[position] = alloc.pods_free
-        self.zero_cpu[position], self.zero_memory[position] = zero_request_counts(alloc.placed)
+        zero_cpu, zero_memory = zero_request_counts(alloc.placed)
+        self.cpu_free_nonzero[position] = cpu - zero_cpu * DEFAULT_MILLI_CPU_REQUEST
+        self.memory_free_nonzero[position] = memory - zero_memory * DEFAULT_MEMORY_REQUEST
+        self.cpu_used[position] = allocatable.cpu_milli - cpu
+        self.memory_used[position] = allocatable.memory_bytes - memory
         for resource, column in self.extended.items():
             column[position] = alloc.extended_free.get(resource, 0)
         for request, column in self.gpu_fit.items():
@@ -241,23 +264,29 @@ def fits(pod: Pod, table: NodeTable, extended: dict[str, Ints]) -> Bools:
 
 def least_allocated(pod: Pod, table: NodeTable) -> Floats:
     """``profiles.least_allocated`` (NodeResourcesFit, LeastAllocated over cpu and
-    memory, requests made non-zero) for every node."""
+    memory, requests made non-zero) for every node: ``leastRequestedScore`` is
+    ``(capacity - requested) * 100 // capacity``, 0 when requested exceeds capacity
+    (the floor of a negative numerator is then below 0: the maximum with 0 is it),
+    and a resource the node has none of is left out of the integer mean."""
     requests = pod.requests
     cpu = requests.cpu_milli or DEFAULT_MILLI_CPU_REQUEST
     memory = requests.memory_bytes or DEFAULT_MEMORY_REQUEST
-    cpu_used = table.cpu_alloc - table.cpu_free + table.zero_cpu * DEFAULT_MILLI_CPU_REQUEST
-    memory_used = (
-        table.memory_alloc - table.memory_free + table.zero_memory * DEFAULT_MEMORY_REQUEST
-    )
+    if table.every_alloc:
+        cpu_score = np.maximum(
+            (table.cpu_free_nonzero - cpu) * MAX_NODE_SCORE // table.cpu_alloc, 0
+        )
+        memory_score = np.maximum(
+            (table.memory_free_nonzero - memory) * MAX_NODE_SCORE // table.memory_alloc, 0
+        )
+        return ((cpu_score + memory_score) // 2).astype(np.float64)
     total = np.zeros(table.size, np.int64)
     weights = np.zeros(table.size, np.int64)
-    for capacity, requested in (
-        (table.cpu_alloc, cpu_used + cpu),
-        (table.memory_alloc, memory_used + memory),
+    for capacity, left in (
+        (table.cpu_alloc, table.cpu_free_nonzero - cpu),
+        (table.memory_alloc, table.memory_free_nonzero - memory),
     ):
         has = capacity != 0
-        safe = np.where(has, capacity, 1)
-        score = np.where(requested > capacity, 0, ((capacity - requested) * MAX_NODE_SCORE) // safe)
+        score = np.maximum(left * MAX_NODE_SCORE // np.where(has, capacity, 1), 0)
         total += np.where(has, score, 0)
         weights += has
     return np.where(weights > 0, total // np.maximum(weights, 1), 0).astype(np.float64)
@@ -265,23 +294,22 @@ def least_allocated(pod: Pod, table: NodeTable) -> Floats:
 
 def balanced_allocation(pod: Pod, table: NodeTable) -> Floats:
     """``profiles.balanced_allocation`` (NodeResourcesBalancedAllocation over cpu and
-    memory, the pod's own requests) for every node."""
+    memory, the pod's own requests) for every node: ``int((1 - std) * 100)`` with std
+    half the difference of the two fractions (each capped at 1) when the node has both
+    resources, 0 when it has one."""
     requests = pod.requests
     if requests.cpu_milli == 0 and requests.memory_bytes == 0:
         return np.zeros(table.size, np.float64)
     fractions = []
-    present = []
-    for capacity, free, request in (
-        (table.cpu_alloc, table.cpu_free, requests.cpu_milli),
-        (table.memory_alloc, table.memory_free, requests.memory_bytes),
+    for used, capacity, request in (
+        (table.cpu_used, table.cpu_alloc_f, requests.cpu_milli),
+        (table.memory_used, table.memory_alloc_f, requests.memory_bytes),
     ):
-        has = capacity != 0
-        requested = capacity - free + request
-        safe = np.where(has, capacity, 1)
-        fractions.append(np.minimum(1.0, requested / safe))
-        present.append(has)
-    both = present[0] & present[1]
-    std = np.where(both, np.abs((fractions[0] - fractions[1]) / 2), 0.0)
+        safe = capacity if table.every_alloc else np.where(capacity != 0, capacity, 1.0)
+        fractions.append(np.minimum(1.0, (used + request) / safe))
+    std = np.abs((fractions[0] - fractions[1]) / 2)
+    if not table.every_alloc:
+        std = np.where((table.cpu_alloc != 0) & (table.memory_alloc != 0), std, 0.0)
     return np.trunc((1 - std) * MAX_NODE_SCORE)
 
 
