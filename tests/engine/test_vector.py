@@ -1,0 +1,137 @@
+"""The array scores (scheduler/vector.py) are the rules' own, node by node, to the bit.
+
+Each query's array is compared with ``NodePicker._score_node`` (the filters and the
+policy's rules run on one node, no memo, no index) on every node, while the state
+changes under it the ways a pass changes it: pods bound and released, a node added,
+the state copied. The nodes include the awkward ones: no memory or no cpu
+allocatable (NodeResourcesFit and BalancedAllocation leave that resource out), bound
+pods without requests (counted as 100m / 200 MiB by NodeResourcesFit), an extended
+resource, GPUs whole, shared and too few; the pods request nothing, only cpu, only
+memory, more than any node holds.
+"""
+
+import random
+
+import pytest
+
+from recommender.engine.scheduler import fgd
+from recommender.engine.scheduler.caches import SharedMemo
+from recommender.engine.scheduler.memo import NO_SCORE
+from recommender.engine.scheduler.pick import NodePicker
+from recommender.engine.scheduler.scores import policy_named
+from recommender.engine.scheduler.state import ClusterState
+from recommender.engine.scheduler.vector import supports
+from topology.hardware import Cluster, Device, Gpu, GpuRequest, Node, Pod, Resources
+
+RDMA = "example.com/rdma"
+
+
+def _node(rng: random.Random, name: str) -> Node:
+    cpu = rng.choice((0, 4_000, 32_000, 96_000, 96_000, 192_000))
+    memory = rng.choice((0, 2**30, 2**36, 2**39, 2**40, 1536 * 2**30))
+    if cpu == 0 and memory == 0:
+        memory = 2**36
+    extended = {RDMA: rng.choice((1, 2, 8))} if rng.random() < 0.3 else {}
+    count = rng.choice((0, 0, 2, 4, 8))
+    model = rng.choice(("H100", "A100"))
+    gpus = tuple(Gpu(f"{name}-gpu{k}", model=model) for k in range(count))
+    shareable = rng.random() < 0.4
+    devices = tuple(
+        Device(g.name, gpu=g.name, model=model, capacity={"gpu_milli": 1000}, shareable=shareable)
+        for g in gpus
+    )
+    return Node(
+        name,
+        labels={"kubernetes.io/hostname": name, "gpu": model},
+        allocatable=Resources(cpu, memory, pods=rng.choice((3, 110)), extended=extended),
+        gpus=gpus,
+        devices=devices,
+    )
+
+
+def _pod(rng: random.Random, name: str, node: str | None = None) -> Pod:
+    cpu = rng.choice((0, 0, 100, 1_000, 7_500, 64_000, 500_000))
+    memory = rng.choice((0, 0, 2**20, 2**31, 2**35, 2**41))
+    extended = {RDMA: 1} if rng.random() < 0.15 else {}
+    gpu = rng.choice((None, None, GpuRequest(1), GpuRequest(1, 250), GpuRequest(2), GpuRequest(8)))
+    if gpu is not None and rng.random() < 0.2:
+        gpu = GpuRequest(gpu.count, gpu.milli_per_gpu, models=("A100",))
+    return Pod("team", name, Resources(cpu, memory, pods=1, extended=extended), gpu, node_name=node)
+
+
+def _cluster(seed: int) -> tuple[Cluster, list[Pod]]:
+    rng = random.Random(seed)
+    nodes = [_node(rng, f"n{i:02d}") for i in range(40)]
+    bound = [_pod(rng, f"b{i}", nodes[i % len(nodes)].name) for i in range(30)]
+    # bound pods only where they fit, so the state starts valid
+    cluster = Cluster("vector", nodes=tuple(nodes))
+    state = ClusterState.from_cluster(cluster)
+    kept = []
+    for pod in bound:
+        alloc = state.alloc(pod.node_name or "")
+        if (
+            pod.gpu is None
+            and not pod.requests.extended
+            and (
+                pod.requests.cpu_milli <= alloc.cpu_free_milli
+                and pod.requests.memory_bytes <= alloc.memory_free_bytes
+            )
+        ):
+            kept.append(pod)
+            state = ClusterState.from_cluster(
+                Cluster("vector", nodes=tuple(nodes), pods=tuple(kept))
+            )
+    shapes = [_pod(rng, f"s{i}") for i in range(60)]
+    return Cluster("vector", nodes=tuple(nodes), pods=tuple(kept)), shapes
+
+
+def _picker(cluster: Cluster, state: ClusterState, policy: str, shapes: list[Pod]) -> NodePicker:
+    rules = policy_named(policy)
+    typical = fgd.typical_pods(shapes) if rules.needs_fragmentation else None
+    shared = SharedMemo.of(cluster, state, {}, None, rules, typical)
+    return NodePicker(cluster, state, rules, shared, seed=0, indexed=True)
+
+
+def _agrees(picker: NodePicker, pod: Pod) -> int:
+    """Every node's array score equals the rules' score; how many nodes fit."""
+    array = picker.vector_scores(pod)
+    names = picker.state.node_names()
+    assert len(array) == len(names)
+    fitting = 0
+    for name, value in zip(names, array, strict=True):
+        scored = picker._score_node(name, pod, picker._base)
+        expected = NO_SCORE if scored is None else scored[0]
+        assert value == expected, (pod, name, value, expected)
+        fitting += scored is not None
+    return fitting
+
+
+@pytest.mark.parametrize("policy", ["kube-default", "fgd"])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_array_scores_are_the_rules_scores_as_the_state_changes(policy: str, seed: int) -> None:
+    cluster, shapes = _cluster(seed)
+    assert supports(policy_named(policy))
+    rng = random.Random(seed)
+    state = ClusterState.from_cluster(cluster)
+    picker = _picker(cluster, state, policy, shapes)
+    bound: list[tuple[str, Pod, object]] = []
+    fitting = 0
+    for step in range(80):
+        pod = rng.choice(shapes)
+        fitting += _agrees(picker, pod)
+        choice = picker.best_node(pod, picker.scope(state.node_names()))
+        if choice is not None:
+            placed = Pod(pod.namespace, f"{pod.name}-{step}", pod.requests, pod.gpu)
+            state.apply(choice.node, placed.key, choice.allocation, placed)
+            bound.append((choice.node, placed, choice.allocation))
+        if step % 9 == 4 and bound:  # resources given back
+            node, placed, allocation = bound.pop(rng.randrange(len(bound)))
+            state.release(node, placed.key, allocation, placed)  # type: ignore[arg-type]
+        if step == 30:  # a node added, as a scale-up adds one
+            state.add_node(_node(rng, "added"))
+        if step == 50:  # a copy (the index and its arrays cloned, written apart)
+            original, state = state, state.copy()
+            picker = _picker(cluster, state, policy, shapes)
+            untouched = shapes[0]
+            _agrees(_picker(cluster, original, policy, shapes), untouched)
+    assert fitting > 0  # some shapes fit somewhere, so scores were compared, not only misses
