@@ -46,7 +46,9 @@ def _reduced_openb() -> tuple[Cluster, list[Workload]]:
     return Cluster("openb-reduced", nodes=nodes), arrivals
 
 
-@pytest.mark.parametrize("policy", ["kube-default", "bestfit", "random", "fgd", "most_allocated", "first-fit"])
+@pytest.mark.parametrize(
+    "policy", ["kube-default", "bestfit", "random", "fgd", "most_allocated", "first-fit"]
+)
 def test_it_binds_exactly_as_the_unindexed_path(policy: str) -> None:
     cluster, workloads = _reduced_openb()
     options = PlacementOptions(policy=policy, seed=3)
