@@ -135,3 +135,36 @@ def test_array_scores_are_the_rules_scores_as_the_state_changes(policy: str, see
             untouched = shapes[0]
             _agrees(_picker(cluster, original, policy, shapes), untouched)
     assert fitting > 0  # some shapes fit somewhere, so scores were compared, not only misses
+
+
+def _fragmentation_loop(
+    typical: tuple[fgd.TypicalPod, ...], model: str | None, cpu_left: int, lefts: tuple[int, ...]
+) -> float:
+    """The FGD simulator's loop, as ``FragmentationModel._compute`` read before its arrays."""
+    idle = sum(lefts)
+    frag = 0.0
+    for pod in typical:
+        value = idle
+        if pod.gpu_milli and (not pod.models or model in pod.models):
+            wide = sum(1 for left in lefts if left >= pod.gpu_milli)
+            if wide >= pod.gpu_count and cpu_left >= pod.cpu_milli:
+                value = sum(left for left in lefts if left < pod.gpu_milli)
+        frag += pod.frequency * value
+    return frag
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_array_fragmentation_is_the_simulators_loop_to_the_bit(seed: int) -> None:
+    rng = random.Random(seed)
+    pods = [_pod(rng, f"t{i}") for i in range(400)]
+    typical = fgd.typical_pods(pods)
+    assert len(typical) > 20
+    model = fgd.FragmentationModel(typical)
+    for _ in range(300):
+        lefts = tuple(
+            rng.choice((0, 0, 250, 500, 750, 1000, 1000)) for _ in range(rng.randrange(9))
+        )
+        cpu_left = rng.choice((-1000, 0, 1000, 7_500, 64_000, 10**6))
+        node_model = rng.choice((None, "A100", "H100"))
+        expected = _fragmentation_loop(typical, node_model, cpu_left, lefts)
+        assert model._compute(node_model, cpu_left, lefts) == expected

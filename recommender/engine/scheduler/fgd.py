@@ -29,6 +29,9 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+from numpy.typing import NDArray
+
 from topology.hardware import WHOLE_GPU_MILLI, Pod
 
 from .records import NodeAlloc
@@ -77,12 +80,23 @@ def typical_pods(
 
 
 class FragmentationModel:
-    """Expected fragmentation of a node state against the typical pods, memoised."""
+    """Expected fragmentation of a node state against the typical pods, memoised.
+
+    The typical pods are kept as arrays (numpy), so a node state's fragmentation is a
+    few array operations over hundreds of typical pods instead of a Python loop."""
 
     def __init__(self, typical: Sequence[TypicalPod]) -> None:
         self.typical = tuple(typical)
         self._cpu_thresholds = sorted({t.cpu_milli for t in self.typical})
         self._cache: dict[tuple[object, ...], float] = {}
+        self._millis = sorted({t.gpu_milli for t in self.typical if t.gpu_milli})
+        index = {milli: i for i, milli in enumerate(self._millis)}
+        self._milli_index = np.array([index.get(t.gpu_milli, 0) for t in self.typical], np.int64)
+        self._milli = np.array(self._millis, np.int64)
+        self._count = np.array([t.gpu_count for t in self.typical], np.int64)
+        self._cpu = np.array([t.cpu_milli for t in self.typical], np.int64)
+        self._frequency = np.array([t.frequency for t in self.typical], np.float64)
+        self._takes: dict[str | None, NDArray[np.bool_]] = {}  # per node model
 
     @property
     def cpu_thresholds(self) -> list[int]:
@@ -101,29 +115,38 @@ class FragmentationModel:
             self._cache[key] = cached
         return cached
 
+    def _takes_model(self, model: str | None) -> NDArray[np.bool_]:
+        """Which typical pods ask for GPUs a node of ``model`` can give (any model, or
+        theirs); the others find all of its idle milli a fragment."""
+        takes = self._takes.get(model)
+        if takes is None:
+            takes = self._takes[model] = np.array(
+                [bool(t.gpu_milli) and (not t.models or model in t.models) for t in self.typical],
+                np.bool_,
+            )
+        return takes
+
     def _compute(self, model: str | None, cpu_left_milli: int, lefts: tuple[int, ...]) -> float:
         """Each typical pod's fragment, weighted by its frequency and summed in their
         order: the idle milli when it does not fit (cpu-only pods too, as the simulator
         counts them; a model it does not take; too few GPUs with its share left; cpu
-        short), else the milli left on GPUs too small for its share. What a share reads
-        of ``lefts`` is found once per share: hundreds of typical pods share few sizes."""
+        short), else the milli left on GPUs too small for its share. The sum is
+        sequential, as the simulator's loop adds (``np.add.accumulate``, not numpy's
+        pairwise ``sum``): every float is the loop's to the bit."""
+        if not self.typical:
+            return 0.0
         idle = sum(lefts)
-        by_milli: dict[int, tuple[int, int]] = {}  # milli → (GPUs with that much left, rest)
-        frag = 0.0
-        for pod in self.typical:
-            value = idle
-            milli = pod.gpu_milli
-            if milli and (not pod.models or model in pod.models):
-                found = by_milli.get(milli)
-                if found is None:
-                    found = by_milli[milli] = (
-                        sum(1 for left in lefts if left >= milli),
-                        sum(left for left in lefts if left < milli),
-                    )
-                if found[0] >= pod.gpu_count and cpu_left_milli >= pod.cpu_milli:
-                    value = found[1]
-            frag += pod.frequency * value
-        return frag
+        left = np.array(lefts, np.int64)
+        if len(self._millis) and len(left):
+            wide = left[None, :] >= self._milli[:, None]  # per share size × GPU
+            enough = wide.sum(axis=1)[self._milli_index]
+            small = np.where(wide, 0, left[None, :]).sum(axis=1)[self._milli_index]
+        else:
+            enough = np.zeros(len(self.typical), np.int64)
+            small = np.zeros(len(self.typical), np.int64)
+        fits = self._takes_model(model) & (enough >= self._count) & (self._cpu <= cpu_left_milli)
+        values = np.where(fits, small, idle)
+        return float(np.add.accumulate(self._frequency * values)[-1])
 
 
 def _lefts(candidate: Candidate) -> tuple[int, ...]:
