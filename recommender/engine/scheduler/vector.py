@@ -82,6 +82,9 @@ class NodeTable:
         self.keys = np.zeros(0, np.int64)  # each node's memo key (``memo.NodeKeys``)
         self.extended: dict[str, Ints] = {}  # per resource name, its free amount
         self.gpu_fit: dict[GpuRequest, Bools] = {}  # per GPU request: any device option
+        # per node, what ``allocate.gpu_options`` reads of its free GPUs when the GPU
+        # masks were last worked out: a change that leaves it alone leaves them alone
+        self.gpu_state: list[object] = []
         self.static: dict[int, Bools] = {}  # per static needs: the static rules pass
 
     def clone(self) -> NodeTable:
@@ -100,6 +103,7 @@ class NodeTable:
             setattr(self, name, getattr(self, name).copy())
         self.extended = {k: v.copy() for k, v in self.extended.items()}
         self.gpu_fit = {k: v.copy() for k, v in self.gpu_fit.items()}
+        self.gpu_state = list(self.gpu_state)
         self.owned = True
 
     def refresh(
@@ -153,8 +157,7 @@ class NodeTable:
         self.gpu_fit = {
             k: np.concatenate((v, np.zeros(extra, np.bool_))) for k, v in self.gpu_fit.items()
         }
-        # a static mask is worked out again whole when asked (``static_mask``)
-        self.static = {}
+        self.gpu_state = [*self.gpu_state, *([None] * extra)]
         self.size = end
         for position in range(start, end):
             self._read_row(position, names[position], read, gpu_fits)
@@ -179,8 +182,11 @@ class NodeTable:
         self.memory_used[position] = allocatable.memory_bytes - memory
         for resource, column in self.extended.items():
             column[position] = alloc.extended_free.get(resource, 0)
-        for request, column in self.gpu_fit.items():
-            column[position] = gpu_fits(name, request)
+        gpus = gpu_state(info, alloc)
+        if gpus != self.gpu_state[position]:
+            self.gpu_state[position] = gpus
+            for request, column in self.gpu_fit.items():
+                column[position] = gpu_fits(name, request)
         self.keys[position] = self._key_of(name)
 
     def extended_free(
@@ -209,13 +215,31 @@ class NodeTable:
 
     def static_mask(self, needs: int, names: Sequence[str], passes: Callable[[str], bool]) -> Bools:
         """Which nodes pass the static rules for pods with these needs (the rules read
-        no free resources: a node's verdict never changes, so the mask is kept)."""
+        no free resources: a node's verdict never changes, so the mask is kept, and
+        only nodes added since are asked)."""
         column = self.static.get(needs)
-        if column is None:
-            column = self.static[needs] = np.fromiter(
-                (passes(n) for n in names[: self.size]), np.bool_, self.size
-            )
+        if column is None or len(column) < self.size:
+            known = 0 if column is None else len(column)
+            more = np.fromiter((passes(n) for n in names[known : self.size]), np.bool_)
+            column = more if column is None else np.concatenate((column, more))
+            self.static[needs] = column
         return column
+
+
+def gpu_state(info: NodeInfo, alloc: NodeAlloc) -> tuple[object, ...]:
+    """Everything ``allocate.gpu_options`` reads of a node's allocation, per GPU device
+    (its free milli, whether it is untouched, its GPU's partition and total milli):
+    two allocations alike here give every GPU request the same options."""
+    gpu_milli, partition = alloc.gpu_milli, alloc.gpu_nonpartition_milli
+    return tuple(
+        (
+            alloc.device_milli_free(d),
+            alloc.is_untouched(d),
+            partition.get(d.gpu or "", 0),
+            gpu_milli.get(d.gpu or "", 0),
+        )
+        for d in info.gpu_devices
+    )
 
 
 def _unset(name: str) -> int:
