@@ -15,6 +15,7 @@ import random
 import pytest
 
 from recommender.engine.scheduler import fgd
+from recommender.engine.scheduler.allocate import gpu_fits, gpu_options
 from recommender.engine.scheduler.caches import SharedMemo
 from recommender.engine.scheduler.memo import NO_SCORE
 from recommender.engine.scheduler.pick import NodePicker
@@ -103,6 +104,10 @@ def _agrees(picker: NodePicker, pod: Pod) -> int:
         expected = NO_SCORE if scored is None else scored[0]
         assert value == expected, (pod, name, value, expected)
         fitting += scored is not None
+        if pod.gpu is not None:
+            info, alloc = picker.state.info(name), picker.state.alloc(name)
+            options = gpu_options(info, alloc, pod.gpu)
+            assert gpu_fits(info, alloc, pod.gpu) == (not isinstance(options, str)), (pod, name)
     return fitting
 
 

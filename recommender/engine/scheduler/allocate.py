@@ -82,23 +82,42 @@ def gpu_options(info: NodeInfo, alloc: NodeAlloc, request: GpuRequest) -> list[O
     return [tuple(DeviceTake(d.name, {GPU_MILLI: WHOLE_GPU_MILLI}, False) for d in chosen)]
 
 
+def gpu_fits(info: NodeInfo, alloc: NodeAlloc, request: GpuRequest) -> bool:
+    """Whether ``gpu_options`` finds an option, without building the options (what a
+    node's GPU fit costs when only the verdict is asked, as the array scores ask it)."""
+    matching = [
+        d for d in info.gpu_devices if _model_ok(d, info, request) and _memory_ok(d, info, request)
+    ]
+    if request.is_share:
+        return any(_share_room(alloc, d, request) for d in matching)
+    return bool(matching) and sum(1 for d in matching if alloc.is_untouched(d)) >= request.count
+
+
 def _share_options(
     alloc: NodeAlloc, devices: list[Device], request: GpuRequest
 ) -> list[Option] | str:
-    """Devices with room for a share: shareable ones (the trace's GPUs, DRA consumable
-    devices), and for a fraction-aware scheduler's share (KAI's ``gpu-fraction``,
-    ``topology.kaishares``) a device plugin's whole GPUs too; never a counted unit (a
-    replica or MIG instance is taken whole)."""
+    """Devices with room for a share (``_share_room``)."""
     milli = request.milli_per_gpu
-    whole_too = request.shares_whole_gpus
     options: list[Option] = [
         (DeviceTake(d.name, {GPU_MILLI: milli}, False),)
         for d in devices
-        if (d.shareable or (whole_too and _plugin_whole_gpu(d)))
-        and alloc.gpu_nonpartition_milli.get(d.gpu or "", 0) == alloc.gpu_milli.get(d.gpu or "", 0)
-        and alloc.device_milli_free(d) >= milli
+        if _share_room(alloc, d, request)
     ]
     return options or INSUFFICIENT_SHARE
+
+
+def _share_room(alloc: NodeAlloc, device: Device, request: GpuRequest) -> bool:
+    """Room for a share: a shareable device (the trace's GPUs, DRA consumable devices),
+    and for a fraction-aware scheduler's share (KAI's ``gpu-fraction``,
+    ``topology.kaishares``) a device plugin's whole GPU too, never a counted unit (a
+    replica or MIG instance is taken whole), with its GPU not partitioned and enough
+    milli free."""
+    gpu = device.gpu or ""
+    return (
+        (device.shareable or (request.shares_whole_gpus and _plugin_whole_gpu(device)))
+        and alloc.gpu_nonpartition_milli.get(gpu, 0) == alloc.gpu_milli.get(gpu, 0)
+        and alloc.device_milli_free(device) >= request.milli_per_gpu
+    )
 
 
 def _plugin_whole_gpu(device: Device) -> bool:

@@ -28,7 +28,7 @@ from topology.hardware import Cluster, GpuRequest, Pod
 from topology.terms import Taint
 
 from . import interpod, preferred_score, taint_score, vector
-from .allocate import Option, claim_takes, gpu_options, with_devices
+from .allocate import Option, claim_takes, gpu_fits, gpu_options, with_devices
 from .caches import Layout, Scope, SharedMemo, index_of, kept
 from .filters import POD_RULES, RESOURCE_RULES, STATIC_RULES, FilterContext, Status, run_filters
 from .memo import NO_SCORE, memoisable, pod_shape
@@ -324,15 +324,8 @@ class NodePicker:
         return self._static_ok(self.state.info(name), self.state.alloc(name), pod)
 
     def _gpu_fits(self, name: str, request: GpuRequest) -> bool:
-        """Whether the node's GPUs hold the request (its device options, kept per
-        (node key, GPU request) as ``_keyed_score`` keeps them)."""
-        key = (self._node_key(name), request)
-        options = self._gpu_options.get(key)
-        if options is None:
-            options = self._gpu_options[key] = gpu_options(
-                self.state.info(name), self.state.alloc(name), request
-            )
-        return not isinstance(options, str)
+        """Whether the node's GPUs hold the request (``allocate.gpu_fits``)."""
+        return gpu_fits(self.state.info(name), self.state.alloc(name), request)
 
     def _passing_key(self, name: str, pod: Pod) -> int | None:
         """The node's memo key, or None when a static rule refuses the pod there."""
