@@ -93,6 +93,33 @@ def gpu_fits(info: NodeInfo, alloc: NodeAlloc, request: GpuRequest) -> bool:
     return bool(matching) and sum(1 for d in matching if alloc.is_untouched(d)) >= request.count
 
 
+def gpu_fit_key(info: NodeInfo, alloc: NodeAlloc) -> tuple[object, ...]:
+    """Everything ``gpu_fits`` reads of a node, for any request: per GPU device its model
+    and memory as ``_model_ok`` and ``_memory_ok`` resolve them, whether a share may use
+    it and its free state (``_share_room``, ``is_untouched``). Sorted: ``gpu_fits`` only
+    counts devices or asks whether any has room, so nodes whose devices differ only in
+    order or name get one verdict."""
+    parts = []
+    for device in info.gpu_devices:
+        model = device.model or _gpu_attr(info, device, "model")
+        memory = device.memory_bytes or _gpu_attr(info, device, "memory_bytes")
+        gpu = device.gpu or ""
+        parts.append(
+            (
+                model is None,
+                str(model or ""),
+                isinstance(memory, int),
+                memory if isinstance(memory, int) else 0,
+                device.shareable,
+                _plugin_whole_gpu(device),
+                alloc.gpu_nonpartition_milli.get(gpu, 0) == alloc.gpu_milli.get(gpu, 0),
+                alloc.device_milli_free(device),
+                alloc.is_untouched(device),
+            )
+        )
+    return tuple(sorted(parts))
+
+
 def _share_options(
     alloc: NodeAlloc, devices: list[Device], request: GpuRequest
 ) -> list[Option] | str:

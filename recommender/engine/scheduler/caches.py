@@ -68,6 +68,8 @@ class SharedMemo:
         self.device_choice: dict[tuple[int, object], int] = {}  # the device rule's option
         # ``by_inputs``'s scores per GPU request, by node key × buckets + inputs (``vector``)
         self.by_code: dict[object, dict[int, float]] = {}
+        # GPU verdicts per (``allocate.gpu_fit_key``, GPU request) (``vector`` masks)
+        self.gpu_fit: dict[tuple[object, object], bool] = {}
 
     @classmethod
     def of(

@@ -215,7 +215,7 @@ class ScoreIndex:
     def table(
         self,
         read: Callable[[str], tuple[NodeInfo, NodeAlloc]],
-        gpu_fits: Callable[[str, Any], bool],
+        gpu_fits: Callable[[str, Any, Any], bool],
         key_of: Callable[[str], int],
     ) -> NodeTable:
         """Every node's resources as arrays (``vector.NodeTable``), brought up to date

@@ -28,7 +28,7 @@ from topology.hardware import Cluster, GpuRequest, Pod
 from topology.terms import Taint
 
 from . import interpod, preferred_score, taint_score, vector
-from .allocate import Option, claim_takes, gpu_fits, gpu_options, with_devices
+from .allocate import Option, claim_takes, gpu_fit_key, gpu_fits, gpu_options, with_devices
 from .caches import Layout, Scope, SharedMemo, index_of, kept
 from .filters import POD_RULES, RESOURCE_RULES, STATIC_RULES, FilterContext, Status, run_filters
 from .memo import NO_SCORE, memoisable, pod_shape
@@ -75,6 +75,7 @@ class NodePicker:
         self._by_inputs = shared.by_inputs
         self._device_choice = shared.device_choice
         self._by_code = shared.by_code
+        self._gpu_fit = shared.gpu_fit
         self._needs: dict[int, tuple[Pod, int]] = {}  # id(pod) → (pod, its static needs)
         self.index = index_of(state, shared) if indexed else None
         # the policy's scores as arrays over every node (``vector``), no column per shape
@@ -323,9 +324,16 @@ class NodePicker:
     def _static_passes(self, name: str, pod: Pod) -> bool:
         return self._static_ok(self.state.info(name), self.state.alloc(name), pod)
 
-    def _gpu_fits(self, name: str, request: GpuRequest) -> bool:
-        """Whether the node's GPUs hold the request (``allocate.gpu_fits``)."""
-        return gpu_fits(self.state.info(name), self.state.alloc(name), request)
+    def _gpu_fits(self, name: str, key: tuple[object, ...] | None, request: GpuRequest) -> bool:
+        """Whether the node's GPUs hold the request (``allocate.gpu_fits``), kept per
+        ``allocate.gpu_fit_key``: nodes alike there get one verdict."""
+        if key is None:
+            key = gpu_fit_key(self.state.info(name), self.state.alloc(name))
+        verdict = self._gpu_fit.get((key, request))
+        if verdict is None:
+            info, alloc = self.state.info(name), self.state.alloc(name)
+            verdict = self._gpu_fit[key, request] = gpu_fits(info, alloc, request)
+        return verdict
 
     def _passing_key(self, name: str, pod: Pod) -> int | None:
         """The node's memo key, or None when a static rule refuses the pod there."""

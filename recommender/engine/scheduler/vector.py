@@ -32,6 +32,7 @@ from numpy.typing import NDArray
 
 from topology.hardware import GpuRequest, Pod
 
+from .allocate import gpu_fit_key
 from .fgd import FragmentationModel
 from .profiles import (
     DEFAULT_MEMORY_REQUEST,
@@ -42,6 +43,8 @@ from .profiles import (
 from .records import NodeAlloc, NodeInfo
 from .scores import Policy
 
+# (node, its ``allocate.gpu_fit_key``, a GPU request) → whether its GPUs hold the request
+GpuFits = Callable[[str, tuple[object, ...], GpuRequest], bool]
 Ints = NDArray[np.int64]
 Floats = NDArray[np.float64]
 Bools = NDArray[np.bool_]
@@ -82,9 +85,9 @@ class NodeTable:
         self.keys = np.zeros(0, np.int64)  # each node's memo key (``memo.NodeKeys``)
         self.extended: dict[str, Ints] = {}  # per resource name, its free amount
         self.gpu_fit: dict[GpuRequest, Bools] = {}  # per GPU request: any device option
-        # per node, what ``allocate.gpu_options`` reads of its free GPUs when the GPU
-        # masks were last worked out: a change that leaves it alone leaves them alone
-        self.gpu_state: list[object] = []
+        # per node, what ``allocate.gpu_fits`` reads of it (``allocate.gpu_fit_key``) as of
+        # its row: a change that leaves it alone leaves the GPU masks alone
+        self.gpu_state: list[tuple[object, ...] | None] = []
         self.static: dict[int, Bools] = {}  # per static needs: the static rules pass
 
     def clone(self) -> NodeTable:
@@ -111,7 +114,7 @@ class NodeTable:
         names: Sequence[str],
         changes: Sequence[int],
         read: Callable[[str], tuple[NodeInfo, NodeAlloc]],
-        gpu_fits: Callable[[str, GpuRequest], bool],
+        gpu_fits: GpuFits,
         key_of: Callable[[str], int],
     ) -> None:
         """Bring every array up to date: rows of the nodes changed since ``seen``
@@ -134,7 +137,7 @@ class NodeTable:
         self,
         names: Sequence[str],
         read: Callable[[str], tuple[NodeInfo, NodeAlloc]],
-        gpu_fits: Callable[[str, GpuRequest], bool],
+        gpu_fits: GpuFits,
     ) -> None:
         start, end = self.size, len(names)
         allocatable = [read(n)[0].node.allocatable for n in names[start:end]]
@@ -167,7 +170,7 @@ class NodeTable:
         position: int,
         name: str,
         read: Callable[[str], tuple[NodeInfo, NodeAlloc]],
-        gpu_fits: Callable[[str, GpuRequest], bool],
+        gpu_fits: GpuFits,
     ) -> None:
         info, alloc = read(name)
         allocatable = info.node.allocatable
@@ -182,11 +185,11 @@ class NodeTable:
         self.memory_used[position] = allocatable.memory_bytes - memory
         for resource, column in self.extended.items():
             column[position] = alloc.extended_free.get(resource, 0)
-        gpus = gpu_state(info, alloc)
+        gpus = gpu_fit_key(info, alloc)
         if gpus != self.gpu_state[position]:
             self.gpu_state[position] = gpus
             for request, column in self.gpu_fit.items():
-                column[position] = gpu_fits(name, request)
+                column[position] = gpu_fits(name, gpus, request)
         self.keys[position] = self._key_of(name)
 
     def extended_free(
@@ -202,14 +205,17 @@ class NodeTable:
             )
         return column
 
-    def gpu_mask(
-        self, request: GpuRequest, names: Sequence[str], gpu_fits: Callable[[str, GpuRequest], bool]
-    ) -> Bools:
+    def gpu_mask(self, request: GpuRequest, names: Sequence[str], gpu_fits: GpuFits) -> Bools:
         column = self.gpu_fit.get(request)
         if column is None:
             self._own()
             column = self.gpu_fit[request] = np.fromiter(
-                (gpu_fits(n, request) for n in names[: self.size]), np.bool_, self.size
+                (
+                    gpu_fits(name, key, request)
+                    for name, key in zip(names[: self.size], self.gpu_state, strict=True)
+                ),
+                np.bool_,
+                self.size,
             )
         return column
 
@@ -224,22 +230,6 @@ class NodeTable:
             column = more if column is None else np.concatenate((column, more))
             self.static[needs] = column
         return column
-
-
-def gpu_state(info: NodeInfo, alloc: NodeAlloc) -> tuple[object, ...]:
-    """Everything ``allocate.gpu_options`` reads of a node's allocation, per GPU device
-    (its free milli, whether it is untouched, its GPU's partition and total milli):
-    two allocations alike here give every GPU request the same options."""
-    gpu_milli, partition = alloc.gpu_milli, alloc.gpu_nonpartition_milli
-    return tuple(
-        (
-            alloc.device_milli_free(d),
-            alloc.is_untouched(d),
-            partition.get(d.gpu or "", 0),
-            gpu_milli.get(d.gpu or "", 0),
-        )
-        for d in info.gpu_devices
-    )
 
 
 def _unset(name: str) -> int:
