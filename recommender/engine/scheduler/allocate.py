@@ -94,11 +94,17 @@ def gpu_fits(info: NodeInfo, alloc: NodeAlloc, request: GpuRequest) -> bool:
 
 
 def gpu_fit_key(info: NodeInfo, alloc: NodeAlloc) -> tuple[object, ...]:
-    """Everything ``gpu_fits`` reads of a node, for any request: per GPU device its model
-    and memory as ``_model_ok`` and ``_memory_ok`` resolve them, whether a share may use
-    it and its free state (``_share_room``, ``is_untouched``). Sorted: ``gpu_fits`` only
-    counts devices or asks whether any has room, so nodes whose devices differ only in
-    order or name get one verdict."""
+    """Everything ``gpu_fits`` reads of a node, for any request (``gpu_device_state``),
+    sorted: ``gpu_fits`` only counts devices or asks whether any has room, so nodes
+    whose devices differ only in order or name get one verdict."""
+    return tuple(sorted(gpu_device_state(info, alloc)))
+
+
+def gpu_device_state(info: NodeInfo, alloc: NodeAlloc) -> list[tuple[object, ...]]:
+    """Everything ``gpu_options`` reads of a node, per GPU device in order: its model and
+    memory as ``_model_ok`` and ``_memory_ok`` resolve them, whether a share may use it
+    and its free state (``_share_room``, ``is_untouched``). Two nodes alike here get the
+    same options, device for device (their names aside)."""
     parts = []
     for device in info.gpu_devices:
         model = device.model or _gpu_attr(info, device, "model")
@@ -117,7 +123,7 @@ def gpu_fit_key(info: NodeInfo, alloc: NodeAlloc) -> tuple[object, ...]:
                 alloc.is_untouched(device),
             )
         )
-    return tuple(sorted(parts))
+    return parts
 
 
 def _share_options(

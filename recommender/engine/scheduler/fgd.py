@@ -34,8 +34,9 @@ from numpy.typing import NDArray
 
 from topology.hardware import WHOLE_GPU_MILLI, Pod
 
-from .records import NodeAlloc
-from .scores import POD_INPUTS, POLICIES, Candidate, Policy, ScoreContext, register
+from .allocate import gpu_device_state
+from .records import NodeAlloc, NodeInfo
+from .scores import NODE_INPUTS, POD_INPUTS, POLICIES, Candidate, Policy, ScoreContext, register
 
 POPULARITY_THRESHOLD = 0.95  # simulator default: the most frequent types covering 95 % of pods
 
@@ -190,8 +191,23 @@ def fgd_pod_inputs(pod: Pod, alloc: NodeAlloc, ctx: ScoreContext) -> object:
     return model.cpu_bucket(alloc.cpu_free_milli - pod.requests.cpu_milli)
 
 
+def fgd_node_inputs(info: NodeInfo, alloc: NodeAlloc, ctx: ScoreContext) -> object:
+    """What ``fgd_score`` (and the device options it rates) reads of a node: its single
+    GPU model, the bucket of typical cpu requests fitting its free cpu, and each GPU
+    device's state as ``gpu_options`` reads it, in device order (the options, and the
+    GPUs left after each, are then the same position for position)."""
+    model = ctx.fragmentation
+    if not isinstance(model, FragmentationModel):
+        return None
+    models = info.models
+    single = next(iter(models)) if len(models) == 1 else None
+    state = tuple(gpu_device_state(info, alloc))
+    return (single, model.cpu_bucket(alloc.cpu_free_milli), state)
+
+
 register("fgd", fgd_score)
 POD_INPUTS["fgd"] = fgd_pod_inputs
+NODE_INPUTS["fgd"] = fgd_node_inputs
 # Gang closeness as in bestfit: zero for lone pods (all of the openb validation), so
 # FGD's decisions there are the simulator's; gang members still land close together.
 POLICIES["fgd"] = Policy(

@@ -33,7 +33,15 @@ from .caches import Layout, Scope, SharedMemo, index_of, kept
 from .filters import POD_RULES, RESOURCE_RULES, STATIC_RULES, FilterContext, Status, run_filters
 from .memo import NO_SCORE, memoisable, pod_shape
 from .records import Allocation, NodeAlloc, NodeInfo, device_gpu_milli, pod_allocation_base
-from .scores import MAX_SCORE, POD_INPUTS, SCORE_RULES, Candidate, Policy, ScoreContext
+from .scores import (
+    MAX_SCORE,
+    NODE_INPUTS,
+    POD_INPUTS,
+    SCORE_RULES,
+    Candidate,
+    Policy,
+    ScoreContext,
+)
 from .state import ClusterState
 
 
@@ -278,7 +286,7 @@ class NodePicker:
         it does not fit: the values ``column`` finds, without a column kept per shape."""
         index = self.index
         assert index is not None and self.vector
-        table = index.table(self._read, self._gpu_fits, self._node_key)
+        table = index.table(self._read, self._gpu_fits, self._node_inputs)
         names = index.names
         extended = {r: table.extended_free(r, names, self._read) for r in pod.requests.extended}
         feasible = vector.fits(pod, table, extended)
@@ -295,8 +303,9 @@ class NodePicker:
         self, pod: Pod, table: vector.NodeTable, feasible: vector.Bools
     ) -> vector.Floats:
         """A keyed policy's score of every node (``vector.keyed``): each feasible node's
-        kept score for its (node key, GPU request, inputs), looked up by one integer
-        per node; the few not kept yet are scored as ``_keyed_score`` scores them."""
+        kept score for its (node inputs, GPU request, pod inputs), looked up by one
+        integer per node; the few not kept yet are scored as ``_keyed_score`` scores
+        them (nodes with equal node inputs score alike: ``scores.NODE_INPUTS``)."""
         reads = self.policy.pod_inputs
         assert reads is not None
         inputs, stride = vector.VECTOR_INPUTS[reads](pod, table, self._base.fragmentation)
@@ -317,6 +326,15 @@ class NodePicker:
         scores = np.full(table.size, NO_SCORE)
         scores[positions] = values
         return scores
+
+    def _node_inputs(self, name: str) -> int:
+        """The interned node inputs of a keyed policy (``scores.NODE_INPUTS``): what its
+        kept scores are looked up by; 0 for a policy scored by array rules."""
+        reads = self.policy.pod_inputs
+        if reads is None:
+            return 0
+        inputs = NODE_INPUTS[reads](self.state.info(name), self.state.alloc(name), self._base)
+        return self._keys.intern(("node inputs", inputs))
 
     def _read(self, name: str) -> tuple[NodeInfo, NodeAlloc]:
         return self.state.info(name), self.state.alloc(name)

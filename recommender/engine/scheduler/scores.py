@@ -51,6 +51,10 @@ ScoreRule = Callable[[Candidate, ScoreContext], float]
 # (pod, the node's allocation, context) → what a policy's score reads of the pod there
 PodInputs = Callable[[Pod, NodeAlloc, ScoreContext], object]
 POD_INPUTS: dict[str, PodInputs] = {}
+# (node, its allocation, context) → all a ``pod_inputs`` policy's score reads of a node,
+# besides the pod's inputs: nodes alike there score alike (``vector`` keys its lookups)
+NodeInputs = Callable[[NodeInfo, NodeAlloc, ScoreContext], object]
+NODE_INPUTS: dict[str, NodeInputs] = {}
 
 
 def node_gpu_milli_total(info: NodeInfo) -> int:

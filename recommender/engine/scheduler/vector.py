@@ -41,7 +41,7 @@ from .profiles import (
     zero_request_counts,
 )
 from .records import NodeAlloc, NodeInfo
-from .scores import Policy
+from .scores import NODE_INPUTS, Policy
 
 # (node, its ``allocate.gpu_fit_key``, a GPU request) → whether its GPUs hold the request
 GpuFits = Callable[[str, tuple[object, ...], GpuRequest], bool]
@@ -82,7 +82,8 @@ class NodeTable:
         self.memory_free_nonzero = np.zeros(0, np.int64)
         self.cpu_used = np.zeros(0, np.float64)
         self.memory_used = np.zeros(0, np.float64)
-        self.keys = np.zeros(0, np.int64)  # each node's memo key (``memo.NodeKeys``)
+        # a keyed policy's node inputs (``scores.NODE_INPUTS``), interned; 0 for the others
+        self.keys = np.zeros(0, np.int64)
         self.extended: dict[str, Ints] = {}  # per resource name, its free amount
         self.gpu_fit: dict[GpuRequest, Bools] = {}  # per GPU request: any device option
         # per node, what ``allocate.gpu_fits`` reads of it (``allocate.gpu_fit_key``) as of
@@ -248,7 +249,7 @@ def keyed(policy: Policy) -> bool:
     """True for a policy whose score is kept per (node key, GPU request, what it reads
     of the pod: ``Policy.pod_inputs``) and whose inputs have an array form here: its
     column is a lookup per node of those kept scores (FGD)."""
-    return policy.pod_inputs in VECTOR_INPUTS
+    return policy.pod_inputs in VECTOR_INPUTS and policy.pod_inputs in NODE_INPUTS
 
 
 def fgd_inputs(pod: Pod, table: NodeTable, model: object) -> tuple[Ints, int]:
