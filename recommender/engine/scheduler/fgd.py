@@ -116,6 +116,20 @@ class FragmentationModel:
             self._cache[key] = cached
         return cached
 
+    def frag_in_bucket(self, model: str | None, bucket: int, lefts: tuple[int, ...]) -> float:
+        """``node_frag`` for any cpu left in ``bucket``: the same kept value (the key
+        holds the bucket, and ``_compute`` reads the cpu only through it)."""
+        key = (model, bucket, tuple(sorted(lefts)))
+        cached = self._cache.get(key)
+        if cached is None:
+            thresholds = self._cpu_thresholds
+            # a cpu left with exactly ``bucket`` typical requests fitting
+            cpu_left = (
+                thresholds[bucket - 1] if bucket else (thresholds[0] - 1 if thresholds else 0)
+            )
+            cached = self._cache[key] = self._compute(model, cpu_left, lefts)
+        return cached
+
     def _takes_model(self, model: str | None) -> NDArray[np.bool_]:
         """Which typical pods ask for GPUs a node of ``model`` can give (any model, or
         theirs); the others find all of its idle milli a fragment."""
@@ -164,21 +178,57 @@ def _sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x))
 
 
+@dataclass(frozen=True, slots=True)
+class Choices:
+    """What FGD rates of a node's device choices for one pod, but the pod's cpu: the
+    node's single GPU model, its fragmentation now, and the GPUs' milli left after each
+    choice (in device order). Kept per (node inputs, GPU request), the score for any
+    cpu request is then ``score_in_bucket`` (``pick`` keeps them so)."""
+
+    node_model: str | None
+    before: float
+    afters: tuple[tuple[int, ...], ...]
+
+
+def choices(candidates: Sequence[Candidate], model: FragmentationModel) -> Choices:
+    """``Choices`` of a node's candidates (one node, one pod: the same lefts and cpu)."""
+    first = candidates[0]
+    lefts = _lefts(first)
+    devices = first.info.gpu_devices
+    afters = []
+    for candidate in candidates:
+        taken = {t.device: t.capacity.get("gpu_milli", WHOLE_GPU_MILLI) for t in candidate.devices}
+        afters.append(
+            tuple(left - taken.get(d.name, 0) for left, d in zip(lefts, devices, strict=True))
+        )
+    node_model = _model(first)
+    before = model.node_frag(node_model, first.alloc.cpu_free_milli, lefts)
+    return Choices(node_model, before, tuple(afters))
+
+
+def score_in_bucket(model: FragmentationModel, found: Choices, bucket: int) -> float:
+    """FGD's score of the best choice when the pod leaves the node's cpu in ``bucket``
+    (``FragmentationModel.cpu_bucket``): ``int(sigmoid((before − after) / 1000) × 100)``,
+    the highest over the choices."""
+    return max(
+        float(
+            int(
+                _sigmoid(
+                    (found.before - model.frag_in_bucket(found.node_model, bucket, after)) / 1000
+                )
+                * 100
+            )
+        )
+        for after in found.afters
+    )
+
+
 def fgd_score(candidate: Candidate, ctx: ScoreContext) -> float:
     model = ctx.fragmentation
     if not isinstance(model, FragmentationModel):
         return 0.0
-    lefts = _lefts(candidate)
-    taken = {t.device: t.capacity.get("gpu_milli", WHOLE_GPU_MILLI) for t in candidate.devices}
-    after = tuple(
-        left - taken.get(d.name, 0)
-        for left, d in zip(lefts, candidate.info.gpu_devices, strict=True)
-    )
-    cpu_left = candidate.alloc.cpu_free_milli
-    node_model = _model(candidate)
-    before_frag = model.node_frag(node_model, cpu_left, lefts)
-    after_frag = model.node_frag(node_model, cpu_left - candidate.pod.requests.cpu_milli, after)
-    return float(int(_sigmoid((before_frag - after_frag) / 1000) * 100))
+    bucket = model.cpu_bucket(candidate.alloc.cpu_free_milli - candidate.pod.requests.cpu_milli)
+    return score_in_bucket(model, choices([candidate], model), bucket)
 
 
 def fgd_pod_inputs(pod: Pod, alloc: NodeAlloc, ctx: ScoreContext) -> object:

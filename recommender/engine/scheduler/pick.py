@@ -27,7 +27,7 @@ import numpy as np
 from topology.hardware import Cluster, GpuRequest, Pod
 from topology.terms import Taint
 
-from . import interpod, preferred_score, taint_score, vector
+from . import fgd, interpod, preferred_score, taint_score, vector
 from .allocate import Option, claim_takes, gpu_fit_key, gpu_fits, gpu_options, with_devices
 from .caches import Layout, Scope, SharedMemo, index_of, kept
 from .filters import POD_RULES, RESOURCE_RULES, STATIC_RULES, FilterContext, Status, run_filters
@@ -84,6 +84,7 @@ class NodePicker:
         self._device_choice = shared.device_choice
         self._by_code = shared.by_code
         self._gpu_fit = shared.gpu_fit
+        self._fgd_choices = shared.fgd_choices
         self._needs: dict[int, tuple[Pod, int]] = {}  # id(pod) → (pod, its static needs)
         self.index = index_of(state, shared) if indexed else None
         # the policy's scores as arrays over every node (``vector``), no column per shape
@@ -316,9 +317,22 @@ class NodePicker:
         values = [get(code) for code in codes]
         if None in values:
             names = self._index_names()
+            fragmentation = self._base.fragmentation
+            by_choices = vector.fgd_only(self.policy) and isinstance(
+                fragmentation, fgd.FragmentationModel
+            )
             for i, value in enumerate(values):
                 if value is None:
-                    name = names[positions[i]]
+                    position = int(positions[i])
+                    name = names[position]
+                    if by_choices:
+                        assert isinstance(fragmentation, fgd.FragmentationModel)
+                        found = self._choices(name, pod, int(table.keys[position]))
+                        bucket = int(inputs[position])
+                        values[i] = kept[codes[i]] = fgd.score_in_bucket(
+                            fragmentation, found, bucket
+                        )
+                        continue
                     info, alloc = self.state.info(name), self.state.alloc(name)
                     scored = self._keyed_score(info, alloc, pod, self._node_key(name))
                     assert scored is not None  # feasible: the filters passed
@@ -326,6 +340,24 @@ class NodePicker:
         scores = np.full(table.size, NO_SCORE)
         scores[positions] = values
         return scores
+
+    def _choices(self, name: str, pod: Pod, node_inputs: int) -> fgd.Choices:
+        """FGD's view of the node's distinct device choices for the pod's GPU request
+        (``fgd.Choices``), kept per (node inputs, GPU request): nodes alike there have
+        the same choices, position for position (``fgd.fgd_node_inputs``)."""
+        key = (node_inputs, pod.gpu)
+        found = self._fgd_choices.get(key)
+        if found is None:
+            info, alloc = self.state.info(name), self.state.alloc(name)
+            options = self._device_options(info, alloc, pod)
+            assert not isinstance(options, str)  # feasible: the GPU mask passed
+            candidates = [
+                Candidate(info, alloc, pod, o, _option_gpu_milli(info, o)) for o in options
+            ]
+            fragmentation = self._base.fragmentation
+            assert isinstance(fragmentation, fgd.FragmentationModel)
+            found = self._fgd_choices[key] = fgd.choices(_distinct(candidates), fragmentation)
+        return found
 
     def _node_inputs(self, name: str) -> int:
         """The interned node inputs of a keyed policy (``scores.NODE_INPUTS``): what its

@@ -252,6 +252,13 @@ def keyed(policy: Policy) -> bool:
     return policy.pod_inputs in VECTOR_INPUTS and policy.pod_inputs in NODE_INPUTS
 
 
+def fgd_only(policy: Policy) -> bool:
+    """True for FGD as the ``fgd`` policy weighs it (its score and, zero without gang
+    members, closeness; weight 1 each): its kept scores can then be worked out per cpu
+    bucket from the node's device choices (``fgd.score_in_bucket``)."""
+    return policy.weights == (("fgd", 1.0), ("topology", 1.0)) and policy.device_rule is None
+
+
 def fgd_inputs(pod: Pod, table: NodeTable, model: object) -> tuple[Ints, int]:
     """``fgd.fgd_pod_inputs`` for every node (the bucket of typical cpu requests that
     still fit once the pod is placed: ``bisect_right`` is ``searchsorted`` "right"),
