@@ -105,7 +105,7 @@ def gpu_device_state(info: NodeInfo, alloc: NodeAlloc) -> list[tuple[object, ...
     memory as ``_model_ok`` and ``_memory_ok`` resolve them, whether a share may use it
     and its free state (``_share_room``, ``is_untouched``). Two nodes alike here get the
     same options, device for device (their names aside)."""
-    parts = []
+    parts: list[tuple[object, ...]] = []
     for device in info.gpu_devices:
         model = device.model or _gpu_attr(info, device, "model")
         memory = device.memory_bytes or _gpu_attr(info, device, "memory_bytes")

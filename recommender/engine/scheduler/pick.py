@@ -44,6 +44,9 @@ from .scores import (
 )
 from .state import ClusterState
 
+# a column's scores (``memo.ScoreIndex``) or an array of them (``vector``)
+Scores = Sequence[float] | vector.Floats
+
 
 @dataclass(frozen=True, slots=True)
 class Choice:
@@ -134,7 +137,7 @@ class NodePicker:
             assert self.index is not None
             options: Sequence[int] | None = None
             if self.vector:
-                scores: Sequence[float] = self.vector_scores(pod)
+                scores: Scores = self.vector_scores(pod)
                 top = _top(scores)
             else:
                 scores, options = self.column(pod, shape)
@@ -281,7 +284,7 @@ class NodePicker:
         keys = index.node_keys(self._needs_of(pod), partial(self._passing_key, pod=pod), only)
         return index.fill(shape, keys, partial(score, keep=False))
 
-    def vector_scores(self, pod: Pod) -> Sequence[float]:
+    def vector_scores(self, pod: Pod) -> vector.Floats:
         """Every indexed node's score for the pod as an array (``vector``: the policy's
         rules over arrays kept up to date from the index's change log), NO_SCORE where
         it does not fit: the values ``column`` finds, without a column kept per shape."""
@@ -405,7 +408,7 @@ class NodePicker:
 
     def _closest_best(
         self,
-        scores: Sequence[float],
+        scores: Scores,
         top: tuple[float, list[int]],
         scope: Scope,
         weight: float,
@@ -709,7 +712,7 @@ def closeness_weight(policy: Policy) -> float | None:
     return weight
 
 
-def _gather(values: Sequence[float], positions: list[int]) -> list[float]:
+def _gather(values: Scores, positions: list[int]) -> list[float]:
     if isinstance(values, np.ndarray):
         return values[positions].tolist() if positions else []
     if len(positions) > 1:
@@ -717,7 +720,7 @@ def _gather(values: Sequence[float], positions: list[int]) -> list[float]:
     return [values[p] for p in positions]
 
 
-def _top(scores: Sequence[float]) -> tuple[float, list[int]]:
+def _top(scores: Scores) -> tuple[float, list[int]]:
     """The best of array scores and its positions, ascending (NO_SCORE and every
     position when nothing fits, as ``ScoreIndex.top``)."""
     assert isinstance(scores, np.ndarray)
@@ -727,7 +730,7 @@ def _top(scores: Sequence[float]) -> tuple[float, list[int]]:
     return best, np.flatnonzero(scores == best).tolist()
 
 
-def _best_positions(scores: Sequence[float], scope: Scope) -> list[int]:
+def _best_positions(scores: Scores, scope: Scope) -> list[int]:
     """Positions in a domain holding the best score, in node order (empty: none fits)."""
     assert scope.positions is not None
     values = _gather(scores, scope.positions)

@@ -44,7 +44,7 @@ from .records import NodeAlloc, NodeInfo
 from .scores import NODE_INPUTS, Policy
 
 # (node, its ``allocate.gpu_fit_key``, a GPU request) → whether its GPUs hold the request
-GpuFits = Callable[[str, tuple[object, ...], GpuRequest], bool]
+GpuFits = Callable[[str, tuple[object, ...] | None, GpuRequest], bool]
 Ints = NDArray[np.int64]
 Floats = NDArray[np.float64]
 Bools = NDArray[np.bool_]
@@ -189,8 +189,8 @@ class NodeTable:
         gpus = gpu_fit_key(info, alloc)
         if gpus != self.gpu_state[position]:
             self.gpu_state[position] = gpus
-            for request, column in self.gpu_fit.items():
-                column[position] = gpu_fits(name, gpus, request)
+            for request, mask in self.gpu_fit.items():
+                mask[position] = gpu_fits(name, gpus, request)
         self.keys[position] = self._key_of(name)
 
     def extended_free(
@@ -300,7 +300,8 @@ def least_allocated(pod: Pod, table: NodeTable) -> Floats:
         memory_score = np.maximum(
             (table.memory_free_nonzero - memory) * MAX_NODE_SCORE // table.memory_alloc, 0
         )
-        return ((cpu_score + memory_score) // 2).astype(np.float64)
+        mean: Floats = ((cpu_score + memory_score) // 2).astype(np.float64)
+        return mean
     total = np.zeros(table.size, np.int64)
     weights = np.zeros(table.size, np.int64)
     for capacity, left in (
@@ -332,7 +333,8 @@ def balanced_allocation(pod: Pod, table: NodeTable) -> Floats:
     std = np.abs((fractions[0] - fractions[1]) / 2)
     if not table.every_alloc:
         std = np.where((table.cpu_alloc != 0) & (table.memory_alloc != 0), std, 0.0)
-    return np.trunc((1 - std) * MAX_NODE_SCORE)
+    balanced: Floats = np.trunc((1 - std) * MAX_NODE_SCORE)
+    return balanced
 
 
 def _no_score(pod: Pod, table: NodeTable) -> Floats:
