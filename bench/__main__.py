@@ -42,7 +42,9 @@ FULL: dict[str, list[str]] = {
     # 10,000 nodes, 2,500 distinct shapes, 2,500 pending pods (time and peak RSS)
     "diverse_large": ["--nodes", "10000", "--shapes", "2500", "--pending", "2500"],
     # pending ∝ nodes (nodes / 4) with 800 shapes, 1k to 10k nodes: the growth exponent
-    "diverse_curve": ["--shapes", "800", "--curve", "1000,2000,5000,10000"],
+    "diverse_curve": ["--shapes", "800", "--curve", "1000,2000,5000,10000,20000"],
+    # the same through `manage.py evaluate` on two 2,000-node exports (5 and 800 shapes)
+    "diverse_command": ["--nodes", "2000", "--shapes", "5,800", "--time", "--repeat", "2"],
     "ingest": [],
     # issue 31 item 4: against d8ffd9c (main before it) in the same run
     "follow": ["--baseline-ref", "d8ffd9c"],
@@ -64,11 +66,16 @@ QUICK: dict[str, list[str]] = {
     "diverse": ["--nodes", "500", "--shapes", "5,100"],
     "diverse_large": ["--nodes", "1000", "--shapes", "250", "--pending", "250"],
     "diverse_curve": ["--shapes", "100", "--curve", "500,1000"],
+    "diverse_command": ["--nodes", "500", "--shapes", "5,100", "--time"],
 }
 
 
 # benchmarks that run one module with other arguments
-MODULES = {"diverse_large": "diverse", "diverse_curve": "diverse"}
+MODULES = {
+    "diverse_large": "diverse",
+    "diverse_curve": "diverse",
+    "diverse_command": "diverse_export",
+}
 
 
 def available(name: str) -> bool:

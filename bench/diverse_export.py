@@ -11,18 +11,27 @@ NodeGroup per model, and ``pending`` Pending pods spread over the first
 scaled): whole GPUs as ``nvidia.com/gpu``, shares as KAI's ``gpu-fraction``
 annotation, a GPU model as a nodeSelector.
 
-    python -m bench.diverse_export --nodes 2000 --shapes 5,800 [--pending 500] DIR
+    python -m bench.diverse_export --nodes 2000 --shapes 5,800 [--pending 500] [DIR]
+                                   [--time] [--repeat 2]
 
-writes DIR/diverse-2000-5.json and DIR/diverse-2000-800.json. Time them with
-``python manage.py evaluate FILE --format json --at 2026-12-02T00:00:00Z``.
+writes DIR/diverse-2000-5.json and DIR/diverse-2000-800.json (a temporary
+directory when DIR is left out). ``--time`` then runs ``python manage.py
+evaluate FILE --format json --at 2026-12-02T00:00:00Z`` on each, alternating
+``--repeat`` times, and prints each run's CPU seconds (the child's user + system
+time), the SHA-256 of its output and, per shape count, the ratio of its best run
+to the first count's (``make bench``'s ``diverse_command``).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import random
+import resource
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.diverse import Shape, diverse_shapes  # noqa: E402
 from bench.synth import MODELS, PRODUCT  # noqa: E402
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
 
 GPUS_PER_NODE = 8
 TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
@@ -134,21 +145,58 @@ def export(nodes: int, shapes: list[Shape], pending: int, seed: int) -> dict[str
     return {"apiVersion": "v1", "kind": "List", "items": items}
 
 
+def timed_command(path: Path) -> tuple[float, str]:
+    """CPU seconds of ``manage.py evaluate`` on the export, and its output's SHA-256."""
+    command = [sys.executable, "manage.py", "evaluate", str(path), "--format", "json"]
+    command += ["--at", "2026-12-02T00:00:00Z"]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, check=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu, hashlib.sha256(done.stdout).hexdigest()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=2000)
     parser.add_argument("--shapes", default="5,800", help="comma-separated shape counts")
     parser.add_argument("--pending", type=int, default=None, help="default: nodes / 4")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("directory", type=Path)
+    parser.add_argument("--time", action="store_true", help="time manage.py evaluate on each")
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("directory", type=Path, nargs="?")
     args = parser.parse_args()
-    args.directory.mkdir(parents=True, exist_ok=True)
-    pending = args.nodes // 4 if args.pending is None else args.pending
-    for count in (int(c) for c in args.shapes.split(",") if c):
-        path = args.directory / f"diverse-{args.nodes}-{count}.json"
-        document = export(args.nodes, diverse_shapes(count, args.seed), pending, args.seed)
-        path.write_text(json.dumps(document))
-        print(f"wrote {path} ({args.nodes} nodes, {count} shapes, {pending} pending)")
+    if args.directory is None and not args.time:
+        parser.error("give DIR, or --time to write the exports to a temporary directory")
+    with tempfile.TemporaryDirectory() as scratch:
+        directory = args.directory or Path(scratch)
+        directory.mkdir(parents=True, exist_ok=True)
+        pending = args.nodes // 4 if args.pending is None else args.pending
+        paths = {}
+        for count in (int(c) for c in args.shapes.split(",") if c):
+            path = paths[count] = directory / f"diverse-{args.nodes}-{count}.json"
+            document = export(args.nodes, diverse_shapes(count, args.seed), pending, args.seed)
+            path.write_text(json.dumps(document))
+            print(f"wrote {path.name} ({args.nodes} nodes, {count} shapes, {pending} pending)")
+        if args.time:
+            _time(paths, args.nodes, pending, args.repeat)
+
+
+def _time(paths: dict[int, Path], nodes: int, pending: int, repeat: int) -> None:
+    best: dict[int, float] = {}
+    for _ in range(repeat):
+        for count, path in paths.items():
+            cpu, digest = timed_command(path)
+            best[count] = min(cpu, best.get(count, cpu))
+            print(
+                f"diverse command {nodes} nodes {count:>5} shapes {pending} pending: "
+                f"manage.py evaluate {cpu:7.2f} s cpu  output {digest[:12]}"
+            )
+    first = next(iter(best))
+    for count, cpu in best.items():
+        if count != first:
+            ratio = cpu / best[first]
+            print(f"diverse command {nodes} nodes {count} × {first} shapes: {ratio:.2f}")
 
 
 if __name__ == "__main__":
