@@ -7,7 +7,7 @@ the state copied. The nodes include the awkward ones: no memory or no cpu
 allocatable (NodeResourcesFit and BalancedAllocation leave that resource out), bound
 pods without requests (counted as 100m / 200 MiB by NodeResourcesFit), an extended
 resource, GPUs whole, shared and too few; the pods request nothing, only cpu, only
-memory, more than any node holds.
+memory, more than any node holds, some name a GPU model by nodeSelector.
 """
 
 import random
@@ -57,7 +57,9 @@ def _pod(rng: random.Random, name: str, node: str | None = None) -> Pod:
     gpu = rng.choice((None, None, GpuRequest(1), GpuRequest(1, 250), GpuRequest(2), GpuRequest(8)))
     if gpu is not None and rng.random() < 0.2:
         gpu = GpuRequest(gpu.count, gpu.milli_per_gpu, models=("A100",))
-    return Pod("team", name, Resources(cpu, memory, pods=1, extended=extended), gpu, node_name=node)
+    selector = {"gpu": rng.choice(("A100", "H100"))} if node is None and rng.random() < 0.25 else {}
+    requests = Resources(cpu, memory, pods=1, extended=extended)
+    return Pod("team", name, requests, gpu, node_name=node, node_selector=selector)
 
 
 def _cluster(seed: int) -> tuple[Cluster, list[Pod]]:

@@ -89,6 +89,7 @@ class NodePicker:
         self._gpu_fit = shared.gpu_fit
         self._fgd_choices = shared.fgd_choices
         self._needs: dict[int, tuple[Pod, int]] = {}  # id(pod) → (pod, its static needs)
+        self._without_selector: dict[int, tuple[Pod, Pod]] = {}  # id(pod) → (pod, selector-free)
         self.index = index_of(state, shared) if indexed else None
         # the policy's scores as arrays over every node (``vector``), no column per shape
         self.vector = indexed and vector.supports(policy)
@@ -294,9 +295,7 @@ class NodePicker:
         names = index.names
         extended = {r: table.extended_free(r, names, self._read) for r in pod.requests.extended}
         feasible = vector.fits(pod, table, extended)
-        feasible &= table.static_mask(
-            self._needs_of(pod), names, partial(self._static_passes, pod=pod)
-        )
+        feasible &= self._static_mask(pod, table, names)
         if pod.gpu is not None and pod.gpu.count > 0:
             feasible &= table.gpu_mask(pod.gpu, names, self._gpu_fits)
         if vector.keyed(self.policy):
@@ -370,6 +369,25 @@ class NodePicker:
             return 0
         inputs = NODE_INPUTS[reads](self.state.info(name), self.state.alloc(name), self._base)
         return self._keys.intern(("node inputs", inputs))
+
+    def _static_mask(self, pod: Pod, table: vector.NodeTable, names: Sequence[str]) -> vector.Bools:
+        """Which nodes pass the static rules for the pod. A nodeSelector is one condition
+        of NodeAffinity, and no other static rule reads it: the mask is the one of the
+        pod's other static needs and the nodes whose labels hold the selector (kept with
+        the node list), so selectors naming a GPU model share the rest of the work."""
+        if not pod.node_selector:
+            return table.static_mask(
+                self._needs_of(pod), names, partial(self._static_passes, pod=pod)
+            )
+        plain = self._without_selector.get(id(pod))
+        if plain is None or plain[0] is not pod:
+            plain = self._without_selector[id(pod)] = (pod, replace(pod, node_selector={}))
+        rest = table.static_mask(
+            self._needs_of(plain[1]), names, partial(self._static_passes, pod=plain[1])
+        )
+        selector = tuple(sorted(pod.node_selector.items()))
+        layout = Layout.of(self._cluster, self.state)  # this node list's, nodes added or not
+        return rest & table.selector_mask(selector, layout.matching(pod.node_selector))
 
     def _read(self, name: str) -> tuple[NodeInfo, NodeAlloc]:
         return self.state.info(name), self.state.alloc(name)

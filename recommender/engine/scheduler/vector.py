@@ -90,6 +90,7 @@ class NodeTable:
         # its row: a change that leaves it alone leaves the GPU masks alone
         self.gpu_state: list[tuple[object, ...] | None] = []
         self.static: dict[int, Bools] = {}  # per static needs: the static rules pass
+        self.selector: dict[object, Bools] = {}  # per nodeSelector: the labels hold it
 
     def clone(self) -> NodeTable:
         other = NodeTable.__new__(NodeTable)
@@ -97,6 +98,7 @@ class NodeTable:
         other.extended = dict(self.extended)
         other.gpu_fit = dict(self.gpu_fit)
         other.static = dict(self.static)
+        other.selector = dict(self.selector)
         other.owned = self.owned = False
         return other
 
@@ -218,6 +220,16 @@ class NodeTable:
                 np.bool_,
                 self.size,
             )
+        return column
+
+    def selector_mask(self, selector: object, positions: Sequence[int]) -> Bools:
+        """The nodes whose labels hold a nodeSelector (``positions``: ``Layout.matching``),
+        kept per selector until nodes are added."""
+        column = self.selector.get(selector)
+        if column is None or len(column) < self.size:
+            column = np.zeros(self.size, np.bool_)
+            column[list(positions)] = True
+            self.selector[selector] = column
         return column
 
     def static_mask(self, needs: int, names: Sequence[str], passes: Callable[[str], bool]) -> Bools:
