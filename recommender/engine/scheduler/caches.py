@@ -10,7 +10,11 @@ one state share them::
                  device options and the device rule's pick per (node key, GPU
                  request), FGD's score per (node key, GPU request, cpu left)
     ScoreIndex   (memo) per state and memo, a watcher of the state: every node's
-                 score per pod shape, re-scored only where nodes changed
+                 score per pod shape, re-scored only where nodes changed (policies
+                 without an array form: bestfit, most-allocated, random)
+    NodeTable    (vector) per score index: every node's resources, GPU verdicts and
+                 static verdicts as arrays, re-read only where nodes changed; the
+                 scores of kube-default and FGD are array operations over it
     Layout       per node list, in ClusterState.by_nodes: topology paths, domains,
                  selector matches; extended (not rebuilt) when a node is added
     DomainFree   per state, a watcher: free GPU milli per topology domain

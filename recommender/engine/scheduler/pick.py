@@ -6,9 +6,10 @@
         ──► score per device option (policy) ──► best score; ties: first or seeded pick
 
 For a pod whose verdict depends only on the node's template and free
-resources (``memo.memoisable``), the score is memoised per (pod shape, node
-key) and kept per node in the state's score index, so a pick costs the nodes
-that changed. Gang closeness is added on top of the memoised score (see
+resources (``memo.memoisable``), kube-default and FGD score every node at once
+as arrays (``vector``); other policies' scores are memoised per (pod shape,
+node key) and kept per node in the state's score index. Either way a pick
+costs the nodes that changed, not every node's rules. Gang closeness is added on top of the memoised score (see
 ``closeness_weight``). Also the per-node failure reasons a diagnosis counts.
 """
 
