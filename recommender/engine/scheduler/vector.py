@@ -1,4 +1,4 @@
-"""kube-default's node scores for every node at once, as arrays (numpy).
+"""Node scores for every node at once, as arrays (numpy): kube-default's, and FGD's.
 
 A pod shape's best node is the maximum of its score over the nodes it fits.
 Scored node by node, in Python, that costs shapes × nodes calls of the filter
@@ -7,11 +7,14 @@ and score chain: with hundreds of distinct pod requests on thousands of nodes
 of a node, only its cpu and memory (allocatable, requested, the pods without
 a request) and, of the pod, only its cpu and memory request; whether it fits
 reads those, the node's free pod slots and extended resources, the static rules
-(kept per node) and whether its GPUs hold the pod's GPU request (kept per
-(node key, GPU request)). So the column is a handful of array operations over
-every node, worked out again for each query from arrays kept up to date from
-the score index's change log: no column is stored per shape, and a query costs
-the nodes changed since the last one plus the array operations.
+(a mask per static needs, never changing) and whether its GPUs hold the pod's
+GPU request (a mask per request, its verdicts kept per ``allocate.gpu_fit_key``).
+So the column is a handful of array operations over every node, worked out
+again for each query from arrays kept up to date from the score index's change
+log: no column is stored per shape, and a query costs the nodes changed since
+the last one plus the array operations. FGD's score is kept per (node inputs,
+GPU request, cpu bucket) (``keyed``): its column is one dictionary lookup per
+fitting node, by an integer worked out as arrays.
 
 Every value is the one the Python rules compute, to the bit: integer
 arithmetic where they use integers (NodeResourcesFit's ``leastRequestedScore``
