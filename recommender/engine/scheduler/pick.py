@@ -9,8 +9,9 @@ For a pod whose verdict depends only on the node's template and free
 resources (``memo.memoisable``), kube-default and FGD score every node at once
 as arrays (``vector``); other policies' scores are memoised per (pod shape,
 node key) and kept per node in the state's score index. Either way a pick
-costs the nodes that changed, not every node's rules. Gang closeness is added on top of the memoised score (see
-``closeness_weight``). Also the per-node failure reasons a diagnosis counts.
+costs the nodes that changed, not every node's rules. Gang closeness is added
+on top of the memoised score (see ``closeness_weight``). Also the per-node
+failure reasons a diagnosis counts.
 """
 
 from __future__ import annotations
