@@ -44,12 +44,17 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+if TYPE_CHECKING:
+    from tests.ingest.kubeserver import KubeServer
 PENDING_GPU_PODS = 200
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 BOOKMARK_EVERY_SECONDS = 60.0
@@ -243,6 +248,22 @@ def remove_tree(path: Path) -> None:
     )
 
 
+@contextmanager
+def served_cluster(nodes: int, pods: int) -> Iterator[tuple[KubeServer, Path]]:
+    """The local list/watch server (127.0.0.1) holding ``cluster_objects(nodes, pods)``
+    and a kubeconfig for it; the server stops when the block ends."""
+    from tests.ingest.kubeserver import KubeServer
+
+    server = KubeServer()
+    server.bookmark_every_seconds = BOOKMARK_EVERY_SECONDS
+    server.start()
+    try:
+        server.put_many(cluster_objects(nodes, pods))
+        yield server, server.kubeconfig(Path(tempfile.mkdtemp()) / "kubeconfig")
+    finally:
+        server.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=2000)
@@ -258,14 +279,7 @@ def main() -> None:
     migrate = [sys.executable, "manage.py", "migrate", "--noinput", "-v0"]
     subprocess.run(migrate, cwd=REPO, check=True)
 
-    from tests.ingest.kubeserver import KubeServer
-
-    server = KubeServer()
-    server.bookmark_every_seconds = BOOKMARK_EVERY_SECONDS
-    server.start()
-    try:
-        server.put_many(cluster_objects(options.nodes, options.pods))
-        kubeconfig = server.kubeconfig(Path(tempfile.mkdtemp()) / "kubeconfig")
+    with served_cluster(options.nodes, options.pods) as (server, kubeconfig):
         seconds, peak_mib = one_shot(kubeconfig, f"bench-follow-{time.time_ns()}")
         print(
             f"follow one-shot ingest of {options.nodes} nodes / {options.pods} + "
@@ -281,8 +295,6 @@ def main() -> None:
                 _report(f"baseline {options.baseline_ref}", baseline, options, interval)
             finally:
                 remove_tree(tree)
-    finally:
-        server.stop()
 
 
 if __name__ == "__main__":

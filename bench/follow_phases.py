@@ -23,7 +23,6 @@ import itertools
 import os
 import statistics
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -139,23 +138,15 @@ def main() -> None:
     import django
 
     django.setup()
-    from bench.follow import BOOKMARK_EVERY_SECONDS, cluster_objects
-    from tests.ingest.kubeserver import KubeServer
+    from bench.follow import served_cluster
 
     _wrap(TIMES)
     _collections(TIMES)
-    server = KubeServer()
-    server.bookmark_every_seconds = BOOKMARK_EVERY_SECONDS
-    server.start()
-    try:
-        server.put_many(cluster_objects(options.nodes, options.pods))
-        kubeconfig = server.kubeconfig(Path(tempfile.mkdtemp()) / "kubeconfig")
+    with served_cluster(options.nodes, options.pods) as (server, kubeconfig):
         results = {
             "uncached": run_mode(server, kubeconfig, False, options.changes),
             "cached": run_mode(server, kubeconfig, True, options.changes),
         }
-    finally:
-        server.stop()
     labels = [label for _m, _n, label in PHASES] + ["(of which cyclic GC)", "whole pass"]
     print(f"follow_phases at {options.nodes} nodes, median of {options.changes} changes (s):")
     print(f"  {'phase':<28} {'uncached':>9} {'cached':>9}")
