@@ -36,7 +36,7 @@ from topology.hardware import WHOLE_GPU_MILLI, Pod
 
 from .allocate import gpu_device_state
 from .records import NodeAlloc, NodeInfo
-from .scores import NODE_INPUTS, POD_INPUTS, POLICIES, Candidate, Policy, ScoreContext, register
+from .scores import POD_INPUTS, POLICIES, Candidate, Policy, ScoreContext, register
 
 POPULARITY_THRESHOLD = 0.95  # simulator default: the most frequent types covering 95 % of pods
 
@@ -257,7 +257,6 @@ def fgd_node_inputs(info: NodeInfo, alloc: NodeAlloc, ctx: ScoreContext) -> obje
 
 register("fgd", fgd_score)
 POD_INPUTS["fgd"] = fgd_pod_inputs
-NODE_INPUTS["fgd"] = fgd_node_inputs
 # Gang closeness as in bestfit: zero for lone pods (all of the openb validation), so
 # FGD's decisions there are the simulator's; gang members still land close together.
 POLICIES["fgd"] = Policy(

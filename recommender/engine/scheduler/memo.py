@@ -21,6 +21,7 @@ from topology.hardware import Pod
 
 from .profiles import zero_request_counts
 from .records import NodeAlloc, NodeInfo
+from .scores import NO_SCORE as NO_SCORE  # re-exported: placement's callers read it here
 from .vector import NodeTable
 
 
@@ -121,7 +122,6 @@ class NodeKeys:
 
 
 Scored = tuple[float, int] | None
-NO_SCORE = float("-inf")
 
 
 class _Column:

@@ -37,7 +37,6 @@ from .memo import NO_SCORE, memoisable, pod_shape
 from .records import Allocation, NodeAlloc, NodeInfo, device_gpu_milli, pod_allocation_base
 from .scores import (
     MAX_SCORE,
-    NODE_INPUTS,
     POD_INPUTS,
     SCORE_RULES,
     Candidate,
@@ -307,13 +306,14 @@ class NodePicker:
     def _keyed_scores(
         self, pod: Pod, table: vector.NodeTable, feasible: vector.Bools
     ) -> vector.Floats:
-        """A keyed policy's score of every node (``vector.keyed``): each feasible node's
-        kept score for its (node inputs, GPU request, pod inputs), looked up by one
-        integer per node; the few not kept yet are scored as ``_keyed_score`` scores
-        them (nodes with equal node inputs score alike: ``scores.NODE_INPUTS``)."""
-        reads = self.policy.pod_inputs
-        assert reads is not None
-        inputs, stride = vector.VECTOR_INPUTS[reads](pod, table, self._base.fragmentation)
+        """FGD's score of every node (``vector.keyed``): each feasible node's kept score
+        for its (node inputs, GPU request, cpu bucket), looked up by one integer per
+        node; one not kept yet is worked out from the node's device choices, kept per
+        (node inputs, GPU request) (nodes with equal inputs score alike:
+        ``fgd.fgd_node_inputs``)."""
+        fragmentation = self._base.fragmentation
+        assert isinstance(fragmentation, fgd.FragmentationModel)
+        inputs, stride = vector.fgd_inputs(pod, table, fragmentation)
         positions = np.flatnonzero(feasible)
         codes = (table.keys[positions] * stride + inputs[positions]).tolist()
         kept = self._by_code.setdefault(pod.gpu, {})
@@ -321,26 +321,13 @@ class NodePicker:
         values = [get(code) for code in codes]
         if None in values:
             names = self._index_names()
-            fragmentation = self._base.fragmentation
-            by_choices = vector.fgd_only(self.policy) and isinstance(
-                fragmentation, fgd.FragmentationModel
-            )
             for i, value in enumerate(values):
                 if value is None:
                     position = int(positions[i])
-                    name = names[position]
-                    if by_choices:
-                        assert isinstance(fragmentation, fgd.FragmentationModel)
-                        found = self._choices(name, pod, int(table.keys[position]))
-                        bucket = int(inputs[position])
-                        values[i] = kept[codes[i]] = fgd.score_in_bucket(
-                            fragmentation, found, bucket
-                        )
-                        continue
-                    info, alloc = self.state.info(name), self.state.alloc(name)
-                    scored = self._keyed_score(info, alloc, pod, self._node_key(name))
-                    assert scored is not None  # feasible: the filters passed
-                    values[i] = kept[codes[i]] = scored[0]
+                    found = self._choices(names[position], pod, int(table.keys[position]))
+                    bucket = int(inputs[position])
+                    score = fgd.score_in_bucket(fragmentation, found, bucket)
+                    values[i] = kept[codes[i]] = score
         scores = np.full(table.size, NO_SCORE)
         scores[positions] = values
         return scores
@@ -364,12 +351,11 @@ class NodePicker:
         return found
 
     def _node_inputs(self, name: str) -> int:
-        """The interned node inputs of a keyed policy (``scores.NODE_INPUTS``): what its
-        kept scores are looked up by; 0 for a policy scored by array rules."""
-        reads = self.policy.pod_inputs
-        if reads is None:
+        """FGD's interned node inputs (``fgd.fgd_node_inputs``): what its kept scores are
+        looked up by; 0 for a policy scored by array rules."""
+        if not vector.keyed(self.policy):
             return 0
-        inputs = NODE_INPUTS[reads](self.state.info(name), self.state.alloc(name), self._base)
+        inputs = fgd.fgd_node_inputs(self.state.info(name), self.state.alloc(name), self._base)
         return self._keys.intern(("node inputs", inputs))
 
     def _static_mask(self, pod: Pod, table: vector.NodeTable, names: Sequence[str]) -> vector.Bools:

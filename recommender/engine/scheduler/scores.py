@@ -22,6 +22,7 @@ from topology.hardware import WHOLE_GPU_MILLI, Pod
 from .records import DeviceTake, NodeAlloc, NodeInfo
 
 MAX_SCORE = 100.0
+NO_SCORE = float("-inf")  # a node where the pod does not fit, in score columns and arrays
 BESTFIT_MAX_CPU_MILLI = 128_000
 BESTFIT_MAX_GPU_MILLI = 8_000
 
@@ -51,10 +52,6 @@ ScoreRule = Callable[[Candidate, ScoreContext], float]
 # (pod, the node's allocation, context) → what a policy's score reads of the pod there
 PodInputs = Callable[[Pod, NodeAlloc, ScoreContext], object]
 POD_INPUTS: dict[str, PodInputs] = {}
-# (node, its allocation, context) → all a ``pod_inputs`` policy's score reads of a node,
-# besides the pod's inputs: nodes alike there score alike (``vector`` keys its lookups)
-NodeInputs = Callable[[NodeInfo, NodeAlloc, ScoreContext], object]
-NODE_INPUTS: dict[str, NodeInputs] = {}
 
 
 def node_gpu_milli_total(info: NodeInfo) -> int:

@@ -44,15 +44,13 @@ from .profiles import (
     zero_request_counts,
 )
 from .records import NodeAlloc, NodeInfo
-from .scores import NODE_INPUTS, Policy
+from .scores import NO_SCORE, Policy
 
 # (node, its ``allocate.gpu_fit_key``, a GPU request) → whether its GPUs hold the request
 GpuFits = Callable[[str, tuple[object, ...] | None, GpuRequest], bool]
 Ints = NDArray[np.int64]
 Floats = NDArray[np.float64]
 Bools = NDArray[np.bool_]
-
-NO_SCORE = float("-inf")
 
 
 _ROWS = ("cpu_free", "memory_free", "pods_free", "cpu_free_nonzero", "memory_free_nonzero", "keys")
@@ -85,7 +83,7 @@ class NodeTable:
         self.memory_free_nonzero = np.zeros(0, np.int64)
         self.cpu_used = np.zeros(0, np.float64)
         self.memory_used = np.zeros(0, np.float64)
-        # a keyed policy's node inputs (``scores.NODE_INPUTS``), interned; 0 for the others
+        # FGD's node inputs (``fgd.fgd_node_inputs``), interned; 0 for the other policies
         self.keys = np.zeros(0, np.int64)
         self.extended: dict[str, Ints] = {}  # per resource name, its free amount
         self.gpu_fit: dict[GpuRequest, Bools] = {}  # per GPU request: any device option
@@ -261,32 +259,25 @@ def supports(policy: Policy) -> bool:
 
 
 def keyed(policy: Policy) -> bool:
-    """True for a policy whose score is kept per (node key, GPU request, what it reads
-    of the pod: ``Policy.pod_inputs``) and whose inputs have an array form here: its
-    column is a lookup per node of those kept scores (FGD)."""
-    return policy.pod_inputs in VECTOR_INPUTS and policy.pod_inputs in NODE_INPUTS
-
-
-def fgd_only(policy: Policy) -> bool:
     """True for FGD as the ``fgd`` policy weighs it (its score and, zero without gang
-    members, closeness; weight 1 each): its kept scores can then be worked out per cpu
-    bucket from the node's device choices (``fgd.score_in_bucket``)."""
-    return policy.weights == (("fgd", 1.0), ("topology", 1.0)) and policy.device_rule is None
+    members, closeness; weight 1 each): its score is kept per (node inputs, GPU request,
+    cpu bucket) (``fgd.fgd_node_inputs``, ``fgd_inputs``), and its column is a lookup
+    per node of those kept scores, a score not kept yet worked out from the node's
+    device choices (``fgd.score_in_bucket``)."""
+    return (
+        policy.weights == (("fgd", 1.0), ("topology", 1.0))
+        and policy.device_rule is None
+        and policy.pod_inputs == "fgd"
+    )
 
 
-def fgd_inputs(pod: Pod, table: NodeTable, model: object) -> tuple[Ints, int]:
+def fgd_inputs(pod: Pod, table: NodeTable, model: FragmentationModel) -> tuple[Ints, int]:
     """``fgd.fgd_pod_inputs`` for every node (the bucket of typical cpu requests that
     still fit once the pod is placed: ``bisect_right`` is ``searchsorted`` "right"),
     and how many buckets there are."""
-    assert isinstance(model, FragmentationModel)
     thresholds = np.asarray(model.cpu_thresholds, np.int64)
     left = table.cpu_free - pod.requests.cpu_milli
     return np.searchsorted(thresholds, left, side="right").astype(np.int64), len(thresholds) + 1
-
-
-VECTOR_INPUTS: dict[str, Callable[[Pod, NodeTable, object], tuple[Ints, int]]] = {
-    "fgd": fgd_inputs,
-}
 
 
 def fits(pod: Pod, table: NodeTable, extended: dict[str, Ints]) -> Bools:
