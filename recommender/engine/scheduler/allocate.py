@@ -8,7 +8,7 @@ there is none (the reason is what the diagnosis aggregates).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from topology.hardware import (
     GPU_RESOURCE,
@@ -93,11 +93,11 @@ def gpu_fits(info: NodeInfo, alloc: NodeAlloc, request: GpuRequest) -> bool:
     return bool(matching) and sum(1 for d in matching if alloc.is_untouched(d)) >= request.count
 
 
-def gpu_fit_key(info: NodeInfo, alloc: NodeAlloc) -> tuple[object, ...]:
-    """Everything ``gpu_fits`` reads of a node, for any request (``gpu_device_state``),
-    sorted: ``gpu_fits`` only counts devices or asks whether any has room, so nodes
-    whose devices differ only in order or name get one verdict."""
-    return tuple(sorted(gpu_device_state(info, alloc)))
+def gpu_fit_key(devices: Sequence[tuple[object, ...]]) -> tuple[object, ...]:
+    """Everything ``gpu_fits`` reads of a node, for any request: its ``gpu_device_state``
+    sorted (``gpu_fits`` only counts devices or asks whether any has room, so nodes
+    whose devices differ only in order or name get one verdict)."""
+    return tuple(sorted(devices))
 
 
 def gpu_device_state(info: NodeInfo, alloc: NodeAlloc) -> list[tuple[object, ...]]:

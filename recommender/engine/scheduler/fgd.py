@@ -34,7 +34,6 @@ from numpy.typing import NDArray
 
 from topology.hardware import WHOLE_GPU_MILLI, Pod
 
-from .allocate import gpu_device_state
 from .records import NodeAlloc, NodeInfo
 from .scores import POD_INPUTS, POLICIES, Candidate, Policy, ScoreContext, register
 
@@ -241,18 +240,20 @@ def fgd_pod_inputs(pod: Pod, alloc: NodeAlloc, ctx: ScoreContext) -> object:
     return model.cpu_bucket(alloc.cpu_free_milli - pod.requests.cpu_milli)
 
 
-def fgd_node_inputs(info: NodeInfo, alloc: NodeAlloc, ctx: ScoreContext) -> object:
+def fgd_node_inputs(
+    info: NodeInfo, alloc: NodeAlloc, ctx: ScoreContext, devices: list[tuple[object, ...]]
+) -> object:
     """What ``fgd_score`` (and the device options it rates) reads of a node: its single
     GPU model, the bucket of typical cpu requests fitting its free cpu, and each GPU
-    device's state as ``gpu_options`` reads it, in device order (the options, and the
-    GPUs left after each, are then the same position for position)."""
+    device's state as ``gpu_options`` reads it (``devices``: ``gpu_device_state``), in
+    device order (the options, and the GPUs left after each, are then the same
+    position for position)."""
     model = ctx.fragmentation
     if not isinstance(model, FragmentationModel):
         return None
     models = info.models
     single = next(iter(models)) if len(models) == 1 else None
-    state = tuple(gpu_device_state(info, alloc))
-    return (single, model.cpu_bucket(alloc.cpu_free_milli), state)
+    return (single, model.cpu_bucket(alloc.cpu_free_milli), tuple(devices))
 
 
 register("fgd", fgd_score)

@@ -216,7 +216,7 @@ class ScoreIndex:
         self,
         read: Callable[[str], tuple[NodeInfo, NodeAlloc]],
         gpu_fits: Callable[[str, Any, Any], bool],
-        key_of: Callable[[str], int],
+        key_of: Callable[[str, Any], int],
     ) -> NodeTable:
         """Every node's resources as arrays (``vector.NodeTable``), brought up to date
         from the change log."""

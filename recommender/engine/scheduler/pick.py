@@ -30,7 +30,15 @@ from topology.hardware import Cluster, GpuRequest, Pod
 from topology.terms import Taint
 
 from . import fgd, interpod, preferred_score, taint_score, vector
-from .allocate import Option, claim_takes, gpu_fit_key, gpu_fits, gpu_options, with_devices
+from .allocate import (
+    Option,
+    claim_takes,
+    gpu_device_state,
+    gpu_fit_key,
+    gpu_fits,
+    gpu_options,
+    with_devices,
+)
 from .caches import Layout, Scope, SharedMemo, index_of, kept
 from .filters import POD_RULES, RESOURCE_RULES, STATIC_RULES, FilterContext, Status, run_filters
 from .memo import NO_SCORE, memoisable, pod_shape
@@ -350,12 +358,13 @@ class NodePicker:
             found = self._fgd_choices[key] = fgd.choices(_distinct(candidates), fragmentation)
         return found
 
-    def _node_inputs(self, name: str) -> int:
+    def _node_inputs(self, name: str, devices: list[tuple[object, ...]]) -> int:
         """FGD's interned node inputs (``fgd.fgd_node_inputs``): what its kept scores are
         looked up by; 0 for a policy scored by array rules."""
         if not vector.keyed(self.policy):
             return 0
-        inputs = fgd.fgd_node_inputs(self.state.info(name), self.state.alloc(name), self._base)
+        info, alloc = self.state.info(name), self.state.alloc(name)
+        inputs = fgd.fgd_node_inputs(info, alloc, self._base, devices)
         return self._keys.intern(("node inputs", inputs))
 
     def _static_mask(self, pod: Pod, table: vector.NodeTable, names: Sequence[str]) -> vector.Bools:
@@ -387,7 +396,7 @@ class NodePicker:
         """Whether the node's GPUs hold the request (``allocate.gpu_fits``), kept per
         ``allocate.gpu_fit_key``: nodes alike there get one verdict."""
         if key is None:
-            key = gpu_fit_key(self.state.info(name), self.state.alloc(name))
+            key = gpu_fit_key(gpu_device_state(self.state.info(name), self.state.alloc(name)))
         verdict = self._gpu_fit.get((key, request))
         if verdict is None:
             info, alloc = self.state.info(name), self.state.alloc(name)

@@ -35,7 +35,7 @@ from numpy.typing import NDArray
 
 from topology.hardware import GpuRequest, Pod
 
-from .allocate import gpu_fit_key
+from .allocate import gpu_device_state, gpu_fit_key
 from .fgd import FragmentationModel
 from .profiles import (
     DEFAULT_MEMORY_REQUEST,
@@ -48,6 +48,8 @@ from .scores import NO_SCORE, Policy
 
 # (node, its ``allocate.gpu_fit_key``, a GPU request) → whether its GPUs hold the request
 GpuFits = Callable[[str, tuple[object, ...] | None, GpuRequest], bool]
+# (node, its ``allocate.gpu_device_state``) → its interned node inputs (FGD), or 0
+KeyOf = Callable[[str, list[tuple[object, ...]]], int]
 Ints = NDArray[np.int64]
 Floats = NDArray[np.float64]
 Bools = NDArray[np.bool_]
@@ -70,7 +72,7 @@ class NodeTable:
         self.size = 0
         self.seen = 0
         self.owned = True
-        self._key_of: Callable[[str], int] = _unset
+        self._key_of: KeyOf = _unset
         self.cpu_alloc = np.zeros(0, np.int64)
         self.memory_alloc = np.zeros(0, np.int64)
         self.cpu_alloc_f = np.zeros(0, np.float64)
@@ -119,7 +121,7 @@ class NodeTable:
         changes: Sequence[int],
         read: Callable[[str], tuple[NodeInfo, NodeAlloc]],
         gpu_fits: GpuFits,
-        key_of: Callable[[str], int],
+        key_of: KeyOf,
     ) -> None:
         """Bring every array up to date: rows of the nodes changed since ``seen``
         (``changes``: the index's log, a released change as ``-1 - position``) read
@@ -189,12 +191,13 @@ class NodeTable:
         self.memory_used[position] = allocatable.memory_bytes - memory
         for resource, column in self.extended.items():
             column[position] = alloc.extended_free.get(resource, 0)
-        gpus = gpu_fit_key(info, alloc)
+        devices = gpu_device_state(info, alloc)  # read once for both uses below
+        gpus = gpu_fit_key(devices)
         if gpus != self.gpu_state[position]:
             self.gpu_state[position] = gpus
             for request, mask in self.gpu_fit.items():
                 mask[position] = gpu_fits(name, gpus, request)
-        self.keys[position] = self._key_of(name)
+        self.keys[position] = self._key_of(name, devices)
 
     def extended_free(
         self, resource: str, names: Sequence[str], read: Callable[[str], tuple[NodeInfo, NodeAlloc]]
@@ -246,7 +249,7 @@ class NodeTable:
         return column
 
 
-def _unset(name: str) -> int:
+def _unset(name: str, devices: list[tuple[object, ...]]) -> int:
     raise AssertionError("NodeTable.refresh sets how a node's key is found")
 
 
