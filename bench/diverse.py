@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.scaling import growth_exponent  # noqa: E402
 from bench.synth import AT, MODELS, PRODUCT, TEAMS, synthetic_cluster  # noqa: E402
 from recommender.engine.evaluate.evaluation import evaluate  # noqa: E402
-from topology.hardware import Cluster, GpuRequest, Pod, Resources  # noqa: E402
+from topology.model.hardware import Cluster, GpuRequest, Pod, Resources  # noqa: E402
 
 CSV_DIR = Path(__file__).resolve().parents[1] / "data" / "alibaba-gpu-v2023" / "csv"
 # what one synthetic node offers: requests above it fit nowhere and say little

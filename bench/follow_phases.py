@@ -34,8 +34,8 @@ sys.path.insert(0, str(REPO))
 
 PHASES = (  # (module, function, phase)
     ("topology.services", "read_source", "read the source"),
-    ("topology.kube", "parse_objects", "parse"),
-    ("topology.serialize", "cluster_to_json", "model to JSON"),
+    ("topology.kube.parse", "parse_objects", "parse"),
+    ("topology.model.serialize", "cluster_to_json", "model to JSON"),
     ("topology.services", "content_hash", "content hash"),
     ("django.db.models.query.QuerySet", "create", "store the snapshot row"),
     ("recommender.services", "cluster_from_snapshot", "JSON to model"),

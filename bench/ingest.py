@@ -41,8 +41,8 @@ def bench_watch(events: int = WATCH_EVENTS) -> float:
     """Watch events per second applied to the kube source's store."""
     from tests.ingest.kubeobjects import trace_pod_object
     from tests.ingest.kubeserver import KubeServer
-    from topology.kubekinds import DEFAULT_KINDS
-    from topology.kubesource import KubeSource, api_client_from
+    from topology.ingest.kubekinds import DEFAULT_KINDS
+    from topology.ingest.kubesource import KubeSource, api_client_from
 
     with (DATA / "openb_pod_list_default.csv").open(newline="") as handle:
         rows = list(csv.DictReader(handle))
@@ -79,7 +79,7 @@ def bench_store(nodes: int = STORE_NODES) -> tuple[float, float]:
     from django.core.management import call_command
 
     from topology import services
-    from topology.files import read_openb
+    from topology.ingest.files import read_openb
     from topology.models import Cluster
 
     call_command("migrate", verbosity=0)

@@ -14,7 +14,7 @@ import time
 import tracemalloc
 from typing import Any
 
-from topology.kube import parse_objects
+from topology.kube.parse import parse_objects
 
 NODES = 10_000
 GPUS_PER_NODE = 8

@@ -32,7 +32,7 @@ from recommender.engine.scheduler.placement import (  # noqa: E402
     place_unindexed,
 )
 from recommender.engine.scheduler.workloads import pending_workloads  # noqa: E402
-from topology.hardware import Cluster, Gang, GpuRequest, Pod, Resources  # noqa: E402
+from topology.model.hardware import Cluster, Gang, GpuRequest, Pod, Resources  # noqa: E402
 
 PODS_PER_GANG = 10
 GIB = 2**30

@@ -1,6 +1,6 @@
 """The one seeded synthetic cluster the benchmarks share.
 
-``synthetic_cluster(nodes, seed=...)`` builds a ``topology.hardware.Cluster``
+``synthetic_cluster(nodes, seed=...)`` builds a ``topology.model.hardware.Cluster``
 shaped like a large GPU fleet, the same for the same arguments::
 
     zone (4) › block (64 nodes) › rack (8 nodes) › host
@@ -31,7 +31,7 @@ import random
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from topology.hardware import (
+from topology.model.hardware import (
     HOSTNAME_LABEL,
     Cluster,
     Device,

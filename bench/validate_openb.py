@@ -35,8 +35,8 @@ sys.path[:] = [str(REPO)] + [e for e in sys.path if Path(e or ".").resolve() != 
 
 from recommender.engine.scheduler.placement import PlacementOptions, place  # noqa: E402
 from recommender.engine.scheduler.workloads import Workload, pod_workload  # noqa: E402
-from topology.files import read_openb  # noqa: E402
-from topology.hardware import Cluster, Pod  # noqa: E402
+from topology.ingest.files import read_openb  # noqa: E402
+from topology.model.hardware import Cluster, Pod  # noqa: E402
 
 DATA = REPO / "data"
 CSV_DIR = DATA / "alibaba-gpu-v2023" / "csv"

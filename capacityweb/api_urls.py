@@ -36,7 +36,7 @@ api_paths: list[Any] = []  # views that are not viewsets (the reports): apps app
 API_MODULES = [
     "topology.api",
     "reservations.api",
-    "reservations.utilisation_api",
+    "reservations.utilisation.api",
     "recommender.api",
     "recommender.whatif_api",
     "capacityweb.dashboard.api",

@@ -42,15 +42,15 @@ from django.db import transaction
 
 from recommender import events
 from recommender.models import Evaluation
+from recommender.replay import BUSIEST_TRACE_SECONDS
 from recommender.services import store_evaluation
 from reservations.models import Reservation
 from reservations.services import save_reservation
-from reservations.utilisation_services import store_demo_report
+from reservations.utilisation.services import store_demo_report
 from topology import services
-from topology.dra import SHARING_LABEL
+from topology.ingest.trace import BLOCK_LABEL, RACK_LABEL, ZONE_LABEL
+from topology.kube.dra.slices import SHARING_LABEL
 from topology.models import Cluster, Snapshot
-from topology.replay import BUSIEST_TRACE_SECONDS
-from topology.trace import BLOCK_LABEL, RACK_LABEL, ZONE_LABEL
 
 DEMO_CLUSTER_NAME = "openb-demo"
 DEMO_INGEST_EVERY_SECONDS = 60

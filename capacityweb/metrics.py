@@ -48,8 +48,8 @@ from prometheus_client.registry import Collector
 
 from recommender.filters import DISAGREEMENT_CLASSES
 from recommender.models import Evaluation, WorkloadVerdict
-from reservations.utilisation_metrics import UtilisationCollector
-from reservations.utilisation_selectors import latest_reports
+from reservations.utilisation.metrics import UtilisationCollector
+from reservations.utilisation.selectors import latest_reports
 from topology.models import Cluster, Snapshot
 
 VERDICTS = tuple(WorkloadVerdict.Verdict.values)
@@ -282,7 +282,7 @@ def metrics_text(now: datetime | None = None) -> bytes:
     registry = CollectorRegistry(auto_describe=False)
     moment = now or timezone.now()
     registry.register(ClusterCollector(cluster_figures(), moment, settings.CURRENCY))
-    # allocated-but-idle GPUs (reservations/utilisation_metrics.py): one more query
+    # allocated-but-idle GPUs (reservations/utilisation/metrics.py): one more query
     registry.register(
         UtilisationCollector(latest_reports(with_result=False), moment, settings.CURRENCY)
     )

@@ -24,7 +24,9 @@ from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser, get_encoding
 from rest_framework.utils import json
 
-MAX_JSON_DEPTH = 64  # the same bound as files read by `evaluate` and `ingest` (topology.files)
+MAX_JSON_DEPTH = (
+    64  # the same bound as files read by `evaluate` and `ingest` (topology.ingest.files)
+)
 ESCAPE = re.compile(r"\\.", re.DOTALL)  # a backslash and the character it escapes
 STRING_LITERAL = re.compile(r'"[^"]*"')  # once escapes are gone, quotes pair up
 NOT_A_BRACKET = re.compile(r"[^\[\]{}]+")

@@ -246,7 +246,7 @@ EVALUATION_MAX_RETRIES = env.int("EVALUATION_MAX_RETRIES", default=8)
 EVALUATION_RETRY_MAX_SECONDS = env.int("EVALUATION_RETRY_MAX_SECONDS", default=120)
 MAX_SNAPSHOT_BYTES = env.int("MAX_SNAPSHOT_BYTES", default=64 * 1024 * 1024)
 MAX_SNAPSHOT_OBJECTS = env.int("MAX_SNAPSHOT_OBJECTS", default=200_000)
-# Retries of an unreachable source (topology.kubesource.Backoff within one read, then
+# Retries of an unreachable source (topology.ingest.kubesource.Backoff within one read, then
 # topology.follow between reads): base · 2^n seconds with jitter, capped.
 INGEST_RETRY_BASE_SECONDS = env.float("INGEST_RETRY_BASE_SECONDS", default=0.5)
 INGEST_RETRY_CAP_SECONDS = env.float("INGEST_RETRY_CAP_SECONDS", default=60.0)
@@ -259,7 +259,7 @@ INGEST_DEBOUNCE_SECONDS = env.float("INGEST_DEBOUNCE_SECONDS", default=1.0)
 # (topology/data/prices.yaml) is in USD: with another currency, discovered groups are
 # priced only by a NodeGroup's pricePerNodeHour.
 CURRENCY = env.str("CURRENCY", default="USD")
-# Allocated but idle (reservations/utilisation.py): a GPU a pod holds counts as idle when
+# Allocated but idle (reservations/utilisation/dcgm.py): a GPU a pod holds counts as idle when
 # its engine activity stays below UTILISATION_IDLE_BELOW_PERCENT for at least
 # UTILISATION_IDLE_FOR_SECONDS; measured from Prometheus at UTILISATION_STEP_SECONDS
 # resolution over at most UTILISATION_WINDOW_SECONDS per run (the beat runs every 15 min).

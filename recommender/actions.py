@@ -65,7 +65,7 @@ from recommender.provisioning_actions import (
     provisioning_text,
 )
 from recommender.reservation_actions import reservation_named, reservation_text
-from topology.hardware import Cluster, ModelError, NodeGroup
+from topology.model.hardware import Cluster, ModelError, NodeGroup
 
 # what an action is to the card: the one thing to apply, one of two alternatives, the
 # step that undoes an alternative once the work is done, or a note on placement

@@ -12,7 +12,7 @@ from recommender.engine.scheduler import breakdown, breakdown_summary
 from recommender.engine.scheduler.breakdown_summary import BreakdownSummary
 from recommender.models import EvaluatedNode, Evaluation, Recommendation, WorkloadVerdict
 from topology.adapters import cluster_from_snapshot
-from topology.hardware import Cluster
+from topology.model.hardware import Cluster
 from topology.models import Snapshot
 
 

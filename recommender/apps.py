@@ -6,9 +6,12 @@ class RecommenderConfig(AppConfig):
     name = "recommender"
 
     def ready(self) -> None:
-        from recommender import receivers
+        from recommender import receivers, replay
         from recommender.signals import evaluation_stored
         from topology import signals
+        from topology.ingest.sources import register_source_kind
+
+        register_source_kind("replay", replay.source_from_settings)
 
         signals.snapshot_ingested.connect(
             receivers.announce_ingested_snapshot, dispatch_uid="recommender.announce"

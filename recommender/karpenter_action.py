@@ -13,7 +13,7 @@ the pool's nodes' capacity plus its own stays within each limit). Hence:
   card's nodes need beyond what is left), and only that resource is patched.
 
 The limits, what the pool's nodes leave of them and what one node counts against them
-come from discovery (``topology.karpenter``, ``AutoscalerRef.limits``).
+come from discovery (``topology.kube.karpenter``, ``AutoscalerRef.limits``).
 
 Pure: no Django, no I/O.
 """
@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from fractions import Fraction
 
 from recommender.engine.evaluate.evaluation import Evaluation, Recommendation
-from topology.hardware import Cluster, NodeGroup, PoolLimit
+from topology.model.hardware import Cluster, NodeGroup, PoolLimit
 
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 GIB, MIB = 2**30, 2**20

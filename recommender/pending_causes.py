@@ -10,7 +10,7 @@ quota, a scheduling gate, GPU sharing, a GPU model, a group's maximum size, a to
 domain, a gang's members, or capacity. The first rule that applies wins, in the order of
 ``CAUSES`` (most specific first), so each workload is in exactly one group. The words come
 from the evaluation's own reasons (``recommender.engine.autoscaler.explain``,
-``recommender.engine.scheduler.diagnosis``, ``topology.quotas``); nothing is guessed: a
+``recommender.engine.scheduler.diagnosis``, ``topology.kube.kueue.quotas``); nothing is guessed: a
 workload no rule names stays under its verdict ("no capacity", "fits now" …).
 """
 
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from recommender.engine.scheduler.allocate import INSUFFICIENT_SHARE
-from topology.quotas import QUOTA_WAIT_PREFIX
+from topology.kube.kueue.quotas import QUOTA_WAIT_PREFIX
 
 
 @dataclass(frozen=True)

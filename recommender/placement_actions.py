@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from recommender.cloud_commands import CLUSTER_VARIABLE, LOCATION_VARIABLE
 from recommender.engine.evaluate.evaluation import Recommendation
 from recommender.engine.evaluate.report import spanned_domains
-from topology.hardware import AutoscalerRef, Cluster, NodeGroup
+from topology.model.hardware import AutoscalerRef, Cluster, NodeGroup
 
 KARPENTER_CHOSEN = (
     "topology.kubernetes.io/zone",

@@ -35,8 +35,8 @@ from recommender.engine.evaluate.report import (
     CONSUME_ANNOTATION,
     provisioning_request,
 )
-from topology.hardware import GPU_RESOURCE, Cluster, NodeGroup, Pod
-from topology.quotas import pod_queue
+from topology.kube.kueue.quotas import pod_queue
+from topology.model.hardware import GPU_RESOURCE, Cluster, NodeGroup, Pod
 
 FLAG_NOTE = (
     "# needs cluster-autoscaler running with --enable-provisioning-requests=true "

@@ -19,18 +19,18 @@ from recommender.engine.scheduler.first_fit import bind_first_fit
 from recommender.engine.scheduler.placement import PlacementOptions, place
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pod_workload
-from topology.files import OPENB_NODE_LIST
-from topology.hardware import (
+from topology.ingest.files import OPENB_NODE_LIST
+from topology.ingest.replayspecs import RESERVED_FOR_LABEL, GangSpec, TeamSpec
+from topology.ingest.sourceread import SourceRead
+from topology.ingest.trace import trace_nodes, trace_pod, with_topology_overlay
+from topology.kube.parse import parse_objects
+from topology.model.hardware import (
     WHOLE_GPU_MILLI,
     Cluster,
     Node,
     Pod,
     Reservation,
 )
-from topology.kube import parse_objects
-from topology.replayspecs import RESERVED_FOR_LABEL, GangSpec, TeamSpec
-from topology.sourceread import SourceRead
-from topology.trace import trace_nodes, trace_pod, with_topology_overlay
 
 REPLAY_MODES = ("time", "fill")
 # openb trace time late in the trace, when the most pods are alive: where replays start.
@@ -364,3 +364,32 @@ def _csv_rows(path: Path) -> list[dict[str, str]]:
 def _seconds(text: str | None) -> int | None:
     text = (text or "").strip()
     return int(float(text)) if text else None
+
+
+def source_from_settings(
+    settings: Mapping[str, Any], *, cluster_name: str, data_dir: Path
+) -> ReplaySource:
+    """The replay a Cluster row describes (``source_kind`` "replay"), registered with
+    ``topology.ingest.sources`` by ``RecommenderConfig.ready``."""
+    return ReplaySource(
+        data_dir=Path(settings.get("data_dir") or data_dir),
+        cluster_name=cluster_name,
+        origin=datetime.fromisoformat(settings["origin"]),
+        pod_list=settings.get("pod_list", "default"),
+        speed=float(settings.get("speed", 600.0)),
+        start_seconds=float(settings.get("start_seconds", 0.0)),
+        zones=int(settings.get("zones", 2)),
+        blocks_per_zone=int(settings.get("blocks_per_zone", 3)),
+        racks_per_block=int(settings.get("racks_per_block", 4)),
+        seed=int(settings.get("seed", 0)),
+        reserved_nodes=tuple(settings.get("reserved_nodes") or ()),
+        gangs=tuple(GangSpec.from_json(g) for g in settings.get("gangs") or ()),
+        mode=str(settings.get("mode", "time")),
+        fill_target=float(settings.get("fill_target", 0.9)),
+        max_pending=int(settings.get("max_pending", 25)),
+        tick_seconds=float(settings.get("tick_seconds", 60.0)),
+        pods_per_tick=int(settings.get("pods_per_tick", 20)),
+        ticks_per_cycle=int(settings.get("ticks_per_cycle", 60)),
+        teams=tuple(TeamSpec.from_json(t) for t in settings.get("teams") or ()),
+        objects=tuple(settings.get("objects") or ()),
+    )

@@ -37,12 +37,14 @@ from typing import Any
 
 import yaml
 
-from topology.hardware import Cluster, NodeGroup, Pod, Reservation, Taint, Toleration
+from topology.model.hardware import Cluster, NodeGroup, Pod, Reservation, Taint, Toleration
 
 AWS_SOURCE = "aws ec2 describe-capacity-reservations"
 KARPENTER_SOURCE = "Karpenter EC2NodeClass status.capacityReservations"
 GCP_SOURCE = "gcloud compute reservations list"
-UNUSED_SUFFIX = "-unused"  # topology.cloud_reservations names a reservation's unused part so
+UNUSED_SUFFIX = (
+    "-unused"  # topology.kube.providers.cloud_reservations names a reservation's unused part so
+)
 CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
 AWS_RESERVATION_LABEL = "karpenter.k8s.aws/capacity-reservation-id"
 GCP_RESERVATION_LABEL = "cloud.google.com/reservation-name"

@@ -23,8 +23,8 @@ from recommender.engine.evaluate.evaluation import evaluate
 from recommender.engine.scheduler.profiles import profile_named
 from recommender.models import EvaluatedNode, Evaluation, Recommendation, WorkloadVerdict
 from topology.adapters import cluster_from_snapshot
+from topology.model.serialize import JsonCache
 from topology.models import Snapshot
-from topology.serialize import JsonCache
 
 
 def overview_figures(result: Mapping[str, Any]) -> dict[str, Any]:

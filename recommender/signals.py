@@ -15,7 +15,7 @@ from typing import Any
 from django.dispatch import Signal
 
 from recommender.models import Evaluation
-from topology import hardware
+from topology.model import hardware
 
 evaluation_stored = Signal()  # kwargs: evaluation, model, result
 

@@ -10,5 +10,5 @@ reservations from YAML).
 
 Top app layer: it imports ``recommender`` and ``topology``; only
 ``capacityweb``'s pages and demo import it. The pure ``idle`` module is the
-exception: the engine imports it, and it imports only ``topology.hardware``.
+exception: the engine imports it, and it imports only ``topology.model.hardware``.
 """

@@ -9,8 +9,8 @@ from datetime import datetime
 from typing import Any
 
 from reservations.models import IdleSample, Reservation
-from topology import hardware
 from topology.adapters import PROJECT_API_VERSION
+from topology.model import hardware
 
 
 def reservation_object(row: Reservation) -> dict[str, Any]:

@@ -25,10 +25,10 @@ from reservations.models import (
     Subscription,
     WebhookDelivery,
 )
-from topology import kube
 from topology.admin import ClusterAdmin
-from topology.files import read_objects
-from topology.hardware import ModelError
+from topology.ingest.files import read_objects
+from topology.kube import parse as kube
+from topology.model.hardware import ModelError
 from topology.models import Cluster
 
 
@@ -221,5 +221,3 @@ def _objects_from_text(text: str) -> list[tuple[str, dict[str, Any]]]:
 
 admin.site.unregister(Cluster)
 admin.site.register(Cluster, ClusterConfigurationAdmin)
-
-from reservations import utilisation_admin as utilisation_admin  # noqa: E402,F401 (registers)

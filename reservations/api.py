@@ -50,7 +50,7 @@ from reservations.filters import (
 )
 from reservations.models import IdleSample, Reservation, Subscription
 from topology.api import validate_project_object
-from topology.hardware import ModelError
+from topology.model.hardware import ModelError
 
 REPORT_CACHE_SECONDS = 300  # the key names the data's version: this only bounds memory
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 import logging
 import re
 import smtplib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from email.mime.image import MIMEImage
 from typing import Any, TypeVar
@@ -46,18 +46,18 @@ from django.urls import reverse
 
 from capacityweb import visibility
 from capacityweb.browser import chromium_path, missing_chromium_message
+from reservations.digest_figures import DigestFigures
 from reservations.digest_known import shown_figures
 from reservations.models import DigestDelivery, Subscription, WebhookDelivery
 from reservations.selectors import (
-    ReservationIdle,
     evaluations_in_range,
     reservation_idle,
     reservations_for_report,
     waste_report,
 )
-from reservations.utilisation_digest import utilisation_context
-from reservations.utilisation_selectors import PeriodUtilisation, period_utilisation
-from topology.money import format_money
+from reservations.utilisation.digest import utilisation_context
+from reservations.utilisation.selectors import period_utilisation
+from topology.model.money import format_money
 
 logger = logging.getLogger(__name__)
 Delivery = TypeVar("Delivery", DigestDelivery, WebhookDelivery)
@@ -115,51 +115,6 @@ def period_end_for(subscription: Subscription, period_start: datetime) -> dateti
 
 
 # --- figures ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class DigestFigures:
-    """Everything the digest says, as plain numbers (rendering only formats these)."""
-
-    period_start: datetime
-    period_end: datetime
-    timezone: str
-    clusters: tuple[str, ...]
-    team: str
-    sampled_reserved_gpu_hours: float
-    idle_gpu_hours: float
-    idle_cost: float
-    previous_idle_gpu_hours: float
-    previous_idle_cost: float
-    stranded_cost: float
-    naive_cost: float
-    joint_cost: float
-    top_reservations: tuple[ReservationIdle, ...] = ()
-    links: dict[str, str] = field(default_factory=dict)
-    utilisation: PeriodUtilisation | None = None  # allocated but idle (third section)
-    previous_sampled_reserved_gpu_hours: float = 0.0
-    has_evaluations: bool = False  # an evaluation covers the period: stranded $ is known
-
-    @property
-    def has_samples(self) -> bool:
-        """Whether samples saw any reserved GPU in the period: without them, idle is unknown."""
-        return self.sampled_reserved_gpu_hours > 0
-
-    @property
-    def has_previous_samples(self) -> bool:
-        """The same for the period before: without them, the change is unknown."""
-        return self.previous_sampled_reserved_gpu_hours > 0
-
-    @property
-    def idle_cost_change(self) -> float:
-        return self.idle_cost - self.previous_idle_cost
-
-    @property
-    def idle_cost_change_percent(self) -> float | None:
-        """Change versus the previous period in %; None when that period cost nothing."""
-        if self.previous_idle_cost == 0:
-            return None
-        return 100.0 * self.idle_cost_change / self.previous_idle_cost
 
 
 def digest_figures(

@@ -15,14 +15,10 @@ three cannot disagree on what is known.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from django.conf import settings
 
-from topology.money import format_money
-
-if TYPE_CHECKING:
-    from reservations.digest import DigestFigures
+from reservations.digest_figures import DigestFigures
+from topology.model.money import format_money
 
 NOT_ENOUGH_DATA = "not enough data yet"
 NO_SAMPLES = f"{NOT_ENOUGH_DATA} (no samples of reserved GPUs in this period)"

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Protocol
 
-from topology.hardware import Cluster, Node, Reservation
+from topology.model.hardware import Cluster, Node, Reservation
 
 
 class GpuCellView(Protocol):

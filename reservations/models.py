@@ -178,7 +178,7 @@ class PrometheusSource(models.Model):
 class UtilisationReport(models.Model):
     """One measurement of allocated-but-idle GPUs over [window_start, window_end).
 
-    ``result`` is ``reservations.utilisation.report_json`` (per GPU, pod and team), kept on
+    ``result`` is ``reservations.utilisation.dcgm.report_json`` (per GPU, pod and team), kept on
     each cluster's latest report only: older ones keep the columns and ``summary``
     (coverage, currency, the idle pods' GPU-hours and cost, what the digest sums), so a
     1,000-node cluster measured every 15 minutes stores kilobytes, not megabytes, a

@@ -10,7 +10,7 @@ from typing import Any
 from recommender.models import Evaluation
 from reservations.adapters import idle_samples, reservation_object
 from reservations.models import IdleSample, Reservation
-from topology import hardware
+from topology.model import hardware
 from topology.models import Cluster
 
 

@@ -1,7 +1,7 @@
 """Writes of the reservations app: reservations, a cluster's configuration (node groups and
 reservations from YAML/JSON) and digest subscriptions (one transaction each).
 
-Reservation specs arrive already accepted by ``topology.kube`` (the API's
+Reservation specs arrive already accepted by ``topology.kube.parse`` (the API's
 serializer runs the parser); the row's columns are derived from the spec here,
 so the spec stays the one source of truth. Every path that writes a reservation
 (API, admin, YAML in admin, ``load_config``, the demo) goes through
@@ -22,11 +22,11 @@ from django.db import transaction
 from capacityweb.teams import sees_all_teams, team_namespaces
 from reservations.models import Reservation, Subscription
 from reservations.overlap import Claim, first_conflict
-from topology.hardware import ModelError
-from topology.kube import parse_objects
+from topology.ingest.sourceread import SourcedObject
+from topology.kube.parse import parse_objects
+from topology.model.hardware import ModelError
 from topology.models import Cluster, NodeGroup, Snapshot
 from topology.services import save_node_groups
-from topology.sourceread import SourcedObject
 
 
 def _when(value: Any) -> datetime | None:

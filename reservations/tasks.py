@@ -17,8 +17,9 @@ from datetime import UTC, datetime
 from celery import shared_task
 from django.conf import settings
 
-from reservations import checks, digest, utilisation_services, webhook
+from reservations import checks, digest, webhook
 from reservations.models import PrometheusSource
+from reservations.utilisation import services as utilisation_services
 from topology.models import Cluster
 
 SEND_DUE_DIGESTS_TASK = "reservations.tasks.send_due_digests"

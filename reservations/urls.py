@@ -2,7 +2,8 @@
 
 from django.urls import path
 
-from reservations import utilisation_views, views
+from reservations import views
+from reservations.utilisation import views as utilisation_views
 
 urlpatterns = [
     path("clusters/<int:cluster_id>/reservations/", views.reservations_page, name="reservations"),

@@ -56,8 +56,8 @@ from reservations.digest import (
 )
 from reservations.digest_known import shown_figures
 from reservations.models import Subscription, WebhookDelivery
-from reservations.utilisation_digest import webhook_lines
-from topology.money import format_money
+from reservations.utilisation.digest import webhook_lines
+from topology.model.money import format_money
 
 PATH_LINK_NOTE = (
     "(DASHBOARD_BASE_URL is not configured: the link is a path on the capacityweb server.)"

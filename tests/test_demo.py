@@ -131,7 +131,7 @@ def test_it_shows_a_kueue_job_waiting_for_quota_and_buys_nothing_for_it(
 
 def test_it_keeps_trace_pods_off_the_hand_made_case_nodes(db: None) -> None:
     from capacityweb.demo import load_demo
-    from topology.serialize import cluster_from_json
+    from topology.model.serialize import cluster_from_json
 
     _cluster, evaluation = load_demo(now=DEMO_AT)
     model = cluster_from_json(evaluation.snapshot.model_json)

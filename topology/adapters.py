@@ -12,7 +12,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from topology import hardware, kube, serialize
+from topology.kube import parse as kube
+from topology.model import hardware, serialize
 from topology.models import Cluster, NodeGroup, Snapshot
 
 PROJECT_API_VERSION = "capacityweb.io/v1alpha1"

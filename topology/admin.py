@@ -10,8 +10,9 @@ from typing import Any
 from django import forms
 from django.contrib import admin
 
-from topology import kube, services
+from topology import services
 from topology.adapters import node_group_object
+from topology.kube import parse as kube
 from topology.models import Cluster, NodeGroup, Snapshot
 
 

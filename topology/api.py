@@ -4,7 +4,7 @@
                                 or topology.change_cluster)
 /api/v1/snapshots/              read; no model_json (nodes/ serves the model)
 /api/v1/node-groups/            CRUD (writes: staff or the model permission); specs
-                                validated by topology.kube (400 names Kind/name:
+                                validated by topology.kube.parse (400 names Kind/name:
                                 field: reason, nothing stored)
 """
 
@@ -40,10 +40,10 @@ def validate_project_object(
 ) -> dict[str, Any]:
     """The ``capacityweb.io/v1alpha1`` object for ``spec``, or a 400 naming each bad field.
 
-    The same parser as the CLI and the ingest (``topology.kube.parse_objects``),
+    The same parser as the CLI and the ingest (``topology.kube.parse.parse_objects``),
     so the messages read ``Kind/name: field: reason``.
     """
-    from topology import kube
+    from topology.kube import parse as kube
 
     if not isinstance(spec, dict):
         raise serializers.ValidationError({"spec": [f"{kind}/{name}: spec: must be an object"]})

@@ -16,7 +16,7 @@ ingester holds it stands by. The follower never gives up on an unreachable sourc
 the source keeps its stores and resourceVersions, and the retries are capped at
 ``INGEST_RETRY_CAP_SECONDS``.
 
-A followed kube source keeps its watches open between reads (``topology.kubewatch``):
+A followed kube source keeps its watches open between reads (``topology.ingest.kubewatch``):
 the follower reads ``INGEST_DEBOUNCE_SECONDS`` after the first change a watch brings
 (a burst of events makes one snapshot), and otherwise every ``interval_seconds``, which
 then only renews the lock and re-checks the kinds not served. What the last read parsed
@@ -39,9 +39,9 @@ from django.db import reset_queries
 from django.utils import timezone
 
 from topology import services
-from topology.hardware import ModelError
+from topology.ingest.sourceread import SourceError, SourceUnreachable
+from topology.model.hardware import ModelError
 from topology.models import Cluster, Snapshot
-from topology.sourceread import SourceError, SourceUnreachable
 
 
 def holder_name(role: str) -> str:

@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
 
-from topology.prices import PriceTable
+from topology.kube.providers.prices import PriceTable
 
 
 class Cluster(models.Model):
@@ -48,7 +48,7 @@ class Cluster(models.Model):
         "would split them); blank = CLUSTER_AUTOSCALER_ARGS",
     )
     # instance type -> price per node-hour (or region -> price), in CURRENCY: this
-    # cluster's own prices, before the bundled table (topology.prices.with_overrides)
+    # cluster's own prices, before the bundled table (topology.kube.providers.prices.with_overrides)
     price_overrides = models.JSONField(
         default=dict,
         blank=True,

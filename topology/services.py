@@ -11,7 +11,7 @@
     source unreachable / refused ─► no row: the cluster's ingest_state says why, the
                                     previous snapshot stays (record_ingest_problem)
     kube source, nothing changed since the last stored ingest ─► no parse (_change_marker)
-    a follower's kube source (follow=True): watches kept open (topology.kubewatch), and
+    a follower's kube source (follow=True): watches kept open (topology.ingest.kubewatch), and
                                     the parse and JSON of unchanged Nodes and Pods kept
                                     (IngestCaches), so a change costs what changed
 """
@@ -34,20 +34,28 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
-from topology import hardware, kube, serialize, signals
+from topology import signals
 from topology.adapters import (
     node_group_object,
     node_group_row_fields,
     source_group_row_fields,
     with_stored_configuration,
 )
-from topology.kubesource import Backoff, KubeSource
-from topology.kubewatch import Watchers
+from topology.ingest.kubesource import Backoff, KubeSource
+from topology.ingest.kubewatch import Watchers
+from topology.ingest.sourceread import (
+    Source,
+    SourcedObject,
+    SourceError,
+    SourceRead,
+    SourceUnreachable,
+)
+from topology.ingest.sources import source_from_settings
+from topology.kube import parse as kube
+from topology.kube.parsecache import ParseCache
+from topology.kube.providers.prices import table_in
+from topology.model import hardware, serialize
 from topology.models import Cluster, IngestLock, NodeGroup, Snapshot
-from topology.parsecache import ParseCache
-from topology.prices import table_in
-from topology.sourceread import Source, SourcedObject, SourceError, SourceRead, SourceUnreachable
-from topology.sources import source_from_settings
 
 logger = logging.getLogger(__name__)
 

@@ -26,9 +26,9 @@ from django.utils import timezone
 
 from topology import services, signals
 from topology.follow import holder_name
-from topology.hardware import ModelError
+from topology.ingest.sourceread import SourceError
+from topology.model.hardware import ModelError
 from topology.models import Cluster
-from topology.sourceread import SourceError
 
 
 @shared_task(name="topology.tasks.ingest_cluster", acks_late=True)

@@ -3,11 +3,12 @@
 Two kinds of rows:
 
 - *reported*: what the snapshot's model keeps as ``Cluster.autoscaler_events``
-  (``topology.autoscalerevents``, ``topology.provreq``): Events cluster-autoscaler and
-  Karpenter reported (``TriggeredScaleUp``, ``NotTriggerScaleUp``, ``FailedScaleUp``,
+  (``topology.kube.autoscaler.events``, ``topology.kube.autoscaler.provreq``): Events
+  cluster-autoscaler and Karpenter reported (``TriggeredScaleUp``, ``NotTriggerScaleUp``,
+  ``FailedScaleUp``,
   ``ScaleDown`` ..., ``InsufficientCapacityError``), the activity of cluster-autoscaler's
   status ConfigMap, ProvisioningRequest and NodeClaim conditions; each with the time it
-  was first reported, newest first, the newest ``topology.kube.MAX_EVENTS`` only;
+  was first reported, newest first, the newest ``topology.kube.parse.MAX_EVENTS`` only;
 - *derived* from the node groups, without a time: a scale-up under way (a group's
   ``cloudProviderTarget`` above its registered nodes) where the status reported no
   ``ScaleUp`` condition for it (snapshots stored before the conditions were kept), and
@@ -39,7 +40,7 @@ from topology.models import Snapshot
 
 EVENTS_KEY = "model_json__cluster__autoscaler_events"
 CA_STATUS = "cluster-autoscaler status ConfigMap"
-STATUS_EVENTS = "cluster-autoscaler status"  # topology.autoscalerevents.CA_STATUS_SOURCE
+STATUS_EVENTS = "cluster-autoscaler status"  # topology.kube.autoscaler.events.CA_STATUS_SOURCE
 KARPENTER_CLAIMS = "Karpenter NodeClaims"
 # which autoscaler each reported source belongs to (the ``autoscaler`` filter)
 REPORTED_BY = {

@@ -1,6 +1,6 @@
 """Node groups: the inventory the autoscaler simulation reads, on a page and in the API.
 
-One row per group of a snapshot's model (``topology.hardware.NodeGroup`` as stored in
+One row per group of a snapshot's model (``topology.model.hardware.NodeGroup`` as stored in
 ``Snapshot.model_json``): where it was found, min / max / current size, the room held for
 reservations' paid, not yet provisioned nodes (another team's as "reserved (another
 team)", capacityweb.visibility.held_nodes: the joint plan never buys that room for
@@ -41,7 +41,7 @@ from topology.models import Snapshot
 
 GROUPS_KEY = "model_json__cluster__node_groups"
 RESERVATIONS_KEY = "model_json__cluster__reservations"
-PROJECT_GROUP_SOURCE = "capacityweb.io NodeGroup"  # topology.discovery's name for it
+PROJECT_GROUP_SOURCE = "capacityweb.io NodeGroup"  # topology.kube.discovery's name for it
 NO_AUTOSCALER = "none"  # the ``autoscaler`` filter's value for project-only groups
 ACTIVITY_NOT_INGESTED = "its reports, with their times, are on the autoscaler events page"
 

@@ -1,7 +1,7 @@
 """Queues: each quota queue's limit against what it has admitted, and who waits in it.
 
-Read from the snapshot's model (``topology.hardware.QuotaQueue``: Kueue ClusterQueues
-with their LocalQueues, Volcano and KAI Queues) and ``topology.quotas.admitted_usage``
+Read from the snapshot's model (``topology.model.hardware.QuotaQueue``: Kueue ClusterQueues
+with their LocalQueues, Volcano and KAI Queues) and ``topology.kube.kueue.quotas.admitted_usage``
 (the requests of the queue's bound pods), the same numbers ``quota_waiting`` admits
 against; the waiting workloads are the evaluation's verdicts whose reason is a wait for
 this queue's quota (``waiting for quota in queue <name> ...``), in the evaluation's order.
@@ -30,10 +30,10 @@ from rest_framework.views import APIView
 from recommender.models import Evaluation, WorkloadVerdict
 from recommender.views import cluster_page
 from topology.filters import cluster_filter
-from topology.hardware import QuotaQueue
+from topology.kube.kueue.quotas import QUOTA_WAIT_PREFIX, admitted_usage, amount_text
+from topology.model.hardware import QuotaQueue
+from topology.model.serialize import cluster_from_json
 from topology.models import Snapshot
-from topology.quotas import QUOTA_WAIT_PREFIX, admitted_usage, amount_text
-from topology.serialize import cluster_from_json
 
 
 class QueueFilterSet(django_filters.FilterSet):

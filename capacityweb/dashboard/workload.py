@@ -31,7 +31,7 @@ from recommender.views import (
     redacted_verdict,
     with_prices_known,
 )
-from reservations.utilisation_selectors import workload_utilisation
+from reservations.utilisation.selectors import workload_utilisation
 from topology import charts
 
 HISTORY_SHOWN = 50

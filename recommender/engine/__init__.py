@@ -13,6 +13,6 @@ contracts ``engine-layers`` and ``engine-acyclic`` in ``.importlinter``)::
 
 Who may import the engine: the shell (topology's sources, recommender's
 services and adapters, bench, tests). Outside itself the engine imports only
-``topology.hardware`` and the pure helpers of ``topology`` (``mig``), and
+``topology.model.hardware`` and the pure helpers of ``topology`` (``mig``), and
 ``reservations.idle``; the ``pure-core`` contract holds them all to no Django.
 """

@@ -1,6 +1,6 @@
 """``{% verdict_label verdict %}``: a verdict's label in plain words, linked to its term.
 
-A ``waiting`` verdict whose reason is a queue's quota (``topology.quotas``: "waiting for
+A ``waiting`` verdict whose reason is a queue's quota (``topology.kube.kueue.quotas``: "waiting for
 quota in queue …") is labelled a quota wait, not a scheduling gate: Kueue gates its
 pods, but what holds the workload is the queue's quota, and the fix is there.
 """
@@ -14,7 +14,7 @@ from django.utils.safestring import SafeString
 
 from recommender.models import WorkloadVerdict
 from recommender.templatetags.glossary import term
-from topology.quotas import QUOTA_WAIT_PREFIX
+from topology.kube.kueue.quotas import QUOTA_WAIT_PREFIX
 
 register = template.Library()
 TERMED = {"waiting", "preempts"}

@@ -27,8 +27,8 @@ from capacityweb.api_urls import (
 )
 from capacityweb.permissions import OperatorOrReadOnly
 from capacityweb.renderers import CSVRenderer
-from reservations import utilisation_selectors as selectors
 from reservations.models import PrometheusSource, UtilisationReport
+from reservations.utilisation import selectors
 
 MAX_QUERY_TIMEOUT_SECONDS = 300.0
 

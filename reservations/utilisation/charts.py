@@ -7,7 +7,7 @@ through orange and sky blue to blue (100 %), Okabe-Ito colour-blind-safe; grey i
 "utilisation unknown" (a GPU of the snapshot with no series), never 0 %. A cross marks
 a GPU allocated but idle at the end of the window. Blank: no GPU at that position.
 
-Pure: report JSON (``reservations.utilisation.report_json``) in, Plotly figure dict out.
+Pure: report JSON (``reservations.utilisation.dcgm.report_json``) in, Plotly figure dict out.
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ Money: an idle GPU-hour costs what the GPU costs per hour: the price per GPU-hou
 of an active reservation covering its node, else its node's (or node group's)
 price per node-hour divided by the node's GPUs, else unknown (the GPU-hours are
 still counted, the cost says unknown). A MIG instance counts as its share of the
-GPU (``topology.mig.instance_share``: 3g.40gb is 3/7 of an A100-80GB).
+GPU (``topology.model.mig.instance_share``: 3g.40gb is 3/7 of an A100-80GB).
 
 Pure: no Django, no I/O, no clock; ``start``/``end`` and the series are passed in.
 """
@@ -54,8 +54,8 @@ from datetime import datetime
 from typing import Any
 
 from reservations.idle import reserved_nodes
-from topology.hardware import HOSTNAME_LABEL, Cluster, ModelError, Node
-from topology.mig import instance_share
+from topology.model.hardware import HOSTNAME_LABEL, Cluster, ModelError, Node
+from topology.model.mig import instance_share
 
 GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"
 ENGINE_ACTIVE = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"

@@ -20,8 +20,8 @@ import hashlib
 from collections import defaultdict
 from datetime import datetime
 
-from reservations.utilisation import FB_USED, GPU_UTIL, DcgmSeries
-from topology.hardware import Cluster, Node, Pod
+from reservations.utilisation.dcgm import FB_USED, GPU_UTIL, DcgmSeries
+from topology.model.hardware import Cluster, Node, Pod
 
 IDLE_ONE_IN = 6
 MIB_PER_GIB = 1024

@@ -15,8 +15,8 @@ from typing import Any
 
 from django.conf import settings
 
-from reservations.utilisation_selectors import PeriodUtilisation
-from topology.money import format_money
+from reservations.utilisation.selectors import PeriodUtilisation
+from topology.model.money import format_money
 
 
 def rule_text() -> str:

@@ -5,7 +5,7 @@
     PrometheusSource (url, token, TLS, timeout)
         │ query_range x 3 metrics over [start - idle_for, end) at UTILISATION_STEP_SECONDS
         ▼
-    reservations.utilisation.measure(model of the latest snapshot, series)
+    reservations.utilisation.dcgm.measure(model of the latest snapshot, series)
         ▼
     UtilisationReport (one per window; windows follow each other: the next one starts
                        where the last ended, so the digest's sums count nothing twice)
@@ -24,8 +24,7 @@ from django.conf import settings
 from django.db import transaction
 
 from reservations.models import PrometheusSource, UtilisationPod, UtilisationReport
-from reservations.prometheus import PrometheusEndpoint, PrometheusError, query_range
-from reservations.utilisation import (
+from reservations.utilisation.dcgm import (
     METRICS,
     DcgmSeries,
     UtilisationSettings,
@@ -33,9 +32,10 @@ from reservations.utilisation import (
     report_json,
     series_from_matrix,
 )
-from reservations.utilisation_demo import demo_series
+from reservations.utilisation.demo import demo_series
+from reservations.utilisation.prometheus import PrometheusEndpoint, PrometheusError, query_range
 from topology.adapters import cluster_from_snapshot
-from topology.hardware import ModelError
+from topology.model.hardware import ModelError
 from topology.models import Cluster, Snapshot
 
 

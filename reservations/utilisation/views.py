@@ -17,10 +17,10 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from recommender.views import cluster_page
-from reservations import utilisation_selectors as selectors
 from reservations.models import UtilisationReport
-from reservations.utilisation_charts import MAX_NODES, utilisation_figure
-from reservations.utilisation_digest import rule_text
+from reservations.utilisation import selectors
+from reservations.utilisation.charts import MAX_NODES, utilisation_figure
+from reservations.utilisation.digest import rule_text
 
 TOP_PODS = 25
 

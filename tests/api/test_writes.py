@@ -1,4 +1,4 @@
-"""Writes: node groups and reservations validated by topology.kube, subscriptions,
+"""Writes: node groups and reservations validated by topology.kube.parse, subscriptions,
 the ingest trigger, and the write/report throttles."""
 
 import pytest

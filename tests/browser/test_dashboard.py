@@ -31,7 +31,7 @@ def cluster(tmp_path: Path) -> Any:
     from recommender.services import store_evaluation
     from reservations import services as reservation_services
     from topology import services
-    from topology.files import read_objects
+    from topology.ingest.files import read_objects
 
     source = tmp_path / "cluster"
     source.mkdir()

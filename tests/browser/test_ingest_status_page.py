@@ -20,7 +20,7 @@ def test_it_shows_why_the_source_was_refused_above_the_last_snapshot(
 
     from recommender.services import store_evaluation
     from topology import services
-    from topology.hardware import ModelError
+    from topology.model.hardware import ModelError
 
     path = tmp_path / "nodes.json"
     nodes = [trace_node_object(r) for r in openb_rows("openb_node_list_gpu_node.csv", 8)]

@@ -14,7 +14,7 @@ import pytest
 from digest_period import PERIOD_START, make_period, text_and_html
 
 from reservations import digest, webhook
-from reservations.utilisation_services import store_failure
+from reservations.utilisation.services import store_failure
 from tests.utilisation.stored import stored_report
 
 pytestmark = pytest.mark.django_db

@@ -60,8 +60,8 @@ from recommender.engine.autoscaler.scale_up import scale_up
 from recommender.engine.evaluate.evaluation import Evaluation, evaluate
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
-from topology.hardware import Cluster
-from topology.kube import parse_objects
+from topology.kube.parse import parse_objects
+from topology.model.hardware import Cluster
 
 CASES = Path(__file__).resolve().parents[2] / "data" / "oracle-cases"
 SCHEDULER = "kube-scheduler"

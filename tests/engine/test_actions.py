@@ -7,8 +7,8 @@ import yaml
 
 from recommender.actions import actions_for, report_json, report_text
 from recommender.engine.evaluate.evaluation import evaluate
-from topology.files import read_objects
-from topology.kube import parse_objects
+from topology.ingest.files import read_objects
+from topology.kube.parse import parse_objects
 
 FIXTURES = Path(__file__).parent / "fixtures"
 AT = datetime(2026, 12, 2, tzinfo=UTC)

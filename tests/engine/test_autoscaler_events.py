@@ -16,9 +16,9 @@ from __future__ import annotations
 import copy
 
 from tests.engine.test_actions import FIXTURES, sourced
-from topology.files import read_objects
-from topology.kube import MAX_EVENTS, parse_objects
-from topology.serialize import cluster_to_json
+from topology.ingest.files import read_objects
+from topology.kube.parse import MAX_EVENTS, parse_objects
+from topology.model.serialize import cluster_to_json
 
 TRIGGERED = {
     "apiVersion": "v1",

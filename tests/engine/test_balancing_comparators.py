@@ -8,7 +8,7 @@ from recommender.engine.autoscaler.caflags import parse_flags
 from recommender.engine.autoscaler.nodegroupset import similar
 from tests.engine.test_ca_flags import _per_group
 from tests.engine.test_cluster_autoscaler import group, naive, node, pod
-from topology.hardware import Cluster
+from topology.model.hardware import Cluster
 
 
 def labelled(name: str, **labels: str):  # type: ignore[no-untyped-def]

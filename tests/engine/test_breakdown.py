@@ -19,8 +19,8 @@ from recommender.engine.evaluate.evaluation import evaluate
 from recommender.engine.scheduler.breakdown import all_breakdowns, workload_breakdown
 from recommender.engine.scheduler.diagnosis import nodes_summary
 from tests.engine.test_scenarios import SCENARIOS, scenario_names
-from topology.files import read_objects
-from topology.kube import parse_objects
+from topology.ingest.files import read_objects
+from topology.kube.parse import parse_objects
 
 AT = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 BLOCK = "cloud.google.com/gce-topology-block"

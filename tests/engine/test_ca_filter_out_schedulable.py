@@ -22,7 +22,7 @@ from typing import Any
 from recommender.engine.autoscaler.cluster_autoscaler import naive_scale_up
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
-from topology.kube import parse_objects
+from topology.kube.parse import parse_objects
 
 AT = datetime(2026, 12, 5, tzinfo=UTC)
 POOL = "cloud.google.com/gke-nodepool"

@@ -11,9 +11,9 @@ from recommender.engine.autoscaler.flags import CaSettings
 from recommender.engine.autoscaler.flagtable import READ_DEFAULTS
 from recommender.engine.evaluate.evaluation import evaluate
 from tests.engine.test_cluster_autoscaler import AT, GI, group, naive, node, pod
-from topology.files import read_objects
-from topology.hardware import Cluster, Pod, Resources
-from topology.kube import parse_objects
+from topology.ingest.files import read_objects
+from topology.kube.parse import parse_objects
+from topology.model.hardware import Cluster, Pod, Resources
 
 # --- parsing: pflag over config/flags/flags.go ---------------------------------------
 

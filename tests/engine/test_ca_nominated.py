@@ -17,7 +17,7 @@ from recommender.engine.autoscaler.plan import PREEMPTS, options_for
 from recommender.engine.scheduler.placement import place
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
-from topology.hardware import (
+from topology.model.hardware import (
     Cluster,
     Device,
     Gang,

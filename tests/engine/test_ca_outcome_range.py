@@ -19,7 +19,7 @@ from recommender.engine.evaluate.evaluation import evaluate
 from recommender.engine.evaluate.report import render_text
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
-from topology.kube import parse_objects
+from topology.kube.parse import parse_objects
 
 AT = datetime(2026, 12, 5, tzinfo=UTC)
 POOL = "cloud.google.com/gke-nodepool"

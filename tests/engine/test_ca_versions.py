@@ -26,9 +26,9 @@ import pytest
 from recommender.engine.autoscaler.flags import CaSettings
 from recommender.engine.autoscaler.profiles import profile_names
 from recommender.engine.evaluate.evaluation import evaluate
-from topology.files import read_objects
-from topology.hardware import Cluster
-from topology.kube import parse_objects
+from topology.ingest.files import read_objects
+from topology.kube.parse import parse_objects
+from topology.model.hardware import Cluster
 
 AT = datetime(2026, 12, 2, tzinfo=UTC)
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"

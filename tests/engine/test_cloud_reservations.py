@@ -7,8 +7,8 @@ CapacityReservation fields; gcloud's compute#reservation), with GPU types.
 from datetime import UTC, datetime
 from pathlib import Path
 
-from topology.files import read_objects
-from topology.kube import parse_objects
+from topology.ingest.files import read_objects
+from topology.kube.parse import parse_objects
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

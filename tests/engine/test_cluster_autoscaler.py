@@ -20,7 +20,7 @@ from recommender.engine.autoscaler.expander import (
 from recommender.engine.autoscaler.flags import CaSettings
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
-from topology.hardware import (
+from topology.model.hardware import (
     AutoscalerRef,
     Cluster,
     Device,
@@ -307,7 +307,7 @@ def test_max_nodes_total_caps_the_option() -> None:
 def test_the_template_is_a_live_member_with_its_labels_and_taints() -> None:
     # the group's template has no taint, its live member does: CA templates from the
     # member (mixed_nodeinfos_processor.go), so the untolerating pod gets no option
-    from topology.hardware import Taint
+    from topology.model.hardware import Taint
 
     g = group("g", node("t", 4, 8), 1.0)
     member = replace(
@@ -443,7 +443,7 @@ def test_cluster_wide_gpu_and_core_limits_cap_the_option() -> None:
 
 def test_a_discovered_groups_template_keeps_the_daemonset_requests_off() -> None:
     # the member m1 has 8 cpu and is full; DaemonSets take 1 cpu of every node, so
-    # discovery's template (built from m1, topology.discovery.template_from_member)
+    # discovery's template (built from m1, topology.kube.discovery.template_from_member)
     # has 7 cpu. A 7.5-cpu pod fits an 8-cpu node, not a node with the DaemonSets:
     # cluster-autoscaler, whose template carries the DaemonSet pods, buys nothing.
     member = replace(node("m1", 8, 32), node_group="g")

@@ -17,7 +17,7 @@ from recommender.engine.autoscaler.plan import BLOCKED, RUNS_AFTER_SCALE_UP
 from recommender.engine.autoscaler.scale_up import scale_up
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
-from topology.kube import parse_objects
+from topology.kube.parse import parse_objects
 
 AT = datetime(2026, 12, 4, tzinfo=UTC)
 API = "capacityweb.io/v1alpha1"

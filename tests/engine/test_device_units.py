@@ -23,8 +23,9 @@ from recommender.engine.scheduler.placement import place
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
 from topology.charts import hover_text
-from topology.files import read_objects
-from topology.hardware import (
+from topology.ingest.files import read_objects
+from topology.kube.parse import parse_objects
+from topology.model.hardware import (
     GPU_RESOURCE,
     Cluster,
     Gang,
@@ -37,7 +38,6 @@ from topology.hardware import (
     Topology,
     TopologyLevel,
 )
-from topology.kube import parse_objects
 
 AT = datetime(2026, 12, 2, tzinfo=UTC)
 BLOCK = "cloud.google.com/gce-topology-block"

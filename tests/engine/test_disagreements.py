@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 from recommender.engine.autoscaler.plan import RUNS_AFTER_SCALE_UP, WorkloadPlan
 from recommender.engine.evaluate.classes import disagreements
 from recommender.engine.scheduler.workloads import pod_workload
-from topology.hardware import Cluster, GpuRequest, Pod
+from topology.model.hardware import Cluster, GpuRequest, Pod
 
 AT = datetime(2026, 12, 3, tzinfo=UTC)
 SHARE_POD = Pod("serve", "b", gpu=GpuRequest(1, milli_per_gpu=500))

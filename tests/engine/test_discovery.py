@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from topology.files import read_objects
-from topology.kube import parse_objects
+from topology.ingest.files import read_objects
+from topology.kube.parse import parse_objects
 
 FIXTURES = Path(__file__).parent / "fixtures"
 GKE_POOL = "cloud.google.com/gke-nodepool"

@@ -13,7 +13,7 @@ from recommender.engine.evaluate.edits import (
     edit_from,
 )
 from tests.engine.test_placement import gang_cluster, gpu_node
-from topology.hardware import Cluster, NodeGroup, NodePlacement
+from topology.model.hardware import Cluster, NodeGroup, NodePlacement
 
 
 def _with_group() -> Cluster:

@@ -2,9 +2,9 @@
 
 import pytest
 
-from topology.files import read_objects
-from topology.hardware import ModelError
-from topology.kube import parse_objects
+from topology.ingest.files import read_objects
+from topology.kube.parse import parse_objects
+from topology.model.hardware import ModelError
 
 # k8s-examples/SOURCES.md "Parsing notes": originals with "..." elisions
 NOT_YAML = {

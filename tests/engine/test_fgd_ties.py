@@ -17,8 +17,8 @@ import pytest
 
 from recommender.engine.scheduler.placement import PlacementOptions, place
 from recommender.engine.scheduler.workloads import pod_workload
-from topology.hardware import Cluster, Pod
-from topology.trace import trace_nodes, trace_pods
+from topology.ingest.trace import trace_nodes, trace_pods
+from topology.model.hardware import Cluster, Pod
 
 CSV_DIR = Path(__file__).resolve().parents[2] / "data" / "alibaba-gpu-v2023" / "csv"
 

@@ -17,7 +17,7 @@ from recommender.engine.scheduler.filters import (
     node_ready,
 )
 from recommender.engine.scheduler.records import NodeAlloc, NodeInfo
-from topology.hardware import (
+from topology.model.hardware import (
     Device,
     DeviceClaim,
     DeviceClass,

@@ -1,7 +1,7 @@
 """The replay's first-fit binding of pods a trace says were running (worked by hand)."""
 
 from recommender.engine.scheduler.first_fit import bind_first_fit
-from topology.hardware import Gpu, GpuRequest, Node, Pod, Resources
+from topology.model.hardware import Gpu, GpuRequest, Node, Pod, Resources
 
 GIB = 1024**3
 

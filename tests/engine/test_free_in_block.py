@@ -17,7 +17,7 @@ from recommender.engine.scheduler.placement import place
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
 from tests.engine.test_placement import BLOCK, gang_cluster, gpu_node, gpu_pod
-from topology.hardware import Cluster, NodeGroup, NodePlacement
+from topology.model.hardware import Cluster, NodeGroup, NodePlacement
 
 AT = datetime(2026, 12, 1, tzinfo=UTC)
 

@@ -4,7 +4,7 @@ from datetime import UTC, datetime, timedelta
 
 from recommender.engine.scheduler.state import ClusterState
 from reservations.idle import idle_gpu_hours, idle_reserved_gpus
-from topology.hardware import (
+from topology.model.hardware import (
     Cluster,
     Device,
     Gpu,

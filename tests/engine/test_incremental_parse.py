@@ -1,4 +1,4 @@
-"""A followed cluster's parse and JSON are kept between ingests (``topology.parsecache``,
+"""A followed cluster's parse and JSON are kept between ingests (``topology.kube.parsecache``,
 ``serialize.JsonCache``): the model is the one a parse from scratch gives, and only the
 objects whose resourceVersion changed are read again."""
 
@@ -13,10 +13,11 @@ from typing import Any
 import pytest
 
 from tests.ingest.kubeobjects import openb_rows, trace_node_object, trace_pod_object
-from topology import kube, serialize
-from topology.files import read_objects
-from topology.hardware import ModelError
-from topology.parsecache import ParseCache
+from topology.ingest.files import read_objects
+from topology.kube import parse as kube
+from topology.kube.parsecache import ParseCache
+from topology.model import serialize
+from topology.model.hardware import ModelError
 
 FOLDERS = ("nodes", "dra", "gangs")
 NODE_ROWS = "openb_node_list_gpu_node.csv"

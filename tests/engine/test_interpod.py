@@ -16,7 +16,7 @@ from recommender.engine.scheduler.interpod import (
 )
 from recommender.engine.scheduler.placement import place
 from recommender.engine.scheduler.workloads import pending_workloads
-from topology.kube import parse_objects
+from topology.kube.parse import parse_objects
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"

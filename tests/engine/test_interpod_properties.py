@@ -21,7 +21,7 @@ from hypothesis import given, settings, strategies as st
 
 from recommender.engine.scheduler.placement import place, place_unindexed
 from recommender.engine.scheduler.workloads import pending_workloads
-from topology.hardware import (
+from topology.model.hardware import (
     HOSTNAME_LABEL,
     Cluster,
     HostPort,

@@ -24,7 +24,7 @@ from recommender.engine.scheduler.interpod import (
     SPREAD_MISSING_LABEL,
     SPREAD_NOT_MATCH,
 )
-from topology.hardware import (
+from topology.model.hardware import (
     LabelRequirement,
     Node,
     NodeSelectorTerm,

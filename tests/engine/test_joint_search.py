@@ -14,9 +14,9 @@ from recommender.engine.autoscaler.joint import JointPlanner
 from recommender.engine.autoscaler.plan import ScaleUpPlan
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
-from topology.files import read_objects
-from topology.hardware import Cluster
-from topology.kube import parse_objects
+from topology.ingest.files import read_objects
+from topology.kube.parse import parse_objects
+from topology.model.hardware import Cluster
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 AT = datetime(2026, 12, 2, tzinfo=UTC)

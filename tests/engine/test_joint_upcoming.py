@@ -12,7 +12,7 @@ from recommender.engine.evaluate.evaluation import evaluate
 from recommender.engine.evaluate.report import planned_size
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
-from topology.hardware import (
+from topology.model.hardware import (
     AutoscalerRef,
     Cluster,
     Device,

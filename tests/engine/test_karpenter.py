@@ -11,7 +11,7 @@ from recommender.engine.autoscaler.karpenter import karpenter_scale_up, node_poo
 from recommender.engine.autoscaler.plan import ScaleUpPlan
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
-from topology.hardware import (
+from topology.model.hardware import (
     AutoscalerRef,
     Cluster,
     Device,

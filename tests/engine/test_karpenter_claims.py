@@ -5,7 +5,7 @@ reference of aws/karpenter-provider-aws."""
 
 from recommender.engine.evaluate.evaluation import evaluate
 from tests.engine.test_actions import AT, evaluated, pending_pod, sourced
-from topology.karpenter import bundled_catalogue
+from topology.kube.karpenter import bundled_catalogue
 
 GPU_TAINT = [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]
 

@@ -6,8 +6,8 @@ import json
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from topology.files import read_objects
-from topology.hardware import ModelError
+from topology.ingest.files import read_objects
+from topology.model.hardware import ModelError
 
 NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}
 

@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from topology.kube import assign_node_groups, parse_objects
+from topology.kube.parse import assign_node_groups, parse_objects
 
 API = "capacityweb.io/v1alpha1"
 

@@ -5,7 +5,7 @@ import copy
 import pytest
 import yaml
 
-from topology.kube import parse_objects
+from topology.kube.parse import parse_objects
 
 GFD_A100_LABELS = {  # the GFD README's A100 node (k8s-examples/nodes), labels only
     "nvidia.com/gpu.count": "1",

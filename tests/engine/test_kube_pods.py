@@ -2,8 +2,8 @@
 
 import pytest
 
-from topology.files import read_objects
-from topology.kube import parse_objects
+from topology.ingest.files import read_objects
+from topology.kube.parse import parse_objects
 
 
 def pod(name="p", namespace="ml", containers=None, phase="Pending", labels=None, **spec):

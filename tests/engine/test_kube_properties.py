@@ -2,8 +2,8 @@
 
 from hypothesis import given, settings, strategies as st
 
-from topology.hardware import Snapshot
-from topology.kube import parse_objects
+from topology.kube.parse import parse_objects
+from topology.model.hardware import Snapshot
 
 KINDS = [
     "Node",

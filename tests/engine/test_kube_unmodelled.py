@@ -4,9 +4,9 @@ filters become blocking ``unsupported`` reasons, scores are listed as score only
 from datetime import UTC, datetime
 
 from recommender.engine.evaluate.evaluation import evaluate
-from topology.hardware import SCORE_ONLY, HostPort
-from topology.kube import parse_objects
-from topology.podspec import EPHEMERAL_REASON
+from topology.kube.core.podspec import EPHEMERAL_REASON
+from topology.kube.parse import parse_objects
+from topology.model.hardware import SCORE_ONLY, HostPort
 
 AT = datetime(2026, 12, 2, tzinfo=UTC)
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
@@ -42,7 +42,7 @@ def parse(*objects):
 
 
 def test_it_leaves_required_pod_affinity_terms_to_the_model_not_to_unsupported():
-    # required (anti-)affinity is modelled (topology.podaffinity, scheduler.interpod)
+    # required (anti-)affinity is modelled (topology.kube.core.podaffinity, scheduler.interpod)
     for kind in ("podAffinity", "podAntiAffinity"):
         cluster = parse(pod(affinity={kind: {REQUIRED: [TERM]}})).cluster
         assert cluster.pods[0].unsupported == ()

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from topology import castatus, cloud_reservations
-from topology.kube import dispatched_kinds
-from topology.kubekinds import DEFAULT_KINDS
+from topology.ingest.kubekinds import DEFAULT_KINDS
+from topology.kube.autoscaler import status as castatus
+from topology.kube.parse import dispatched_kinds
+from topology.kube.providers import cloud_reservations
 
 # Read from files only: exports no API server serves.
 FILE_ONLY = {

@@ -8,11 +8,11 @@ import json
 from pathlib import Path
 
 from bench.realpods import json_bytes, running_pod
-from topology.files import read_objects
-from topology.hardware import ModelError
-from topology.kube import parse_objects
-from topology.kubeslim import slimmed
-from topology.serialize import cluster_to_json
+from topology.ingest.files import read_objects
+from topology.ingest.kubeslim import slimmed
+from topology.kube.parse import parse_objects
+from topology.model.hardware import ModelError
+from topology.model.serialize import cluster_to_json
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = [

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from recommender.actions import actions_for
 from tests.engine.test_actions import FIXTURES, evaluated, sourced
-from topology.files import read_objects
+from topology.ingest.files import read_objects
 
 SETUP = Path("kubernetes-sigs+kueue") / "site/static/examples/provisioning/provisioning-setup.yaml"
 

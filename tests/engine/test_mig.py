@@ -5,8 +5,8 @@ from dataclasses import replace
 import pytest
 
 from recommender.engine.scheduler.state import ClusterState
-from topology.hardware import Cluster
-from topology.mig import (
+from topology.model.hardware import Cluster
+from topology.model.mig import (
     A100_40GB,
     A100_80GB,
     H100_80GB,
@@ -110,7 +110,7 @@ def test_it_gives_partitions_their_share_of_gpu_memory():
 def _gpu_share_of(model: str, profile_name: str) -> int:
     """The GPU milli one partition of ``profile_name`` occupies, as the heatmap shows it."""
     from recommender.engine.scheduler.records import DeviceTake, NodeInfo, device_gpu_milli
-    from topology.hardware import Gpu, Node
+    from topology.model.hardware import Gpu, Node
 
     counters, devices = partitionable_gpu("gpu-0", model)
     node = Node("n", gpus=(Gpu("gpu-0", model=model),), devices=devices, counter_sets=(counters,))
@@ -137,7 +137,7 @@ def test_it_counts_a_partition_as_its_share_of_the_gpu_not_the_whole_gpu(
 def _mixed_strategy_node():  # type: ignore[no-untyped-def]
     """A100-40GB ×8 under the device plugin's mixed strategy: gpu-0…5 whole, gpu-6/7 in
     MIG mode, their four 3g.20gb instances advertised as an extended resource."""
-    from topology.hardware import Device, Gpu, Node, Resources
+    from topology.model.hardware import Device, Gpu, Node, Resources
 
     gpus = tuple(Gpu(f"gpu-{i}", model=A100_40GB) for i in range(8))
     whole = tuple(
@@ -150,7 +150,7 @@ def _mixed_strategy_node():  # type: ignore[no-untyped-def]
 
 
 def _mig_pod(name: str, node: str | None):  # type: ignore[no-untyped-def]
-    from topology.hardware import Pod, Resources
+    from topology.model.hardware import Pod, Resources
 
     requests = Resources(cpu_milli=1000, pods=1, extended={"nvidia.com/mig-3g.20gb": 1})
     return Pod("serve", name, requests=requests, node_name=node)
@@ -158,7 +158,7 @@ def _mig_pod(name: str, node: str | None):  # type: ignore[no-untyped-def]
 
 def test_it_counts_mig_instances_taken_as_extended_resources_on_the_mig_mode_gpus() -> None:
     from recommender.engine.scheduler.state import ClusterState
-    from topology.hardware import Cluster
+    from topology.model.hardware import Cluster
 
     pods = tuple(_mig_pod(f"p{i}", "mixed") for i in range(3))
     state = ClusterState.from_cluster(Cluster("c", nodes=(_mixed_strategy_node(),), pods=pods))
@@ -172,7 +172,7 @@ def test_it_counts_mig_instances_taken_as_extended_resources_on_the_mig_mode_gpu
 def test_it_gives_mig_instances_back_exactly_on_release() -> None:
     from recommender.engine.scheduler.records import pod_allocation_base
     from recommender.engine.scheduler.state import ClusterState
-    from topology.hardware import Cluster
+    from topology.model.hardware import Cluster
 
     bound = (_mig_pod("p0", "mixed"),)
     state = ClusterState.from_cluster(Cluster("c", nodes=(_mixed_strategy_node(),), pods=bound))

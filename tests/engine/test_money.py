@@ -1,6 +1,6 @@
 """Money formatting: a symbol for the common currencies, the ISO code otherwise."""
 
-from topology.money import format_money
+from topology.model.money import format_money
 
 
 def test_a_dollar_amount_has_the_symbol_and_thousands_separators() -> None:

@@ -15,7 +15,7 @@ from recommender.engine.scheduler.filters import NODE_PORTS_TAKEN, FilterContext
 from recommender.engine.scheduler.placement import place
 from recommender.engine.scheduler.records import NodeAlloc, NodeInfo
 from recommender.engine.scheduler.workloads import pending_workloads
-from topology.hardware import Cluster, HostPort, Node, Pod, Resources
+from topology.model.hardware import Cluster, HostPort, Node, Pod, Resources
 
 
 def ports(*specs: str) -> tuple[HostPort, ...]:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from recommender.engine.scheduler.placement import PlacementOptions, place
 from recommender.engine.scheduler.workloads import pod_workload
-from topology.hardware import Cluster
-from topology.trace import trace_nodes, trace_pods
+from topology.ingest.trace import trace_nodes, trace_pods
+from topology.model.hardware import Cluster
 
 CSV_DIR = Path(__file__).resolve().parents[2] / "data" / "alibaba-gpu-v2023" / "csv"
 

@@ -3,7 +3,7 @@
 from recommender.engine.scheduler.placement import PlacementOptions, place, place_one
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
-from topology.hardware import (
+from topology.model.hardware import (
     Cluster,
     Device,
     Gang,

@@ -7,7 +7,7 @@ from recommender.engine.scheduler.filters import FilterContext, run_filters
 from recommender.engine.scheduler.placement import PlacementOptions, place
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
-from topology.hardware import (
+from topology.model.hardware import (
     AttributeSelector,
     Cluster,
     CounterConsumption,

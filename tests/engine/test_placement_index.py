@@ -9,7 +9,8 @@ import pytest
 
 from recommender.engine.scheduler.placement import PlacementOptions, place, place_unindexed
 from recommender.engine.scheduler.workloads import Workload, pending_workloads, pod_workload
-from topology.hardware import (
+from topology.ingest.trace import trace_nodes, trace_pods
+from topology.model.hardware import (
     Cluster,
     Device,
     Gang,
@@ -22,7 +23,6 @@ from topology.hardware import (
     Topology,
     TopologyLevel,
 )
-from topology.trace import trace_nodes, trace_pods
 
 CSV_DIR = Path(__file__).resolve().parents[2] / "data" / "alibaba-gpu-v2023" / "csv"
 

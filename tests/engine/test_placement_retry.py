@@ -15,7 +15,7 @@ from typing import Any
 
 from recommender.engine.scheduler.placement import place
 from recommender.engine.scheduler.workloads import pending_workloads
-from topology.kube import parse_objects
+from topology.kube.parse import parse_objects
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"

@@ -9,9 +9,9 @@ from recommender.engine.autoscaler.caflags import parse_flags
 from recommender.engine.autoscaler.flags import CaSettings
 from recommender.engine.autoscaler.young import go_duration_seconds, scale_up_delay
 from tests.engine.test_cluster_autoscaler import AT, group, naive, node, pod
-from topology.files import read_objects
-from topology.hardware import Cluster
-from topology.kube import parse_objects
+from topology.ingest.files import read_objects
+from topology.kube.parse import parse_objects
+from topology.model.hardware import Cluster
 
 CREATED = (AT - timedelta(minutes=5)).timestamp()  # 300 s before the evaluation
 

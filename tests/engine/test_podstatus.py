@@ -2,9 +2,9 @@
 
 from datetime import UTC, datetime
 
-from topology.hardware import Node, Pod, PodScheduled
-from topology.kube import parse_objects
-from topology.podstatus import last_change
+from topology.kube.core.podstatus import last_change
+from topology.kube.parse import parse_objects
+from topology.model.hardware import Node, Pod, PodScheduled
 
 UNSCHEDULABLE = {
     "type": "PodScheduled",

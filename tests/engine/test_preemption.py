@@ -10,8 +10,9 @@ import pytest
 
 from recommender.engine.scheduler.placement import place
 from recommender.engine.scheduler.workloads import pending_workloads
-from topology.disruption import disruptions_allowed
-from topology.hardware import (
+from topology.kube.core.disruption import disruptions_allowed
+from topology.kube.parse import parse_objects
+from topology.model.hardware import (
     Cluster,
     Device,
     Gang,
@@ -22,7 +23,6 @@ from topology.hardware import (
     Pod,
     Resources,
 )
-from topology.kube import parse_objects
 
 GPU_NODE = Resources(cpu_milli=96_000, memory_bytes=2**40, pods=110, extended={})
 

@@ -24,7 +24,7 @@ from recommender.engine.scheduler.placement import place
 from recommender.engine.scheduler.preemption import find_victims, split_by_budgets
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
-from topology.hardware import (
+from topology.model.hardware import (
     Cluster,
     DisruptionBudget,
     LabelRequirement,

@@ -32,9 +32,9 @@ from recommender.engine.scheduler.preferred_score import (
     topology_spread,
 )
 from recommender.engine.scheduler.workloads import pending_workloads
-from topology.hardware import Cluster
-from topology.kube import parse_objects
-from topology.serialize import cluster_from_json, cluster_to_json
+from topology.kube.parse import parse_objects
+from topology.model.hardware import Cluster
+from topology.model.serialize import cluster_from_json, cluster_to_json
 
 HOST = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"

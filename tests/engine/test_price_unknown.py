@@ -8,8 +8,8 @@ import pytest
 from recommender.actions import report_json, report_text
 from recommender.engine.evaluate.report import render_text
 from tests.engine.test_actions import FIXTURES, evaluated, pending_pod, sourced
-from topology.files import read_objects
-from topology.prices import bundled_table
+from topology.ingest.files import read_objects
+from topology.kube.providers.prices import bundled_table
 
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"
 

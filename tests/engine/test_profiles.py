@@ -17,7 +17,7 @@ from recommender.engine.scheduler.profiles import (
 from recommender.engine.scheduler.scores import Candidate, ScoreContext, policy_named
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
-from topology.hardware import Cluster, Device, Gpu, GpuRequest, Node, Pod, Resources
+from topology.model.hardware import Cluster, Device, Gpu, GpuRequest, Node, Pod, Resources
 
 GIB = 1024**3
 

@@ -18,8 +18,8 @@ import jsonschema
 
 from tests.engine.test_actions import FIXTURES, evaluated
 from tests.engine.test_safe_actions import PR_CRD, crd_schema
-from topology.files import read_objects
-from topology.kube import parse_objects
+from topology.ingest.files import read_objects
+from topology.kube.parse import parse_objects
 
 CONSUME = "autoscaling.x-k8s.io/consume-provisioning-request"
 CLASS = "autoscaling.x-k8s.io/provisioning-class-name"

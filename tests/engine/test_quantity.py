@@ -4,7 +4,7 @@ from fractions import Fraction
 
 import pytest
 
-from topology.kube import cpu_milli, memory_bytes, parse_quantity
+from topology.kube.parse import cpu_milli, memory_bytes, parse_quantity
 
 # From the Kubernetes docs ("Resource units in Kubernetes" and the
 # resource.Quantity reference): all of these are the same ~129 MB, 500m is

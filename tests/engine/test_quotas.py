@@ -4,9 +4,9 @@ from datetime import UTC, datetime
 
 from recommender.engine.evaluate.evaluation import evaluate
 from recommender.engine.scheduler.workloads import pending_workloads
-from topology.files import read_objects
-from topology.kube import parse_objects
-from topology.quotas import quota_waiting
+from topology.ingest.files import read_objects
+from topology.kube.kueue.quotas import quota_waiting
+from topology.kube.parse import parse_objects
 
 AT = datetime(2026, 12, 2, tzinfo=UTC)
 GPU = "nvidia.com/gpu"

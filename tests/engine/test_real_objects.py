@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from recommender.engine.evaluate.evaluation import evaluate
-from topology.kube import parse_objects
+from topology.kube.parse import parse_objects
 
 AT = datetime(2026, 12, 5, tzinfo=UTC)
 
@@ -521,7 +521,7 @@ def test_it_adds_gkes_gpu_toleration_to_pods_built_from_a_template(shared_data):
     requesting nvidia.com/gpu gets an Exists/NoSchedule toleration of it. The LWS
     vLLM example (2 groups x 2 pods x 8 GPUs, no toleration) on 4 tainted GKE 8-GPU
     nodes runs now instead of "untolerated taint"."""
-    from topology.files import read_objects
+    from topology.ingest.files import read_objects
 
     lws = shared_data / "upstream-examples/kubernetes-sigs+lws/docs/examples/vllm/GPU/lws.yaml"
     objects = [o for _, o in read_objects(lws) if o.get("kind") == "LeaderWorkerSet"]
@@ -625,7 +625,7 @@ def mig_slice(node_name: str, count: int) -> dict[str, Any]:
 def mig_example(shared_data) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
     """The NVIDIA DRA driver's KEP-5004 example: a DeviceClass with
     extendedResourceName nvidia.com/mig-1g.12gb and a pod asking 1 of it."""
-    from topology.files import read_objects
+    from topology.ingest.files import read_objects
 
     path = shared_data / "k8s-examples/dra/nvidia-dra-deviceclass-extended-resource-mig-1g12gb.yaml"
     return [o for _, o in read_objects(path)]
@@ -658,7 +658,7 @@ KUEUE_TAS = "upstream-examples/kubernetes-sigs+kueue/site/static/examples/tas"
 
 
 def kueue_objects(shared_data, name: str) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
-    from topology.files import read_objects
+    from topology.ingest.files import read_objects
 
     return [o for _, o in read_objects(shared_data / KUEUE_TAS / name)]
 
@@ -780,7 +780,7 @@ LWS_VLLM = "upstream-examples/kubernetes-sigs+lws/docs/examples/vllm/GPU/lws.yam
 
 
 def example_objects(shared_data, path: str, kind: str) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
-    from topology.files import read_objects
+    from topology.ingest.files import read_objects
 
     return [o for _, o in read_objects(shared_data / path) if o.get("kind") == kind]
 
@@ -850,9 +850,9 @@ def test_it_reads_a_leaderworkerset_the_same_with_or_without_its_pods(shared_dat
 
 
 def test_it_stores_and_reloads_claim_allocations_exactly(shared_data):
-    """topology.serialize: a stored snapshot keeps what this issue reads (claim
+    """topology.model.serialize: a stored snapshot keeps what this issue reads (claim
     allocations, terminating and not-ours pods) through a JSON round trip."""
-    from topology.serialize import cluster_from_json, cluster_to_json
+    from topology.model.serialize import cluster_from_json, cluster_to_json
 
     status = allocation_status(shared_data)
     deleted = {"deletionTimestamp": "2026-12-04T23:59:00Z"}

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from recommender.engine.evaluate.evaluation import WorkloadEvaluation, evaluate
 from tests.engine.test_placement import gang_cluster, gpu_node, gpu_pod
 from tests.engine.test_same_template import _cluster as shared_cluster
-from topology.hardware import Cluster, GpuRequest, NodeGroup, Reservation
+from topology.model.hardware import Cluster, GpuRequest, NodeGroup, Reservation
 
 AT = datetime(2026, 12, 1, tzinfo=UTC)
 

@@ -14,9 +14,9 @@ import yaml
 
 from recommender.engine.evaluate.evaluation import Evaluation, evaluate, group_totals
 from recommender.engine.evaluate.report import group_yaml, recommendation_yaml, render_text
-from topology.files import read_objects
-from topology.hardware import Cluster, NodeGroup
-from topology.kube import parse_objects
+from topology.ingest.files import read_objects
+from topology.kube.parse import parse_objects
+from topology.model.hardware import Cluster, NodeGroup
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 AT = datetime(2026, 12, 2, tzinfo=UTC)

@@ -28,9 +28,9 @@ from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
 from recommender.reservation_actions import reservation_text
 from tests.engine.test_actions import AT, FIXTURES, busy_node, evaluated, pending_pod, sourced
-from topology.files import read_objects
-from topology.hardware import AutoscalerRef, Node, NodeGroup, Taint
-from topology.kube import parse_objects
+from topology.ingest.files import read_objects
+from topology.kube.parse import parse_objects
+from topology.model.hardware import AutoscalerRef, Node, NodeGroup, Taint
 
 PR_CRD = (
     Path("kubernetes+autoscaler")

@@ -20,7 +20,7 @@ from recommender.engine.scheduler.allocate import INSUFFICIENT_SHARE
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
 from tests.engine.test_placement import gpu_node, gpu_pod
-from topology.hardware import Cluster, NodeGroup
+from topology.model.hardware import Cluster, NodeGroup
 
 AT = datetime(2026, 12, 1, tzinfo=UTC)
 

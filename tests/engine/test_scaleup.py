@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 from recommender.engine.autoscaler.scale_up import scale_up
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
-from topology.hardware import (
+from topology.model.hardware import (
     Cluster,
     Device,
     Gpu,

@@ -21,8 +21,8 @@ import yaml
 from recommender.engine.autoscaler.caflags import parse_flags
 from recommender.engine.autoscaler.profiles import DEFAULT_PROFILE
 from recommender.engine.evaluate.evaluation import evaluate
-from topology.files import read_objects
-from topology.kube import parse_objects
+from topology.ingest.files import read_objects
+from topology.kube.parse import parse_objects
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 EXPECTED_SUFFIX = ".expected.yaml"

@@ -13,8 +13,8 @@ import pytest
 from recommender.engine.evaluate.evaluation import evaluate
 from recommender.engine.scheduler.placement import PlacementOptions, place
 from recommender.engine.scheduler.workloads import pending_workloads
-from topology.dra import plugin_gpus
-from topology.hardware import (
+from topology.kube.dra.slices import plugin_gpus
+from topology.model.hardware import (
     Cluster,
     GpuRequest,
     Node,

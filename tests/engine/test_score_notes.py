@@ -6,7 +6,7 @@ InterPodAffinity and PodTopologySpread Score plugins do (``scheduler.profiles``,
 ``preferred_score``): those fields are modelled there and not listed as "not
 modelled". The fgd profile scores GPU fragmentation only: there they are listed,
 naming the profile and the plugin that would score them. A preferred node term with
-``matchFields`` is scored by no profile (``topology.preferred`` leaves it out): listed
+``matchFields`` is scored by no profile (``topology.kube.core.preferred`` leaves it out): listed
 under every profile.
 """
 
@@ -14,7 +14,7 @@ import pytest
 
 from recommender.engine.evaluate.evaluation import evaluate
 from tests.engine.test_actions import AT
-from topology.kube import parse_objects
+from topology.kube.parse import parse_objects
 
 PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 ZONE = "topology.kubernetes.io/zone"

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from topology.files import read_objects, read_openb
-from topology.hardware import Cluster, Reservation
-from topology.kube import parse_objects
-from topology.serialize import cluster_from_json, cluster_to_json
-from topology.trace import with_topology_overlay
+from topology.ingest.files import read_objects, read_openb
+from topology.ingest.trace import with_topology_overlay
+from topology.kube.parse import parse_objects
+from topology.model.hardware import Cluster, Reservation
+from topology.model.serialize import cluster_from_json, cluster_to_json
 
 
 def _dumps(data):

@@ -14,7 +14,7 @@ from typing import Any
 from recommender.engine.scheduler.placement import place
 from recommender.engine.scheduler.taint_score import normalized
 from recommender.engine.scheduler.workloads import pending_workloads
-from topology.kube import parse_objects
+from topology.kube.parse import parse_objects
 
 SOFT = {"key": "spot", "value": "true", "effect": "PreferNoSchedule"}
 

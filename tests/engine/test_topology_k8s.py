@@ -1,8 +1,8 @@
 """Topology levels from Kueue, KAI and Volcano objects; the project kind only as a fallback."""
 
-from topology.files import read_objects
-from topology.hardware import Topology
-from topology.kube import parse_objects
+from topology.ingest.files import read_objects
+from topology.kube.parse import parse_objects
+from topology.model.hardware import Topology
 
 BLOCK = "cloud.provider.com/topology-block"
 RACK = "cloud.provider.com/topology-rack"

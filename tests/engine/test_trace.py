@@ -4,9 +4,8 @@ from collections import Counter
 
 import pytest
 
-from topology.files import read_openb
-from topology.hardware import ModelError
-from topology.trace import (
+from topology.ingest.files import read_openb
+from topology.ingest.trace import (
     BLOCK_LABEL,
     RACK_LABEL,
     SYNTHETIC_TOPOLOGY_LABEL,
@@ -15,6 +14,7 @@ from topology.trace import (
     trace_pods,
     with_topology_overlay,
 )
+from topology.model.hardware import ModelError
 
 MIB = 2**20
 

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from reservations.utilisation import (
+from reservations.utilisation.dcgm import (
     ENGINE_ACTIVE,
     FB_USED,
     GPU_UTIL,
@@ -20,7 +20,7 @@ from reservations.utilisation import (
     report_json,
     series_from_matrix,
 )
-from topology.hardware import (
+from topology.model.hardware import (
     Cluster,
     Gpu,
     GpuRequest,

@@ -2,9 +2,9 @@
 
 from datetime import UTC, datetime, timedelta
 
-from reservations.utilisation import GPU_UTIL, DcgmSeries, measure, report_json
-from reservations.utilisation_charts import UNKNOWN_Z, colourscale, utilisation_figure
-from topology.hardware import Cluster, Gpu, GpuRequest, Node, Pod
+from reservations.utilisation.charts import UNKNOWN_Z, colourscale, utilisation_figure
+from reservations.utilisation.dcgm import GPU_UTIL, DcgmSeries, measure, report_json
+from topology.model.hardware import Cluster, Gpu, GpuRequest, Node, Pod
 
 T0 = datetime(2026, 12, 1, tzinfo=UTC)
 STEP = 600.0

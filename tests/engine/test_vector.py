@@ -22,7 +22,7 @@ from recommender.engine.scheduler.pick import NodePicker
 from recommender.engine.scheduler.scores import policy_named
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.vector import supports
-from topology.hardware import Cluster, Device, Gpu, GpuRequest, Node, Pod, Resources
+from topology.model.hardware import Cluster, Device, Gpu, GpuRequest, Node, Pod, Resources
 
 RDMA = "example.com/rdma"
 

@@ -15,8 +15,7 @@ import pytest
 
 from recommender.engine.scheduler.placement import PlacementOptions, place
 from recommender.engine.scheduler.workloads import pending_workloads
-from topology.kube import parse_objects
-from topology.volumes import (
+from topology.kube.core.volumes import (
     BIND_CONFLICT,
     NODE_CONFLICT,
     READ_WRITE_ONCE_POD_REASON,
@@ -24,6 +23,7 @@ from topology.volumes import (
     UNBOUND_IMMEDIATE,
     ZONE_CONFLICT,
 )
+from topology.kube.parse import parse_objects
 
 BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
 BETA_REGION = "failure-domain.beta.kubernetes.io/region"

@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 
 from recommender.engine.evaluate.evaluation import idle_member_gpus, waiting_gpu_hours
 from recommender.engine.scheduler.workloads import pending_workloads
-from topology.hardware import Cluster, Gang, GpuRequest, Pod
+from topology.model.hardware import Cluster, Gang, GpuRequest, Pod
 
 AT = datetime(2026, 12, 2, tzinfo=UTC)
 TWO_HOURS_EARLIER = AT.timestamp() - 2 * 3600

@@ -5,7 +5,7 @@ from recommender.engine.scheduler.placement import PlacementOptions, place
 from recommender.engine.scheduler.profiles import FGD, KUBE_DEFAULT
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
-from topology.hardware import Cluster, Device, Gpu, GpuRequest, Node, Pod, Resources
+from topology.model.hardware import Cluster, Device, Gpu, GpuRequest, Node, Pod, Resources
 
 REQUESTS = Resources(cpu_milli=1000, memory_bytes=2**30, pods=1)
 

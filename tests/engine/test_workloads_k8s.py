@@ -1,13 +1,13 @@
 """Pods that controllers will create, from real objects of k8s-examples/gangs.
 
 Every expectation is worked out by hand from the YAML and the upstream
-controller rules quoted in topology/workloads_k8s.py.
+controller rules quoted in topology/kube/workloads.py.
 """
 
 import pytest
 
-from topology.files import read_objects
-from topology.kube import parse_objects
+from topology.ingest.files import read_objects
+from topology.kube.parse import parse_objects
 
 RACK = "cloud.provider.com/topology-rack"
 BLOCK = "cloud.provider.com/topology-block"

@@ -16,7 +16,7 @@ from tests.ingest.kubeobjects import (
     trace_pod_object,
 )
 from tests.ingest.kubeserver import KubeServer
-from topology.kubesource import Backoff, KubeSource, api_client_from
+from topology.ingest.kubesource import Backoff, KubeSource, api_client_from
 
 
 @pytest.fixture

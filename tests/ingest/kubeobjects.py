@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.ingest.kubeserver import resource_key
-from topology.files import read_objects
-from topology.hardware import ModelError
+from topology.ingest.files import read_objects
+from topology.model.hardware import ModelError
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 EXAMPLES_DIR = DATA_DIR / "k8s-examples"

@@ -29,7 +29,7 @@ def _crd(group: str, version: str, plural: str) -> tuple[str, str]:
 
 
 # What this server serves, by resource key (``Kind`` for the core group, else
-# ``Kind.group``, as topology.kubekinds names them): path and the version served at.
+# ``Kind.group``, as topology.ingest.kubekinds names them): path and the version served at.
 # Written out here, not taken from the source's table, so a wrong path or plural there
 # shows as a kind the source cannot read. Kueue is served at v1beta1 only (its older
 # version), so the source's fall-back to an older version is exercised.

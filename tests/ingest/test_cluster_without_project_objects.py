@@ -27,7 +27,7 @@ from django.core.management import call_command
 
 from tests.ingest.kubeobjects import EXAMPLES_DIR
 from tests.ingest.kubeserver import KubeServer
-from topology.files import read_objects
+from topology.ingest.files import read_objects
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 

@@ -20,7 +20,7 @@ DISCOVERED = (
 def test_a_stored_node_group_overrides_a_discovered_one_and_keeps_its_autoscaler():
     from topology import services
     from topology.adapters import cluster_from_snapshot
-    from topology.files import read_objects
+    from topology.ingest.files import read_objects
     from topology.models import Cluster
 
     cluster = Cluster.objects.create(
@@ -66,7 +66,7 @@ def test_a_stored_evaluation_keeps_the_actions_and_sources_of_discovered_groups(
     from recommender.models import Recommendation
     from recommender.services import store_evaluation
     from topology import services
-    from topology.files import read_objects
+    from topology.ingest.files import read_objects
     from topology.models import Cluster
 
     cluster = Cluster.objects.create(
@@ -95,7 +95,7 @@ def test_a_stored_evaluation_keeps_the_actions_and_sources_of_discovered_groups(
 def test_a_stored_evaluation_runs_the_clusters_own_autoscaler_profile():
     from recommender.services import store_evaluation
     from topology import services
-    from topology.files import read_objects
+    from topology.ingest.files import read_objects
     from topology.models import Cluster
 
     cluster = Cluster.objects.create(
@@ -120,7 +120,7 @@ def test_a_stored_evaluation_runs_the_clusters_own_autoscaler_profile():
 def test_a_stored_evaluation_runs_the_clusters_own_cluster_autoscaler_flags(settings):
     from recommender.services import store_evaluation
     from topology import services
-    from topology.files import read_objects
+    from topology.ingest.files import read_objects
     from topology.models import Cluster
 
     settings.CLUSTER_AUTOSCALER_ARGS = "--max-nodes-total=500"
@@ -150,7 +150,7 @@ def test_a_stored_evaluation_runs_the_clusters_own_cluster_autoscaler_flags(sett
 def test_a_cluster_price_override_prices_its_discovered_group():
     from topology import services
     from topology.adapters import cluster_from_snapshot
-    from topology.files import read_objects
+    from topology.ingest.files import read_objects
     from topology.models import Cluster
 
     cluster = Cluster.objects.create(

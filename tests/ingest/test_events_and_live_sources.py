@@ -74,7 +74,7 @@ def test_it_keeps_every_demo_message_under_the_websocket_frame_limit(demo_evalua
 def test_it_marks_the_demo_additions_in_the_stored_model(demo_cluster):
     from topology import services
     from topology.adapters import cluster_from_snapshot
-    from topology.trace import SYNTHETIC_TOPOLOGY_LABEL
+    from topology.ingest.trace import SYNTHETIC_TOPOLOGY_LABEL
 
     snapshot = services.ingest_from_source(cluster=demo_cluster, now=NOW)
     model = cluster_from_snapshot(snapshot)

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from recommender.replay import ReplaySource
 from tests.ingest.kubeobjects import DATA_DIR, EXAMPLES_DIR
-from topology.replay import ReplaySource
-from topology.replayspecs import GangSpec, TeamSpec
-from topology.sources import FilesSource
+from topology.ingest.replayspecs import GangSpec, TeamSpec
+from topology.ingest.sources import FilesSource
 
 ORIGIN = datetime(2026, 12, 1, tzinfo=UTC)
 OPENB = DATA_DIR / "alibaba-gpu-v2023"
@@ -207,7 +207,7 @@ def test_it_adds_the_replay_objects_after_the_trace():
 
 
 def test_it_refuses_a_replay_object_in_error_naming_it():
-    from topology.hardware import ModelError
+    from topology.model.hardware import ModelError
 
     bad = {**EXTRA_NODE, "status": {"allocatable": {"cpu": "many"}}}
     with pytest.raises(ModelError) as raised:

@@ -34,7 +34,7 @@ def _cluster(name: str = "pipeline", **fields):
 
 
 def _trace_model():
-    from topology.files import read_openb
+    from topology.ingest.files import read_openb
 
     return read_openb(OPENB_DIR.parent, "default", bound=True)
 

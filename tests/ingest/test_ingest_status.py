@@ -8,7 +8,7 @@ import uuid
 import pytest
 from django.urls import reverse
 
-from topology.sourceread import SourceUnreachable
+from topology.ingest.sourceread import SourceUnreachable
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 HYPERNODE = "HyperNode.topology.volcano.sh"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from topology.kubekinds import DEFAULT_KINDS
-from topology.sourceread import SourceError, SourceUnreachable
+from topology.ingest.kubekinds import DEFAULT_KINDS
+from topology.ingest.sourceread import SourceError, SourceUnreachable
 
 HYPERNODE = "HyperNode.topology.volcano.sh"
 PODGROUP = "PodGroup.scheduling.x-k8s.io"

@@ -10,10 +10,10 @@ from datetime import UTC, datetime
 import pytest
 
 from tests.ingest.kubeserver import RESOURCE_PATHS
-from topology.kubekinds import DEFAULT_KINDS, WatchedKind
-from topology.kubeslim import slimmed
-from topology.kubesource import POOL_HEADROOM, KubeSource, api_client_from
-from topology.sourceread import SourceUnreachable
+from topology.ingest.kubekinds import DEFAULT_KINDS, WatchedKind
+from topology.ingest.kubeslim import slimmed
+from topology.ingest.kubesource import POOL_HEADROOM, KubeSource, api_client_from
+from topology.ingest.sourceread import SourceUnreachable
 
 NODE = next(k for k in DEFAULT_KINDS if k.kind == "Node")
 POD = next(k for k in DEFAULT_KINDS if k.kind == "Pod")

@@ -1,4 +1,4 @@
-"""Watches kept open between reads (``topology.kubewatch``): a change wakes a waiting
+"""Watches kept open between reads (``topology.ingest.kubewatch``): a change wakes a waiting
 reader at once, a quiet cluster wakes nobody, and a watch the server ends resumes from
 its resourceVersion without listing again."""
 
@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from topology.kubewatch import Watchers
+from topology.ingest.kubewatch import Watchers
 
 NOW = datetime(2026, 12, 5, tzinfo=UTC)
 

@@ -29,7 +29,7 @@ def test_the_model_offers_exactly_the_engines_profiles():
 def test_a_stored_evaluation_runs_the_clusters_profile(settings, chosen, profile, extra):
     from recommender.services import store_evaluation
     from topology import services
-    from topology.files import read_objects
+    from topology.ingest.files import read_objects
     from topology.models import Cluster
 
     settings.SCHEDULER_PROFILE = "kube-default"
@@ -51,7 +51,7 @@ def test_a_stored_evaluation_runs_the_clusters_profile(settings, chosen, profile
 def test_a_setting_naming_no_profile_is_refused_with_the_valid_names(settings):
     from recommender.services import store_evaluation
     from topology import services
-    from topology.files import read_objects
+    from topology.ingest.files import read_objects
     from topology.models import Cluster
 
     settings.SCHEDULER_PROFILE = "bestfit"  # a placement policy, not a scheduler profile

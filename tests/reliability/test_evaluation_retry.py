@@ -32,7 +32,7 @@ INGEST = f"""
 import django
 from datetime import UTC, datetime
 django.setup()
-from topology.files import read_objects
+from topology.ingest.files import read_objects
 from topology.models import Cluster
 from topology import services
 cluster = Cluster.objects.create(name="retry", source_kind="files")

@@ -30,7 +30,7 @@ CHILD = """
 import sys, django
 from datetime import UTC, datetime
 django.setup()
-from topology.files import read_objects
+from topology.ingest.files import read_objects
 from topology.models import Cluster, Snapshot
 from topology import services
 from recommender.services import store_evaluation

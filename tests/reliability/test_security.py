@@ -99,8 +99,8 @@ def deployed_roles(kind: str) -> list[dict[str, Any]]:
 
 def resources_the_kube_source_reads() -> set[tuple[str, str]]:
     """(apiGroup, resource) of every kind the kube source lists in all namespaces
-    (topology.kubekinds; the local list/watch server of tests/ingest checks each path)."""
-    from topology.kubekinds import DEFAULT_KINDS
+    (topology.ingest.kubekinds; the local list/watch server of tests/ingest checks each path)."""
+    from topology.ingest.kubekinds import DEFAULT_KINDS
 
     return {(kind.group, kind.plural) for kind in DEFAULT_KINDS if not kind.namespace}
 
@@ -126,7 +126,7 @@ def test_it_grants_exactly_the_resources_the_kube_source_reads() -> None:
 
 
 def test_it_reads_only_the_autoscaler_status_configmap() -> None:
-    from topology.kubekinds import DEFAULT_KINDS
+    from topology.ingest.kubekinds import DEFAULT_KINDS
 
     (config_map,) = [k for k in DEFAULT_KINDS if k.namespace]
     (role,) = deployed_roles("Role")

@@ -12,11 +12,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from reservations.models import UtilisationReport
-from reservations.utilisation import FB_USED, GPU_UTIL, DcgmSeries
-from reservations.utilisation_services import store_report
-from topology.hardware import Cluster as Model, Gpu, GpuRequest, Node, Pod
+from reservations.utilisation.dcgm import FB_USED, GPU_UTIL, DcgmSeries
+from reservations.utilisation.services import store_report
+from topology.model.hardware import Cluster as Model, Gpu, GpuRequest, Node, Pod
+from topology.model.serialize import cluster_to_json
 from topology.models import Cluster, Snapshot
-from topology.serialize import cluster_to_json
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 END = T0 + timedelta(hours=2)

@@ -17,13 +17,13 @@ import pytest
 
 from reservations import tasks
 from reservations.models import PrometheusSource, UtilisationReport
-from reservations.utilisation import ENGINE_ACTIVE
-from reservations.utilisation_services import measure_cluster
+from reservations.utilisation.dcgm import ENGINE_ACTIVE
+from reservations.utilisation.services import measure_cluster
 from tests.servers import free_port
 from tests.utilisation.prometheus_server import RunningPrometheus, prometheus_scraping_dcgm
-from topology.hardware import Cluster as Model, Gpu, GpuRequest, Node, Pod
+from topology.model.hardware import Cluster as Model, Gpu, GpuRequest, Node, Pod
+from topology.model.serialize import cluster_to_json
 from topology.models import Cluster, Snapshot
-from topology.serialize import cluster_to_json
 
 WINDOW, IDLE_FOR = 4, 3
 H100, A100 = "NVIDIA-H100-80GB-HBM3", "NVIDIA-A100-SXM4-80GB"

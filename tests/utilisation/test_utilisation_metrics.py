@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from reservations.utilisation_services import store_failure
+from reservations.utilisation.services import store_failure
 from tests.utilisation.stored import END, T0, stored_report
 
 pytestmark = pytest.mark.django_db

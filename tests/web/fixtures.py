@@ -21,7 +21,7 @@ CONFIGURATION_KINDS = {"NodeGroup", "Reservation", "Topology"}
 
 
 def scenario_objects(name: str) -> list[tuple[str, dict[str, Any]]]:
-    from topology.files import read_objects
+    from topology.ingest.files import read_objects
 
     return read_objects(SCENARIOS_DIR / f"{name}.yaml")
 

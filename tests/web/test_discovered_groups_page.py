@@ -10,7 +10,7 @@ import pytest
 from django.test import override_settings
 
 from tests.web.fixtures import ingest_and_evaluate
-from topology.files import read_objects
+from topology.ingest.files import read_objects
 
 DISCOVERED = (
     Path(__file__).resolve().parents[1] / "engine" / "fixtures" / "discovered-gke-cluster.yaml"

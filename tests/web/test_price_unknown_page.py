@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.web.fixtures import ingest_and_evaluate
-from topology.files import read_objects
+from topology.ingest.files import read_objects
 
 pytestmark = pytest.mark.django_db
 

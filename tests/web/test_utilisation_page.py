@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from reservations.utilisation_services import store_demo_report, store_failure
+from reservations.utilisation.services import store_demo_report, store_failure
 from tests.utilisation.stored import END, T0, stored_report
 
 pytestmark = pytest.mark.django_db

@@ -1,7 +1,7 @@
 """Reading exported Kubernetes objects and the openb trace from disk (not pure).
 
 ``read_objects`` turns a file, a directory of files (sorted) or ``-`` (stdin)
-into ``(source, object)`` pairs for ``topology.kube.parse_objects``. It accepts
+into ``(source, object)`` pairs for ``topology.kube.parse.parse_objects``. It accepts
 JSON, YAML with several documents, and ``kind: List`` wrappers. Hostile input
 is refused with a ModelError naming the limit: too many bytes, too many
 objects, nesting deeper than ``MAX_DEPTH``, or YAML aliases that expand past
@@ -19,10 +19,10 @@ from typing import Any
 
 import yaml
 
-from topology.castatus import config_objects
-from topology.cloud_reservations import export_objects
-from topology.hardware import Cluster, ModelError
-from topology.trace import trace_nodes, trace_pods
+from topology.ingest.trace import trace_nodes, trace_pods
+from topology.kube.autoscaler.status import config_objects
+from topology.kube.providers.cloud_reservations import export_objects
+from topology.model.hardware import Cluster, ModelError
 
 MAX_DEPTH = 64
 DEFAULT_MAX_BYTES = 256 * 2**20
@@ -187,7 +187,8 @@ def _check_shape(source: str, documents: list[Any], *, element_budget: int) -> N
 
 
 def _type(value: Any) -> str:
-    return {dict: "object", list: "list", str: "string"}.get(type(value), type(value).__name__)
+    names: dict[type, str] = {dict: "object", list: "list", str: "string"}
+    return names.get(type(value), type(value).__name__)
 
 
 # --- the openb trace ------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """The kinds the Kubernetes source lists and watches, and how to reach each list call.
 
-Every kind ``topology.kube``'s dispatch reads from a cluster (the file path reads the
+Every kind ``topology.kube.parse``'s dispatch reads from a cluster (the file path reads the
 same kinds from exports); ``tests/engine/test_kubekinds.py`` holds the two lists equal.
 Custom resources are tried at each served version in turn (newest first); a kind the
 cluster serves at none of them (404) is reported unavailable by the source, never an
@@ -22,7 +22,7 @@ from typing import Any
 
 from kubernetes import client
 
-CA_STATUS_NAMESPACE = "kube-system"  # topology.castatus reads only this ConfigMap
+CA_STATUS_NAMESPACE = "kube-system"  # topology.kube.autoscaler.status reads only this ConfigMap
 CA_STATUS_NAME = "cluster-autoscaler-status"
 
 ListCall = Callable[[client.ApiClient, str], Callable[..., Any]]

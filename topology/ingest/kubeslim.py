@@ -11,8 +11,8 @@ object arrives (list page or watch event), as controller-runtime's cache does wi
   ``kubectl.kubernetes.io/last-applied-configuration`` annotation;
 - every container list anywhere in the object (a Pod's spec, a controller's pod
   template, a Kueue Workload's pod sets): each container's ``DROPPED_CONTAINER_FIELDS``
-  (its name, resources, ports and restartPolicy stay: what ``topology.podrequests`` and
-  ``topology.podspec`` read);
+  (its name, resources, ports and restartPolicy stay: what ``topology.kube.core.podrequests`` and
+  ``topology.kube.core.podspec`` read);
 - every volume list: the bodies of the volume sources that hold no claim and no disk
   (``DROPPED_VOLUME_SOURCES``: the service-account token, ConfigMaps, Secrets, the
   downward API, emptyDir); each volume keeps its name, so field paths stay the same;

@@ -1,5 +1,5 @@
 """The Kubernetes API as a snapshot source: list, then watch, every kind of
-``topology.kubekinds``.
+``topology.ingest.kubekinds``.
 
 ::
 
@@ -19,11 +19,11 @@ read's bounded retries) keeps the kind's last state. A read whose kinds all fail
 where a kind never read yet fails, raises ``SourceUnreachable``: nothing half-read is
 stored, the stores and resourceVersions stay, and the next read resumes from them.
 
-Between reads the watches can be kept open (``topology.kubewatch``: ``keep_watching``):
+Between reads the watches can be kept open (``topology.ingest.kubewatch``: ``keep_watching``):
 a read then syncs only the kinds no watch covers, and ``wait_for_change`` returns as soon
 as an event changed the store.
 
-Each object is kept less what no parse reads (``topology.kubeslim``: managedFields,
+Each object is kept less what no parse reads (``topology.ingest.kubeslim``: managedFields,
 containers' environment and probes, container statuses). Read-only: only list and
 watch requests. Not pure (network, threads), but free of
 Django so the benchmark and tests can drive it directly.
@@ -41,15 +41,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, overload
+from typing import Any, Protocol, overload
 
 import urllib3
 from kubernetes import client, config, watch
 from kubernetes.client.exceptions import ApiException
 
-from topology.kubekinds import DEFAULT_KINDS, WatchedKind
-from topology.kubeslim import slimmed
-from topology.sourceread import (
+from topology.ingest.kubekinds import DEFAULT_KINDS, WatchedKind
+from topology.ingest.kubeslim import slimmed
+from topology.ingest.sourceread import (
     KubeObject,
     SourcedObject,
     SourceError,
@@ -57,8 +57,15 @@ from topology.sourceread import (
     SourceUnreachable,
 )
 
-if TYPE_CHECKING:
-    from topology.kubewatch import Watchers
+
+class Watchers(Protocol):
+    """The watches kept open between reads (``topology.ingest.kubewatch.Watchers``,
+    which imports this module)."""
+
+    def ensure(self) -> None: ...
+
+    def stop(self) -> None: ...
+
 
 # Generations of every source in the process: a store that changed takes the next one,
 # so two reads hold the same generation only if nothing changed in between.
@@ -83,7 +90,7 @@ class Backoff:
     random: random.Random = field(default_factory=random.Random)
 
     def bound(self, attempt: int) -> float:
-        return min(self.cap_seconds, self.base_seconds * 2 ** max(attempt - 1, 0))
+        return float(min(self.cap_seconds, self.base_seconds * 2 ** max(attempt - 1, 0)))
 
     def delay(self, attempt: int) -> float:
         return self.random.uniform(0.0, self.bound(attempt))
@@ -134,7 +141,7 @@ def _trim_bearer_token(configuration: client.Configuration) -> None:
                 target.api_key[key] = value.strip()
 
     trimmed(configuration)
-    configuration.refresh_api_key_hook = trimmed
+    configuration.refresh_api_key_hook = trimmed  # type: ignore[assignment]  # typed None upstream
 
 
 class KindState(StrEnum):
@@ -210,7 +217,7 @@ class KubeSource:
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)  # notified when generation moves
         self.read_generation = 0  # the generation of the objects the last read returned
-        self.watched: set[str] = set()  # kinds a kept-open watch covers (topology.kubewatch)
+        self.watched: set[str] = set()  # kinds a kept-open watch covers (topology.ingest.kubewatch)
         self.watchers: Watchers | None = None
 
     # reads
@@ -277,7 +284,7 @@ class KubeSource:
 
     def store(self, key: str) -> dict[str, KubeObject]:
         """One kind's objects by uid, decoded (what the API server holds, less
-        ``topology.kubeslim``'s fields)."""
+        ``topology.ingest.kubeslim``'s fields)."""
         with self._lock:
             stored = dict(self.stores.get(key) or {})
         return {uid: json.loads(packed[2]) for uid, packed in stored.items()}
@@ -358,7 +365,8 @@ class KubeSource:
         response.read()
         if not 200 <= response.status < 300:
             raise ValueError(f"{path}: HTTP {response.status}")
-        return json.loads(response.data)
+        body: bytes = response.data or b""
+        return json.loads(body)
 
     def _group_versions(self) -> dict[str, set[str]]:
         """Group → the versions served (``APIGroupList``)."""

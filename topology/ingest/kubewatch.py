@@ -14,7 +14,7 @@ As client-go's Reflector keeps one watch per informer open, each ending after a 
 ``minWatchTimeout``·(1 + rand) with minWatchTimeout 5 minutes
 (``k8s.io/client-go/tools/cache/reflector.go``, ``Reflector.watch``), and resumes from
 the last resourceVersion. A quiet cluster costs the open connections and a BOOKMARK now
-and then, no CPU to speak of. Free of Django, like ``topology.kubesource``.
+and then, no CPU to speak of. Free of Django, like ``topology.ingest.kubesource``.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from __future__ import annotations
 import random
 import threading
 
-from topology.kubekinds import WatchedKind
-from topology.kubesource import KindState, KubeSource
+from topology.ingest.kubekinds import WatchedKind
+from topology.ingest.kubesource import KindState, KubeSource
 
 MIN_WATCH_SECONDS = 300.0  # client-go's minWatchTimeout
 

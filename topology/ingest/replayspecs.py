@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from topology.hardware import WHOLE_GPU_MILLI, Gang, GpuRequest, Pod, Resources
-from topology.trace import BLOCK_LABEL
+from topology.ingest.trace import BLOCK_LABEL
+from topology.model.hardware import WHOLE_GPU_MILLI, Gang, GpuRequest, Pod, Resources
 
 RESERVED_FOR_LABEL = "capacityweb.io/reserved-for"
 

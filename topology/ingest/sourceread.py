@@ -1,8 +1,8 @@
 """What every snapshot source answers: a ``SourceRead`` of Kubernetes objects for
 ``kube.parse_objects``, or an already built model, or nothing (unchanged).
 
-Sources (``topology.kubesource``, ``topology.sources.FilesSource``,
-``topology.replay``) never write to a cluster.
+Sources (``topology.ingest.kubesource``, ``topology.ingest.sources.FilesSource``,
+``recommender.replay``) never write to a cluster.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from topology.hardware import Cluster
+from topology.model.hardware import Cluster
 
 KubeObject = dict[str, Any]
 SourcedObject = tuple[str, KubeObject]
@@ -26,7 +26,7 @@ class SourceRead:
     model: Cluster | None = None
     # kinds the cluster does not serve (a CRD not installed): read as none, said, no error
     unavailable: tuple[str, ...] = ()
-    # kind key → {"state", "version", "reason"} (topology.kubesource.KindStatus), kube only
+    # kind key → {"state", "version", "reason"} (topology.ingest.kubesource.KindStatus), kube only
     kinds: dict[str, dict[str, str]] = field(default_factory=dict)
     # a source that counts its changes (kube): a number that changes whenever what it
     # holds changed, never repeated within a process; None: not counted

@@ -1,14 +1,15 @@
-"""Where snapshots come from: the Kubernetes API (``topology.kubesource``), exported
-files (``FilesSource``, here), the openb trace replay (``topology.replay``).
+"""Where snapshots come from: the Kubernetes API (``topology.ingest.kubesource``), exported
+files (``FilesSource``, here), the openb trace replay (``recommender.replay``).
 
 ::
 
-    KubeSource    list + watch every kind of topology.kubekinds (read-only)
+    KubeSource    list + watch every kind of topology.ingest.kubekinds (read-only)
     FilesSource   read_objects(path) again when a file's mtime/size changed
-    ReplaySource  the openb trace: at simulated time t (mode "time"), or as a
-                  workload mix filling the cluster (mode "fill", a window per tick)
+    registered    kinds an app above registers (``register_source_kind``): the
+                  openb trace replay binds pods through the engine, so it lives in
+                  ``recommender.replay`` and registers "replay" when the app loads
 
-Every source answers ``read(now)`` with a ``SourceRead`` (``topology.sourceread``).
+Every source answers ``read(now)`` with a ``SourceRead`` (``topology.ingest.sourceread``).
 ``source_from_settings`` builds the one a Cluster row describes.
 
 Not pure (network, files), but free of Django so the benchmark and tests can
@@ -17,16 +18,14 @@ drive it directly.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from topology.files import read_objects
-from topology.kubesource import Backoff, KubeSource, api_client_from
-from topology.replay import ReplaySource
-from topology.replayspecs import GangSpec, TeamSpec
-from topology.sourceread import Source, SourceRead
+from topology.ingest.files import read_objects
+from topology.ingest.kubesource import Backoff, KubeSource, api_client_from
+from topology.ingest.sourceread import Source, SourceRead
 
 # --- exported files ----------------------------------------------------------------------------
 
@@ -51,6 +50,18 @@ class FilesSource:
         objects = read_objects(self.path, max_bytes=self.max_bytes, max_objects=self.max_objects)
         self._signature = signature
         return SourceRead(objects=objects)
+
+
+# --- kinds registered by the apps above ---------------------------------------------------------
+
+# factory(settings, *, cluster_name, data_dir) -> Source
+SourceFactory = Callable[..., Source]
+_REGISTERED_KINDS: dict[str, SourceFactory] = {}
+
+
+def register_source_kind(kind: str, factory: SourceFactory) -> None:
+    """Name a source kind an app above topology builds (its ``AppConfig.ready``)."""
+    _REGISTERED_KINDS[kind] = factory
 
 
 # --- from a cluster's stored settings -------------------------------------------------------------
@@ -81,27 +92,7 @@ def source_from_settings(
             request_timeout_seconds=float(settings.get("request_timeout_seconds", 30)),
             backoff=backoff,
         )
-    if kind == "replay":
-        return ReplaySource(
-            data_dir=Path(settings.get("data_dir") or data_dir),
-            cluster_name=cluster_name,
-            origin=datetime.fromisoformat(settings["origin"]),
-            pod_list=settings.get("pod_list", "default"),
-            speed=float(settings.get("speed", 600.0)),
-            start_seconds=float(settings.get("start_seconds", 0.0)),
-            zones=int(settings.get("zones", 2)),
-            blocks_per_zone=int(settings.get("blocks_per_zone", 3)),
-            racks_per_block=int(settings.get("racks_per_block", 4)),
-            seed=int(settings.get("seed", 0)),
-            reserved_nodes=tuple(settings.get("reserved_nodes") or ()),
-            gangs=tuple(GangSpec.from_json(g) for g in settings.get("gangs") or ()),
-            mode=str(settings.get("mode", "time")),
-            fill_target=float(settings.get("fill_target", 0.9)),
-            max_pending=int(settings.get("max_pending", 25)),
-            tick_seconds=float(settings.get("tick_seconds", 60.0)),
-            pods_per_tick=int(settings.get("pods_per_tick", 20)),
-            ticks_per_cycle=int(settings.get("ticks_per_cycle", 60)),
-            teams=tuple(TeamSpec.from_json(t) for t in settings.get("teams") or ()),
-            objects=tuple(settings.get("objects") or ()),
-        )
+    factory = _REGISTERED_KINDS.get(kind)
+    if factory is not None:
+        return factory(settings, cluster_name=cluster_name, data_dir=data_dir)
     raise ValueError(f"unknown source kind {kind!r}")

@@ -1,7 +1,7 @@
 """The Alibaba openb GPU trace (cluster-trace-gpu-v2023) → the hardware model.
 
 Pure: rows are dicts as ``csv.DictReader`` yields them; reading the files is
-``topology.files.read_openb``. Node rows carry ``sn, cpu_milli, memory_mib,
+``topology.ingest.files.read_openb``. Node rows carry ``sn, cpu_milli, memory_mib,
 gpu, model``; pod rows ``name, cpu_milli, memory_mib, num_gpu, gpu_milli``
 and, except in the multigpu variants, ``gpu_spec, qos, pod_phase,
 creation_time, …``.
@@ -18,7 +18,7 @@ import random
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
-from topology.hardware import (
+from topology.model.hardware import (
     GPU_RESOURCE,
     HOSTNAME_LABEL,
     WHOLE_GPU_MILLI,

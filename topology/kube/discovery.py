@@ -18,9 +18,9 @@ where it was found (``NodeGroup.source``) so every page can say it.
     price table ─► pricePerNodeHour by instance type / region, unless a NodeGroup sets it
 
 Upstream behaviour followed, in the modules that read each source:
-``topology.castatus`` (cluster-autoscaler's status ConfigMap, both formats),
-``topology.daemons`` (a template as cluster-autoscaler builds it from a member, less
-its DaemonSets' pods), ``topology.karpenter`` (NodePools and the instance catalogue).
+``topology.kube.autoscaler.status`` (cluster-autoscaler's status ConfigMap, both formats),
+``topology.kube.core.daemons`` (a template as cluster-autoscaler builds it from a member, less
+its DaemonSets' pods), ``topology.kube.karpenter`` (NodePools and the instance catalogue).
 Here: pools from node labels, CA groups joined to them by name, and hand-written
 capacityweb.io NodeGroups overriding what they set.
 
@@ -39,9 +39,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from topology.castatus import CaGroupStatus
-from topology.daemons import template_from_member
-from topology.hardware import (
+from topology.kube.autoscaler.status import CaGroupStatus
+from topology.kube.core.daemons import template_from_member
+from topology.kube.fields import ObjectContext
+from topology.kube.karpenter import (
+    InstanceType,
+    KarpenterPool,
+    NodeClaimRecord,
+    bundled_catalogue,
+    karpenter_groups,
+)
+from topology.kube.providers.prices import INSTANCE_TYPE_LABEL, PriceTable, no_price_note
+from topology.model.hardware import (
     AutoscalerRef,
     DaemonPod,
     ModelError,
@@ -49,15 +58,6 @@ from topology.hardware import (
     NodeGroup,
     Pod,
 )
-from topology.karpenter import (
-    InstanceType,
-    KarpenterPool,
-    NodeClaimRecord,
-    bundled_catalogue,
-    karpenter_groups,
-)
-from topology.kubefields import ObjectContext
-from topology.prices import INSTANCE_TYPE_LABEL, PriceTable, no_price_note
 
 CA_SOURCE = "cluster-autoscaler status ConfigMap"
 PROJECT_SOURCE = "capacityweb.io NodeGroup"
@@ -83,7 +83,7 @@ class Discovered:
         default_factory=list
     )  # cloud_reservations.CloudReservation
     notices: list[ModelError] = field(default_factory=list)  # found while parsing one object
-    # Kueue AdmissionChecks: name → spec.controllerName (topology.quotas)
+    # Kueue AdmissionChecks: name → spec.controllerName (topology.kube.kueue.quotas)
     admission_checks: dict[str, str] = field(default_factory=dict)
 
 

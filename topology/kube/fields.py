@@ -1,6 +1,6 @@
 """Typed, error-naming access to fields of a Kubernetes object dict.
 
-Pure. Every parser in ``topology.kube`` reads through an ``ObjectContext``
+Pure. Every parser in ``topology.kube.parse`` reads through an ``ObjectContext``
 so a wrong type or a missing field becomes a ModelError naming source,
 ``Kind/ns/name`` and the dotted field path — never a KeyError or a silent
 default.
@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 from fractions import Fraction
 from typing import Any, NoReturn
 
-from topology.hardware import ModelError
-from topology.quantity import parse_quantity
+from topology.model.hardware import LabelRequirement, ModelError
+from topology.model.quantity import parse_quantity
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,3 +134,36 @@ def type_name(value: Any) -> str:
 
 def object_label(kind: str, namespace: str, name: str) -> str:
     return f"{kind}/{namespace}/{name}" if namespace else f"{kind}/{name}"
+
+
+def namespace_name(ctx: ObjectContext) -> tuple[str, str]:
+    """A namespaced object's namespace and name, from its ``Kind/ns/name`` label."""
+    _, namespace, name = ctx.object.split("/", 2)
+    return namespace, name
+
+
+# a node selector requirement's operators (label selectors take the first four)
+OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+
+
+def node_requirement(
+    ctx: ObjectContext, path: str, raw: dict[str, Any], operators: tuple[str, ...] = OPERATORS
+) -> LabelRequirement:
+    """One ``matchExpressions`` item: a node selector requirement (``operators``
+    default: all six), or a label selector requirement (In, NotIn, Exists,
+    DoesNotExist: ``topology.kube.core.podaffinity``)."""
+    key = ctx.text(raw.get("key"), f"{path}.key", required=True)
+    operator = ctx.text(raw.get("operator"), f"{path}.operator", required=True)
+    if operator not in operators:
+        ctx.fail(f"{path}.operator", f"must be one of {', '.join(operators)}, got {operator!r}")
+    values = tuple(
+        ctx.text(v, f"{path}.values[{i}]")
+        for i, v in enumerate(ctx.sequence(raw.get("values"), f"{path}.values"))
+    )
+    if operator in ("In", "NotIn") and not values:
+        ctx.fail(f"{path}.values", f"{operator} needs at least one value")
+    if operator in ("Exists", "DoesNotExist") and values:
+        ctx.fail(f"{path}.values", f"{operator} takes no values")
+    if operator in ("Gt", "Lt") and (len(values) != 1 or not values[0].lstrip("-").isdigit()):
+        ctx.fail(f"{path}.values", f"{operator} needs exactly one integer value")
+    return LabelRequirement(key, operator, values)

@@ -2,9 +2,9 @@
 ``PodGroup`` / ``Workload`` (scheduling.k8s.io) → ``Gang``, and the gangs the pods
 reference, assembled with their minimum member count and topology constraint.
 
-Pure: no Django, no I/O. ``topology.kube`` dispatches the kinds here (handlers take
+Pure: no Django, no I/O. ``topology.kube.parse`` dispatches the kinds here (handlers take
 its first-pass collection). Pods join a gang by the coscheduling or Kueue label or
-``spec.schedulingGroup`` (``topology.kubepods``).
+``spec.schedulingGroup`` (``topology.kube.core.pods``).
 """
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from topology.hardware import Gang, Pod
-from topology.kubefields import ObjectContext
-from topology.kubepods import namespace_name
+from topology.kube.fields import ObjectContext, namespace_name
+from topology.model.hardware import Gang, Pod
 
 COSCHEDULING_GROUP = "scheduling.x-k8s.io"
 GANG_GROUP = "scheduling.k8s.io"  # KEP-4671 Workload / PodGroup

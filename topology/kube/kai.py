@@ -1,6 +1,6 @@
 """KAI Scheduler's GPU sharing annotations on a pod: fractions of a GPU.
 
-Pure: no Django, no I/O. Read by ``topology.kubepods`` for every Pod.
+Pure: no Django, no I/O. Read by ``topology.kube.core.pods`` for every Pod.
 
 KAI (``docs/gpu-sharing/README.md``; the upstream example
 ``docs/gpu-sharing/gpu-sharing.yaml``) lets a pod ask for part of a GPU without
@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from topology.hardware import WHOLE_GPU_MILLI, GpuRequest, UnsupportedField
-from topology.kubefields import ObjectContext
+from topology.kube.fields import ObjectContext
+from topology.model.hardware import WHOLE_GPU_MILLI, GpuRequest, UnsupportedField
 
 FRACTION = "gpu-fraction"
 DEVICES = "gpu-fraction-num-devices"

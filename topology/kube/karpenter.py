@@ -11,7 +11,7 @@ that the catalogue lacks, static NodePools. In-flight NodeClaims (asked for, not
 registered yet) are upcoming nodes of their NodePool's group of that type: its target
 size, counted against the pool's limits, never bought twice.
 
-Pure: no Django; reads only its bundled catalogue. ``topology.kube`` dispatches
+Pure: no Django; reads only its bundled catalogue. ``topology.kube.parse`` dispatches
 karpenter.sh NodePools here.
 """
 
@@ -26,9 +26,15 @@ from typing import Any
 
 import yaml
 
-from topology.autoscalerevents import node_claim_events
-from topology.daemons import less_daemons
-from topology.hardware import (
+from topology.kube.autoscaler.events import node_claim_events
+from topology.kube.core.daemons import less_daemons
+from topology.kube.core.nodes import (
+    node_taints,
+    node_with_plugin_gpus,
+)
+from topology.kube.fields import ObjectContext, node_requirement
+from topology.kube.providers.prices import INSTANCE_TYPE_LABEL, PriceTable, no_price_note
+from topology.model.hardware import (
     AutoscalerRef,
     DaemonPod,
     LabelRequirement,
@@ -39,16 +45,9 @@ from topology.hardware import (
     Resources,
     Taint,
 )
-from topology.kubefields import ObjectContext
-from topology.kubenodes import (
-    node_requirement,
-    node_taints,
-    node_with_plugin_gpus,
-)
-from topology.prices import INSTANCE_TYPE_LABEL, PriceTable, no_price_note
-from topology.quantity import cpu_milli, memory_bytes, parse_quantity, whole_count
+from topology.model.quantity import cpu_milli, memory_bytes, parse_quantity, whole_count
 
-CATALOGUE_FILE = Path(__file__).resolve().parent / "data" / "instance_types.yaml"
+CATALOGUE_FILE = Path(__file__).resolve().parents[1] / "data" / "instance_types.yaml"
 KARPENTER_LABEL = "karpenter.sh/nodepool"
 CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
 # a NodePool without limits can grow without bound; the model needs a number

@@ -33,29 +33,31 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from topology import (
-    admission,
-    autoscalerevents,
-    castatus,
-    cloud_reservations,
-    daemons,
+from topology.kube import (
     discovery,
-    disruption,
-    dra,
-    dra_extended,
+    gangs as kubegangs,
     karpenter,
-    kubedevices,
-    kubegangs,
-    kubeproject,
-    kueueflavors,
-    podaffinity,
-    provreq,
-    quotas,
-    topology_k8s,
-    volumes,
-    workloads_k8s,
+    project as kubeproject,
+    workloads as workloads_k8s,
 )
-from topology.hardware import (
+from topology.kube.autoscaler import events as autoscalerevents, provreq, status as castatus
+from topology.kube.core import (
+    admission,
+    daemons,
+    disruption,
+    levels as topology_k8s,
+    podaffinity,
+    volumes,
+)
+from topology.kube.core.nodes import node_selector_terms, nodes_with_devices, parse_node
+from topology.kube.core.pods import PodRecord, parse_pod, pod_with_volumes
+from topology.kube.dra import claims as kubedevices, extended as dra_extended, slices as dra
+from topology.kube.fields import ObjectContext, object_label, type_name
+from topology.kube.kueue import flavors as kueueflavors, quotas
+from topology.kube.parsecache import ParseCache
+from topology.kube.providers import cloud_reservations
+from topology.kube.providers.prices import PriceTable, bundled_table
+from topology.model.hardware import (
     AutoscalerEvent,
     Cluster,
     DaemonPod,
@@ -74,12 +76,7 @@ from topology.hardware import (
     Topology,
     UnsupportedField,
 )
-from topology.kubefields import ObjectContext, object_label, type_name
-from topology.kubenodes import node_selector_terms, nodes_with_devices, parse_node
-from topology.kubepods import PodRecord, parse_pod, pod_with_volumes
-from topology.parsecache import ParseCache
-from topology.prices import PriceTable, bundled_table
-from topology.quantity import cpu_milli, memory_bytes, parse_quantity, whole_count
+from topology.model.quantity import cpu_milli, memory_bytes, parse_quantity, whole_count
 
 __all__ = [
     "ModelError",
@@ -129,7 +126,7 @@ class _Collected:
     discovered: discovery.Discovered = field(default_factory=discovery.Discovered)
     seen: set[str] = field(default_factory=set)
     generated: Counter[tuple[str, str]] = field(default_factory=Counter)
-    budgets: list[DisruptionBudget] = field(default_factory=list)  # topology.disruption
+    budgets: list[DisruptionBudget] = field(default_factory=list)  # topology.kube.core.disruption
     priority_classes: dict[str, admission.PriorityClass] = field(default_factory=dict)
     flavors: dict[str, kueueflavors.Flavor] = field(default_factory=dict)
     provisioning_requests: list[ProvisioningRequest] = field(default_factory=list)
@@ -156,8 +153,8 @@ def parse_objects(
     ``daemon_pods``: that model's DaemonSets, which NodeGroup templates here carry too;
     ``extended_resource_toleration``: whether the API server runs the
     ExtendedResourceToleration admission (None: where the nodes are GKE's,
-    ``topology.admission``); ``cache``: the Nodes and Pods an earlier parse of the same
-    cluster read, by uid and resourceVersion (``topology.parsecache``): the same model,
+    ``topology.kube.core.admission``); ``cache``: the Nodes and Pods an earlier parse of the same
+    cluster read, by uid and resourceVersion (``topology.kube.parsecache``): the same model,
     with only the changed objects read again."""
     collected = _Collected(cache=cache)
     collected.discovered.daemon_pods.extend(daemon_pods)
@@ -189,7 +186,7 @@ def _admit(collected: _Collected, extended_toleration: bool | None) -> None:
 
 def _assign_flavors(collected: _Collected) -> None:
     """Pending pods of a Kueue ClusterQueue with their ResourceFlavor's labels and
-    tolerations (``topology.kueueflavors``)."""
+    tolerations (``topology.kube.kueue.flavors``)."""
     if not collected.queue_flavors:
         return
     gangs = {g.key: g for g in collected.pod_groups.values()}
@@ -394,7 +391,7 @@ _HANDLERS = {
 
 def dispatched_kinds() -> tuple[tuple[str, str], ...]:
     """(kind, API group, or "*" for any) of every kind ``parse_objects`` reads: what the
-    live source lists (``topology.kubekinds``) besides the file-only exports."""
+    live source lists (``topology.ingest.kubekinds``) besides the file-only exports."""
     return tuple(_HANDLERS)
 
 
@@ -466,7 +463,7 @@ def _assemble(
 def _with_claims(collected: _Collected, record: PodRecord, nodes: tuple[Node, ...]) -> Pod:
     """The pod's DRA claims: its own (``kubedevices``) and the one made for the extended
     resources a DeviceClass serves (``dra_extended``, KEP-5004)."""
-    pod = kubedevices.pod_with_claims(collected, record)
+    pod = pod_with_claims(collected, record)
     mapping = dra_extended.mapped_names(dc for dc, _ in collected.device_classes.values())
     if not mapping:
         return pod
@@ -514,3 +511,47 @@ def assign_node_groups(
 
 def _selects(selector: dict[str, str] | Any, node: Node) -> bool:
     return all(node.labels.get(k) == v for k, v in selector.items())
+
+
+def pod_with_claims(collected: Any, record: PodRecord) -> Pod:
+    """The pod's DRA claims (a template's copy named ``<pod>-<entry>``, or the claim
+    made from it when ``status.resourceClaimStatuses`` names one the snapshot has); a
+    missing claim, template or class, or a request beyond the model, is an unsupported
+    reason."""
+    pod = record.pod
+    claims, reasons = [], list(pod.unsupported)
+    for entry, kind, name in record.claim_refs:
+        generated = record.claim_statuses.get(entry, "")
+        if kind == "template" and (pod.namespace, generated) in collected.claims:
+            kind, name = "claim", generated  # the claim made from the template, as it is
+        table = collected.claims if kind == "claim" else collected.templates
+        found = table.get((pod.namespace, name))
+        if found is None:
+            label = "ResourceClaim" if kind == "claim" else "ResourceClaimTemplate"
+            reasons.append(f"{label} {pod.namespace}/{name} not found")
+            continue
+        claim, claim_reasons = found
+        claims.append(claim if kind == "claim" else replace(claim, name=f"{pod.name}-{entry}"))
+        reasons += claim_reasons
+        reasons += _class_reasons(collected, claim)
+    label = object_label("Pod", pod.namespace, pod.name)
+    record.unmodelled += [
+        UnsupportedField(label, "spec.resourceClaims", reason)
+        for reason in reasons[len(pod.unsupported) :]
+    ]
+    if not claims and not reasons[len(pod.unsupported) :]:
+        return pod
+    return replace(pod, claims=tuple(claims), unsupported=tuple(dict.fromkeys(reasons)))
+
+
+def _class_reasons(collected: Any, claim: DeviceClaim) -> list[str]:
+    reasons = []
+    for request in claim.requests:
+        if not request.device_class:
+            continue
+        found = collected.device_classes.get(request.device_class)
+        if found is None:
+            reasons.append(f"DeviceClass {request.device_class} not found")
+        else:
+            reasons += found[1]
+    return reasons

@@ -14,7 +14,7 @@ to an object, its status included, gives it a new ``metadata.resourceVersion``
 (``k8s.io/apimachinery`` ``ObjectMeta.ResourceVersion``: "changes on every update"), and
 an object is the same at the same uid and resourceVersion, which is what an informer's
 store relies on too. Objects without both (exported files, manifests, the pods
-``topology.workloads_k8s`` makes from templates) are parsed every time. Only the first
+``topology.kube.workloads`` makes from templates) are parsed every time. Only the first
 pass is kept: the assembly (GPUs from slices, node groups, claims, gangs, admission)
 depends on other objects and runs on every parse. An object that fails to parse is not
 kept, so its error is reported by every parse, as without a cache.
@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from topology.kubefields import ObjectContext
+from topology.kube.fields import ObjectContext
 
 Parsed = TypeVar("Parsed")
 CacheKey = tuple[str, str, str, str]

@@ -1,9 +1,9 @@
 """The project's own kinds (capacityweb.io): ``Topology``, ``NodeGroup`` and
 ``Reservation`` → the model, checked against each other at assembly.
 
-Pure: no Django, no I/O. ``topology.kube`` dispatches the kinds here (handlers take
+Pure: no Django, no I/O. ``topology.kube.parse`` dispatches the kinds here (handlers take
 its first-pass collection). A hand-written NodeGroup overrides a discovered group of
-the same name field by field (``topology.discovery.merge_project_groups``); a
+the same name field by field (``topology.kube.discovery.merge_project_groups``); a
 Reservation naming an unknown group is an error.
 """
 
@@ -12,9 +12,14 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from topology import discovery, dra, topology_k8s
-from topology.daemons import less_daemons
-from topology.hardware import (
+from topology.kube import discovery
+from topology.kube.core import levels as topology_k8s
+from topology.kube.core.daemons import less_daemons
+from topology.kube.core.nodes import node_allocatable, node_taints, with_gpus
+from topology.kube.dra import slices as dra
+from topology.kube.fields import ObjectContext
+from topology.kube.names import dns1123_label_problem, dns1123_subdomain_problem
+from topology.model.hardware import (
     CounterSet,
     Device,
     ModelError,
@@ -24,9 +29,6 @@ from topology.hardware import (
     Reservation,
     ReservedNodeGroupCapacity,
 )
-from topology.kubefields import ObjectContext
-from topology.kubenames import dns1123_label_problem, dns1123_subdomain_problem
-from topology.kubenodes import node_allocatable, node_taints, with_gpus
 
 PROJECT_GROUP = "capacityweb.io"
 
@@ -178,7 +180,7 @@ def checked_node_groups(collected: Any, found: tuple[NodeGroup, ...]) -> tuple[N
     A declared template is what the cloud provider would template a new node from
     (cluster-autoscaler ``simulator/node_info_utils.go``
     ``SanitizedTemplateNodeInfoFromNodeGroup``): its allocatable less the snapshot's
-    DaemonSets that would run on it (``topology.daemons.less_daemons``), for every
+    DaemonSets that would run on it (``topology.kube.core.daemons.less_daemons``), for every
     consumer of the group."""
     names = {g.name for g in found}
     project = []

@@ -12,8 +12,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from topology.hardware import Gang, ModelError, Snapshot
-from topology.quotas import amount_text
+from topology.kube.kueue.quotas import amount_text
+from topology.model.hardware import Gang, ModelError, Snapshot
 
 
 def snapshot_summary(snapshot: Snapshot, refused: Sequence[ModelError] = ()) -> dict[str, Any]:

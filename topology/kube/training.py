@@ -1,7 +1,7 @@
 """Kubeflow training jobs as the pods (and gang) their operators create.
 
-Pure: no Django, no I/O. ``topology.controllers`` registers these builders;
-``topology.workloads_k8s`` expands them like every controller.
+Pure: no Django, no I/O. ``topology.kube.core.controllers`` registers these builders;
+``topology.kube.workloads`` expands them like every controller.
 
 - PyTorchJob (``kubeflow.org/v1``; kubeflow/training-operator
   ``pkg/controller.v1/pytorch``, ``pkg/controller.v1/common/pod.go``): each
@@ -25,8 +25,8 @@ Queue: Kueue's ``kueue.x-k8s.io/queue-name`` label, else KAI's
 
 from __future__ import annotations
 
-from topology.controllers import Controller, Wanted, pod_object
-from topology.hardware import Gang, Pod
+from topology.kube.core.controllers import Controller, Wanted, pod_object
+from topology.model.hardware import Gang, Pod
 
 JOB_NAME = "training.kubeflow.org/job-name"
 REPLICA_TYPE = "training.kubeflow.org/replica-type"

@@ -16,7 +16,7 @@ cluster-autoscaler reads it:
 - ``pending``: none of these: cluster-autoscaler picks it up and scales up for its pods
   (``processors/provreq/injector.go`` ``GetPodsFromNextRequest``).
 
-Pure: no Django, no I/O; re-exported by ``topology.hardware``.
+Pure: no Django, no I/O; re-exported by ``topology.model.hardware``.
 """
 
 from __future__ import annotations

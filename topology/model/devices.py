@@ -1,6 +1,6 @@
 """Devices of the one hardware model: physical GPUs, the allocatable units on them
 (whole GPUs, partitions drawing on shared counters, consumable shares, counted
-device-plugin units) and DRA claims and classes (``topology.hardware`` re-exports
+device-plugin units) and DRA claims and classes (``topology.model.hardware`` re-exports
 every name here).
 
 Pure: no Django, no I/O, no clock.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from topology.terms import NodeSelectorTerm
+from topology.model.terms import NodeSelectorTerm
 
 GPU_RESOURCE = "nvidia.com/gpu"
 
@@ -174,5 +174,5 @@ class DeviceClass:
     name: str
     selectors: tuple[AttributeSelector, ...] = ()
     # spec.extendedResourceName (KEP-5004): pods asking this extended resource get
-    # devices of the class where no node advertises it (topology.dra_extended)
+    # devices of the class where no node advertises it (topology.kube.dra.extended)
     extended_resource_name: str | None = None

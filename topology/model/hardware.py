@@ -19,8 +19,8 @@ what the hardware is — only about what to do with it.
      ├─ NodeGroup   what can be added, where, at what price
      └─ Reservation what is paid for, by whom
 
-Devices live in ``topology.devices`` and the scheduling terms (taints,
-selectors, affinity, spread) in ``topology.terms``; this module re-exports
+Devices live in ``topology.model.devices`` and the scheduling terms (taints,
+selectors, affinity, spread) in ``topology.model.terms``; this module re-exports
 them, so every reader imports the model from here.
 
 Pure: no Django, no I/O, no clock. Mappings inside the frozen objects are
@@ -33,14 +33,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
-# re-exported: ``from topology.hardware import X`` stays the one way in to the model
-from topology.autoscalerstate import (
+# re-exported: ``from topology.model.hardware import X`` stays the one way in to the model
+from topology.model.autoscalerstate import (
     AutoscalerEvent as AutoscalerEvent,
     ProvisioningRequest as ProvisioningRequest,
     RequestCondition as RequestCondition,
     RequestPodSet as RequestPodSet,
 )
-from topology.devices import (
+from topology.model.devices import (
     GPU_RESOURCE as GPU_RESOURCE,
     AllocatedDevice as AllocatedDevice,
     AttributeSelector as AttributeSelector,
@@ -54,12 +54,12 @@ from topology.devices import (
     Gpu as Gpu,
     MatchAttribute as MatchAttribute,
 )
-from topology.podstate import (
+from topology.model.podstate import (
     PREEMPT_LOWER_PRIORITY as PREEMPT_LOWER_PRIORITY,
     DisruptionBudget as DisruptionBudget,
     PodScheduled as PodScheduled,
 )
-from topology.terms import (
+from topology.model.terms import (
     BIND_ALL_HOST_IP as BIND_ALL_HOST_IP,
     NO_POD_TERMS as NO_POD_TERMS,
     NO_PREFERRED as NO_PREFERRED,
@@ -78,7 +78,7 @@ from topology.terms import (
 )
 
 # time-slicing/MPS replicas under the device plugin's renameByDefault: a separate
-# extended resource, drawn as GPU units too (see topology.dra.plugin_gpus)
+# extended resource, drawn as GPU units too (see topology.kube.dra.slices.plugin_gpus)
 SHARED_GPU_RESOURCE = "nvidia.com/gpu.shared"
 WHOLE_GPU_MILLI = 1000
 UNKNOWN = None  # a domain value a node's labels do not give: shown as unknown, never guessed
@@ -208,7 +208,7 @@ class GpuRequest:
     models: tuple[str, ...] = ()
     memory_bytes: int | None = None
     # a fraction-aware scheduler places the share (KAI's gpu-fraction,
-    # topology.kaishares): any device plugin's whole GPU can hold it, not only
+    # topology.kube.kai): any device plugin's whole GPU can hold it, not only
     # shareable devices
     shares_whole_gpus: bool = False
 
@@ -239,7 +239,9 @@ class Pod:
     required_topology: str | None = None  # level label key (Kueue podset-required-topology)
     preferred_topology: str | None = None
     unsupported: tuple[str, ...] = ()  # reasons this pod uses something we do not model
-    queue: str | None = None  # quota queue reference (see topology.quotas), None: no queue
+    queue: str | None = (
+        None  # quota queue reference (see topology.kube.kueue.quotas), None: no queue
+    )
     synthesized_by: str | None = None  # "Kind/ns/name" of the controller that will create it
     # required podAffinity / podAntiAffinity / DoNotSchedule topologySpreadConstraints
     pod_terms: PodPlacementTerms = NO_POD_TERMS
@@ -267,14 +269,14 @@ class Pod:
     # podsExpectedOnFreshNode): "DaemonSet/<ns>/<name>" of its controller, or the key of
     # the annotation that says so (cluster-autoscaler.kubernetes.io/daemonset-pod "true",
     # a static pod's mirror kubernetes.io/config.mirror); None: any other pod, or one
-    # being deleted (topology.daemons)
+    # being deleted (topology.kube.core.daemons)
     node_daemon: str | None = None
-    # metadata.deletionTimestamp is set: the pod is being deleted (topology.podowner)
+    # metadata.deletionTimestamp is set: the pod is being deleted (topology.kube.core.podowner)
     terminating: bool = False
     # why kube-scheduler never schedules this pending pod (another scheduler's, or being
-    # deleted), in words; None: it is ours to place (topology.podowner)
+    # deleted), in words; None: it is ours to place (topology.kube.core.podowner)
     not_ours: str | None = None
-    # the Kueue ResourceFlavor whose quota the pod uses (topology.kueueflavors)
+    # the Kueue ResourceFlavor whose quota the pod uses (topology.kube.kueue.flavors)
     quota_flavor: str | None = None
     # preferred node/pod (anti-)affinity terms and ScheduleAnyway spread: they only score
     preferred: PreferredTerms = NO_PREFERRED
@@ -298,7 +300,9 @@ class Gang:
     required_topology: str | None = None
     preferred_topology: str | None = None
     priority: int = 0
-    queue: str | None = None  # quota queue reference of the whole group (see topology.quotas)
+    queue: str | None = (
+        None  # quota queue reference of the whole group (see topology.kube.kueue.quotas)
+    )
 
     @property
     def key(self) -> str:
@@ -353,7 +357,7 @@ class AutoscalerRef:
 @dataclass(frozen=True, slots=True)
 class DaemonPod:
     """What one DaemonSet would run on a new node: its requests and where it goes
-    (``topology.daemons``). ``name``: the DaemonSet, ``DaemonSet/<ns>/<name>``."""
+    (``topology.kube.core.daemons``). ``name``: the DaemonSet, ``DaemonSet/<ns>/<name>``."""
 
     name: str
     requests: Resources
@@ -490,15 +494,15 @@ class Cluster:
     # read but not modelled: object kinds ("Kind (apiVersion)" → count) and fields
     ignored: Mapping[str, int] = field(default_factory=dict)
     unsupported: tuple[UnsupportedField, ...] = ()
-    # PodDisruptionBudgets: which running pods preemption should spare (topology.disruption)
+    # PodDisruptionBudgets: which running pods preemption spares (topology.kube.core.disruption)
     disruption_budgets: tuple[DisruptionBudget, ...] = ()
     # DaemonSets read: what each runs on every node it selects (templates of new nodes)
     daemon_pods: tuple[DaemonPod, ...] = ()
     # every ResourceClaim with status.allocation: its devices are taken once
     allocated_claims: tuple[DeviceClaim, ...] = ()
-    # autoscaling.x-k8s.io ProvisioningRequests read (topology.provreq)
+    # autoscaling.x-k8s.io ProvisioningRequests read (topology.kube.autoscaler.provreq)
     provisioning_requests: tuple[ProvisioningRequest, ...] = ()
-    # what the autoscalers reported, newest first (topology.autoscalerevents)
+    # what the autoscalers reported, newest first (topology.kube.autoscaler.events)
     autoscaler_events: tuple[AutoscalerEvent, ...] = ()
 
     @property

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from topology.hardware import (
+from topology.model.hardware import (
     GPU_RESOURCE,
     WHOLE_GPU_MILLI,
     CounterConsumption,

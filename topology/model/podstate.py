@@ -1,25 +1,34 @@
 """What kube-scheduler's other plugins read of a pod besides its requests and
 terms: the disruption budgets preemption honours (DefaultPreemption), the pod's
 preemption policy, and what the real scheduler said of it (its PodScheduled
-condition, for the reality check). ``topology.hardware`` re-exports every name here.
+condition, for the reality check). ``topology.model.hardware`` re-exports every name here.
 
 Pure: no Django, no I/O, no clock.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from topology.terms import PodSelector
+from topology.model.terms import PodSelector
 
-if TYPE_CHECKING:  # the model's Pod, for annotations only (hardware imports this module)
-    from topology.hardware import Pod
+
+class LabelledPod(Protocol):
+    """What a budget reads of the model's Pod (``hardware`` imports this module, so the
+    Pod class itself is not named here)."""
+
+    @property
+    def namespace(self) -> str: ...
+
+    @property
+    def labels(self) -> Mapping[str, str]: ...
 
 
 @dataclass(frozen=True, slots=True)
 class DisruptionBudget:
-    """A policy/v1 PodDisruptionBudget as preemption reads it (``topology.disruption``).
+    """A policy/v1 PodDisruptionBudget as preemption reads it (``topology.kube.core.disruption``).
 
     ``disruptions_allowed`` is ``status.disruptionsAllowed`` (None: the object has
     no status; then ``min_available`` / ``max_unavailable``, an int or a "N%",
@@ -37,7 +46,7 @@ class DisruptionBudget:
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
 
-    def selects(self, pod: Pod) -> bool:
+    def selects(self, pod: LabelledPod) -> bool:
         """filterPodsWithPDBViolation (default_preemption.go): same namespace, and a
         non-empty selector matching the pod's (non-empty) labels."""
         selector = self.selector
@@ -52,7 +61,7 @@ PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
 @dataclass(frozen=True, slots=True)
 class PodScheduled:
     """The pod's ``PodScheduled`` condition: what the real kube-scheduler said
-    (``topology.podstatus``). ``since``: its lastTransitionTime, epoch seconds
+    (``topology.kube.core.podstatus``). ``since``: its lastTransitionTime, epoch seconds
     (0: not given); ``nominated_node``: ``status.nominatedNodeName`` (preemption)."""
 
     status: bool

@@ -1,6 +1,6 @@
 """Kubernetes resource quantities (k8s.io/apimachinery resource.Quantity), exactly.
 
-Pure. Re-exported by ``topology.kube``; a module of its own so the DRA and CEL
+Pure. Re-exported by ``topology.kube.parse``; a module of its own so the DRA and CEL
 parsers can use it without importing the object parser.
 """
 

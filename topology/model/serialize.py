@@ -1,6 +1,6 @@
 """Cluster ⇄ JSON-ready dict, exact and deterministic (how a snapshot is stored).
 
-Pure. Generic over the frozen dataclasses of ``topology.hardware``: each
+Pure. Generic over the frozen dataclasses of ``topology.model.hardware``: each
 dataclass becomes a dict of its fields (snake_case, as in the model), tuples
 become lists, frozensets sorted lists, mappings dicts with sorted keys, datetimes
 ISO 8601 strings. The reverse walks the type hints, so ``cluster_from_json`` rebuilds
@@ -25,8 +25,8 @@ from datetime import datetime
 from functools import cache
 from typing import Any
 
-from topology import hardware
-from topology.hardware import Cluster
+from topology.model import hardware
+from topology.model.hardware import Cluster
 
 SCHEMA_VERSION = 1
 # The Cluster fields dumped and loaded element by element through a JsonCache: the
@@ -104,16 +104,15 @@ def cluster_from_json(data: Mapping[str, Any], cache: JsonCache | None = None) -
         cluster: Cluster = _load(Cluster, data["cluster"])
         return cluster
     hints = _hints(Cluster)
-    return Cluster(
-        **{
-            name: (
-                cache.load_each(name, hints[name], value)
-                if name in ELEMENTWISE_FIELDS and value is not None
-                else _load(hints[name], value)
-            )
-            for name, value in data["cluster"].items()
-        }
-    )
+    fields: dict[str, Any] = {
+        name: (
+            cache.load_each(name, hints[name], value)
+            if name in ELEMENTWISE_FIELDS and value is not None
+            else _load(hints[name], value)
+        )
+        for name, value in data["cluster"].items()
+    }
+    return Cluster(**fields)
 
 
 def _dump(value: Any) -> Any:

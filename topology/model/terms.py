@@ -1,5 +1,5 @@
 """Labels, taints and the terms pods are placed by: the scheduling constraints of the
-one hardware model (``topology.hardware`` re-exports every name here).
+one hardware model (``topology.model.hardware`` re-exports every name here).
 
 Taints and tolerations (TaintToleration), node selector terms (NodeAffinity), pod
 selectors, pod (anti-)affinity terms (InterPodAffinity) and topology spread

@@ -1,11 +1,11 @@
-"""``{% load money %}{{ amount|money }}``: an amount in settings.CURRENCY (topology.money)."""
+"""``{% load money %}{{ amount|money }}``: an amount in settings.CURRENCY (topology.model.money)."""
 
 from __future__ import annotations
 
 from django import template
 from django.conf import settings
 
-from topology.money import format_money
+from topology.model.money import format_money
 
 register = template.Library()
 

@@ -57,7 +57,7 @@ from recommender.engine.autoscaler.flagtable import (
     UNSUPPORTED,
 )
 from recommender.engine.autoscaler.young import go_duration_seconds
-from topology.hardware import UnsupportedField
+from topology.model.hardware import UnsupportedField
 
 CA_OBJECT = "cluster-autoscaler"
 GIB = 2**30

@@ -80,7 +80,7 @@ from recommender.engine.scheduler.admission import held
 from recommender.engine.scheduler.placement import Placer, place
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload
-from topology.hardware import HOSTNAME_LABEL, Cluster, Node, NodeGroup, Pod
+from topology.model.hardware import HOSTNAME_LABEL, Cluster, Node, NodeGroup, Pod
 
 # filter-out-schedulable's node choice: no Score phase, the first node whose filters pass,
 # searching from the node after the last one found (``simulator/clustersnapshot/predicate/

@@ -31,7 +31,7 @@ from recommender.engine.autoscaler.plan import options_for, without_topology
 from recommender.engine.scheduler.demand import advertised_gpus
 from recommender.engine.scheduler.placement import PlacementOptions, Placer
 from recommender.engine.scheduler.state import ClusterState
-from topology.hardware import (
+from topology.model.hardware import (
     HOSTNAME_LABEL,
     NO_POD_TERMS,
     Cluster,
@@ -41,7 +41,7 @@ from topology.hardware import (
     Pod,
     Resources,
 )
-from topology.mig import MIG_RESOURCE_PREFIX
+from topology.model.mig import MIG_RESOURCE_PREFIX
 
 
 @dataclass(slots=True)

@@ -46,7 +46,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from topology.hardware import Node, NodeGroup, Pod
+from topology.model.hardware import Node, NodeGroup, Pod
 
 LEAST_WASTE, MOST_PODS, LEAST_NODES, PRICE, PRIORITY, RANDOM = (
     "least-waste",

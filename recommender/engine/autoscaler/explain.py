@@ -18,7 +18,7 @@ from recommender.engine.autoscaler.plan import gpus_text, placement_text
 from recommender.engine.autoscaler.refusals import no_group_can_host
 from recommender.engine.scheduler.placement import nodes_by_label, place_one, prepare
 from recommender.engine.scheduler.workloads import Workload
-from topology.hardware import WHOLE_GPU_MILLI, NodeGroup, NodePlacement
+from topology.model.hardware import WHOLE_GPU_MILLI, NodeGroup, NodePlacement
 
 
 def blocked_reasons(planner: OptionSearch, workload: Workload) -> tuple[str, ...]:

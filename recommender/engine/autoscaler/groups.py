@@ -6,7 +6,7 @@ many more may there be":
 
 - the template: a ready live member of the group, sanitized (hostname
   replaced, cluster-autoscaler's own taints dropped) and less what a fresh node
-  runs, its DaemonSet and mirror pods (``topology.daemons.template_from_member``;
+  runs, its DaemonSet and mirror pods (``topology.kube.core.daemons.template_from_member``;
   for a discovered group, the template discovery built that way), else the
   group's own template, which carries the DaemonSets that would run on it
   (``processors/nodeinfosprovider/mixed_nodeinfos_processor.go`` ``Process``),
@@ -37,7 +37,7 @@ from recommender.engine.autoscaler.template import (
     member_template,
 )
 from recommender.engine.scheduler.state import ClusterState
-from topology.hardware import GPU_RESOURCE, HOSTNAME_LABEL, Cluster, Node, NodeGroup
+from topology.model.hardware import GPU_RESOURCE, HOSTNAME_LABEL, Cluster, Node, NodeGroup
 
 
 class GroupView:
@@ -120,7 +120,7 @@ class GroupView:
         ``Process``: a ready, schedulable live member of the group, sanitized
         (``simulator/node_info_utils.go`` ``SanitizedTemplateNodeInfoFromNodeInfo``:
         new name, hostname label replaced, CA's taints dropped, the member's DaemonSet
-        and mirror pods kept: ``topology.daemons.template_from_member``); else the
+        and mirror pods kept: ``topology.kube.core.daemons.template_from_member``); else the
         group's template (``SanitizedTemplateNodeInfoFromNodeGroup``: the snapshot's
         DaemonSets that would run on it already taken off at assembly). A discovered
         group's template was built from a member by discovery the same way.
@@ -150,7 +150,7 @@ class GroupView:
             return replace(node, devices=devices, counter_sets=())
         if not declared_by_project(group):
             # discovery built this template from a member already, less the pods a fresh
-            # node runs (topology.discovery, topology.daemons.template_from_member)
+            # node runs (topology.kube.discovery, topology.kube.core.daemons.template_from_member)
             return new_node(group, domain, name)
         base = self.member_templates.get(group.name)
         if base is None:

@@ -69,7 +69,7 @@ from recommender.engine.scheduler.placement import (
 )
 from recommender.engine.scheduler.preemption import preempting_reason
 from recommender.engine.scheduler.workloads import Workload
-from topology.hardware import Pod, Taint
+from topology.model.hardware import Pod, Taint
 
 # an option of a group without a price is chosen only when no priced option runs the
 # workload (``options.option_rank``); then by least-waste, which the reason says

@@ -79,7 +79,7 @@ from recommender.engine.scheduler.demand import advertised_gpus
 from recommender.engine.scheduler.placement import Placer, place
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload
-from topology.hardware import Cluster, Node, NodeGroup, Pod
+from topology.model.hardware import Cluster, Node, NodeGroup, Pod
 
 KARPENTER = "karpenter"
 SCALE_UP = "scale_up"  # the verdict word the naive profile uses for "it buys nodes"

@@ -24,7 +24,7 @@ from recommender.engine.autoscaler.plan import (
 from recommender.engine.scheduler.admission import Hold
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload
-from topology.hardware import Node, NodeGroup, Pod
+from topology.model.hardware import Node, NodeGroup, Pod
 
 SCALE_UP = "scale_up"
 # core/utils FilterOutExpendableAndSplit: a pod whose nominatedNodeName names an existing

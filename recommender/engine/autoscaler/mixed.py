@@ -27,7 +27,7 @@ from recommender.engine.autoscaler.options import (
     uniform_whole_gpus,
 )
 from recommender.engine.scheduler.workloads import Workload
-from topology.hardware import WHOLE_GPU_MILLI
+from topology.model.hardware import WHOLE_GPU_MILLI
 
 
 def mixed_option(planner: OptionSearch, workload: Workload) -> Option | None:

@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from recommender.engine.scheduler.demand import advertised_gpus
-from topology.hardware import HOSTNAME_LABEL, Node
+from topology.model.hardware import HOSTNAME_LABEL, Node
 
 BASIC_IGNORED_LABELS = frozenset(
     {

@@ -32,7 +32,7 @@ from recommender.engine.scheduler.placement import (
 )
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload
-from topology.hardware import Cluster
+from topology.model.hardware import Cluster
 
 # workload key → the scheduler pass's outcome (placed, with the pods it preempts)
 Nominated = Mapping[str, WorkloadOutcome]

@@ -44,7 +44,7 @@ from recommender.engine.scheduler.placement import (
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload, pod_gpu_milli
 from reservations.idle import reserved_nodes
-from topology.hardware import (
+from topology.model.hardware import (
     WHOLE_GPU_MILLI,
     Cluster,
     Node,

@@ -21,7 +21,7 @@ from recommender.engine.autoscaler.outcome_range import OtherOutcome, worst_case
 from recommender.engine.scheduler.placement import PlacementOptions, place_one
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload, pod_workload
-from topology.hardware import (
+from topology.model.hardware import (
     HOSTNAME_LABEL,
     NO_POD_TERMS,
     WHOLE_GPU_MILLI,

@@ -46,7 +46,7 @@ from recommender.engine.autoscaler.nominated import Nominated
 from recommender.engine.autoscaler.plan import ScaleUpPlan
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload
-from topology.hardware import Cluster
+from topology.model.hardware import Cluster
 
 CLUSTER_AUTOSCALER = "cluster-autoscaler"
 KARPENTER = "karpenter"

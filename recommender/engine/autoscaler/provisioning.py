@@ -42,7 +42,7 @@ from recommender.engine.autoscaler.flags import CaSettings
 from recommender.engine.autoscaler.ledger import NaiveLedger
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload
-from topology.hardware import Node, NodeGroup, Pod
+from topology.model.hardware import Node, NodeGroup, Pod
 
 
 class NaivePlanner(Protocol):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from topology.hardware import NodeGroup
+from topology.model.hardware import NodeGroup
 
 PRODUCT_LABEL = "nvidia.com/gpu.product"
 NO_GROUP = "no node group is configured to add nodes from"

@@ -20,7 +20,7 @@ from recommender.engine.autoscaler.template import with_member_capacity
 from recommender.engine.scheduler.placement import WorkloadOutcome
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload
-from topology.hardware import Cluster
+from topology.model.hardware import Cluster
 
 
 def scale_up(

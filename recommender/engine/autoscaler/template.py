@@ -2,7 +2,7 @@
 
 cluster-autoscaler builds the next node of a group from a ready live member
 (``processors/nodeinfosprovider/mixed_nodeinfos_processor.go`` ``Process``,
-sanitized by ``simulator/node_info_utils.go``: ``topology.daemons.template_from_member``)
+sanitized by ``simulator/node_info_utils.go``: ``topology.kube.core.daemons.template_from_member``)
 and only falls back to the group's declared template when no member is ready. The
 joint plan read the declared template alone, so the two columns could judge two
 different nodes: a declared template of whole GPUs refused a 0.47-GPU share
@@ -14,7 +14,7 @@ member's capacity (allocatable less what a fresh node runs, GPUs, devices, count
 sets) in its template, once, before either plan runs. The declared labels and
 taints stay: they say where a new node lands and who may use it, which the joint
 plan decides per domain. Discovered groups already carry a member-built template
-(``topology.discovery``); a group without a ready member keeps its declared one, as
+(``topology.kube.discovery``); a group without a ready member keeps its declared one, as
 in cluster-autoscaler. Where the declared capacity differed, the group says so in
 its notes (never a silent override).
 
@@ -27,9 +27,9 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from recommender.engine.scheduler.demand import advertised_gpus
-from topology.daemons import template_from_member
-from topology.discovery import PROJECT_SOURCE
-from topology.hardware import Cluster, Node, NodeGroup, Pod
+from topology.kube.core.daemons import template_from_member
+from topology.kube.discovery import PROJECT_SOURCE
+from topology.model.hardware import Cluster, Node, NodeGroup, Pod
 
 MEMBER_CAPACITY_NOTE = (
     "template capacity taken from ready member {member} (as cluster-autoscaler builds its "

@@ -19,7 +19,7 @@ from datetime import datetime
 from recommender.engine.autoscaler.flags import CaSettings
 from recommender.engine.autoscaler.ledger import NaiveLedger
 from recommender.engine.scheduler.workloads import Workload
-from topology.hardware import Pod
+from topology.model.hardware import Pod
 
 SCALE_UP_DELAY_ANNOTATION = "cluster-autoscaler.kubernetes.io/pod-scale-up-delay"
 _UNIT_SECONDS = {

@@ -43,8 +43,8 @@ from recommender.engine.autoscaler.plan import (
 )
 from recommender.engine.scheduler.admission import WAITING
 from recommender.engine.scheduler.workloads import Workload
-from topology.hardware import AttributeSelector, Cluster, DeviceClass, Pod
-from topology.mig import MIG_RESOURCE_PREFIX
+from topology.model.hardware import AttributeSelector, Cluster, DeviceClass, Pod
+from topology.model.mig import MIG_RESOURCE_PREFIX
 
 
 def uses_sharing(cluster: Cluster, pod: Pod) -> bool:

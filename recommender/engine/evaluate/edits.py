@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from topology.hardware import Cluster, Device, Node, NodeGroup, Pod, TopologyLevel
+from topology.model.hardware import Cluster, Device, Node, NodeGroup, Pod, TopologyLevel
 
 RAISE_MAX = "raise-max"
 TOPOLOGY = "topology"

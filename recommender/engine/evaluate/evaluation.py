@@ -60,7 +60,7 @@ from recommender.engine.scheduler.scores import policy_named
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload, pending_workloads, pod_gpu_milli
 from reservations.idle import idle_reserved_gpus, unprovisioned_reserved_gpus
-from topology.hardware import WHOLE_GPU_MILLI, Cluster, NodeGroup, UnsupportedField
+from topology.model.hardware import WHOLE_GPU_MILLI, Cluster, NodeGroup, UnsupportedField
 
 SCHEMA_VERSION = 1
 # a workload's reasons end with what the naive side's release does differently

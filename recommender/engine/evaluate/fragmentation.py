@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from recommender.engine.scheduler.demand import free_units
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload
-from topology.hardware import HOSTNAME_LABEL, WHOLE_GPU_MILLI, Cluster, Pod
+from topology.model.hardware import HOSTNAME_LABEL, WHOLE_GPU_MILLI, Cluster, Pod
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from typing import Any
 
 from recommender.engine.scheduler.state import ClusterState
 from reservations.idle import reserved_nodes
-from topology.hardware import Cluster, Node
+from topology.model.hardware import Cluster, Node
 
 HEATMAP_LEVELS = ("zone", "block", "rack")
 

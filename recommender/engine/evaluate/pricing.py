@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from topology.hardware import NodeGroup
+from topology.model.hardware import NodeGroup
 
 PRICE_UNKNOWN = "price unknown"
 

@@ -1,6 +1,6 @@
 """Quota-waiting work in the evaluation: who the autoscalers plan for, and the verdict.
 
-Pure. ``topology.quotas.quota_waiting`` says which pending workloads wait for
+Pure. ``topology.kube.kueue.quotas.quota_waiting`` says which pending workloads wait for
 queue quota. Here:
 
 - the joint plan never buys for them: they are not given to it, and their
@@ -22,8 +22,8 @@ from recommender.engine import costs
 from recommender.engine.autoscaler.plan import ScaleUpPlan, WorkloadPlan
 from recommender.engine.scheduler.admission import WAITING
 from recommender.engine.scheduler.workloads import Workload
-from topology.hardware import Cluster
-from topology.quotas import QuotaWait, quota_waiting
+from topology.kube.kueue.quotas import QuotaWait, quota_waiting
+from topology.model.hardware import Cluster
 
 QUOTA_CLASS = "quota"
 

@@ -1,6 +1,6 @@
 """The reality check: where the simulation says "runs now" but kube-scheduler did not.
 
-A pending pod carries what the real scheduler said (``topology.podstatus``):
+A pending pod carries what the real scheduler said (``topology.kube.core.podstatus``):
 ``PodScheduled=False``, reason ``Unschedulable``, its message, since when. The
 condition's time is when the scheduler first found the pod unschedulable and it
 stays while every retry fails (``UpdatePodCondition`` keeps it for the same
@@ -23,8 +23,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from recommender.engine.scheduler.workloads import Workload
-from topology.hardware import Cluster
-from topology.podstatus import last_change
+from topology.kube.core.podstatus import last_change
+from topology.model.hardware import Cluster
 
 OURS_RUNS_NOW = "runs now"
 

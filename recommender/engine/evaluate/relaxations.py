@@ -42,7 +42,7 @@ from recommender.engine.evaluate.edits import Edit
 from recommender.engine.scheduler.preemption import may_preempt
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload, pending_workloads
-from topology.hardware import WHOLE_GPU_MILLI, Cluster, NodeGroup
+from topology.model.hardware import WHOLE_GPU_MILLI, Cluster, NodeGroup
 
 MAX_WORKLOADS = 20
 MAX_TRIES = 40

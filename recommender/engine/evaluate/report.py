@@ -47,7 +47,7 @@ from recommender.engine.evaluate.pricing import (
     unpriced_groups,
     unpriced_nodes,
 )
-from topology.hardware import NodeGroup
+from topology.model.hardware import NodeGroup
 
 PROVISIONING_API_VERSION = "autoscaling.x-k8s.io/v1"
 ATOMIC_CLASS = "best-effort-atomic-scale-up.autoscaling.x-k8s.io"
@@ -249,7 +249,7 @@ def _unpriced_of(additions: Iterable[Any], unpriced: frozenset[str]) -> dict[str
 
 
 def _discovered(name: str, node_groups: tuple[NodeGroup, ...]) -> bool:
-    """A group some autoscaler grows (found by topology.discovery): no capacityweb.io
+    """A group some autoscaler grows (found by topology.kube.discovery): no capacityweb.io
     NodeGroup exists in the cluster to patch."""
     return any(g.name == name and g.autoscaler is not None for g in node_groups)
 

@@ -37,7 +37,7 @@ from recommender.engine.autoscaler.plan import (
 )
 from recommender.engine.scheduler.placement import WorkloadOutcome
 from recommender.engine.scheduler.workloads import Workload
-from topology.hardware import Cluster, ProvisioningRequest
+from topology.model.hardware import Cluster, ProvisioningRequest
 
 
 def serving(cluster: Cluster, pending: Iterable[Workload]) -> dict[str, ProvisioningRequest]:

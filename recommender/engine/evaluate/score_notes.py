@@ -1,7 +1,7 @@
 """What a pod's preferred terms do under the evaluation's scoring profile, said exactly.
 
 The parse lists every preferred term as "not modelled (score only)"
-(``topology.podspec``): it cannot know the profile. Here that note is made true
+(``topology.kube.core.podspec``): it cannot know the profile. Here that note is made true
 for the profile the evaluation ran::
 
     field                                       kube-scheduler Score plugin
@@ -26,7 +26,7 @@ from dataclasses import replace
 
 from recommender.engine.scheduler.profiles import PROFILES
 from recommender.engine.scheduler.scores import POLICIES, Policy
-from topology.hardware import SCORE_ONLY, UnsupportedField
+from topology.model.hardware import SCORE_ONLY, UnsupportedField
 
 PLUGINS = (
     ("spec.affinity.nodeAffinity", "NodeAffinity"),

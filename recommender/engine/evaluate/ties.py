@@ -36,7 +36,7 @@ from recommender.engine.scheduler.placement import (
 from recommender.engine.scheduler.scores import policy_named
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload
-from topology.hardware import Cluster
+from topology.model.hardware import Cluster
 
 TIE_SEEDS = (1, 2, 3)
 MAX_NODES = 2000

@@ -22,7 +22,7 @@ from recommender.engine.scheduler.placement import PlacementOptions, PlacementRe
 from recommender.engine.scheduler.profiles import FGD
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload
-from topology.hardware import WHOLE_GPU_MILLI, Cluster
+from topology.model.hardware import WHOLE_GPU_MILLI, Cluster
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,7 @@
 Checked before any Filter, in this order (the first that applies is the verdict):
 
 0. pods that are not kube-scheduler's to place (``Pod.not_ours``, see
-   ``topology.podowner``): another scheduler's (``spec.schedulerName``), or a
+   ``topology.kube.core.podowner``): another scheduler's (``spec.schedulerName``), or a
    pending pod being deleted. Verdict ``waiting`` with that reason: never "runs
    now", and no autoscaler's scale-up is planned for it;
 1. scheduling gates (upstream ``pkg/scheduler/framework/plugins/schedulinggates/
@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from topology.hardware import Topology
+from topology.model.hardware import Topology
 
 from .diagnosis import Diagnosis, unsupported_diagnosis
 from .workloads import Workload

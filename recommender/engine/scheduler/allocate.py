@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from topology.hardware import (
+from topology.model.hardware import (
     GPU_RESOURCE,
     WHOLE_GPU_MILLI,
     AttributeSelector,
@@ -142,7 +142,7 @@ def _share_options(
 def _share_room(alloc: NodeAlloc, device: Device, request: GpuRequest) -> bool:
     """Room for a share: a shareable device (the trace's GPUs, DRA consumable devices),
     and for a fraction-aware scheduler's share (KAI's ``gpu-fraction``,
-    ``topology.kaishares``) a device plugin's whole GPU too, never a counted unit (a
+    ``topology.kube.kai``) a device plugin's whole GPU too, never a counted unit (a
     replica or MIG instance is taken whole), with its GPU not partitioned and enough
     milli free."""
     gpu = device.gpu or ""

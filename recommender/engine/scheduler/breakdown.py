@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from topology.hardware import WHOLE_GPU_MILLI, Cluster
+from topology.model.hardware import WHOLE_GPU_MILLI, Cluster
 
 from .admission import held
 from .placement import PlacementOptions, place_explained

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeVar, cast
 
-from topology.hardware import Cluster
+from topology.model.hardware import Cluster
 
 from . import fgd
 from .allocate import Option

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
-from topology.hardware import AllocatedDevice, DeviceClaim, DeviceClass, Pod
+from topology.model.hardware import AllocatedDevice, DeviceClaim, DeviceClass, Pod
 
 from .allocate import claim_takes
 from .records import Allocation, DeviceTake, NodeAlloc, NodeInfo

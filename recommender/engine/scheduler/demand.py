@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from topology import mig
-from topology.hardware import (
+from topology.model import mig
+from topology.model.hardware import (
     GPU_RESOURCE,
     WHOLE_GPU_MILLI,
     Cluster,

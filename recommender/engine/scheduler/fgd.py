@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from topology.hardware import WHOLE_GPU_MILLI, Pod
+from topology.model.hardware import WHOLE_GPU_MILLI, Pod
 
 from .records import NodeAlloc, NodeInfo
 from .scores import POD_INPUTS, POLICIES, Candidate, Policy, ScoreContext, register

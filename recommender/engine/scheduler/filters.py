@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, get_args
 
-from topology.hardware import Cluster, DeviceClass, Pod, Reservation, Taint
-from topology.volumes import failed_origin
+from topology.kube.core.volumes import failed_origin
+from topology.model.hardware import Cluster, DeviceClass, Pod, Reservation, Taint
 
 from . import interpod
 from .allocate import claim_takes, gpu_options

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 
-from topology.hardware import WHOLE_GPU_MILLI, Node, Pod
+from topology.model.hardware import WHOLE_GPU_MILLI, Node, Pod
 
 
 def bind_first_fit(pods: Iterable[Pod], nodes: Iterable[Node]) -> tuple[list[Pod], list[Pod]]:

@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from topology.hardware import Cluster, Node, Pod, PodAffinityTerm, SpreadConstraint
+from topology.model.hardware import Cluster, Node, Pod, PodAffinityTerm, SpreadConstraint
 
 from .state import ClusterState
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from itertools import compress
 from typing import Any
 
-from topology.hardware import Pod
+from topology.model.hardware import Pod
 
 from .profiles import zero_request_counts
 from .records import NodeAlloc, NodeInfo

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from topology.hardware import Pod
+from topology.model.hardware import Pod
 
 from .diagnosis import Diagnosis
 from .pick import Choice

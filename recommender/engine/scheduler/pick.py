@@ -26,8 +26,8 @@ from operator import itemgetter
 
 import numpy as np
 
-from topology.hardware import Cluster, GpuRequest, Pod
-from topology.terms import Taint
+from topology.model.hardware import Cluster, GpuRequest, Pod
+from topology.model.terms import Taint
 
 from . import fgd, interpod, preferred_score, taint_score, vector
 from .allocate import (

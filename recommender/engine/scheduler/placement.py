@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from topology.hardware import Cluster, Pod
+from topology.model.hardware import Cluster, Pod
 
 from . import fgd, preemption, profiles  # noqa: F401  (profiles registers kube-default, most-allocated)
 from .admission import held

@@ -46,9 +46,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import cast
 
-from topology.disruption import NEVER, disruptions_allowed
-from topology.hardware import Cluster, DisruptionBudget, Pod
-from topology.mig import MIG_RESOURCE_PREFIX
+from topology.kube.core.disruption import NEVER, disruptions_allowed
+from topology.model.hardware import Cluster, DisruptionBudget, Pod
+from topology.model.mig import MIG_RESOURCE_PREFIX
 
 from . import interpod
 from .caches import Layout, kept

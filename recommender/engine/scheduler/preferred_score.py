@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from topology.hardware import Cluster, Node, Pod, PodAffinityTerm, SpreadConstraint
+from topology.model.hardware import Cluster, Node, Pod, PodAffinityTerm, SpreadConstraint
 
 from .interpod import NO_LABELS, count_matching, included
 

@@ -46,7 +46,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable
 
-from topology.hardware import Pod, Resources
+from topology.model.hardware import Pod, Resources
 
 from .scores import (
     MAX_SCORE,

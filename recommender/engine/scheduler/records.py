@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from topology.hardware import WHOLE_GPU_MILLI, Device, Node, Pod, Topology
+from topology.model.hardware import WHOLE_GPU_MILLI, Device, Node, Pod, Topology
 
 GPU_MILLI = "gpu_milli"
 

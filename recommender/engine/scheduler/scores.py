@@ -17,7 +17,7 @@ import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from topology.hardware import WHOLE_GPU_MILLI, Pod
+from topology.model.hardware import WHOLE_GPU_MILLI, Pod
 
 from .records import DeviceTake, NodeAlloc, NodeInfo
 

@@ -1,6 +1,6 @@
 """Mutable allocation state over the frozen model: what is still free where.
 
-The model (``topology.hardware``) says what a node *has*; ``ClusterState``
+The model (``topology.model.hardware``) says what a node *has*; ``ClusterState``
 says what is still *free* after the bound pods and every simulated binding.
 Placement explores alternatives (gang domains, scale-up options) on copies, so
 ``copy()`` must be cheap: it shares every per-node record and clones one only
@@ -24,9 +24,9 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Protocol, TypeVar
 
-from topology.dra import mig_resource_replicas
-from topology.hardware import WHOLE_GPU_MILLI, Cluster, Gpu, Node, Pod
-from topology.mig import MIG_RESOURCE_PREFIX, instance_share
+from topology.kube.dra.slices import mig_resource_replicas
+from topology.model.hardware import WHOLE_GPU_MILLI, Cluster, Gpu, Node, Pod
+from topology.model.mig import MIG_RESOURCE_PREFIX, instance_share
 
 from .allocate import bound_allocation
 from .claims_held import held_by_claims, unallocated_claim_takes

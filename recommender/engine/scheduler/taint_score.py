@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from topology.hardware import Node, Pod
-from topology.terms import Taint
+from topology.model.hardware import Node, Pod
+from topology.model.terms import Taint
 
 PREFER_NO_SCHEDULE = "PreferNoSchedule"
 MAX_NODE_SCORE = 100

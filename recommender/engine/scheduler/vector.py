@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from topology.hardware import GpuRequest, Pod
+from topology.model.hardware import GpuRequest, Pod
 
 from .allocate import gpu_device_state, gpu_fit_key
 from .fgd import FragmentationModel

@@ -48,7 +48,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from topology.hardware import Cluster, Pod
+from topology.model.hardware import Cluster, Pod
 
 from .diagnosis import Diagnosis
 from .outcomes import WorkloadOutcome, binding_of

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from topology.hardware import WHOLE_GPU_MILLI, Cluster, Device, DeviceRequest, Gang, Pod
+from topology.model.hardware import WHOLE_GPU_MILLI, Cluster, Device, DeviceRequest, Gang, Pod
 
 from .allocate import selector_matches
 from .demand import GpuDemandFloor

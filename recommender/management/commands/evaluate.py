@@ -34,11 +34,11 @@ from recommender.engine.autoscaler.profiles import profile_names
 from recommender.engine.evaluate.evaluation import evaluate
 from recommender.engine.evaluate.report import render_text
 from recommender.engine.scheduler.profiles import PROFILES, profile_named as scheduler_profile_named
-from topology.files import read_objects
-from topology.hardware import ModelError
-from topology.kube import parse_objects
-from topology.prices import table_in
-from topology.summary import render_summary, snapshot_summary
+from topology.ingest.files import read_objects
+from topology.kube.parse import parse_objects
+from topology.kube.providers.prices import table_in
+from topology.kube.summary import render_summary, snapshot_summary
+from topology.model.hardware import ModelError
 
 BAD_INPUT_EXIT_CODE = 2
 NOTHING_TO_EVALUATE = "nothing to evaluate: no Kubernetes or capacityweb.io object was read"

@@ -26,9 +26,9 @@ from recommender import events, selectors
 from recommender.services import store_evaluation
 from topology import services
 from topology.follow import Follower, LockHeld
-from topology.hardware import ModelError
+from topology.ingest.sourceread import SourceError
+from topology.model.hardware import ModelError
 from topology.models import Cluster, Snapshot
-from topology.sourceread import SourceError
 
 
 class Command(BaseCommand):

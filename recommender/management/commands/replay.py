@@ -19,10 +19,10 @@ from django.utils import timezone
 from tqdm import tqdm
 
 from recommender import events
+from recommender.replay import BUSIEST_TRACE_SECONDS, REPLAY_MODES
 from recommender.services import store_evaluation
 from topology import services
 from topology.models import Cluster
-from topology.replay import BUSIEST_TRACE_SECONDS, REPLAY_MODES
 
 
 class Command(BaseCommand):

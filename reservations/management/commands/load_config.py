@@ -13,8 +13,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from reservations import services
-from topology.files import read_objects
-from topology.hardware import ModelError
+from topology.ingest.files import read_objects
+from topology.model.hardware import ModelError
 from topology.models import Cluster
 
 

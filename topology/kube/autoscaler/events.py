@@ -1,4 +1,4 @@
-"""What the autoscalers report of themselves → ``topology.hardware.AutoscalerEvent``.
+"""What the autoscalers report of themselves → ``topology.model.hardware.AutoscalerEvent``.
 
 Read here:
 
@@ -20,7 +20,7 @@ Read here:
 - a Karpenter NodeClaim's ``Launched``, ``Registered`` and ``Initialized`` conditions
   (``pkg/apis/v1/nodeclaim_status.go``).
 
-ProvisioningRequest conditions are made events by ``topology.provreq``.
+ProvisioningRequest conditions are made events by ``topology.kube.autoscaler.provreq``.
 
 Pure: no Django, no I/O, no clock.
 """
@@ -33,9 +33,9 @@ from typing import Any
 
 import yaml
 
-from topology.autoscalerstate import AutoscalerEvent
-from topology.kubefields import ObjectContext, object_label
-from topology.provreq import rfc3339
+from topology.kube.autoscaler.provreq import rfc3339
+from topology.kube.fields import ObjectContext, object_label
+from topology.model.autoscalerstate import AutoscalerEvent
 
 REPORTERS = ("cluster-autoscaler", "karpenter")
 EVENT_SOURCE = "Event"

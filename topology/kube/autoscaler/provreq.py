@@ -1,15 +1,15 @@
 """autoscaling.x-k8s.io ProvisioningRequests (v1, and v1beta1 where still served: the
-same fields) → ``topology.hardware.ProvisioningRequest``, each condition also an
+same fields) → ``topology.model.hardware.ProvisioningRequest``, each condition also an
 autoscaler event.
 
 kubernetes/autoscaler ``cluster-autoscaler/apis/provisioningrequest/autoscaling.x-k8s.io/
 v1/types.go``: ``spec.provisioningClassName`` (required), ``spec.podSets`` (1 to 32,
 ``podTemplateRef.name`` and ``count`` >= 1), ``spec.parameters`` (string values),
 ``status.conditions`` (``metav1.Condition``). What a request means to the plans is
-``topology.autoscalerstate`` (its state) and ``recommender.engine.evaluate.requests``
+``topology.model.autoscalerstate`` (its state) and ``recommender.engine.evaluate.requests``
 (the workload it serves).
 
-Pure: no Django, no I/O. ``topology.kube`` dispatches the kind here.
+Pure: no Django, no I/O. ``topology.kube.parse`` dispatches the kind here.
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ from __future__ import annotations
 from datetime import UTC
 from typing import Any
 
-from topology.autoscalerstate import (
+from topology.kube.fields import ObjectContext
+from topology.model.autoscalerstate import (
     AutoscalerEvent,
     ProvisioningRequest,
     RequestCondition,
     RequestPodSet,
 )
-from topology.kubefields import ObjectContext
 
 GROUP = "autoscaling.x-k8s.io"
 SOURCE = "ProvisioningRequest"

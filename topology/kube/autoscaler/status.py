@@ -10,8 +10,8 @@ the status ConfigMap's ``status`` key holds ``ClusterAutoscalerStatus`` as YAML 
 ``buildHealthStatusNodeGroup``: ``Name: X`` then ``Health: Healthy (ready=1 ...
 registered=1 ... cloudProviderTarget=1 (minSize=1, maxSize=5))``.
 
-Pure: no Django, no I/O. ``topology.kube`` dispatches ConfigMaps here; every ConfigMap
-but the status one is counted ignored. ``topology.discovery`` joins the groups to
+Pure: no Django, no I/O. ``topology.kube.parse`` dispatches ConfigMaps here; every ConfigMap
+but the status one is counted ignored. ``topology.kube.discovery`` joins the groups to
 managed pools.
 """
 
@@ -24,11 +24,11 @@ from typing import Any
 
 import yaml
 
-from topology.autoscalerevents import ca_status_events
-from topology.hardware import (
+from topology.kube.autoscaler.events import ca_status_events
+from topology.kube.fields import ObjectContext
+from topology.model.hardware import (
     ModelError,
 )
-from topology.kubefields import ObjectContext
 
 CA_STATUS_NAMESPACE = "kube-system"
 CA_STATUS_NAME = "cluster-autoscaler-status"
@@ -68,7 +68,7 @@ KWOK_KIND = "KwokProviderConfig"
 def config_objects(document: Any) -> list[dict[str, Any]] | None:
     """cluster-autoscaler's kwok provider config (``cloudprovider/kwok/kwok_types.go``
     ``KwokProviderConfig``: ``readNodesFrom``, ``nodegroups``; no ``kind``) as an object
-    ``topology.kube`` dispatches on; None if the document is not one."""
+    ``topology.kube.parse`` dispatches on; None if the document is not one."""
     if (
         isinstance(document, dict)
         and "kind" not in document

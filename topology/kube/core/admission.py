@@ -1,8 +1,8 @@
 """What the API server's admission adds to a pod before any scheduler sees it.
 
-Pure: no Django, no I/O. ``topology.kube`` reads PriorityClass objects here and
+Pure: no Django, no I/O. ``topology.kube.parse`` reads PriorityClass objects here and
 passes every pod through ``admitted`` at assembly: pods built from controller
-templates (``topology.workloads_k8s``) and hand-written manifests lack what
+templates (``topology.kube.workloads``) and hand-written manifests lack what
 admission adds; exported pods already carry it (adding it again changes nothing).
 
 - Priority (``plugin/pkg/admission/priority/admission.go``): a pod without
@@ -28,9 +28,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from topology.hardware import GPU_RESOURCE, Node, Pod, Toleration, UnsupportedField
-from topology.kubefields import ObjectContext, object_label
-from topology.podrequests import is_native
+from topology.kube.core.podrequests import is_native
+from topology.kube.fields import ObjectContext, object_label
+from topology.model.hardware import GPU_RESOURCE, Node, Pod, Toleration, UnsupportedField
 
 SYSTEM_CLASSES = {"system-node-critical": 2000001000, "system-cluster-critical": 2000000000}
 GKE_LABEL_PREFIX = "cloud.google.com/gke-"
@@ -47,7 +47,7 @@ class PriorityClass:
 
 @dataclass(frozen=True, slots=True)
 class PodAdmission:
-    """What a pod's spec said that admission fills in (``topology.kubepods``)."""
+    """What a pod's spec said that admission fills in (``topology.kube.core.pods``)."""
 
     priority_class: str = ""
     priority_given: bool = False

@@ -1,5 +1,5 @@
 """How many pods each controller still wants, as its controller computes it, as pod
-objects for ``topology.kube``'s Pod parser (``topology.workloads_k8s`` expands every
+objects for ``topology.kube.parse``'s Pod parser (``topology.kube.workloads`` expands every
 controller with these builders).
 
 Pure: no Django, no I/O.
@@ -10,7 +10,7 @@ How many pods each controller wants, as its controller computes it:
   ``manageJob``): ``parallelism`` (default 1) when ``completions`` is unset,
   else ``min(parallelism, completions - status.succeeded)``; a suspended Job
   wants none unless Kueue manages it (label ``kueue.x-k8s.io/queue-name``:
-  Kueue suspends it until admission, see ``topology.quotas``). Indexed Jobs
+  Kueue suspends it until admission, see ``topology.kube.kueue.quotas``). Indexed Jobs
   name pods ``<job>-<index>`` (lowest free indexes), others
   ``<job>-pending-<n>``. Existing pods: label ``batch.kubernetes.io/job-name``
   (or the legacy ``job-name``), and at least ``status.active``.
@@ -37,7 +37,7 @@ How many pods each controller wants, as its controller computes it:
   StatefulSet pods are ``<sts>-<ordinal>``, the others ``<name>-pending-<n>``.
   A Deployment whose ReplicaSet is in the input is counted through it.
 
-Kubeflow PyTorchJob and TrainJob: ``topology.trainingjobs``. A controller's
+Kubeflow PyTorchJob and TrainJob: ``topology.kube.training``. A controller's
 exported pods join the gang its template's pods would (``kubepods.controller_group``).
 
 Gangs declared without pods of their own: Volcano PodGroup
@@ -53,8 +53,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from topology.hardware import Gang, Pod
-from topology.kubefields import ObjectContext
+from topology.kube.fields import ObjectContext
+from topology.model.hardware import Gang, Pod
 
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 JOB_NAME_LABELS = ("batch.kubernetes.io/job-name", "job-name")
@@ -68,6 +68,19 @@ VOLCANO_JOB_NAME = "volcano.sh/job-name"
 JOBSET_EXCLUSIVE = "alpha.jobset.sigs.k8s.io/exclusive-topology"
 LWS_EXCLUSIVE = "leaderworkerset.sigs.k8s.io/exclusive-topology"
 GANG_ANNOTATIONS = ("scheduling.k8s.io/group-name", "pod-group-name")
+
+
+def annotated_gang(namespace: str, annotations: dict[str, str]) -> str | None:
+    """The PodGroup a Volcano or KAI pod belongs to, named by an annotation.
+
+    Volcano: ``scheduling.k8s.io/group-name`` (volcano-sh/apis
+    ``KubeGroupNameAnnotationKey``); KAI: ``pod-group-name`` (KAI-Scheduler
+    ``PodGroupAnnotationForPod``).
+    """
+    for key in GANG_ANNOTATIONS:
+        if annotations.get(key):
+            return f"{namespace}/{annotations[key]}"
+    return None
 
 
 @dataclass(frozen=True, slots=True)

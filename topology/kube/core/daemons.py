@@ -21,8 +21,8 @@ DaemonSet without its pods; in a settled cluster every such DaemonSet has its po
 member and the two agree. Not held on the template: a DaemonSet pod's GPUs, DRA claims and
 host ports (its cpu, memory, pod slot and other extended resources are).
 
-Pure: no Django, no I/O. ``topology.kube`` dispatches DaemonSets (apps) here; pods are
-marked by ``topology.kubepods`` (``Pod.node_daemon``).
+Pure: no Django, no I/O. ``topology.kube.parse`` dispatches DaemonSets (apps) here; pods are
+marked by ``topology.kube.core.pods`` (``Pod.node_daemon``).
 """
 
 from __future__ import annotations
@@ -31,19 +31,19 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
-from topology.hardware import (
+from topology.kube.core.nodes import (
+    pod_tolerations,
+    required_node_affinity,
+)
+from topology.kube.core.pods import pod_spec_requests
+from topology.kube.fields import ObjectContext
+from topology.model.hardware import (
     HOSTNAME_LABEL,
     DaemonPod,
     Node,
     Pod,
     Resources,
 )
-from topology.kubefields import ObjectContext
-from topology.kubenodes import (
-    pod_tolerations,
-    required_node_affinity,
-)
-from topology.kubepods import pod_spec_requests
 
 # taints cluster-autoscaler puts on nodes itself; dropped from a template (taints.SanitizeTaints)
 CA_TAINTS = (

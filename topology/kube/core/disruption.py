@@ -19,9 +19,9 @@ import math
 from collections.abc import Iterable
 from typing import Any, Protocol
 
-from topology import podaffinity
-from topology.hardware import PREEMPT_LOWER_PRIORITY, DisruptionBudget, Pod
-from topology.kubefields import ObjectContext
+from topology.kube.core import podaffinity
+from topology.kube.fields import ObjectContext
+from topology.model.hardware import PREEMPT_LOWER_PRIORITY, DisruptionBudget, Pod
 
 NEVER = "Never"
 PREEMPTION_POLICIES = (PREEMPT_LOWER_PRIORITY, NEVER)
@@ -32,7 +32,7 @@ class Collecting(Protocol):
 
 
 def collect(collected: Collecting, ctx: ObjectContext, obj: dict[str, Any]) -> None:
-    """``topology.kube``'s handler for PodDisruptionBudget (policy/v1)."""
+    """``topology.kube.parse``'s handler for PodDisruptionBudget (policy/v1)."""
     collected.budgets.append(parse_budget(ctx, obj))
 
 

@@ -27,8 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from topology.hardware import Topology, TopologyLevel
-from topology.kubefields import ObjectContext
+from topology.kube.fields import ObjectContext
+from topology.model.hardware import Topology, TopologyLevel
 
 KUEUE = "kueue.x-k8s.io"
 KAI = "kai.scheduler"
@@ -58,14 +58,14 @@ def level_topology(ctx: ObjectContext, spec: dict[str, Any]) -> Topology:
 
 
 def collect_levels(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
-    """topology.kube handler for Kueue and KAI ``Topology``."""
+    """topology.kube.parse handler for Kueue and KAI ``Topology``."""
     group = str(obj.get("apiVersion", "")).rpartition("/")[0]
     topology = level_topology(ctx, ctx.mapping(obj.get("spec"), "spec"))
     collected.topology_found.levels.append((group, ctx.object, topology))
 
 
 def collect_hypernode(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
-    """topology.kube handler for Volcano ``HyperNode``."""
+    """topology.kube.parse handler for Volcano ``HyperNode``."""
     spec = ctx.mapping(obj.get("spec"), "spec")
     tier = ctx.integer(spec.get("tier"), "spec.tier", minimum=1)
     members = [m for _, m in ctx.items(spec.get("members"), "spec.members")]

@@ -1,10 +1,10 @@
 """Node objects → ``Node``: allocatable, taints, readiness, and the node-selector
 requirements that pods, PersistentVolumes and discovered pools share.
 
-Pure: no Django, no I/O. ``topology.kube`` dispatches Node and ResourceSlice objects
-here; ``topology.discovery`` builds Karpenter templates and DaemonSet pods with the
+Pure: no Django, no I/O. ``topology.kube.parse`` dispatches Node and ResourceSlice objects
+here; ``topology.kube.discovery`` builds Karpenter templates and DaemonSet pods with the
 same readers. GPUs: DRA devices win; without them the device-plugin allocatable and
-the GPU Feature Discovery labels (``topology.dra``).
+the GPU Feature Discovery labels (``topology.kube.dra.slices``).
 """
 
 from __future__ import annotations
@@ -12,24 +12,23 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from topology import dra, podstatus
-from topology.hardware import (
+from topology.kube.core import podstatus
+from topology.kube.core.podrequests import is_integer_resource
+from topology.kube.dra import slices as dra
+from topology.kube.fields import ObjectContext, node_requirement
+from topology.model.hardware import (
     GPU_RESOURCE,
     SHARED_GPU_RESOURCE,
-    LabelRequirement,
     Node,
     NodeSelectorTerm,
     Resources,
     Taint,
     Toleration,
 )
-from topology.kubefields import ObjectContext
-from topology.podrequests import is_integer_resource
-from topology.quantity import cpu_milli, memory_bytes, whole_count
+from topology.model.quantity import cpu_milli, memory_bytes, whole_count
 
 REQUIRED_AFFINITY = "requiredDuringSchedulingIgnoredDuringExecution"
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
-OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 CORE_RESOURCES = ("cpu", "memory", "pods", GPU_RESOURCE)
 # a sanity bound on any one extended resource of a node (issue 28): real nodes have
 # 8 GPUs, a time-sliced one a few dozen replicas, far below this
@@ -141,29 +140,6 @@ def node_selector_terms(
         )
         terms.append(NodeSelectorTerm(requirements))
     return tuple(terms), unsupported
-
-
-def node_requirement(
-    ctx: ObjectContext, path: str, raw: dict[str, Any], operators: tuple[str, ...] = OPERATORS
-) -> LabelRequirement:
-    """One ``matchExpressions`` item: a node selector requirement (``operators``
-    default: all six), or a label selector requirement (In, NotIn, Exists,
-    DoesNotExist: ``topology.podaffinity``)."""
-    key = ctx.text(raw.get("key"), f"{path}.key", required=True)
-    operator = ctx.text(raw.get("operator"), f"{path}.operator", required=True)
-    if operator not in operators:
-        ctx.fail(f"{path}.operator", f"must be one of {', '.join(operators)}, got {operator!r}")
-    values = tuple(
-        ctx.text(v, f"{path}.values[{i}]")
-        for i, v in enumerate(ctx.sequence(raw.get("values"), f"{path}.values"))
-    )
-    if operator in ("In", "NotIn") and not values:
-        ctx.fail(f"{path}.values", f"{operator} needs at least one value")
-    if operator in ("Exists", "DoesNotExist") and values:
-        ctx.fail(f"{path}.values", f"{operator} takes no values")
-    if operator in ("Gt", "Lt") and (len(values) != 1 or not values[0].lstrip("-").isdigit()):
-        ctx.fail(f"{path}.values", f"{operator} needs exactly one integer value")
-    return LabelRequirement(key, operator, values)
 
 
 def nodes_with_devices(

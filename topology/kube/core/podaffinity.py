@@ -10,7 +10,7 @@ Pure: no Django, no I/O. Parsed as kube-scheduler reads them:
 - DoNotSchedule spread constraints (``podtopologyspread/common.go``
   ``filterTopologySpreadConstraints``): minDomains 1, nodeAffinityPolicy Honor,
   nodeTaintsPolicy Ignore unless given; ``matchLabelKeys`` merged likewise;
-- preferred terms and ScheduleAnyway constraints only score: ``topology.preferred``
+- preferred terms and ScheduleAnyway constraints only score: ``topology.kube.core.preferred``
   reads them for the profiles that score them, and the evaluation says what its
   profile does with them (``recommender.engine.evaluate.score_notes``).
 """
@@ -21,7 +21,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from topology.hardware import (
+from topology.kube.fields import ObjectContext, node_requirement
+from topology.model.hardware import (
     LabelRequirement,
     Pod,
     PodAffinityTerm,
@@ -29,8 +30,6 @@ from topology.hardware import (
     PodSelector,
     SpreadConstraint,
 )
-from topology.kubefields import ObjectContext
-from topology.kubenodes import node_requirement
 
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
@@ -42,7 +41,7 @@ ACTIONS = ("DoNotSchedule", "ScheduleAnyway")
 def pod_terms(
     ctx: ObjectContext, spec: Mapping[str, Any], namespace: str, labels: Mapping[str, str]
 ) -> PodPlacementTerms:
-    """The pod's required inter-pod terms (its preferred ones: ``topology.preferred``)."""
+    """The pod's required inter-pod terms (its preferred ones: ``topology.kube.core.preferred``)."""
     affinity = ctx.mapping(spec.get("affinity"), "spec.affinity")
     required: dict[str, tuple[PodAffinityTerm, ...]] = {}
     for kind in ("podAffinity", "podAntiAffinity"):

@@ -1,6 +1,6 @@
 """Whose pod it is to schedule: ``spec.schedulerName`` and ``metadata.deletionTimestamp``.
 
-Pure: no Django, no I/O. Read by ``topology.kubepods`` for every Pod.
+Pure: no Django, no I/O. Read by ``topology.kube.core.pods`` for every Pod.
 
 - kube-scheduler only takes pods whose ``spec.schedulerName`` names one of its
   profiles (upstream ``pkg/scheduler/scheduler.go`` ``frameworkForPod`` and
@@ -8,7 +8,7 @@ Pure: no Django, no I/O. Read by ``topology.kubepods`` for every Pod.
   defaults an empty name to ``default-scheduler`` (``pkg/apis/core/v1/defaults.go``).
   A pending pod of another scheduler is "not ours": the evaluation lists it as
   such and never says it runs. Volcano's and KAI's pods are the exception: the
-  model reads their gangs (``topology.controllers``) and places them by
+  model reads their gangs (``topology.kube.core.controllers``) and places them by
   kube-scheduler's rules, which is said on each such pod (not blocking).
 - A pod with ``metadata.deletionTimestamp`` is being deleted: a pending one will
   never run (kube-scheduler's ``skipPodSchedule`` skips it), and a bound one is
@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from topology.hardware import UnsupportedField
-from topology.kubefields import ObjectContext
+from topology.kube.fields import ObjectContext
+from topology.model.hardware import UnsupportedField
 
 DEFAULT_SCHEDULER = "default-scheduler"
-# gang schedulers whose pods the model reads (topology.controllers) and places by
+# gang schedulers whose pods the model reads (topology.kube.core.controllers) and places by
 # kube-scheduler's rules: said on the pod, not refused
 APPROXIMATED_SCHEDULERS = ("volcano", "kai-scheduler")
 

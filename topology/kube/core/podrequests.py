@@ -1,8 +1,8 @@
 """A pod's effective requests, as kube-scheduler sums them, after the API server's
 validation of every container's quantities.
 
-Pure: no Django, no I/O. ``topology.kubepods`` reads Pods (and controller
-templates) through ``pod_requests``; ``topology.daemons`` DaemonSet templates too.
+Pure: no Django, no I/O. ``topology.kube.core.pods`` reads Pods (and controller
+templates) through ``pod_requests``; ``topology.kube.core.daemons`` DaemonSet templates too.
 
 Sum (``k8s.io/component-helpers/resource/helpers.go`` ``PodRequests`` /
 ``AggregateContainerRequests``, also ``pkg/api/v1/resource/helpers.go``)::
@@ -34,8 +34,8 @@ from collections import Counter
 from fractions import Fraction
 from typing import Any
 
-from topology.kubefields import ObjectContext
-from topology.quantity import cpu_milli, whole_count
+from topology.kube.fields import ObjectContext
+from topology.model.quantity import cpu_milli, whole_count
 
 # IsSupportedPodLevelResource (component-helpers resource/helpers.go)
 POD_LEVEL_RESOURCES = ("cpu", "memory")

@@ -1,8 +1,8 @@
 """Pod objects → ``Pod``: effective requests, node selection, gang, topology
 annotations, and the claims (DRA and PersistentVolumeClaim) assembly resolves later.
 
-Pure: no Django, no I/O. ``topology.kube`` dispatches Pods here (and the pods that
-``topology.workloads_k8s`` expands from controllers); ``topology.discovery`` reads
+Pure: no Django, no I/O. ``topology.kube.parse`` dispatches Pods here (and the pods that
+``topology.kube.workloads`` expands from controllers); ``topology.kube.discovery`` reads
 DaemonSet pod templates with ``pod_spec_requests``. Succeeded/Failed (and Unknown)
 pods are dropped.
 """
@@ -12,11 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from topology import (
+from topology.kube import kai as kaishares
+from topology.kube.core import (
     admission,
     disruption,
-    dra_extended,
-    kaishares,
     podaffinity,
     podowner,
     podrequests,
@@ -24,9 +23,12 @@ from topology import (
     podstatus,
     preferred,
     volumes,
-    workloads_k8s,
 )
-from topology.hardware import (
+from topology.kube.core.controllers import annotated_gang
+from topology.kube.core.nodes import REQUIRED_AFFINITY, pod_tolerations, required_node_affinity
+from topology.kube.dra import extended as dra_extended
+from topology.kube.fields import ObjectContext, namespace_name, object_label
+from topology.model.hardware import (
     GPU_RESOURCE,
     SHARED_GPU_RESOURCE,
     GpuRequest,
@@ -34,8 +36,6 @@ from topology.hardware import (
     Resources,
     UnsupportedField,
 )
-from topology.kubefields import ObjectContext, object_label
-from topology.kubenodes import REQUIRED_AFFINITY, pod_tolerations, required_node_affinity
 
 POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 KUEUE_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
@@ -81,7 +81,7 @@ class PodRecord:
 
     def copy(self) -> PodRecord:
         """A record assembly may change (its pod replaced, its lists added to) without
-        changing this one: what ``topology.parsecache`` hands out of a cached parse."""
+        changing this one: what ``topology.kube.parsecache`` hands out of a cached parse."""
         return PodRecord(
             self.pod,
             list(self.claim_refs),
@@ -129,7 +129,7 @@ def parse_pod(ctx: ObjectContext, obj: dict[str, Any]) -> PodRecord | None:
         arrival=_arrival(ctx, meta.get("creationTimestamp")),
         node_name=node_name,
         gang=_gang_name(ctx, namespace, labels, spec)
-        or workloads_k8s.annotated_gang(namespace, annotations)
+        or annotated_gang(namespace, annotations)
         or _controller_gang(namespace, labels),
         required_topology=annotations.get(REQUIRED_TOPOLOGY) or None,
         preferred_topology=annotations.get(PREFERRED_TOPOLOGY) or None,
@@ -155,12 +155,6 @@ def parse_pod(ctx: ObjectContext, obj: dict[str, Any]) -> PodRecord | None:
         key = KUEUE_TOTAL_ANNOTATION if KUEUE_TOTAL_ANNOTATION in annotations else LWS_SIZE
         record.group_total = ctx.integer(total, f"metadata.annotations.{key}", minimum=1)
     return record
-
-
-def namespace_name(ctx: ObjectContext) -> tuple[str, str]:
-    """A namespaced object's namespace and name, from its ``Kind/ns/name`` label."""
-    _, namespace, name = ctx.object.split("/", 2)
-    return namespace, name
 
 
 def _node_daemon(
@@ -195,7 +189,8 @@ def _provisioning_request(annotations: dict[str, str]) -> tuple[str, str] | None
 def _inter_pod(
     ctx: ObjectContext, spec: dict[str, Any], namespace: str, labels: dict[str, str]
 ) -> dict[str, Any]:
-    """podAffinity, podAntiAffinity and topologySpreadConstraints (``topology.podaffinity``)."""
+    """podAffinity, podAntiAffinity and topologySpreadConstraints
+    (``topology.kube.core.podaffinity``)."""
     return {
         "pod_terms": podaffinity.pod_terms(ctx, spec, namespace, labels),
         "preferred": preferred.preferred_terms(ctx, spec, namespace, labels),
@@ -233,7 +228,7 @@ def _controller_gang(namespace: str, labels: dict[str, str]) -> str | None:
 
 def controller_group(labels: dict[str, str]) -> str | None:
     """The gang a controller's own pod labels place it in, the one its pods built from
-    the controller's template join (``topology.controllers``, ``topology.trainingjobs``),
+    the controller's template join (``topology.kube.core.controllers``, ``topology.kube.training``),
     so a workload reads the same with or without its pods exported: a LeaderWorkerSet
     group ``<lws>-<group-index>``, a Kubeflow training job ``<job>``."""
     if labels.get(LWS_NAME) and labels.get(LWS_GROUP_INDEX) is not None:
@@ -244,7 +239,7 @@ def controller_group(labels: dict[str, str]) -> str | None:
 def pod_spec_requests(
     ctx: ObjectContext, spec: dict[str, Any]
 ) -> tuple[Resources, GpuRequest | None]:
-    """Effective requests like the scheduler (``topology.podrequests``: containers and
+    """Effective requests like the scheduler (``topology.kube.core.podrequests``: containers and
     sidecars summed, init containers in KEP-753 order, pod-level resources, overhead),
     quantities validated as the API server does."""
     merged = podrequests.pod_requests(ctx, spec)

@@ -1,7 +1,7 @@
 """Pod fields that change where kube-scheduler puts a pod but that the model does
 not place by: each becomes an ``UnsupportedField``, never a silent match.
 
-Pure: no Django, no I/O. Read by ``topology.kube`` for every Pod.
+Pure: no Django, no I/O. Read by ``topology.kube.parse`` for every Pod.
 
 What kube-scheduler does with each field, and what we do instead:
 
@@ -21,7 +21,7 @@ volumes[].gcePersistentDisk, awsElasticBlock…  VolumeRestrictions (F) blocking
 schedulingGates                                SchedulingGates        modelled
 =============================================  =====================  ===========
 
-"modelled" ones are read by topology.podaffinity / topology.volumes, and host
+"modelled" ones are read by topology.kube.core.podaffinity / topology.kube.core.volumes, and host
 ports by ``host_ports`` here, instead.
 "blocking": the pod's workload is reported blocked "unsupported: <reason>"
 rather than guessed at. "score only": kube-scheduler may prefer other nodes
@@ -36,8 +36,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from topology.hardware import BIND_ALL_HOST_IP, SCORE_ONLY, HostPort, UnsupportedField
-from topology.kubefields import ObjectContext
+from topology.kube.fields import ObjectContext
+from topology.model.hardware import BIND_ALL_HOST_IP, SCORE_ONLY, HostPort, UnsupportedField
 
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 MATCH_FIELDS_REASON = f"{SCORE_ONLY}: no profile scores a preferred term's matchFields"
@@ -69,7 +69,8 @@ def unmodelled_fields(
 
 
 def claim_names(ctx: ObjectContext, spec: dict[str, Any]) -> list[str]:
-    """``spec.volumes[].persistentVolumeClaim.claimName``, in order (see topology.volumes)."""
+    """``spec.volumes[].persistentVolumeClaim.claimName``, in order
+    (see topology.kube.core.volumes)."""
     names = []
     for path, volume in ctx.items(spec.get("volumes"), "spec.volumes"):
         claim = ctx.mapping(volume.get("persistentVolumeClaim"), f"{path}.persistentVolumeClaim")
@@ -111,7 +112,7 @@ def host_ports(ctx: ObjectContext, spec: dict[str, Any]) -> tuple[HostPort, ...]
 
 
 def _pod_affinity(ctx: ObjectContext, spec: dict[str, Any], bound: bool) -> list[UnsupportedField]:
-    """Required terms are modelled (topology.podaffinity, scheduler.interpod); the
+    """Required terms are modelled (topology.kube.core.podaffinity, scheduler.interpod); the
     preferred ones only score: listed, never blocking."""
     if bound:
         return []
@@ -127,7 +128,7 @@ def _pod_affinity(ctx: ObjectContext, spec: dict[str, Any], bound: bool) -> list
 
 def _node_affinity_preferences(ctx: ObjectContext, spec: dict[str, Any]) -> list[UnsupportedField]:
     """Preferred node terms score only; a term with ``matchFields`` is scored by no
-    profile (``topology.preferred`` leaves it out), which its own note says."""
+    profile (``topology.kube.core.preferred`` leaves it out), which its own note says."""
     affinity = ctx.mapping(spec.get("affinity"), "spec.affinity")
     base = "spec.affinity.nodeAffinity"
     node_affinity = ctx.mapping(affinity.get("nodeAffinity"), base)

@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from topology.hardware import Node, Pod, PodScheduled
-from topology.kubefields import ObjectContext
+from topology.kube.fields import ObjectContext
+from topology.model.hardware import Node, Pod, PodScheduled
 
 POD_SCHEDULED = "PodScheduled"
 

@@ -7,10 +7,10 @@ Pure: no Django, no I/O. Read as kube-scheduler reads them
   weight and ``preference`` (a node selector term, ``matchExpressions`` ANDed;
   ``nodeaffinity/node_affinity.go`` ``PreScore`` via component-helpers
   ``NewPreferredSchedulingTerms``). A term with ``matchFields`` is left out here;
-  ``topology.podspec`` lists it as score only;
+  ``topology.kube.core.podspec`` lists it as score only;
 - ``affinity.pod(Anti)Affinity.preferredDuringSchedulingIgnoredDuringExecution``:
   weight and ``podAffinityTerm``, parsed as the required terms are
-  (``topology.podaffinity.affinity_term``: namespaces defaulted, match label keys
+  (``topology.kube.core.podaffinity.affinity_term``: namespaces defaulted, match label keys
   merged; ``interpodaffinity/plugin.go`` via ``framework.NewPodInfo``);
 - ``topologySpreadConstraints`` with ``whenUnsatisfiable: ScheduleAnyway``
   (``podtopologyspread/common.go`` ``filterTopologySpreadConstraints``).
@@ -21,11 +21,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from topology.hardware import NodeSelectorTerm, PreferredTerms
-from topology.kubefields import ObjectContext
-from topology.kubenodes import node_requirement
-from topology.podaffinity import PREFERRED, affinity_term, spread_constraints
-from topology.terms import WeightedNodeTerm, WeightedPodTerm
+from topology.kube.core.podaffinity import PREFERRED, affinity_term, spread_constraints
+from topology.kube.fields import ObjectContext, node_requirement
+from topology.model.hardware import NodeSelectorTerm, PreferredTerms
+from topology.model.terms import WeightedNodeTerm, WeightedPodTerm
 
 
 def preferred_terms(

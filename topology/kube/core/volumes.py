@@ -1,6 +1,6 @@
 """PersistentVolumeClaims, PersistentVolumes and StorageClasses → where a pod may run.
 
-Pure: no Django, no I/O. ``topology.kube`` parses the three kinds into a
+Pure: no Django, no I/O. ``topology.kube.parse`` parses the three kinds into a
 ``VolumeCatalog`` and asks ``pod_volumes`` what a pod's claims imply. What can be
 decided from the objects alone is modelled as kube-scheduler decides it:
 
@@ -41,8 +41,8 @@ from dataclasses import dataclass, field
 from itertools import product
 from typing import Any
 
-from topology.hardware import LabelRequirement, NodeSelectorTerm
-from topology.kubefields import ObjectContext
+from topology.kube.fields import ObjectContext
+from topology.model.hardware import LabelRequirement, NodeSelectorTerm
 
 NODE_CONFLICT = "node(s) had volume node affinity conflict"
 BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"

@@ -22,8 +22,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from topology.hardware import AttributeSelector
-from topology.quantity import memory_bytes, parse_quantity
+from topology.model.hardware import AttributeSelector
+from topology.model.quantity import memory_bytes, parse_quantity
 
 _TOKEN = re.compile(
     r"""\s*(?:

@@ -1,9 +1,9 @@
 """DRA claims and classes: ResourceClaim, ResourceClaimTemplate, DeviceClass →
 ``DeviceClaim`` / ``DeviceClass``, and each pod's claims resolved against them.
 
-Pure: no Django, no I/O. ``topology.kube`` dispatches the three kinds here (handlers
-take its first-pass collection); ResourceSlices are ``topology.dra``'s. CEL selectors
-beyond the compiled subset (``topology.cel``), ``distinctAttribute`` and
+Pure: no Django, no I/O. ``topology.kube.parse`` dispatches the three kinds here (handlers
+take its first-pass collection); ResourceSlices are ``topology.kube.dra.slices``'s. CEL selectors
+beyond the compiled subset (``topology.kube.dra.cel``), ``distinctAttribute`` and
 ``firstAvailable`` become unsupported reasons on the pods using them.
 """
 
@@ -13,21 +13,18 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
-from topology import dra_status
-from topology.cel import CelUnsupported, compile_selector
-from topology.hardware import (
+from topology.kube.dra import status as dra_status
+from topology.kube.dra.cel import CelUnsupported, compile_selector
+from topology.kube.fields import ObjectContext, namespace_name
+from topology.model.hardware import (
     AttributeSelector,
     DeviceClaim,
     DeviceClass,
     DeviceRequest,
     MatchAttribute,
     Node,
-    Pod,
-    UnsupportedField,
 )
-from topology.kubefields import ObjectContext, object_label
-from topology.kubepods import PodRecord, namespace_name
-from topology.quantity import memory_bytes
+from topology.model.quantity import memory_bytes
 
 
 def resource_claim(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
@@ -124,50 +121,6 @@ def selector_list(ctx: ObjectContext, raw: Any, field_name: str):  # type: ignor
         except CelUnsupported as error:
             reasons.append(str(error))
     return tuple(selectors), reasons
-
-
-def pod_with_claims(collected: Any, record: PodRecord) -> Pod:
-    """The pod's DRA claims (a template's copy named ``<pod>-<entry>``, or the claim
-    made from it when ``status.resourceClaimStatuses`` names one the snapshot has); a
-    missing claim, template or class, or a request beyond the model, is an unsupported
-    reason."""
-    pod = record.pod
-    claims, reasons = [], list(pod.unsupported)
-    for entry, kind, name in record.claim_refs:
-        generated = record.claim_statuses.get(entry, "")
-        if kind == "template" and (pod.namespace, generated) in collected.claims:
-            kind, name = "claim", generated  # the claim made from the template, as it is
-        table = collected.claims if kind == "claim" else collected.templates
-        found = table.get((pod.namespace, name))
-        if found is None:
-            label = "ResourceClaim" if kind == "claim" else "ResourceClaimTemplate"
-            reasons.append(f"{label} {pod.namespace}/{name} not found")
-            continue
-        claim, claim_reasons = found
-        claims.append(claim if kind == "claim" else replace(claim, name=f"{pod.name}-{entry}"))
-        reasons += claim_reasons
-        reasons += _class_reasons(collected, claim)
-    label = object_label("Pod", pod.namespace, pod.name)
-    record.unmodelled += [
-        UnsupportedField(label, "spec.resourceClaims", reason)
-        for reason in reasons[len(pod.unsupported) :]
-    ]
-    if not claims and not reasons[len(pod.unsupported) :]:
-        return pod
-    return replace(pod, claims=tuple(claims), unsupported=tuple(dict.fromkeys(reasons)))
-
-
-def _class_reasons(collected: Any, claim: DeviceClaim) -> list[str]:
-    reasons = []
-    for request in claim.requests:
-        if not request.device_class:
-            continue
-        found = collected.device_classes.get(request.device_class)
-        if found is None:
-            reasons.append(f"DeviceClass {request.device_class} not found")
-        else:
-            reasons += found[1]
-    return reasons
 
 
 def allocated_claims(collected: Any) -> tuple[DeviceClaim, ...]:

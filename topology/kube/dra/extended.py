@@ -1,7 +1,7 @@
 """Extended resources backed by DRA (KEP-5004, ``DRAExtendedResource``): a pod's
 ``resources`` entry that a DeviceClass maps is served by devices of that class.
 
-Pure: no Django, no I/O. ``topology.kube`` passes every pod through
+Pure: no Django, no I/O. ``topology.kube.parse`` passes every pod through
 ``with_extended_claim`` at assembly.
 
 A DeviceClass maps an extended resource by ``spec.extendedResourceName``, and every
@@ -22,8 +22,15 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
-from topology.hardware import DeviceClaim, DeviceClass, DeviceRequest, Node, Pod, UnsupportedField
-from topology.kubefields import ObjectContext, object_label
+from topology.kube.fields import ObjectContext, object_label
+from topology.model.hardware import (
+    DeviceClaim,
+    DeviceClass,
+    DeviceRequest,
+    Node,
+    Pod,
+    UnsupportedField,
+)
 
 IMPLICIT_PREFIX = "deviceclass.resource.kubernetes.io/"
 MIXED_REASON = (

@@ -25,8 +25,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from topology import gke_gpus, mig
-from topology.hardware import (
+from topology.kube.fields import ObjectContext
+from topology.kube.providers import gke as gke_gpus
+from topology.model import mig
+from topology.model.hardware import (
     GPU_RESOURCE,
     WHOLE_GPU_MILLI,
     CounterConsumption,
@@ -34,8 +36,7 @@ from topology.hardware import (
     Device,
     Gpu,
 )
-from topology.kubefields import ObjectContext
-from topology.quantity import memory_bytes
+from topology.model.quantity import memory_bytes
 
 PRODUCT_LABEL = "nvidia.com/gpu.product"
 MEMORY_LABEL = "nvidia.com/gpu.memory"
@@ -309,7 +310,7 @@ def plugin_gpus(
       ``internal/lm/mig-strategy.go``); each instance is a unit Device with
       that profile on its parent Gpu, holding the profile's share of it;
     - GKE's own labels (MIG partition size, time-sharing / MPS clients per GPU)
-      read as the GFD labels they stand for (``topology.gke_gpus``);
+      read as the GFD labels they stand for (``topology.kube.providers.gke``);
     - MIG ``mixed``: ``nvidia.com/gpu`` counts the GPUs outside MIG mode;
       MIG instances stay extended resources (``nvidia.com/mig-<profile>``) and
       the remaining GPUs of ``nvidia.com/gpu.count`` appear as Gpus without

@@ -1,6 +1,6 @@
 """A ResourceClaim's ``status``: which devices it holds and for whom.
 
-Pure: no Django, no I/O. Read by ``topology.kubedevices`` for every ResourceClaim.
+Pure: no Django, no I/O. Read by ``topology.kube.dra.claims`` for every ResourceClaim.
 
 - ``status.allocation.devices.results[]`` (``resource.k8s.io/v1``
   ``DeviceRequestAllocationResult``): ``<driver>/<pool>/<device>`` given to a
@@ -22,10 +22,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from topology.hardware import AllocatedDevice, ClaimAllocation, NodeSelectorTerm
-from topology.kubefields import ObjectContext
-from topology.kubenodes import node_requirement
-from topology.quantity import memory_bytes
+from topology.kube.fields import ObjectContext, node_requirement
+from topology.model.hardware import AllocatedDevice, ClaimAllocation, NodeSelectorTerm
+from topology.model.quantity import memory_bytes
 
 NODE_NAME_FIELD = "metadata.name"
 

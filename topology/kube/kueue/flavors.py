@@ -1,7 +1,7 @@
 """Kueue ResourceFlavors: what admission into a flavor adds to a pod set's pods.
 
-Pure: no Django, no I/O. ``topology.kube`` reads ResourceFlavor objects here and
-the flavor order of each ClusterQueue (``record_order``, from ``topology.quotas``),
+Pure: no Django, no I/O. ``topology.kube.parse`` reads ResourceFlavor objects here and
+the flavor order of each ClusterQueue (``record_order``, from ``topology.kube.kueue.quotas``),
 then passes every pending pod of a Kueue ClusterQueue through ``assign``.
 
 Kueue (``pkg/scheduler/flavorassigner/flavorassigner.go``) gives each pod set one
@@ -16,7 +16,7 @@ template make the same choice, so a pod set gets one flavor.
 Quota: where the ClusterQueue's one resource group offers several flavors, a pod
 set draws on its own flavor's nominalQuota (``Pod.quota_flavor``; running pods' flavor
 is the first whose nodeLabels their node carries), borrowing that flavor's unused
-quota in the cohort (``topology.quotas``); otherwise the quotas are summed over the
+quota in the cohort (``topology.kube.kueue.quotas``); otherwise the quotas are summed over the
 flavors. Not modelled, and said on the pod (not blocking): choosing a later flavor
 because the first one's quota is used up (``flavorFungibility``), and per-flavor quota
 under several resource groups; a ClusterQueue's flavors missing from the snapshot
@@ -29,9 +29,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from topology.hardware import Pod, Taint, Toleration, UnsupportedField
-from topology.kubefields import ObjectContext, object_label
-from topology.kubenodes import node_taints, pod_tolerations
+from topology.kube.core.nodes import node_taints, pod_tolerations
+from topology.kube.fields import ObjectContext, object_label
+from topology.model.hardware import Pod, Taint, Toleration, UnsupportedField
 
 FILTER_EFFECTS = ("NoSchedule", "NoExecute")
 FUNGIBILITY_REASON = (

@@ -4,13 +4,13 @@ Pure: no Django, no I/O. A workload whose queue has no free quota is not
 scheduled whatever the cluster holds; buying nodes for it buys nothing
 (kubernetes/autoscaler#9828, NVIDIA/KAI-Scheduler#1615, volcano-sh/volcano#4710).
 
-Queues read (``parse_queue`` is the topology.kube handler):
+Queues read (``parse_queue`` is the topology.kube.parse handler):
 
 - Kueue ``ClusterQueue`` (kubernetes-sigs/kueue ``apis/kueue/v1beta1/clusterqueue_types.go``):
   ``spec.resourceGroups[].flavors[].resources[]`` ``nominalQuota`` and
   ``borrowingLimit``, ``spec.cohort`` (``cohortName`` in v1beta2). Flavors are
   summed per resource, and kept per flavor (``flavor_limits``): the flavor a pod
-  set is assigned gives it its labels and tolerations (``topology.kueueflavors``),
+  set is assigned gives it its labels and tolerations (``topology.kube.kueue.flavors``),
   and where one resource group offers several flavors the pod set is admitted
   against that flavor's own quota (``_admit_flavor``).
   ``LocalQueue`` ``spec.clusterQueue`` links a namespace's queue name (pod or
@@ -43,10 +43,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from topology import kueueflavors
-from topology.hardware import GPU_RESOURCE, Cluster, Gang, Pod, QuotaQueue
-from topology.kubefields import ObjectContext
-from topology.quantity import cpu_milli, memory_bytes, whole_count
+from topology.kube.fields import ObjectContext
+from topology.kube.kueue import flavors as kueueflavors
+from topology.model.hardware import GPU_RESOURCE, Cluster, Gang, Pod, QuotaQueue
+from topology.model.quantity import cpu_milli, memory_bytes, whole_count
 
 KUEUE = "kueue.x-k8s.io"
 VOLCANO = "scheduling.volcano.sh"
@@ -90,7 +90,7 @@ class QuotaWait:
 
 
 def parse_queue(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
-    """topology.kube handler: queues are kept until assembly links LocalQueues."""
+    """topology.kube.parse handler: queues are kept until assembly links LocalQueues."""
     group = str(obj.get("apiVersion", "")).rpartition("/")[0]
     kind = str(obj["kind"])
     spec = ctx.mapping(obj.get("spec"), "spec")

@@ -40,9 +40,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from topology.hardware import ModelError, NodeGroup, Reservation, ReservedNodeGroupCapacity
-from topology.kubefields import ObjectContext
-from topology.prices import INSTANCE_TYPE_LABEL, PriceTable
+from topology.kube.fields import ObjectContext
+from topology.kube.providers.prices import INSTANCE_TYPE_LABEL, PriceTable
+from topology.model.hardware import ModelError, NodeGroup, Reservation, ReservedNodeGroupCapacity
 
 AWS_API_VERSION = "ec2.amazonaws.com/v1"  # the reader's name for the export, not an API group
 AWS_KIND = "CapacityReservation"
@@ -76,7 +76,7 @@ class CloudReservation:
 
 
 def export_objects(document: Any) -> list[dict[str, Any]] | None:
-    """A cloud export as objects ``topology.kube`` dispatches on; None if it is not one."""
+    """A cloud export as objects ``topology.kube.parse`` dispatches on; None if it is not one."""
     if (
         isinstance(document, dict)
         and "kind" not in document
@@ -100,7 +100,7 @@ def _wrapped(api_version: str, kind: str, name: Any, item: dict[str, Any]) -> di
     return {"apiVersion": api_version, "kind": kind, "metadata": {"name": name}, "spec": item}
 
 
-# --- handlers (registered in topology.kube's kind dispatch) --------------------------
+# --- handlers (registered in topology.kube.parse's kind dispatch) --------------------------
 
 
 def aws_capacity_reservation(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:

@@ -1,6 +1,6 @@
 """GKE's GPU node labels read as the GPU feature discovery labels they stand for.
 
-Pure: no Django, no I/O. ``topology.dra.plugin_gpus`` reads a device-plugin node's
+Pure: no Django, no I/O. ``topology.kube.dra.slices.plugin_gpus`` reads a device-plugin node's
 labels through ``as_gfd`` first; a GFD label present on the node wins.
 
 GKE labels its GPU nodes itself (GKE docs "About GPUs", "Running multi-instance
@@ -26,7 +26,7 @@ PARTITION_SIZE = "cloud.google.com/gke-gpu-partition-size"
 SHARING_STRATEGY = "cloud.google.com/gke-gpu-sharing-strategy"
 MAX_SHARED_CLIENTS = "cloud.google.com/gke-max-shared-clients-per-gpu"
 
-# gke-accelerator value → the product name GFD would give (what topology.mig reads)
+# gke-accelerator value → the product name GFD would give (what topology.model.mig reads)
 PRODUCTS = {
     "nvidia-tesla-a100": "NVIDIA-A100-SXM4-40GB",
     "nvidia-a100-80gb": "NVIDIA-A100-SXM4-80GB",

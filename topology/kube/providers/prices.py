@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-PRICES_FILE = Path(__file__).resolve().parent / "data" / "prices.yaml"
+PRICES_FILE = Path(__file__).resolve().parents[2] / "data" / "prices.yaml"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 # a row may name its own date and source beside its per-region prices
 ROW_KEYS = frozenset({"asOf", "source"})

@@ -8,10 +8,10 @@ template, named deterministically and marked ``synthesized_by``::
     controller ──► how many pods it wants now ──► minus the live pods it already has
                                                    (matched by the labels the
                                                     controller puts on them)
-               ──► that many pod objects ──► topology.kube's own Pod parser
+               ──► that many pod objects ──► topology.kube.parse's own Pod parser
 
 How many pods each controller wants, as its controller computes it, and the gangs
-declared without pods of their own (Volcano and KAI PodGroups): ``topology.controllers``.
+declared without pods of their own (Volcano and KAI PodGroups): ``topology.kube.core.controllers``.
 
 Kueue-managed controllers (queue label) are one gang: Kueue admits the
 Workload as a whole, and Topology-Aware Scheduling places each pod set in one
@@ -24,20 +24,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from topology import trainingjobs
-from topology.controllers import (
+from topology.kube import training as trainingjobs
+from topology.kube.core.controllers import (
     BUILDERS,
-    GANG_ANNOTATIONS,
     Controller,
     Wanted,
     declared_gang,
 )
-from topology.hardware import Gang, ModelError, Pod, UnsupportedField
-from topology.kubefields import ObjectContext
+from topology.kube.fields import ObjectContext
+from topology.model.hardware import Gang, ModelError, Pod, UnsupportedField
 
 __all__ = ["Controller", "Wanted"]
 
-# Kubeflow training jobs (topology.trainingjobs) are built like the other controllers
+# Kubeflow training jobs (topology.kube.training) are built like the other controllers
 TRAINING_BUILDERS = {
     ("PyTorchJob", "kubeflow.org"): trainingjobs.pytorch_job,
     ("TrainJob", "trainer.kubeflow.org"): trainingjobs.train_job,
@@ -67,21 +66,8 @@ NAMESPACED_KINDS = (
 )
 
 
-def annotated_gang(namespace: str, annotations: dict[str, str]) -> str | None:
-    """The PodGroup a Volcano or KAI pod belongs to, named by an annotation.
-
-    Volcano: ``scheduling.k8s.io/group-name`` (volcano-sh/apis
-    ``KubeGroupNameAnnotationKey``); KAI: ``pod-group-name`` (KAI-Scheduler
-    ``PodGroupAnnotationForPod``).
-    """
-    for key in GANG_ANNOTATIONS:
-        if annotations.get(key):
-            return f"{namespace}/{annotations[key]}"
-    return None
-
-
 def collect(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
-    """topology.kube handler: controllers are expanded once every pod has been read."""
+    """topology.kube.parse handler: controllers are expanded once every pod has been read."""
     api_version = str(obj.get("apiVersion", ""))
     group = api_version.rpartition("/")[0]
     meta = ctx.mapping(obj.get("metadata"), "metadata")
@@ -181,7 +167,7 @@ def synthesized(pod: Pod, wanted: Wanted) -> Pod:
 
 
 def add_wanted_pods(collected: Any, parse_pod: Callable[[Any, ObjectContext, Any], None]) -> None:
-    """topology.kube assembly hook: synthesized pods parsed by kube's own Pod parser."""
+    """topology.kube.parse assembly hook: synthesized pods parsed by kube's own Pod parser."""
     pods = [record.pod for record in collected.pods]
     expansion = expand(collected.controllers, pods)
     collected.errors.extend(expansion.errors)
