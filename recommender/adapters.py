@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from recommender.actions import apply_text, named_placement
+from recommender.actions.report import apply_text, named_placement
 from recommender.engine.evaluate.evaluation import Evaluation as EngineEvaluation
 from recommender.engine.scheduler import breakdown, breakdown_summary
 from recommender.engine.scheduler.breakdown_summary import BreakdownSummary
@@ -35,7 +35,7 @@ def recommendations(
     evaluation: Evaluation, result: EngineEvaluation, cluster: Cluster
 ) -> list[Recommendation]:
     """Rows of the engine's recommendations, each with what to apply
-    (``recommender.actions.apply_text``: the NodeGroup YAML of a project group, the
+    (``recommender.actions.report.apply_text``: the NodeGroup YAML of a project group, the
     autoscaler's own actions for a discovered one) and the group's size when evaluated."""
     rows = []
     for rec in result.recommendations:

@@ -17,7 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from recommender import adapters, selectors, signals
-from recommender.actions import report_json
+from recommender.actions.report import report_json
 from recommender.engine.autoscaler.caflags import read_flags
 from recommender.engine.evaluate.evaluation import evaluate
 from recommender.engine.scheduler.profiles import profile_named
@@ -62,7 +62,7 @@ def store_evaluation(*, snapshot: Snapshot, json_cache: JsonCache | None = None)
     evaluated = evaluate(
         model, at=snapshot.taken_at, policy=profile, autoscaler=autoscaler, ca_flags=ca_flags
     )
-    # the CLI's JSON: to_json() plus currency, nodeGroups and actions (recommender.actions)
+    # the CLI's JSON: to_json() plus currency, nodeGroups and actions (recommender.actions.report)
     result = report_json(evaluated, model, (), settings.CURRENCY)
     owners = {r.name: sorted(r.owner_namespaces) for r in model.reservations}
     with transaction.atomic():

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from recommender.cloud_commands import CLUSTER_VARIABLE, LOCATION_VARIABLE
+from recommender.actions.cloud_commands import CLUSTER_VARIABLE, LOCATION_VARIABLE
 from recommender.engine.evaluate.evaluation import Recommendation
 from recommender.engine.evaluate.report import spanned_domains
 from topology.model.hardware import AutoscalerRef, Cluster, NodeGroup

@@ -6,15 +6,15 @@ team applies depends on what grows G (``NodeGroup.autoscaler``); every card is o
 either/or at most, and a size change always comes with the step that undoes it::
 
     paid by a reservation    ─► the pod-template fields that target the reservation
-                                (recommender.reservation_actions); no size change, which
+                                (recommender.actions.reservation); no size change, which
                                 could start on-demand nodes
     cluster-autoscaler group ─► EITHER a ProvisioningRequest + its PodTemplate per
-                                workload (recommender.provisioning_actions)
+                                workload (recommender.actions.provisioning)
                                 OR the managed pool's size set with its cloud CLI,
-                                THEN the previous bounds restored (recommender.cloud_commands)
+                                THEN the previous bounds restored (actions.cloud_commands)
     Karpenter NodePool       ─► a limit raised only where the card's nodes do not fit
                                 under it; never a limit the pool lacks
-                                (recommender.karpenter_action)
+                                (recommender.actions.karpenter)
     GKE / EKS / AKS pool     ─► the cloud CLI command that sets its size, THEN the one
                                 that restores it
     capacityweb.io NodeGroup ─► the NodeGroup merge patch (recommender.engine.evaluate.report)
@@ -22,7 +22,7 @@ either/or at most, and a size change always comes with the step that undoes it::
 A discovered group never gets a ``capacityweb.io`` object: the cluster has none to
 patch. Where the plan depends on a domain (the group spans several, or a workload needs
 one domain of a level), a ``Placement`` note names it and what lands the nodes there
-(recommender.placement_actions).
+(recommender.actions.placement).
 
 Every card is self-contained: its size or limit is the group's current one plus this
 card's own nodes; the total of all cards of a group is given separately
@@ -39,7 +39,20 @@ from typing import Any
 
 import yaml
 
-from recommender.cloud_commands import PoolResize, grow, restore
+from recommender.actions.cloud_commands import PoolResize, grow, restore
+from recommender.actions.karpenter import karpenter_text
+from recommender.actions.placement import (
+    placement_text,
+    required_domain_text,
+    required_domains,
+)
+from recommender.actions.provisioning import (
+    kueue_provisioned,
+    kueue_text,
+    pending_pods,
+    provisioning_text,
+)
+from recommender.actions.reservation import reservation_named, reservation_text
 from recommender.engine.evaluate.evaluation import Evaluation, Recommendation
 from recommender.engine.evaluate.pricing import (
     PRICE_UNKNOWN,
@@ -52,19 +65,6 @@ from recommender.engine.evaluate.report import (
     planned_size,
     recommendation_yaml,
 )
-from recommender.karpenter_action import karpenter_text
-from recommender.placement_actions import (
-    placement_text,
-    required_domain_text,
-    required_domains,
-)
-from recommender.provisioning_actions import (
-    kueue_provisioned,
-    kueue_text,
-    pending_pods,
-    provisioning_text,
-)
-from recommender.reservation_actions import reservation_named, reservation_text
 from topology.model.hardware import Cluster, ModelError, NodeGroup
 
 # what an action is to the card: the one thing to apply, one of two alternatives, the

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import yaml
 
-from recommender.actions import actions_for, report_json, report_text
+from recommender.actions.report import actions_for, report_json, report_text
 from recommender.engine.evaluate.evaluation import evaluate
 from topology.ingest.files import read_objects
 from topology.kube.parse import parse_objects

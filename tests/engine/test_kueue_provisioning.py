@@ -8,7 +8,7 @@ provisioning-setup.yaml``, in data/upstream-examples)."""
 import copy
 from pathlib import Path
 
-from recommender.actions import actions_for
+from recommender.actions.report import actions_for
 from tests.engine.test_actions import FIXTURES, evaluated, sourced
 from topology.ingest.files import read_objects
 

@@ -5,7 +5,7 @@ import copy
 
 import pytest
 
-from recommender.actions import report_json, report_text
+from recommender.actions.report import report_json, report_text
 from recommender.engine.evaluate.report import render_text
 from tests.engine.test_actions import FIXTURES, evaluated, pending_pod, sourced
 from topology.ingest.files import read_objects

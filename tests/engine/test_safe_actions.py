@@ -20,13 +20,13 @@ import jsonschema
 import pytest
 import yaml
 
-from recommender.actions import actions_for, named_placement, report_json
-from recommender.cloud_commands import PoolResize, grow, restore
+from recommender.actions.cloud_commands import PoolResize, grow, restore
+from recommender.actions.report import actions_for, named_placement, report_json
+from recommender.actions.reservation import reservation_text
 from recommender.engine.autoscaler.plan import NAIVE
 from recommender.engine.autoscaler.scale_up import scale_up
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
-from recommender.reservation_actions import reservation_text
 from tests.engine.test_actions import AT, FIXTURES, busy_node, evaluated, pending_pod, sourced
 from topology.ingest.files import read_objects
 from topology.kube.parse import parse_objects

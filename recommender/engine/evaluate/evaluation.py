@@ -161,7 +161,7 @@ class Recommendation:
 class GroupTotal:
     """All recommendations of one node group together, and the one patch that applies them
     (None for a group an autoscaler grows: the cluster has no capacityweb.io NodeGroup
-    to patch; its actions are the autoscaler's own, ``recommender.actions``)."""
+    to patch; its actions are the autoscaler's own, ``recommender.actions.report``)."""
 
     node_group: str
     cards: int

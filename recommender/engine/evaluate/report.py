@@ -219,7 +219,7 @@ def _what_to_do(
         )
         if _discovered(
             rec.node_group, node_groups
-        ):  # its autoscaler's actions: recommender.actions
+        ):  # its autoscaler's actions: recommender.actions.report
             lines.append("    what to apply: see Actions for your autoscaler")
             continue
         text = recommendation_yaml(rec, evaluation, node_groups)

@@ -9,7 +9,7 @@ Pure. A pending pod serves the request its annotation
   scales up for its pods in a coming loop (``processors/provreq/injector.go``), so its
   capacity is upcoming, as a Karpenter NodeClaim's node is: the joint plan buys nothing
   for the workload (it is not given to it, as Kueue's own requests are not recommended
-  twice, ``recommender.provisioning_actions.kueue_provisioned``); its verdict is
+  twice, ``recommender.actions.provisioning.kueue_provisioned``); its verdict is
   ``runs_after_scale_up`` naming the request, or ``runs_now`` where the scheduler places
   it already;
 - request *booked* (``Provisioned=True``, not ``Failed``/``BookingExpired``): its

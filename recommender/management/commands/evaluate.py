@@ -28,7 +28,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
-from recommender.actions import report_json, report_text
+from recommender.actions.report import report_json, report_text
 from recommender.engine.autoscaler.caflags import CaFlags, parse_priorities, read_flags
 from recommender.engine.autoscaler.profiles import profile_names
 from recommender.engine.evaluate.evaluation import evaluate
