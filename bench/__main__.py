@@ -8,8 +8,8 @@ fanout) read DATABASE_URL/REDIS_URL like the tests do.
 
     python -m bench [--quick] [--only scaling,http]
 
-``--quick`` runs reduced sizes (scaling 1k/10k, fanout 100/200, diverse 500/1k) for a check
-that the harness works; figures in docs/BENCHMARKS.md come from full runs.
+``--quick`` runs reduced sizes (scaling 1k/10k, fanout 100/200, diverse 500/1k, blocked 500)
+for a check that the harness works; figures in docs/BENCHMARKS.md come from full runs.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ SUMMARY_PREFIXES = (
     "idle_rss after",
     "diverse ",
     "ingest one-shot",
+    "blocked ",
 )
 FULL: dict[str, list[str]] = {
     "parse": [],
@@ -45,6 +46,10 @@ FULL: dict[str, list[str]] = {
     "diverse_curve": ["--shapes", "800", "--curve", "1000,2000,5000,10000,20000"],
     # the same through `manage.py evaluate` on two 2,000-node exports (5 and 800 shapes)
     "diverse_command": ["--nodes", "2000", "--shapes", "5,800", "--time", "--repeat", "2"],
+    # issue 41: N nodes of 8 H100, N/4 pending over 800 shapes, ~20 % blocked
+    "blocked": ["--nodes", "1000,2000"],
+    # issue 41's target: 10,000 nodes, 2,500 shapes, 2,500 pending (CPU and peak RSS)
+    "blocked_large": ["--nodes", "10000", "--shapes", "2500"],
     "ingest": [],
     # issue 31 item 4: against d8ffd9c (main before it) in the same run
     "follow": ["--baseline-ref", "d8ffd9c"],
@@ -67,6 +72,8 @@ QUICK: dict[str, list[str]] = {
     "diverse_large": ["--nodes", "1000", "--shapes", "250", "--pending", "250"],
     "diverse_curve": ["--shapes", "100", "--curve", "500,1000"],
     "diverse_command": ["--nodes", "500", "--shapes", "5,100", "--time"],
+    "blocked": ["--nodes", "500"],
+    "blocked_large": ["--nodes", "1000", "--shapes", "250"],
 }
 
 
@@ -75,6 +82,7 @@ MODULES = {
     "diverse_large": "diverse",
     "diverse_curve": "diverse",
     "diverse_command": "diverse_export",
+    "blocked_large": "blocked",
 }
 
 
