@@ -12,19 +12,19 @@ from recommender.engine.evaluate.edits import (
     apply,
     edit_from,
 )
-from tests.engine.test_placement import gang_cluster, gpu_node
-from topology.model.hardware import Cluster, NodeGroup, NodePlacement
+from tests.builders import make_group
+from tests.engine.test_placement import H100, gang_cluster
+from topology.model.hardware import Cluster
 
 
 def _with_group() -> Cluster:
-    group = NodeGroup(
-        "pool",
-        node_selector={"pool": "x"},
-        min_size=0,
-        max_size=2,
-        price_per_node_hour=1.0,
-        template=gpu_node("template"),
-        placements=(NodePlacement({"b": "b1"}, max_new_nodes=1),),
+    group = (
+        make_group("pool", H100.named("template").build())
+        .selector({"pool": "x"})
+        .size(0, 2)
+        .price(1.0)
+        .placement({"b": "b1"}, max_new_nodes=1)
+        .build()
     )
     return replace(gang_cluster(members=2, gpus_each=4), node_groups=(group,))
 

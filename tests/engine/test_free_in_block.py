@@ -8,7 +8,6 @@ never 7.50. With a group that may add one 8-GPU node to b1, a gang of 3 x 8 GPUs
 reaches 7 + 8 = 15 whole GPUs there, never 15.50.
 """
 
-from dataclasses import replace
 from datetime import UTC, datetime
 
 from recommender.engine.autoscaler.plan import BLOCKED, JOINT
@@ -16,8 +15,9 @@ from recommender.engine.autoscaler.scale_up import scale_up
 from recommender.engine.scheduler.placement import place
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
-from tests.engine.test_placement import BLOCK, gang_cluster, gpu_node, gpu_pod
-from topology.model.hardware import Cluster, NodeGroup, NodePlacement
+from tests.builders import make_group
+from tests.engine.test_placement import BLOCK, H100, TEAM_A_POD, gang_cluster
+from topology.model.hardware import Cluster, NodeGroup
 
 AT = datetime(2026, 12, 1, tzinfo=UTC)
 
@@ -25,8 +25,8 @@ AT = datetime(2026, 12, 1, tzinfo=UTC)
 def _cluster_with_shares(gpus_each: int = 4, groups: tuple[NodeGroup, ...] = ()) -> Cluster:
     cluster = gang_cluster(members=3, gpus_each=gpus_each)
     bound = (
-        gpu_pod("s-0", milli=500, node_name="n1"),
-        *(gpu_pod(f"t-{i}", milli=600, node_name="n2") for i in range(3)),
+        TEAM_A_POD.named("s-0").gpus(1, 500).on("n1").build(),
+        *(TEAM_A_POD.named(f"t-{i}").gpus(1, 600).on("n2").build() for i in range(3)),
     )
     return Cluster(
         "c",
@@ -38,18 +38,15 @@ def _cluster_with_shares(gpus_each: int = 4, groups: tuple[NodeGroup, ...] = ())
     )
 
 
-def _b1_group() -> NodeGroup:
-    template = gpu_node("template", block="b1")
-    whole = tuple(replace(d, shareable=False) for d in template.devices)
-    return NodeGroup(
-        "h100",
-        node_selector={"pool": "h100"},
-        min_size=0,
-        max_size=4,
-        price_per_node_hour=10.0,
-        template=replace(template, devices=whole),
-        placements=(NodePlacement({BLOCK: "b1"}, max_new_nodes=1),),
-    )
+# may add one 8-GPU node (whole GPUs, never shared) to block b1
+B1_GROUP = (
+    make_group("h100", H100.named("template").gpus(8, shareable=False).build())
+    .selector({"pool": "h100"})
+    .size(0, 4)
+    .price(10.0)
+    .placement({BLOCK: "b1"}, max_new_nodes=1)
+    .build()
+)
 
 
 def test_it_says_the_best_block_in_whole_free_gpus() -> None:
@@ -70,7 +67,7 @@ def test_it_counts_the_same_free_gpus_as_the_state_per_block() -> None:
 
 
 def test_it_says_the_largest_block_at_max_size_in_whole_free_gpus() -> None:
-    cluster = _cluster_with_shares(gpus_each=8, groups=(_b1_group(),))
+    cluster = _cluster_with_shares(gpus_each=8, groups=(B1_GROUP,))
     state = ClusterState.from_cluster(cluster)
     pending = pending_workloads(cluster)
     plan = scale_up(cluster, pending, state=state, mode=JOINT, at=AT).outcomes["team-a/job"]

@@ -3,65 +3,47 @@
 from recommender.engine.scheduler.placement import PlacementOptions, place, place_one
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
-from topology.model.hardware import (
-    Cluster,
-    Device,
-    Gang,
-    Gpu,
-    GpuRequest,
-    Node,
-    Pod,
-    Resources,
-    Topology,
-    TopologyLevel,
-)
+from tests.builders import make_gang, make_node, make_pod
+from topology.model.hardware import Cluster, Topology, TopologyLevel
 
-GIB = 1024**3
 BLOCK = "cloud.google.com/gce-topology-block"
 TOPOLOGY = Topology(
     (TopologyLevel(BLOCK, "block"), TopologyLevel("kubernetes.io/hostname", "host"))
 )
 
 
-def gpu_node(name: str, gpus: int = 8, model: str = "H100", block: str = "b1") -> Node:
-    gpu_list = tuple(Gpu(f"gpu-{i}", model=model) for i in range(gpus))
-    devices = tuple(
-        Device(
-            f"gpu-{i}", gpu=f"gpu-{i}", model=model, capacity={"gpu_milli": 1000}, shareable=True
-        )
-        for i in range(gpus)
-    )
-    return Node(
-        name=name,
-        labels={BLOCK: block, "kubernetes.io/hostname": name},
-        allocatable=Resources(cpu_milli=64_000, memory_bytes=512 * GIB, pods=110),
-        gpus=gpu_list,
-        devices=devices,
-    )
-
-
-def gpu_pod(name: str, gpus: int = 1, milli: int = 1000, **extra: object) -> Pod:
-    return Pod(
-        namespace="team-a",
-        name=name,
-        requests=Resources(cpu_milli=1000, memory_bytes=GIB, pods=1),
-        gpu=GpuRequest(count=gpus, milli_per_gpu=milli),
-        **extra,  # type: ignore[arg-type]
-    )
+# an 8-GPU H100 node of block b1 whose GPUs take shares; a team-a pod of one GPU
+H100 = (
+    make_node()
+    .allocatable(64, "512Gi", 110)
+    .label(BLOCK, "b1")
+    .hostname()
+    .gpus(8, "H100", shareable=True)
+)
+TEAM_A_POD = make_pod(namespace="team-a").requests(1, "1Gi").gpus(1)
 
 
 def gang_cluster(members: int, gpus_each: int, free_b1: int = 8, free_b2: int = 8) -> Cluster:
-    nodes = (gpu_node("n1", free_b1, block="b1"), gpu_node("n2", free_b2, block="b2"))
+    nodes = (
+        H100.named("n1").gpus(free_b1).build(),
+        H100.named("n2").label(BLOCK, "b2").gpus(free_b2).build(),
+    )
     pods = tuple(
-        gpu_pod(f"w-{i}", gpus_each, gang="team-a/job", required_topology=BLOCK)
+        TEAM_A_POD.named(f"w-{i}")
+        .gpus(gpus_each)
+        .gang("team-a/job")
+        .required_topology(BLOCK)
+        .build()
         for i in range(members)
     )
-    gang = Gang("team-a", "job", min_member=members, required_topology=BLOCK)
+    gang = make_gang("job", members, "team-a").required(BLOCK).build()
     return Cluster("c", topology=TOPOLOGY, nodes=nodes, pods=pods, gangs=(gang,))
 
 
 def test_it_places_a_whole_gpu_pod_on_untouched_gpus() -> None:
-    cluster = Cluster("c", nodes=(gpu_node("n1"),), pods=(gpu_pod("p", gpus=2),))
+    cluster = Cluster(
+        "c", nodes=(H100.named("n1").build(),), pods=(TEAM_A_POD.named("p").gpus(2).build(),)
+    )
     result = place(cluster, pending_workloads(cluster))
     binding = result.outcomes[0].bindings[0]
     assert (binding.node, binding.devices, binding.gpu_milli) == ("n1", ("gpu-0", "gpu-1"), 2000)
@@ -69,22 +51,26 @@ def test_it_places_a_whole_gpu_pod_on_untouched_gpus() -> None:
 
 
 def test_it_shares_one_gpu_between_two_fractional_pods() -> None:
-    pods = (gpu_pod("a", milli=500), gpu_pod("b", milli=500))
-    cluster = Cluster("c", nodes=(gpu_node("n1", gpus=1),), pods=pods)
+    pods = (TEAM_A_POD.named("a").gpus(1, 500).build(), TEAM_A_POD.named("b").gpus(1, 500).build())
+    cluster = Cluster("c", nodes=(H100.named("n1").gpus(1).build(),), pods=pods)
     result = place(cluster, pending_workloads(cluster))
     assert all(o.placed for o in result.outcomes)
     assert result.state.gpu_cells("n1")[0].allocated_milli == 1000
 
 
 def test_it_never_mutates_the_state_passed_in() -> None:
-    cluster = Cluster("c", nodes=(gpu_node("n1"),), pods=(gpu_pod("p", gpus=8),))
+    cluster = Cluster(
+        "c", nodes=(H100.named("n1").build(),), pods=(TEAM_A_POD.named("p").gpus(8).build(),)
+    )
     state = ClusterState.from_cluster(cluster)
     result = place(cluster, pending_workloads(cluster), state=state)
     assert (state.free_gpus("n1"), result.state.free_gpus("n1")) == (8, 0)
 
 
 def test_it_isolates_copies_from_each_other() -> None:
-    cluster = Cluster("c", nodes=(gpu_node("n1"),), pods=(gpu_pod("p", gpus=3),))
+    cluster = Cluster(
+        "c", nodes=(H100.named("n1").build(),), pods=(TEAM_A_POD.named("p").gpus(3).build(),)
+    )
     state = ClusterState.from_cluster(cluster)
     copy = state.copy()
     place_one(cluster, pending_workloads(cluster)[0], copy, PlacementOptions())
@@ -96,7 +82,7 @@ def test_it_puts_a_topology_required_gang_inside_one_block() -> None:
     cluster = Cluster(
         "c",
         topology=TOPOLOGY,
-        nodes=(*cluster.nodes, gpu_node("n3", 8, block="b2")),
+        nodes=(*cluster.nodes, H100.named("n3").label(BLOCK, "b2").build()),
         pods=cluster.pods,
         gangs=cluster.gangs,
     )
@@ -121,8 +107,8 @@ def test_it_explains_a_gang_too_big_for_any_block() -> None:
 
 
 def test_it_is_deterministic_for_one_seed() -> None:
-    nodes = tuple(gpu_node(f"n{i}", gpus=2) for i in range(6))
-    pods = tuple(gpu_pod(f"p{i}", milli=300 + 50 * i) for i in range(10))
+    nodes = tuple(H100.named(f"n{i}").gpus(2).build() for i in range(6))
+    pods = tuple(TEAM_A_POD.named(f"p{i}").gpus(1, 300 + 50 * i).build() for i in range(10))
     cluster = Cluster("c", nodes=nodes, pods=pods)
     runs = [
         place(
@@ -141,7 +127,7 @@ def test_it_forms_block_domains_on_nodes_that_lack_an_outer_level_label() -> Non
     cluster = Cluster(
         "c",
         topology=Topology.default(),
-        nodes=(*gang.nodes, gpu_node("n3", 8, block="b2")),
+        nodes=(*gang.nodes, H100.named("n3").label(BLOCK, "b2").build()),
         pods=gang.pods,
         gangs=gang.gangs,
     )
@@ -153,11 +139,11 @@ def test_it_forms_block_domains_on_nodes_that_lack_an_outer_level_label() -> Non
 def test_it_pulls_members_of_a_gang_without_topology_constraint_together() -> None:
     # node order interleaves the blocks: a1 (b1), c1 (b2), a2 (b1), c2 (b2)
     nodes = tuple(
-        gpu_node(name, block=block)
+        H100.named(name).label(BLOCK, block).build()
         for name, block in (("a1", "b1"), ("c1", "b2"), ("a2", "b1"), ("c2", "b2"))
     )
-    pods = tuple(gpu_pod(f"w-{i}", 8, gang="team-a/job") for i in range(2))
-    gang = Gang("team-a", "job", min_member=2)
+    pods = tuple(TEAM_A_POD.named(f"w-{i}").gpus(8).gang("team-a/job").build() for i in range(2))
+    gang = make_gang("job", 2, "team-a").build()
     cluster = Cluster("c", topology=TOPOLOGY, nodes=nodes, pods=pods, gangs=(gang,))
     options = PlacementOptions(policy="most_allocated")
     result = place(cluster, pending_workloads(cluster), options=options)

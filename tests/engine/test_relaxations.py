@@ -7,9 +7,10 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from recommender.engine.evaluate.evaluation import WorkloadEvaluation, evaluate
-from tests.engine.test_placement import gang_cluster, gpu_node, gpu_pod
+from tests.builders import make_group, make_reservation
+from tests.engine.test_placement import H100, TEAM_A_POD, gang_cluster
 from tests.engine.test_same_template import _cluster as shared_cluster
-from topology.model.hardware import Cluster, GpuRequest, NodeGroup, Reservation
+from topology.model.hardware import Cluster
 
 AT = datetime(2026, 12, 1, tzinfo=UTC)
 
@@ -23,21 +24,13 @@ def _texts(cluster: Cluster, key: str) -> list[tuple[str, str]]:
     return [(r.text, r.verdict) for r in _workload(cluster, key).relaxations]
 
 
-def _group(max_size: int) -> NodeGroup:
-    return NodeGroup(
-        "pool",
-        node_selector={"pool": "x"},
-        min_size=0,
-        max_size=max_size,
-        price_per_node_hour=10.0,
-        template=gpu_node("template", gpus=8),
-    )
+POOL = make_group("pool", H100.named("template").build()).selector({"pool": "x"}).price(10.0)
 
 
 def _partial_gang() -> Cluster:
     """3 members x 8 GPUs, no node: a group of 8-GPU nodes at max 2 fits 2 of 3."""
     gang = gang_cluster(members=3, gpus_each=8)
-    cluster = replace(gang, nodes=(), node_groups=(_group(max_size=2),))
+    cluster = replace(gang, nodes=(), node_groups=(POOL.max_size(2).build(),))
     cluster = replace(cluster, pods=tuple(replace(p, required_topology=None) for p in gang.pods))
     return replace(cluster, gangs=tuple(replace(g, required_topology=None) for g in gang.gangs))
 
@@ -62,9 +55,12 @@ def test_it_drops_a_block_requirement_no_block_can_meet() -> None:
 
 
 def test_it_names_the_reservation_of_another_team_that_would_take_it() -> None:
-    reserved = Reservation("r-b", owner_namespaces=("team-b",), node_names=("n1",))
+    reserved = make_reservation("r-b", "team-b").nodes("n1").build()
     cluster = Cluster(
-        "c", nodes=(gpu_node("n1"),), pods=(gpu_pod("p", gpus=2),), reservations=(reserved,)
+        "c",
+        nodes=(H100.named("n1").build(),),
+        pods=(TEAM_A_POD.named("p").gpus(2).build(),),
+        reservations=(reserved,),
     )
     # once team-a owns it too, the reservation filter admits team-a's pod on n1
     assert _texts(cluster, "team-a/p") == [("let team-a use reservation r-b", "runs_now")]
@@ -82,24 +78,25 @@ def test_it_enables_sharing_on_a_pool_of_whole_gpus_for_a_fraction() -> None:
 
 
 def test_it_offers_a_gpu_model_with_room_for_the_pods() -> None:
-    pod = gpu_pod("p", gpus=2)
-    pod = replace(pod, gpu=GpuRequest(2, models=("V100",)))
-    cluster = Cluster("c", nodes=(gpu_node("n1", model="H100"),), pods=(pod,))
+    pod = TEAM_A_POD.named("p").gpus(2, models=("V100",)).build()
+    cluster = Cluster("c", nodes=(H100.named("n1").build(),), pods=(pod,))
     assert _texts(cluster, "team-a/p") == [("ask for GPU model H100 instead", "runs_now")]
 
 
 def test_it_says_nothing_when_no_single_change_helps() -> None:
     # 16 GPUs in one pod, 8-GPU nodes, no group, no reservation, no model, no level
-    cluster = Cluster("c", nodes=(gpu_node("n1"),), pods=(gpu_pod("p", gpus=16),))
+    cluster = Cluster(
+        "c", nodes=(H100.named("n1").build(),), pods=(TEAM_A_POD.named("p").gpus(16).build(),)
+    )
     workload = _workload(cluster, "team-a/p")
     assert (workload.joint.verdict, workload.relaxations) == ("blocked", ())
 
 
 def test_it_says_when_the_workloads_before_it_are_what_blocks_it() -> None:
     # two 8-GPU pods, one 8-GPU node: the older runs, the younger alone would run too
-    first = replace(gpu_pod("a", gpus=8), arrival=1.0)
-    second = replace(gpu_pod("b", gpus=8), arrival=2.0)
-    cluster = Cluster("c", nodes=(gpu_node("n1"),), pods=(first, second))
+    first = TEAM_A_POD.named("a").gpus(8).arrival(1.0).build()
+    second = TEAM_A_POD.named("b").gpus(8).arrival(2.0).build()
+    cluster = Cluster("c", nodes=(H100.named("n1").build(),), pods=(first, second))
     relaxations = _workload(cluster, "team-a/b").relaxations
     assert [(r.kind, r.verdict) for r in relaxations] == [("order", "runs_now")]
 
@@ -111,17 +108,24 @@ def test_it_lists_them_in_the_json_of_the_workload() -> None:
 
 
 def test_it_leaves_a_runnable_workload_without_relaxations() -> None:
-    cluster = Cluster("c", nodes=(gpu_node("n1"),), pods=(gpu_pod("p", gpus=1),))
+    cluster = Cluster(
+        "c", nodes=(H100.named("n1").build(),), pods=(TEAM_A_POD.named("p").gpus(1).build(),)
+    )
     assert _workload(cluster, "team-a/p").relaxations == ()
 
 
 def test_it_counts_the_members_past_the_max_before_any_raise_helps() -> None:
     # 5 full 8-GPU members of a group whose max is 2: room 2 - 5 < 0; one more node
     # for the 8-GPU pod needs a max of 6, a raise of 4
-    members = tuple(replace(gpu_node(f"m{i}"), node_group="pool") for i in range(5))
-    busy = tuple(gpu_pod(f"busy-{i}", gpus=8, node_name=f"m{i}") for i in range(5))
-    group = replace(_group(max_size=2), current_size=5)
-    cluster = Cluster("c", nodes=members, pods=(*busy, gpu_pod("p", gpus=8)), node_groups=(group,))
+    members = tuple(H100.named(f"m{i}").group("pool").build() for i in range(5))
+    busy = tuple(TEAM_A_POD.named(f"busy-{i}").gpus(8).on(f"m{i}").build() for i in range(5))
+    group = POOL.max_size(2).current_size(5).build()
+    cluster = Cluster(
+        "c",
+        nodes=members,
+        pods=(*busy, TEAM_A_POD.named("p").gpus(8).build()),
+        node_groups=(group,),
+    )
     raises = [r for r in _workload(cluster, "team-a/p").relaxations if r.kind == "raise-max"]
     assert [(r.text, r.verdict) for r in raises] == [
         ("raise node group pool's max size by 4 (2 → 6; it has 5 nodes)", "runs_after_scale_up")
@@ -131,9 +135,13 @@ def test_it_counts_the_members_past_the_max_before_any_raise_helps() -> None:
 def test_it_names_the_least_priority_that_evicts_what_holds_its_gpus() -> None:
     # the node's 8 GPUs run a priority-5 pod (and a priority-1 pod holds none): the
     # pending priority-0 pod of 8 GPUs runs by preemption only above 5, so priority 6
-    holder = replace(gpu_pod("holder", gpus=8, node_name="n1"), priority=5)
-    idle = replace(gpu_pod("small", gpus=0, node_name="n1"), gpu=None, priority=1)
-    cluster = Cluster("c", nodes=(gpu_node("n1"),), pods=(holder, idle, gpu_pod("p", gpus=8)))
+    holder = TEAM_A_POD.named("holder").gpus(8).on("n1").priority(5).build()
+    idle = TEAM_A_POD.named("small").set(gpu=None).on("n1").priority(1).build()
+    cluster = Cluster(
+        "c",
+        nodes=(H100.named("n1").build(),),
+        pods=(holder, idle, TEAM_A_POD.named("p").gpus(8).build()),
+    )
     relaxations = _workload(cluster, "team-a/p").relaxations
     assert [(r.text, r.verdict, r.reasons) for r in relaxations] == [
         (
@@ -148,11 +156,13 @@ def test_it_says_when_the_search_stopped_before_trying_every_change() -> None:
     # 45 other teams' reservations on a node the pod cannot use anyway (it asks 16 GPUs
     # of an 8-GPU node): 40 plans are spent on them, the rest is said to be untried
     reserved = tuple(
-        Reservation(f"r-{i:02d}", owner_namespaces=("team-b",), node_names=("n1",))
-        for i in range(45)
+        make_reservation(f"r-{i:02d}", "team-b").nodes("n1").build() for i in range(45)
     )
     cluster = Cluster(
-        "c", nodes=(gpu_node("n1"),), pods=(gpu_pod("p", gpus=16),), reservations=reserved
+        "c",
+        nodes=(H100.named("n1").build(),),
+        pods=(TEAM_A_POD.named("p").gpus(16).build(),),
+        reservations=reserved,
     )
     relaxations = _workload(cluster, "team-a/p").relaxations
     assert [(r.kind, r.text) for r in relaxations] == [

@@ -19,35 +19,31 @@ from recommender.engine.autoscaler.template import with_member_capacity
 from recommender.engine.scheduler.allocate import INSUFFICIENT_SHARE
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
-from tests.engine.test_placement import gpu_node, gpu_pod
-from topology.model.hardware import Cluster, NodeGroup
+from tests.builders import make_group
+from tests.engine.test_placement import H100, TEAM_A_POD
+from topology.model.hardware import Cluster
 
 AT = datetime(2026, 12, 1, tzinfo=UTC)
 
 
-def _group(current_size: int) -> NodeGroup:
-    shared = gpu_node("template", gpus=1)
-    whole = tuple(replace(d, shareable=False) for d in shared.devices)
-    return NodeGroup(
-        "shared",
-        node_selector={"pool": "shared"},
-        min_size=0,
-        max_size=4,
-        price_per_node_hour=3.0,
-        template=replace(shared, devices=whole),
-        current_size=current_size,
-    )
+# its declared template: one whole GPU, never shared
+SHARED = (
+    make_group("shared", H100.named("template").gpus(1, shareable=False).build())
+    .selector({"pool": "shared"})
+    .size(0, 4)
+    .price(3.0)
+)
 
 
 def _cluster(with_member: bool) -> Cluster:
-    member = replace(gpu_node("m1", gpus=1), node_group="shared")
+    member = H100.named("m1").gpus(1).group("shared").build()
     nodes = (member,) if with_member else ()
-    bound = (gpu_pod("busy", milli=600, node_name="m1"),) if with_member else ()
+    bound = (TEAM_A_POD.named("busy").gpus(1, 600).on("m1").build(),) if with_member else ()
     return Cluster(
         "c",
         nodes=nodes,
-        pods=(*bound, gpu_pod("share", milli=500)),
-        node_groups=(_group(len(nodes)),),
+        pods=(*bound, TEAM_A_POD.named("share").gpus(1, 500).build()),
+        node_groups=(SHARED.current_size(len(nodes)).build(),),
     )
 
 
