@@ -41,3 +41,21 @@ class OperatorOrReadOnly(DjangoModelPermissions):
             meta = queryset.model._meta
             return bool(user.has_perm(f"{meta.app_label}.change_{meta.model_name}"))
         return super().has_permission(request, view)
+
+
+class OperatorOnly(OperatorOrReadOnly):
+    """Reads too for operators only: staff, or holders of the model's ``view`` permission
+    (writes as ``OperatorOrReadOnly``). For what holds internal addresses and says what
+    answered there: the Prometheus sources (``visibility.sees_sources``)."""
+
+    perms_map = {
+        **OperatorOrReadOnly.perms_map,
+        "GET": ["%(app_label)s.view_%(model_name)s"],
+        "HEAD": ["%(app_label)s.view_%(model_name)s"],
+    }
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        user = request.user
+        if request.method in SAFE_METHODS and user and user.is_authenticated:
+            return bool(user.is_staff) or DjangoModelPermissions.has_permission(self, request, view)
+        return super().has_permission(request, view)

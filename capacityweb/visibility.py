@@ -23,7 +23,9 @@ reservation, not even summed with others (``Viewer.idle_cost``): with one other 
 holding reservations a cluster's idle $/h minus the user's own would be theirs, and
 with several, the change as one reservation starts, ends or goes idle is that one's.
 GPU counts stay cluster-wide (a cluster's idle reserved GPUs); the waste report and
-stranded $/h count no reservation. Pure functions over plain dicts, no Django imports
+stranded $/h count no reservation. Utilisation sources (internal addresses) and why a
+measurement failed are for operators (``sees_sources``); others read "utilisation
+source unavailable". Pure functions over plain dicts, no Django imports
 beyond reading a user's groups in ``viewer_of``.
 """
 
@@ -288,6 +290,27 @@ def _texts(item: Any, labels: ReservationLabels) -> Any:
     if isinstance(item, list | tuple):
         return [_texts(value, labels) for value in item]
     return item
+
+
+SOURCE_UNAVAILABLE = "utilisation source unavailable"
+
+
+def sees_sources(user: Any) -> bool:
+    """Operators see the Prometheus sources and why a measurement failed: staff, or holders
+    of ``reservations.view_prometheussource`` (as ``capacityweb.permissions.OperatorOnly``).
+    A source's URL is an internal address and its failure says what answered there;
+    everyone else reads ``SOURCE_UNAVAILABLE``."""
+    if sees_all_teams(user):
+        return True
+    return bool(
+        getattr(user, "is_authenticated", False)
+        and user.has_perm("reservations.view_prometheussource")
+    )
+
+
+def utilisation_error(error: str, *, operator: bool) -> str:
+    """A failed measurement's ``error`` as the viewer may read it (blank stays blank)."""
+    return error if operator or not error else SOURCE_UNAVAILABLE
 
 
 def request_viewer(request: Any) -> Viewer:

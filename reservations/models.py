@@ -150,7 +150,33 @@ def validate_http_url(value: str) -> None:
     which Django's URLValidator refuses for lacking a top-level domain."""
     parts = urlsplit(value)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValidationError(f"must be an http:// or https:// URL with a host, got {value!r}")
+        shown = "(not shown: it carries user-info)" if "@" in value else repr(value)
+        raise ValidationError(f"must be an http:// or https:// URL with a host, got {shown}")
+
+
+def validate_base_url(value: str) -> None:
+    """An http(s) base URL that paths are appended to: no user-info, query or fragment.
+
+    A fragment (``http://host/internal#``) would cut off the appended API path and
+    send the request elsewhere on the host; a query would be merged with the
+    request's own; user-info would keep a password in a field that is shown back.
+    Credentials go in their own write-only fields instead.
+    """
+    validate_http_url(value)
+    parts = urlsplit(value)
+    if "@" in parts.netloc:
+        raise ValidationError(
+            "url: must not carry user-info (user:password@): put the credentials in "
+            "basic_auth_username/basic_auth_password or bearer_token"
+        )
+    if "?" in value:
+        raise ValidationError(
+            "url: must not carry a query (?...): the API path and its query are appended"
+        )
+    if "#" in value:
+        raise ValidationError(
+            "url: must not carry a fragment (#...): it would cut off the appended API path"
+        )
 
 
 class PrometheusSource(models.Model):
@@ -161,11 +187,18 @@ class PrometheusSource(models.Model):
     )
     url = models.CharField(
         max_length=500,
-        validators=[validate_http_url],
-        help_text="Prometheus base URL, e.g. http://prometheus-operated.monitoring:9090",
+        validators=[validate_base_url],
+        help_text="Prometheus base URL, e.g. http://prometheus-operated.monitoring:9090 "
+        "(no user-info, query or fragment)",
     )
     bearer_token = models.CharField(
         max_length=1000, blank=True, help_text="sent as Authorization: Bearer; blank = none"
+    )
+    basic_auth_username = models.CharField(
+        max_length=200, blank=True, help_text="HTTP basic auth user; blank = none"
+    )
+    basic_auth_password = models.CharField(
+        max_length=1000, blank=True, help_text="HTTP basic auth password"
     )
     verify_tls = models.BooleanField(default=True, help_text="check the server's certificate")
     query_timeout_seconds = models.FloatField(default=30.0)

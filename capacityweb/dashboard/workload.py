@@ -12,15 +12,18 @@ domain when the evaluation was stored (``selectors.workload_breakdown``).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.http import urlencode
 
 from capacityweb import visibility
+from capacityweb.throttling import allow_scoped
 from recommender import selectors, whatif
 from recommender.engine.scheduler.breakdown_summary import BreakdownSummary, Tally
 from recommender.models import Evaluation
@@ -31,6 +34,7 @@ from recommender.views import (
     redacted_verdict,
     with_prices_known,
 )
+from recommender.whatif_api import state_json
 from reservations.utilisation.selectors import workload_utilisation
 from topology import charts
 
@@ -39,7 +43,8 @@ HISTORY_SHOWN = 50
 
 @login_required
 def workload_page(request: HttpRequest, cluster_id: int, namespace: str, name: str) -> HttpResponse:
-    """GET: the story; POST: the same page with the what-if form's answer beside it."""
+    """GET: the story (with ``?what-if=<id>``: that what-if's state or answer beside it);
+    POST: the what-if form's request queued, then the page of it (303), or the refusal."""
     page = cluster_page(request, cluster_id)
     key = f"{namespace}/{name}"
     verdict = (
@@ -68,7 +73,9 @@ def workload_page(request: HttpRequest, cluster_id: int, namespace: str, name: s
             "item": shown_item(result, key, labels),
             "diagnosis": (result.get("diagnoses") or {}).get(key) or {},
             "breakdown": breakdown,
-            "utilisation": workload_utilisation(cluster_id, key),
+            "utilisation": workload_utilisation(
+                cluster_id, key, operator=visibility.sees_sources(request.user)
+            ),
             **breakdown_tables(breakdown, page),
             "recommendations": with_prices_known(recommendations, result),
             "reservations": visibility.idle_reservations(
@@ -78,8 +85,14 @@ def workload_page(request: HttpRequest, cluster_id: int, namespace: str, name: s
             **what_if_context(request, page.evaluation, key, labels),
         }
     )
+    if "what_if_queued" in context:  # POST, redirect, GET: a reload asks nothing again
+        query = urlencode({**request.GET.dict(), "what-if": context["what_if_queued"]})
+        return HttpResponseRedirect(f"{request.path}?{query}#what-if", status=303)
     status = context.get("what_if_status", 200)
-    return render(request, "dashboard/workload.html", context, status=status)
+    response = render(request, "dashboard/workload.html", context, status=status)
+    if "what_if_retry_after" in context:
+        response["Retry-After"] = str(context["what_if_retry_after"])
+    return response
 
 
 def shown_item(result: dict[str, Any], key: str, labels: Any) -> dict[str, Any]:
@@ -91,25 +104,66 @@ def shown_item(result: dict[str, Any], key: str, labels: Any) -> dict[str, Any]:
 def what_if_context(
     request: HttpRequest, evaluation: Evaluation, key: str, labels: Any
 ) -> dict[str, Any]:
-    """The what-if form's choices, and on POST its answer (or the field it refuses)."""
+    """The what-if form's choices; on POST the request queued (the page then shows it by
+    ``?what-if=<id>``), or why not; on GET with ``what-if`` that request's state.
+
+    The form is held to the API's rate (scope ``reports``, the same counter per user) and
+    to the same limits (``recommender.whatif``: one running and one waiting per user, the
+    queue's bound). A worker answers; the page says queued / working and its script
+    (static/js/whatif.js) polls the request's state URL, then shows the answer.
+    """
     result = evaluation.result or {}
     context: dict[str, Any] = {
         "what_if_groups": [g.get("name") for g in result.get("nodeGroups") or [] if g.get("name")],
         "what_if_levels": charts.LEVELS[:3],  # level names the edit reads as well as keys
         "what_if_form": {},
+        "what_if_seconds": settings.WHAT_IF_SECONDS,
     }
-    if request.method != "POST":
+    if request.method == "POST":
+        return {**context, **what_if_submitted(request, evaluation, key, labels)}
+    asked = whatif.request_of(user=request.user, request_id=request.GET.get("what-if"))
+    if asked is None or asked.workload != key:
         return context
+    shown = state_json(asked, visibility.request_viewer(request))
+    context["what_if_form"] = asked.edit
+    context["what_if_request"] = shown
+    if shown["answer"] is not None:
+        context["what_if"] = shown["answer"]
+    if shown["error"]:
+        field, reasons = next(iter(shown["error"].items()))
+        context["what_if_error"] = f"{field}: {reasons[0]}"
+    return context
+
+
+def what_if_submitted(
+    request: HttpRequest, evaluation: Evaluation, key: str, labels: Any
+) -> dict[str, Any]:
+    """The form's what-if queued (``what_if_queued``: its id), or the refusal to show."""
     data = {k: request.POST.get(k, "") for k in ("kind", "target", "amount")}
-    context["what_if_form"] = data
+    refused: dict[str, Any] = {"what_if_form": data}
+    allowed, wait_seconds = allow_scoped(request, "reports")
+    if not allowed:
+        retry_after = max(1, math.ceil(wait_seconds))
+        return {
+            **refused,
+            "what_if_error": f"too many requests; try again in {retry_after} s",
+            "what_if_status": 429,
+            "what_if_retry_after": retry_after,
+        }
     try:
-        context["what_if"] = whatif.run_what_if(
-            evaluation=evaluation, workload=key, data=data, labels=labels
+        queued = whatif.submit(
+            user=request.user, evaluation=evaluation, workload=key, data=data, labels=labels
         )
     except whatif.WhatIfError as error:
-        context["what_if_error"] = str(error)
-        context["what_if_status"] = 503 if isinstance(error, whatif.WhatIfTimeout) else 400
-    return context
+        return {**refused, "what_if_error": str(error), "what_if_status": 400}
+    except whatif.WhatIfRefused as error:
+        return {
+            **refused,
+            "what_if_error": f"{error}; try again in {error.retry_after_seconds} s",
+            "what_if_status": error.status,
+            "what_if_retry_after": error.retry_after_seconds,
+        }
+    return {"what_if_queued": queued.pk}
 
 
 @login_required

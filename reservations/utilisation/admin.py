@@ -1,5 +1,6 @@
-"""Admin of utilisation: a cluster's Prometheus source (editable; the token never shown back)
-and the stored measurements (read-only). Imported by ``reservations.admin``."""
+"""Admin of utilisation: a cluster's Prometheus source (editable; the token and the basic
+auth password never shown back) and the stored measurements (read-only). Imported by
+``reservations.admin``."""
 
 from typing import Any
 
@@ -17,6 +18,14 @@ class PrometheusSourceForm(forms.ModelForm):
         help_text="sent as Authorization: Bearer; left empty keeps the stored one",
     )
     clear_bearer_token = forms.BooleanField(required=False, help_text="remove the stored token")
+    basic_auth_password = forms.CharField(
+        required=False,
+        widget=forms.PasswordInput(render_value=False),
+        help_text="HTTP basic auth password; left empty keeps the stored one",
+    )
+    clear_basic_auth = forms.BooleanField(
+        required=False, help_text="remove the stored basic auth user and password"
+    )
 
     class Meta:
         model = PrometheusSource
@@ -24,6 +33,8 @@ class PrometheusSourceForm(forms.ModelForm):
             "cluster",
             "url",
             "bearer_token",
+            "basic_auth_username",
+            "basic_auth_password",
             "verify_tls",
             "query_timeout_seconds",
             "enabled",
@@ -34,6 +45,17 @@ class PrometheusSourceForm(forms.ModelForm):
         if self.data.get("clear_bearer_token"):
             return ""
         return token or (self.instance.bearer_token if self.instance.pk else "")
+
+    def clean_basic_auth_username(self) -> str:
+        if self.data.get("clear_basic_auth"):
+            return ""
+        return self.cleaned_data.get("basic_auth_username") or ""
+
+    def clean_basic_auth_password(self) -> str:
+        password = self.cleaned_data.get("basic_auth_password") or ""
+        if self.data.get("clear_basic_auth"):
+            return ""
+        return password or (self.instance.basic_auth_password if self.instance.pk else "")
 
 
 @admin.register(PrometheusSource)

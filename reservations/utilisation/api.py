@@ -1,8 +1,9 @@
 """REST API of utilisation: the Prometheus source per cluster and the allocated-but-idle report.
 
-/api/v1/prometheus-sources/        CRUD; writes for staff or holders of
-                                   ``reservations.*_prometheussource``; the bearer
-                                   token is write-only (``has_bearer_token`` says if set)
+/api/v1/prometheus-sources/        CRUD for operators only (reads too: staff or holders
+                                   of ``reservations.*_prometheussource``); the bearer
+                                   token and basic auth are write-only
+                                   (``has_bearer_token``, ``has_basic_auth`` say if set)
 /api/v1/reports/utilisation/       each cluster's latest measurement: ``clusters``
                                    (window, coverage, totals, data source) and ``rows``
                                    per pod, GPU or team (``group_by``); JSON or CSV
@@ -18,6 +19,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
+from capacityweb import visibility
 from capacityweb.api_urls import (
     FILTER_BACKENDS,
     StandardPagination,
@@ -25,7 +27,7 @@ from capacityweb.api_urls import (
     api_paths,
     router,
 )
-from capacityweb.permissions import OperatorOrReadOnly
+from capacityweb.permissions import OperatorOnly
 from capacityweb.renderers import CSVRenderer
 from reservations.models import PrometheusSource, UtilisationReport
 from reservations.utilisation import selectors
@@ -38,6 +40,13 @@ class PrometheusSourceSerializer(serializers.ModelSerializer):
         write_only=True, required=False, allow_blank=True, max_length=1000
     )
     has_bearer_token = serializers.SerializerMethodField()
+    basic_auth_username = serializers.CharField(
+        write_only=True, required=False, allow_blank=True, max_length=200
+    )
+    basic_auth_password = serializers.CharField(
+        write_only=True, required=False, allow_blank=True, max_length=1000
+    )
+    has_basic_auth = serializers.SerializerMethodField()
 
     class Meta:
         model = PrometheusSource
@@ -47,6 +56,9 @@ class PrometheusSourceSerializer(serializers.ModelSerializer):
             "url",
             "bearer_token",
             "has_bearer_token",
+            "basic_auth_username",
+            "basic_auth_password",
+            "has_basic_auth",
             "verify_tls",
             "query_timeout_seconds",
             "enabled",
@@ -54,6 +66,9 @@ class PrometheusSourceSerializer(serializers.ModelSerializer):
 
     def get_has_bearer_token(self, source: PrometheusSource) -> bool:
         return bool(source.bearer_token)
+
+    def get_has_basic_auth(self, source: PrometheusSource) -> bool:
+        return bool(source.basic_auth_username)
 
     def validate_query_timeout_seconds(self, value: float) -> float:
         if not 0 < value <= MAX_QUERY_TIMEOUT_SECONDS:
@@ -67,7 +82,7 @@ class PrometheusSourceSerializer(serializers.ModelSerializer):
 class PrometheusSourceViewSet(WriteThrottleMixin, viewsets.ModelViewSet):
     queryset = PrometheusSource.objects.select_related("cluster").order_by("cluster__name")
     serializer_class = PrometheusSourceSerializer
-    permission_classes = [OperatorOrReadOnly]
+    permission_classes = [OperatorOnly]
     filter_backends = FILTER_BACKENDS
     filterset_class = selectors.PrometheusSourceFilterSet
     pagination_class = StandardPagination
@@ -104,7 +119,8 @@ class UtilisationReportView(generics.GenericAPIView):
     """Allocated-but-idle GPUs of each cluster's latest measurement.
 
     ``null`` figures are unknown (no data for that GPU or pod, or the measurement
-    failed: ``error`` says why), never zero. CSV: the rows under stable columns per
+    failed: ``error`` says why to operators, "utilisation source unavailable" to
+    everyone else), never zero. CSV: the rows under stable columns per
     ``group_by`` (units in the names: ``_percent``, ``_mib``, ``_gpu_hours``; money in
     ``currency``; ``data_source`` ``demo`` marks demo data).
     """
@@ -131,7 +147,10 @@ class UtilisationReportView(generics.GenericAPIView):
         reports = selectors.latest_reports(arguments["cluster_ids"])
         data = {
             "group_by": arguments["group_by"],
-            "clusters": [selectors.report_summary(report) for report in reports],
+            "clusters": [
+                selectors.report_summary(report, operator=visibility.sees_sources(request.user))
+                for report in reports
+            ],
             "rows": selectors.report_rows(
                 reports, group_by=arguments["group_by"], team=arguments["team"]
             ),

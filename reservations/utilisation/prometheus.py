@@ -7,7 +7,10 @@
 TLS verification on or off, one timeout for connect + read.
 
 Every failure is one ``PrometheusError`` whose text names the server and the query,
-so the stored report says why utilisation is unknown.
+so the stored report says why utilisation is unknown. It never repeats the answer's
+body (nor Prometheus's own ``error`` text): what a server answers is not ours to
+store, and the URL may point anywhere on an internal network. A Prometheus error
+is named by its ``errorType`` when it is one Prometheus defines.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ class PrometheusError(Exception):
 class PrometheusEndpoint:
     url: str
     bearer_token: str = ""
+    basic_auth: tuple[str, str] | None = None  # (user, password)
     verify_tls: bool = True
     timeout_seconds: float = 30.0
 
@@ -46,6 +50,9 @@ def query_range(
     headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
     if endpoint.bearer_token:
         headers["Authorization"] = f"Bearer {endpoint.bearer_token}"
+    elif endpoint.basic_auth is not None:
+        basic = urllib3.util.make_headers(basic_auth=":".join(endpoint.basic_auth))
+        headers["Authorization"] = basic["authorization"]
     fields = {
         "query": query,
         "start": f"{start.timestamp():.3f}",
@@ -61,12 +68,38 @@ def query_range(
     try:
         payload = json.loads(response.data)
     except ValueError as error:
-        # the body is not repeated: the error is shown on pages every user reads
-        kind = response.headers.get("Content-Type", "no content type")
+        # the body is not repeated, and of the server's own words only a short type
+        kind = response.headers.get("Content-Type", "no content type")[:60]
         raise PrometheusError(
             f"{where}: {query}: HTTP {response.status}, not JSON ({kind})"
         ) from error
-    if response.status != 200 or payload.get("status") != "success":
-        reason = payload.get("error") if isinstance(payload, dict) else None
-        raise PrometheusError(f"{where}: {query}: HTTP {response.status}: {reason or payload}")
+    if (
+        response.status != 200
+        or not isinstance(payload, dict)
+        or payload.get("status") != "success"
+    ):
+        raise PrometheusError(f"{where}: {query}: HTTP {response.status}, {_answer_kind(payload)}")
     return dict(payload)
+
+
+# the errorType values of the Prometheus HTTP API (web/api/v1/api.go, errorType consts)
+ERROR_TYPES = frozenset(
+    {
+        "timeout",
+        "canceled",
+        "execution",
+        "bad_data",
+        "internal",
+        "unavailable",
+        "not_found",
+        "not_acceptable",
+    }
+)
+
+
+def _answer_kind(payload: Any) -> str:
+    """What the answer was, in words of ours: its body is never repeated."""
+    if isinstance(payload, dict) and payload.get("status") == "error":
+        kind = payload.get("errorType")
+        return f"Prometheus error {kind}" if kind in ERROR_TYPES else "Prometheus error"
+    return "not a Prometheus answer"

@@ -18,6 +18,7 @@ from django import forms
 from django.conf import settings
 from django.db.models import OuterRef, QuerySet, Subquery
 
+from capacityweb import visibility
 from reservations.models import PrometheusSource, UtilisationPod, UtilisationReport
 from topology.filters import StrictBooleanFilter, cluster_filter
 
@@ -121,8 +122,9 @@ def latest_reports(
     return list(reports.select_related("cluster").order_by("cluster__name", "cluster_id"))
 
 
-def report_summary(report: UtilisationReport) -> dict[str, Any]:
-    """What a page or the API says about one cluster's latest measurement."""
+def report_summary(report: UtilisationReport, *, operator: bool) -> dict[str, Any]:
+    """What a page or the API says about one cluster's latest measurement; why it failed
+    for operators only (``visibility.utilisation_error``)."""
     known = not report.error
     return {
         "cluster": report.cluster.name,
@@ -131,7 +133,7 @@ def report_summary(report: UtilisationReport) -> dict[str, Any]:
         "window_end": report.window_end,
         "data_source": report.source,
         "demo": report.source == UtilisationReport.Source.DEMO,
-        "error": report.error,
+        "error": visibility.utilisation_error(report.error, operator=operator),
         "coverage": report.summary.get("coverage") if known else UNKNOWN,
         "gpus_total": report.gpus_total,
         "gpus_measured": report.gpus_measured,
@@ -187,7 +189,7 @@ POD_FIELDS = (
 )
 
 
-def workload_utilisation(cluster_id: int, workload: str) -> dict[str, Any]:
+def workload_utilisation(cluster_id: int, workload: str, *, operator: bool) -> dict[str, Any]:
     """The latest report's summary and the rows of the pods of ``workload`` (``ns/name``:
     its gang, or the pod itself), for the workload page (two queries; the report's
     detail stays unread)."""
@@ -200,7 +202,7 @@ def workload_utilisation(cluster_id: int, workload: str) -> dict[str, Any]:
         .order_by("namespace", "pod")
         .values(*POD_FIELDS)
     ]
-    return {"summary": report_summary(reports[0]), "pods": pods}
+    return {"summary": report_summary(reports[0], operator=operator), "pods": pods}
 
 
 @dataclass(frozen=True)

@@ -21,9 +21,15 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from reservations.models import PrometheusSource, UtilisationPod, UtilisationReport
+from reservations.models import (
+    PrometheusSource,
+    UtilisationPod,
+    UtilisationReport,
+    validate_base_url,
+)
 from reservations.utilisation.dcgm import (
     METRICS,
     DcgmSeries,
@@ -47,9 +53,24 @@ def utilisation_settings() -> UtilisationSettings:
 
 
 def endpoint_of(source: PrometheusSource) -> PrometheusEndpoint:
+    """The source as the HTTP client reads it; a URL the model would refuse now (user-info,
+    query, fragment: a row stored before the rule, or written around it) is refused at
+    send time too, with the model's reason."""
+    try:
+        validate_base_url(source.url)
+    except ValidationError as error:
+        raise PrometheusError(
+            f"PrometheusSource {source.pk}: {' '.join(error.messages)}"
+        ) from error
+    basic_auth = (
+        (source.basic_auth_username, source.basic_auth_password)
+        if source.basic_auth_username
+        else None
+    )
     return PrometheusEndpoint(
         url=source.url,
         bearer_token=source.bearer_token,
+        basic_auth=basic_auth,
         verify_tls=source.verify_tls,
         timeout_seconds=source.query_timeout_seconds,
     )

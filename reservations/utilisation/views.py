@@ -16,6 +16,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
+from capacityweb import visibility
 from recommender.views import cluster_page
 from reservations.models import UtilisationReport
 from reservations.utilisation import selectors
@@ -48,7 +49,11 @@ def utilisation_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
     csv = {"format": "csv", "cluster": cluster_id, **({"team": team} if team else {})}
     context.update(
         {
-            "summary": selectors.report_summary(reports[0]) if reports else None,
+            "summary": (
+                selectors.report_summary(reports[0], operator=visibility.sees_sources(request.user))
+                if reports
+                else None
+            ),
             "team": team,
             "rule": rule_text(),
             "layer_max_nodes": MAX_NODES,
