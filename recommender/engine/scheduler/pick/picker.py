@@ -29,8 +29,8 @@ import numpy as np
 from topology.model.hardware import Cluster, GpuRequest, Pod
 from topology.model.terms import Taint
 
-from . import fgd, interpod, preferred_score, taint_score, vector
-from .allocate import (
+from .. import fgd, interpod, preferred_score, taint_score, vector
+from ..allocate import (
     Option,
     claim_takes,
     gpu_device_state,
@@ -39,11 +39,11 @@ from .allocate import (
     gpu_options,
     with_devices,
 )
-from .caches import Layout, Scope, SharedMemo, index_of, kept
-from .filters import POD_RULES, RESOURCE_RULES, STATIC_RULES, FilterContext, Status, run_filters
-from .memo import NO_SCORE, memoisable, pod_shape
-from .records import Allocation, NodeAlloc, NodeInfo, device_gpu_milli, pod_allocation_base
-from .scores import (
+from ..caches import Layout, Scope, SharedMemo, index_of, kept
+from ..filters import POD_RULES, RESOURCE_RULES, STATIC_RULES, FilterContext, Status, run_filters
+from ..memo import NO_SCORE, memoisable, pod_shape
+from ..records import Allocation, NodeAlloc, NodeInfo, device_gpu_milli, pod_allocation_base
+from ..scores import (
     MAX_SCORE,
     POD_INPUTS,
     SCORE_RULES,
@@ -51,7 +51,7 @@ from .scores import (
     Policy,
     ScoreContext,
 )
-from .state import ClusterState
+from ..state import ClusterState
 
 # a column's scores (``memo.ScoreIndex``) or an array of them (``vector``)
 Scores = Sequence[float] | vector.Floats
