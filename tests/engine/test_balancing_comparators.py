@@ -2,24 +2,33 @@
 ``buildAutoscaler`` picks it by ``--cloud-provider``; ``processors/nodegroupset/
 aws_nodegroups.go``, ``azure_nodegroups.go``, ``gce_nodegroups.go``), worked out by hand."""
 
-from dataclasses import replace
-
 from recommender.engine.autoscaler.caflags import parse_flags
 from recommender.engine.autoscaler.nodegroupset import similar
+from tests.builders import make_group
 from tests.engine.test_ca_flags import _per_group
-from tests.engine.test_cluster_autoscaler import group, naive, node, pod
+from tests.engine.test_cluster_autoscaler import MACHINE, ML_POD, naive
 from topology.model.hardware import Cluster
 
-
-def labelled(name: str, **labels: str):  # type: ignore[no-untyped-def]
-    return replace(node(f"{name}-t", 8, 32), labels=labels)
+EIGHT_CPU = MACHINE.allocatable(8, "32Gi")  # one machine type, told apart by labels
 
 
 def eks_cluster() -> Cluster:
     """Two EKS node groups of the same machine, told apart only by their group label."""
-    a = group("a", labelled("a", **{"eks.amazonaws.com/nodegroup": "a"}), 1.0)
-    b = group("b", labelled("b", **{"eks.amazonaws.com/nodegroup": "b"}), 1.0)
-    return Cluster("c", pods=tuple(pod(f"p{i}", 8, 1) for i in range(4)), node_groups=(a, b))
+    a = (
+        make_group("a", EIGHT_CPU.named("a-t").label("eks.amazonaws.com/nodegroup", "a").build())
+        .price(1.0)
+        .build()
+    )
+    b = (
+        make_group("b", EIGHT_CPU.named("b-t").label("eks.amazonaws.com/nodegroup", "b").build())
+        .price(1.0)
+        .build()
+    )
+    return Cluster(
+        "c",
+        pods=tuple(ML_POD.named(f"p{i}").requests(8, "1Gi").build() for i in range(4)),
+        node_groups=(a, b),
+    )
 
 
 def test_the_aws_comparator_ignores_the_eks_node_group_label() -> None:
@@ -39,14 +48,19 @@ def test_the_default_gce_comparator_keeps_eks_groups_apart() -> None:
 def test_the_azure_comparator_takes_one_agent_pool_as_similar_whatever_else_differs() -> None:
     # nodesFromSameAzureNodePool: same kubernetes.azure.com/agentpool -> similar, even
     # with a different machine
-    small = labelled("s", **{"kubernetes.azure.com/agentpool": "gpu"})
-    large = replace(node("l-t", 16, 64), labels={"kubernetes.azure.com/agentpool": "gpu"})
+    small = EIGHT_CPU.named("s-t").label("kubernetes.azure.com/agentpool", "gpu").build()
+    large = (
+        MACHINE.named("l-t")
+        .allocatable(16, "64Gi")
+        .labels({"kubernetes.azure.com/agentpool": "gpu"})
+        .build()
+    )
     assert similar(small, large, (), "azure") is True
     assert similar(small, large, (), "gce") is False
 
 
 def test_the_azure_comparator_ignores_the_vmss_tags() -> None:
-    first = labelled("x", poolName="x", aksEngineVersion="1")
-    second = labelled("y", poolName="y", aksEngineVersion="2")
+    first = EIGHT_CPU.named("x-t").labels({"poolName": "x", "aksEngineVersion": "1"}).build()
+    second = EIGHT_CPU.named("y-t").labels({"poolName": "y", "aksEngineVersion": "2"}).build()
     assert similar(first, second, (), "azure") is True
     assert similar(first, second, (), "aws") is False

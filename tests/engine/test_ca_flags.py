@@ -10,10 +10,11 @@ from recommender.engine.autoscaler.caflags import parse_flags, parse_priorities,
 from recommender.engine.autoscaler.flags import CaSettings
 from recommender.engine.autoscaler.flagtable import READ_DEFAULTS
 from recommender.engine.evaluate.evaluation import evaluate
-from tests.engine.test_cluster_autoscaler import AT, GI, group, naive, node, pod
+from tests.builders import make_group
+from tests.engine.test_cluster_autoscaler import AT, GI, MACHINE, ML_POD, naive
 from topology.ingest.files import read_objects
 from topology.kube.parse import parse_objects
-from topology.model.hardware import Cluster, Pod, Resources
+from topology.model.hardware import Cluster
 
 # --- parsing: pflag over config/flags/flags.go ---------------------------------------
 
@@ -145,16 +146,20 @@ def test_a_bad_priority_configmap_names_the_configmap_and_the_reason(
 # --- decisions a non-default flag changes ------------------------------------------
 
 
-def _busy(node_name: str, cpu: int) -> Pod:
-    return Pod("ml", "busy", requests=Resources(cpu_milli=cpu * 1000, pods=1), node_name=node_name)
-
-
 def test_max_nodes_total_caps_the_scale_up() -> None:
     # one full 8-cpu node exists; 4 pending pods of 8 cpu need 4 new 8-cpu nodes.
     # orchestrator.go GetCappedNewNodeCount: --max-nodes-total=3 leaves 3 - 1 = 2.
-    g = group("g", node("t", 8, 32), 1.0)
-    pods = (_busy("n0", 8), *(pod(f"p{i}", 8, 1) for i in range(4)))
-    cluster = Cluster("c", nodes=(node("n0", 8, 32),), pods=pods, node_groups=(g,))
+    g = make_group("g", MACHINE.named("t").allocatable(8, "32Gi").build()).price(1.0).build()
+    pods = (
+        ML_POD.named("busy").requests(8).on("n0").build(),
+        *(ML_POD.named(f"p{i}").requests(8, "1Gi").build() for i in range(4)),
+    )
+    cluster = Cluster(
+        "c",
+        nodes=(MACHINE.named("n0").allocatable(8, "32Gi").build(),),
+        pods=pods,
+        node_groups=(g,),
+    )
     assert sum(a.count for a in naive(cluster).additions) == 4
     capped = naive(cluster, parse_flags(["--max-nodes-total=3"]).settings)
     assert sum(a.count for a in capped.additions) == 2
@@ -163,9 +168,18 @@ def test_max_nodes_total_caps_the_scale_up() -> None:
 def _two_groups() -> Cluster:
     # 2 pending pods of (4 cpu, 16Gi): "big" (16 cpu, 64Gi, $2/h) takes both on 1 node,
     # "small" (8 cpu, 32Gi, $2.5/h) too, exactly full.
-    big = group("big", node("big-t", 16, 64), 2.0)
-    small = group("small", node("small-t", 8, 32), 2.5)
-    pods = (pod("p0", 4, 16), pod("p1", 4, 16))
+    big = (
+        make_group("big", MACHINE.named("big-t").allocatable(16, "64Gi").build()).price(2.0).build()
+    )
+    small = (
+        make_group("small", MACHINE.named("small-t").allocatable(8, "32Gi").build())
+        .price(2.5)
+        .build()
+    )
+    pods = (
+        ML_POD.named("p0").requests(4, "16Gi").build(),
+        ML_POD.named("p1").requests(4, "16Gi").build(),
+    )
     return Cluster("c", pods=pods, node_groups=(big, small))
 
 
@@ -193,8 +207,10 @@ def test_the_priority_configmap_picks_the_group() -> None:
 def test_a_lower_expendable_cutoff_makes_a_low_priority_pod_scale_up() -> None:
     # filter_out_expendable.go: priority < cutoff is expendable. -15 < -10 (default):
     # no scale-up; with --expendable-pods-priority-cutoff=-20, -15 is not, 1 node.
-    g = group("g", node("t", 8, 32), 1.0)
-    cluster = Cluster("c", pods=(pod("low", 4, 1, priority=-15),), node_groups=(g,))
+    g = make_group("g", MACHINE.named("t").allocatable(8, "32Gi").build()).price(1.0).build()
+    cluster = Cluster(
+        "c", pods=(ML_POD.named("low").requests(4, "1Gi").priority(-15).build(),), node_groups=(g,)
+    )
     assert naive(cluster).additions == ()
     assert "expendable" in naive(cluster).outcomes["ml/low"].reasons[0]
     lowered = naive(cluster, parse_flags(["--expendable-pods-priority-cutoff=-20"]).settings)
@@ -206,9 +222,13 @@ def test_balance_similar_node_groups_splits_the_nodes() -> None:
     # need 4 nodes of 8 cpu. Without balancing all 4 go to the one group the expander
     # picks; balancing_processor.go BalanceScaleUpBetweenGroups gives one at a time to
     # the smallest group: 2 and 2.
-    a = group("a", node("a-t", 8, 32), 1.0)
-    b = group("b", node("b-t", 8, 32), 1.0)
-    cluster = Cluster("c", pods=tuple(pod(f"p{i}", 8, 1) for i in range(4)), node_groups=(a, b))
+    a = make_group("a", MACHINE.named("a-t").allocatable(8, "32Gi").build()).price(1.0).build()
+    b = make_group("b", MACHINE.named("b-t").allocatable(8, "32Gi").build()).price(1.0).build()
+    cluster = Cluster(
+        "c",
+        pods=tuple(ML_POD.named(f"p{i}").requests(8, "1Gi").build() for i in range(4)),
+        node_groups=(a, b),
+    )
     assert list(_per_group(naive(cluster)).values()) == [4]
     balanced = naive(cluster, parse_flags(["--balance-similar-node-groups"]).settings)
     assert _per_group(balanced) == {"a": 2, "b": 2}

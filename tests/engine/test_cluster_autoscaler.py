@@ -20,43 +20,21 @@ from recommender.engine.autoscaler.expander import (
 from recommender.engine.autoscaler.flags import CaSettings
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
-from topology.model.hardware import (
-    AutoscalerRef,
-    Cluster,
-    Device,
-    Gpu,
-    GpuRequest,
-    Node,
-    NodeGroup,
-    Pod,
-    Resources,
-)
+from tests.builders import make_group, make_node, make_pod
+from topology.model.hardware import AutoscalerRef, Cluster, Node, Pod, Resources
 
 AT = datetime(2026, 12, 2, tzinfo=UTC)
 GI = 2**30
+ZONE = "topology.kubernetes.io/zone"
 
 
-def node(name: str, cpu: int, memory_gi: int, gpus: int = 0, **kwargs) -> Node:  # type: ignore[no-untyped-def]
-    return Node(
-        name=name,
-        allocatable=Resources(cpu_milli=cpu * 1000, memory_bytes=memory_gi * GI, pods=110),
-        gpus=tuple(Gpu(f"{name}-gpu-{i}", model="L4") for i in range(gpus)),
-        devices=tuple(
-            Device(f"gpu-{i}", gpu=f"{name}-gpu-{i}", model="L4", capacity={"gpu_milli": 1000})
-            for i in range(gpus)
-        ),
-        **kwargs,
-    )
-
-
-def group(name: str, template: Node, price: float, max_size: int = 10, **kwargs) -> NodeGroup:  # type: ignore[no-untyped-def]
-    return NodeGroup(name, {}, 0, max_size, price, template=template, **kwargs)
-
-
-def pod(name: str, cpu: int, memory_gi: int, gpus: int = 0, priority: int = 0) -> Pod:
-    requests = Resources(cpu_milli=cpu * 1000, memory_bytes=memory_gi * GI, pods=1)
-    gpu = GpuRequest(gpus) if gpus else None
-    return Pod("ml", name, requests=requests, gpu=gpu, priority=priority)
+# the tests' machines (110 pods; L4 GPUs named after the node, when it has some) and pods
+MACHINE = (
+    make_node()
+    .allocatable(pods=110)
+    .gpus(0, "L4", gpu_name="{node}-gpu-{i}", device_name="gpu-{i}")
+)
+ML_POD = make_pod(namespace="ml")
 
 
 def naive(cluster: Cluster, settings: CaSettings | None = None):  # type: ignore[no-untyped-def]
@@ -75,9 +53,14 @@ REQUESTS_ON = CaSettings(provisioning_requests=True)
 
 
 def option(name: str, count: int, pods: int, cpu: int = 10, memory_gi: int = 10) -> Option:
-    template = node(f"{name}-t", cpu, memory_gi)
-    group_ = group(name, template, price=float(count))
-    return Option(group_, count, tuple(pod(f"p{i}", 1, 1) for i in range(pods)), template)
+    template = MACHINE.named(f"{name}-t").allocatable(cpu, f"{memory_gi}Gi").build()
+    group_ = make_group(name, template).price(float(count)).build()
+    return Option(
+        group_,
+        count,
+        tuple(ML_POD.named(f"p{i}").requests(1, "1Gi").build() for i in range(pods)),
+        template,
+    )
 
 
 def test_waste_is_unused_cpu_plus_unused_memory_over_the_whole_option() -> None:
@@ -107,7 +90,7 @@ def test_least_waste_as_upstream_tests_it(groups: dict[str, tuple[int, int]], wi
         template = Node(
             f"{name}-t", allocatable=Resources(cpu_milli=cpu, memory_bytes=memory * mib, pods=100)
         )
-        options.append(Option(group(name, template, 1.0), 1, (one,), template))
+        options.append(Option(make_group(name, template).price(1.0).build(), 1, (one,), template))
     assert best_option(options, (LEAST_WASTE,), random.Random(0)).group.name == winner
 
 
@@ -203,9 +186,14 @@ def test_binpacking_as_upstream_tests_it(
 
 
 def test_binpacking_is_first_fit_decreasing_capped_by_the_limit() -> None:
-    template = node("t", 10, 100)
+    template = MACHINE.named("t").allocatable(10, "100Gi").build()
     # scores: big 6/10 + 0 -> first; then 5, 4, 4 (cpu only, memory small)
-    pods = [pod("a", 4, 1), pod("big", 6, 1), pod("b", 4, 1), pod("c", 5, 1)]
+    pods = [
+        ML_POD.named("a").requests(4, "1Gi").build(),
+        ML_POD.named("big").requests(6, "1Gi").build(),
+        ML_POD.named("b").requests(4, "1Gi").build(),
+        ML_POD.named("c").requests(5, "1Gi").build(),
+    ]
     found = estimate(Cluster("c"), template, pods, limit=10, policy="default", at=AT)
     # FFD: big(6) -> n0; c(5) -> n1; a(4) -> n0 (6+4=10); b(4) -> n1 (5+4=9): 2 nodes
     assert found.node_count == 2
@@ -221,8 +209,11 @@ def test_counting_and_the_scheduler_filters_pack_plain_pods_alike() -> None:
     # admit that accepts everything) must give the same nodes for the same FFD order:
     # gpus 4,4 -> n0 (8 GPUs); 3 -> n1; 2,2 -> n1 (3+2=5, +2=7); 1 -> n0? n0 is full
     # (8) -> n1 (8): 2 nodes, 6 pods
-    template = node("t", 64, 512, gpus=8)
-    pods = [pod(f"g{i}", 2, 8, gpus=g) for i, g in enumerate((4, 4, 3, 2, 2, 1))]
+    template = MACHINE.named("t").allocatable(64, "512Gi").gpus(8).build()
+    pods = [
+        ML_POD.named(f"g{i}").requests(2, "8Gi").gpus(g).build()
+        for i, g in enumerate((4, 4, 3, 2, 2, 1))
+    ]
     counted = estimate(Cluster("c"), template, pods, limit=10, policy="default", at=AT)
     scheduled = estimate(
         Cluster("c"),
@@ -241,7 +232,12 @@ def test_counting_and_the_scheduler_filters_pack_plain_pods_alike() -> None:
 
 def test_a_pod_no_empty_template_node_takes_adds_no_node() -> None:
     found = estimate(
-        Cluster("c"), node("t", 4, 8), [pod("huge", 8, 1)], limit=5, policy="default", at=AT
+        Cluster("c"),
+        MACHINE.named("t").allocatable(4, "8Gi").build(),
+        [ML_POD.named("huge").requests(8, "1Gi").build()],
+        limit=5,
+        policy="default",
+        at=AT,
     )
     assert found.node_count == 0
 
@@ -254,9 +250,19 @@ def test_whole_options_beat_pod_by_pod_in_priority_order() -> None:
     # Pod by pod, b1 would take a cpu node (waste 1/5 + 4/20 = 0.4 < gpu's 12/16 + 48/64).
     # CA's loop 1 options: gpu: a, b1, b2 on ONE node (16 cpu, 64Gi: waste 0);
     # cpu: b1, b2 on two nodes (waste 0.4) -> gpu; loop 2: all three fit it. 10/h.
-    gpu = group("gpu", node("gpu-t", 16, 64, gpus=1), 10.0)
-    cpu = group("cpu", node("cpu-t", 5, 20), 2.0)
-    pods = (pod("a", 8, 32, gpus=1), pod("b1", 4, 16, priority=10), pod("b2", 4, 16, priority=10))
+    gpu = (
+        make_group("gpu", MACHINE.named("gpu-t").allocatable(16, "64Gi").gpus(1).build())
+        .price(10.0)
+        .build()
+    )
+    cpu = (
+        make_group("cpu", MACHINE.named("cpu-t").allocatable(5, "20Gi").build()).price(2.0).build()
+    )
+    pods = (
+        ML_POD.named("a").requests(8, "32Gi").gpus(1).build(),
+        ML_POD.named("b1").requests(4, "16Gi").priority(10).build(),
+        ML_POD.named("b2").requests(4, "16Gi").priority(10).build(),
+    )
     plan = naive(Cluster("c", pods=pods, node_groups=(gpu, cpu)))
     assert [(a.node_group, a.count) for a in plan.additions] == [("gpu", 1)]
     assert plan.cost_per_hour == 10.0
@@ -265,7 +271,11 @@ def test_whole_options_beat_pod_by_pod_in_priority_order() -> None:
 
 def test_expendable_pods_trigger_nothing() -> None:
     cluster = Cluster(
-        "c", pods=(pod("low", 1, 1, priority=-11),), node_groups=(group("g", node("t", 4, 8), 1.0),)
+        "c",
+        pods=(ML_POD.named("low").requests(1, "1Gi").priority(-11).build(),),
+        node_groups=(
+            make_group("g", MACHINE.named("t").allocatable(4, "8Gi").build()).price(1.0).build(),
+        ),
     )
     plan = naive(cluster)
     assert plan.additions == ()
@@ -276,8 +286,15 @@ def test_upcoming_nodes_are_not_bought_twice() -> None:
     # CA asked for 1 node of g (target 1) that has not registered: the pod fits that
     # upcoming node (clusterstate.go GetUpcomingNodes), so nothing more is bought
     ref = AutoscalerRef("cluster-autoscaler", "g", target_size=1)
-    g = group("g", node("t", 4, 8), 1.0, autoscaler=ref)
-    plan = naive(Cluster("c", pods=(pod("p", 2, 2),), node_groups=(g,)))
+    g = (
+        make_group("g", MACHINE.named("t").allocatable(4, "8Gi").build())
+        .price(1.0)
+        .autoscaler(ref)
+        .build()
+    )
+    plan = naive(
+        Cluster("c", pods=(ML_POD.named("p").requests(2, "2Gi").build(),), node_groups=(g,))
+    )
     assert plan.additions == ()
     assert plan.outcomes["ml/p"].schedulable_after
 
@@ -285,17 +302,28 @@ def test_upcoming_nodes_are_not_bought_twice() -> None:
 def test_a_gpu_node_without_advertised_gpus_is_upcoming() -> None:
     # the member has no nvidia.com/gpu yet (device plugin not up): gpu_processor.go marks
     # it unready; CA counts it as coming and does not buy for the 1-GPU pod
-    g = group("g", node("t", 8, 32, gpus=1), 5.0)
-    member = replace(node("m1", 8, 32), node_group="g")
-    plan = naive(Cluster("c", nodes=(member,), pods=(pod("p", 2, 2, gpus=1),), node_groups=(g,)))
+    g = (
+        make_group("g", MACHINE.named("t").allocatable(8, "32Gi").gpus(1).build())
+        .price(5.0)
+        .build()
+    )
+    member = MACHINE.named("m1").allocatable(8, "32Gi").group("g").build()
+    plan = naive(
+        Cluster(
+            "c",
+            nodes=(member,),
+            pods=(ML_POD.named("p").requests(2, "2Gi").gpus(1).build(),),
+            node_groups=(g,),
+        )
+    )
     assert plan.additions == ()
 
 
 def test_max_nodes_total_caps_the_option() -> None:
     # 3 pods, one per node; --max-nodes-total 3 with 1 node existing: 2 nodes at most
-    g = group("g", node("t", 4, 8), 1.0)
-    existing = node("other", 1, 1)
-    pods = tuple(pod(f"p{i}", 3, 1) for i in range(3))
+    g = make_group("g", MACHINE.named("t").allocatable(4, "8Gi").build()).price(1.0).build()
+    existing = MACHINE.named("other").allocatable(1, "1Gi").build()
+    pods = tuple(ML_POD.named(f"p{i}").requests(3, "1Gi").build() for i in range(3))
     cluster = Cluster("c", nodes=(existing,), pods=pods, node_groups=(g,))
     plan = naive(cluster, CaSettings(max_nodes_total=3))
     assert sum(a.count for a in plan.additions) == 2
@@ -307,14 +335,17 @@ def test_max_nodes_total_caps_the_option() -> None:
 def test_the_template_is_a_live_member_with_its_labels_and_taints() -> None:
     # the group's template has no taint, its live member does: CA templates from the
     # member (mixed_nodeinfos_processor.go), so the untolerating pod gets no option
-    from topology.model.hardware import Taint
-
-    g = group("g", node("t", 4, 8), 1.0)
-    member = replace(
-        node("m1", 4, 8), node_group="g", taints=(Taint("dedicated", "x", "NoSchedule"),)
+    g = make_group("g", MACHINE.named("t").allocatable(4, "8Gi").build()).price(1.0).build()
+    member = MACHINE.named("m1").allocatable(4, "8Gi").group("g").taint("dedicated", "x").build()
+    busy = ML_POD.named("busy").requests(4).on("m1").build()
+    plan = naive(
+        Cluster(
+            "c",
+            nodes=(member,),
+            pods=(busy, ML_POD.named("p").requests(2, "2Gi").build()),
+            node_groups=(g,),
+        )
     )
-    busy = Pod("ml", "busy", requests=Resources(cpu_milli=4000, pods=1), node_name="m1")
-    plan = naive(Cluster("c", nodes=(member,), pods=(busy, pod("p", 2, 2)), node_groups=(g,)))
     assert plan.additions == ()
     assert (
         plan.outcomes["ml/p"].reasons[0].startswith("pod p: no node group can host its pods: g: ")
@@ -330,18 +361,13 @@ def test_similar_groups_share_a_scale_up_smallest_first() -> None:
     # Balanced (smallest target size first): b 0->1, b 1->2, then a=2 and b=2 tie: one
     # of them ->3, then the other ->3: z-a +1, z-b +3 whichever option won.
     # Without balancing: all 4 in the option's one group.
-    def zone_node(name: str, zone: str) -> Node:
-        labels = {"topology.kubernetes.io/zone": zone, "pool": "cpu8"}
-        return replace(node(name, 8, 32), labels=labels)
-
-    a = replace(group("z-a", zone_node("a-t", "a"), 1.0), current_size=2)
-    b = group("z-b", zone_node("b-t", "b"), 1.0)
-    members = tuple(replace(zone_node(f"a-{i}", "a"), node_group="z-a") for i in (1, 2))
-    busy = tuple(
-        Pod("ml", f"busy-{i}", requests=Resources(cpu_milli=8000, pods=1), node_name=f"a-{i}")
-        for i in (1, 2)
-    )
-    pods = (*busy, *(pod(f"p{i}", 8, 1) for i in range(4)))
+    zone_a = MACHINE.allocatable(8, "32Gi").labels({ZONE: "a", "pool": "cpu8"})
+    zone_b = MACHINE.allocatable(8, "32Gi").labels({ZONE: "b", "pool": "cpu8"})
+    a = make_group("z-a", zone_a.named("a-t").build()).price(1.0).current_size(2).build()
+    b = make_group("z-b", zone_b.named("b-t").build()).price(1.0).build()
+    members = tuple(zone_a.named(f"a-{i}").group("z-a").build() for i in (1, 2))
+    busy = tuple(ML_POD.named(f"busy-{i}").requests(8).on(f"a-{i}").build() for i in (1, 2))
+    pods = (*busy, *(ML_POD.named(f"p{i}").requests(8, "1Gi").build() for i in range(4)))
     cluster = Cluster("c", nodes=members, pods=pods, node_groups=(a, b))
     balanced = naive(cluster, CaSettings(balance_similar_node_groups=True))
     per_group: dict[str, int] = {}
@@ -357,8 +383,18 @@ def test_similar_groups_share_a_scale_up_smallest_first() -> None:
 def test_groups_with_different_labels_are_not_similar() -> None:
     from recommender.engine.autoscaler.nodegroupset import similar
 
-    first = replace(node("x", 8, 32), labels={"pool": "a", "topology.kubernetes.io/zone": "1"})
-    second = replace(node("y", 8, 32), labels={"pool": "b", "topology.kubernetes.io/zone": "2"})
+    first = (
+        MACHINE.named("x")
+        .allocatable(8, "32Gi")
+        .labels({"pool": "a", "topology.kubernetes.io/zone": "1"})
+        .build()
+    )
+    second = (
+        MACHINE.named("y")
+        .allocatable(8, "32Gi")
+        .labels({"pool": "b", "topology.kubernetes.io/zone": "2"})
+        .build()
+    )
     assert not similar(first, second)
     assert similar(first, second, ignored=("pool",))  # --balancing-ignore-label=pool
     bigger = replace(second, allocatable=Resources(cpu_milli=16_000, memory_bytes=32 * GI))
@@ -385,23 +421,29 @@ def consuming(p: Pod, klass: str, request: str = "req") -> Pod:
 def test_check_capacity_books_existing_room_and_never_scales_up() -> None:
     from recommender.engine.autoscaler.provisioning import CHECK_CAPACITY
 
-    g = group("g", node("t", 8, 32), 1.0)
-    existing = replace(node("n1", 8, 32), node_group="g")
+    g = make_group("g", MACHINE.named("t").allocatable(8, "32Gi").build()).price(1.0).build()
+    existing = MACHINE.named("n1").allocatable(8, "32Gi").group("g").build()
     # 2 pods of 4 cpu fit n1 (8 cpu): booked, nothing bought, they run now
-    fits = tuple(consuming(pod(f"a{i}", 4, 1), CHECK_CAPACITY) for i in range(2))
+    fits = tuple(
+        consuming(ML_POD.named(f"a{i}").requests(4, "1Gi").build(), CHECK_CAPACITY)
+        for i in range(2)
+    )
     plan = naive(Cluster("c", nodes=(existing,), pods=fits, node_groups=(g,)), REQUESTS_ON)
     assert plan.additions == ()
     assert {o.verdict for o in plan.outcomes.values()} == {"runs_now"}
     # 3 such pods: 12 cpu > 8: not all fit, none is booked and none is bought
-    more = tuple(consuming(pod(f"b{i}", 4, 1), CHECK_CAPACITY) for i in range(3))
+    more = tuple(
+        consuming(ML_POD.named(f"b{i}").requests(4, "1Gi").build(), CHECK_CAPACITY)
+        for i in range(3)
+    )
     plan = naive(Cluster("c", nodes=(existing,), pods=more, node_groups=(g,)), REQUESTS_ON)
     assert plan.additions == ()
     assert all("never scales up" in o.reasons[0] for o in plan.outcomes.values())
 
 
 def test_an_unknown_class_triggers_nothing() -> None:
-    g = group("g", node("t", 8, 32), 1.0)
-    pods = (consuming(pod("p", 4, 1), "queued-provisioning.gke.io"),)
+    g = make_group("g", MACHINE.named("t").allocatable(8, "32Gi").build()).price(1.0).build()
+    pods = (consuming(ML_POD.named("p").requests(4, "1Gi").build(), "queued-provisioning.gke.io"),)
     plan = naive(Cluster("c", pods=pods, node_groups=(g,)), REQUESTS_ON)
     assert plan.additions == ()
     assert "not a class cluster-autoscaler provisions" in plan.outcomes["ml/p"].reasons[0]
@@ -411,14 +453,31 @@ def test_best_effort_atomic_buys_for_all_or_none() -> None:
     from recommender.engine.autoscaler.provisioning import BEST_EFFORT_ATOMIC
 
     # 3 pods of 8 cpu: one per 8-cpu node; max size 3 -> all three in one scale-up
-    pods = tuple(consuming(pod(f"p{i}", 8, 1), BEST_EFFORT_ATOMIC) for i in range(3))
+    pods = tuple(
+        consuming(ML_POD.named(f"p{i}").requests(8, "1Gi").build(), BEST_EFFORT_ATOMIC)
+        for i in range(3)
+    )
     plan = naive(
-        Cluster("c", pods=pods, node_groups=(group("g", node("t", 8, 32), 1.0),)), REQUESTS_ON
+        Cluster(
+            "c",
+            pods=pods,
+            node_groups=(
+                make_group("g", MACHINE.named("t").allocatable(8, "32Gi").build())
+                .price(1.0)
+                .build(),
+            ),
+        ),
+        REQUESTS_ON,
     )
     assert sum(a.count for a in plan.additions) == 3
     assert all(o.schedulable_after for o in plan.outcomes.values())
     # max size 2: the option is capped below 3 pods -> nothing is bought
-    small = group("g", node("t", 8, 32), 1.0, max_size=2)
+    small = (
+        make_group("g", MACHINE.named("t").allocatable(8, "32Gi").build())
+        .price(1.0)
+        .max_size(2)
+        .build()
+    )
     plan = naive(Cluster("c", pods=pods, node_groups=(small,)), REQUESTS_ON)
     assert plan.additions == ()
 
@@ -427,10 +486,14 @@ def test_cluster_wide_gpu_and_core_limits_cap_the_option() -> None:
     # one 2-GPU L4 node exists; --gpu-total nvidia-l4 max 6 leaves 4 GPUs = 2 nodes of
     # 2 GPUs (the GPU type is the value of GKE's GPU label, gpu_processor.go)
     l4 = {"cloud.google.com/gke-accelerator": "nvidia-l4"}
-    g = group("g", node("t", 8, 32, gpus=2, labels=l4), 1.0)
-    existing = node("n0", 8, 32, gpus=2, labels=l4)
-    busy = Pod("ml", "busy", requests=Resources(cpu_milli=8000, pods=1), node_name="n0")
-    pods = (busy, *(pod(f"p{i}", 8, 1, gpus=1) for i in range(4)))
+    g = (
+        make_group("g", MACHINE.named("t").allocatable(8, "32Gi").gpus(2).labels(l4).build())
+        .price(1.0)
+        .build()
+    )
+    existing = MACHINE.named("n0").allocatable(8, "32Gi").gpus(2).labels(l4).build()
+    busy = ML_POD.named("busy").requests(8).on("n0").build()
+    pods = (busy, *(ML_POD.named(f"p{i}").requests(8, "1Gi").gpus(1).build() for i in range(4)))
     cluster = Cluster("c", nodes=(existing,), pods=pods, node_groups=(g,))
     capped = naive(cluster, CaSettings(max_gpus_total={"nvidia-l4": 6}))
     assert sum(a.count for a in capped.additions) == 2
@@ -446,11 +509,14 @@ def test_a_discovered_groups_template_keeps_the_daemonset_requests_off() -> None
     # discovery's template (built from m1, topology.kube.discovery.template_from_member)
     # has 7 cpu. A 7.5-cpu pod fits an 8-cpu node, not a node with the DaemonSets:
     # cluster-autoscaler, whose template carries the DaemonSet pods, buys nothing.
-    member = replace(node("m1", 8, 32), node_group="g")
-    busy = Pod("ml", "busy", requests=Resources(cpu_milli=8000, pods=1), node_name="m1")
-    wide = Pod("ml", "wide", requests=Resources(cpu_milli=7500, pods=1))
-    discovered = group(
-        "g", node("g-template", 7, 32), 1.0, source="cluster-autoscaler status ConfigMap"
+    member = MACHINE.named("m1").allocatable(8, "32Gi").group("g").build()
+    busy = ML_POD.named("busy").requests(8).on("m1").build()
+    wide = ML_POD.named("wide").requests("7500m").build()
+    discovered = (
+        make_group("g", MACHINE.named("g-template").allocatable(7, "32Gi").build())
+        .price(1.0)
+        .set(source="cluster-autoscaler status ConfigMap")
+        .build()
     )
     plan = naive(Cluster("c", nodes=(member,), pods=(busy, wide), node_groups=(discovered,)))
     assert plan.additions == ()
@@ -469,7 +535,13 @@ def test_the_evaluation_names_the_profile_it_ran_and_refuses_an_unknown_one() ->
     from recommender.engine.evaluate.evaluation import evaluate
     from recommender.engine.evaluate.report import render_text
 
-    cluster = Cluster("c", pods=(pod("p", 2, 2),), node_groups=(group("g", node("t", 4, 8), 1.0),))
+    cluster = Cluster(
+        "c",
+        pods=(ML_POD.named("p").requests(2, "2Gi").build(),),
+        node_groups=(
+            make_group("g", MACHINE.named("t").allocatable(4, "8Gi").build()).price(1.0).build(),
+        ),
+    )
     result = evaluate(cluster, at=AT, autoscaler="cluster-autoscaler:1.36")
     assert result.to_json()["autoscalerProfile"] == "cluster-autoscaler:1.36"
     text = render_text(result, cluster.node_groups)

@@ -2,13 +2,13 @@
 ``filterOutYoungPods``; ``--new-pod-scale-up-delay`` default 0s in ``flags.go``; the pod
 annotation ``cluster-autoscaler.kubernetes.io/pod-scale-up-delay``), by hand."""
 
-from dataclasses import replace
 from datetime import timedelta
 
 from recommender.engine.autoscaler.caflags import parse_flags
 from recommender.engine.autoscaler.flags import CaSettings
 from recommender.engine.autoscaler.young import go_duration_seconds, scale_up_delay
-from tests.engine.test_cluster_autoscaler import AT, group, naive, node, pod
+from tests.builders import make_group
+from tests.engine.test_cluster_autoscaler import AT, MACHINE, ML_POD, naive
 from topology.ingest.files import read_objects
 from topology.kube.parse import parse_objects
 from topology.model.hardware import Cluster
@@ -17,8 +17,14 @@ CREATED = (AT - timedelta(minutes=5)).timestamp()  # 300 s before the evaluation
 
 
 def young_cluster(delay: str | None) -> Cluster:
-    p = replace(pod("p", 4, 1), arrival=CREATED, scale_up_delay=delay)
-    return Cluster("c", pods=(p,), node_groups=(group("g", node("t", 8, 32), 1.0),))
+    p = ML_POD.named("p").requests(4, "1Gi").arrival(CREATED).set(scale_up_delay=delay).build()
+    return Cluster(
+        "c",
+        pods=(p,),
+        node_groups=(
+            make_group("g", MACHINE.named("t").allocatable(8, "32Gi").build()).price(1.0).build(),
+        ),
+    )
 
 
 def test_a_pod_younger_than_its_annotated_delay_gets_no_scale_up() -> None:
@@ -37,7 +43,7 @@ def test_an_annotation_below_the_flag_is_ignored() -> None:
     # flag 10m, annotation 1m: "less than newPodScaleUpDelay" -> the flag's 600 s stays
     settings = parse_flags(["--new-pod-scale-up-delay=10m"]).settings
     assert settings.new_pod_scale_up_delay_seconds == 600
-    young = replace(pod("p", 4, 1), scale_up_delay="1m")
+    young = ML_POD.named("p").requests(4, "1Gi").set(scale_up_delay="1m").build()
     assert scale_up_delay(young, settings) == 600
     assert naive(young_cluster("1m"), settings).additions == ()
 
@@ -45,7 +51,13 @@ def test_an_annotation_below_the_flag_is_ignored() -> None:
 def test_an_unparsable_annotation_keeps_the_flags_delay() -> None:
     # time.ParseDuration("ten minutes") fails: logged, the flag's 0s is kept
     assert go_duration_seconds("ten minutes") is None
-    assert scale_up_delay(replace(pod("p", 1, 1), scale_up_delay="ten minutes"), CaSettings()) == 0
+    assert (
+        scale_up_delay(
+            ML_POD.named("p").requests(1, "1Gi").set(scale_up_delay="ten minutes").build(),
+            CaSettings(),
+        )
+        == 0
+    )
     assert go_duration_seconds("1h30m") == 5400
 
 

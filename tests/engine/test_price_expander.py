@@ -11,12 +11,18 @@ from recommender.engine.autoscaler.expander import (
     preferred_cpu_milli,
     price_score,
 )
-from tests.engine.test_cluster_autoscaler import group, node, pod
+from tests.builders import make_group
+from tests.engine.test_cluster_autoscaler import MACHINE, ML_POD
 
 
 def one_pod_option(name: str, cpu: int, price: float, gpus: int = 0, count: int = 1) -> Option:
-    template = node(f"{name}-t", cpu, 16, gpus=gpus)
-    return Option(group(name, template, price), count, (pod("p", 1, 1),), template)
+    template = MACHINE.named(f"{name}-t").allocatable(cpu, "16Gi").gpus(gpus).build()
+    return Option(
+        make_group(name, template).price(price).build(),
+        count,
+        (ML_POD.named("p").requests(1, "1Gi").build(),),
+        template,
+    )
 
 
 def test_a_cpu_only_pod_never_goes_to_a_cheaper_gpu_group() -> None:
