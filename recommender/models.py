@@ -2,7 +2,8 @@
 
     Snapshot ─1:1─ Evaluation ──< Recommendation   (what to add, where, the YAML)
                               ├─< WorkloadVerdict  (why each workload is where it is)
-                              └─< EvaluatedNode    (each GPU node: place, devices, allocation)
+                              ├─< EvaluatedNode    (each GPU node: place, devices, allocation)
+                              └─< WhatIfRequest    (one user's what-if: its state and answer)
 
 ``result`` keeps the whole evaluate() JSON; the columns copy the figures pages
 and the API filter or sort on, so a page of figures (the overview) never loads
@@ -10,6 +11,7 @@ the JSON. ``stored_at`` changes whenever ``result`` is (re)written: responses
 derived from the result are cached and validated (ETag) by it.
 """
 
+from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
@@ -170,3 +172,44 @@ class EvaluatedNode(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name}@{self.evaluation_id}"
+
+
+class WhatIfRequest(models.Model):
+    """One what-if asked for on the workload page or ``POST /api/v1/what-if/``, answered by
+    a worker on the what-if queue (``recommender.whatif``, ``tasks.answer_what_if``).
+
+        queued ─► working ─► done (answer) | failed (error_field, error)
+
+    ``answer`` is the engine's JSON as stored, every team's reservations named: it is
+    relabelled for whoever reads it (capacityweb.visibility), as pages do with results.
+    """
+
+    class State(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        WORKING = "working", "Working"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="what_ifs"
+    )
+    evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="what_ifs")
+    workload = models.CharField(max_length=400, help_text="namespace/name")
+    edit = models.JSONField(help_text="{kind, target, amount}, as the API takes it")
+    state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED)
+    created_at = models.DateTimeField(default=timezone.now, help_text="the budget starts here")
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    answer = models.JSONField(null=True, blank=True)
+    error_field = models.CharField(max_length=100, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["state", "created_at"], name="whatif_state_created"),
+            models.Index(fields=["user", "state"], name="whatif_user_state"),
+        ]
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"what-if {self.pk} on {self.workload}: {self.state}"

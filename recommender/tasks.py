@@ -1,4 +1,5 @@
-"""Evaluation task (thin): store the evaluation of a snapshot, then publish it live.
+"""Evaluation task (thin): store the evaluation of a snapshot, then publish it live; and
+the what-if's task (``answer_what_if``, on its own queue: ``recommender.whatif``).
 
 ::
 
@@ -35,7 +36,7 @@ from redis.exceptions import (
     TimeoutError as RedisTimeoutError,
 )
 
-from recommender import events, selectors, services
+from recommender import events, selectors, services, whatif
 from recommender.models import Evaluation
 from recommender.timelimit import soft_time_limit
 from topology.models import Snapshot
@@ -142,3 +143,20 @@ def keep_workload_breakdowns(evaluation_id: int) -> int:
     if evaluation is None:
         return 0
     return selectors.keep_breakdowns(evaluation=evaluation)
+
+
+@shared_task(
+    bind=True,
+    name=whatif.ANSWER_TASK,  # on the "what-if" queue (settings.CELERY_TASK_ROUTES)
+    acks_late=True,
+    time_limit=settings.WHAT_IF_SECONDS + whatif.LOST_AFTER_SECONDS,
+)
+def answer_what_if(self: Task, request_id: int) -> str | None:
+    """Answer a stored what-if request (``recommender.whatif``); its state when done, None
+    when gone. While the same user's other what-if runs on another worker, it waits its
+    turn (a retry in 0.5 s): one running per user; its budget keeps running meanwhile."""
+    try:
+        request = whatif.claim(request_id)
+    except whatif.NotYourTurn as turn:
+        raise self.retry(countdown=0.5, max_retries=None) from turn
+    return whatif.answer(request).state if request is not None else None
