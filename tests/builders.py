@@ -380,6 +380,10 @@ class GroupBuilder(_Builder[NodeGroup]):
     def __init__(self, name: str, template: Node) -> None:
         self._built = NodeGroup(name, {}, 0, 10, 1.0, template=template)
 
+    def template(self, template: Node) -> Self:
+        """Labels, taints, allocatable and devices of a new node."""
+        return self.set(template=template)
+
     def selector(self, selector: Mapping[str, str]) -> Self:
         return self.set(node_selector={**self._built.node_selector, **selector})
 

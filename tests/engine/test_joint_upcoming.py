@@ -3,7 +3,6 @@
 ``processors/customresources/gpu_processor.go``: GPU nodes not yet advertising GPUs),
 each expectation worked out by hand."""
 
-from dataclasses import replace
 from datetime import UTC, datetime
 
 from recommender.engine.autoscaler.plan import BLOCKED, JOINT, RUNS_AFTER_SCALE_UP
@@ -12,42 +11,25 @@ from recommender.engine.evaluate.evaluation import evaluate
 from recommender.engine.evaluate.report import planned_size
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
-from topology.model.hardware import (
-    AutoscalerRef,
-    Cluster,
-    Device,
-    Gpu,
-    GpuRequest,
-    Node,
-    NodeGroup,
-    Pod,
-    Resources,
-)
+from tests.builders import make_group, make_node, make_pod
+from topology.model.hardware import AutoscalerRef, Cluster
 
 AT = datetime(2026, 12, 2, tzinfo=UTC)
-GI = 2**30
 
 
-def node(name: str, cpu: int, gpus: int = 0) -> Node:
-    return Node(
-        name=name,
-        allocatable=Resources(cpu_milli=cpu * 1000, memory_bytes=16 * GI, pods=110),
-        gpus=tuple(Gpu(f"{name}-gpu-{i}", model="L4") for i in range(gpus)),
-        devices=tuple(
-            Device(f"gpu-{i}", gpu=f"{name}-gpu-{i}", model="L4", capacity={"gpu_milli": 1000})
-            for i in range(gpus)
-        ),
-    )
+# 16Gi machines (L4 GPUs named after the node, when it has some), ml pods of 1Gi
+MACHINE = (
+    make_node()
+    .allocatable(memory="16Gi", pods=110)
+    .gpus(0, "L4", gpu_name="{node}-gpu-{i}", device_name="gpu-{i}")
+)
+ML_POD = make_pod(namespace="ml").requests(memory="1Gi")
+GROUP = make_group("g", MACHINE.build()).price(2.0)  # template and max size said by each test
 
 
-def group(template: Node, max_size: int, target: int | None = None) -> NodeGroup:
-    ref = AutoscalerRef("cluster-autoscaler", "g", target_size=target) if target else None
-    return NodeGroup("g", {}, 0, max_size, 2.0, template=template, autoscaler=ref)
-
-
-def pod(name: str, cpu: int, gpus: int = 0) -> Pod:
-    requests = Resources(cpu_milli=cpu * 1000, memory_bytes=GI, pods=1)
-    return Pod("ml", name, requests=requests, gpu=GpuRequest(gpus) if gpus else None)
+def upcoming(target: int) -> AutoscalerRef:
+    """cluster-autoscaler's target size of g: nodes asked for, not yet registered."""
+    return AutoscalerRef("cluster-autoscaler", "g", target_size=target)
 
 
 def joint(cluster: Cluster):  # type: ignore[no-untyped-def]
@@ -59,7 +41,16 @@ def joint(cluster: Cluster):  # type: ignore[no-untyped-def]
 def test_a_pod_that_fits_a_requested_node_buys_nothing() -> None:
     # g asked for 1 node (target 1, none registered): a 4-cpu template copy is coming;
     # the 2-cpu pod fits it, so nothing is bought, and it runs once that node registers
-    cluster = Cluster("c", pods=(pod("p", 2),), node_groups=(group(node("t", 4), 5, target=1),))
+    cluster = Cluster(
+        "c",
+        pods=(ML_POD.named("p").requests(2).build(),),
+        node_groups=(
+            GROUP.template(MACHINE.named("t").allocatable(4).build())
+            .max_size(5)
+            .autoscaler(upcoming(1))
+            .build(),
+        ),
+    )
     plan = joint(cluster)
     outcome = plan.outcomes["ml/p"]
     assert plan.additions == ()
@@ -75,8 +66,17 @@ def test_the_group_room_is_max_size_minus_target_size() -> None:
     # Pods of 3 cpu, one per node: p0, p1 take the upcoming nodes, p2 gets the one
     # node left to buy (2/h), p3 is blocked. Counting from registered (room 3, no
     # upcoming node) would have bought 3 nodes for p0..p2.
-    pods = tuple(pod(f"p{i}", 3) for i in range(4))
-    cluster = Cluster("c", pods=pods, node_groups=(group(node("t", 4), 3, target=2),))
+    pods = tuple(ML_POD.named(f"p{i}").requests(3).build() for i in range(4))
+    cluster = Cluster(
+        "c",
+        pods=pods,
+        node_groups=(
+            GROUP.template(MACHINE.named("t").allocatable(4).build())
+            .max_size(3)
+            .autoscaler(upcoming(2))
+            .build(),
+        ),
+    )
     plan = joint(cluster)
     assert [(a.node_group, a.count) for a in plan.additions] == [("g", 1)]
     assert plan.cost_per_hour == 2.0
@@ -91,9 +91,19 @@ def test_a_gpu_member_not_yet_advertising_gpus_is_upcoming() -> None:
     # member m1 of the 1-GPU group advertises no GPU yet (device plugin not up):
     # gpu_processor.go counts it as coming; its template copy takes the 1-GPU pod,
     # so nothing is bought (max 1 is reached by m1 anyway)
-    member = replace(node("m1", 8), node_group="g")
-    g = replace(group(node("t", 8, gpus=1), 1), current_size=1)
-    cluster = Cluster("c", nodes=(member,), pods=(pod("p", 2, gpus=1),), node_groups=(g,))
+    member = MACHINE.named("m1").allocatable(8).group("g").build()
+    g = (
+        GROUP.template(MACHINE.named("t").allocatable(8).gpus(1).build())
+        .max_size(1)
+        .current_size(1)
+        .build()
+    )
+    cluster = Cluster(
+        "c",
+        nodes=(member,),
+        pods=(ML_POD.named("p").requests(2).gpus(1).build(),),
+        node_groups=(g,),
+    )
     plan = joint(cluster)
     assert plan.additions == ()
     assert plan.outcomes["ml/p"].verdict == RUNS_AFTER_SCALE_UP
@@ -104,8 +114,17 @@ def test_the_size_patch_starts_from_the_target_size() -> None:
     # same cluster as above: g has 0 registered, target 2, and the joint plan buys 1
     # beyond the 2 coming; a patch from the registered count (0 + 1) would lower the
     # wanted size below the nodes already requested: it must say 2 + 1 = 3
-    pods = tuple(pod(f"p{i}", 3) for i in range(4))
-    cluster = Cluster("c", pods=pods, node_groups=(group(node("t", 4), 3, target=2),))
+    pods = tuple(ML_POD.named(f"p{i}").requests(3).build() for i in range(4))
+    cluster = Cluster(
+        "c",
+        pods=pods,
+        node_groups=(
+            GROUP.template(MACHINE.named("t").allocatable(4).build())
+            .max_size(3)
+            .autoscaler(upcoming(2))
+            .build(),
+        ),
+    )
     evaluation = evaluate(cluster, at=AT)
     (rec,) = evaluation.recommendations
     assert planned_size(rec, evaluation) == (2, 3)

@@ -11,22 +11,12 @@ from recommender.engine.autoscaler.karpenter import karpenter_scale_up, node_poo
 from recommender.engine.autoscaler.plan import ScaleUpPlan
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
+from tests.builders import make_claim, make_gang, make_group, make_node, make_pod, make_reservation
 from topology.model.hardware import (
     AutoscalerRef,
     Cluster,
-    Device,
-    DeviceClaim,
-    DeviceRequest,
-    Gang,
-    Gpu,
-    GpuRequest,
-    Node,
     NodeGroup,
     NodePlacement,
-    Pod,
-    Reservation,
-    ReservedNodeGroupCapacity,
-    Resources,
     Topology,
     TopologyLevel,
 )
@@ -35,37 +25,25 @@ AT = datetime(2026, 12, 2, tzinfo=UTC)
 BLOCK = "cloud.google.com/gce-topology-block"
 
 
-def machine(name: str, gpus: int, labels: dict[str, str] | None = None) -> Node:
-    return Node(
-        name=name,
-        labels={"nvidia.com/gpu.product": "H100", **(labels or {})},
-        allocatable=Resources(cpu_milli=96_000, memory_bytes=2**40, pods=110),
-        gpus=tuple(Gpu(f"gpu-{i}", model="H100") for i in range(gpus)),
-        devices=tuple(
-            Device(f"gpu-{i}", gpu=f"gpu-{i}", model="H100", capacity={"gpu_milli": 1000})
-            for i in range(gpus)
-        ),
-    )
+# a 96-cpu H100 machine, an ml pod of one cpu
+H100 = (
+    make_node().label("nvidia.com/gpu.product", "H100").allocatable(96, "1Ti", 110).gpus(0, "H100")
+)
+ML_POD = make_pod(namespace="ml").requests(1)
 
 
 def instance_type(
     pool: str, kind: str, gpus: int, price: float, *, weight: int | None = None, max_size: int = 8
 ) -> NodeGroup:
     """One instance type of a NodePool, as discovery makes it."""
-    return NodeGroup(
-        f"{pool}-{kind}",
-        {"karpenter.sh/nodepool": pool, "node.kubernetes.io/instance-type": kind},
-        0,
-        max_size,
-        price,
-        template=machine(f"{pool}-{kind}-t", gpus),
-        autoscaler=AutoscalerRef("karpenter", pool, weight=weight),
+    return (
+        make_group(f"{pool}-{kind}", H100.named(f"{pool}-{kind}-t").gpus(gpus).build())
+        .selector({"karpenter.sh/nodepool": pool, "node.kubernetes.io/instance-type": kind})
+        .size(0, max_size)
+        .price(price)
+        .autoscaler(AutoscalerRef("karpenter", pool, weight=weight))
+        .build()
     )
-
-
-def pod(name: str, gpus: int, cpu: int = 1000, namespace: str = "ml", **more: object) -> Pod:
-    requests = Resources(cpu_milli=cpu, pods=1)
-    return Pod(namespace, name, requests=requests, gpu=GpuRequest(gpus), **more)  # type: ignore[arg-type]
 
 
 def provision(cluster: Cluster) -> ScaleUpPlan:
@@ -79,7 +57,11 @@ def bought(plan: ScaleUpPlan) -> list[tuple[str, int]]:
 
 def test_it_packs_the_batch_onto_the_cheapest_type_that_fits_every_pod() -> None:
     groups = (instance_type("gpu", "small", 4, 30.0), instance_type("gpu", "big", 8, 50.0))
-    cluster = Cluster("c", pods=(pod("p0", 4), pod("p1", 4)), node_groups=groups)
+    cluster = Cluster(
+        "c",
+        pods=(ML_POD.named("p0").gpus(4).build(), ML_POD.named("p1").gpus(4).build()),
+        node_groups=groups,
+    )
     plan = provision(cluster)
     # p0 opens a NodeClaim with options {big, small} (both hold 4 GPUs); p1 joins it:
     # 8 GPUs narrow the options to {big}; one claim, launched as big: 50/h
@@ -94,7 +76,7 @@ def test_it_packs_the_batch_onto_the_cheapest_type_that_fits_every_pod() -> None
 
 def test_a_lone_pod_gets_the_cheapest_type_that_holds_it() -> None:
     groups = (instance_type("gpu", "small", 4, 30.0), instance_type("gpu", "big", 8, 50.0))
-    plan = provision(Cluster("c", pods=(pod("p0", 4),), node_groups=groups))
+    plan = provision(Cluster("c", pods=(ML_POD.named("p0").gpus(4).build(),), node_groups=groups))
     # options {big, small}: small is cheaper
     assert bought(plan) == [("gpu-small", 1)]
 
@@ -104,7 +86,7 @@ def test_node_pools_are_tried_by_weight_before_name_and_price() -> None:
         instance_type("a", "cheap", 8, 30.0),
         instance_type("z", "dear", 8, 100.0, weight=10),
     )
-    cluster = Cluster("c", pods=(pod("p0", 8),), node_groups=groups)
+    cluster = Cluster("c", pods=(ML_POD.named("p0").gpus(8).build(),), node_groups=groups)
     assert [p.name for p in node_pools(cluster)] == ["z", "a"]
     # the first NodePool in weight order with a type for the pod opens the claim
     assert bought(provision(cluster)) == [("z-dear", 1)]
@@ -114,11 +96,12 @@ def test_node_pools_are_tried_by_weight_before_name_and_price() -> None:
 
 def test_a_reserved_offering_is_launched_first_whoever_paid_for_it() -> None:
     groups = (instance_type("gpu", "small", 4, 30.0), instance_type("gpu", "big", 8, 80.0))
-    odcr = Reservation(
-        "team-x-odcr", ("team-x",), node_group=ReservedNodeGroupCapacity("gpu-big", 1)
-    )
+    odcr = make_reservation("team-x-odcr", "team-x").group_capacity("gpu-big", 1).build()
     cluster = Cluster(
-        "c", pods=(pod("p0", 4, namespace="team-y"),), node_groups=groups, reservations=(odcr,)
+        "c",
+        pods=(make_pod("p0", "team-y").requests(1).gpus(4).build(),),
+        node_groups=groups,
+        reservations=(odcr,),
     )
     plan = provision(cluster)
     # options {big, small}; big has a reserved offering left: near-zero price, so it wins
@@ -130,8 +113,8 @@ def test_a_reserved_offering_is_launched_first_whoever_paid_for_it() -> None:
 
 
 def test_pods_with_dra_claims_are_not_provisioned_for() -> None:
-    claim = DeviceClaim("gpu", (DeviceRequest("gpu", "gpu.nvidia.com"),))
-    dra = Pod("ml", "dra", requests=Resources(cpu_milli=1000, pods=1), claims=(claim,))
+    claim = make_claim("gpu").request("gpu", "gpu.nvidia.com").build()
+    dra = ML_POD.named("dra").claim(claim).build()
     cluster = Cluster("c", pods=(dra,), node_groups=(instance_type("gpu", "big", 8, 80.0),))
     plan = provision(cluster)
     assert plan.additions == ()
@@ -140,8 +123,11 @@ def test_pods_with_dra_claims_are_not_provisioned_for() -> None:
 
 
 def test_the_queue_takes_the_largest_cpu_request_first() -> None:
-    small_cpu, big_cpu = pod("a-small-cpu", 8, cpu=1000), pod("b-big-cpu", 8, cpu=64_000)
-    existing = machine("n1", 8)
+    small_cpu, big_cpu = (
+        ML_POD.named("a-small-cpu").requests(1).gpus(8).build(),
+        ML_POD.named("b-big-cpu").requests(64).gpus(8).build(),
+    )
+    existing = H100.named("n1").gpus(8).build()
     group = instance_type("gpu", "big", 8, 80.0)
     cluster = Cluster("c", nodes=(existing,), pods=(small_cpu, big_cpu), node_groups=(group,))
     plan = provision(cluster)
@@ -153,7 +139,11 @@ def test_the_queue_takes_the_largest_cpu_request_first() -> None:
 
 def test_limits_stop_new_claims() -> None:
     group = instance_type("gpu", "big", 8, 80.0, max_size=1)
-    cluster = Cluster("c", pods=(pod("p0", 8), pod("p1", 8)), node_groups=(group,))
+    cluster = Cluster(
+        "c",
+        pods=(ML_POD.named("p0").gpus(8).build(), ML_POD.named("p1").gpus(8).build()),
+        node_groups=(group,),
+    )
     plan = provision(cluster)
     # p0 opens a claim (room 1 -> 0); p1 cannot join (16 GPUs) nor open one
     assert bought(plan) == [("gpu-big", 1)]
@@ -167,7 +157,7 @@ def test_groups_of_another_autoscaler_are_not_karpenters() -> None:
     ca = replace(
         instance_type("gpu", "big", 8, 80.0), autoscaler=AutoscalerRef("cluster-autoscaler", "x")
     )
-    plan = provision(Cluster("c", pods=(pod("p0", 8),), node_groups=(ca,)))
+    plan = provision(Cluster("c", pods=(ML_POD.named("p0").gpus(8).build(),), node_groups=(ca,)))
     assert plan.additions == ()
     assert plan.outcomes["ml/p0"].verdict == "blocked"
 
@@ -178,8 +168,8 @@ def test_a_gang_packed_pod_by_pod_is_split_across_blocks_and_stranded() -> None:
         instance_type("gpu", "big", 8, 80.0),
         placements=(NodePlacement({BLOCK: "b1"}, 1), NodePlacement({BLOCK: "b2"}, 1)),
     )
-    members = tuple(pod(f"train-{i}", 8, gang="ml/train") for i in range(2))
-    gang = Gang("ml", "train", 2, required_topology=BLOCK)
+    members = tuple(ML_POD.named(f"train-{i}").gpus(8).gang("ml/train").build() for i in range(2))
+    gang = make_gang("train", 2, "ml").required(BLOCK).build()
     cluster = Cluster("c", pods=members, gangs=(gang,), node_groups=(group,), topology=topology)
     plan = provision(cluster)
     # train-0 opens claim 1; train-1 cannot join (16 GPUs > 8) and opens claim 2. The

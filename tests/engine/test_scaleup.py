@@ -5,40 +5,19 @@ from datetime import UTC, datetime
 from recommender.engine.autoscaler.scale_up import scale_up
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
-from topology.model.hardware import (
-    Cluster,
-    Device,
-    Gpu,
-    GpuRequest,
-    Node,
-    NodeGroup,
-    Pod,
-    Resources,
-)
+from tests.builders import make_group, make_node, make_pod
+from topology.model.hardware import Cluster
 
 AT = datetime(2026, 12, 2, tzinfo=UTC)
 
 
-def template(name: str, gpus: int, model: str) -> Node:
-    return Node(
-        name=name,
-        labels={"nvidia.com/gpu.product": model},
-        allocatable=Resources(cpu_milli=96_000, memory_bytes=2**40, pods=110),
-        gpus=tuple(Gpu(f"gpu-{i}", model=model) for i in range(gpus)),
-        devices=tuple(
-            Device(f"gpu-{i}", gpu=f"gpu-{i}", model=model, capacity={"gpu_milli": 1000})
-            for i in range(gpus)
-        ),
-    )
-
-
-def group(name: str, gpus: int, price: float, max_size: int = 4) -> NodeGroup:
-    return NodeGroup(name, {}, 0, max_size, price, template=template(f"{name}-t", gpus, "H100"))
-
-
-def pending(name: str, gpus: int, priority: int = 0) -> Pod:
-    requests = Resources(cpu_milli=1000, pods=1)
-    return Pod("ml", name, requests=requests, gpu=GpuRequest(gpus), priority=priority)
+# a 96-cpu H100 template, an ml pod of one cpu
+H100 = (
+    make_node().label("nvidia.com/gpu.product", "H100").allocatable(96, "1Ti", 110).gpus(0, "H100")
+)
+ML_POD = make_pod(namespace="ml").requests(1)
+BIG = make_group("big", H100.named("big-t").gpus(8).build()).size(0, 4).price(80.0)
+SMALL = make_group("small", H100.named("small-t").gpus(4).build()).size(0, 4).price(30.0)
 
 
 def plan(cluster: Cluster, mode: str):  # type: ignore[no-untyped-def]
@@ -48,7 +27,7 @@ def plan(cluster: Cluster, mode: str):  # type: ignore[no-untyped-def]
 
 def test_it_takes_the_cheapest_group_under_which_the_pod_runs() -> None:
     cluster = Cluster(
-        "c", pods=(pending("p", 4),), node_groups=(group("big", 8, 80.0), group("small", 4, 30.0))
+        "c", pods=(ML_POD.named("p").gpus(4).build(),), node_groups=(BIG.build(), SMALL.build())
     )
     joint = plan(cluster, "joint")
     # small: 1 node x 30 = 30/h < big: 1 x 80
@@ -57,8 +36,11 @@ def test_it_takes_the_cheapest_group_under_which_the_pod_runs() -> None:
 
 
 def test_it_carries_state_so_the_second_workload_reuses_the_first_ones_node() -> None:
-    pods = (pending("first", 4, priority=10), pending("second", 4))
-    cluster = Cluster("c", pods=pods, node_groups=(group("big", 8, 80.0),))
+    pods = (
+        ML_POD.named("first").gpus(4).priority(10).build(),
+        ML_POD.named("second").gpus(4).build(),
+    )
+    cluster = Cluster("c", pods=pods, node_groups=(BIG.build(),))
     joint = plan(cluster, "joint")
     # first buys one 8-GPU node (4 used), second fits the 4 left on that new node: it runs
     # after the scale-up (not now: the node does not exist yet), buying nothing itself;
@@ -71,8 +53,14 @@ def test_it_carries_state_so_the_second_workload_reuses_the_first_ones_node() ->
 
 
 def test_it_never_buys_beyond_max_size_in_naive_mode() -> None:
-    pods = tuple(pending(f"p{i}", 8) for i in range(3))
-    cluster = Cluster("c", pods=pods, node_groups=(group("big", 8, 80.0, max_size=2),))
+    pods = tuple(ML_POD.named(f"p{i}").gpus(8).build() for i in range(3))
+    cluster = Cluster(
+        "c",
+        pods=pods,
+        node_groups=(
+            make_group("big", H100.named("big-t").gpus(8).build()).size(0, 2).price(80.0).build(),
+        ),
+    )
     naive = plan(cluster, "naive")
     # 3 pods x 8 GPUs, one per node, max 2 nodes: the third gets a reason, not a node
     assert len([a for a in naive.additions]) == 2
@@ -80,7 +68,7 @@ def test_it_never_buys_beyond_max_size_in_naive_mode() -> None:
 
 
 def test_it_leaves_the_given_state_untouched() -> None:
-    cluster = Cluster("c", pods=(pending("p", 4),), node_groups=(group("big", 8, 80.0),))
+    cluster = Cluster("c", pods=(ML_POD.named("p").gpus(4).build(),), node_groups=(BIG.build(),))
     state = ClusterState.from_cluster(cluster)
     scale_up(cluster, pending_workloads(cluster), state=state, mode="joint", at=AT)
     scale_up(cluster, pending_workloads(cluster), state=state, mode="naive", at=AT)
@@ -88,7 +76,7 @@ def test_it_leaves_the_given_state_untouched() -> None:
 
 
 def test_it_says_why_nothing_helps_when_no_template_is_big_enough() -> None:
-    cluster = Cluster("c", pods=(pending("p", 16),), node_groups=(group("big", 8, 80.0),))
+    cluster = Cluster("c", pods=(ML_POD.named("p").gpus(16).build(),), node_groups=(BIG.build(),))
     joint = plan(cluster, "joint")
     outcome = joint.outcomes["ml/p"]
     assert outcome.verdict == "blocked"
