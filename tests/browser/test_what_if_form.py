@@ -1,4 +1,5 @@
-"""Issue 34 item 6 in Chromium: the workload page's what-if form changes the verdict.
+"""Issue 34 item 6 in Chromium: the workload page's what-if form changes the verdict,
+answered by a real worker (issue 41 item 3): the page says queued / working, then fills in.
 
 blocked-block-too-small (hand derivation in tests/web/test_what_if.py): gang ml/big is
 blocked; raising group h100's max size (and its domains' slots) by 2 lets 4 new nodes
@@ -28,7 +29,7 @@ def blocked_cluster(transactional_db: None) -> Any:
 
 
 def test_it_submits_the_what_if_and_sees_the_verdict_change(
-    page: Any, live_url: str, blocked_cluster: Any
+    page: Any, live_url: str, blocked_cluster: Any, celery_worker_process: str
 ) -> None:
     page.goto(f"{live_url}/clusters/{blocked_cluster.cluster_id}/workloads/ml/big/")
     assert page.get_attribute("[data-relaxation=raise-max]", "data-relaxation") == "raise-max"
