@@ -280,6 +280,16 @@ class Pod:
     quota_flavor: str | None = None
     # preferred node/pod (anti-)affinity terms and ScheduleAnyway spread: they only score
     preferred: PreferredTerms = NO_PREFERRED
+    # what cluster-autoscaler's drain rules read (recommender.engine.moves.drainability):
+    # "Kind/<ns>/<name>" of the controller owner reference (metadata.ownerReferences with
+    # controller: true); None: a bare pod, which nothing recreates once evicted
+    controller: str | None = None
+    # cluster-autoscaler.kubernetes.io/safe-to-evict: True for "true", False for "false",
+    # None when unset or any other value (utils/drain HasSafeToEvictAnnotation)
+    safe_to_evict: bool | None = None
+    # names of its hostPath and disk-backed emptyDir volumes (utils/drain isLocalVolume)
+    # less those cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes lists
+    blocking_local_volumes: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:

@@ -16,6 +16,7 @@ from topology.kube import kai as kaishares
 from topology.kube.core import (
     admission,
     disruption,
+    drainfields,
     podaffinity,
     podowner,
     podrequests,
@@ -144,6 +145,7 @@ def parse_pod(ctx: ObjectContext, obj: dict[str, Any]) -> PodRecord | None:
         node_daemon=_node_daemon(ctx, meta, namespace, annotations),
         terminating=podowner.terminating(meta),
         not_ours=podowner.not_ours(ctx, meta, spec, bound=node_name is not None),
+        **drainfields.drain_fields(ctx, meta, spec, annotations),
     )
     total = annotations.get(KUEUE_TOTAL_ANNOTATION) or annotations.get(LWS_SIZE)
     record = PodRecord(pod, _claim_refs(ctx, spec.get("resourceClaims")), unmodelled)

@@ -1,0 +1,159 @@
+"""Reservation reconciliation: on-demand nodes emptied into their teams' idle reservations.
+
+A running pod on an on-demand node (a priced node no active reservation holds) whose
+namespace owns an active reservation with idle room can run there instead. Moving
+it saves nothing until its node is empty: then the autoscaler removes the node and its
+price per hour stops (cluster-autoscaler after ``--scale-down-unneeded-time``, 10
+minutes by default, ``core/scaledown``; Karpenter after the NodePool's
+``disruption.consolidateAfter``).
+
+So a node is offered only whole: every pod on it, but its DaemonSet and mirror pods
+(which go with the node), is movable (``drainability.movable``, no priority cap but
+``DrainSettings.max_priority``), belongs to a team owning a reservation, and binds on
+that team's reserved nodes in the simulation (the reservation filter keeps any other
+team's pods off them). Nodes are tried dearest first, each on the state the ones
+before left, so two nodes never count the same idle room.
+
+Pure: no Django, no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from recommender.engine.scheduler.filters import reserved_nodes_at
+from recommender.engine.scheduler.placement import PlacementOptions, place
+from recommender.engine.scheduler.state import ClusterState
+from recommender.engine.scheduler.workloads import pod_gpu_milli, pod_workload
+from topology.model.hardware import Cluster, Pod
+
+from .drainability import DrainContext, DrainStatus, movable, sequential_budgets
+from .search import Move, replacement
+
+SKIPPED_RULES = ("daemonset", "mirror")  # they go with the node: not in the way
+
+
+@dataclass(frozen=True, slots=True)
+class Reconciliation:
+    """An on-demand node emptied into reservations: its pods' moves and the price saved."""
+
+    node: str
+    price_per_hour: float
+    moves: tuple[Move, ...]
+    reservations: tuple[str, ...]
+    sequential_budgets: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why an on-demand node running its teams' work is not offered."""
+
+    node: str
+    reason: str
+
+
+def reconcile(
+    cluster: Cluster,
+    state: ClusterState,
+    options: PlacementOptions,
+    drain: DrainContext,
+    at: datetime,
+) -> tuple[tuple[Reconciliation, ...], tuple[Refusal, ...]]:
+    """The on-demand nodes that can be emptied into reservations, dearest first, and
+    why the others running a reservation owner's pods cannot."""
+    reserved = reserved_nodes_at(cluster, at)
+    owners = frozenset().union(*reserved.values()) if reserved else frozenset()
+    options = replace(options, preemption=False)
+    work = state.copy()
+    found: list[Reconciliation] = []
+    refused: list[Refusal] = []
+    on_demand = [n for n in cluster.nodes if n.name not in reserved and n.price_per_node_hour]
+    on_demand.sort(key=lambda n: (-(n.price_per_node_hour or 0.0), n.name))
+    targets = [n for n in work.node_names() if n in reserved]
+    for node in on_demand:
+        pods = [
+            p
+            for p in work.alloc(node.name).placed
+            if p.node_name == node.name and work.bound_allocation(p.key) is not None
+        ]
+        statuses = [(p, movable(p, drain, None)) for p in pods]
+        pods = [p for p, s in statuses if s.rule not in SKIPPED_RULES]
+        if not pods or not any(p.namespace in owners for p in pods):
+            continue  # empty already, or no reservation owner's work on it
+        reason = _refusal(pods, statuses, owners)
+        if reason is None:
+            result = _verified(cluster, work, node.name, pods, targets, options)
+            if result is None:
+                reason = "its pods do not all fit in their teams' idle reserved room"
+            else:
+                work, moves = result
+                names = _reservation_names(cluster, moves, at)
+                price = node.price_per_node_hour or 0.0
+                budgets = sequential_budgets(pods, drain)
+                found.append(Reconciliation(node.name, price, moves, names, budgets))
+                continue
+        refused.append(Refusal(node.name, reason))
+    return tuple(found), tuple(refused)
+
+
+def _refusal(
+    pods: list[Pod], statuses: list[tuple[Pod, DrainStatus]], owners: frozenset[str]
+) -> str | None:
+    """Why the node's pods cannot all move: a team without a reservation, a pod the
+    drain rules keep in place; None when nothing says no before the simulation."""
+    for pod in pods:
+        if pod.namespace not in owners:
+            return f"{pod.key}: its team ({pod.namespace}) has no reservation"
+    kept = {p.key for p in pods}
+    for pod, status in statuses:
+        if pod.key in kept and not status.movable:
+            return f"{pod.key}: {status.reason}"
+    return None
+
+
+def _verified(
+    cluster: Cluster,
+    state: ClusterState,
+    node: str,
+    pods: list[Pod],
+    targets: list[str],
+    options: PlacementOptions,
+) -> tuple[ClusterState, tuple[Move, ...]] | None:
+    """The state with the node's pods bound on reserved nodes, and their moves; None
+    when one of them binds nowhere there."""
+    edited = state.copy()
+    for pod in pods:
+        allocation = edited.bound_allocation(pod.key)
+        assert allocation is not None
+        edited.release(node, pod.key, allocation, pod)
+    workloads = [pod_workload(replacement(p)) for p in pods]
+    result = place(cluster, workloads, state=edited.subset(targets), options=options)
+    if not all(o.placed for o in result.outcomes):
+        return None
+    landed = {b.pod: b for o in result.outcomes for b in o.bindings}
+    by_key = {p.key: p for w in workloads for p in w.pods}
+    for key, binding in landed.items():
+        assert binding.allocation is not None
+        edited.apply(binding.node, key, binding.allocation, by_key[key])
+    moves = tuple(
+        Move(p.key, node, landed[p.key].node, pod_gpu_milli(p), p.controller, p.started)
+        for p in pods
+    )
+    return edited, moves
+
+
+def _reservation_names(cluster: Cluster, moves: tuple[Move, ...], at: datetime) -> tuple[str, ...]:
+    """The active reservations holding the nodes the pods land on, owned by their teams."""
+    names: set[str] = set()
+    for move in moves:
+        namespace = move.pod.split("/", 1)[0]
+        node = next(n for n in cluster.nodes if n.name == move.to_node)
+        for reservation in cluster.reservations:
+            holds = node.name in reservation.node_names or (
+                bool(reservation.node_selector)
+                and all(node.labels.get(k) == v for k, v in reservation.node_selector.items())
+            )
+            if holds and reservation.active_at(at) and reservation.may_use(namespace):
+                names.add(reservation.name)
+    return tuple(sorted(names))

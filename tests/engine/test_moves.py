@@ -1,0 +1,293 @@
+"""Move instead of buy (``recommender.engine.moves``), worked out by hand from
+cluster-autoscaler's drain rules (``cluster-autoscaler/simulator/drainability/rules/``,
+``utils/drain/drain.go``) and the descheduler's eviction rules
+(``sigs.k8s.io/descheduler pkg/descheduler/evictions/evictions.go``
+``PodEvictor``/``defaultevictor.go`` ``DefaultEvictor``): no Django."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any
+
+from recommender.engine.autoscaler.plan import options_for
+from recommender.engine.moves.drainability import DrainContext, DrainSettings, movable
+from recommender.engine.moves.reconcile import Reconciliation, Refusal, reconcile
+from recommender.engine.moves.search import MoveSearch, Search
+from recommender.engine.scheduler.state import ClusterState
+from recommender.engine.scheduler.workloads import pending_workloads
+from topology.kube.core.drainfields import drain_fields
+from topology.kube.fields import ObjectContext
+from topology.model.hardware import (
+    Cluster,
+    Device,
+    DisruptionBudget,
+    Gang,
+    Gpu,
+    GpuRequest,
+    LabelRequirement,
+    Node,
+    Pod,
+    PodSelector,
+    Reservation,
+    Resources,
+)
+
+AT = datetime(2025, 1, 1, tzinfo=UTC)
+NODE = Resources(cpu_milli=96_000, memory_bytes=2**40, pods=110)
+BLOCK = "cloud.google.com/gce-topology-block"
+
+
+def gpu_node(name: str, block: str = "b1", price: float | None = None) -> Node:
+    gpus = tuple(Gpu(f"{name}-gpu{i}", "H100") for i in range(8))
+    devices = tuple(Device(f"{name}-dev{i}", gpu=g.name, model="H100") for i, g in enumerate(gpus))
+    labels = {"kubernetes.io/hostname": name, BLOCK: block}
+    return Node(
+        name,
+        labels=labels,
+        allocatable=NODE,
+        gpus=gpus,
+        devices=devices,
+        price_per_node_hour=price,
+    )
+
+
+def running(
+    name: str,
+    node: str,
+    gpus: int,
+    *,
+    namespace: str = "ml",
+    controller: str | None = "ReplicaSet",
+    **fields: object,
+) -> Pod:
+    owner = f"{controller}/{namespace}/{name}-owner" if controller else None
+    return Pod(
+        namespace,
+        name,
+        requests=Resources(cpu_milli=1000, pods=1),
+        gpu=GpuRequest(gpus),
+        node_name=node,
+        controller=owner,
+        labels={"app": name},
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+def pending(name: str, gpus: int, priority: int = 0, **fields: object) -> Pod:
+    return Pod(
+        "ml",
+        name,
+        requests=Resources(cpu_milli=1000, pods=1),
+        gpu=GpuRequest(gpus),
+        priority=priority,
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+def search(cluster: Cluster, settings: DrainSettings = DrainSettings()) -> dict[str, Search]:  # noqa: B008
+    state = ClusterState.from_cluster(cluster)
+    options = options_for("default", AT)
+    moves = MoveSearch(cluster, state, options, DrainContext.of(cluster, settings))
+    return {w.key: moves.unblock(w) for w in pending_workloads(cluster)}
+
+
+def two_small_pods(*extra: Pod, small: dict[str, Any] | None = None) -> Cluster:
+    """n1: two 2-GPU pods (4 free); n2: a bare 4-GPU pod (4 free); an 8-GPU pod waits."""
+    small = small or {}
+    pods = (
+        running("small-a", "n1", 2, **small),
+        running("small-b", "n1", 2, **small),
+        running("bare", "n2", 4, controller=None),
+        pending("big", 8, priority=10),
+        *extra,
+    )
+    return Cluster("c", nodes=(gpu_node("n1"), gpu_node("n2")), pods=pods)
+
+
+def test_it_unblocks_an_8_gpu_pod_by_moving_two_small_pods_off_one_node() -> None:
+    """Freeing n1 needs both 2-GPU pods gone (4 GPUs disrupted, 2 pods); they fit in
+    n2's 4 free GPUs. n2's bare pod is never a candidate (``replicated`` rule)."""
+    found = search(two_small_pods())["ml/big"]
+    assert found.plan is not None
+    moves = {(m.pod, m.from_node, m.to_node) for m in found.plan.moves}
+    assert moves == {("ml/small-a", "n1", "n2"), ("ml/small-b", "n1", "n2")}
+    assert found.plan.gpu_milli_disrupted == 4000
+    assert [b.node for b in found.plan.bindings] == ["n1"]
+
+
+def test_it_never_moves_a_bare_pod() -> None:
+    """``rules/replicated/rule.go``: no controller reference blocks the drain
+    (NotReplicated); the descheduler's ``DefaultEvictor`` also refuses pods without an
+    owner (``IsPodWithoutOwnerReferences``). With n1's pods bare too nothing can move."""
+    cluster = two_small_pods(small={"controller": None})
+    assert search(cluster)["ml/big"].plan is None
+
+
+def test_it_never_moves_a_bare_pod_even_when_annotated_safe_to_evict() -> None:
+    """``rules/safetoevict/rule.go`` makes a bare pod drainable (cluster-autoscaler
+    deletes it with its node); a move would lose it, so it is no move."""
+    bare = running("loner", "n1", 2, controller=None, safe_to_evict=True)
+    ctx = DrainContext.of(Cluster("c"), DrainSettings())
+    status = movable(bare, ctx, priority_cap=None)
+    assert (status.movable, status.rule) == (False, "bare")
+
+
+def test_it_keeps_a_pod_whose_disruption_budget_allows_no_disruption() -> None:
+    """``rules/pdb/rule.go``: a budget selecting the pod with DisruptionsAllowed < 1
+    blocks it (NotEnoughPdb); the Eviction API would refuse it too (429)."""
+    budget = DisruptionBudget(
+        "ml",
+        "small",
+        PodSelector((LabelRequirement("app", "In", ("small-a",)),)),
+        disruptions_allowed=0,
+    )
+    cluster = two_small_pods()
+    cluster = Cluster(
+        cluster.name, nodes=cluster.nodes, pods=cluster.pods, disruption_budgets=(budget,)
+    )
+    assert search(cluster)["ml/big"].plan is None
+
+
+def test_it_never_moves_a_daemonset_pod() -> None:
+    """``rules/daemonset/rule.go`` drains a DaemonSet pod only with its node; kept on
+    the node, the DaemonSet recreates it right there (the descheduler's
+    ``DefaultEvictor`` never evicts DaemonSet pods: ``IsDaemonsetPod``)."""
+    cluster = two_small_pods(small={"node_daemon": "DaemonSet/ml/agent"})
+    assert search(cluster)["ml/big"].plan is None
+
+
+def test_it_never_moves_a_pod_with_local_storage() -> None:
+    """``rules/localstorage/rule.go`` ``HasBlockingLocalStorage``: an emptyDir not on
+    Memory blocks the drain (--skip-nodes-with-local-storage defaults to true)."""
+    cluster = two_small_pods(small={"blocking_local_volumes": ("scratch",)})
+    assert search(cluster)["ml/big"].plan is None
+
+
+def test_it_moves_a_pod_with_local_storage_when_the_flag_is_off() -> None:
+    """The same rule is skipped with --skip-nodes-with-local-storage=false (rules.go)."""
+    cluster = two_small_pods(small={"blocking_local_volumes": ("scratch",)})
+    settings = DrainSettings(skip_nodes_with_local_storage=False)
+    assert search(cluster, settings)["ml/big"].plan is not None
+
+
+def test_it_never_moves_one_member_of_a_running_gang() -> None:
+    """Evicting one member of a running gang stops its all-or-nothing work (the
+    coscheduling Permit binds members only together): members are not movable."""
+    cluster = two_small_pods(small={"gang": "ml/trainer"})
+    cluster = replace(cluster, gangs=(Gang("ml", "trainer", 2),))
+    assert search(cluster)["ml/big"].plan is None
+
+
+def test_it_moves_no_pod_of_a_higher_priority_than_the_workload() -> None:
+    """By default a pod above the workload's priority is not disrupted for it (the
+    descheduler's ``DefaultEvictor`` ``priorityThreshold`` rule)."""
+    cluster = two_small_pods(small={"priority": 100})
+    assert search(cluster)["ml/big"].plan is None
+
+
+def test_it_offers_no_move_that_frees_room_only_in_the_wrong_block() -> None:
+    """A gang of two 8-GPU members requires one block. Block b1: n1 free, n2 held by a
+    bare pod. Block b2: n3 has 4 free and a movable 4-GPU pod. Freeing n3 gives 8 GPUs
+    in b2, not the 16 the gang needs in one block, and b1 cannot be freed: no plan."""
+    gang = Gang("ml", "train", 2, required_topology=BLOCK)
+    members = tuple(pending(f"train-{i}", 8, gang="ml/train") for i in range(2))
+    cluster = Cluster(
+        "c",
+        nodes=(gpu_node("n1", "b1"), gpu_node("n2", "b1"), gpu_node("n3", "b2")),
+        pods=(running("bare", "n2", 8, controller=None), running("mover", "n3", 4), *members),
+        gangs=(gang,),
+    )
+    assert search(cluster)["ml/train"].plan is None
+
+
+def test_it_frees_room_for_a_gang_inside_its_block() -> None:
+    """The same gang, with n2's pod movable and room for it in b2 (n3: 8 free): moving
+    it frees n2, so both members bind in b1."""
+    gang = Gang("ml", "train", 2, required_topology=BLOCK)
+    members = tuple(pending(f"train-{i}", 8, gang="ml/train") for i in range(2))
+    cluster = Cluster(
+        "c",
+        nodes=(gpu_node("n1", "b1"), gpu_node("n2", "b1"), gpu_node("n3", "b2")),
+        pods=(running("mover", "n2", 8), *members),
+        gangs=(gang,),
+    )
+    plan = search(cluster)["ml/train"].plan
+    assert plan is not None
+    assert [(m.pod, m.to_node) for m in plan.moves] == [("ml/mover", "n3")]
+    assert sorted(b.node for b in plan.bindings) == ["n1", "n2"]
+
+
+# --- reservation reconciliation ----------------------------------------------------------
+
+
+def reservation_cluster(*on_demand_pods: Pod) -> Cluster:
+    """r1 holds n-res (8 idle GPUs) for team-a; od1 is on-demand at 30/h."""
+    reservation = Reservation("r1", ("team-a",), node_names=("n-res",))
+    return Cluster(
+        "c",
+        nodes=(gpu_node("n-res"), gpu_node("od1", price=30.0)),
+        pods=on_demand_pods,
+        reservations=(reservation,),
+    )
+
+
+def reconciled(cluster: Cluster) -> tuple[tuple[Reconciliation, ...], tuple[Refusal, ...]]:
+    state = ClusterState.from_cluster(cluster)
+    ctx = DrainContext.of(cluster, DrainSettings())
+    return reconcile(cluster, state, options_for("default", AT), ctx, AT)
+
+
+def test_it_moves_a_teams_pods_from_an_on_demand_node_into_its_idle_reservation() -> None:
+    cluster = reservation_cluster(running("job", "od1", 4, namespace="team-a"))
+    (found,), refused = reconciled(cluster)
+    assert (found.node, found.price_per_hour, found.reservations) == ("od1", 30.0, ("r1",))
+    assert [(m.pod, m.to_node) for m in found.moves] == [("team-a/job", "n-res")]
+    assert refused == ()
+
+
+def test_it_never_moves_a_pod_whose_team_has_no_reservation() -> None:
+    """team-b owns no reservation: its pod stays, so od1 never empties and nothing of
+    it is offered (the reservation filter also keeps team-b off n-res)."""
+    cluster = reservation_cluster(
+        running("job", "od1", 2, namespace="team-a"),
+        running("other", "od1", 2, namespace="team-b"),
+    )
+    found, (refusal,) = reconciled(cluster)
+    assert found == ()
+    assert refusal.node == "od1" and "team-b" in refusal.reason
+
+
+# --- what the parser reads for the rules --------------------------------------------------
+
+
+def test_it_reads_the_controller_the_annotation_and_blocking_local_volumes() -> None:
+    """``utils/drain/drain.go``: ``ControllerRef``, ``HasSafeToEvictAnnotation``,
+    ``isLocalVolume`` (hostPath, emptyDir not on Memory) less the volumes named in
+    safe-to-evict-local-volumes."""
+    meta = {
+        "namespace": "ml",
+        "ownerReferences": [
+            {"kind": "Deployment", "name": "not-controller"},
+            {"kind": "ReplicaSet", "name": "web-123", "controller": True},
+        ],
+    }
+    spec = {
+        "volumes": [
+            {"name": "cache", "emptyDir": {}},
+            {"name": "shm", "emptyDir": {"medium": "Memory"}},
+            {"name": "host", "hostPath": {"path": "/var/x"}},
+            {"name": "scratch", "emptyDir": {"sizeLimit": "1Gi"}},
+            {"name": "data", "persistentVolumeClaim": {"claimName": "d"}},
+        ]
+    }
+    annotations = {
+        "cluster-autoscaler.kubernetes.io/safe-to-evict": "false",
+        "cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes": "scratch",
+    }
+    ctx = ObjectContext("test", "Pod/ml/web-123-x")
+    assert drain_fields(ctx, meta, spec, annotations) == {
+        "controller": "ReplicaSet/ml/web-123",
+        "safe_to_evict": False,
+        "blocking_local_volumes": ("cache", "host"),
+    }
