@@ -102,3 +102,13 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         re-encodes one only for a user who may not read a reservation named in it."""
         for text in events.texts_for(event, self.viewer):
             await self.send(text_data=text)
+
+
+class NoRouteConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
+    """Any other ``/ws/...`` path: closed with 4404, as an unknown cluster (Channels'
+    URLRouter raises ValueError for a path no route matches, which the server answered
+    as an error of its own)."""
+
+    async def connect(self) -> None:
+        await self.accept()
+        await self.close(code=CLOSE_UNKNOWN_CLUSTER)

@@ -240,8 +240,13 @@ def pending_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
     }
     rows: list[dict[str, Any]] = []
     filterset = None
+    errors: dict[str, list[str]] = {}
+    if "\x00" in chosen["q"]:
+        # Postgres text holds no NUL (a DataError, 500): refused as Django's form fields do
+        errors["q"] = ["Null characters are not allowed."]
+        chosen["q"] = chosen["q"].replace("\x00", "")
     result = (page.evaluation.result or {}) if page.evaluation is not None else {}
-    if page.evaluation is not None:
+    if page.evaluation is not None and not errors:
         data = {key: chosen[key] for key in ("verdict", "disagreement", "namespace") if chosen[key]}
         data["evaluation"] = str(page.evaluation.id)
         filterset = WorkloadVerdictFilterSet(data, queryset=selectors.all_verdicts())
@@ -259,7 +264,7 @@ def pending_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
             "shared_reasons": shared,
             "chosen": chosen,
             "filtered": any(chosen[k] for k in ("verdict", "disagreement", "namespace", "q")),
-            "filter_errors": filterset.errors if filterset is not None else {},
+            "filter_errors": {**(filterset.errors if filterset is not None else {}), **errors},
             "verdict_choices": VERDICT_CHOICES,
             "disagreement_classes": DISAGREEMENT_CLASSES,
             "sort_choices": PENDING_SORT_CHOICES,
@@ -267,7 +272,7 @@ def pending_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
             "not_modelled": not_modelled(result),
         }
     )
-    return render(request, "dashboard/pending.html", context)
+    return render(request, "dashboard/pending.html", context, status=400 if errors else 200)
 
 
 NOT_MODELLED_SHOWN = 200

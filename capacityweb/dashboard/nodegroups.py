@@ -52,12 +52,16 @@ class NodeGroupFilterSet(django_filters.FilterSet):
     eks | aks | none."""
 
     cluster = cluster_filter()
-    snapshot = ExistingObjectFilter(field_name="id", queryset=Snapshot.objects.only("id"))
+    snapshot = ExistingObjectFilter(queryset=Snapshot.objects.only("id"), method="pin_snapshot")
     autoscaler = django_filters.CharFilter(method="keep_snapshots")
 
     class Meta:
         model = Snapshot
         fields = ["cluster", "snapshot", "autoscaler"]
+
+    def pin_snapshot(self, queryset: QuerySet[Any], name: str, value: Snapshot) -> QuerySet[Any]:
+        """The one snapshot named (the field cleans to the row: filter on its id)."""
+        return queryset.filter(id=value.pk)
 
     def keep_snapshots(self, queryset: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
         """``autoscaler`` narrows the rows, not the snapshots (``rows_of``)."""

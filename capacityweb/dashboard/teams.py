@@ -179,8 +179,8 @@ class TeamWaitingList(APIView):
     )
     def get(self, request: Request) -> Response:
         params = request.query_params.copy()
-        end = timezone.now()
-        params.setdefault("end", end.isoformat())
+        if not params.get("end"):  # absent or empty (``?end=``): now
+            params["end"] = timezone.now().isoformat()
         filterset = TeamWaitingFilterSet(params, queryset=Evaluation.objects.all())
         if not filterset.is_valid():
             raise ValidationError(filterset.errors)
@@ -188,7 +188,12 @@ class TeamWaitingList(APIView):
         if data.get("cluster") is None:
             raise ValidationError({"cluster": ["required: the teams of which cluster"]})
         end = data["end"]
-        start = data.get("start") or end - RANGES[DEFAULT_RANGE]
+        try:
+            start = data.get("start") or end - RANGES[DEFAULT_RANGE]
+        except OverflowError as error:
+            raise ValidationError(
+                {"end": ["too early: the default period (end - 7 days) starts before year 1"]}
+            ) from error
         evaluations = filterset.qs.filter(taken_at__gte=start)
         rows = [
             {**row, "currency": settings.CURRENCY, "start": start, "end": end}
