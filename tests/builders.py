@@ -253,6 +253,9 @@ class PodBuilder(_Builder[Pod]):
     def named(self, name: str) -> Self:
         return self.set(name=name)
 
+    def namespace(self, namespace: str) -> Self:
+        return self.set(namespace=namespace)
+
     def requests(
         self,
         cpu: Quantity | None = None,
@@ -430,8 +433,12 @@ class ReservationBuilder(_Builder[Reservation]):
     def group_capacity(self, node_group: str, count: int) -> Self:
         return self.set(node_group=ReservedNodeGroupCapacity(node_group, count))
 
-    def window(self, start: datetime | None, end: datetime | None) -> Self:
-        return self.set(start=start, end=end)
+    def start(self, at: datetime | None) -> Self:
+        return self.set(start=at)
+
+    def end(self, at: datetime | None) -> Self:
+        """The first instant it no longer holds."""
+        return self.set(end=at)
 
     def price_per_gpu_hour(self, price: float) -> Self:
         return self.set(price_per_gpu_hour=price)

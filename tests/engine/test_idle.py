@@ -4,44 +4,27 @@ from datetime import UTC, datetime, timedelta
 
 from recommender.engine.scheduler.state import ClusterState
 from reservations.idle import idle_gpu_hours, idle_reserved_gpus
-from topology.model.hardware import (
-    Cluster,
-    Device,
-    Gpu,
-    GpuRequest,
-    Node,
-    NodeGroup,
-    Pod,
-    Reservation,
-    ReservedNodeGroupCapacity,
-    Resources,
-)
+from tests.builders import make_group, make_node, make_pod, make_reservation
+from topology.model.hardware import Cluster
 
 T0 = datetime(2026, 12, 1, tzinfo=UTC)
 
 
-def gpu_node(name: str, gpus: int, labels: dict[str, str] | None = None) -> Node:
-    return Node(
-        name=name,
-        labels=labels or {},
-        allocatable=Resources(cpu_milli=64_000, memory_bytes=2**38, pods=110),
-        gpus=tuple(Gpu(f"gpu-{i}") for i in range(gpus)),
-        devices=tuple(
-            Device(f"gpu-{i}", gpu=f"gpu-{i}", capacity={"gpu_milli": 1000}) for i in range(gpus)
-        ),
-    )
-
-
-def bound(name: str, node: str, gpus: int) -> Pod:
-    return Pod("team-a", name, requests=Resources(pods=1), gpu=GpuRequest(gpus), node_name=node)
+# 64-cpu nodes of GPUs without a model; team-a pods holding GPUs
+GPU_NODE = make_node().allocatable(64, "256Gi", 110)
+TEAM_A_POD = make_pod(namespace="team-a")
 
 
 def test_it_counts_reserved_gpus_no_pod_holds() -> None:
-    reservation = Reservation("r", ("team-a",), node_names=("n1", "n2"), start=T0)
+    reservation = make_reservation("r", "team-a").nodes("n1", "n2").start(T0).build()
     cluster = Cluster(
         "c",
-        nodes=(gpu_node("n1", 8), gpu_node("n2", 8), gpu_node("n3", 8)),
-        pods=(bound("p", "n1", 3),),
+        nodes=(
+            GPU_NODE.named("n1").gpus(8).build(),
+            GPU_NODE.named("n2").gpus(8).build(),
+            GPU_NODE.named("n3").gpus(8).build(),
+        ),
+        pods=(TEAM_A_POD.named("p").gpus(3).on("n1").build(),),
         reservations=(reservation,),
     )
     state = ClusterState.from_cluster(cluster)
@@ -50,10 +33,13 @@ def test_it_counts_reserved_gpus_no_pod_holds() -> None:
 
 
 def test_it_selects_reserved_nodes_by_label() -> None:
-    reservation = Reservation("r", ("team-a",), node_selector={"team": "a"})
+    reservation = make_reservation("r", "team-a").selector({"team": "a"}).build()
     cluster = Cluster(
         "c",
-        nodes=(gpu_node("n1", 4, {"team": "a"}), gpu_node("n2", 4, {"team": "b"})),
+        nodes=(
+            GPU_NODE.named("n1").gpus(4).labels({"team": "a"}).build(),
+            GPU_NODE.named("n2").gpus(4).labels({"team": "b"}).build(),
+        ),
         reservations=(reservation,),
     )
     # only n1 carries team=a: 4 reserved, 4 idle
@@ -61,16 +47,16 @@ def test_it_selects_reserved_nodes_by_label() -> None:
 
 
 def test_it_counts_paid_unprovisioned_nodes_as_idle() -> None:
-    group = NodeGroup("h100", {}, 0, 4, 80.0, template=gpu_node("t", 8))
-    reservation = Reservation("paid", ("team-a",), node_group=ReservedNodeGroupCapacity("h100", 2))
+    group = make_group("h100", GPU_NODE.named("t").gpus(8).build()).size(0, 4).price(80.0).build()
+    reservation = make_reservation("paid", "team-a").group_capacity("h100", 2).build()
     cluster = Cluster("c", node_groups=(group,), reservations=(reservation,))
     # 2 paid nodes x 8 GPUs = 16 reserved, none started: 16 idle
     assert idle_reserved_gpus(cluster, ClusterState.from_cluster(cluster), T0) == {"paid": (16, 16)}
 
 
 def test_it_skips_reservations_outside_their_window() -> None:
-    later = Reservation("r", ("team-a",), node_names=("n1",), start=T0 + timedelta(days=1))
-    cluster = Cluster("c", nodes=(gpu_node("n1", 8),), reservations=(later,))
+    later = make_reservation("r", "team-a").nodes("n1").start(T0 + timedelta(days=1)).build()
+    cluster = Cluster("c", nodes=(GPU_NODE.named("n1").gpus(8).build(),), reservations=(later,))
     assert idle_reserved_gpus(cluster, ClusterState.from_cluster(cluster), T0) == {}
 
 

@@ -17,32 +17,15 @@ from recommender.engine.scheduler.profiles import (
 from recommender.engine.scheduler.scores import Candidate, ScoreContext, policy_named
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
-from topology.model.hardware import Cluster, Device, Gpu, GpuRequest, Node, Pod, Resources
+from tests.builders import make_node, make_pod
+from topology.model.hardware import Cluster, Node, Pod
 
 GIB = 1024**3
 
 
-def node(name: str, gpus: int = 8, cpu: int = 16_000, memory: int = 64 * GIB) -> Node:
-    return Node(
-        name=name,
-        labels={"kubernetes.io/hostname": name},
-        allocatable=Resources(cpu_milli=cpu, memory_bytes=memory, pods=110),
-        gpus=tuple(Gpu(f"gpu-{i}", model="H100") for i in range(gpus)),
-        devices=tuple(
-            Device(f"gpu-{i}", gpu=f"gpu-{i}", model="H100", capacity={"gpu_milli": 1000})
-            for i in range(gpus)
-        ),
-    )
-
-
-def pod(name: str, cpu: int, memory: int, gpus: int = 0, on: str | None = None) -> Pod:
-    return Pod(
-        namespace="ml",
-        name=name,
-        requests=Resources(cpu_milli=cpu, memory_bytes=memory, pods=1),
-        gpu=GpuRequest(count=gpus) if gpus else None,
-        node_name=on,
-    )
+# a 16-cpu, 64Gi node of 8 H100s; an ml pod
+H100 = make_node().hostname().allocatable(16, "64Gi", 110).gpus(8, "H100")
+ML_POD = make_pod(namespace="ml")
 
 
 def chosen(cluster: Cluster, profile: str, seed: int = 0) -> str:
@@ -65,13 +48,16 @@ CTX = ScoreContext(rng=random.Random(0))
 def test_least_allocated_and_balanced_allocation_on_one_node() -> None:
     # cpu (16000-8000)*100//16000 = 50, memory (64-8)*100//64 = 87 → (50+87)//2 = 68
     # fractions 0.5 and 0.125: std 0.1875 → int(81.25) = 81
-    c = candidate(node("n1"), pod("p", 8000, 8 * GIB))
+    c = candidate(H100.named("n1").build(), ML_POD.named("p").requests(8, "8Gi").build())
     assert least_allocated(c, CTX) == 68
     assert balanced_allocation(c, CTX) == 81
 
 
 def test_a_pod_requesting_neither_cpu_nor_memory_is_skipped_by_balanced_allocation() -> None:
-    assert balanced_allocation(candidate(node("n1"), pod("p", 0, 0)), CTX) == 0
+    assert (
+        balanced_allocation(candidate(H100.named("n1").build(), ML_POD.named("p").build()), CTX)
+        == 0
+    )
 
 
 def test_kube_default_prefers_the_emptier_node() -> None:
@@ -80,8 +66,11 @@ def test_kube_default_prefers_the_emptier_node() -> None:
     # n2: LA (93+98)//2 = 95, BA 1/16, 1/64 → 97: 192
     cluster = Cluster(
         "c",
-        nodes=(node("n1"), node("n2")),
-        pods=(pod("held", 8000, 32 * GIB, gpus=4, on="n1"), pod("new", 1000, GIB, gpus=1)),
+        nodes=(H100.named("n1").build(), H100.named("n2").build()),
+        pods=(
+            ML_POD.named("held").requests(8, "32Gi").gpus(4).on("n1").build(),
+            ML_POD.named("new").requests(1, "1Gi").gpus(1).build(),
+        ),
     )
     assert chosen(cluster, "kube-default") == "n2"
     # most-allocated (cpu 1, memory 1, GPU 3): n1 (56+51+3*62)//5 = 58 + 97 = 155,
@@ -93,11 +82,11 @@ def test_kube_default_does_not_score_gpus_and_breaks_ties_at_random() -> None:
     # equal cpu and memory held on both nodes; only n1's GPUs are half used
     cluster = Cluster(
         "c",
-        nodes=(node("n1"), node("n2")),
+        nodes=(H100.named("n1").build(), H100.named("n2").build()),
         pods=(
-            pod("held-1", 1000, GIB, gpus=4, on="n1"),
-            pod("held-2", 1000, GIB, on="n2"),
-            pod("new", 1000, GIB, gpus=1),
+            ML_POD.named("held-1").requests(1, "1Gi").gpus(4).on("n1").build(),
+            ML_POD.named("held-2").requests(1, "1Gi").on("n2").build(),
+            ML_POD.named("new").requests(1, "1Gi").gpus(1).build(),
         ),
     )
     picks = {chosen(cluster, "kube-default", seed) for seed in range(20)}
@@ -111,11 +100,11 @@ def test_pods_without_requests_count_as_100m_and_200mib_for_least_allocated() ->
     # The new pod without requests also counts 100m, 200 MiB:
     # n1 cpu (1000-200)*100//1000 = 80, memory (1024-400)*100//1024 = 60 → 70
     # n2 cpu 90, memory (1024-200)*100//1024 = 80 → 85; BalancedAllocation skips it
-    small = {"gpus": 0, "cpu": 1000, "memory": GIB}
+    small = H100.allocatable(1, "1Gi").gpus(0)
     cluster = Cluster(
         "c",
-        nodes=(node("n1", **small), node("n2", **small)),
-        pods=(pod("held", 0, 0, on="n1"), pod("new", 0, 0)),
+        nodes=(small.named("n1").build(), small.named("n2").build()),
+        pods=(ML_POD.named("held").on("n1").build(), ML_POD.named("new").build()),
     )
     assert {chosen(cluster, "kube-default", seed) for seed in range(10)} == {"n2"}
     state = ClusterState.from_cluster(cluster)
@@ -129,11 +118,21 @@ def test_pods_without_requests_count_as_100m_and_200mib_for_least_allocated() ->
 
 def test_most_allocated_skips_gpus_for_a_pod_that_asks_for_none() -> None:
     # cpu (8000+1000)*100//16000 = 56, memory 2*100//64 = 3 → (56+3)//2 = 29
-    n = node("n1")
+    n = H100.named("n1").build()
     state = ClusterState.from_cluster(
-        Cluster("c", nodes=(n,), pods=(pod("held", 8000, GIB, gpus=8, on="n1"),))
+        Cluster(
+            "c",
+            nodes=(n,),
+            pods=(ML_POD.named("held").requests(8, "1Gi").gpus(8).on("n1").build(),),
+        )
     )
-    c = Candidate(state.info("n1"), state.alloc("n1"), pod("p", 1000, GIB), (), 0)
+    c = Candidate(
+        state.info("n1"),
+        state.alloc("n1"),
+        ML_POD.named("p").requests(1, "1Gi").build(),
+        (),
+        0,
+    )
     assert most_allocated_gpu(c, CTX) == 29
 
 

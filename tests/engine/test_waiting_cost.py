@@ -4,18 +4,18 @@ from datetime import UTC, datetime
 
 from recommender.engine.evaluate.evaluation import idle_member_gpus, waiting_gpu_hours
 from recommender.engine.scheduler.workloads import pending_workloads
-from topology.model.hardware import Cluster, Gang, GpuRequest, Pod
+from tests.builders import make_gang, make_pod
+from topology.model.hardware import Cluster
 
 AT = datetime(2026, 12, 2, tzinfo=UTC)
 TWO_HOURS_EARLIER = AT.timestamp() - 2 * 3600
 
 
 def _gang_cluster(arrival: float) -> Cluster:
-    gang = Gang("ml", "train", min_member=3)
-    running = Pod("ml", "train-0", gpu=GpuRequest(8), gang=gang.key, node_name="a1")
-    waiting = [
-        Pod("ml", f"train-{i}", gpu=GpuRequest(8), gang=gang.key, arrival=arrival) for i in (1, 2)
-    ]
+    gang = make_gang("train", 3, "ml").build()
+    member = make_pod(namespace="ml").gpus(8).gang(gang.key)
+    running = member.named("train-0").on("a1").build()
+    waiting = [member.named(f"train-{i}").arrival(arrival).build() for i in (1, 2)]
     return Cluster("c", pods=(running, *waiting), gangs=(gang,))
 
 
@@ -38,6 +38,6 @@ def test_it_counts_the_gpus_running_members_hold_while_the_gang_waits() -> None:
 
 
 def test_it_counts_no_idle_members_for_a_lone_pod() -> None:
-    cluster = Cluster("c", pods=(Pod("ml", "solo", gpu=GpuRequest(1), arrival=1.0),))
+    cluster = Cluster("c", pods=(make_pod("solo", "ml").gpus(1).arrival(1.0).build(),))
     (workload,) = pending_workloads(cluster)
     assert idle_member_gpus(cluster, workload) == 0

@@ -5,30 +5,22 @@ from recommender.engine.scheduler.placement import PlacementOptions, place
 from recommender.engine.scheduler.profiles import FGD, KUBE_DEFAULT
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
-from topology.model.hardware import Cluster, Device, Gpu, GpuRequest, Node, Pod, Resources
+from tests.builders import make_node, make_pod
+from topology.model.hardware import Cluster
 
-REQUESTS = Resources(cpu_milli=1000, memory_bytes=2**30, pods=1)
-
-
-def _node(name: str) -> Node:
-    gpus = (Gpu("gpu-0", model="A100"),)
-    return Node(
-        name=name,
-        allocatable=Resources(cpu_milli=8000, memory_bytes=2**36, pods=110),
-        gpus=gpus,
-        devices=(Device("gpu-0", gpu="gpu-0", model="A100", capacity={"gpu_milli": 1000}),),
-    )
+# one A100 on an 8-cpu node; pods of 1 cpu, 1Gi and one GPU
+A100 = make_node().allocatable(8, "64Gi", 110).gpus(1, "A100")
+ONE_GPU = make_pod().requests(1, "1Gi").gpus(1)
 
 
 def _stuck_cluster() -> Cluster:
     """Two 1-GPU nodes whose GPUs run priority-10 pods; three pending priority-0 lone
     pods ask a GPU each: none fits, none may preempt."""
-    nodes = (_node("a"), _node("b"))
+    nodes = (A100.named("a").build(), A100.named("b").build())
     bound = tuple(
-        Pod("run", f"r-{n.name}", REQUESTS, GpuRequest(1), priority=10, node_name=n.name)
-        for n in nodes
+        ONE_GPU.namespace("run").named(f"r-{n.name}").priority(10).on(n.name).build() for n in nodes
     )
-    pending = tuple(Pod("ml", f"p{k}", REQUESTS, GpuRequest(1), arrival=k) for k in range(3))
+    pending = tuple(ONE_GPU.namespace("ml").named(f"p{k}").arrival(k).build() for k in range(3))
     return Cluster("stuck", nodes=nodes, pods=bound + pending)
 
 
