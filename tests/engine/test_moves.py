@@ -11,8 +11,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from recommender.engine.autoscaler.plan import options_for
+from recommender.engine.evaluate.evaluation import evaluate
 from recommender.engine.moves.drainability import DrainContext, DrainSettings, movable
 from recommender.engine.moves.reconcile import Reconciliation, Refusal, reconcile
+from recommender.engine.moves.report import moves_for
 from recommender.engine.moves.search import MoveSearch, Search
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
@@ -99,7 +101,7 @@ def two_small_pods(*extra: Pod, small: dict[str, Any] | None = None) -> Cluster:
         running("small-a", "n1", 2, **small),
         running("small-b", "n1", 2, **small),
         running("bare", "n2", 4, controller=None),
-        pending("big", 8, priority=10),
+        pending("big", 8),
         *extra,
     )
     return Cluster("c", nodes=(gpu_node("n1"), gpu_node("n2")), pods=pods)
@@ -291,3 +293,26 @@ def test_it_reads_the_controller_the_annotation_and_blocking_local_volumes() -> 
         "safe_to_evict": False,
         "blocking_local_volumes": ("cache", "host"),
     }
+
+
+# --- the report beside the buy plan --------------------------------------------------------
+
+
+def test_it_prices_the_move_beside_the_buy_plan_and_orders_its_actions() -> None:
+    """The 8-GPU pod fits nowhere and no group can be bought: the move wins (the rule
+    "nothing can be bought for it"); the actions taint n1, let the pod tolerate it,
+    evict the two pods through the Eviction API, wait, then untaint (the undo)."""
+    cluster = two_small_pods()
+    report = moves_for(cluster, evaluate(cluster, at=AT))
+    (priced,) = report.plans
+    assert (priced.buy_verdict, priced.recommend) == ("blocked", "move")
+    plan = priced.to_json()["move"]
+    assert (plan["podsRestarted"], plan["gpusDisrupted"], plan["freedNodes"]) == (2, 4, ["n1"])
+    actions = plan["actions"]
+    assert actions[1].startswith("kubectl taint nodes n1 capacityweb.io/move-for=ml.big:NoSchedule")
+    evictions = [a for a in actions if "/eviction" in a]
+    assert [e.split("/pods/")[1].split("/")[0] for e in evictions] == ["small-a", "small-b"]
+    assert '"kind": "Eviction"' in evictions[0] and '"apiVersion": "policy/v1"' in evictions[0]
+    assert not any("bare" in a for a in actions)
+    assert actions.index(evictions[-1]) < actions.index(plan["undo"][0])
+    assert plan["undo"] == ["kubectl taint nodes n1 capacityweb.io/move-for-"]
