@@ -17,51 +17,26 @@ from recommender.engine.autoscaler.plan import PREEMPTS, options_for
 from recommender.engine.scheduler.placement import place
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
-from topology.model.hardware import (
-    Cluster,
-    Device,
-    Gang,
-    Gpu,
-    GpuRequest,
-    Node,
-    NodeGroup,
-    Pod,
-    Resources,
-)
+from tests.builders import make_gang, make_group, make_node, make_pod
+from topology.model.hardware import Cluster, Pod
 
 AT = datetime(2026, 12, 2, tzinfo=UTC)
-GI = 2**30
-ALLOCATABLE = Resources(cpu_milli=96_000, memory_bytes=1000 * GI, pods=110)
+# 8 A100s whose devices carry no capacity, in pool a100; pods of 4 cpu and 1Gi
+A100_NODE = (
+    make_node()
+    .label("pool", "a100")
+    .allocatable(96, "1000Gi", 110)
+    .gpus(8, "A100", gpu_name="{node}-gpu{i}", device_name="{node}-dev{i}", capacity=None)
+)
+POD = make_pod().requests(4, "1Gi")  # the bound ones say they started at 0
 
 
-def gpu_node(name: str, labels: dict[str, str] | None = None) -> Node:
-    gpus = tuple(Gpu(f"{name}-gpu{i}", "A100") for i in range(8))
-    devices = tuple(Device(f"{name}-dev{i}", gpu=g.name, model="A100") for i, g in enumerate(gpus))
-    return Node(name, allocatable=ALLOCATABLE, gpus=gpus, devices=devices, labels=labels or {})
-
-
-def gpu_pod(
-    namespace: str,
-    name: str,
-    gpus: int,
-    priority: int,
-    node_name: str | None = None,
-    gang: str | None = None,
-) -> Pod:
-    return Pod(
-        namespace,
-        name,
-        requests=Resources(cpu_milli=4000, memory_bytes=GI, pods=1),
-        gpu=GpuRequest(gpus),
-        priority=priority,
-        node_name=node_name,
-        gang=gang,
-        started=0.0 if node_name else None,
-    )
-
-
-A100 = NodeGroup(
-    "a100", {"pool": "a100"}, 0, 4, 30.0, template=gpu_node("a100-template", {"pool": "a100"})
+A100 = (
+    make_group("a100", A100_NODE.named("a100-template").build())
+    .selector({"pool": "a100"})
+    .size(0, 4)
+    .price(30.0)
+    .build()
 )
 
 
@@ -70,8 +45,17 @@ def one_node_cluster(scavenger_gpus: int, *pending: Pod) -> Cluster:
     ``scavenger_gpus`` GPUs, the ``pending`` pods, and the a100 group."""
     return Cluster(
         "c",
-        nodes=(gpu_node("n1", {"pool": "a100"}),),
-        pods=(gpu_pod("batch", "scavenger", scavenger_gpus, -100, node_name="n1"), *pending),
+        nodes=(A100_NODE.named("n1").build(),),
+        pods=(
+            POD.namespace("batch")
+            .named("scavenger")
+            .gpus(scavenger_gpus)
+            .priority(-100)
+            .on("n1")
+            .started(0.0)
+            .build(),
+            *pending,
+        ),
         node_groups=(A100,),
     )
 
@@ -93,7 +77,11 @@ def test_a_nominated_pod_is_force_added_over_its_victims() -> None:
     # filter-out-schedulable: one a100 node is bought for it (least-waste, the only
     # group). Had the trainer merely been left out, ml/small would have fitted n1's 2
     # free GPUs and nothing would be bought.
-    cluster = one_node_cluster(6, gpu_pod("ml", "trainer", 8, 1000), gpu_pod("ml", "small", 2, 0))
+    cluster = one_node_cluster(
+        6,
+        POD.namespace("ml").named("trainer").gpus(8).priority(1000).build(),
+        POD.namespace("ml").named("small").gpus(2).priority(0).build(),
+    )
     plan = evaluate_naive(cluster)
     trainer, small = plan.outcomes["ml/trainer"], plan.outcomes["ml/small"]
     assert trainer.verdict == PREEMPTS
@@ -111,14 +99,28 @@ def test_ca_buys_for_gang_members_the_scheduler_does_not_preempt_for() -> None:
     # nothing is evicted and the gang is not nominated. CA never preempts in its
     # simulation: neither member fits an existing node -> the binpacking estimator
     # puts one 8-GPU member per a100 template node: 2 nodes (60/h).
-    gang = Gang("ml", "train", 2, priority=100)
+    gang = make_gang("train", 2, "ml").priority(100).build()
     cluster = Cluster(
         "c",
-        nodes=(gpu_node("n1", {"pool": "a100"}), gpu_node("n2", {"pool": "a100"})),
+        nodes=(A100_NODE.named("n1").build(), A100_NODE.named("n2").build()),
         pods=(
-            gpu_pod("batch", "old", 8, -100, node_name="n1"),
-            gpu_pod("ml", "web", 8, 2000, node_name="n2"),
-            *(gpu_pod("ml", f"train-{i}", 8, 100, gang="ml/train") for i in range(2)),
+            POD.namespace("batch")
+            .named("old")
+            .gpus(8)
+            .priority(-100)
+            .on("n1")
+            .started(0.0)
+            .build(),
+            POD.namespace("ml").named("web").gpus(8).priority(2000).on("n2").started(0.0).build(),
+            *(
+                POD.namespace("ml")
+                .named(f"train-{i}")
+                .gpus(8)
+                .priority(100)
+                .gang("ml/train")
+                .build()
+                for i in range(2)
+            ),
         ),
         gangs=(gang,),
         node_groups=(A100,),
@@ -134,7 +136,9 @@ def test_ca_buys_for_gang_members_the_scheduler_does_not_preempt_for() -> None:
 def test_the_scheduler_pass_given_is_the_one_used() -> None:
     # The evaluation hands its own scheduler pass over (nominated=...): the same
     # nominations as the pass naive_scale_up runs itself when given none.
-    cluster = one_node_cluster(8, gpu_pod("ml", "trainer", 8, 1000))
+    cluster = one_node_cluster(
+        8, POD.namespace("ml").named("trainer").gpus(8).priority(1000).build()
+    )
     state = ClusterState.from_cluster(cluster)
     pending = pending_workloads(cluster)
     result = place(cluster, pending, state=state, options=options_for("default", AT))
@@ -153,7 +157,9 @@ def test_the_scheduler_pass_given_is_the_one_used() -> None:
 def test_karpenter_ignores_a_preempting_pod() -> None:
     # The trainer of the first test alone: kube-scheduler nominates it to n1 (the
     # scavenger is evicted); Karpenter's IsProvisionable leaves it out: no NodeClaim.
-    cluster = one_node_cluster(6, gpu_pod("ml", "trainer", 8, 1000))
+    cluster = one_node_cluster(
+        6, POD.namespace("ml").named("trainer").gpus(8).priority(1000).build()
+    )
     plan = evaluate_naive(cluster, karpenter_scale_up)
     trainer = plan.outcomes["ml/trainer"]
     assert trainer.verdict == PREEMPTS

@@ -10,47 +10,35 @@ import pytest
 
 from recommender.engine.scheduler.placement import place
 from recommender.engine.scheduler.workloads import pending_workloads
+from tests.builders import make_gang, make_node, make_pod
 from topology.kube.core.disruption import disruptions_allowed
 from topology.kube.parse import parse_objects
-from topology.model.hardware import (
-    Cluster,
-    Device,
-    Gang,
-    Gpu,
-    GpuRequest,
-    ModelError,
-    Node,
-    Pod,
-    Resources,
+from topology.model.hardware import Cluster, ModelError
+
+# 8 A100s whose devices carry no capacity; an ml pod of 8 GPUs
+A100 = (
+    make_node()
+    .allocatable(96, "1Ti", 110)
+    .gpus(8, "A100", gpu_name="{node}-gpu{i}", device_name="{node}-dev{i}", capacity=None)
 )
-
-GPU_NODE = Resources(cpu_milli=96_000, memory_bytes=2**40, pods=110, extended={})
-
-
-def gpu_node(name: str) -> Node:
-    gpus = tuple(Gpu(f"{name}-gpu{i}", "A100") for i in range(8))
-    devices = tuple(Device(f"{name}-dev{i}", gpu=g.name, model="A100") for i, g in enumerate(gpus))
-    return Node(name, allocatable=GPU_NODE, gpus=gpus, devices=devices)
-
-
-def gpu_pod(name: str, priority: int, node_name: str | None = None, gang: str | None = None) -> Pod:
-    return Pod(
-        "ml",
-        name,
-        requests=Resources(cpu_milli=1000, pods=1),
-        gpu=GpuRequest(8),
-        priority=priority,
-        node_name=node_name,
-        gang=gang,
-    )
+EIGHT_GPUS = make_pod(namespace="ml").requests(1).gpus(8)
 
 
 def gang_cluster(members: int) -> Cluster:
-    running = (gpu_pod("old-1", -100, "n1"), gpu_pod("old-2", -100, "n2"))
-    gang = Gang("ml", "train", members, priority=100)
-    pending = tuple(gpu_pod(f"train-{i}", 100, gang="ml/train") for i in range(members))
+    running = (
+        EIGHT_GPUS.named("old-1").priority(-100).on("n1").build(),
+        EIGHT_GPUS.named("old-2").priority(-100).on("n2").build(),
+    )
+    gang = make_gang("train", members, "ml").priority(100).build()
+    pending = tuple(
+        EIGHT_GPUS.named(f"train-{i}").priority(100).gang("ml/train").build()
+        for i in range(members)
+    )
     return Cluster(
-        "c", nodes=(gpu_node("n1"), gpu_node("n2")), pods=(*running, *pending), gangs=(gang,)
+        "c",
+        nodes=(A100.named("n1").build(), A100.named("n2").build()),
+        pods=(*running, *pending),
+        gangs=(gang,),
     )
 
 
@@ -75,7 +63,12 @@ def test_it_evicts_nothing_for_a_gang_that_would_still_not_fit_whole() -> None:
 
 def test_it_never_evicts_a_pod_of_equal_priority() -> None:
     cluster = Cluster(
-        "c", nodes=(gpu_node("n1"),), pods=(gpu_pod("old", 100, "n1"), gpu_pod("new", 100))
+        "c",
+        nodes=(A100.named("n1").build(),),
+        pods=(
+            EIGHT_GPUS.named("old").priority(100).on("n1").build(),
+            EIGHT_GPUS.named("new").priority(100).build(),
+        ),
     )
     (outcome,) = place(cluster, pending_workloads(cluster)).outcomes
     assert not outcome.placed and outcome.preempted == ()
@@ -162,9 +155,16 @@ def test_it_finds_the_same_victims_again_after_a_change_as_a_fresh_search() -> N
     from recommender.engine.scheduler.preemption import evict, find_victims
     from recommender.engine.scheduler.state import ClusterState
 
-    running = (gpu_pod("a", -100, "n1"), gpu_pod("b", -50, "n2"), gpu_pod("c", -10, "n3"))
-    incoming = (gpu_pod("x", 100), gpu_pod("y", 100))
-    nodes = (gpu_node("n1"), gpu_node("n2"), gpu_node("n3"))
+    running = (
+        EIGHT_GPUS.named("a").priority(-100).on("n1").build(),
+        EIGHT_GPUS.named("b").priority(-50).on("n2").build(),
+        EIGHT_GPUS.named("c").priority(-10).on("n3").build(),
+    )
+    incoming = (
+        EIGHT_GPUS.named("x").priority(100).build(),
+        EIGHT_GPUS.named("y").priority(100).build(),
+    )
+    nodes = (A100.named("n1").build(), A100.named("n2").build(), A100.named("n3").build())
     cluster = Cluster("c", nodes=nodes, pods=(*running, *incoming))
     state, context = ClusterState.from_cluster(cluster), FilterContext()
     first = find_victims(cluster, state, incoming[0], context)
@@ -186,9 +186,13 @@ def test_the_kept_choice_after_an_eviction_breaks_ties_by_node_order() -> None:
     from recommender.engine.scheduler.preemption import evict, find_victims
     from recommender.engine.scheduler.state import ClusterState
 
-    running = (gpu_pod("a", -50, "n1"), gpu_pod("b", -10, "n2"), gpu_pod("c", -10, "n3"))
-    incoming = tuple(gpu_pod(name, 100) for name in ("x", "y", "z"))
-    nodes = (gpu_node("n3"), gpu_node("n2"), gpu_node("n1"))
+    running = (
+        EIGHT_GPUS.named("a").priority(-50).on("n1").build(),
+        EIGHT_GPUS.named("b").priority(-10).on("n2").build(),
+        EIGHT_GPUS.named("c").priority(-10).on("n3").build(),
+    )
+    incoming = tuple(EIGHT_GPUS.named(name).priority(100).build() for name in ("x", "y", "z"))
+    nodes = (A100.named("n3").build(), A100.named("n2").build(), A100.named("n1").build())
     cluster = Cluster("c", nodes=nodes, pods=(*running, *incoming))
     state, context = ClusterState.from_cluster(cluster), FilterContext()
     chosen = []

@@ -13,42 +13,23 @@ import pytest
 from recommender.engine.evaluate.evaluation import evaluate
 from recommender.engine.scheduler.placement import PlacementOptions, place
 from recommender.engine.scheduler.workloads import pending_workloads
+from tests.builders import make_group, make_node, make_pod
 from topology.kube.dra.slices import plugin_gpus
-from topology.model.hardware import (
-    Cluster,
-    GpuRequest,
-    Node,
-    NodeGroup,
-    Pod,
-    Resources,
-)
+from topology.model.hardware import Cluster
 
 AT = datetime(2026, 12, 2, tzinfo=UTC)
-GIB = 1024**3
 
 
-def gpu_node(name: str, group: str | None = None) -> Node:
-    """Two device-plugin GPUs, built as the parser builds them."""
-    gpus, devices = plugin_gpus({}, 2)
-    return Node(
-        name=name,
-        labels={"pool": "a"},
-        allocatable=Resources(8000, 64 * GIB, 110),
-        gpus=gpus,
-        devices=devices,
-        node_group=group,
-    )
-
-
-def gated_pod(name: str, gates: tuple[str, ...], gang: str | None = None) -> Pod:
-    return Pod(
-        namespace="ml",
-        name=name,
-        requests=Resources(1000, GIB, 1),
-        gpu=GpuRequest(count=1),
-        scheduling_gates=gates,
-        gang=gang,
-    )
+# two device-plugin GPUs, built as the parser builds them, in pool a; ml pods of one GPU
+PLUGIN_GPUS, PLUGIN_DEVICES = plugin_gpus({}, 2)
+TWO_GPUS = (
+    make_node()
+    .label("pool", "a")
+    .allocatable(8, "64Gi", 110)
+    .gpu(*PLUGIN_GPUS)
+    .device(*PLUGIN_DEVICES)
+)
+ONE_GPU = make_pod(namespace="ml").requests(1, "1Gi").gpus(1)
 
 
 @pytest.mark.parametrize(
@@ -60,15 +41,20 @@ def gated_pod(name: str, gates: tuple[str, ...], gang: str | None = None) -> Pod
     ids=["pod does not carry scheduling gates", "pod carries scheduling gates"],
 )
 def test_pre_enqueue_table(gates: tuple[str, ...], placed: bool, summary: str | None) -> None:
-    cluster = Cluster("c", nodes=(gpu_node("n1"),), pods=(gated_pod("p", gates),))
+    cluster = Cluster(
+        "c", nodes=(TWO_GPUS.named("n1").build(),), pods=(ONE_GPU.named("p").gates(*gates).build(),)
+    )
     (outcome,) = place(cluster, pending_workloads(cluster), options=PlacementOptions()).outcomes
     assert outcome.placed is placed
     assert (outcome.diagnosis.summary if outcome.diagnosis else None) == summary
 
 
 def test_it_holds_a_whole_gang_when_one_member_is_gated() -> None:
-    pods = (gated_pod("w-0", (), gang="ml/g"), gated_pod("w-1", ("quota",), gang="ml/g"))
-    cluster = Cluster("c", nodes=(gpu_node("n1"),), pods=pods)
+    pods = (
+        ONE_GPU.named("w-0").gang("ml/g").build(),
+        ONE_GPU.named("w-1").gates(*("quota",)).gang("ml/g").build(),
+    )
+    cluster = Cluster("c", nodes=(TWO_GPUS.named("n1").build(),), pods=pods)
     result = place(cluster, pending_workloads(cluster), options=PlacementOptions())
     (outcome,) = result.outcomes
     assert not outcome.placed and outcome.bindings == ()
@@ -77,11 +63,16 @@ def test_it_holds_a_whole_gang_when_one_member_is_gated() -> None:
 
 
 def test_it_never_buys_for_a_gated_pod_and_calls_it_waiting_not_a_disagreement() -> None:
-    template = gpu_node("g-template", group="g")
-    group = NodeGroup("g", {"pool": "a"}, 0, 4, 10.0, template)
-    busy = Pod("ml", "busy", Resources(1000, GIB, 1), GpuRequest(count=2), node_name="n1")
-    waiting = gated_pod("p", ("kueue.x-k8s.io/admission",))
-    cluster = Cluster("c", nodes=(gpu_node("n1", "g"),), pods=(busy, waiting), node_groups=(group,))
+    template = TWO_GPUS.named("g-template").group("g").build()
+    group = make_group("g", template).selector({"pool": "a"}).size(0, 4).price(10.0).build()
+    busy = ONE_GPU.named("busy").gpus(2).on("n1").build()
+    waiting = ONE_GPU.named("p").gates(*("kueue.x-k8s.io/admission",)).build()
+    cluster = Cluster(
+        "c",
+        nodes=(TWO_GPUS.named("n1").group("g").build(),),
+        pods=(busy, waiting),
+        node_groups=(group,),
+    )
     document = evaluate(cluster, at=AT).to_json()
     (workload,) = document["workloads"]
     assert workload["verdict"] == "waiting"
