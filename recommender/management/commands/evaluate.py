@@ -33,6 +33,7 @@ from recommender.engine.autoscaler.caflags import CaFlags, parse_priorities, rea
 from recommender.engine.autoscaler.profiles import profile_names
 from recommender.engine.evaluate.evaluation import evaluate
 from recommender.engine.evaluate.report import render_text
+from recommender.engine.moves.report import moves_for, render_moves
 from recommender.engine.scheduler.profiles import PROFILES, profile_named as scheduler_profile_named
 from topology.ingest.files import read_objects
 from topology.kube.parse import parse_objects
@@ -50,6 +51,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("path", help="JSON/YAML file, directory of them, or - for stdin")
         parser.add_argument("--format", choices=("text", "json"), default="text")
+        parser.add_argument(
+            "--moves",
+            action="store_true",
+            help="also say what to move instead of buy (a moves key in the JSON)",
+        )
         parser.add_argument("--at", help="evaluation instant, RFC 3339 (default: now)")
         parser.add_argument("--cluster-name", default="snapshot", help="name shown in reports")
         parser.add_argument(
@@ -127,11 +133,15 @@ class Command(BaseCommand):
                 u for u in summary["unsupported"] if (u["object"], u["reason"]) not in listed
             ]
             payload["input"] = summary["input"]
+            if options["moves"]:
+                payload["moves"] = moves_for(cluster, evaluation).to_json()
             self.stdout.write(json.dumps(payload, sort_keys=True, indent=2))
         else:
             self.stdout.write(render_summary(summary), ending="")
             text = render_text(evaluation, cluster.node_groups)
             self.stdout.write(text + "\n" + report_text(evaluation, cluster, notices, currency))
+            if options["moves"]:
+                self.stdout.write("\n" + render_moves(moves_for(cluster, evaluation), currency))
         if refused or snapshot.errors:
             self.fail([*refused, *snapshot.errors])
 
