@@ -794,13 +794,17 @@ def test_it_reads_a_pytorchjob_as_one_gang_of_its_replicas(shared_data):
     assert (job["kind"], job["pods"], job["gpus"]) == ("gang", 3, 3)
 
 
-def test_it_reads_a_trainjob_as_one_gang_of_its_nodes():
-    """Kubeflow Trainer v2: a TrainJob of numNodes 2, 4 GPUs per node: one gang of 2
-    pods, 8 GPUs (it was ignored: no demand at all)."""
+def test_it_reads_a_kueue_queued_trainjob_as_one_gang_of_its_nodes():
+    """Kubeflow Trainer v2: a TrainJob of numNodes 2, 4 GPUs per node, in a Kueue queue
+    (admitted as one Workload): one gang of 2 pods, 8 GPUs."""
     train = {
         "apiVersion": "trainer.kubeflow.org/v1alpha1",
         "kind": "TrainJob",
-        "metadata": {"name": "llm", "namespace": "ml"},
+        "metadata": {
+            "name": "llm",
+            "namespace": "ml",
+            "labels": {"kueue.x-k8s.io/queue-name": "q"},
+        },
         "spec": {
             "runtimeRef": {"name": "torch-distributed"},
             "trainer": {"numNodes": 2, "resourcesPerNode": {"limits": {"nvidia.com/gpu": "4"}}},
@@ -831,9 +835,10 @@ def lws_pod(name: str, group: int, leader: bool) -> dict[str, Any]:
 
 
 def test_it_reads_a_leaderworkerset_the_same_with_or_without_its_pods(shared_data):
-    """LWS (api/leaderworkerset/v1): 2 groups of size 2. Built from the template or
-    read from its 4 exported pods, the workloads are the same 2 gangs of 2 pods
-    (exported pods read as 4 lone pods before)."""
+    """LWS (api/leaderworkerset/v1): 2 groups of size 2, no gang scheduler (the example
+    sets no schedulerName, no Kueue queue). Built from the template or read from its
+    4 exported pods, the workloads are the same 4 pods kube-scheduler places one by
+    one (``pkg/scheduler/schedule_one.go`` ``ScheduleOne``)."""
     lws = example_objects(shared_data, LWS_VLLM, "LeaderWorkerSet")
     nodes = [gke_node(f"n{i}") for i in range(4)]
     built = workloads(*nodes, *lws)
@@ -845,7 +850,8 @@ def test_it_reads_a_leaderworkerset_the_same_with_or_without_its_pods(shared_dat
     ]
     exported = workloads(*nodes, *lws, *exported_pods)
     shape = {k: (w["kind"], w["pods"]) for k, w in built.items()}
-    assert shape == {"default/vllm-0": ("gang", 2), "default/vllm-1": ("gang", 2)}
+    names = ("vllm-0", "vllm-0-1", "vllm-1", "vllm-1-1")
+    assert shape == {f"default/{n}": ("pod", 1) for n in names}
     assert {k: (w["kind"], w["pods"]) for k, w in exported.items()} == shape
 
 
@@ -959,3 +965,75 @@ def test_it_applies_no_flavor_it_has_not_read(shared_data):
     assert [u.reason for u in snapshot.cluster.unsupported] == [
         "ResourceFlavor tas-flavor not read: its nodeLabels and tolerations not applied"
     ]
+
+
+# --- a gang only where something enforces all-or-nothing (issue 46) -------------------
+
+
+def gpu_lws(**template_spec: Any) -> dict[str, Any]:
+    """An LWS of 2 groups x 4 pods, 8 GPUs each."""
+    limits = {"nvidia.com/gpu": "8"}
+    container = {"name": "c", "resources": {"requests": {"cpu": "1"}, "limits": limits}}
+    spec = {"containers": [container], **template_spec}
+    return {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": "vllm", "namespace": "ml"},
+        "spec": {
+            "replicas": 2,
+            "leaderWorkerTemplate": {"size": 4, "workerTemplate": {"spec": spec}},
+        },
+    }
+
+
+def test_it_binds_an_unenforced_leaderworkerset_pod_by_pod_and_says_the_group_cannot_start():
+    """kubernetes ``pkg/scheduler/schedule_one.go`` ``ScheduleOne``: kube-scheduler places
+    one pod per cycle and binds it once it fits; LWS without a gang scheduler provider
+    (lws ``pkg/schedulerprovider``) makes no PodGroup. 2 groups x 4 pods x 8 GPUs on 6
+    free 8-GPU nodes: 6 pods bind (one per node), 2 cannot. One group binds whole, the
+    other 2 of 4: its 2 bound pods hold 16 GPUs while it cannot start, said on each of
+    its pods (it read 4 run and 4 blocked, as two gangs)."""
+    found = workloads(*(node(f"n{i}") for i in range(6)), gpu_lws())
+    assert {w["kind"] for w in found.values()} == {"pod"}
+    verdicts = [w["verdict"] for w in found.values()]
+    assert (verdicts.count("runs_now"), len(verdicts)) == (6, 8)
+    notes = {r for w in found.values() for r in w["reasons"] if "all-or-nothing" in r}
+    (note,) = notes
+    assert "binds 2 of them, holding 16 GPUs idle, while 2 cannot be placed" in note
+    partial = [k for k, w in found.items() if note in w["reasons"]]
+    assert len(partial) == 4 and len({k.rsplit("-", 1)[0] for k in partial}) <= 2
+
+
+def test_it_keeps_a_leaderworkerset_group_a_gang_under_a_gang_scheduler():
+    """LWS with Volcano as its gang scheduler provider (templates' schedulerName volcano,
+    lws ``pkg/schedulerprovider``: one PodGroup per group of minMember size): each
+    group is all-or-nothing. On 6 free 8-GPU nodes one group of 4 runs, the other
+    (needs 4 nodes, 2 left) does not start at all."""
+    found = workloads(*(node(f"n{i}") for i in range(6)), gpu_lws(schedulerName="volcano"))
+    assert {k: (w["kind"], w["pods"]) for k, w in found.items()} == {
+        "ml/vllm-0": ("gang", 4),
+        "ml/vllm-1": ("gang", 4),
+    }
+    assert sorted(w["verdict"] for w in found.values()) == ["blocked", "runs_now"]
+
+
+def test_it_reads_a_pytorchjob_without_a_gang_scheduler_as_separate_pods():
+    """training-operator ``pkg/controller.v1/common/pod.go``: the operator makes a
+    PodGroup only when started with ``--gang-scheduler-name`` (the pods then name that
+    scheduler); a job with no queue and default-scheduler templates is 3 pods
+    kube-scheduler binds one by one."""
+    gpu = {"containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": "8"}}}]}
+    job = {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": {"name": "mnist", "namespace": "ml"},
+        "spec": {
+            "pytorchReplicaSpecs": {
+                "Master": {"replicas": 1, "template": {"spec": gpu}},
+                "Worker": {"replicas": 2, "template": {"spec": gpu}},
+            }
+        },
+    }
+    snapshot = parse(node("a"), job)
+    assert snapshot.cluster.gangs == ()
+    assert {p.app_group for p in snapshot.cluster.pods} == {"ml/mnist"}

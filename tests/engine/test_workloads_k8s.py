@@ -206,12 +206,17 @@ def test_it_names_statefulset_pods_by_free_ordinal():
     assert sorted(p.name for p in snapshot.cluster.pods if p.synthesized_by) == ["db-1", "db-2"]
 
 
-def test_it_makes_each_leader_worker_group_a_gang_of_its_size():
+def test_it_makes_each_kueue_queued_leader_worker_group_a_gang_of_its_size():
+    """Kueue's LWS integration admits each group as one Workload: a gang of size."""
     gpu = {"containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": 8}}}]}
     lws = {
         "apiVersion": "leaderworkerset.x-k8s.io/v1",
         "kind": "LeaderWorkerSet",
-        "metadata": {"name": "vllm", "namespace": "ml"},
+        "metadata": {
+            "name": "vllm",
+            "namespace": "ml",
+            "labels": {"kueue.x-k8s.io/queue-name": "q"},
+        },
         "spec": {
             "replicas": 2,
             "leaderWorkerTemplate": {"size": 4, "workerTemplate": {"spec": gpu}},

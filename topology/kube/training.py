@@ -8,13 +8,18 @@ Pure: no Django, no I/O. ``topology.kube.core.controllers`` registers these buil
   ``pytorchReplicaSpecs.<Type>`` makes ``replicas`` (default 1) pods
   ``<job>-<type>-<index>`` (type lower-cased), labelled
   ``training.kubeflow.org/job-name``, ``.../replica-type``, ``.../replica-index``.
-  Under a gang scheduler (Volcano, scheduler-plugins, KAI's podgrouper) or Kueue the
-  job runs all or nothing: one gang of ``runPolicy.schedulingPolicy.minAvailable``
-  (default: every replica). ``runPolicy.suspend`` without a Kueue queue: no pods.
+  Under a gang scheduler or Kueue the job runs all or nothing: one gang of
+  ``runPolicy.schedulingPolicy.minAvailable`` (default: every replica). The
+  operator makes the PodGroup only when started with ``--gang-scheduler-name``
+  (``pkg/controller.v1/common/pod.go``: ``EnableGangScheduling``), which shows in
+  a replica template's ``schedulerName`` (volcano, kai-scheduler) or a queue label;
+  otherwise kube-scheduler binds the pods one by one (``Pod.app_group``).
+  ``runPolicy.suspend`` without a Kueue queue: no pods.
 - TrainJob (Kubeflow Trainer v2, ``trainer.kubeflow.org/v1alpha1``): the trainer
   runs ``spec.trainer.numNodes`` (default 1) nodes as the JobSet its runtime
   defines (``<trainjob>-node-0-<i>``, JobSet labels), each asking
-  ``spec.trainer.resourcesPerNode``; one gang of them. The runtime
+  ``spec.trainer.resourcesPerNode``; one gang of them under Kueue or KAI (queue
+  label), else separate pods (the runtime's ``podGroupPolicy`` is not read). The runtime
   (``runtimeRef``, a ClusterTrainingRuntime or TrainingRuntime) is not read: its
   pod template's other fields (nodeSelector, tolerations, init containers) are
   not known, which the evaluation notes.
@@ -25,7 +30,7 @@ Queue: Kueue's ``kueue.x-k8s.io/queue-name`` label, else KAI's
 
 from __future__ import annotations
 
-from topology.kube.core.controllers import Controller, Wanted, pod_object
+from topology.kube.core.controllers import Controller, Wanted, gang_scheduled, pod_object
 from topology.model.hardware import Gang, Pod
 
 JOB_NAME = "training.kubeflow.org/job-name"
@@ -51,13 +56,14 @@ def pytorch_job(controller: Controller, pods: list[Pod]) -> Wanted | str:
         and p.labels.get(JOB_NAME) == controller.name
     }
     replica_specs = ctx.mapping(spec.get("pytorchReplicaSpecs"), "spec.pytorchReplicaSpecs")
-    objects, total = [], 0
+    objects, total, templates = [], 0, []
     for replica_type in sorted(replica_specs, key=lambda t: (t != "Master", t)):
         path = f"spec.pytorchReplicaSpecs.{replica_type}"
         replica = ctx.mapping(replica_specs[replica_type], path)
         count = ctx.integer(replica.get("replicas"), f"{path}.replicas", default=1, minimum=0)
         total += count
         template = ctx.mapping(replica.get("template"), f"{path}.template")
+        templates.append(template)
         kind = str(replica_type).lower()
         for index in range(count):
             if (kind, str(index)) in have:
@@ -72,6 +78,8 @@ def pytorch_job(controller: Controller, pods: list[Pod]) -> Wanted | str:
         "spec.runPolicy.schedulingPolicy.minAvailable",
         default=total,
     )
+    if queue is None and not gang_scheduled(*templates):
+        return Wanted(controller.ctx.object, tuple(objects), (), queue)
     gang = Gang(controller.namespace, controller.name, minimum, queue=queue)
     return Wanted(controller.ctx.object, tuple(objects), (gang,), queue)
 
@@ -98,8 +106,11 @@ def train_job(controller: Controller, pods: list[Pod]) -> Wanted | str:
         pod_object(controller, template, f"{controller.name}-node-0-{i}", labels)
         for i in range(have, nodes)
     )
-    gang = Gang(controller.namespace, controller.name, nodes, queue=queue)
     said = (runtime_note(controller),)
+    if queue is None:
+        group = f"{controller.namespace}/{controller.name}"
+        return Wanted(controller.ctx.object, objects, (), queue, said=said, app_group=group)
+    gang = Gang(controller.namespace, controller.name, nodes, queue=queue)
     return Wanted(controller.ctx.object, objects, (gang,), queue, said=said)
 
 

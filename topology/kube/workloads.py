@@ -160,6 +160,7 @@ def synthesized(pod: Pod, wanted: Wanted) -> Pod:
     return replace(
         pod,
         gang=gang,
+        app_group=None if gang else pod.app_group or wanted.app_group,
         queue=wanted.queue,
         synthesized_by=wanted.controller,
         unsupported=tuple(dict.fromkeys((*pod.unsupported, *wanted.unsupported))),

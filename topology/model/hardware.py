@@ -236,6 +236,10 @@ class Pod:
     arrival: float = 0.0  # creation order (seconds); ties broken by name
     node_name: str | None = None  # bound: its requests are already used on that node
     gang: str | None = None  # "namespace/name" of its Gang
+    # the group its application needs all at once (a LeaderWorkerSet group, a training
+    # job) when nothing enforces all-or-nothing (no gang scheduler, no Kueue): kube-scheduler
+    # binds its pods one by one, so it is no Gang; "namespace/name", None: no such group
+    app_group: str | None = None
     required_topology: str | None = None  # level label key (Kueue podset-required-topology)
     preferred_topology: str | None = None
     unsupported: tuple[str, ...] = ()  # reasons this pod uses something we do not model

@@ -18,12 +18,38 @@ JSON as ``schedulerProfile``.
 One immutable ``Evaluation``; ``to_json()`` is the published contract
 (schemaVersion 1) and is byte-identical for the same input.
 
+Two stages (issue #41): what a verdict needs first, the optional answers after::
+
+    critical_pass(cluster, at=…)  → CriticalPass: .evaluation (verdicts, per node group /
+        │                            domain / node reasons, naive and joint plans,
+        │                            recommendations, totals, heatmap, fragmentation;
+        │                            ``missing`` names the deferred parts) and .basis
+        ├─► score_tie_part(critical)  → {workload: ScoreTie}          "score-ties"
+        ├─► what_if_part(critical)    → WhatIf | None (fgd chosen)    "what-if"
+        └─► relaxation_part(critical) → {workload: (Relaxation, …)}   "relaxations"
+    combined(critical, score_ties=…, what_if=…, relaxations=…) → Evaluation
+
+``evaluate`` is all of it: ``combined`` with every part is today's answer, the same
+JSON byte for byte. Each part is a pure function of the ``CriticalPass`` (the
+``Basis`` holds the cluster as planned, the scheduler state, the pending workloads
+and the scheduler pass), independent of the others, so the parts may run in any
+order or in parallel processes that each ran ``critical_pass`` on the same snapshot
+(it is deterministic). For the Celery side: the evaluation task calls
+``critical_pass`` and stores ``critical.evaluation`` (its ``to_json()`` has empty
+relaxations, no score tie in the reasons, a null whatIf: pages say "being worked
+out" for each name in ``missing``, never show those fields as answers); each deferred
+task calls ``critical_pass`` (or reuses the one in memory), then its part, and stores
+``combined(critical, <the parts done so far>)``. The naive range of outcomes
+(``naiveRange``) is still worked out in the critical pass: it is computed inside the
+naive plan (``autoscaler.cluster_autoscaler.naive_scale_up``), which would need a
+switch to leave it out.
+
 Pure: no Django, no I/O, no clock (``at`` is passed in).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -55,7 +81,12 @@ from recommender.engine.evaluate.reality import ModelGap, model_gaps
 from recommender.engine.evaluate.relaxations import Relaxation, relaxations
 from recommender.engine.evaluate.ties import ScoreTie, score_ties
 from recommender.engine.evaluate.whatif import WhatIf, fragmentation_what_if
-from recommender.engine.scheduler.placement import place, prepare
+from recommender.engine.scheduler.placement import (
+    PlacementOptions,
+    PlacementResult,
+    place,
+    prepare,
+)
 from recommender.engine.scheduler.scores import policy_named
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload, pending_workloads, pod_gpu_milli
@@ -63,6 +94,9 @@ from reservations.idle import idle_reserved_gpus, unprovisioned_reserved_gpus
 from topology.model.hardware import WHOLE_GPU_MILLI, Cluster, NodeGroup, UnsupportedField
 
 SCHEMA_VERSION = 1
+# the deferred parts (``critical_pass`` leaves them out; one function each works one out)
+SCORE_TIES, WHAT_IF, RELAXATIONS = "score-ties", "what-if", "relaxations"
+DEFERRED = (SCORE_TIES, WHAT_IF, RELAXATIONS)
 # a workload's reasons end with what the naive side's release does differently
 NAIVE_NOTE = "naive autoscaler: "
 
@@ -88,12 +122,17 @@ class WorkloadEvaluation:
     score_tie: ScoreTie | None = None
     # what would unblock it, each verified by planning it again (``relaxations``)
     relaxations: tuple[Relaxation, ...] = ()
+    # its all-or-nothing group binds only in part, nothing enforcing it (``groups``)
+    group_note: str | None = None
 
     @property
     def reasons(self) -> tuple[str, ...]:
-        """The plan's reasons, the score tie it rests on, the naive side's notes."""
+        """The plan's reasons, its group's partial binding, the score tie it rests on,
+        the naive side's notes."""
+        group = (self.group_note,) if self.group_note is not None else ()
         tie = (self.score_tie.reason(),) if self.score_tie is not None else ()
-        return (*self.joint.reasons, *tie, *(f"{NAIVE_NOTE}{n}" for n in self.naive.notes))
+        naive = (f"{NAIVE_NOTE}{n}" for n in self.naive.notes)
+        return (*self.joint.reasons, *group, *tie, *naive)
 
     def to_json(self) -> dict[str, Any]:
         gpus = self.gpu_milli / 1000
@@ -224,6 +263,8 @@ class Evaluation:
     autoscaler_flags: CaFlags | None = CaFlags()
     scheduler_profile: str = "kube-default"
     what_if: WhatIf | None = None  # the same scheduler pass under fgd (None: fgd chosen)
+    # deferred parts not worked out yet (``DEFERRED``; their fields say nothing then)
+    missing: frozenset[str] = frozenset()
 
     @property
     def model_gaps(self) -> int:
@@ -293,7 +334,56 @@ def evaluate(
     """Everything the dashboard, the API and the CLI show about one snapshot
     (``policy``: the scheduler's scoring profile; ``autoscaler``: which profile the
     naive side models; ValueError naming the valid ones if either is unknown;
-    ``ca_flags``: the cluster-autoscaler command line it runs with, ``caflags``)."""
+    ``ca_flags``: the cluster-autoscaler command line it runs with, ``caflags``):
+    the critical pass and every deferred part, combined."""
+    critical = critical_pass(
+        cluster, at=at, policy=policy, autoscaler=autoscaler, ca_flags=ca_flags
+    )
+    return combined(
+        critical,
+        score_ties=score_tie_part(critical),
+        what_if=what_if_part(critical),
+        relaxations=relaxation_part(critical),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Basis:
+    """What the critical pass worked out that the deferred parts start from (in memory
+    only: the cluster as planned, the scheduler state after ``prepare``, the pending
+    workloads, the scheduler pass and its options)."""
+
+    cluster: Cluster
+    state: ClusterState
+    pending: tuple[Workload, ...]
+    options: PlacementOptions
+    scheduler: PlacementResult
+    at: datetime
+    policy: str
+
+
+@dataclass(frozen=True, slots=True)
+class CriticalPass:
+    """The critical pass's ``Evaluation`` (every verdict, reason, plan, recommendation
+    and total; the deferred parts not there yet, named in ``evaluation.missing``) and
+    the ``Basis`` the deferred parts start from."""
+
+    evaluation: Evaluation
+    basis: Basis
+
+
+def critical_pass(
+    cluster: Cluster,
+    *,
+    at: datetime,
+    policy: str = "default",
+    autoscaler: str = DEFAULT_PROFILE,
+    ca_flags: CaFlags | None = None,
+) -> CriticalPass:
+    """What a verdict needs: the scheduler pass, the naive and joint plans, per
+    workload its verdict, reasons, disagreements and model gap, the recommendations,
+    totals, heatmap and fragmentation (``evaluate``'s arguments). The deferred parts
+    (``DEFERRED``) are left out and named in ``missing``."""
     profile_named(autoscaler)  # an unknown name fails before any work
     # one template capacity for the naive and joint plans and the disagreement probes
     cluster = with_member_capacity(cluster)
@@ -306,7 +396,6 @@ def evaluate(
     options = options_for(policy, at, mix=workload_mix(pending))
     prepare(cluster, pending, state, options)  # every pass below starts from these scores
     scheduler = place(cluster, pending, state=state, options=options)
-    ties = score_ties(cluster, pending, state, options, scheduler)
     diagnoses = {o.workload: o.diagnosis for o in scheduler.outcomes}
     seen, admitted = quotas.seen_by_autoscaler(pending, waiting), quotas.admitted(pending, waiting)
     served = requests.serving(cluster, pending)
@@ -336,7 +425,6 @@ def evaluate(
         requests.with_requests(plan, served, scheduler.outcomes) for plan in (naive, joint)
     )
     per_node, per_domain = fragmentation(cluster, state, pending)
-    what_if = fragmentation_what_if(cluster, pending, state, scheduler, options, policy)
     running = running_gang_milli(cluster)
     workloads = tuple(
         _workload_evaluation(cluster, w, naive, joint, diagnoses.get(w.key), at, policy, running)
@@ -347,12 +435,9 @@ def evaluate(
         for w in workloads
     )
     gaps = model_gaps(cluster, (w for w in pending if joint.outcomes[w.key].verdict == RUNS_NOW))
-    workloads = tuple(
-        replace(w, model_gap=gaps.get(w.key), score_tie=ties.get(w.key)) for w in workloads
-    )
-    workloads = _with_relaxations(cluster, state, pending, workloads, at, policy)
+    workloads = tuple(replace(w, model_gap=gaps.get(w.key)) for w in workloads)
     recommended = recommendations(joint.additions)
-    return Evaluation(
+    evaluation = Evaluation(
         cluster_name=cluster.name,
         at=at,
         nodes=len(cluster.nodes),
@@ -373,22 +458,60 @@ def evaluate(
         autoscaler=autoscaler,
         autoscaler_flags=ca_flags,
         scheduler_profile=policy,
-        what_if=what_if,
+        missing=frozenset(DEFERRED),
     )
+    basis = Basis(cluster, state, tuple(pending), options, scheduler, at, policy)
+    return CriticalPass(evaluation, basis)
 
 
-def _with_relaxations(
-    cluster: Cluster,
-    state: ClusterState,
-    pending: Sequence[Workload],
-    workloads: tuple[WorkloadEvaluation, ...],
-    at: datetime,
-    policy: str,
-) -> tuple[WorkloadEvaluation, ...]:
-    """Each blocked workload with what would unblock it (``relaxations``)."""
-    blocked = [w.key for w in workloads if w.joint.verdict == BLOCKED]
-    found = relaxations(cluster, state, pending, blocked, at=at, policy=policy)
-    return tuple(replace(w, relaxations=found.get(w.key, ())) for w in workloads)
+def score_tie_part(critical: CriticalPass) -> dict[str, ScoreTie]:
+    """Deferred part ``score-ties``: per workload whose fate rests on an exact score
+    tie, the tie (``ties.score_ties``: the scheduler pass again with other seeds)."""
+    b = critical.basis
+    return score_ties(b.cluster, b.pending, b.state, b.options, b.scheduler)
+
+
+def what_if_part(critical: CriticalPass) -> WhatIf | None:
+    """Deferred part ``what-if``: the same scheduler pass under fgd
+    (``whatif.fragmentation_what_if``; None when fgd is the chosen profile)."""
+    b = critical.basis
+    return fragmentation_what_if(b.cluster, b.pending, b.state, b.scheduler, b.options, b.policy)
+
+
+def relaxation_part(critical: CriticalPass) -> dict[str, tuple[Relaxation, ...]]:
+    """Deferred part ``relaxations``: per blocked workload, what would unblock it
+    (``relaxations.relaxations``, each verified by planning it again)."""
+    b = critical.basis
+    blocked = [w.key for w in critical.evaluation.workloads if w.joint.verdict == BLOCKED]
+    return relaxations(b.cluster, b.state, b.pending, blocked, at=b.at, policy=b.policy)
+
+
+NOT_GIVEN: Any = object()  # ``combined``'s "this part is not given" (None is a what-if)
+
+
+def combined(
+    critical: CriticalPass,
+    *,
+    score_ties: Mapping[str, ScoreTie] | None = None,
+    what_if: WhatIf | None = NOT_GIVEN,
+    relaxations: Mapping[str, tuple[Relaxation, ...]] | None = None,
+) -> Evaluation:
+    """The critical pass's evaluation with the deferred parts given (a part left out
+    stays in ``missing``); with all of them, the whole ``evaluate`` answer."""
+    evaluation = critical.evaluation
+    missing = set(evaluation.missing)
+    workloads = evaluation.workloads
+    if score_ties is not None:
+        workloads = tuple(replace(w, score_tie=score_ties.get(w.key)) for w in workloads)
+        missing.discard(SCORE_TIES)
+    if relaxations is not None:
+        workloads = tuple(replace(w, relaxations=relaxations.get(w.key, ())) for w in workloads)
+        missing.discard(RELAXATIONS)
+    found = evaluation.what_if
+    if what_if is not NOT_GIVEN:
+        found = what_if
+        missing.discard(WHAT_IF)
+    return replace(evaluation, workloads=workloads, what_if=found, missing=frozenset(missing))
 
 
 def _flags_for(

@@ -23,7 +23,11 @@ How many pods each controller wants, as its controller computes it:
 - LeaderWorkerSet (kubernetes-sigs/lws ``api/leaderworkerset/v1``): ``replicas``
   groups of ``leaderWorkerTemplate.size`` pods (leader ``<lws>-<i>`` from
   ``leaderTemplate`` or the worker template, workers ``<lws>-<i>-<j>``); each
-  group is all-or-nothing: a gang ``<lws>-<i>`` of ``size``.
+  group is a gang ``<lws>-<i>`` of ``size`` only where something enforces it: Kueue
+  (queue label: each group is one Workload) or a gang scheduler (a template's
+  ``schedulerName`` volcano or kai-scheduler: LWS's gang scheduler provider
+  ``pkg/schedulerprovider``, KAI's podgrouper). Otherwise kube-scheduler binds the
+  pods one by one: each is its own workload, marked ``Pod.app_group``.
 - Kueue Workload (kubernetes-sigs/kueue ``apis/kueue/v1beta1/workload_types.go``):
   ``podSets[].count`` pods of ``podSets[].template``, one gang for the whole
   Workload; a Workload whose owner (Job, JobSet, Pod...) is in the input is
@@ -53,6 +57,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+from topology.kube.core.podowner import GANG_SCHEDULERS
 from topology.kube.fields import ObjectContext
 from topology.model.hardware import Gang, Pod
 
@@ -94,6 +99,8 @@ class Wanted:
     unsupported: tuple[str, ...] = ()
     # what is not modelled about these pods but does not block them: said on each
     said: tuple[str, ...] = ()
+    # the all-or-nothing group nothing enforces, for pods whose labels do not name it
+    app_group: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,6 +218,8 @@ def _leader_worker_set(controller: Controller, pods: list[Pod]) -> Wanted | str:
     mine = [
         p for p in _live(pods, controller.namespace) if p.labels.get(LWS_NAME) == controller.name
     ]
+    queue = _kueue_queue(controller)
+    enforced = queue is not None or gang_scheduled(leader, worker)
     objects: list[dict[str, Any]] = []
     gangs: list[Gang] = []
     for group in range(replicas):
@@ -223,10 +232,11 @@ def _leader_worker_set(controller: Controller, pods: list[Pod]) -> Wanted | str:
                 continue
             template = leader if index == 0 and leader else worker
             pod = pod_object(controller, template, name, labels)
-            pod["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] = group_name
+            if enforced:
+                pod["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] = group_name
             objects.append(pod)
-        gangs.append(Gang(controller.namespace, group_name, size))
-    queue = _kueue_queue(controller)
+        if enforced:
+            gangs.append(Gang(controller.namespace, group_name, size))
     reasons = _exclusive(controller, LWS_EXCLUSIVE, "LeaderWorkerSet")
     return Wanted(controller.ctx.object, tuple(objects), tuple(gangs), queue, reasons)
 
@@ -380,6 +390,14 @@ def _exclusive(controller: Controller, annotation: str, kind: str) -> tuple[str,
         level = annotations[annotation]
         return (f"{kind} exclusive placement per {level} ({annotation}) not supported",)
     return ()
+
+
+def gang_scheduled(*templates: dict[str, Any]) -> bool:
+    """A pod template names a gang scheduler (``podowner.GANG_SCHEDULERS``)."""
+    return any(
+        isinstance(t.get("spec"), dict) and t["spec"].get("schedulerName") in GANG_SCHEDULERS
+        for t in templates
+    )
 
 
 def _kueue_queue(controller: Controller) -> str | None:

@@ -29,6 +29,10 @@ DEFAULT_SCHEDULER = "default-scheduler"
 # gang schedulers whose pods the model reads (topology.kube.core.controllers) and places by
 # kube-scheduler's rules: said on the pod, not refused
 APPROXIMATED_SCHEDULERS = ("volcano", "kai-scheduler")
+# a controller's pods under one of these are one gang: Volcano's and KAI's controllers
+# (the training operator's --gang-scheduler-name, LWS's gang scheduler provider, KAI's
+# podgrouper) make a PodGroup of them; under kube-scheduler they are separate pods
+GANG_SCHEDULERS = APPROXIMATED_SCHEDULERS
 
 
 def scheduler_name(ctx: ObjectContext, spec: dict[str, Any]) -> str:

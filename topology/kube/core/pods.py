@@ -131,7 +131,8 @@ def parse_pod(ctx: ObjectContext, obj: dict[str, Any]) -> PodRecord | None:
         node_name=node_name,
         gang=_gang_name(ctx, namespace, labels, spec)
         or annotated_gang(namespace, annotations)
-        or _controller_gang(namespace, labels),
+        or _controller_gang(ctx, namespace, labels, spec),
+        app_group=_app_group(ctx, namespace, labels, spec, annotations),
         required_topology=annotations.get(REQUIRED_TOPOLOGY) or None,
         preferred_topology=annotations.get(PREFERRED_TOPOLOGY) or None,
         unsupported=tuple(dict.fromkeys(u.reason for u in unmodelled if u.blocking)),
@@ -223,9 +224,33 @@ def _gang_name(
     return f"{namespace}/{group}" if group else None
 
 
-def _controller_gang(namespace: str, labels: dict[str, str]) -> str | None:
+def _controller_gang(
+    ctx: ObjectContext, namespace: str, labels: dict[str, str], spec: dict[str, Any]
+) -> str | None:
+    """The controller's group as a gang, only where a gang scheduler makes it one: a pod
+    of Volcano or KAI (``podowner.GANG_SCHEDULERS``). kube-scheduler itself places each
+    pod alone (``pkg/scheduler/schedule_one.go`` ``ScheduleOne``: one pod per cycle)."""
     group = controller_group(labels)
-    return f"{namespace}/{group}" if group else None
+    if group and podowner.scheduler_name(ctx, spec) in podowner.GANG_SCHEDULERS:
+        return f"{namespace}/{group}"
+    return None
+
+
+def _app_group(
+    ctx: ObjectContext,
+    namespace: str,
+    labels: dict[str, str],
+    spec: dict[str, Any],
+    annotations: dict[str, str],
+) -> str | None:
+    """The controller's group when nothing makes it a gang (no gang label, annotation
+    or gang scheduler): kube-scheduler binds its pods one by one."""
+    group = controller_group(labels)
+    if not group or _gang_name(ctx, namespace, labels, spec):
+        return None
+    if annotated_gang(namespace, annotations) or _controller_gang(ctx, namespace, labels, spec):
+        return None
+    return f"{namespace}/{group}"
 
 
 def controller_group(labels: dict[str, str]) -> str | None:
