@@ -24,13 +24,13 @@ from recommender.engine.scheduler.interpod import (
     SPREAD_MISSING_LABEL,
     SPREAD_NOT_MATCH,
 )
+from tests.builders import make_node, make_pod
 from topology.model.hardware import (
     LabelRequirement,
     Node,
     NodeSelectorTerm,
     Pod,
     PodAffinityTerm,
-    PodPlacementTerms,
     PodSelector,
     SpreadConstraint,
 )
@@ -44,24 +44,7 @@ def term(key: str, op: str, values: tuple[str, ...], topology_key: str, *more: L
     )
 
 
-def pod(
-    labels: dict[str, str],
-    node: str | None = None,
-    affinity: tuple[PodAffinityTerm, ...] = (),
-    anti: tuple[PodAffinityTerm, ...] = (),
-    spread: tuple[SpreadConstraint, ...] = (),
-    namespace: str = NS,
-    node_affinity: tuple[NodeSelectorTerm, ...] = (),
-    name: str = "p",
-) -> Pod:
-    return Pod(
-        namespace=namespace,
-        name=name,
-        labels=labels,
-        node_name=node,
-        affinity=node_affinity,
-        pod_terms=PodPlacementTerms(affinity, anti, spread),
-    )
+POD = make_pod("p", NS)
 
 
 @dataclass(frozen=True)
@@ -84,16 +67,18 @@ def run(case: Case) -> dict[str, str]:
 
 # --- interpodaffinity: TestRequiredAffinitySingleNode --------------------------------
 
-NODE1 = Node("node1", labels={"region": "r1", "zone": "z11"})
+NODE1 = make_node("node1").labels({"region": "r1", "zone": "z11"}).build()
 SECURITYSCAN = {"service": "securityscan"}
 S1 = {"security": "S1"}
-EXISTING = pod(SECURITYSCAN, node="node1", name="existing")
+EXISTING = POD.named("existing").labels(SECURITYSCAN).on("node1").build()
 
 AFFINITY_CASES = [
     Case(
         "satisfies with requiredDuringSchedulingIgnoredDuringExecution in PodAffinity using In "
         "operator that matches the existing pod",
-        pod(S1, affinity=(term("service", "In", ("securityscan", "value2"), "region"),)),
+        POD.labels(S1)
+        .pod_terms(affinity=(term("service", "In", ("securityscan", "value2"), "region"),))
+        .build(),
         (EXISTING,),
         (NODE1,),
         {"node1": ""},
@@ -101,30 +86,35 @@ AFFINITY_CASES = [
     Case(
         "satisfies the pod with requiredDuringSchedulingIgnoredDuringExecution in PodAffinity "
         "using not in operator in labelSelector that matches the existing pod",
-        pod(S1, affinity=(term("service", "NotIn", ("securityscan3", "value3"), "region"),)),
+        POD.labels(S1)
+        .pod_terms(affinity=(term("service", "NotIn", ("securityscan3", "value3"), "region"),))
+        .build(),
         (EXISTING,),
         (NODE1,),
         {"node1": ""},
     ),
     Case(
         "Does not satisfy the PodAffinity with labelSelector because of diff Namespace",
-        pod(
-            S1,
+        POD.labels(S1)
+        .pod_terms(
             affinity=(
                 PodAffinityTerm(
                     PodSelector((LabelRequirement("service", "In", ("securityscan", "value2")),)),
                     "",
                     ("DiffNameSpace",),
                 ),
-            ),
-        ),
-        (pod(SECURITYSCAN, node="node1", namespace="ns", name="other"),),
+            )
+        )
+        .build(),
+        (POD.namespace("ns").named("other").labels(SECURITYSCAN).on("node1").build(),),
         (NODE1,),
         {"node1": AFFINITY_RULES_NOT_MATCH},
     ),
     Case(
         "Doesn't satisfy the PodAffinity because of unmatching labelSelector with the existing pod",
-        pod(SECURITYSCAN, affinity=(term("service", "In", ("antivirusscan", "value2"), ""),)),
+        POD.labels(SECURITYSCAN)
+        .pod_terms(affinity=(term("service", "In", ("antivirusscan", "value2"), ""),))
+        .build(),
         (EXISTING,),
         (NODE1,),
         {"node1": AFFINITY_RULES_NOT_MATCH},
@@ -132,8 +122,8 @@ AFFINITY_CASES = [
     Case(
         "The labelSelector requirements(items of matchExpressions) are ANDed, the pod cannot "
         "schedule onto the node because one of the matchExpression item don't match.",
-        pod(
-            S1,
+        POD.labels(S1)
+        .pod_terms(
             affinity=(
                 term(
                     "service", "Exists", (), "region", LabelRequirement("wrongkey", "DoesNotExist")
@@ -145,19 +135,21 @@ AFFINITY_CASES = [
                     "region",
                     LabelRequirement("service", "NotIn", ("WrongValue",)),
                 ),
-            ),
-        ),
+            )
+        )
+        .build(),
         (EXISTING,),
         (NODE1,),
         {"node1": AFFINITY_RULES_NOT_MATCH},
     ),
     Case(
         "satisfies the PodAffinity but doesn't satisfy the PodAntiAffinity with the existing pod",
-        pod(
-            S1,
+        POD.labels(S1)
+        .pod_terms(
             affinity=(term("service", "In", ("securityscan", "value2"), "region"),),
-            anti=(term("service", "In", ("securityscan", "value2"), "zone"),),
-        ),
+            anti_affinity=(term("service", "In", ("securityscan", "value2"), "zone"),),
+        )
+        .build(),
         (EXISTING,),
         (NODE1,),
         {"node1": ANTI_AFFINITY_RULES_NOT_MATCH},
@@ -165,42 +157,43 @@ AFFINITY_CASES = [
     Case(
         "satisfies the PodAffinity and PodAntiAffinity but doesn't satisfy PodAntiAffinity "
         "symmetry with the existing pod",
-        pod(
-            SECURITYSCAN,
+        POD.labels(SECURITYSCAN)
+        .pod_terms(
             affinity=(term("service", "In", ("securityscan", "value2"), "region"),),
-            anti=(term("service", "In", ("antivirusscan", "value2"), "node"),),
-        ),
+            anti_affinity=(term("service", "In", ("antivirusscan", "value2"), "node"),),
+        )
+        .build(),
         (
-            pod(
-                SECURITYSCAN,
-                node="node1",
-                anti=(term("service", "In", ("securityscan", "value2"), "zone"),),
-                name="existing",
-            ),
+            POD.named("existing")
+            .labels(SECURITYSCAN)
+            .on("node1")
+            .pod_terms(anti_affinity=(term("service", "In", ("securityscan", "value2"), "zone"),))
+            .build(),
         ),
         (NODE1,),
         {"node1": EXISTING_ANTI_AFFINITY_NOT_MATCH},
     ),
     Case(
         "pod matches its own Label in PodAffinity and that matches the existing pod Labels",
-        pod(
-            SECURITYSCAN, affinity=(term("service", "NotIn", ("securityscan", "value2"), "region"),)
-        ),
-        (pod(SECURITYSCAN, node="node2", name="elsewhere"),),  # node2 is not in the snapshot
+        POD.labels(SECURITYSCAN)
+        .pod_terms(affinity=(term("service", "NotIn", ("securityscan", "value2"), "region"),))
+        .build(),
+        (
+            POD.named("elsewhere").labels(SECURITYSCAN).on("node2").build(),
+        ),  # node2 is not in the snapshot
         (NODE1,),
         {"node1": AFFINITY_RULES_NOT_MATCH},
     ),
     Case(
         "verify that PodAntiAffinity from existing pod is respected when pod has no AntiAffinity "
         "constraints. doesn't satisfy PodAntiAffinity symmetry with the existing pod",
-        pod(SECURITYSCAN),
+        POD.labels(SECURITYSCAN).build(),
         (
-            pod(
-                SECURITYSCAN,
-                node="node1",
-                anti=(term("service", "In", ("securityscan", "value2"), "zone"),),
-                name="existing",
-            ),
+            POD.named("existing")
+            .labels(SECURITYSCAN)
+            .on("node1")
+            .pod_terms(anti_affinity=(term("service", "In", ("securityscan", "value2"), "zone"),))
+            .build(),
         ),
         (NODE1,),
         {"node1": EXISTING_ANTI_AFFINITY_NOT_MATCH},
@@ -208,28 +201,39 @@ AFFINITY_CASES = [
     Case(
         "PodAntiAffinity symmetry check a1: incoming pod and existing pod partially match each "
         "other on AffinityTerms",
-        pod(
-            SECURITYSCAN,
-            anti=(term("service", "Exists", (), "zone"), term("security", "Exists", (), "zone")),
+        POD.labels(SECURITYSCAN)
+        .pod_terms(
+            anti_affinity=(
+                term("service", "Exists", (), "zone"),
+                term("security", "Exists", (), "zone"),
+            )
+        )
+        .build(),
+        (
+            POD.named("existing")
+            .labels(S1)
+            .on("node1")
+            .pod_terms(anti_affinity=(term("security", "Exists", (), "zone"),))
+            .build(),
         ),
-        (pod(S1, node="node1", anti=(term("security", "Exists", (), "zone"),), name="existing"),),
         (NODE1,),
         {"node1": ANTI_AFFINITY_RULES_NOT_MATCH},
     ),
     Case(
         "PodAntiAffinity symmetry check a2: incoming pod and existing pod partially match each "
         "other on AffinityTerms",
-        pod(S1, anti=(term("security", "Exists", (), "zone"),)),
+        POD.labels(S1).pod_terms(anti_affinity=(term("security", "Exists", (), "zone"),)).build(),
         (
-            pod(
-                SECURITYSCAN,
-                node="node1",
-                anti=(
+            POD.named("existing")
+            .labels(SECURITYSCAN)
+            .on("node1")
+            .pod_terms(
+                anti_affinity=(
                     term("service", "Exists", (), "zone"),
                     term("security", "Exists", (), "zone"),
-                ),
-                name="existing",
-            ),
+                )
+            )
+            .build(),
         ),
         (NODE1,),
         {"node1": EXISTING_ANTI_AFFINITY_NOT_MATCH},
@@ -244,21 +248,17 @@ def foo_spread(max_skew: int, key: str, selector_key: str = "foo") -> SpreadCons
     return SpreadConstraint(max_skew, key, PodSelector((LabelRequirement(selector_key, "Exists"),)))
 
 
-def zone_node(name: str, zone: str, zone_key: str = "zone") -> Node:
-    return Node(name, labels={zone_key: zone, "node": name})
-
-
 FOUR_NODES = (
-    zone_node("node-a", "zone1"),
-    zone_node("node-b", "zone1"),
-    zone_node("node-x", "zone2"),
-    zone_node("node-y", "zone2"),
+    make_node("node-a").labels({"zone": "zone1", "node": "node-a"}).build(),
+    make_node("node-b").labels({"zone": "zone1", "node": "node-b"}).build(),
+    make_node("node-x").labels({"zone": "zone2", "node": "node-x"}).build(),
+    make_node("node-y").labels({"zone": "zone2", "node": "node-y"}).build(),
 )
 
 
 def existing(*where: str, namespace: str = NS) -> tuple[Pod, ...]:
     return tuple(
-        pod({"foo": ""}, node=node, namespace=namespace, name=f"p-{i}")
+        POD.namespace(namespace).named(f"p-{i}").labels({"foo": ""}).on(node).build()
         for i, node in enumerate(where)
     )
 
@@ -268,14 +268,14 @@ SPREAD_2_1_0_3 = existing("node-a", "node-a", "node-b", "node-y", "node-y", "nod
 SPREAD_CASES = [
     Case(
         "no existing pods",
-        pod({"foo": ""}, spread=(foo_spread(1, "zone"),)),
+        POD.labels({"foo": ""}).pod_terms(spread=(foo_spread(1, "zone"),)).build(),
         (),
         FOUR_NODES,
         dict.fromkeys(("node-a", "node-b", "node-x", "node-y"), ""),
     ),
     Case(
         "existing pods in a different namespace do not count",
-        pod({"foo": ""}, spread=(foo_spread(1, "zone"),)),
+        POD.labels({"foo": ""}).pod_terms(spread=(foo_spread(1, "zone"),)).build(),
         (
             *existing("node-a", namespace="ns1"),
             *existing("node-a", namespace="ns2"),
@@ -286,11 +286,11 @@ SPREAD_CASES = [
     ),
     Case(
         "pods spread across zones as 1/2 due to absence of label 'zone' on node-b",
-        pod({"foo": ""}, spread=(foo_spread(1, "zone"),)),
+        POD.labels({"foo": ""}).pod_terms(spread=(foo_spread(1, "zone"),)).build(),
         existing("node-a", "node-b", "node-x", "node-y"),
         (
             FOUR_NODES[0],
-            zone_node("node-b", "zone1", zone_key="zon"),
+            make_node("node-b").labels({"zon": "zone1", "node": "node-b"}).build(),
             FOUR_NODES[2],
             FOUR_NODES[3],
         ),
@@ -303,7 +303,7 @@ SPREAD_CASES = [
     ),
     Case(
         "pods spread across nodes as 2/1/0/3, only node-x fits",
-        pod({"foo": ""}, spread=(foo_spread(1, "node"),)),
+        POD.labels({"foo": ""}).pod_terms(spread=(foo_spread(1, "node"),)).build(),
         SPREAD_2_1_0_3,
         FOUR_NODES,
         {
@@ -315,27 +315,26 @@ SPREAD_CASES = [
     ),
     Case(
         "pods spread across nodes as 2/1/0/3, maxSkew is 2, node-b and node-x fit",
-        pod({"foo": ""}, spread=(foo_spread(2, "node"),)),
+        POD.labels({"foo": ""}).pod_terms(spread=(foo_spread(2, "node"),)).build(),
         SPREAD_2_1_0_3,
         FOUR_NODES,
         {"node-a": SPREAD_NOT_MATCH, "node-b": "", "node-x": "", "node-y": SPREAD_NOT_MATCH},
     ),
     Case(
         "pods spread across nodes as 2/1/0/3, but pod doesn't match itself",
-        pod({"bar": ""}, spread=(foo_spread(1, "node"),)),
+        POD.labels({"bar": ""}).pod_terms(spread=(foo_spread(1, "node"),)).build(),
         SPREAD_2_1_0_3,
         FOUR_NODES,
         {"node-a": SPREAD_NOT_MATCH, "node-b": "", "node-x": "", "node-y": SPREAD_NOT_MATCH},
     ),
     Case(
         "incoming pod has nodeAffinity, pods spread as 2/~1~/~0~/3, hence node-a fits",
-        pod(
-            {"foo": ""},
-            spread=(foo_spread(1, "node"),),
-            node_affinity=(
-                NodeSelectorTerm((LabelRequirement("node", "In", ("node-a", "node-y")),)),
-            ),
-        ),
+        POD.labels({"foo": ""})
+        .pod_terms(spread=(foo_spread(1, "node"),))
+        .node_affinity(
+            *(NodeSelectorTerm((LabelRequirement("node", "In", ("node-a", "node-y")),)),)
+        )
+        .build(),
         SPREAD_2_1_0_3,
         FOUR_NODES,
         # upstream's Filter alone (NodeAffinity not run): node-b and node-x pass it too
@@ -343,7 +342,9 @@ SPREAD_CASES = [
     ),
     Case(
         "two Constraints on zone and node, spreads = [3/3, 2/1/0/3]",
-        pod({"foo": ""}, spread=(foo_spread(1, "zone"), foo_spread(1, "node"))),
+        POD.labels({"foo": ""})
+        .pod_terms(spread=(foo_spread(1, "zone"), foo_spread(1, "node")))
+        .build(),
         SPREAD_2_1_0_3,
         FOUR_NODES,
         {

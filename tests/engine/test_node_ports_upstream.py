@@ -15,6 +15,7 @@ from recommender.engine.scheduler.filters import NODE_PORTS_TAKEN, FilterContext
 from recommender.engine.scheduler.placement import place
 from recommender.engine.scheduler.records import NodeAlloc, NodeInfo
 from recommender.engine.scheduler.workloads import pending_workloads
+from tests.builders import make_pod
 from topology.model.hardware import Cluster, HostPort, Node, Pod, Resources
 
 
@@ -87,20 +88,20 @@ def test_it_matches_upstream_node_ports_table(
     assert status.reason == reason
 
 
-def web(name: str, port: int, node_name: str | None = None) -> Pod:
-    return Pod(
-        "web",
-        name,
-        requests=Resources(cpu_milli=100, pods=1),
-        node_name=node_name,
-        host_ports=ports(f"TCP/0.0.0.0/{port}"),
-        arrival=float(len(name)),
-    )
+# web pods of 100m, each wanting one host port
+WEB = make_pod(namespace="web").requests("100m")
 
 
 def test_it_places_two_pods_wanting_one_host_port_on_two_nodes() -> None:
     nodes = (NODE, Node("n2", allocatable=NODE.allocatable))
-    cluster = Cluster("c", nodes=nodes, pods=(web("a", 80), web("b", 80)))
+    cluster = Cluster(
+        "c",
+        nodes=nodes,
+        pods=(
+            WEB.named("a").host_ports(*ports("TCP/0.0.0.0/80")).arrival(1.0).build(),
+            WEB.named("b").host_ports(*ports("TCP/0.0.0.0/80")).arrival(1.0).build(),
+        ),
+    )
     result = place(cluster, pending_workloads(cluster))
     nodes_used = sorted(b.node for o in result.outcomes for b in o.bindings)
     assert nodes_used == ["n1", "n2"]
@@ -108,7 +109,13 @@ def test_it_places_two_pods_wanting_one_host_port_on_two_nodes() -> None:
 
 def test_it_keeps_the_second_pod_pending_when_one_node_has_the_port_taken() -> None:
     cluster = Cluster(
-        "c", nodes=(NODE,), pods=(web("running", 80, node_name="n1"), web("b", 80), web("c", 81))
+        "c",
+        nodes=(NODE,),
+        pods=(
+            WEB.named("running").host_ports(*ports("TCP/0.0.0.0/80")).arrival(7.0).on("n1").build(),
+            WEB.named("b").host_ports(*ports("TCP/0.0.0.0/80")).arrival(1.0).build(),
+            WEB.named("c").host_ports(*ports("TCP/0.0.0.0/81")).arrival(1.0).build(),
+        ),
     )
     outcomes = {o.workload: o for o in place(cluster, pending_workloads(cluster)).outcomes}
     assert outcomes["web/c"].placed

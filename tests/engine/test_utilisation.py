@@ -20,15 +20,10 @@ from reservations.utilisation.dcgm import (
     report_json,
     series_from_matrix,
 )
+from tests.builders import make_node, make_pod, make_reservation
 from topology.model.hardware import (
     Cluster,
-    Gpu,
-    GpuRequest,
     ModelError,
-    Node,
-    Pod,
-    Reservation,
-    Resources,
 )
 
 T0 = datetime(2026, 12, 1, tzinfo=UTC)
@@ -37,30 +32,25 @@ STEP = 600.0
 HOUR = UtilisationSettings(idle_below_percent=5.0, idle_for_seconds=3600.0)
 
 
-def node(name: str, gpus: int, price: float | None = None, model: str | None = None) -> Node:
-    return Node(
-        name=name,
-        allocatable=Resources(cpu_milli=64_000, memory_bytes=2**38, pods=110),
-        gpus=tuple(Gpu(f"gpu-{i}", model=model) for i in range(gpus)),
-        price_per_node_hour=price,
-    )
-
-
-def bound(namespace: str, name: str, node_name: str, gpus: int = 1) -> Pod:
-    return Pod(namespace, name, gpu=GpuRequest(gpus), node_name=node_name)
+# 64-cpu nodes of GPUs no device carries (DCGM reads the GPUs only)
+GPU_NODE = make_node().allocatable(64, "256Gi", 110).gpus(0, devices=False)
 
 
 CLUSTER = Cluster(
     "c",
-    nodes=(node("gpu-a", 2, price=20.0), node("gpu-b", 1), node("gpu-c", 1)),
+    nodes=(
+        GPU_NODE.named("gpu-a").gpus(2).price(20.0).build(),
+        GPU_NODE.named("gpu-b").gpus(1).build(),
+        GPU_NODE.named("gpu-c").gpus(1).build(),
+    ),
     pods=(
-        bound("ml", "notebook", "gpu-a"),
-        bound("ml", "trainer", "gpu-a"),
-        bound("web", "infer", "gpu-b"),
-        bound("web", "unseen", "gpu-c"),
+        make_pod("notebook", "ml").gpus(1).on("gpu-a").build(),
+        make_pod("trainer", "ml").gpus(1).on("gpu-a").build(),
+        make_pod("infer", "web").gpus(1).on("gpu-b").build(),
+        make_pod("unseen", "web").gpus(1).on("gpu-c").build(),
     ),
     reservations=(
-        Reservation("r", ("web",), node_names=("gpu-b",), start=T0, price_per_gpu_hour=2.5),
+        make_reservation("r", "web").nodes("gpu-b").start(T0).price_per_gpu_hour(2.5).build(),
     ),
 )
 
@@ -170,7 +160,9 @@ def test_it_leaves_the_cost_unknown_when_the_gpu_has_no_price() -> None:
 
 
 def test_it_counts_a_mig_instance_by_its_share_of_the_gpu() -> None:
-    cluster = Cluster("c", nodes=(node("gpu-m", 1, price=8.0, model="NVIDIA-A100-SXM4-80GB"),))
+    cluster = Cluster(
+        "c", nodes=(GPU_NODE.named("gpu-m").gpus(1, "NVIDIA-A100-SXM4-80GB").price(8.0).build(),)
+    )
     mig = DcgmSeries(
         ENGINE_ACTIVE,
         labels("gpu-m", "0", "notebook", "ml", GPU_I_PROFILE="3g.40gb", GPU_I_ID="2"),
@@ -278,8 +270,10 @@ def test_it_reads_the_holder_from_exported_labels_when_the_scrape_renamed_them()
 
 
 def test_it_names_a_gang_members_workload_by_its_gang() -> None:
-    member = Pod("ml", "job-0", gpu=GpuRequest(1), node_name="gpu-a", gang="ml/job")
-    cluster = Cluster("c", nodes=(node("gpu-a", 2, price=20.0),), pods=(member,))
+    member = make_pod("job-0", "ml").gpus(1).on("gpu-a").gang("ml/job").build()
+    cluster = Cluster(
+        "c", nodes=(GPU_NODE.named("gpu-a").gpus(2).price(20.0).build(),), pods=(member,)
+    )
     report = measure(cluster, [], start=T0, end=END, step_seconds=STEP, settings=HOUR)
     assert [(pod.name, pod.workload) for pod in report.pods] == [("job-0", "ml/job")]
 
@@ -295,11 +289,12 @@ def test_it_sums_a_teams_known_cost_and_states_its_unpriced_hours_apart() -> Non
 
 
 def test_it_finds_a_node_by_its_hostname_label_when_the_name_differs() -> None:
-    named = Node(
-        "ip-10-0-1-7.ec2.internal",
-        labels={"kubernetes.io/hostname": "ip-10-0-1-7"},
-        gpus=(Gpu("gpu-0"),),
-        price_per_node_hour=4.0,
+    named = (
+        make_node("ip-10-0-1-7.ec2.internal")
+        .label("kubernetes.io/hostname", "ip-10-0-1-7")
+        .gpus(1, devices=False)
+        .price(4.0)
+        .build()
     )
     cluster = Cluster("c", nodes=(named,))
     report = measure(
