@@ -4,8 +4,13 @@ It keeps objects per resource path with one cluster-wide resourceVersion
 counter (as etcd does), answers paginated lists and chunked watch streams
 (``ADDED``/``MODIFIED``/``DELETED``, ``BOOKMARK``, ``ERROR`` 410), and can be
 told to misbehave: answer 410 mid-watch, drop the connection, stall, fail, refuse a
-kind as the RBAC authorizer does (403), or go away altogether (``go_away``: the port
-closed, connections cut) and come back on the same port.
+kind as the RBAC authorizer does (403, without ending the watches already open, as
+kube-apiserver authorizes a request once, when it starts), or go away altogether
+(``go_away``: the port closed, connections cut) and come back on the same port, as it
+was (a network cut) or restarted (``restart``: a fresh watch cache answering 410 for
+every earlier resourceVersion, 403 for everything while the RBAC authorizer's caches
+load, 429 "storage is (re)initializing" for custom kinds). ``shut_down_slowly`` is
+kube-apiserver after SIGTERM: new connections refused, open watches kept.
 It runs aiohttp in a thread of its own; tests call its methods from theirs.
 """
 
@@ -15,6 +20,7 @@ import asyncio
 import copy
 import json
 import threading
+import time
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -89,6 +95,12 @@ RESOURCE_PATHS: dict[str, tuple[str, str]] = {
 }
 
 
+# Groups kube-apiserver serves itself; every other group here is a CustomResourceDefinition,
+# whose storage answers 429 while it initialises after a restart.
+BUILT_IN_GROUPS = {"", "scheduling.k8s.io", "storage.k8s.io", "policy", "resource.k8s.io"}
+BUILT_IN_GROUPS |= {"apps", "batch"}
+
+
 def resource_key(obj: dict[str, Any]) -> str:
     """``Kind`` for the core group, else ``Kind.group``, from an object's kind and apiVersion."""
     group = str(obj.get("apiVersion") or "").rpartition("/")[0]
@@ -118,6 +130,9 @@ class KubeServer:
         self.unserved: set[str] = set()
         self.forbidden: set[str] = set()  # kinds the caller's role may not list (403)
         self.away = False
+        self.refusing = False  # shutting down slowly: new requests cut, open watches kept
+        self.forbidden_until = 0.0  # after a restart: every resource request answers 403
+        self.initializing_until = 0.0  # after a restart: custom kinds answer 429
         self.resource_version = 1
         self.requests: list[tuple[str, str, dict[str, str]]] = []
         self.authorizations: set[str] = set()  # every Authorization header received
@@ -147,6 +162,7 @@ class KubeServer:
         app = web.Application()
         for kind, (path, _api_version) in RESOURCE_PATHS.items():
             app.router.add_get(path, self._handler(kind))
+        app.router.add_get("/version", self._version)
         app.router.add_get("/apis", self._groups)
         app.router.add_get("/apis/{group}/{version}", self._group_resources)
         app.router.add_route("*", "/{tail:.*}", self._not_found)
@@ -172,9 +188,40 @@ class KubeServer:
         await self._runner.cleanup()
 
     def come_back(self) -> None:
-        """Listen again on the same port, with every object and resourceVersion kept."""
+        """Listen again on the same port, with every object and resourceVersion kept
+        (the API server was cut off, not restarted)."""
         asyncio.run_coroutine_threadsafe(self._serve(), self._loop).result(10)
         self.away = False
+        self.refusing = False
+
+    def restart(self, *, forbidden_seconds: float = 1.5, initializing_seconds: float = 3.0) -> None:
+        """Go away (if not already) and come back as a restarted kube-apiserver: objects
+        and resourceVersions are etcd's, kept; the watch cache is new, so a watch from
+        any earlier resourceVersion gets 410 "too old resource version"
+        (``k8s.io/apiserver/pkg/storage/cacher/watch_cache.go``); for
+        ``forbidden_seconds`` every resource request answers 403, as a real one does
+        for 1–2 s after it starts listening, before its RBAC authorizer's informers
+        have synced (issue 45: the audit log says ``decision: forbid``, no reason); for
+        ``initializing_seconds`` custom kinds answer 429 "storage is (re)initializing"
+        with ``retryAfterSeconds`` 1 (``k8s.io/apiserver/pkg/storage/cacher/cacher.go``,
+        the cacher not ready yet)."""
+        if not self.away:
+            self.go_away()
+        self._call(self._compact)
+        started = time.monotonic()
+        self.forbidden_until = started + forbidden_seconds
+        self.initializing_until = started + initializing_seconds
+        self.come_back()
+
+    def shut_down_slowly(self) -> None:
+        """kube-apiserver after SIGTERM: the port stops accepting and idle keep-alive
+        connections are closed (Go's ``http.Server.Shutdown``), so every new request
+        fails, while the watches already open go on delivering until ``go_away``."""
+        self.refusing = True
+        assert self._runner is not None
+        for site in self._runner.sites:
+            server = site._server  # type: ignore[attr-defined]
+            self._loop.call_soon_threadsafe(server.close)
 
     def stop(self) -> None:
         self.stall_seconds = 0.0
@@ -282,11 +329,20 @@ class KubeServer:
                 served.append((parts[2], parts[3], parts[-1]))
         return served
 
+    async def _version(self, request: web.Request) -> web.StreamResponse:
+        """``/version``, which every user may read (``system:public-info-viewer``)."""
+        self.requests.append((request.method, request.path, dict(request.query)))
+        if self.refusing:
+            return _cut(request)
+        return web.json_response({"major": "1", "minor": "36", "gitVersion": "v1.36.0"})
+
     async def _groups(self, request: web.Request) -> web.Response:
         """Discovery's ``APIGroupList``: the groups and versions of the kinds served now
         (a kind in ``unserved`` is a CRD not installed, so absent here too)."""
         self.requests.append((request.method, request.path, dict(request.query)))
-        if self.discovery_fails:
+        if self.refusing:
+            return _cut(request)
+        if self.discovery_fails or time.monotonic() < self.forbidden_until:
             return _status(503, "ServiceUnavailable", "discovery failed")
         versions: dict[str, list[str]] = {}
         for group, version, _plural in self._served_paths():
@@ -328,10 +384,14 @@ class KubeServer:
         async def handle(request: web.Request) -> web.StreamResponse:
             self.requests.append((request.method, request.path, dict(request.query)))
             self.authorizations.add(request.headers.get("Authorization", ""))
+            if self.refusing:
+                return _cut(request)
+            if time.monotonic() < self.forbidden_until or kind in self.forbidden:
+                return _forbidden(kind)
             if kind in self.unserved:
                 return _status(404, "NotFound", f"{kind} is not served")
-            if kind in self.forbidden:
-                return _forbidden(kind)
+            if time.monotonic() < self.initializing_until and _group(kind) not in BUILT_IN_GROUPS:
+                return _initializing()
             stalled_at = asyncio.get_running_loop().time()
             while asyncio.get_running_loop().time() - stalled_at < self.stall_seconds:
                 await asyncio.sleep(0.05)  # re-read: a test may end the stall early
@@ -447,6 +507,25 @@ def _bookmark(kind: str, version: int) -> dict[str, Any]:
             "metadata": {"resourceVersion": str(version)},
         },
     }
+
+
+def _group(kind: str) -> str:
+    return kind.partition(".")[2]
+
+
+def _cut(request: web.Request) -> web.Response:
+    """The connection closed under the request: what a client of a port that stopped
+    accepting sees on its kept-alive connection."""
+    assert request.transport is not None
+    request.transport.abort()
+    return web.Response(status=503)
+
+
+def _initializing() -> web.Response:
+    body = {"kind": "Status", "apiVersion": "v1", "status": "Failure"}
+    body.update({"message": "storage is (re)initializing", "reason": "TooManyRequests"})
+    body.update({"details": {"retryAfterSeconds": 1}, "code": 429})
+    return web.json_response(body, status=429, headers={"Retry-After": "1"})
 
 
 def _forbidden(kind: str) -> web.Response:

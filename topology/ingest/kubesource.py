@@ -14,14 +14,26 @@ never retried within a read, and looked at again every ``recheck_every_passes`` 
 (a role re-applied later is picked up); a kind not served is read on the very next pass
 once API discovery lists it (a CRD installed while the source runs: ``discovered``, one
 request for ``/apis`` per pass while some kind is not served, and one per group-version
-of theirs that the server serves); *failing* (connection errors, 5xx, after the
-read's bounded retries) keeps the kind's last state. A read whose kinds all fail, or
-where a kind never read yet fails, raises ``SourceUnreachable``: nothing half-read is
-stored, the stores and resourceVersions stay, and the next read resumes from them.
+of theirs that the server serves); *failing* (connection errors, 5xx, 429, after the
+read's bounded retries) keeps the kind's last state. A 403 on a kind read before is
+transient until it has gone on for ``forbidden_after_seconds``: kube-apiserver answers
+403 to everything for 1–2 s after it starts, before its RBAC caches are loaded, and
+client-go's reflector never takes a 403 for final either (``tools/cache/reflector.go``:
+every list error is backed off and retried). A 429 ("storage is (re)initializing": a
+CRD's storage starting) is retried after the ``retryAfterSeconds`` it asks for, as the
+reflector does (``IsTooManyRequests``: back off, watch again), and never counted as an
+error. A read whose kinds all fail, where a kind never read yet fails, or where a
+required kind (Nodes, Pods) is not freshly read (failing, reconnecting, forbidden, not
+served), raises: nothing half-read or stale is stored, the stores and resourceVersions
+stay, and the next read resumes from them.
 
 Between reads the watches can be kept open (``topology.ingest.kubewatch``: ``keep_watching``):
 a read then syncs only the kinds no watch covers, and ``wait_for_change`` returns as soon
-as an event changed the store.
+as an event changed the store. Open watches say nothing of new requests: an API server
+shutting down refuses new connections while its open watches go on for a minute or more.
+So while watches are kept, every read and every ``probe_every_seconds`` of a wait ask
+``/version`` (readable by every user: ``system:public-info-viewer``); no answer makes
+the read ``SourceUnreachable`` at once.
 
 Each object is kept less what no parse reads (``topology.ingest.kubeslim``: managedFields,
 containers' environment and probes, container statuses). Read-only: only list and
@@ -34,6 +46,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -163,6 +176,14 @@ class KindStatus:
         return {"state": self.state.value, "version": self.version, "reason": self.reason}
 
 
+# How long a kind read before must go on answering 403 to be read as forbidden: well past
+# the 1–2 s kube-apiserver answers 403 to everything after it starts (issue 45).
+FORBIDDEN_AFTER_SECONDS = 10.0
+# While watches are kept open, how often a wait asks whether the API server still
+# answers new requests.
+PROBE_EVERY_SECONDS = 5.0
+
+
 @dataclass
 class KubeStats:
     lists: int = 0
@@ -196,6 +217,9 @@ class KubeSource:
         backoff: Backoff | None = None,
         sleep: Callable[[float], None] = time.sleep,
         recheck_every_passes: int = 5,
+        forbidden_after_seconds: float = FORBIDDEN_AFTER_SECONDS,
+        probe_every_seconds: float = PROBE_EVERY_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.api_client = api_client
         self.kinds = tuple(kinds)
@@ -204,6 +228,15 @@ class KubeSource:
         self.backoff = backoff or Backoff()
         self.sleep = sleep
         self.recheck_every_passes = recheck_every_passes
+        self.forbidden_after_seconds = forbidden_after_seconds
+        self.probe_every_seconds = probe_every_seconds
+        self.clock = clock
+        # kind key → when it first answered 403 since it was last served (``catch_up``)
+        self.denied_since: dict[str, float] = {}
+        # kinds whose last request failed and whose next has not succeeded yet: their
+        # store may lag the cluster (a watch thread between retries)
+        self.reconnecting: dict[str, str] = {}
+        self.ever_read: set[str] = set()  # kinds read at least once (as none included)
         # kind key → uid → the object as compact JSON (``Stored``): a fifth of the memory
         # the same objects take as dicts; decoded one at a time as a read parses them
         self.stores: dict[str, dict[str, Stored]] = {}
@@ -246,11 +279,33 @@ class KubeSource:
     def wait_for_change(self, timeout_seconds: float) -> bool:
         """Block until the store holds a change the last read did not return (True), or
         ``timeout_seconds`` pass (False). Without kept-open watches nothing changes
-        between reads: it waits the whole timeout."""
-        with self._changed:
-            return self._changed.wait_for(
-                lambda: self.generation != self.read_generation, timeout_seconds
-            )
+        between reads: it waits the whole timeout. With them, the API server is asked
+        every ``probe_every_seconds`` whether it still answers: no answer is news too
+        (True: the next read says the source is unreachable, at once)."""
+        deadline = self.clock() + timeout_seconds
+        while True:
+            left = deadline - self.clock()
+            step = min(left, self.probe_every_seconds) if self.watched else left
+            with self._changed:
+                if self._changed.wait_for(
+                    lambda: self.generation != self.read_generation, max(step, 0.0)
+                ):
+                    return True
+            if self.watched and self.not_answering():
+                return True
+            if self.clock() >= deadline:
+                return False
+
+    def not_answering(self) -> str:
+        """Why the API server does not answer a new request (``/version``), or "": any
+        HTTP answer, an error status included, is an answer."""
+        try:
+            self._discovery("/version")
+        except (urllib3.exceptions.HTTPError, OSError) as error:
+            return _network_reason(error)
+        except (ApiException, ValueError):
+            pass
+        return ""
 
     @property
     def unavailable(self) -> set[str]:
@@ -299,6 +354,12 @@ class KubeSource:
         """One pass over the kinds due (``due``); raises ``SourceUnreachable`` or
         ``SourceError`` when what it read cannot stand for the cluster."""
         self.passes += 1
+        if self.watched and (reason := self.not_answering()):
+            raise SourceUnreachable(
+                f"the API server does not answer new requests ({reason}), whatever its "
+                f"{len(self.watched)} open watches still deliver; what was read before is kept",
+                self.kind_report(),
+            )
         self.appeared = self.discovered()
         kinds = [k for k in self.kinds if self.due(k)]
         unwatched = [k for k in kinds if k.key not in self.watched]
@@ -314,13 +375,16 @@ class KubeSource:
                 ]
                 for future in futures:
                     future.result()
-        self.check_readable(kinds)
+        self.check_readable()
 
     def due(self, kind: WatchedKind) -> bool:
-        """Served, failing and new kinds every pass; a kind not served once discovery
-        lists it; the others every few passes."""
+        """Served, failing, new and required kinds every pass; a kind not served once
+        discovery lists it; the others every few passes."""
         status = self.status.get(kind.key)
         if status is None or status.state in (KindState.SERVED, KindState.FAILING):
+            return True
+        if kind.required:
+            self.version_index.pop(kind.key, None)
             return True
         if kind.key not in self.appeared and self.passes % self.recheck_every_passes:
             return False
@@ -378,32 +442,52 @@ class KubeSource:
         listed = self._discovery(f"/apis/{group}/{version}").get("resources") or []
         return {r["name"] for r in listed}
 
-    def check_readable(self, kinds: list[WatchedKind]) -> None:
-        """Refuse a read that would stand for a cluster it did not see."""
-        for kind in kinds:
-            status = self.status[kind.key]
-            if kind.required and status.state in (KindState.FORBIDDEN, KindState.NOT_SERVED):
-                raise SourceError(f"{kind.key}: {status.state}: {status.reason}")
-        failing = [k for k in kinds if self.status[k.key].state is KindState.FAILING]
-        never_read = [k for k in failing if k.key not in self.stores]
-        if failing and (len(failing) == len(kinds) or never_read):
-            first = (never_read or failing)[0]
+    def check_readable(self) -> None:
+        """Refuse a read that would stand for a cluster it did not see: every kind is
+        looked at, the ones a watch thread keeps and the ones not due this pass too.
+        A required kind (Nodes, Pods) must be served and its store whole: forbidden or
+        not served refuses the read (``SourceError``); failing, or reconnecting (a
+        watch between retries), makes it unreachable, as do all kinds failing or a
+        kind never read failing."""
+        unknown = KindStatus(KindState.FAILING)
+        status = {k.key: self.status.get(k.key) or unknown for k in self.kinds}
+        for kind in self.kinds:
+            said = status[kind.key]
+            if kind.required and said.state in (KindState.FORBIDDEN, KindState.NOT_SERVED):
+                raise SourceError(f"{kind.key}: {said.state}: {said.reason}")
+        asked_states = (KindState.SERVED, KindState.FAILING)
+        asked = [k for k in self.kinds if status[k.key].state in asked_states]
+        failing = [k for k in asked if status[k.key].state is KindState.FAILING]
+        never_read = [k for k in failing if k.key not in self.ever_read]
+        required = [k for k in failing if k.required]
+        reconnecting = [k for k in self.kinds if k.required and k.key in self.reconnecting]
+        if reconnecting and not required:
+            kind = reconnecting[0]
             raise SourceUnreachable(
-                f"{len(failing)} of {len(kinds)} kinds unreachable ({first.key}: "
-                f"{self.status[first.key].reason}); what was read before is kept",
+                f"{kind.key}: reconnecting after {self.reconnecting.get(kind.key, '')}: not "
+                "read afresh; what was read before is kept",
+                self.kind_report(),
+            )
+        if failing and (len(failing) == len(asked) or never_read or required):
+            first = (required or never_read or failing)[0]
+            raise SourceUnreachable(
+                f"{len(failing)} of {len(asked)} kinds unreachable ({first.key}: "
+                f"{status[first.key].reason}); what was read before is kept",
                 self.kind_report(),
             )
 
     def catch_up(self, kind: WatchedKind, *, watch_seconds: int) -> None:
         """List if needed, then one watch; retry errors with backoff, relist on 410.
-        Sets the kind's ``status``; raises nothing the server answers."""
-        attempt = 0
+        Sets the kind's ``status``; raises nothing the server answers. Each failed
+        attempt is kept as it was, so a kind that ends failing says what happened
+        (``_attempts_said``)."""
+        failures: list[str] = []
         while True:
             try:
                 if kind.key not in self.resource_versions:
                     self.relist(kind)
                 self.watch(kind, watch_seconds=watch_seconds)
-                self.status[kind.key] = KindStatus(KindState.SERVED, self.version(kind))
+                self._served(kind)
                 return
             except ApiException as error:
                 if error.status == 404:
@@ -414,38 +498,67 @@ class KubeSource:
                         continue
                     versions = ", ".join(kind.versions)
                     reason = f"not served at {versions}: read as none"
-                    self.status[kind.key] = KindStatus(KindState.NOT_SERVED, reason=reason)
+                    self._settled(kind, KindStatus(KindState.NOT_SERVED, reason=reason))
                     return
-                if error.status == 403:  # never transient: asked again in a few passes
+                if error.status == 403 and self._forbidden_for_good(kind):
                     self._forget(kind)
-                    self.status[kind.key] = KindStatus(
-                        KindState.FORBIDDEN, self.version(kind), _forbidden_reason(kind, error)
-                    )
+                    reason = _forbidden_reason(kind, error)
+                    self._settled(kind, KindStatus(KindState.FORBIDDEN, self.version(kind), reason))
                     return
                 if error.status == 410:
-                    # Expected when the watch falls behind: relist at once, no backoff.
+                    # Expected when the watch falls behind or the API server restarted
+                    # (its new watch cache knows no earlier resourceVersion): relist at
+                    # once, no backoff.
                     self.stats.relists_after_gone += 1
                     self.resource_versions.pop(kind.key, None)
-                    attempt += 1
-                    if attempt < self.backoff.max_attempts:
+                    failures.append("410 Gone (resourceVersion too old: relisted)")
+                    if len(failures) < self.backoff.max_attempts:
                         continue
-                    self._fail(kind, f"410 Gone on every relist ({attempt} attempts)")
+                    self._fail(kind, failures)
                     return
-                reason = f"HTTP {error.status} {error.reason}"
+                reason = _api_reason(error)
+                delay_at_least = _retry_after(error) if error.status == 429 else 0.0
+                if error.status != 429:  # 429 is the server pacing us, not an error
+                    self.stats.errors += 1
             except (urllib3.exceptions.HTTPError, OSError) as error:
-                reason = f"{type(error).__name__}: {error}"
-            self.stats.errors += 1
-            attempt += 1
-            if attempt >= self.backoff.max_attempts:
-                self._fail(kind, f"{reason} ({attempt} attempts)")
+                reason = _network_reason(error)
+                delay_at_least = 0.0
+                self.stats.errors += 1
+            failures.append(reason)
+            self.reconnecting[kind.key] = reason
+            if len(failures) >= self.backoff.max_attempts:
+                self._fail(kind, failures)
                 return
-            delay = self.backoff.delay(attempt)
+            delay = max(self.backoff.delay(len(failures)), delay_at_least)
             self.stats.retry_delays_seconds.append(delay)
             self.sleep(delay)
 
-    def _fail(self, kind: WatchedKind, reason: str) -> None:
+    def _forbidden_for_good(self, kind: WatchedKind) -> bool:
+        """A 403 is final for a kind never read, or one that has answered 403 for
+        ``forbidden_after_seconds``; before that, for a kind read before, it is retried
+        as transient (an API server that has just started)."""
+        now = self.clock()
+        since = self.denied_since.setdefault(kind.key, now)
+        if kind.key not in self.stores:
+            return True
+        return now - since >= self.forbidden_after_seconds
+
+    def _served(self, kind: WatchedKind) -> None:
+        self._settled(kind, KindStatus(KindState.SERVED, self.version(kind)))
+        self.denied_since.pop(kind.key, None)
+
+    def _settled(self, kind: WatchedKind, status: KindStatus) -> None:
+        """The server's answer about the kind, read whole: served, not served, forbidden."""
+        self.status[kind.key] = status
+        self.ever_read.add(kind.key)
+        self.reconnecting.pop(kind.key, None)
+
+    def _fail(self, kind: WatchedKind, failures: list[str]) -> None:
         """Failing: its store and resourceVersion stay, so the next read resumes from them."""
-        self.status[kind.key] = KindStatus(KindState.FAILING, self.version(kind), reason)
+        self.reconnecting.pop(kind.key, None)
+        self.status[kind.key] = KindStatus(
+            KindState.FAILING, self.version(kind), _attempts_said(failures)
+        )
 
     def _forget(self, kind: WatchedKind) -> None:
         with self._lock:
@@ -525,12 +638,58 @@ class KubeSource:
         return events
 
 
-def _forbidden_reason(kind: WatchedKind, error: ApiException) -> str:
+def _status_body(error: ApiException) -> dict[str, Any]:
+    """The ``Status`` object an API error carries, or {}."""
     try:
-        message = str(json.loads(error.body or "{}").get("message") or error.reason)
-    except (ValueError, AttributeError):
-        message = str(error.reason)
+        body = json.loads(error.body or "{}")
+    except (ValueError, TypeError):
+        return {}
+    return body if isinstance(body, dict) else {}
+
+
+def _forbidden_reason(kind: WatchedKind, error: ApiException) -> str:
+    message = str(_status_body(error).get("message") or error.reason)
     return f"{message}; read as none until the role allows it: add {kind.rbac_rule()}"
+
+
+def _api_reason(error: ApiException) -> str:
+    """``HTTP 429 Too Many Requests: storage is (re)initializing``: the status and the
+    server's own message."""
+    message = _status_body(error).get("message")
+    said = f"HTTP {error.status} {error.reason}"
+    return f"{said}: {message}" if message else said
+
+
+def _retry_after(error: ApiException) -> float:
+    """The wait a 429 asks for (``details.retryAfterSeconds``, else ``Retry-After``)."""
+    details = _status_body(error).get("details") or {}
+    headers = error.headers or {}
+    try:
+        return float(details.get("retryAfterSeconds") or headers.get("Retry-After") or 0)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def _network_reason(error: Exception) -> str:
+    """A connection error named by its cause (urllib3 wraps it in ``MaxRetryError``),
+    without the connection object's address, so the same error reads the same."""
+    cause = getattr(error, "reason", None)
+    cause = cause if isinstance(cause, Exception) else error
+    text = re.sub(r"<[^>]*? object at 0x[0-9a-f]+>: ", "", str(cause))
+    return f"{type(cause).__name__}: {text}"
+
+
+def _attempts_said(failures: list[str]) -> str:
+    """Each failure as it was, runs of the same one counted, then the attempts:
+    ``410 Gone (…), then NewConnectionError: … ×5 (6 attempts)``."""
+    runs: list[tuple[str, int]] = []
+    for failure in failures:
+        if runs and runs[-1][0] == failure:
+            runs[-1] = (failure, runs[-1][1] + 1)
+        else:
+            runs.append((failure, 1))
+    said = ", then ".join(f"{f} ×{n}" if n > 1 else f for f, n in runs)
+    return f"{said} ({len(failures)} attempts)"
 
 
 # namespace, name (the order objects are read in) and the object as compact JSON
