@@ -17,17 +17,9 @@ from recommender.engine.scheduler.filters import (
     node_ready,
 )
 from recommender.engine.scheduler.records import NodeAlloc, NodeInfo
+from tests.builders import make_claim, make_node, make_pod
 from topology.model.hardware import (
-    Device,
-    DeviceClaim,
     DeviceClass,
-    DeviceRequest,
-    Gpu,
-    GpuRequest,
-    Node,
-    Pod,
-    Resources,
-    Taint,
     Toleration,
 )
 
@@ -35,21 +27,14 @@ GIB = 1024**3
 CHECK_PARAMETERS = ["info", "alloc", "pod", "ctx"]
 
 
-def _node(**extra: object) -> Node:
-    fields: dict[str, object] = {
-        "labels": {"pool": "a"},
-        "allocatable": Resources(8000, 64 * GIB, 110, {"nvidia.com/mig-1g.5gb": 1}),
-        "gpus": (Gpu("gpu-0", model="V100M16"),),
-        "devices": (Device("gpu-0", gpu="gpu-0", model="V100M16"),),
-    }
-    fields.update(extra)
-    return Node(name="n1", **fields)  # type: ignore[arg-type]
-
-
-def _pod(**extra: object) -> Pod:
-    fields: dict[str, object] = {"namespace": "team-a", "name": "p"}
-    fields.update(extra)
-    return Pod(**fields)  # type: ignore[arg-type]
+# n1 in pool a: one V100M16 GPU (a device without capacity), one MIG 1g.5gb instance
+V100 = (
+    make_node("n1")
+    .label("pool", "a")
+    .allocatable(8, "64Gi", 110, {"nvidia.com/mig-1g.5gb": 1})
+    .gpus(1, "V100M16", capacity=None)
+)
+POD = make_pod("p", "team-a")
 
 
 def _nothing_free(info: NodeInfo) -> NodeAlloc:
@@ -63,18 +48,18 @@ def _nothing_free(info: NodeInfo) -> NodeAlloc:
 
 
 NODES = [
-    _node(),
-    _node(unschedulable=True),
-    _node(ready=False),
-    _node(taints=(Taint("dedicated", "ml"),)),
+    V100.build(),
+    V100.unschedulable().build(),
+    V100.not_ready().build(),
+    V100.taint("dedicated", "ml").build(),
 ]
 PODS = [
-    _pod(requests=Resources(1000, GIB, 1)),
-    _pod(requests=Resources(1000, GIB, 1, {"nvidia.com/mig-1g.5gb": 1})),
-    _pod(gpu=GpuRequest(1)),
-    _pod(claims=(DeviceClaim("c", (DeviceRequest("one", "gpu"),)),)),
-    _pod(node_selector={"pool": "b"}),
-    _pod(tolerations=(Toleration("dedicated", "Equal", "ml"),)),
+    POD.requests(1, "1Gi").build(),
+    POD.requests(1, "1Gi", extended={"nvidia.com/mig-1g.5gb": 1}).build(),
+    POD.gpus(1).build(),
+    POD.claim(make_claim("c").request("one", "gpu").build()).build(),
+    POD.node_selector({"pool": "b"}).build(),
+    POD.toleration(Toleration("dedicated", "Equal", "ml")).build(),
 ]
 
 
