@@ -8,7 +8,6 @@ tests (``internal/rm/allocate_test.go``, TestDistributedAlloc), not from what
 the engine prints.
 """
 
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from recommender.engine.scheduler.demand import GpuDemandFloor, advertised_gpus
 from recommender.engine.scheduler.placement import place
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
+from tests.builders import make_pod
 from topology.charts import hover_text
 from topology.ingest.files import read_objects
 from topology.kube.parse import parse_objects
@@ -29,12 +29,9 @@ from topology.model.hardware import (
     GPU_RESOURCE,
     Cluster,
     Gang,
-    GpuRequest,
     Node,
     NodeGroup,
     NodePlacement,
-    Pod,
-    Resources,
     Topology,
     TopologyLevel,
 )
@@ -71,15 +68,7 @@ def time_sliced(name: str, physical: int, replicas: int, **labels: str) -> Node:
     return plugin_node(name, gfd, physical * replicas)
 
 
-def gpu_pod(name: str, gpus: int = 1, node: str | None = None, **extra: object) -> Pod:
-    return Pod(
-        "ns",
-        name,
-        requests=Resources(cpu_milli=100, pods=1),
-        gpu=GpuRequest(count=gpus),
-        node_name=node,
-        **extra,  # type: ignore[arg-type]
-    )
+ONE_GPU = make_pod(namespace="ns").requests("100m").gpus(1)
 
 
 def per_gpu_units(state: ClusterState, node: str) -> dict[str, int]:
@@ -89,7 +78,7 @@ def per_gpu_units(state: ClusterState, node: str) -> dict[str, int]:
 def test_it_runs_as_many_one_gpu_pods_as_the_node_advertises_replicas() -> None:
     # issue 18: 2 physical T4, replicas 4, allocatable 8 -> all 8 one-GPU pods run
     node = time_sliced("t4", physical=2, replicas=4)
-    pods = tuple(gpu_pod(f"p{i}") for i in range(9))
+    pods = tuple(ONE_GPU.named(f"p{i}").build() for i in range(9))
     cluster = Cluster("c", nodes=(node,), pods=pods)
     result = place(cluster, pending_workloads(cluster))
     placed = [o.workload for o in result.outcomes if o.placed]
@@ -100,7 +89,9 @@ def test_it_runs_as_many_one_gpu_pods_as_the_node_advertises_replicas() -> None:
 
 def test_it_draws_time_sliced_pods_as_shares_of_the_two_physical_gpus() -> None:
     node = time_sliced("t4", physical=2, replicas=4)
-    cluster = Cluster("c", nodes=(node,), pods=tuple(gpu_pod(f"p{i}") for i in range(8)))
+    cluster = Cluster(
+        "c", nodes=(node,), pods=tuple(ONE_GPU.named(f"p{i}").build() for i in range(8))
+    )
     state = place(cluster, pending_workloads(cluster)).state
     cells = state.gpu_cells("t4")
     assert [c.gpu for c in cells] == ["gpu-0", "gpu-1"]
@@ -122,7 +113,7 @@ def test_it_spreads_one_pods_replicas_over_gpus_as_the_distributed_policy_does(
     physical: int, replicas: int, size: int, per_gpu: dict[str, int]
 ) -> None:
     node = time_sliced("n", physical=physical, replicas=replicas)
-    cluster = Cluster("c", nodes=(node,), pods=(gpu_pod("p", gpus=size),))
+    cluster = Cluster("c", nodes=(node,), pods=(ONE_GPU.named("p").gpus(size).build(),))
     state = place(cluster, pending_workloads(cluster)).state
     taken = {g: n for g, n in per_gpu_units(state, "n").items() if n}
     assert taken == per_gpu
@@ -131,7 +122,7 @@ def test_it_spreads_one_pods_replicas_over_gpus_as_the_distributed_policy_does(
 def test_it_refuses_more_replicas_than_advertised() -> None:
     # TestDistributedAlloc "not enough devices": 1 GPU x 2 replicas, allocate 5
     node = time_sliced("n", physical=1, replicas=2)
-    cluster = Cluster("c", nodes=(node,), pods=(gpu_pod("p", gpus=5),))
+    cluster = Cluster("c", nodes=(node,), pods=(ONE_GPU.named("p").gpus(5).build(),))
     (outcome,) = place(cluster, pending_workloads(cluster)).outcomes
     assert not outcome.placed
 
@@ -140,7 +131,11 @@ def test_it_puts_the_next_replicas_on_the_gpu_with_fewer_taken() -> None:
     # TestDistributedAlloc_PartiallyAllocated: one GPU already holds a replica; a
     # 2-replica pod takes one from the other GPU first, then one from each in turn
     node = time_sliced("n", physical=2, replicas=2)
-    cluster = Cluster("c", nodes=(node,), pods=(gpu_pod("running", node="n"), gpu_pod("p", 2)))
+    cluster = Cluster(
+        "c",
+        nodes=(node,),
+        pods=(ONE_GPU.named("running").on("n").build(), ONE_GPU.named("p").gpus(2).build()),
+    )
     state = ClusterState.from_cluster(cluster)
     assert per_gpu_units(state, "n") == {"gpu-0": 1, "gpu-1": 0}
     after = place(cluster, pending_workloads(cluster), state=state).state
@@ -154,7 +149,7 @@ def test_it_counts_mig_single_instances_as_nvidia_gpu() -> None:
         "nvidia.com/gpu.product": "A100-SXM4-40GB-MIG-1g.5gb",
     }
     node = plugin_node("mig", labels, 7)
-    pods = tuple(gpu_pod(f"p{i}") for i in range(8))
+    pods = tuple(ONE_GPU.named(f"p{i}").build() for i in range(8))
     cluster = Cluster("c", nodes=(node,), pods=pods)
     result = place(cluster, pending_workloads(cluster))
     assert [o.placed for o in result.outcomes] == [True] * 7 + [False]
@@ -171,11 +166,11 @@ def test_it_holds_a_mig_single_instance_as_a_slice_not_a_whole_gpu() -> None:
         "nvidia.com/gpu.product": "A100-SXM4-40GB-MIG-3g.20gb",
     }
     node = plugin_node("mig", labels, 4)  # 2 instances per A100 -> 2 GPUs
-    cluster = Cluster("c", nodes=(node,), pods=(gpu_pod("p"),))
+    cluster = Cluster("c", nodes=(node,), pods=(ONE_GPU.named("p").build(),))
     state = place(cluster, pending_workloads(cluster)).state
     assert [c.allocated_milli for c in state.gpu_cells("mig")] == [500, 0]
     # a pod wanting 30 GB of GPU memory does not fit a 20 GB slice
-    big = replace(gpu_pod("big"), gpu=GpuRequest(count=1, memory_bytes=30 * 2**30))
+    big = ONE_GPU.named("big").gpus(1, memory=30 * 2**30).build()
     cluster = Cluster("c", nodes=(node,), pods=(big,))
     (outcome,) = place(cluster, pending_workloads(cluster)).outcomes
     assert not outcome.placed
@@ -190,11 +185,14 @@ def test_the_naive_autoscaler_counts_the_advertised_replicas_of_a_template() -> 
 
 def test_it_weighs_a_gpu_request_by_the_smallest_unit_a_node_it_may_use_offers() -> None:
     whole = plugin_node("whole", {"nvidia.com/gpu.product": "A100", "pool": "a100"}, 2)
-    assert GpuDemandFloor(Cluster("c", nodes=(whole,))).pod_milli(gpu_pod("p", gpus=2)) == 2000
+    assert (
+        GpuDemandFloor(Cluster("c", nodes=(whole,))).pod_milli(ONE_GPU.named("p").gpus(2).build())
+        == 2000
+    )
     shared = time_sliced("t4", physical=1, replicas=4, pool="t4")
     floor = GpuDemandFloor(Cluster("c", nodes=(whole, shared)))
-    assert floor.pod_milli(gpu_pod("any", gpus=2)) == 500  # may land on the replicas
-    pinned = gpu_pod("pinned", gpus=2, node_selector={"pool": "a100"})
+    assert floor.pod_milli(ONE_GPU.named("any").gpus(2).build()) == 500  # may land on the replicas
+    pinned = ONE_GPU.named("pinned").gpus(2).node_selector({"pool": "a100"}).build()
     assert floor.pod_milli(pinned) == 2000  # only whole A100s admit it
 
 
@@ -214,7 +212,7 @@ def test_it_places_a_time_sliced_gang_in_a_block_with_fewer_gpus_than_members() 
     # prune the block ("needs 8 GPUs in one block; the best block has 2 free").
     node = time_sliced("t4", physical=2, replicas=4, **{BLOCK: "b1"})
     gang = Gang("ns", "g", min_member=8, required_topology=BLOCK)
-    pods = tuple(gpu_pod(f"m{i}", gang="ns/g") for i in range(8))
+    pods = tuple(ONE_GPU.named(f"m{i}").gang("ns/g").build() for i in range(8))
     cluster = Cluster("c", topology=_blocks(), nodes=(node,), pods=pods, gangs=(gang,))
     (outcome,) = place(cluster, pending_workloads(cluster)).outcomes
     assert outcome.placed and len(outcome.bindings) == 8
@@ -233,7 +231,7 @@ def test_it_buys_one_time_sliced_node_for_eight_one_gpu_pods() -> None:
         placements=(NodePlacement(labels={}, max_new_nodes=8),),
     )
     gang = Gang("ns", "g", min_member=8)
-    pods = tuple(gpu_pod(f"m{i}", gang="ns/g") for i in range(8))
+    pods = tuple(ONE_GPU.named(f"m{i}").gang("ns/g").build() for i in range(8))
     cluster = Cluster("c", pods=pods, gangs=(gang,), node_groups=(group,))
     (workload,) = evaluate(cluster, at=AT).to_json()["workloads"]
     assert workload["verdict"] == "runs_after_scale_up"
@@ -292,7 +290,7 @@ def test_it_counts_renamed_replicas_as_nvidia_gpu_shared_units() -> None:
 
 def test_the_heatmap_draws_physical_gpus_with_their_replicas_in_use() -> None:
     node = time_sliced("t4", physical=2, replicas=4)
-    pods = tuple(gpu_pod(f"p{i}") for i in range(3))
+    pods = tuple(ONE_GPU.named(f"p{i}").build() for i in range(3))
     cluster = Cluster("c", nodes=(node,), pods=pods)
     state = place(cluster, pending_workloads(cluster)).state
     cells = heatmap_cells(cluster, state)
@@ -318,9 +316,11 @@ def test_free_replicas_of_a_partly_used_gpu_are_not_fragmentation(
     # 2 T4 x 4 replicas, one replica of gpu-0 taken: 7 units free (750 + 1000
     # milli). A task of 1 or 7 GPUs can use them all; one of 8 none of them.
     node = time_sliced("t4", physical=2, replicas=4)
-    running = gpu_pod("running", node="t4")
+    running = ONE_GPU.named("running").on("t4").build()
     state = ClusterState.from_cluster(Cluster("c", nodes=(node,), pods=(running,)))
-    mix = task_mix(pending_workloads(Cluster("c", pods=(gpu_pod("p", gpus=gpus_asked),))))
+    mix = task_mix(
+        pending_workloads(Cluster("c", pods=(ONE_GPU.named("p").gpus(gpus_asked).build(),)))
+    )
     assert node_fragmentation(state, ["t4"], mix) == {"t4": unusable}
 
 
@@ -342,7 +342,7 @@ def test_placements_on_replica_nodes_always_pass_the_count_from_scratch(
     by the pods placed there stay within what it advertises, each pod's units lie
     on that node, no unit is taken twice, and no physical GPU is drawn over full."""
     nodes = tuple(time_sliced(f"n{i}", p, r) for i, (p, r) in enumerate(shapes))
-    pods = tuple(gpu_pod(f"p{i:02d}", gpus=n) for i, n in enumerate(asks))
+    pods = tuple(ONE_GPU.named(f"p{i:02d}").gpus(n).build() for i, n in enumerate(asks))
     cluster = Cluster("c", nodes=nodes, pods=pods)
     result = place(cluster, pending_workloads(cluster))
     asked = {p.key: p.gpu_count for p in pods}
