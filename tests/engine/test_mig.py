@@ -1,11 +1,10 @@
 """MIG profile math: which mixes of instances coexist on one GPU."""
 
-from dataclasses import replace
-
 import pytest
 
 from recommender.engine.scheduler.state import ClusterState
-from topology.model.hardware import Cluster
+from tests.builders import make_node, make_pod
+from topology.model.hardware import Cluster, Gpu
 from topology.model.mig import (
     A100_40GB,
     A100_80GB,
@@ -110,11 +109,9 @@ def test_it_gives_partitions_their_share_of_gpu_memory():
 def _gpu_share_of(model: str, profile_name: str) -> int:
     """The GPU milli one partition of ``profile_name`` occupies, as the heatmap shows it."""
     from recommender.engine.scheduler.records import DeviceTake, NodeInfo, device_gpu_milli
-    from topology.model.hardware import Gpu, Node
 
-    counters, devices = partitionable_gpu("gpu-0", model)
-    node = Node("n", gpus=(Gpu("gpu-0", model=model),), devices=devices, counter_sets=(counters,))
-    device = next(d for d in devices if d.profile == profile_name)
+    node = make_node("n").partitionable_gpu("gpu-0", model).build()
+    device = next(d for d in node.devices if d.profile == profile_name)
     return device_gpu_milli(device, DeviceTake(device.name, {}, exclusive=True), NodeInfo(node))
 
 
@@ -134,34 +131,23 @@ def test_it_counts_a_partition_as_its_share_of_the_gpu_not_the_whole_gpu(
     assert _gpu_share_of(model, profile_name) == milli
 
 
-def _mixed_strategy_node():  # type: ignore[no-untyped-def]
-    """A100-40GB ×8 under the device plugin's mixed strategy: gpu-0…5 whole, gpu-6/7 in
-    MIG mode, their four 3g.20gb instances advertised as an extended resource."""
-    from topology.model.hardware import Device, Gpu, Node, Resources
-
-    gpus = tuple(Gpu(f"gpu-{i}", model=A100_40GB) for i in range(8))
-    whole = tuple(
-        Device(g.name, gpu=g.name, model=A100_40GB, capacity={"gpu_milli": 1000}) for g in gpus[:6]
-    )
-    allocatable = Resources(
-        cpu_milli=64_000, memory_bytes=2**39, pods=110, extended={"nvidia.com/mig-3g.20gb": 4}
-    )
-    return Node("mixed", allocatable=allocatable, gpus=gpus, devices=whole)
-
-
-def _mig_pod(name: str, node: str | None):  # type: ignore[no-untyped-def]
-    from topology.model.hardware import Pod, Resources
-
-    requests = Resources(cpu_milli=1000, pods=1, extended={"nvidia.com/mig-3g.20gb": 1})
-    return Pod("serve", name, requests=requests, node_name=node)
+# A100-40GB x8 under the device plugin's mixed strategy: gpu-0…5 whole, gpu-6/7 in MIG
+# mode, their four 3g.20gb instances advertised as an extended resource
+MIXED = (
+    make_node("mixed")
+    .allocatable(64, "512Gi", 110, {"nvidia.com/mig-3g.20gb": 4})
+    .gpus(6, A100_40GB)
+    .gpu(Gpu("gpu-6", model=A100_40GB), Gpu("gpu-7", model=A100_40GB))
+)
+MIG_POD = make_pod(namespace="serve").requests(1, extended={"nvidia.com/mig-3g.20gb": 1})
 
 
 def test_it_counts_mig_instances_taken_as_extended_resources_on_the_mig_mode_gpus() -> None:
     from recommender.engine.scheduler.state import ClusterState
     from topology.model.hardware import Cluster
 
-    pods = tuple(_mig_pod(f"p{i}", "mixed") for i in range(3))
-    state = ClusterState.from_cluster(Cluster("c", nodes=(_mixed_strategy_node(),), pods=pods))
+    pods = tuple(MIG_POD.named(f"p{i}").on("mixed").build() for i in range(3))
+    state = ClusterState.from_cluster(Cluster("c", nodes=(MIXED.build(),), pods=pods))
     cells = {c.gpu: c for c in state.gpu_cells("mixed")}
     # 3g.20gb holds 4 of 8 memory slices: two fill gpu-6, the third goes to gpu-7
     assert [cells[g].allocated_milli for g in ("gpu-5", "gpu-6", "gpu-7")] == [0, 1000, 500]
@@ -174,9 +160,9 @@ def test_it_gives_mig_instances_back_exactly_on_release() -> None:
     from recommender.engine.scheduler.state import ClusterState
     from topology.model.hardware import Cluster
 
-    bound = (_mig_pod("p0", "mixed"),)
-    state = ClusterState.from_cluster(Cluster("c", nodes=(_mixed_strategy_node(),), pods=bound))
-    extra = _mig_pod("p1", None)
+    bound = (MIG_POD.named("p0").on("mixed").build(),)
+    state = ClusterState.from_cluster(Cluster("c", nodes=(MIXED.build(),), pods=bound))
+    extra = MIG_POD.named("p1").build()
     state.apply("mixed", extra.key, pod_allocation_base(extra))
     assert state.gpu_cells("mixed")[6].allocated_milli == 1000
     state.release("mixed", extra.key, pod_allocation_base(extra))
@@ -192,13 +178,12 @@ def test_it_draws_time_sliced_mixed_mig_instances_as_their_replica_share() -> No
     # mixed strategy, sharing.timeSlicing replicas 2 on nvidia.com/mig-3g.20gb: GFD
     # labels nvidia.com/mig-3g.20gb.replicas=2 and the 4 instances are advertised as
     # 8; each unit is half of a 3g.20gb (half of 500 milli), so 3 units fit gpu-6
-    node = _mixed_strategy_node()
-    node = replace(
-        node,
-        labels={"nvidia.com/mig-3g.20gb.replicas": "2"},
-        allocatable=replace(node.allocatable, extended={"nvidia.com/mig-3g.20gb": 8}),
+    node = (
+        MIXED.label("nvidia.com/mig-3g.20gb.replicas", "2")
+        .allocatable(extended={"nvidia.com/mig-3g.20gb": 8})
+        .build()
     )
-    pods = tuple(_mig_pod(f"p{i}", "mixed") for i in range(3))
+    pods = tuple(MIG_POD.named(f"p{i}").on("mixed").build() for i in range(3))
     state = ClusterState.from_cluster(Cluster("c", nodes=(node,), pods=pods))
     cells = {c.gpu: c for c in state.gpu_cells("mixed")}
     assert [cells[g].allocated_milli for g in ("gpu-6", "gpu-7")] == [750, 0]
