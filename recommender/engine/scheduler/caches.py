@@ -74,7 +74,7 @@ class SharedMemo:
         self.by_code: dict[object, dict[int, float]] = {}
         # GPU verdicts per (``allocate.gpu_fit_key``, GPU request) (``vector`` masks)
         self.gpu_fit: dict[tuple[object, object], bool] = {}
-        # FGD's device choices per (node inputs, GPU request) (``pick._choices``)
+        # FGD's device choices per (node inputs, GPU request) (``pick.scoring``)
         self.fgd_choices: dict[tuple[int, object], fgd.Choices] = {}
 
     @classmethod
