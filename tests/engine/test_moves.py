@@ -64,6 +64,7 @@ def running(
     **fields: object,
 ) -> Pod:
     owner = f"{controller}/{namespace}/{name}-owner" if controller else None
+    labels = fields.pop("labels", {"app": name})
     return Pod(
         namespace,
         name,
@@ -71,7 +72,7 @@ def running(
         gpu=GpuRequest(gpus),
         node_name=node,
         controller=owner,
-        labels={"app": name},
+        labels=labels,  # type: ignore[arg-type]
         **fields,  # type: ignore[arg-type]
     )
 
@@ -316,3 +317,13 @@ def test_it_prices_the_move_beside_the_buy_plan_and_orders_its_actions() -> None
     assert not any("bare" in a for a in actions)
     assert actions.index(evictions[-1]) < actions.index(plan["undo"][0])
     assert plan["undo"] == ["kubectl taint nodes n1 capacityweb.io/move-for-"]
+
+
+def test_it_moves_two_pods_of_a_budget_allowing_one_only_one_after_another() -> None:
+    """``core/scaledown/pdb/basic.go`` ``CanRemovePods``: a budget with fewer disruptions
+    allowed than pods selected (but at least one) lets them go, not in parallel."""
+    selector = PodSelector((LabelRequirement("tier", "In", ("small",)),))
+    budget = DisruptionBudget("ml", "small", selector, disruptions_allowed=1)
+    cluster = two_small_pods(small={"labels": {"tier": "small"}})
+    plan = search(replace(cluster, disruption_budgets=(budget,)))["ml/big"].plan
+    assert plan is not None and plan.sequential_budgets == ("ml/small",)
