@@ -47,9 +47,9 @@ FULL: dict[str, list[str]] = {
     # the same through `manage.py evaluate` on two 2,000-node exports (5 and 800 shapes)
     "diverse_command": ["--nodes", "2000", "--shapes", "5,800", "--time", "--repeat", "2"],
     # issue 41: N nodes of 8 H100, N/4 pending over 800 shapes, ~20 % blocked
-    "blocked": ["--nodes", "1000,2000"],
+    "blocked": ["--nodes", "1000,2000", "--timings"],
     # issue 41's target: 10,000 nodes, 2,500 shapes, 2,500 pending (CPU and peak RSS)
-    "blocked_large": ["--nodes", "10000", "--shapes", "2500"],
+    "blocked_large": ["--nodes", "10000", "--shapes", "2500", "--timings"],
     "ingest": [],
     # issue 31 item 4: against d8ffd9c (main before it) in the same run
     "follow": ["--baseline-ref", "d8ffd9c"],
@@ -72,8 +72,8 @@ QUICK: dict[str, list[str]] = {
     "diverse_large": ["--nodes", "1000", "--shapes", "250", "--pending", "250"],
     "diverse_curve": ["--shapes", "100", "--curve", "500,1000"],
     "diverse_command": ["--nodes", "500", "--shapes", "5,100", "--time"],
-    "blocked": ["--nodes", "500"],
-    "blocked_large": ["--nodes", "1000", "--shapes", "250"],
+    "blocked": ["--nodes", "500", "--timings"],
+    "blocked_large": ["--nodes", "1000", "--shapes", "250", "--timings"],
 }
 
 

@@ -75,6 +75,7 @@ from recommender.engine.autoscaler.template import with_member_capacity
 from recommender.engine.evaluate import quotas, requests, score_notes
 from recommender.engine.evaluate.classes import disagreements
 from recommender.engine.evaluate.fragmentation import fragmentation
+from recommender.engine.evaluate.groups import partial_groups
 from recommender.engine.evaluate.heatmap import HeatCell, heatmap_cells
 from recommender.engine.evaluate.patches import size_patch
 from recommender.engine.evaluate.reality import ModelGap, model_gaps
@@ -435,7 +436,10 @@ def critical_pass(
         for w in workloads
     )
     gaps = model_gaps(cluster, (w for w in pending if joint.outcomes[w.key].verdict == RUNS_NOW))
-    workloads = tuple(replace(w, model_gap=gaps.get(w.key)) for w in workloads)
+    partial = partial_groups(cluster, scheduler.outcomes)
+    workloads = tuple(
+        replace(w, model_gap=gaps.get(w.key), group_note=partial.get(w.key)) for w in workloads
+    )
     recommended = recommendations(joint.additions)
     evaluation = Evaluation(
         cluster_name=cluster.name,

@@ -15,13 +15,18 @@ naive side models; an unknown name exits 2 naming the valid ones.
 ``--autoscaler-args`` (default: the CLUSTER_AUTOSCALER_ARGS setting) is the
 cluster-autoscaler's own command line, ``--autoscaler-priorities`` a file with its
 priority expander ConfigMap's ``priorities`` YAML (``caflags``); a flag or value
-cluster-autoscaler refuses exits 2 naming it.
+cluster-autoscaler refuses exits 2 naming it. ``--timings`` prints to stderr the
+process CPU seconds of each phase: reading and parsing, the critical pass
+(``evaluation.critical_pass``), each deferred part (``score_tie_part``,
+``what_if_part``, ``relaxation_part``) and the report, one ``timings PHASE
+SECONDS s cpu`` line each, then the critical and deferred totals apart.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -31,7 +36,14 @@ from django.core.management.base import BaseCommand, CommandParser
 from recommender.actions.report import report_json, report_text
 from recommender.engine.autoscaler.caflags import CaFlags, parse_priorities, read_flags
 from recommender.engine.autoscaler.profiles import profile_names
-from recommender.engine.evaluate.evaluation import evaluate
+from recommender.engine.evaluate.evaluation import (
+    Evaluation,
+    combined,
+    critical_pass,
+    relaxation_part,
+    score_tie_part,
+    what_if_part,
+)
 from recommender.engine.evaluate.report import render_text
 from recommender.engine.moves.report import moves_for, render_moves
 from recommender.engine.scheduler.profiles import PROFILES, profile_named as scheduler_profile_named
@@ -88,8 +100,15 @@ class Command(BaseCommand):
             help=f"scoring profile the cluster's scheduler runs: {', '.join(PROFILES)} "
             "(default: the SCHEDULER_PROFILE setting)",
         )
+        parser.add_argument(
+            "--timings",
+            action="store_true",
+            help="print each phase's process CPU seconds to stderr (critical and deferred apart)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        self.clock = PhaseClock()
+        self.clock.lap("start-up")  # the interpreter, Django and the imports
         autoscaler = options["autoscaler"] or settings.AUTOSCALER_PROFILE
         if autoscaler not in profile_names():
             self.stderr.write(
@@ -122,9 +141,8 @@ class Command(BaseCommand):
             extended_resource_toleration=toleration,
         )
         summary = snapshot_summary(snapshot, refused)
-        evaluation = evaluate(
-            snapshot.cluster, at=at, policy=profile, autoscaler=autoscaler, ca_flags=ca_flags
-        )
+        self.clock.lap("read and parse")
+        evaluation = self.evaluate(snapshot.cluster, at, profile, autoscaler, ca_flags)
         cluster, notices, currency = snapshot.cluster, snapshot.notices, settings.CURRENCY
         if options["format"] == "json":
             payload = report_json(evaluation, cluster, notices, currency)
@@ -142,8 +160,29 @@ class Command(BaseCommand):
             self.stdout.write(text + "\n" + report_text(evaluation, cluster, notices, currency))
             if options["moves"]:
                 self.stdout.write("\n" + render_moves(moves_for(cluster, evaluation), currency))
+        self.clock.lap("report")
+        if options["timings"]:
+            for line in self.clock.lines():
+                self.stderr.write(line)
         if refused or snapshot.errors:
             self.fail([*refused, *snapshot.errors])
+
+    def evaluate(
+        self, cluster: Any, at: datetime, profile: str, autoscaler: str, ca_flags: CaFlags
+    ) -> Evaluation:
+        """``evaluation.evaluate`` phase by phase: the critical pass, then each deferred
+        part, combined (the same answer), each phase on the clock."""
+        critical = critical_pass(
+            cluster, at=at, policy=profile, autoscaler=autoscaler, ca_flags=ca_flags
+        )
+        self.clock.lap("critical", critical=True)
+        ties = score_tie_part(critical)
+        self.clock.lap("deferred score-ties")
+        what_if = what_if_part(critical)
+        self.clock.lap("deferred what-if")
+        found = relaxation_part(critical)
+        self.clock.lap("deferred relaxations")
+        return combined(critical, score_ties=ties, what_if=what_if, relaxations=found)
 
     def fail(self, errors: list[ModelError]) -> None:
         for error in errors:
@@ -185,3 +224,23 @@ def parse_at(text: str | None) -> datetime:
     except ValueError:
         raise ModelError("--at", "", "", f"not an RFC 3339 timestamp: {text!r}") from None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+class PhaseClock:
+    """Process CPU seconds per phase (``--timings``), the critical pass's apart."""
+
+    def __init__(self) -> None:
+        self.started = 0.0  # process_time counts from the process's start
+        self.phases: list[tuple[str, float, bool]] = []
+
+    def lap(self, phase: str, *, critical: bool = False) -> None:
+        now = time.process_time()
+        self.phases.append((phase, now - self.started, critical))
+        self.started = now
+
+    def lines(self) -> list[str]:
+        lines = [f"timings {phase} {seconds:.2f} s cpu" for phase, seconds, _ in self.phases]
+        critical = sum(s for p, s, c in self.phases if c)
+        deferred = sum(s for p, s, _ in self.phases if p.startswith("deferred "))
+        lines.append(f"timings total critical {critical:.2f} s cpu, deferred {deferred:.2f} s cpu")
+        return lines
