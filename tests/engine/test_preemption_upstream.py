@@ -24,11 +24,11 @@ from recommender.engine.scheduler.placement import place
 from recommender.engine.scheduler.preemption import find_victims, split_by_budgets
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
+from tests.builders import make_node, make_pod
 from topology.model.hardware import (
     Cluster,
     DisruptionBudget,
     LabelRequirement,
-    Node,
     Pod,
     PodSelector,
     Resources,
@@ -47,36 +47,25 @@ def day(n: int) -> float:
 START = day(1)
 
 
-def node(name: str) -> Node:
-    return Node(name, allocatable=Resources(5 * UNIT_CPU, 5 * UNIT_MEMORY, 110))
+def units(count: int) -> Resources:
+    """``count`` of upstream's test units: 100m cpu and 200Mi each, one pod slot."""
+    return Resources(count * UNIT_CPU, count * UNIT_MEMORY, 1)
 
 
-def pod(
-    name: str,
-    units: int,
-    priority: int,
-    node_name: str | None = None,
-    started: float | None = START,
-    labels: dict[str, str] | None = None,
-    policy: str = "PreemptLowerPriority",
-) -> Pod:
-    return Pod(
-        "default",
-        name,
-        requests=Resources(units * UNIT_CPU, units * UNIT_MEMORY, 1),
-        priority=priority,
-        node_name=node_name,
-        started=started if node_name else None,
-        labels=labels or {},
-        preemption_policy=policy,
-    )
+MACHINE = make_node().resources(Resources(5 * UNIT_CPU, 5 * UNIT_MEMORY, 110))  # 5 units
+POD = make_pod()  # bound ones started on day 1 unless said
 
 
 def running(node_name: str, *specs: tuple[int, int] | tuple[int, int, float]) -> list[Pod]:
     """Pods m<i>.<j> on machine<i>: (units, priority[, start time])."""
     index = node_name.removeprefix("machine")
     return [
-        pod(f"m{index}.{j}", spec[0], spec[1], node_name, *spec[2:])
+        POD.named(f"m{index}.{j}")
+        .resources(units(spec[0]))
+        .priority(spec[1])
+        .on(node_name)
+        .started(spec[2] if len(spec) > 2 else START)
+        .build()
         for j, spec in enumerate(specs, start=1)
     ]
 
@@ -176,7 +165,7 @@ PICK_CASES = [
 def victims_for(incoming: Pod, nodes: list[str], pods: list[Pod], budgets=()):  # type: ignore[no-untyped-def]
     cluster = Cluster(
         "c",
-        nodes=tuple(node(n) for n in nodes),
+        nodes=tuple(MACHINE.named(n).build() for n in nodes),
         pods=(*pods, incoming),
         disruption_budgets=tuple(budgets),
     )
@@ -194,7 +183,11 @@ def test_it_picks_the_node_upstream_picks(
     expected: set[str],
 ) -> None:
     pods = [p for n, specs in running_pods.items() for p in running(n, *specs)]  # type: ignore[arg-type]
-    found = victims_for(pod("p", *incoming), list(running_pods), pods)
+    found = victims_for(
+        POD.named("p").resources(units(incoming[0])).priority(incoming[1]).build(),
+        list(running_pods),
+        pods,
+    )
     assert found is not None and found.node in expected
 
 
@@ -206,7 +199,11 @@ def test_it_evicts_what_upstream_basic_preemption_logic_evicts() -> None:
         *running("machine2", (LARGE, HIGH)),
         *running("machine3", (MEDIUM, MID)),
     ]
-    found = victims_for(pod("pod1", VERY_LARGE, HIGH), ["machine1", "machine2", "machine3"], pods)
+    found = victims_for(
+        POD.named("pod1").resources(units(VERY_LARGE)).priority(HIGH).build(),
+        ["machine1", "machine2", "machine3"],
+        pods,
+    )
     assert found is not None
     assert (found.node, [p.name for p in found.pods]) == ("machine1", ["m1.1", "m1.2"])
 
@@ -214,15 +211,25 @@ def test_it_evicts_what_upstream_basic_preemption_logic_evicts() -> None:
 def test_it_never_preempts_for_a_pod_whose_policy_is_never() -> None:
     """TestPreempt with PreemptionPolicy Never: no candidate at all."""
     pods = running("machine1", (SMALL, LOW), (SMALL, LOW))
-    incoming = pod("pod1", VERY_LARGE, HIGH, policy="Never")
+    incoming = (
+        POD.named("pod1")
+        .resources(units(VERY_LARGE))
+        .priority(HIGH)
+        .preemption_policy("Never")
+        .build()
+    )
     assert victims_for(incoming, ["machine1"], pods) is None
 
 
 def test_it_places_without_preemption_where_a_node_has_room() -> None:
     """ "a pod that fits on a machine with no preemption": machine3 is empty."""
     pods = [*running("machine1", (LARGE, MID)), *running("machine2", (LARGE, MID))]
-    nodes = tuple(node(f"machine{i}") for i in (1, 2, 3))
-    cluster = Cluster("c", nodes=nodes, pods=(*pods, pod("p", LARGE, HIGH)))
+    nodes = tuple(MACHINE.named(f"machine{i}").build() for i in (1, 2, 3))
+    cluster = Cluster(
+        "c",
+        nodes=nodes,
+        pods=(*pods, POD.named("p").resources(units(LARGE)).priority(HIGH).build()),
+    )
     (outcome,) = place(cluster, pending_workloads(cluster)).outcomes
     assert outcome.placed and outcome.preempted == ()
     assert [b.node for b in outcome.bindings] == ["machine3"]
@@ -230,7 +237,8 @@ def test_it_places_without_preemption_where_a_node_has_room() -> None:
 
 def test_it_evicts_nothing_for_a_pod_no_eviction_would_seat() -> None:
     pods = running("machine1", (SMALL, LOW))
-    assert victims_for(pod("p", 6, HIGH), ["machine1"], pods) is None  # 6 units > the node's 5
+    too_big = POD.named("p").resources(units(6)).priority(HIGH).build()  # the node has 5
+    assert victims_for(too_big, ["machine1"], pods) is None
 
 
 # --- reprieve and PodDisruptionBudgets (worked out by hand) ----------------------------
@@ -241,16 +249,29 @@ WEB = PodSelector((LabelRequirement("app", "In", ("web",)),))
 def reprieve_pods() -> list[Pod]:
     """machine1 full: a (1 unit, mid, oldest), b (2, low, labelled web), c (2, mid)."""
     return [
-        pod("a", SMALL, MID, "machine1", day(1)),
-        pod("b", MEDIUM, LOW, "machine1", day(2), labels={"app": "web"}),
-        pod("c", MEDIUM, MID, "machine1", day(3)),
+        POD.named("a").resources(units(SMALL)).priority(MID).on("machine1").started(day(1)).build(),
+        POD.named("b")
+        .resources(units(MEDIUM))
+        .priority(LOW)
+        .on("machine1")
+        .started(day(2))
+        .labels({"app": "web"})
+        .build(),
+        POD.named("c")
+        .resources(units(MEDIUM))
+        .priority(MID)
+        .on("machine1")
+        .started(day(3))
+        .build(),
     ]
 
 
 def test_it_reprieves_the_most_important_victims_first() -> None:
     """All three removed, the large pod (3) fits; a back: 1+3 fits, kept; c back:
     1+2+3 = 6 > 5, evicted; b back: 6 > 5, evicted. Victims c then b."""
-    found = victims_for(pod("p", LARGE, HIGH), ["machine1"], reprieve_pods())
+    found = victims_for(
+        POD.named("p").resources(units(LARGE)).priority(HIGH).build(), ["machine1"], reprieve_pods()
+    )
     assert found is not None
     assert ([p.name for p in found.pods], found.pdb_violations) == (["c", "b"], 0)
 
@@ -259,14 +280,24 @@ def test_it_reprieves_pdb_violating_victims_before_the_others() -> None:
     """A budget allowing no disruption selects b: b is reprieved first (2+3 fits, kept),
     then a (1+2+3 > 5) and c (> 5) go. No budget is broken."""
     budget = DisruptionBudget("default", "web", WEB, disruptions_allowed=0)
-    found = victims_for(pod("p", LARGE, HIGH), ["machine1"], reprieve_pods(), [budget])
+    found = victims_for(
+        POD.named("p").resources(units(LARGE)).priority(HIGH).build(),
+        ["machine1"],
+        reprieve_pods(),
+        [budget],
+    )
     assert found is not None
     assert ([p.name for p in found.pods], found.pdb_violations) == (["a", "c"], 0)
 
 
 def test_it_counts_a_violation_when_the_protected_pod_must_go() -> None:
     budget = DisruptionBudget("default", "web", WEB, disruptions_allowed=0)
-    found = victims_for(pod("p", VERY_LARGE, HIGH), ["machine1"], reprieve_pods(), [budget])
+    found = victims_for(
+        POD.named("p").resources(units(VERY_LARGE)).priority(HIGH).build(),
+        ["machine1"],
+        reprieve_pods(),
+        [budget],
+    )
     assert found is not None
     assert (sorted(p.name for p in found.pods), found.pdb_violations) == (["a", "b", "c"], 1)
 
@@ -274,10 +305,26 @@ def test_it_counts_a_violation_when_the_protected_pod_must_go() -> None:
 def test_it_prefers_a_node_without_pdb_violations_over_a_lower_priority_victim() -> None:
     budget = DisruptionBudget("default", "web", WEB, disruptions_allowed=0)
     pods = [
-        pod("web-0", VERY_LARGE, LOW, "machine1", labels={"app": "web"}),
-        pod("sim-0", VERY_LARGE, MID, "machine2"),
+        POD.named("web-0")
+        .resources(units(VERY_LARGE))
+        .priority(LOW)
+        .on("machine1")
+        .started(START)
+        .labels({"app": "web"})
+        .build(),
+        POD.named("sim-0")
+        .resources(units(VERY_LARGE))
+        .priority(MID)
+        .on("machine2")
+        .started(START)
+        .build(),
     ]
-    found = victims_for(pod("p", VERY_LARGE, HIGH), ["machine1", "machine2"], pods, [budget])
+    found = victims_for(
+        POD.named("p").resources(units(VERY_LARGE)).priority(HIGH).build(),
+        ["machine1", "machine2"],
+        pods,
+        [budget],
+    )
     assert found is not None and (found.node, found.pods[0].name) == ("machine2", "sim-0")
 
 
@@ -287,7 +334,16 @@ def test_it_spends_a_budget_once_per_pod_and_skips_pods_already_disrupted() -> N
     budget = DisruptionBudget(
         "default", "web", WEB, disruptions_allowed=1, disrupted_pods=frozenset({"w0"})
     )
-    pods = [pod(f"w{i}", SMALL, LOW, "machine1", labels={"app": "web"}) for i in range(4)]
+    pods = [
+        POD.named(f"w{i}")
+        .resources(units(SMALL))
+        .priority(LOW)
+        .on("machine1")
+        .started(START)
+        .labels({"app": "web"})
+        .build()
+        for i in range(4)
+    ]
     violating, safe = split_by_budgets(pods, [budget], {budget.key: 1})
     assert ([p.name for p in violating], [p.name for p in safe]) == (["w2", "w3"], ["w0", "w1"])
 
@@ -296,7 +352,16 @@ def test_it_lets_an_empty_selector_or_an_unlabelled_pod_match_no_budget() -> Non
     """A PDB with an empty selector matches nothing, nor does a pod without labels."""
     empty = DisruptionBudget("default", "all", PodSelector(), disruptions_allowed=0)
     web = DisruptionBudget("default", "web", WEB, disruptions_allowed=0)
-    pods = [pod("w", SMALL, LOW, "machine1", labels={"app": "web"}), pod("bare", SMALL, LOW, "m")]
+    pods = [
+        POD.named("w")
+        .resources(units(SMALL))
+        .priority(LOW)
+        .on("machine1")
+        .started(START)
+        .labels({"app": "web"})
+        .build(),
+        POD.named("bare").resources(units(SMALL)).priority(LOW).on("m").started(START).build(),
+    ]
     violating, _ = split_by_budgets(pods, [empty, web], {empty.key: 0, web.key: 0})
     assert [p.name for p in violating] == ["w"]
 
@@ -305,9 +370,21 @@ def test_it_reprieves_by_priority_not_by_the_order_pods_run_in() -> None:
     """x (2, low, started first), y (2, mid), z (1, low): y is the most important and
     is put back first (2+3 fits); then x (2+2+3 > 5) and z (2+1+3 > 5) go."""
     pods = [
-        pod("x", MEDIUM, LOW, "machine1", day(1)),
-        pod("y", MEDIUM, MID, "machine1", day(2)),
-        pod("z", SMALL, LOW, "machine1", day(3)),
+        POD.named("x")
+        .resources(units(MEDIUM))
+        .priority(LOW)
+        .on("machine1")
+        .started(day(1))
+        .build(),
+        POD.named("y")
+        .resources(units(MEDIUM))
+        .priority(MID)
+        .on("machine1")
+        .started(day(2))
+        .build(),
+        POD.named("z").resources(units(SMALL)).priority(LOW).on("machine1").started(day(3)).build(),
     ]
-    found = victims_for(pod("p", LARGE, HIGH), ["machine1"], pods)
+    found = victims_for(
+        POD.named("p").resources(units(LARGE)).priority(HIGH).build(), ["machine1"], pods
+    )
     assert found is not None and [p.name for p in found.pods] == ["x", "z"]
