@@ -260,3 +260,22 @@ def test_it_adds_the_extended_resource_toleration_when_told(tmp_path: Path) -> N
         assert result.returncode == 0, result.stderr
         verdicts[mode] = json.loads(result.stdout)["workloads"][0]["verdict"]
     assert verdicts == {"auto": "blocked", "on": "runs_now"}
+
+
+def test_it_prints_each_phases_cpu_seconds_apart_with_timings() -> None:
+    arguments = ("evaluate", str(SCENARIO), "--format", "json", "--at", AT)
+    environment = environment_without_services()
+    timed = run_manage(*arguments, "--timings", environment=environment)
+    assert timed.returncode == 0, timed.stderr
+    phases = [line.split(" ")[1] for line in timed.stderr.splitlines()]
+    assert phases == [
+        "start-up",
+        "read",
+        "critical",
+        "deferred",
+        "deferred",
+        "deferred",
+        "report",
+        "total",
+    ]
+    assert timed.stdout == run_manage(*arguments, environment=environment).stdout
