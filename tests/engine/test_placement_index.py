@@ -1,7 +1,6 @@
 """The score index (memo.ScoreIndex) changes no decision: same bindings as visiting every node."""
 
 import csv
-import dataclasses
 import random
 from pathlib import Path
 
@@ -9,16 +8,13 @@ import pytest
 
 from recommender.engine.scheduler.placement import PlacementOptions, place, place_unindexed
 from recommender.engine.scheduler.workloads import Workload, pending_workloads, pod_workload
+from tests.builders import make_node
 from topology.ingest.trace import trace_nodes, trace_pods
 from topology.model.hardware import (
     Cluster,
-    Device,
     Gang,
-    Gpu,
     GpuRequest,
-    Node,
     Pod,
-    Reservation,
     Resources,
     Topology,
     TopologyLevel,
@@ -71,7 +67,14 @@ def _gang_fleet(nodes: int, gangs: int, seed: int) -> tuple[Cluster, list[Worklo
     for i in range(nodes):
         block = i // 16
         labels = {"zone": f"z{block % 2}", "block": f"b{block}", "rack": f"b{block}-r{i // 4 % 4}"}
-        node = _fleet_node(f"n{i:03d}", ("H100", "A100")[block % 2], labels)
+        model = ("H100", "A100")[block % 2]
+        node = (
+            make_node(f"n{i:03d}")
+            .labels({**labels, "kubernetes.io/hostname": f"n{i:03d}", "gpu": model})
+            .allocatable(192, "2Ti", 110)
+            .gpus(8, model)
+            .build()
+        )
         node_list.append(node)
         used = rng.choice((0, 4, 6, 8, 8))
         if used:
@@ -106,54 +109,6 @@ def _gang_fleet(nodes: int, gangs: int, seed: int) -> tuple[Cluster, list[Worklo
 
 
 GANG_REQUESTS = Resources(cpu_milli=8000, memory_bytes=2**36, pods=1)
-
-
-def _fleet_node(name: str, model: str, labels: dict[str, str]) -> Node:
-    gpus = tuple(Gpu(f"gpu-{k}", model=model) for k in range(8))
-    return Node(
-        name=name,
-        labels={**labels, "kubernetes.io/hostname": name, "gpu": model},
-        allocatable=Resources(cpu_milli=192_000, memory_bytes=2**41, pods=110),
-        gpus=gpus,
-        devices=tuple(
-            Device(g.name, gpu=g.name, model=model, capacity={"gpu_milli": 1000}) for g in gpus
-        ),
-    )
-
-
-@pytest.mark.parametrize("policy", ["bestfit", "most_allocated", "fgd", "first-fit"])
-def test_it_places_gangs_exactly_as_the_unindexed_path(policy: str) -> None:
-    """Gang members scored as memoised score + closeness, inside domains and cluster-wide."""
-    cluster, workloads = _gang_fleet(96, 24, seed=2)
-    options = PlacementOptions(policy=policy, seed=5)
-    indexed = place(cluster, workloads, options=options)
-    reference = place_unindexed(cluster, workloads, options=options)
-    assert [o.bindings for o in indexed.outcomes] == [o.bindings for o in reference.outcomes]
-    assert [o.diagnosis for o in indexed.outcomes] == [o.diagnosis for o in reference.outcomes]
-    assert 0 < sum(o.placed for o in indexed.outcomes) < len(workloads)
-
-
-@pytest.mark.parametrize("policy", ["bestfit", "fgd"])
-def test_it_keeps_reserved_nodes_apart_per_namespace_as_the_unindexed_path(policy: str) -> None:
-    """Namespaces owning no reservation share score columns; the owner and a team
-    granted nothing must still see the reserved nodes differently."""
-    cluster, workloads = _gang_fleet(96, 24, seed=4)
-    reserved = tuple(n.name for n in cluster.nodes[:32])
-    cluster = dataclasses.replace(
-        cluster, reservations=(Reservation("team0-r", ("team0",), node_names=reserved),)
-    )
-    options = PlacementOptions(policy=policy, seed=5)
-    indexed = place(cluster, workloads, options=options)
-    reference = place_unindexed(cluster, workloads, options=options)
-    assert [o.bindings for o in indexed.outcomes] == [o.bindings for o in reference.outcomes]
-    assert [o.diagnosis for o in indexed.outcomes] == [o.diagnosis for o in reference.outcomes]
-    on_reserved = {
-        o.workload.partition("/")[0]
-        for o in indexed.outcomes
-        for b in o.bindings
-        if b.node in reserved
-    }
-    assert on_reserved == {"team0"}  # the owner uses them, nobody else does
 
 
 def _many_shapes(nodes: int, pods: int, seed: int) -> tuple[Cluster, list[Workload]]:
