@@ -22,7 +22,8 @@ from recommender.engine.scheduler.pick import NodePicker
 from recommender.engine.scheduler.scores import policy_named
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.vector import supports
-from topology.model.hardware import Cluster, Device, Gpu, GpuRequest, Node, Pod, Resources
+from tests.builders import make_node, make_pod
+from topology.model.hardware import Cluster, GpuRequest, Node, Pod, Resources
 
 RDMA = "example.com/rdma"
 
@@ -35,18 +36,14 @@ def _node(rng: random.Random, name: str) -> Node:
     extended = {RDMA: rng.choice((1, 2, 8))} if rng.random() < 0.3 else {}
     count = rng.choice((0, 0, 2, 4, 8))
     model = rng.choice(("H100", "A100"))
-    gpus = tuple(Gpu(f"{name}-gpu{k}", model=model) for k in range(count))
     shareable = rng.random() < 0.4
-    devices = tuple(
-        Device(g.name, gpu=g.name, model=model, capacity={"gpu_milli": 1000}, shareable=shareable)
-        for g in gpus
-    )
-    return Node(
-        name,
-        labels={"kubernetes.io/hostname": name, "gpu": model},
-        allocatable=Resources(cpu, memory, pods=rng.choice((3, 110)), extended=extended),
-        gpus=gpus,
-        devices=devices,
+    pods = rng.choice((3, 110))
+    return (
+        make_node(name)
+        .labels({"kubernetes.io/hostname": name, "gpu": model})
+        .resources(Resources(cpu, memory, pods=pods, extended=extended))
+        .gpus(count, model, gpu_name="{node}-gpu{i}", shareable=shareable)
+        .build()
     )
 
 
@@ -59,7 +56,14 @@ def _pod(rng: random.Random, name: str, node: str | None = None) -> Pod:
         gpu = GpuRequest(gpu.count, gpu.milli_per_gpu, models=("A100",))
     selector = {"gpu": rng.choice(("A100", "H100"))} if node is None and rng.random() < 0.25 else {}
     requests = Resources(cpu, memory, pods=1, extended=extended)
-    return Pod("team", name, requests, gpu, node_name=node, node_selector=selector)
+    return (
+        make_pod(name, "team")
+        .resources(requests)
+        .set(gpu=gpu)
+        .on(node)
+        .node_selector(selector)
+        .build()
+    )
 
 
 def _cluster(seed: int) -> tuple[Cluster, list[Pod]]:
