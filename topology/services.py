@@ -88,10 +88,17 @@ class IngestCaches:
 _open_caches: dict[tuple[int, str, str], IngestCaches] = {}
 
 
-def content_hash(model_json: Any, errors: Sequence[dict[str, str]]) -> str:
-    """sha256 of the canonical JSON (sorted keys, no spaces) of the model and its errors."""
+def content_hash(
+    model_json: Any, errors: Sequence[dict[str, str]], read: dict[str, Any] | None = None
+) -> str:
+    """sha256 of the canonical JSON (sorted keys, no spaces) of the model and its errors,
+    and, for a source that reads kinds (kube), each kind's state and object count
+    (``_kinds_read``): a kind turning forbidden is a change even when the model is not."""
+    content: dict[str, Any] = {"model": model_json, "errors": list(errors)}
+    if read:
+        content["read"] = read
     canonical = json.dumps(
-        {"model": model_json, "errors": list(errors)},
+        content,
         sort_keys=True,
         separators=(",", ":"),
         ensure_ascii=False,
@@ -107,8 +114,18 @@ def _stored_objects(cluster: Cluster) -> list[dict[str, Any]]:
     return groups + signals.collect_stored_configuration(cluster)
 
 
+def _kinds_read(kinds: dict[str, dict[str, str]], counts: dict[str, int]) -> dict[str, Any]:
+    """What a kube read found of each kind: its state and how many objects (issue 45)."""
+    if not kinds:
+        return {}
+    return {"states": {key: status["state"] for key, status in kinds.items()}, "counts": counts}
+
+
 def _object_counts(
-    objects: Iterable[SourcedObject] | None, model: hardware.Cluster, unavailable: Sequence[str]
+    objects: Iterable[SourcedObject] | None,
+    model: hardware.Cluster,
+    unavailable: Sequence[str],
+    kinds: dict[str, dict[str, str]] | None = None,
 ) -> dict:
     counts: dict[str, Any] = {}
     if objects is not None:
@@ -124,6 +141,10 @@ def _object_counts(
     )
     if unavailable:  # kinds the cluster does not serve (CRDs not installed): read as none
         counts["unavailable"] = list(unavailable)
+    for state in ("forbidden", "failing"):  # read as none / kept from an earlier read
+        keys = sorted(key for key, status in (kinds or {}).items() if status["state"] == state)
+        if keys:
+            counts[state] = keys
     return counts
 
 
@@ -135,6 +156,8 @@ def ingest_snapshot(
     model: hardware.Cluster | None = None,
     unavailable: Sequence[str] = (),
     caches: IngestCaches | None = None,
+    kinds: dict[str, dict[str, str]] | None = None,
+    counts: dict[str, int] | None = None,
 ) -> Snapshot | None:
     """Parse, merge stored configuration, hash, and store one Snapshot; None when the
     content equals the cluster's newest snapshot.
@@ -145,7 +168,8 @@ def ingest_snapshot(
     go on showing the pod. Two ingests racing on the same content end with one row (the
     cluster row is locked while the latest is compared and the new one written).
     ``caches``: what earlier ingests of the cluster parsed and dumped (the same
-    snapshot, made faster).
+    snapshot, made faster). ``kinds`` and ``counts`` (a kube read): each kind's state
+    and object count, stored and hashed with the model.
     """
     errors: list[hardware.ModelError] = []
     if objects is not None:
@@ -166,7 +190,7 @@ def ingest_snapshot(
     errors.extend(stored_errors)
     model_json = serialize.cluster_to_json(model, caches.json if caches is not None else None)
     error_dicts = [e.as_dict() for e in errors]
-    digest = content_hash(model_json, error_dicts)
+    digest = content_hash(model_json, error_dicts, _kinds_read(kinds or {}, counts or {}))
     with transaction.atomic():
         Cluster.objects.select_for_update().filter(pk=cluster.pk).values_list("pk").first()
         if _latest_content_hash(cluster) == digest:
@@ -175,7 +199,7 @@ def ingest_snapshot(
             cluster=cluster,
             taken_at=taken_at,
             content_hash=digest,
-            object_counts=_object_counts(objects, model, unavailable),
+            object_counts=_object_counts(objects, model, unavailable, kinds),
             model_json=model_json,
             errors=error_dicts,
         )
@@ -306,6 +330,8 @@ def ingest_from_source(*, cluster: Cluster, now: datetime, follow: bool = False)
             model=read.model,
             unavailable=read.unavailable,
             caches=caches,
+            kinds=read.kinds,
+            counts=read.counts,
         )
     except Exception:
         # The source now believes this content was seen; forget it so the next ingest
@@ -328,7 +354,8 @@ def _change_marker(cluster: Cluster, read: SourceRead) -> tuple[int, str] | None
         return None
     row = Cluster.objects.filter(pk=cluster.pk).values().first() or {}
     settings_now = {k: v for k, v in row.items() if not k.startswith("ingest_")}
-    merged = {"stored": _stored_objects(cluster), "cluster": settings_now}
+    states = {key: status["state"] for key, status in read.kinds.items()}
+    merged = {"stored": _stored_objects(cluster), "cluster": settings_now, "kinds": states}
     canonical = json.dumps(merged, sort_keys=True, separators=(",", ":"), default=str)
     return read.generation, hashlib.sha256(canonical.encode()).hexdigest()
 

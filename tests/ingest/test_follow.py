@@ -110,12 +110,19 @@ def test_it_follows_through_an_api_server_outage_and_ingests_the_change_once(
     assert process.poll() is None, log.read_text()
     assert "Connection refused" in _cluster(name).ingest_message
     kube_server.put(trace_node_object(openb_rows("openb_node_list_gpu_node.csv", 41)[-1]))
-    kube_server.come_back()
+    # back as a restarted kube-apiserver (issue 45): 403 to everything for 1.5 s, 410 for
+    # every resourceVersion from before, 429 for custom kinds for 3 s
+    kube_server.restart(forbidden_seconds=1.5, initializing_seconds=3.0)
     wait_for(lambda: len(_snapshots(name)) >= 2, "ingested the change", log)
-    time.sleep(2.5)  # two more passes: nothing more to store
+    time.sleep(4.0)  # past the 403 and 429 windows: nothing more to store
     snapshots = _snapshots(name)
-    assert [s.object_counts["nodes"] for s in snapshots] == [40, 41]
-    assert _node_lists(kube_server) == 1  # resumed its watch; no relist
+    pods = snapshots[0].object_counts["pods"]
+    assert pods > 0
+    assert [(s.object_counts["nodes"], s.object_counts["pods"]) for s in snapshots] == [
+        (40, pods),
+        (41, pods),
+    ]
+    assert _node_lists(kube_server) >= 2  # the 410 after the restart: relisted
     cluster = _cluster(name)
     assert (cluster.ingest_state, cluster.ingest_message) == ("ok", "")
     assert "source unreachable" in log.read_text()

@@ -3,6 +3,7 @@ card and /metrics, from real reads of the local API server."""
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
@@ -126,3 +127,39 @@ def test_it_stores_a_topology_levels_change_on_a_quiet_cluster(kube_server, kube
     )
     kube_cluster.refresh_from_db()
     assert _ingest(kube_cluster) is not None
+
+
+def test_it_says_not_answering_at_once_while_open_watches_outlive_new_requests(
+    kube_server, kube_cluster, signed_in
+):
+    """A slowly shutting-down API server (issue 45): new requests refused, open watches kept."""
+    from django.utils import timezone
+
+    from topology import services
+
+    try:
+        services.ingest_from_source(cluster=kube_cluster, now=timezone.now(), follow=True)
+        services.ingest_from_source(cluster=kube_cluster, now=timezone.now(), follow=True)
+        kube_server.shut_down_slowly()
+        started = time.monotonic()
+        with pytest.raises(SourceUnreachable, match="does not answer new requests"):
+            services.ingest_from_source(cluster=kube_cluster, now=timezone.now(), follow=True)
+        assert time.monotonic() - started < 2.0
+    finally:
+        services.close_source(cluster=kube_cluster)
+    page = signed_in.get(reverse("topology", args=[kube_cluster.pk])).content.decode()
+    assert 'data-ingest-state="unreachable"' in page
+    text = signed_in.get("/metrics").content.decode()
+    assert f'capacityweb_ingest_up{{cluster="{kube_cluster.name}"}} 0.0' in text
+
+
+def test_it_stores_a_kind_turning_forbidden_on_a_quiet_cluster(kube_server, kube_cluster):
+    """The kinds' states and counts are part of what is stored (issue 45), not only the model."""
+    kube_cluster.source_settings = {**kube_cluster.source_settings, "forbidden_after_seconds": 0}
+    kube_cluster.save(update_fields=["source_settings"])
+    _ingest(kube_cluster)
+    assert _ingest(kube_cluster) is None  # quiet: nothing new
+    kube_server.forbidden.add(HYPERNODE)  # the role loses a kind it had read (as empty)
+    snapshot = _ingest(kube_cluster)
+    assert snapshot is not None
+    assert snapshot.object_counts["forbidden"] == [HYPERNODE]

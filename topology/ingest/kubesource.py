@@ -265,6 +265,7 @@ class KubeSource:
             unavailable=tuple(sorted(self.unavailable)),
             kinds=self.kind_report(),
             generation=self.read_generation,
+            counts=objects.counts(),
         )
 
     def keep_watching(self, watchers: Watchers) -> None:
@@ -707,6 +708,14 @@ class StoredObjects(Sequence[SourcedObject]):
 
     def __init__(self, items: list[tuple[str, Stored]]) -> None:
         self._items = items
+
+    def counts(self) -> dict[str, int]:
+        """Objects per kind key (``Node``, ``Job.batch``), none decoded."""
+        counted: dict[str, int] = {}
+        for source, _packed in self._items:
+            key = source.removeprefix("kube:")
+            counted[key] = counted.get(key, 0) + 1
+        return counted
 
     def __len__(self) -> int:
         return len(self._items)

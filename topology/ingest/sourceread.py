@@ -31,6 +31,9 @@ class SourceRead:
     # a source that counts its changes (kube): a number that changes whenever what it
     # holds changed, never repeated within a process; None: not counted
     generation: int | None = None
+    # kind key → objects read of it (kube only): with ``kinds``, part of what a snapshot
+    # stores, so a kind turning forbidden is a change even when the model is not
+    counts: dict[str, int] = field(default_factory=dict)
 
     @property
     def unchanged(self) -> bool:

@@ -24,7 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from topology.ingest.files import read_objects
-from topology.ingest.kubesource import Backoff, KubeSource, api_client_from
+from topology.ingest.kubesource import (
+    FORBIDDEN_AFTER_SECONDS,
+    Backoff,
+    KubeSource,
+    api_client_from,
+)
 from topology.ingest.sourceread import Source, SourceRead
 
 # --- exported files ----------------------------------------------------------------------------
@@ -91,6 +96,9 @@ def source_from_settings(
             api,
             request_timeout_seconds=float(settings.get("request_timeout_seconds", 30)),
             backoff=backoff,
+            forbidden_after_seconds=float(
+                settings.get("forbidden_after_seconds", FORBIDDEN_AFTER_SECONDS)
+            ),
         )
     factory = _REGISTERED_KINDS.get(kind)
     if factory is not None:
