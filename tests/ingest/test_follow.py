@@ -129,6 +129,29 @@ def test_it_follows_through_an_api_server_outage_and_ingests_the_change_once(
     assert "source answers again" in log.read_text()
 
 
+def test_it_says_unreachable_within_seconds_while_a_shutting_down_server_keeps_its_watches(
+    kube_server, run_ingest, tmp_path
+):
+    """kube-apiserver after SIGTERM refuses new connections and keeps open watches for a
+    minute or more (issue 45: pages said ok for 106 s): a quiet follower says so at once."""
+    name = f"shutdown-{uuid.uuid4().hex[:6]}"
+    kubeconfig = kube_server.kubeconfig(tmp_path / "kubeconfig")
+    _process, log = run_ingest(
+        name, "--source", "kube", "--kubeconfig", str(kubeconfig), "--follow", "--interval", "600"
+    )
+    wait_for(lambda: _snapshots(name), "ingested the first snapshot", log)
+    time.sleep(1.0)  # the watches are open
+    kube_server.shut_down_slowly()
+    started = time.monotonic()
+    wait_for(
+        lambda: (c := _cluster(name)) and c.ingest_state == "unreachable",
+        "said the source is unreachable",
+        log,
+    )
+    assert time.monotonic() - started < 15.0  # one probe (5 s) and the debounce
+    assert "does not answer new requests" in _cluster(name).ingest_message
+
+
 def _files_cluster(tmp_path: Path) -> tuple[str, Path]:
     from topology import services
 
