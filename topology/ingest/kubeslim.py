@@ -15,7 +15,7 @@ object arrives (list page or watch event), as controller-runtime's cache does wi
   ``topology.kube.core.podspec`` read);
 - every volume list: the bodies of the volume sources that hold no claim and no disk
   (``DROPPED_VOLUME_SOURCES``: the service-account token, ConfigMaps, Secrets, the
-  downward API, emptyDir); each volume keeps its name, so field paths stay the same;
+  downward API); each volume keeps its name, so field paths stay the same;
 - a Pod's ``status``: the container statuses and the pod's own IPs.
 
 ``tests/engine/test_kubeslim.py`` holds that every example object parses to the same
@@ -49,7 +49,8 @@ DROPPED_CONTAINER_FIELDS = (
     "volumeMounts",
     "workingDir",
 )
-DROPPED_VOLUME_SOURCES = ("projected", "configMap", "secret", "downwardAPI", "emptyDir")
+# emptyDir stays: its medium decides whether it blocks a drain (topology.kube.core.drainfields)
+DROPPED_VOLUME_SOURCES = ("projected", "configMap", "secret", "downwardAPI")
 DROPPED_POD_STATUS = (
     "containerStatuses",
     "initContainerStatuses",
