@@ -100,6 +100,42 @@ def test_it_schedules_the_rest_of_a_gang_one_by_one_once_running_members_reach_m
     assert "runs_now" in verdicts and verdicts != ["runs_now", "runs_now"]
 
 
+VOLCANO_GROUP = {
+    "apiVersion": "scheduling.volcano.sh/v1beta1",
+    "kind": "PodGroup",
+    "metadata": {"name": "train", "namespace": "ml"},
+    "spec": {"minMember": 3, "queue": "default"},
+}
+
+
+def volcano_member(name: str, node_name: str | None = None) -> dict[str, Any]:
+    annotations = {"scheduling.k8s.io/group-name": "train"}
+    meta = {"annotations": annotations}
+    return pod(name, gpus=8, node_name=node_name, schedulerName="volcano", metadata=meta)
+
+
+def test_it_makes_a_volcano_gang_ready_once_running_and_new_members_reach_min_member():
+    """volcano ``pkg/scheduler/plugins/gang/gang.go`` ``JobReadyFn`` and
+    ``pkg/scheduler/api/job_info.go`` ``ReadyTaskNum`` (Bound, Binding, Running and
+    Allocated tasks): minMember 3 with 2 members running, 2 pending 8-GPU members and
+    one free 8-GPU node. Allocating one member makes 3 ready: the job is ready, that
+    member binds; the other finds no node and stays pending. One runs, one does not
+    (both "ran now" before, on one 8-GPU node)."""
+    found = workloads(
+        node("a"),
+        node("b"),
+        node("c"),
+        VOLCANO_GROUP,
+        volcano_member("m0", "a"),
+        volcano_member("m1", "b"),
+        volcano_member("m2"),
+        volcano_member("m3"),
+    )
+    running = sum(w["pods"] for w in found.values() if w["verdict"] == "runs_now")
+    assert (running, sum(w["pods"] for w in found.values())) == (1, 2)
+    assert found["ml/train"]["verdict"] == "runs_now"
+
+
 def test_it_lists_another_schedulers_pending_pod_as_not_ours():
     """pkg/scheduler/eventhandlers.go responsibleForPod: kube-scheduler only takes pods
     whose spec.schedulerName names one of its profiles (default-scheduler). A pod for

@@ -122,7 +122,11 @@ def pending_workloads(cluster: Cluster) -> tuple[Workload, ...]:
     the running members already reach it, every pending member schedules on its
     own (Permit allows it at once): each becomes a lone-pod workload. A need above
     the pending members is capped at them (members not yet created are not
-    modelled).
+    modelled). With members running, the gang is ready once running plus newly
+    placed members reach ``min_member`` (Volcano gang plugin ``JobReadyFn``:
+    ``JobInfo.ReadyTaskNum`` counts Bound, Binding, Running and Allocated tasks;
+    coscheduling Permit alike): the first members still needed are the gang, each
+    pending member beyond them schedules on its own, a lone-pod workload.
     """
     gangs = {g.key: g for g in cluster.gangs}
     bound_by_gang: dict[str, int] = {}
@@ -139,16 +143,25 @@ def pending_workloads(cluster: Cluster) -> tuple[Workload, ...]:
         else:
             bound_by_gang[pod.gang] = bound_by_gang.get(pod.gang, 0) + 1
     result = singles
+    followers: dict[str, list[Workload]] = {}  # members beyond a ready gang, in its turn
     for key, pods in members.items():
         workload = _gang_workload(key, pods, gangs.get(key))
         still_needed = max(0, workload.min_member - bound_by_gang.get(key, 0))
         if still_needed == 0:
             result += [pod_workload(pod) for pod in workload.pods]
+        elif bound_by_gang.get(key) and still_needed < len(pods):
+            gang_pods, alone = workload.pods[:still_needed], workload.pods[still_needed:]
+            result.append(replace(workload, pods=gang_pods, min_member=still_needed))
+            followers[key] = [pod_workload(pod) for pod in alone]
         else:
             result.append(_with_min_member(workload, min(still_needed, len(pods))))
     floor = GpuDemandFloor(cluster)
-    result = [replace(w, least_gpu_milli=floor.workload_milli(w.pods)) for w in result]
-    return tuple(sorted(result, key=sort_key))
+    ordered: list[Workload] = []
+    for workload in sorted(result, key=sort_key):
+        ordered.append(workload)
+        if workload.kind == "gang":
+            ordered += followers.get(workload.key, ())
+    return tuple(replace(w, least_gpu_milli=floor.workload_milli(w.pods)) for w in ordered)
 
 
 class _GpuRequests:
