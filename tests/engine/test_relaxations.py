@@ -168,3 +168,38 @@ def test_it_says_when_the_search_stopped_before_trying_every_change() -> None:
     assert [(r.kind, r.text) for r in relaxations] == [
         ("not-searched", "not all changes tried: the search stops after 40 plans")
     ]
+
+
+def test_it_gives_pods_alike_but_for_their_name_the_same_answer() -> None:
+    # as above, with two pending pods the same but for their name: searched once, both
+    # get priority 6 (the second is not left with nothing)
+    holder = TEAM_A_POD.named("holder").gpus(8).on("n1").priority(5).build()
+    cluster = Cluster(
+        "c",
+        nodes=(H100.named("n1").build(),),
+        pods=(holder, TEAM_A_POD.named("p").gpus(8).build(), TEAM_A_POD.named("q").gpus(8).build()),
+    )
+    for key in ("team-a/p", "team-a/q"):
+        assert _texts(cluster, key) == [
+            ("give it priority 6 (lower-priority pods may then be evicted)", "preempts")
+        ]
+
+
+def test_it_answers_pods_that_differ_beyond_their_name_each_on_its_own() -> None:
+    # n1's 8 GPUs run a priority-5 pod, n2's a priority-1 and a priority-3 pod of 4 each:
+    # p (8 GPUs) needs both of n2's evicted (priority 4), q (4 GPUs) only the first (2)
+    cluster = Cluster(
+        "c",
+        nodes=(H100.named("n1").build(), H100.named("n2").build()),
+        pods=(
+            TEAM_A_POD.named("holder").gpus(8).on("n1").priority(5).build(),
+            TEAM_A_POD.named("low").gpus(4).on("n2").priority(1).build(),
+            TEAM_A_POD.named("mid").gpus(4).on("n2").priority(3).build(),
+            TEAM_A_POD.named("p").gpus(8).build(),
+            TEAM_A_POD.named("q").gpus(4).build(),
+        ),
+    )
+    assert [_texts(cluster, key) for key in ("team-a/p", "team-a/q")] == [
+        [("give it priority 4 (lower-priority pods may then be evicted)", "preempts")],
+        [("give it priority 2 (lower-priority pods may then be evicted)", "preempts")],
+    ]

@@ -23,6 +23,11 @@ one single-workload plan, not the whole evaluation, and the "order" relaxation s
 when the others are what blocks it. The work is bounded by counts (no clock):
 ``MAX_WORKLOADS`` blocked workloads and ``MAX_TRIES`` plans each; a workload past
 either bound gets a relaxation of kind "not-searched", never a silent short list.
+Lone pods alike but for their name (``alike``) are searched once: planned alone on
+the same snapshot, they get the same answers (unless the words name the pod).
+
+This is a deferred part of the evaluation (``evaluation.relaxation_part``): no verdict
+waits for it.
 
 Pure: no Django, no I/O, no clock.
 """
@@ -30,7 +35,7 @@ Pure: no Django, no I/O, no clock.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -116,17 +121,46 @@ def relaxations(
     at: datetime,
     policy: str,
 ) -> dict[str, tuple[Relaxation, ...]]:
-    """Per blocked workload key, the relaxations that unblock it (see the module)."""
+    """Per blocked workload key, the relaxations that unblock it (see the module).
+
+    Alike workloads (``alike``: lone pods the same but for their name) are searched
+    once: each is planned alone on the same snapshot, so their answers are the same,
+    and one is taken for another only when its words do not name the pod searched."""
     by_key = {w.key: w for w in pending}
     found: dict[str, tuple[Relaxation, ...]] = {}
+    searched: dict[str, tuple[Relaxation, ...]] = {}
     for index, key in enumerate(blocked):
         if index >= MAX_WORKLOADS:
             text = f"not searched: only the first {MAX_WORKLOADS} blocked workloads are"
             found[key] = (Relaxation(NOT_SEARCHED, None, text, BLOCKED, ()),)
             continue
+        workload = by_key[key]
+        signature = alike(workload)
+        if signature is not None and signature in searched:
+            found[key] = searched[signature]
+            continue
         verifier = Verifier(cluster, state, at, policy, pending)
-        found[key] = tuple(_for_workload(verifier, by_key[key]))
+        found[key] = tuple(_for_workload(verifier, workload))
+        if signature is not None and not _names_itself(found[key], workload):
+            searched[signature] = found[key]
     return found
+
+
+def alike(workload: Workload) -> str | None:
+    """What a lone pod's relaxations depend on: the pod but its name (requests,
+    namespace, labels, selectors, priority, ...), and the workload's own fields but its
+    key, as its ``repr`` (pods hold mappings: no hash); None for a gang (its members'
+    names reach its reasons)."""
+    if workload.kind != "pod" or len(workload.pods) != 1:
+        return None
+    return repr(replace(workload, key="", pods=(replace(workload.pods[0], name=""),)))
+
+
+def _names_itself(found: Iterable[Relaxation], workload: Workload) -> bool:
+    """Whether any relaxation's words name the workload (then they are its own)."""
+    names = {workload.key, *(p.name for p in workload.pods)}
+    words = [w for r in found for w in (r.text, *r.reasons)]
+    return any(name in word for name in names for word in words)
 
 
 def _for_workload(verifier: Verifier, workload: Workload) -> list[Relaxation]:
