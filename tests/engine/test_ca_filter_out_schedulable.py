@@ -17,57 +17,32 @@ outcomes of the sequential reading, which capacityweb models (one of that range)
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
 from recommender.engine.autoscaler.cluster_autoscaler import naive_scale_up
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
+from tests.builders.objects import KubeObject, as_dicts, node_group_object, node_object, pod_object
 from topology.kube.parse import parse_objects
 
 AT = datetime(2026, 12, 5, tzinfo=UTC)
 POOL = "cloud.google.com/gke-nodepool"
 
 
-def node(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": {POOL: "cpu", "kubernetes.io/hostname": name}},
-        "status": {"allocatable": {"cpu": "8", "memory": "64Gi", "pods": "110"}},
-    }
+CPU_NODE = (
+    node_object("").label(POOL, "cpu").hostname().allocatable(cpu="8", memory="64Gi", pods="110")
+)
+ML_POD = pod_object("ml", "").requests(memory="1Gi")
+GROUP = (
+    node_group_object("cpu")
+    .selector({POOL: "cpu"})
+    .size(0, 5)
+    .price(1.0)
+    .template({}, {"cpu": "8", "memory": "64Gi", "pods": "110"})
+)
 
 
-def pod(name: str, cpu: str, node_name: str | None = None) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}]
-    }
-    if node_name:
-        spec["nodeName"] = node_name
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "ml"},
-        "spec": spec,
-        "status": {"phase": "Running" if node_name else "Pending"},
-    }
-
-
-GROUP = {
-    "apiVersion": "capacityweb.io/v1alpha1",
-    "kind": "NodeGroup",
-    "metadata": {"name": "cpu"},
-    "spec": {
-        "nodeSelector": {POOL: "cpu"},
-        "minSize": 0,
-        "maxSize": 5,
-        "pricePerNodeHour": 1.0,
-        "template": {"labels": {}, "allocatable": {"cpu": "8", "memory": "64Gi", "pods": "110"}},
-    },
-}
-
-
-def naive_plan(*objects: dict[str, Any]):  # type: ignore[no-untyped-def]
-    snapshot = parse_objects((("t.yaml", o) for o in (*objects, GROUP)), cluster_name="t")
+def naive_plan(*objects: KubeObject):  # type: ignore[no-untyped-def]
+    snapshot = parse_objects((("t.yaml", o) for o in as_dicts(*objects, GROUP)), cluster_name="t")
     assert [str(e) for e in snapshot.errors] == []
     cluster = snapshot.cluster
     state = ClusterState.from_cluster(cluster)
@@ -80,7 +55,11 @@ def test_it_fills_the_first_node_that_passes_not_the_emptiest() -> None:
     # passes on n2. Both fit existing nodes: cluster-autoscaler adds nothing.
     # (LeastAllocated would put a-small on the emptier n2 and leave b-big no room.)
     plan = naive_plan(
-        node("n1"), node("n2"), pod("busy", "6", "n1"), pod("b-big", "8"), pod("a-small", "2")
+        CPU_NODE.named("n1"),
+        CPU_NODE.named("n2"),
+        ML_POD.named("busy").requests(cpu="6").on("n1"),
+        ML_POD.named("b-big").requests(cpu="8"),
+        ML_POD.named("a-small").requests(cpu="2"),
     )
     assert plan.additions == ()
     assert {key: p.verdict for key, p in plan.outcomes.items()} == {
@@ -93,5 +72,12 @@ def test_it_searches_on_from_the_node_after_the_last_one_found() -> None:
     # two empty 8-cpu nodes. a (4 cpu) passes on n1 first; lastIndex moves to n2, so b
     # (4 cpu) lands on n2, not next to a; c (8 cpu) then passes on neither (4 free on
     # each) and triggers one new node of the group.
-    plan = naive_plan(node("n1"), node("n2"), pod("a", "4"), pod("b", "4"), pod("c", "8"))
+    plan = naive_plan(
+        CPU_NODE.named("n1"),
+        CPU_NODE.named("n2"),
+        *(
+            ML_POD.named(name).requests(cpu=cpu)
+            for name, cpu in (("a", "4"), ("b", "4"), ("c", "8"))
+        ),
+    )
     assert [(a.node_group, a.count, a.workloads) for a in plan.additions] == [("cpu", 1, ("ml/c",))]

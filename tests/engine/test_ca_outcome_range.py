@@ -11,7 +11,6 @@ node that passes) and ``expander/waste/waste.go`` (least-waste: the smallest
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
 from recommender.engine.autoscaler.cluster_autoscaler import naive_scale_up
 from recommender.engine.autoscaler.outcome_range import MAX_NODES, REVERSED, OtherOutcome
@@ -19,6 +18,17 @@ from recommender.engine.evaluate.evaluation import evaluate
 from recommender.engine.evaluate.report import render_text
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
+from tests.builders.objects import (
+    GPU,
+    KubeObject,
+    NodeGroupObjectBuilder,
+    NodeObjectBuilder,
+    PodObjectBuilder,
+    as_dicts,
+    node_group_object,
+    node_object,
+    pod_object,
+)
 from topology.kube.parse import parse_objects
 
 AT = datetime(2026, 12, 5, tzinfo=UTC)
@@ -26,47 +36,31 @@ POOL = "cloud.google.com/gke-nodepool"
 PRODUCT = {"nvidia.com/gpu.product": "NVIDIA-L4"}
 
 
-def node(name: str, pool: str, gpus: str = "2") -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": {POOL: pool, **PRODUCT}},
-        "status": {
-            "allocatable": {"cpu": "16", "memory": "64Gi", "pods": "110", "nvidia.com/gpu": gpus}
-        },
-    }
+L4_NODE = node_object("").labels(PRODUCT).allocatable(cpu="16", memory="64Gi", pods="110")
+ML_POD = pod_object("ml", "")
 
 
-def gpu_pod(name: str, gpus: str, cpu: str, memory: str) -> dict[str, Any]:
-    resources = {"requests": {"cpu": cpu, "memory": memory, "nvidia.com/gpu": gpus}}
-    resources["limits"] = {"nvidia.com/gpu": gpus}
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "ml"},
-        "spec": {"containers": [{"name": "c", "resources": resources}]},
-        "status": {"phase": "Pending"},
-    }
+def l4_node(name: str, pool: str) -> NodeObjectBuilder:
+    return L4_NODE.named(name).label(POOL, pool).gpus(2)
 
 
-def group(name: str, price: float, cpu: str, memory: str, gpus: str) -> dict[str, Any]:
-    allocatable = {"cpu": cpu, "memory": memory, "pods": "110", "nvidia.com/gpu": gpus}
-    return {
-        "apiVersion": "capacityweb.io/v1alpha1",
-        "kind": "NodeGroup",
-        "metadata": {"name": name},
-        "spec": {
-            "nodeSelector": {POOL: name},
-            "minSize": 0,
-            "maxSize": 3,
-            "pricePerNodeHour": price,
-            "template": {"labels": PRODUCT, "allocatable": allocatable},
-        },
-    }
+def gpu_pod(name: str, gpus: str, cpu: str, memory: str) -> PodObjectBuilder:
+    return ML_POD.named(name).requests({GPU: gpus}, cpu=cpu, memory=memory).limits({GPU: gpus})
 
 
-def cluster_of(*objects: dict[str, Any]):  # type: ignore[no-untyped-def]
-    snapshot = parse_objects((("t.yaml", o) for o in objects), cluster_name="t")
+def l4_group(name: str, price: float, cpu: str, memory: str, gpus: str) -> NodeGroupObjectBuilder:
+    allocatable = {"cpu": cpu, "memory": memory, "pods": "110", GPU: gpus}
+    return (
+        node_group_object(name)
+        .selector({POOL: name})
+        .size(0, 3)
+        .price(price)
+        .template(PRODUCT, allocatable)
+    )
+
+
+def cluster_of(*objects: KubeObject):  # type: ignore[no-untyped-def]
+    snapshot = parse_objects((("t.yaml", o) for o in as_dicts(*objects)), cluster_name="t")
     assert [str(e) for e in snapshot.errors] == []
     return snapshot.cluster
 
@@ -78,11 +72,11 @@ def order_decides():  # type: ignore[no-untyped-def]
     wastes (4−2)/4 + (16−8)/16 = 1.0, two (16 cpu, 64 GiB) wastes 14/16 + 56/64 = 1.75
     → {"one": 1}."""
     return cluster_of(
-        node("n1", "existing"),
+        l4_node("n1", "existing"),
         gpu_pod("a-small", "1", "2", "8Gi"),
         gpu_pod("b-big", "2", "2", "8Gi"),
-        group("one", 1.0, "4", "16Gi", "1"),
-        group("two", 3.0, "16", "64Gi", "2"),
+        l4_group("one", 1.0, "4", "16Gi", "1"),
+        l4_group("two", 3.0, "16", "64Gi", "2"),
     )
 
 
@@ -109,9 +103,9 @@ def test_it_says_cluster_autoscaler_may_also_add_in_the_text_report() -> None:
 
 
 def test_it_says_the_range_was_not_worked_out_above_the_node_limit() -> None:
-    nodes = [node(f"n{i}", "existing") for i in range(MAX_NODES + 1)]
+    nodes = [l4_node(f"n{i}", "existing") for i in range(MAX_NODES + 1)]
     cluster = cluster_of(
-        *nodes, gpu_pod("a", "4", "2", "8Gi"), group("two", 3.0, "16", "64Gi", "4")
+        *nodes, gpu_pod("a", "4", "2", "8Gi"), l4_group("two", 3.0, "16", "64Gi", "4")
     )
     state = ClusterState.from_cluster(cluster)
     plan = naive_scale_up(cluster, pending_workloads(cluster), state=state, at=AT, nominated={})
