@@ -8,6 +8,7 @@ meaning, in .env.example.
 """
 
 import ipaddress
+from datetime import timedelta
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -47,6 +48,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_celery_beat",
     "channels",
+    "axes",
     "topology",
     "reservations",
     "recommender",
@@ -65,6 +67,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Postgres down or unreachable: 503 with Retry-After, not a 500 (or a hang)
     "capacityweb.dbunavailable.DatabaseUnavailableMiddleware",
+    # login lock-outs (AXES_* below): last, as django-axes requires
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "capacityweb.urls"
@@ -136,8 +140,11 @@ if DATABASE_POOL:
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# capacityweb's first (the user in one plain query); Django's for sessions made before it.
+# django-axes first (it refuses a locked-out account or address before any password is
+# checked), then capacityweb's (the user in one plain query); Django's for sessions made
+# before it.
 AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
     "capacityweb.authentication.ModelBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
@@ -151,6 +158,19 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
+
+# Login brute force (django-axes, on /accounts/login/, /admin/login/ and every other
+# authenticate() with a request): LOGIN_FAILURE_LIMIT failed sign-ins for one account
+# (from anywhere), or from one address (for any accounts), lock that account or that
+# address out for LOGIN_LOCKOUT_MINUTES; a failure while locked out starts the wait
+# again. The address is REMOTE_ADDR only (axes' default: forwarded headers can be
+# forged). The lock-out is said on the sign-in page, answered 429
+# (capacityweb.lockout). `manage.py axes_reset` lifts every lock-out.
+AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=10)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_LOCKOUT_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_CALLABLE = "capacityweb.lockout.locked_out"
+AXES_VERBOSE = False  # no banner on every manage.py command; attempts are in the admin
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
