@@ -15,33 +15,19 @@ from typing import Any
 
 from recommender.engine.scheduler.placement import place
 from recommender.engine.scheduler.workloads import pending_workloads
+from tests.builders.objects import KubeObject, PodObjectBuilder, as_dicts, node_object, pod_object
 from topology.kube.parse import parse_objects
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
 
 
-def node(name: str, zone: str, cpu: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": {ZONE: zone, HOST: name}},
-        "status": {"allocatable": {"cpu": cpu, "memory": "64Gi", "pods": "110"}},
-    }
+ZONE_NODE = node_object("").hostname().allocatable(memory="64Gi", pods="110")
+ML_POD = pod_object("ml", "")
 
 
-def pod(name: str, app: str, priority: int, cpu: str, **spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "ml", "labels": {"app": app}},
-        "spec": {
-            "priority": priority,
-            "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}],
-            **spec,
-        },
-        "status": {"phase": "Running" if "nodeName" in spec else "Pending"},
-    }
+def app_pod(name: str, app: str, priority: int, cpu: str) -> PodObjectBuilder:
+    return ML_POD.named(name).label("app", app).priority(priority).requests(cpu=cpu)
 
 
 def required(kind: str, app: str, key: str) -> dict[str, Any]:
@@ -49,8 +35,8 @@ def required(kind: str, app: str, key: str) -> dict[str, Any]:
     return {kind: {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
 
 
-def parsed(*objects: dict[str, Any]):  # type: ignore[no-untyped-def]
-    snapshot = parse_objects((("t.yaml", o) for o in objects), cluster_name="t")
+def parsed(*objects: KubeObject):  # type: ignore[no-untyped-def]
+    snapshot = parse_objects((("t.yaml", o) for o in as_dicts(*objects)), cluster_name="t")
     assert [str(e) for e in snapshot.errors] == []
     return snapshot.cluster
 
@@ -61,10 +47,10 @@ def test_it_places_a_pod_whose_required_affinity_names_a_lower_priority_pending_
     # to n2 (its nodeSelector). db's binding matches web's term: the hint requeues web,
     # which now fits only in db's zone z2.
     cluster = parsed(
-        node("n1", "z1", "8"),
-        node("n2", "z2", "8"),
-        pod("web", "web", 100, "1", affinity=required("podAffinity", "db", ZONE)),
-        pod("db", "db", 0, "1", nodeSelector={ZONE: "z2"}),
+        ZONE_NODE.named("n1").label(ZONE, "z1").allocatable(cpu="8"),
+        ZONE_NODE.named("n2").label(ZONE, "z2").allocatable(cpu="8"),
+        app_pod("web", "web", 100, "1").pod_spec(affinity=required("podAffinity", "db", ZONE)),
+        app_pod("db", "db", 0, "1").node_selector({ZONE: "z2"}),
     )
     result = place(cluster, pending_workloads(cluster))
     nodes = {b.pod: b.node for o in result.outcomes for b in o.bindings}
@@ -73,9 +59,9 @@ def test_it_places_a_pod_whose_required_affinity_names_a_lower_priority_pending_
 
 def test_it_lists_a_retried_pod_after_the_pods_bound_before_it() -> None:
     cluster = parsed(
-        node("n1", "z1", "8"),
-        pod("web", "web", 100, "1", affinity=required("podAffinity", "db", ZONE)),
-        pod("db", "db", 0, "1"),
+        ZONE_NODE.named("n1").label(ZONE, "z1").allocatable(cpu="8"),
+        app_pod("web", "web", 100, "1").pod_spec(affinity=required("podAffinity", "db", ZONE)),
+        app_pod("db", "db", 0, "1"),
     )
     result = place(cluster, pending_workloads(cluster))
     assert [o.workload for o in result.outcomes] == ["ml/web", "ml/db"]
@@ -89,27 +75,14 @@ def test_it_retries_a_preemptor_once_another_preemptor_evicted_a_zone_mate() -> 
     # b (1000, same priority, later name) needs 4 cpu: only n2 without guard-2 has it;
     # b preempts guard-2. The deletion requeues a: now only guard-1 repels it, and
     # evicting it makes n1 fit (1 cpu of 2), so a preempts guard-1 on n1.
+    repels_a = required("podAntiAffinity", "a", ZONE)
     cluster = parsed(
-        node("n1", "z1", "2"),
-        node("n2", "z1", "8"),
-        pod(
-            "guard-1",
-            "guard",
-            0,
-            "1",
-            nodeName="n1",
-            affinity=required("podAntiAffinity", "a", ZONE),
-        ),
-        pod(
-            "guard-2",
-            "guard",
-            0,
-            "7",
-            nodeName="n2",
-            affinity=required("podAntiAffinity", "a", ZONE),
-        ),
-        pod("a", "a", 1000, "1"),
-        pod("b", "b", 1000, "4"),
+        ZONE_NODE.named("n1").label(ZONE, "z1").allocatable(cpu="2"),
+        ZONE_NODE.named("n2").label(ZONE, "z1").allocatable(cpu="8"),
+        app_pod("guard-1", "guard", 0, "1").on("n1").pod_spec(affinity=repels_a),
+        app_pod("guard-2", "guard", 0, "7").on("n2").pod_spec(affinity=repels_a),
+        app_pod("a", "a", 1000, "1"),
+        app_pod("b", "b", 1000, "4"),
     )
     result = place(cluster, pending_workloads(cluster))
     outcomes = {o.workload: (o.bindings[0].node, o.preempted) for o in result.outcomes}

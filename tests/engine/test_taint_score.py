@@ -9,42 +9,21 @@ least_allocated.go`` / ``balanced_allocation.go`` for the resource scores.
 
 from __future__ import annotations
 
-from typing import Any
-
 from recommender.engine.scheduler.placement import place
 from recommender.engine.scheduler.taint_score import normalized
 from recommender.engine.scheduler.workloads import pending_workloads
+from tests.builders.objects import KubeObject, as_dicts, node_object, pod_object
 from topology.kube.parse import parse_objects
 
 SOFT = {"key": "spot", "value": "true", "effect": "PreferNoSchedule"}
 
 
-def node(name: str, taints: list[dict[str, str]]) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-        "spec": {"taints": taints},
-        "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}},
-    }
+CPU_NODE = node_object("").hostname().allocatable(cpu="8", memory="32Gi", pods="110")
+ML_POD = pod_object("ml", "").requests(memory="4Gi")
 
 
-def pod(name: str, cpu: str, node_name: str | None = None, **spec: Any) -> dict[str, Any]:
-    requests = {"cpu": cpu, "memory": "4Gi"}
-    body: dict[str, Any] = {"containers": [{"name": "c", "resources": {"requests": requests}}]}
-    if node_name:
-        body["nodeName"] = node_name
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "ml"},
-        "spec": {**body, **spec},
-        "status": {"phase": "Running" if node_name else "Pending"},
-    }
-
-
-def placed_on(*objects: dict[str, Any]) -> str:
-    snapshot = parse_objects((("t.yaml", o) for o in objects), cluster_name="t")
+def placed_on(*objects: KubeObject) -> str:
+    snapshot = parse_objects((("t.yaml", o) for o in as_dicts(*objects)), cluster_name="t")
     assert [str(e) for e in snapshot.errors] == []
     cluster = snapshot.cluster
     outcome = place(cluster, pending_workloads(cluster)).outcomes[0]
@@ -59,10 +38,10 @@ def test_it_keeps_a_pod_off_a_node_whose_prefer_no_schedule_taint_it_does_not_to
     # spot 87 + 100 + 0 = 187 < busy 56 + 81 + 300 = 437: busy (without it, spot).
     assert (
         placed_on(
-            node("spot", [SOFT]),
-            node("busy", []),
-            pod("guest", "4", "busy"),
-            pod("web", "1"),
+            CPU_NODE.named("spot").taints(SOFT),
+            CPU_NODE.named("busy").taints(),
+            ML_POD.named("guest").requests(cpu="4").on("busy"),
+            ML_POD.named("web").requests(cpu="1"),
         )
         == "busy"
     )
@@ -72,10 +51,10 @@ def test_it_lets_a_pod_that_tolerates_the_taint_take_the_emptier_node() -> None:
     toleration = {"key": "spot", "operator": "Exists", "effect": "PreferNoSchedule"}
     assert (
         placed_on(
-            node("spot", [SOFT]),
-            node("busy", []),
-            pod("guest", "4", "busy"),
-            pod("web", "1", tolerations=[toleration]),
+            CPU_NODE.named("spot").taints(SOFT),
+            CPU_NODE.named("busy").taints(),
+            ML_POD.named("guest").requests(cpu="4").on("busy"),
+            ML_POD.named("web").requests(cpu="1").pod_spec(tolerations=[toleration]),
         )
         == "spot"
     )
