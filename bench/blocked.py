@@ -182,7 +182,7 @@ def _one_size(args: argparse.Namespace, nodes: int, directory: Path, baseline: P
 def _worktree(ref: str, scratch: Path) -> Path:
     """A detached ``git worktree`` of REF, sharing this checkout's virtualenv."""
     path = scratch / "baseline"
-    subprocess.run(["git", "worktree", "add", "--detach", str(path), ref], check=True)
+    subprocess.run(["git", "worktree", "add", "--quiet", "--detach", str(path), ref], check=True)
     return path
 
 
