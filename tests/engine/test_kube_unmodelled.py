@@ -4,6 +4,7 @@ filters become blocking ``unsupported`` reasons, scores are listed as score only
 from datetime import UTC, datetime
 
 from recommender.engine.evaluate.evaluation import evaluate
+from tests.builders.objects import GPU, as_dicts, node_object, pod_object
 from topology.kube.core.podspec import EPHEMERAL_REASON
 from topology.kube.parse import parse_objects
 from topology.model.hardware import SCORE_ONLY, HostPort
@@ -14,40 +15,21 @@ PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 TERM = {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "kubernetes.io/hostname"}
 
 
-def pod(name="p", node_name=None, **spec):
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "ml", "labels": {"app": "web"}},
-        "spec": {
-            "containers": [{"name": "c", "resources": {"requests": {"nvidia.com/gpu": "1"}}}],
-            **({"nodeName": node_name} if node_name else {}),
-            **spec,
-        },
-        "status": {"phase": "Running" if node_name else "Pending"},
-    }
-
-
-def node(name="n1"):
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-        "status": {"allocatable": {"cpu": "8", "memory": "64Gi", "nvidia.com/gpu": "8"}},
-    }
+WEB = pod_object("ml", "p").label("app", "web").requests({GPU: "1"})
+GPU_NODE = node_object("n1").hostname().allocatable(cpu="8", memory="64Gi").gpus(8)
 
 
 def parse(*objects):
-    return parse_objects([("in.yaml", o) for o in objects], cluster_name="t")
+    return parse_objects([("in.yaml", o) for o in as_dicts(*objects)], cluster_name="t")
 
 
 def test_it_leaves_required_pod_affinity_terms_to_the_model_not_to_unsupported():
     # required (anti-)affinity is modelled (topology.kube.core.podaffinity, scheduler.interpod)
     for kind in ("podAffinity", "podAntiAffinity"):
-        cluster = parse(pod(affinity={kind: {REQUIRED: [TERM]}})).cluster
+        cluster = parse(WEB.pod_spec(affinity={kind: {REQUIRED: [TERM]}})).cluster
         assert cluster.pods[0].unsupported == ()
         assert cluster.unsupported == ()
-        assert cluster.pods[0].pod_terms != parse(pod()).cluster.pods[0].pod_terms
+        assert cluster.pods[0].pod_terms != parse(WEB).cluster.pods[0].pod_terms
 
 
 def test_it_lists_preferred_terms_as_score_only_without_blocking():
@@ -58,7 +40,7 @@ def test_it_lists_preferred_terms_as_score_only_without_blocking():
         "podAntiAffinity": {PREFERRED: weighted},
         "nodeAffinity": {PREFERRED: node_pref},
     }
-    cluster = parse(pod(affinity=spec_affinity)).cluster
+    cluster = parse(WEB.pod_spec(affinity=spec_affinity)).cluster
     assert cluster.pods[0].unsupported == ()
     assert [(u.field, u.reason, u.blocking) for u in cluster.unsupported] == [
         (f"spec.affinity.nodeAffinity.{PREFERRED}", SCORE_ONLY, False),
@@ -72,7 +54,7 @@ def test_it_models_do_not_schedule_spread_and_lists_schedule_anyway():
         {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway"},
         {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"},
     ]
-    cluster = parse(pod(topologySpreadConstraints=constraints)).cluster
+    cluster = parse(WEB.pod_spec(topologySpreadConstraints=constraints)).cluster
     assert cluster.pods[0].unsupported == ()
     assert [(u.field, u.blocking) for u in cluster.unsupported] == [
         ("spec.topologySpreadConstraints[0]", False),
@@ -87,7 +69,7 @@ def test_it_reads_host_ports_as_node_ports_does_and_blocks_nothing_for_them():
     ]
     sidecar = {"name": "s", "restartPolicy": "Always", "ports": [{"hostPort": 9100}]}
     cluster = parse(
-        pod(containers=[{"name": "c", "ports": ports}], initContainers=[sidecar])
+        WEB.pod_spec(containers=[{"name": "c", "ports": ports}], initContainers=[sidecar])
     ).cluster
     assert cluster.pods[0].unsupported == () and cluster.unsupported == ()
     # sidecars first, then containers (upstream GetHostPorts); defaults 0.0.0.0 and TCP
@@ -99,13 +81,13 @@ def test_it_reads_host_ports_as_node_ports_does_and_blocks_nothing_for_them():
 
 
 def test_it_keeps_a_plain_pod_free_of_unsupported_fields():
-    assert parse(pod()).cluster.unsupported == ()
+    assert parse(WEB).cluster.unsupported == ()
 
 
 def test_it_counts_kinds_it_does_not_model_on_the_cluster_and_in_the_json():
     namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ml"}}
     service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": "ml"}}
-    cluster = parse(node(), namespace, service, service | {"metadata": {"name": "t"}}).cluster
+    cluster = parse(GPU_NODE, namespace, service, service | {"metadata": {"name": "t"}}).cluster
     # Namespaces are read (namespaceSelector of inter-pod terms): not ignored
     assert cluster.ignored == {"Service (v1)": 2}
     document = evaluate(cluster, at=AT).to_json()
@@ -114,7 +96,7 @@ def test_it_counts_kinds_it_does_not_model_on_the_cluster_and_in_the_json():
 
 def test_it_reports_a_blocked_unsupported_pod_and_its_field_in_the_json():
     volumes = [{"name": "v", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}]
-    cluster = parse(node(), pod(volumes=volumes)).cluster
+    cluster = parse(GPU_NODE, WEB.pod_spec(volumes=volumes)).cluster
     document = evaluate(cluster, at=AT).to_json()
     (workload,) = document["workloads"]
     assert workload["verdict"] == "blocked"
@@ -126,9 +108,8 @@ def test_it_reports_a_blocked_unsupported_pod_and_its_field_in_the_json():
 
 
 def test_it_reports_an_unknown_preferred_level_as_kueue_would():
-    annotated = pod()
-    annotated["metadata"]["annotations"] = {"kueue.x-k8s.io/podset-preferred-topology": "x/rack"}
-    document = evaluate(parse(node(), annotated).cluster, at=AT).to_json()
+    annotated = WEB.annotation("kueue.x-k8s.io/podset-preferred-topology", "x/rack")
+    document = evaluate(parse(GPU_NODE, annotated).cluster, at=AT).to_json()
     (workload,) = document["workloads"]
     assert workload["verdict"] == "blocked"
     assert workload["reasons"][0].startswith(
@@ -138,7 +119,7 @@ def test_it_reports_an_unknown_preferred_level_as_kueue_would():
 
 def test_it_leaves_init_container_host_ports_alone_as_node_ports_does():
     init = [{"name": "i", "ports": [{"containerPort": 80, "hostPort": 80}]}]
-    cluster = parse(pod(initContainers=init)).cluster
+    cluster = parse(WEB.pod_spec(initContainers=init)).cluster
     assert cluster.pods[0].unsupported == () and cluster.unsupported == ()
     assert cluster.pods[0].host_ports == ()  # a plain init container has exited by then
 
@@ -148,7 +129,7 @@ def test_it_blocks_inline_disks_whose_conflicts_volume_restrictions_checks():
         {"name": "d", "awsElasticBlockStore": {"volumeID": "vol-1"}},
         {"name": "e", "emptyDir": {}},
     ]
-    cluster = parse(pod(volumes=volumes)).cluster
+    cluster = parse(WEB.pod_spec(volumes=volumes)).cluster
     assert cluster.pods[0].unsupported == (
         "inline awsElasticBlockStore volume (VolumeRestrictions disk conflict) is not modelled",
     )

@@ -32,6 +32,7 @@ from recommender.engine.scheduler.preferred_score import (
     topology_spread,
 )
 from recommender.engine.scheduler.workloads import pending_workloads
+from tests.builders.objects import KubeObject, as_dicts, node_object, pod_object
 from topology.kube.parse import parse_objects
 from topology.model.hardware import Cluster
 from topology.model.serialize import cluster_from_json, cluster_to_json
@@ -40,42 +41,17 @@ HOST = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
 
 
-def node(name: str, **labels: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": {HOST: name, **labels}},
-        "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}},
-    }
+CPU_NODE = node_object("").hostname().allocatable(cpu="8", memory="32Gi", pods="110")
+ML_POD = pod_object("ml", "").requests(memory="4Gi")
 
 
-def pod(
-    name: str,
-    cpu: str,
-    node_name: str | None = None,
-    labels: dict[str, str] | None = None,
-    **spec: Any,
-) -> dict[str, Any]:
-    requests = {"cpu": cpu, "memory": "4Gi"}
-    body: dict[str, Any] = {"containers": [{"name": "c", "resources": {"requests": requests}}]}
-    if node_name:
-        body["nodeName"] = node_name
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "ml", "labels": labels or {}},
-        "spec": {**body, **spec},
-        "status": {"phase": "Running" if node_name else "Pending"},
-    }
-
-
-def cluster_of(*objects: dict[str, Any]) -> Cluster:
-    snapshot = parse_objects((("t.yaml", o) for o in objects), cluster_name="t")
+def cluster_of(*objects: KubeObject) -> Cluster:
+    snapshot = parse_objects((("t.yaml", o) for o in as_dicts(*objects)), cluster_name="t")
     assert [str(e) for e in snapshot.errors] == []
     return snapshot.cluster
 
 
-def placed_on(*objects: dict[str, Any]) -> str:
+def placed_on(*objects: KubeObject) -> str:
     cluster = cluster_of(*objects)
     return place(cluster, pending_workloads(cluster)).outcomes[0].bindings[0].node
 
@@ -103,9 +79,9 @@ def prefers_zone(weight: int, zone: str) -> dict[str, Any]:
 
 def test_it_reads_preferred_terms_and_schedule_anyway_constraints_into_the_pod() -> None:
     cluster = cluster_of(
-        pod(
-            "web",
-            "1",
+        ML_POD.named("web")
+        .requests(cpu="1")
+        .pod_spec(
             affinity={
                 "nodeAffinity": {
                     "preferredDuringSchedulingIgnoredDuringExecution": [prefers_zone(7, "b")]
@@ -133,10 +109,10 @@ def test_it_takes_the_node_a_preferred_node_affinity_term_matches() -> None:
     }
     assert (
         placed_on(
-            node("a", **{ZONE: "a"}),
-            node("b", **{ZONE: "b"}),
-            pod("guest", "4", "b"),
-            pod("web", "1", affinity=affinity),
+            CPU_NODE.named("a").labels({ZONE: "a"}),
+            CPU_NODE.named("b").labels({ZONE: "b"}),
+            ML_POD.named("guest").requests(cpu="4").on("b"),
+            ML_POD.named("web").requests(cpu="1").pod_spec(affinity=affinity),
         )
         == "b"
     )
@@ -149,17 +125,17 @@ def test_it_normalises_node_affinity_by_the_highest_sum() -> None:
         "preference": {"matchExpressions": [{"key": "disk", "operator": "Exists"}]},
     }
     cluster = cluster_of(
-        node("both", disk="ssd", **{ZONE: "b"}),
-        node("one", disk="ssd"),
-        node("none"),
-        pod(
-            "web",
-            "1",
+        CPU_NODE.named("both").label("disk", "ssd").labels({ZONE: "b"}),
+        CPU_NODE.named("one").label("disk", "ssd"),
+        CPU_NODE.named("none"),
+        ML_POD.named("web")
+        .requests(cpu="1")
+        .pod_spec(
             affinity={
                 "nodeAffinity": {
                     "preferredDuringSchedulingIgnoredDuringExecution": [prefers_zone(30, "b"), ssd]
                 }
-            },
+            }
         ),
     )
     scores = node_affinity(cluster.pods[0], cluster.nodes)
@@ -173,10 +149,10 @@ def test_it_takes_the_node_of_a_pod_it_prefers_to_run_beside() -> None:
     }
     assert (
         placed_on(
-            node("idle"),
-            node("busy"),
-            pod("db", "4", "busy", labels={"app": "db"}),
-            pod("web", "1", affinity=affinity),
+            CPU_NODE.named("idle"),
+            CPU_NODE.named("busy"),
+            ML_POD.named("db").requests(cpu="4").on("busy").labels({"app": "db"}),
+            ML_POD.named("web").requests(cpu="1").pod_spec(affinity=affinity),
         )
         == "busy"
     )
@@ -192,11 +168,15 @@ def test_it_keeps_off_the_node_of_a_running_pod_whose_preferred_anti_affinity_ma
     }
     assert (
         placed_on(
-            node("quiet"),
-            node("busy"),
-            pod("db", "1", "quiet", labels={"app": "db"}, affinity=anti),
-            pod("guest", "4", "busy"),
-            pod("web", "1", labels={"app": "web"}),
+            CPU_NODE.named("quiet"),
+            CPU_NODE.named("busy"),
+            ML_POD.named("db")
+            .requests(cpu="1")
+            .on("quiet")
+            .labels({"app": "db"})
+            .pod_spec(affinity=anti),
+            ML_POD.named("guest").requests(cpu="4").on("busy"),
+            ML_POD.named("web").requests(cpu="1").labels({"app": "web"}),
         )
         == "busy"
     )
@@ -213,10 +193,14 @@ def test_it_counts_a_running_pods_required_affinity_with_the_hard_weight() -> No
         }
     }
     cluster = cluster_of(
-        node("here"),
-        node("there"),
-        pod("db", "1", "here", labels={"app": "db"}, affinity=required),
-        pod("web", "1", labels={"app": "web"}),
+        CPU_NODE.named("here"),
+        CPU_NODE.named("there"),
+        ML_POD.named("db")
+        .requests(cpu="1")
+        .on("here")
+        .labels({"app": "db"})
+        .pod_spec(affinity=required),
+        ML_POD.named("web").requests(cpu="1").labels({"app": "web"}),
     )
     web = next(p for p in cluster.pods if p.name == "web")
     placed = [(n, tuple(p for p in cluster.pods if p.node_name == n.name)) for n in cluster.nodes]
@@ -229,11 +213,14 @@ def test_it_spreads_a_schedule_anyway_pod_away_from_its_matching_pods() -> None:
     spread = [anyway(HOST, 1, "web")]
     assert (
         placed_on(
-            node("quiet"),
-            node("busy"),
-            pod("w1", "1", "quiet", labels={"app": "web"}),
-            pod("guest", "4", "busy"),
-            pod("web", "1", labels={"app": "web"}, topologySpreadConstraints=spread),
+            CPU_NODE.named("quiet"),
+            CPU_NODE.named("busy"),
+            ML_POD.named("w1").requests(cpu="1").on("quiet").labels({"app": "web"}),
+            ML_POD.named("guest").requests(cpu="4").on("busy"),
+            ML_POD.named("web")
+            .requests(cpu="1")
+            .labels({"app": "web"})
+            .pod_spec(topologySpreadConstraints=spread),
         )
         == "busy"
     )
@@ -243,14 +230,19 @@ def test_it_scores_zone_spread_by_domain_counts_and_ignores_nodes_without_the_ke
     # zone maxSkew 2, domains a and b (size 2, log 4 = 1.386): a holds 3 matching pods
     # → round(3·1.386 + 1) = 5 on a1 and a2; b: round(0 + 1) = 1; c1 lacks the key: 0.
     # normalised 100·(5 + 1 − s)/5: a 20, b 100
-    running = [pod(f"w{i}", "0.1", "a1", labels={"app": "web"}) for i in range(3)]
+    running = [
+        ML_POD.named(f"w{i}").requests(cpu="0.1").on("a1").labels({"app": "web"}) for i in range(3)
+    ]
     cluster = cluster_of(
-        node("a1", **{ZONE: "a"}),
-        node("a2", **{ZONE: "a"}),
-        node("b1", **{ZONE: "b"}),
-        node("c1"),
+        CPU_NODE.named("a1").labels({ZONE: "a"}),
+        CPU_NODE.named("a2").labels({ZONE: "a"}),
+        CPU_NODE.named("b1").labels({ZONE: "b"}),
+        CPU_NODE.named("c1"),
         *running,
-        pod("web", "1", labels={"app": "web"}, topologySpreadConstraints=[anyway(ZONE, 2, "web")]),
+        ML_POD.named("web")
+        .requests(cpu="1")
+        .labels({"app": "web"})
+        .pod_spec(topologySpreadConstraints=[anyway(ZONE, 2, "web")]),
     )
     web = next(p for p in cluster.pods if p.name == "web")
     placed = [(n, tuple(p for p in cluster.pods if p.node_name == n.name)) for n in cluster.nodes]
@@ -262,10 +254,16 @@ def test_it_places_as_the_unindexed_reference_does_with_preferred_scores() -> No
         "podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [pod_term(50, "db")]}
     }
     cluster = cluster_of(
-        node("idle"),
-        node("busy"),
-        pod("db", "4", "busy", labels={"app": "db"}),
-        *[pod(f"web-{i}", "1", labels={"app": "web"}, affinity=affinity) for i in range(4)],
+        CPU_NODE.named("idle"),
+        CPU_NODE.named("busy"),
+        ML_POD.named("db").requests(cpu="4").on("busy").labels({"app": "db"}),
+        *[
+            ML_POD.named(f"web-{i}")
+            .requests(cpu="1")
+            .labels({"app": "web"})
+            .pod_spec(affinity=affinity)
+            for i in range(4)
+        ],
     )
     workloads = pending_workloads(cluster)
     fast = place(cluster, workloads).outcomes
@@ -280,7 +278,9 @@ def test_it_keeps_preferred_terms_through_a_stored_snapshot() -> None:
         "podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [pod_term(5, "db")]},
     }
     cluster = cluster_of(
-        pod("web", "1", affinity=affinity, topologySpreadConstraints=[anyway(ZONE, 2, "web")])
+        ML_POD.named("web")
+        .requests(cpu="1")
+        .pod_spec(affinity=affinity, topologySpreadConstraints=[anyway(ZONE, 2, "web")])
     )
     restored = cluster_from_json(json.loads(json.dumps(cluster_to_json(cluster))))
     assert restored.pods[0].preferred == cluster.pods[0].preferred

@@ -13,32 +13,14 @@ under every profile.
 import pytest
 
 from recommender.engine.evaluate.evaluation import evaluate
+from tests.builders.objects import node_object, pod_object
 from tests.engine.test_actions import AT
 from topology.kube.parse import parse_objects
 
 PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 ZONE = "topology.kubernetes.io/zone"
-NODE = {
-    "apiVersion": "v1",
-    "kind": "Node",
-    "metadata": {"name": "n1", "labels": {ZONE: "z1"}},
-    "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}},
-}
-
-
-def pod_with(affinity=None, spread=None):
-    spec = {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}
-    if affinity:
-        spec["affinity"] = affinity
-    if spread:
-        spec["topologySpreadConstraints"] = spread
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": "web", "namespace": "ml", "labels": {"app": "web"}},
-        "spec": spec,
-        "status": {"phase": "Pending"},
-    }
+NODE = node_object("n1").label(ZONE, "z1").allocatable(cpu="8", memory="32Gi", pods="110")
+WEB = pod_object("ml", "web").label("app", "web").requests(cpu="1")
 
 
 POD_AFFINITY = {
@@ -70,18 +52,18 @@ MATCH_FIELDS = {
 
 
 def notes(policy, pod):
-    parsed = parse_objects([("in.yaml", NODE), ("in.yaml", pod)], cluster_name="t")
+    parsed = parse_objects([("in.yaml", NODE.dict()), ("in.yaml", pod.dict())], cluster_name="t")
     evaluation = evaluate(parsed.cluster, at=AT, policy=policy)
     return {u.field: u.reason for u in evaluation.unsupported}
 
 
 @pytest.mark.parametrize("policy", ["kube-default", "most-allocated"])
 def test_it_lists_no_preferred_term_a_scoring_profile_scores(policy):
-    assert notes(policy, pod_with(POD_AFFINITY, SPREAD)) == {}
+    assert notes(policy, WEB.pod_spec(affinity=POD_AFFINITY).spread(*SPREAD)) == {}
 
 
 def test_it_says_the_fgd_profile_does_not_score_preferred_pod_affinity():
-    assert notes("fgd", pod_with(POD_AFFINITY)) == {
+    assert notes("fgd", WEB.pod_spec(affinity=POD_AFFINITY)) == {
         f"spec.affinity.podAffinity.{PREFERRED}": (
             "not modelled (score only) in profile fgd: kube-scheduler's InterPodAffinity "
             "Score prefers nodes by it (profiles kube-default and most-allocated score it)"
@@ -90,7 +72,7 @@ def test_it_says_the_fgd_profile_does_not_score_preferred_pod_affinity():
 
 
 def test_it_says_the_fgd_profile_does_not_score_schedule_anyway_spread():
-    assert notes("fgd", pod_with(spread=SPREAD)) == {
+    assert notes("fgd", WEB.spread(*SPREAD)) == {
         "spec.topologySpreadConstraints[0]": (
             "not modelled (score only) in profile fgd: kube-scheduler's PodTopologySpread "
             "Score prefers nodes by it (profiles kube-default and most-allocated score it)"
@@ -102,6 +84,6 @@ def test_it_says_the_fgd_profile_does_not_score_schedule_anyway_spread():
 def test_it_lists_a_preferred_match_fields_term_under_every_profile(policy):
     field = f"spec.affinity.nodeAffinity.{PREFERRED}[0].preference.matchFields"
 
-    assert notes(policy, pod_with(MATCH_FIELDS)) == {
+    assert notes(policy, WEB.pod_spec(affinity=MATCH_FIELDS)) == {
         field: "not modelled (score only): no profile scores a preferred term's matchFields"
     }
