@@ -129,9 +129,12 @@ AFTER_MENTION = r"(?:(?<=reservation )|(?<=Reservation/))"
 # "the room left in node group G ... is held for reservation(s) R1, R2: paid, ..."
 # (recommender.engine.autoscaler.explain): other teams' reservations by definition
 HELD_FOR = re.compile(r"(held for reservation\(s\) )([^:]+)(?=:)")
-# the engine's mentions of a reservation by name (recommender.engine: joint, report)
+# the engine's mentions of a reservation by name (recommender.engine: joint, report), and
+# its nodes' taint (RESERVATION_TAINT_KEY, autoscaler/options.py) in a toleration to add
+# ("key=value:effect", joint.py) or a Filter's reason ("{key: value}", filters.py)
 ENGINE_PHRASES = re.compile(
-    r"(reuse idle reservation |of reservation |paid by reservation )"
+    r"(reuse idle reservation |of reservation |paid by reservation "
+    r"|capacityweb\.io/reservation(?:=|: ))"
     r"(?!reserved \(another team\))([a-z0-9](?:[-a-z0-9.]*[a-z0-9])?)"
 )
 
@@ -204,6 +207,9 @@ def workload(item: Mapping[str, Any], labels: ReservationLabels) -> dict[str, An
 def relaxation(item: Mapping[str, Any], labels: ReservationLabels) -> dict[str, Any]:
     """A relaxation (or a what-if answer): its texts, and a reservation edit's target."""
     redacted = _texts(dict(item), labels)
+    for side in ("before", "after"):  # a what-if's plans: reservations named in a list
+        if isinstance(item.get(side), Mapping):
+            redacted[side] = joint_plan(redacted[side], labels)
     edit = item.get("edit")
     if isinstance(edit, Mapping) and edit.get("kind") == "reservation":
         redacted["edit"] = {**edit, "target": labels.label(str(edit.get("target")))}

@@ -66,3 +66,42 @@ def test_it_relabels_another_teams_reservation_in_a_relaxation():
         f"let team-b use reservation {OTHER_TEAM}",
         OTHER_TEAM,
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        (
+            "add toleration capacityweb.io/reservation=team-c-pool:NoSchedule",
+            f"add toleration capacityweb.io/reservation={OTHER_TEAM}:NoSchedule",
+        ),
+        (
+            "node(s) had untolerated taint {capacityweb.io/reservation: team-c-pool}",
+            f"node(s) had untolerated taint {{capacityweb.io/reservation: {OTHER_TEAM}}}",
+        ),
+        (
+            "add toleration capacityweb.io/reservation=team-b-l4:NoSchedule",
+            "add toleration capacityweb.io/reservation=team-b-l4:NoSchedule",
+        ),
+    ],
+)
+def test_it_relabels_another_teams_reservation_in_its_taint(text, shown):
+    """The reservation taint as joint.py's changes ("add toleration key=value:effect") and
+    the TaintToleration Filter's reason (filters.py) write it (issue 42 item 2)."""
+    assert TEAM_B.labels(OWNERS).text(text) == shown
+
+
+def test_it_relabels_other_teams_reservations_in_a_what_ifs_plans():
+    from capacityweb.visibility import relaxation
+
+    plan = {"verdict": "runs_now", "addNodes": {}, "reasons": []}
+    item = {
+        "text": "tolerate the taint",
+        "before": {**plan, "reservations": ["team-a-h100", "team-b-l4"]},
+        "after": {**plan, "reservations": ["team-c-pool"]},
+    }
+    shown = relaxation(item, TEAM_B.labels(OWNERS))
+    assert (shown["before"]["reservations"], shown["after"]["reservations"]) == (
+        [OTHER_TEAM, "team-b-l4"],
+        [OTHER_TEAM],
+    )
