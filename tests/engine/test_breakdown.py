@@ -18,6 +18,14 @@ import yaml
 from recommender.engine.evaluate.evaluation import evaluate
 from recommender.engine.scheduler.breakdown import all_breakdowns, workload_breakdown
 from recommender.engine.scheduler.diagnosis import nodes_summary
+from tests.builders.objects import (
+    KubeObject,
+    PodObjectBuilder,
+    as_dicts,
+    node_object,
+    pod_group_object,
+    pod_object,
+)
 from tests.engine.test_scenarios import SCENARIOS, scenario_names
 from topology.ingest.files import read_objects
 from topology.kube.parse import parse_objects
@@ -27,69 +35,29 @@ BLOCK = "cloud.google.com/gce-topology-block"
 GPU = "NVIDIA-H100-80GB-HBM3"
 
 
-def node(name: str, block: str, gpus: int, taint: bool = False) -> dict[str, Any]:
-    labels = {BLOCK: block, "nvidia.com/gpu.product": GPU} if gpus else {BLOCK: block}
-    allocatable = {"cpu": "64", "memory": "256Gi", "pods": "110"}
-    if gpus:
-        allocatable["nvidia.com/gpu"] = str(gpus)
-    spec = (
-        {"taints": [{"key": "dedicated", "value": "infra", "effect": "NoSchedule"}]}
-        if taint
-        else {}
-    )
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": labels},
-        "spec": spec,
-        "status": {"allocatable": allocatable},
-    }
+BLOCK_NODE = node_object("").allocatable(cpu="64", memory="256Gi", pods="110")
+H100 = BLOCK_NODE.gpus(8, GPU)
+ML_POD = pod_object("ml", "").requests(cpu="1")
 
 
-def pod(
-    name: str, gpus: int, *, group: str = "", node_name: str = "", gates: bool = False
-) -> dict[str, Any]:
-    metadata: dict[str, Any] = {"name": name, "namespace": "ml"}
-    if group:
-        metadata["labels"] = {"scheduling.x-k8s.io/pod-group": group}
-    spec: dict[str, Any] = {
-        "containers": [
-            {"name": "c", "resources": {"requests": {"cpu": "1", "nvidia.com/gpu": str(gpus)}}}
-        ]
-    }
-    if node_name:
-        spec["nodeName"] = node_name
-    if gates:
-        spec["schedulingGates"] = [{"name": "example.com/hold"}]
-    phase = "Running" if node_name else "Pending"
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": metadata,
-        "spec": spec,
-        "status": {"phase": phase},
-    }
+def gpu_pod(name: str, gpus: int) -> PodObjectBuilder:
+    return ML_POD.named(name).requests({"nvidia.com/gpu": str(gpus)})
 
 
-def cluster(*extra: dict[str, Any]) -> Any:
+def cluster(*extra: KubeObject) -> Any:
     objects = [
-        node("n1", "b1", 8),
-        node("n2", "b2", 8),
-        node("n3", "b1", 8, taint=True),
-        node("cpu-1", "b1", 0),
-        pod("running", 4, node_name="n2"),
-        {
-            "apiVersion": "scheduling.x-k8s.io/v1alpha1",
-            "kind": "PodGroup",
-            "metadata": {"name": "g", "namespace": "ml"},
-            "spec": {"minMember": 2},
-        },
-        pod("g-0", 8, group="g"),
-        pod("g-1", 8, group="g"),
+        H100.named("n1").label(BLOCK, "b1"),
+        H100.named("n2").label(BLOCK, "b2"),
+        H100.named("n3").label(BLOCK, "b1").taint("dedicated", "infra"),
+        BLOCK_NODE.named("cpu-1").label(BLOCK, "b1"),
+        gpu_pod("running", 4).on("n2"),
+        pod_group_object("ml", "g", 2),
+        gpu_pod("g-0", 8).label("scheduling.x-k8s.io/pod-group", "g"),
+        gpu_pod("g-1", 8).label("scheduling.x-k8s.io/pod-group", "g"),
         *extra,
     ]
     snapshot = parse_objects(
-        [("test", yaml.safe_load(yaml.safe_dump(o))) for o in objects], cluster_name="t"
+        [("test", yaml.safe_load(yaml.safe_dump(o))) for o in as_dicts(*objects)], cluster_name="t"
     )
     assert [str(e) for e in snapshot.errors] == []
     return snapshot.cluster
@@ -125,17 +93,15 @@ def test_it_counts_free_gpus_and_domains_as_before_the_workload() -> None:
 
 
 def test_it_gives_no_map_for_a_workload_the_scheduler_places() -> None:
-    result = workload_breakdown(cluster(pod("small", 2)), "ml/small", at=AT)
+    result = workload_breakdown(cluster(gpu_pod("small", 2)), "ml/small", at=AT)
     assert result is not None
     assert (result.placed, result.member, result.nodes) == (True, None, ())
 
 
 def test_it_sees_the_nodes_as_the_workloads_before_it_left_them() -> None:
     """ml/a (created first) takes n1's 8 GPUs; ml/b (8 GPUs) then fits nowhere."""
-    early = pod("a", 8)
-    early["metadata"]["creationTimestamp"] = "2026-12-01T10:00:00Z"
-    late = pod("b", 8)
-    late["metadata"]["creationTimestamp"] = "2026-12-01T11:00:00Z"
+    early = gpu_pod("a", 8).created("2026-12-01T10:00:00Z")
+    late = gpu_pod("b", 8).created("2026-12-01T11:00:00Z")
     found = all_breakdowns(cluster(early, late), at=AT)
     assert found["ml/a"].placed
     reasons = {n.node: n.reason for n in found["ml/b"].nodes}
@@ -144,7 +110,9 @@ def test_it_sees_the_nodes_as_the_workloads_before_it_left_them() -> None:
 
 
 def test_it_scans_no_node_for_a_gated_pod() -> None:
-    result = workload_breakdown(cluster(pod("gated", 1, gates=True)), "ml/gated", at=AT)
+    result = workload_breakdown(
+        cluster(gpu_pod("gated", 1).gate("example.com/hold")), "ml/gated", at=AT
+    )
     assert result is not None
     assert result.nodes == ()
     assert result.held is not None and "example.com/hold" in result.held

@@ -15,7 +15,7 @@ from recommender.engine.scheduler.breakdown_summary import (
     Tally,
     summarise,
 )
-from tests.engine.test_breakdown import AT, cluster, pod
+from tests.engine.test_breakdown import AT, cluster, gpu_pod
 
 INSUFFICIENT = "Insufficient nvidia.com/gpu"
 TAINT = "node(s) had untolerated taint {dedicated: infra}"
@@ -49,7 +49,7 @@ def test_it_keeps_the_first_nodes_by_reason_and_counts_the_rest() -> None:
 
 
 def test_a_placed_workload_has_no_tallies() -> None:
-    placed = workload_breakdown(cluster(pod("small", 2)), "ml/small", at=AT)
+    placed = workload_breakdown(cluster(gpu_pod("small", 2)), "ml/small", at=AT)
     assert placed is not None
     summary = summarise(placed, 10)
     assert (summary.placed, summary.groups, summary.domains, summary.nodes) == (True, (), (), ())

@@ -4,6 +4,7 @@ state counts a NodeClaim without its Node as a node) and the generated instance-
 reference of aws/karpenter-provider-aws."""
 
 from recommender.engine.evaluate.evaluation import evaluate
+from tests.builders.objects import node_claim_object, node_object, node_pool_object
 from tests.engine.test_actions import AT, evaluated, pending_pod, sourced
 from topology.kube.karpenter import bundled_catalogue
 
@@ -11,30 +12,11 @@ GPU_TAINT = [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]
 
 
 def node_pool(requirement: dict) -> dict:
-    return {
-        "apiVersion": "karpenter.sh/v1",
-        "kind": "NodePool",
-        "metadata": {"name": "gpu"},
-        "spec": {"template": {"spec": {"requirements": [requirement], "taints": GPU_TAINT}}},
-    }
+    return node_pool_object("gpu", requirement, taints=GPU_TAINT).dict()
 
 
-def in_flight_claim(name: str, kind: str) -> dict:
-    return {
-        "apiVersion": "karpenter.sh/v1",
-        "kind": "NodeClaim",
-        "metadata": {
-            "name": name,
-            "labels": {"karpenter.sh/nodepool": "gpu", "node.kubernetes.io/instance-type": kind},
-        },
-        "spec": {
-            "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "x"},
-            "requirements": [
-                {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": [kind]}
-            ],
-        },
-        "status": {"conditions": [{"type": "Launched", "status": "True"}]},
-    }
+LAUNCHED = {"conditions": [{"type": "Launched", "status": "True"}]}
+IN_FLIGHT_P5 = node_claim_object("gpu-abc", "gpu", "p5.48xlarge").status(**LAUNCHED)
 
 
 P5 = {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p5.48xlarge"]}
@@ -43,9 +25,7 @@ P5 = {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p
 def test_an_in_flight_node_claim_is_an_upcoming_node_not_bought_twice() -> None:
     # one 8-GPU pod; a p5.48xlarge NodeClaim launched for it, no Node yet: the pod lands
     # on the upcoming node, nothing is recommended
-    objects = sourced(
-        node_pool(P5), in_flight_claim("gpu-abc", "p5.48xlarge"), pending_pod("job", 8)
-    )
+    objects = sourced(node_pool(P5), IN_FLIGHT_P5.dict(), pending_pod("job", 8))
     snapshot, evaluation = evaluated(objects)
     (group,) = snapshot.cluster.node_groups
     assert (group.current_size, group.autoscaler.target_size) == (0, 1)
@@ -59,21 +39,14 @@ def test_without_the_claim_one_p5_is_recommended() -> None:
 
 
 def test_a_registered_claim_is_its_node_not_an_upcoming_one() -> None:
-    claim = in_flight_claim("gpu-abc", "p5.48xlarge")
-    claim["status"]["nodeName"] = "ip-10-0-0-1"
-    node = {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {
-            "name": "ip-10-0-0-1",
-            "labels": {
-                "karpenter.sh/nodepool": "gpu",
-                "node.kubernetes.io/instance-type": "p5.48xlarge",
-            },
-        },
-        "status": {"allocatable": {"cpu": "191", "memory": "1800Gi", "nvidia.com/gpu": "8"}},
-    }
-    snapshot, _ = evaluated(sourced(node_pool(P5), claim, node))
+    claim = IN_FLIGHT_P5.status(nodeName="ip-10-0-0-1").dict()
+    node = (
+        node_object("ip-10-0-0-1")
+        .labels({"karpenter.sh/nodepool": "gpu", "node.kubernetes.io/instance-type": "p5.48xlarge"})
+        .allocatable(cpu="191", memory="1800Gi")
+        .gpus(8)
+    )
+    snapshot, _ = evaluated(sourced(node_pool(P5), claim, node.dict()))
     (group,) = snapshot.cluster.node_groups
     assert group.autoscaler.target_size is None
 
@@ -115,9 +88,7 @@ def test_the_catalogue_copies_the_reference_for_the_gpu_families() -> None:
 def test_the_karpenter_profile_launches_no_second_node_for_an_in_flight_claim() -> None:
     # Karpenter's scheduler tries in-flight NodeClaims as existing nodes first
     # (scheduling/existingnode.go): the 8-GPU pod fits the launching p5.48xlarge
-    objects = sourced(
-        node_pool(P5), in_flight_claim("gpu-abc", "p5.48xlarge"), pending_pod("job", 8)
-    )
+    objects = sourced(node_pool(P5), IN_FLIGHT_P5.dict(), pending_pod("job", 8))
     snapshot, _ = evaluated(objects)
     karpenter = evaluate(snapshot.cluster, at=AT, autoscaler="karpenter")
     assert karpenter.naive_plan.additions == ()

@@ -10,44 +10,25 @@ them as the default expander does without a price: least-waste
 then fewest nodes, then group name.
 """
 
+from tests.builders.objects import GPU, node_group_object, pod_object
 from tests.engine.test_actions import evaluated, sourced
 
 POD_CPU, POD_MEMORY = "16", "64Gi"
 
 
+JOB = pod_object("ml", "job").requests({GPU: "8"}, cpu=POD_CPU, memory=POD_MEMORY)
+
+
 def group(name, *, price=None, cpu="96", memory="768Gi"):
-    spec = {
-        "nodeSelector": {"pool": name},
-        "minSize": 0,
-        "maxSize": 4,
-        "template": {
-            "labels": {"pool": name},
-            "allocatable": {"cpu": cpu, "memory": memory, "pods": "110", "nvidia.com/gpu": "8"},
-        },
-    }
-    if price is not None:
-        spec["pricePerNodeHour"] = price
-    return {
-        "apiVersion": "capacityweb.io/v1alpha1",
-        "kind": "NodeGroup",
-        "metadata": {"name": name},
-        "spec": spec,
-    }
-
-
-def pending_job():
-    requests = {"cpu": POD_CPU, "memory": POD_MEMORY, "nvidia.com/gpu": "8"}
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": "job", "namespace": "ml"},
-        "spec": {"containers": [{"name": "c", "resources": {"requests": requests}}]},
-        "status": {"phase": "Pending"},
-    }
+    """An 8-GPU group of 0 to 4 nodes, selected by its pool label; unpriced unless said."""
+    allocatable = {"cpu": cpu, "memory": memory, "pods": "110", GPU: "8"}
+    found = node_group_object(name).selector({"pool": name}).size(0, 4)
+    found = found.template({"pool": name}, allocatable)
+    return (found if price is None else found.price(price)).dict()
 
 
 def joint_choice(*groups):
-    _snapshot, evaluation = evaluated(sourced(*groups, pending_job()))
+    _snapshot, evaluation = evaluated(sourced(*groups, JOB.dict()))
     (workload,) = evaluation.workloads
     return dict(workload.joint.add_nodes), workload.joint.reasons
 
