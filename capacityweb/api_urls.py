@@ -39,6 +39,7 @@ API_MODULES = [
     "reservations.utilisation.api",
     "recommender.api",
     "recommender.whatif_api",
+    "recommender.moves_api",
     "capacityweb.dashboard.api",
 ]
 FILTER_BACKENDS = [DjangoFilterBackend, OrderingFilter]

@@ -4,6 +4,7 @@
         metrics_view ─► cluster_figures(): 5 queries (clusters, snapshots, evaluations without
         their result JSON, verdict counts, disagreement lists) ─► gauges ─► text
                      ─► latest_reports(): 1 query (allocated-but-idle utilisation)
+                     ─► current_reports(): 1 query (move instead of buy)
 
 Every gauge is labelled ``cluster``; money gauges also ``currency`` (settings
 CURRENCY). Figures come from each cluster's latest *evaluated* snapshot; the
@@ -48,6 +49,7 @@ from prometheus_client.registry import Collector
 
 from recommender.filters import DISAGREEMENT_CLASSES
 from recommender.models import Evaluation, WorkloadVerdict
+from recommender.moves_metrics import MovesCollector, current_reports
 from reservations.utilisation.metrics import UtilisationCollector
 from reservations.utilisation.selectors import latest_reports
 from topology.models import Cluster, Snapshot
@@ -281,7 +283,10 @@ class ClusterCollector(Collector):
 def metrics_text(now: datetime | None = None) -> bytes:
     registry = CollectorRegistry(auto_describe=False)
     moment = now or timezone.now()
-    registry.register(ClusterCollector(cluster_figures(), moment, settings.CURRENCY))
+    figures = cluster_figures()
+    registry.register(ClusterCollector(figures, moment, settings.CURRENCY))
+    # move instead of buy (recommender/moves_metrics.py): one more query
+    registry.register(MovesCollector(current_reports(figures), settings.CURRENCY))
     # allocated-but-idle GPUs (reservations/utilisation/metrics.py): one more query
     registry.register(
         UtilisationCollector(latest_reports(with_result=False), moment, settings.CURRENCY)

@@ -25,3 +25,4 @@ class RecommenderConfig(AppConfig):
         evaluation_stored.connect(
             receivers.keep_breakdowns, dispatch_uid="recommender.keep_breakdowns"
         )
+        evaluation_stored.connect(receivers.find_moves_later, dispatch_uid="recommender.find_moves")

@@ -213,3 +213,50 @@ class WhatIfRequest(models.Model):
 
     def __str__(self) -> str:
         return f"what-if {self.pk} on {self.workload}: {self.state}"
+
+
+class MoveReport(models.Model):
+    """An evaluation's "move instead of buy" answer (``recommender.moves``), written by the
+    worker's ``find_moves`` task after the evaluation is stored: a deferred answer, so
+    pages say "being worked out" until this row exists for the evaluation as stored
+    (``evaluation_stored_at`` equal to its ``stored_at``; a re-stored evaluation drops
+    its row in the same transaction).
+
+    ``result`` is the engine's ``MoveReport.to_json()`` with every team's reservations
+    named (relabelled for whoever reads it, as the evaluation's result); null when the
+    search failed, ``error`` saying why. The figures are copied out for ``/metrics``,
+    the API's list and the digest.
+    """
+
+    evaluation = models.OneToOneField(Evaluation, on_delete=models.CASCADE, related_name="moves")
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="+")
+    evaluation_stored_at = models.DateTimeField(help_text="the evaluation's stored_at it answers")
+    stored_at = models.DateTimeField(default=timezone.now)
+    result = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    workloads_searched = models.PositiveIntegerField(default=0)
+    workloads_unblocked = models.PositiveIntegerField(
+        default=0, help_text="workloads with a verified plan"
+    )
+    avoided_per_hour = models.FloatField(
+        default=0.0, help_text="buy $/h avoided by the plans recommended over buying"
+    )
+    saved_per_hour = models.FloatField(
+        default=0.0, help_text="on-demand nodes' $/h saved by reservation reconciliation"
+    )
+    team_savings = models.JSONField(
+        default=dict, blank=True, help_text="namespace → $/h moving would save it"
+    )
+    cpu_seconds = models.FloatField(
+        default=0.0, help_text="the search's CPU seconds (its thread's)"
+    )
+
+    class Meta:
+        ordering = ["-evaluation__taken_at"]
+
+    def __str__(self) -> str:
+        return f"moves of evaluation {self.evaluation_id}"
+
+    @property
+    def savings_per_hour(self) -> float:
+        return round(self.avoided_per_hour + self.saved_per_hour, 2)

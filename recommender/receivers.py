@@ -7,8 +7,8 @@ from typing import Any
 
 from django.db import transaction
 
-from recommender import events, selectors
-from recommender.tasks import evaluate_snapshot, keep_workload_breakdowns
+from recommender import events, moves, selectors
+from recommender.tasks import evaluate_snapshot, find_moves, keep_workload_breakdowns
 
 
 def announce_ingested_snapshot(sender: Any, *, snapshot_id: int, **kwargs: Any) -> None:
@@ -34,3 +34,10 @@ def keep_breakdowns(sender: Any, *, evaluation: Any, **kwargs: Any) -> None:
     """An evaluation stored: once committed, a worker sums up and caches every pending
     workload's breakdown, so its workload pages open without a scheduler pass."""
     transaction.on_commit(partial(keep_workload_breakdowns.delay, evaluation.pk))
+
+
+def find_moves_later(sender: Any, *, evaluation: Any, **kwargs: Any) -> None:
+    """An evaluation stored: its earlier move report (a re-stored snapshot's) is dropped in
+    the same transaction, and once committed a worker works out the new one."""
+    moves.forget_moves(evaluation=evaluation)
+    transaction.on_commit(partial(find_moves.delay, evaluation.pk))

@@ -36,7 +36,7 @@ from redis.exceptions import (
     TimeoutError as RedisTimeoutError,
 )
 
-from recommender import events, selectors, services, whatif
+from recommender import events, moves, selectors, services, whatif
 from recommender.models import Evaluation
 from recommender.timelimit import soft_time_limit
 from topology.models import Snapshot
@@ -160,3 +160,34 @@ def answer_what_if(self: Task, request_id: int) -> str | None:
     except whatif.NotYourTurn as turn:
         raise self.retry(countdown=0.5, max_retries=None) from turn
     return whatif.answer(request).state if request is not None else None
+
+
+@shared_task(
+    name="recommender.tasks.find_moves",
+    acks_late=True,
+    time_limit=settings.EVALUATION_TIME_LIMIT_SECONDS,
+)
+def find_moves(evaluation_id: int) -> int | None:
+    """Work out and store a stored evaluation's "move instead of buy" report
+    (``recommender.moves``): a deferred answer, after the evaluation's live update. The
+    report's id; None when the evaluation is gone or was re-stored meanwhile.
+
+    Held to the evaluation's soft time limit: past it, or on any error of the search,
+    the report records the failure and why, so pages stop saying "being worked out".
+    """
+    evaluation = Evaluation.objects.select_related("snapshot").filter(pk=evaluation_id).first()
+    if evaluation is None:
+        return None
+    limit = settings.EVALUATION_SOFT_TIME_LIMIT_SECONDS
+    try:
+        with soft_time_limit(limit):
+            row = moves.store_moves(evaluation=evaluation)
+    except SoftTimeLimitExceeded:
+        reason = f"timed out: still running after EVALUATION_SOFT_TIME_LIMIT_SECONDS={limit:g} s"
+        row = moves.fail_moves(evaluation=evaluation, reason=reason)
+    except TRANSIENT_ERRORS:
+        raise
+    except Exception as error:
+        logger.exception("moves of evaluation %s", evaluation_id)
+        row = moves.fail_moves(evaluation=evaluation, reason=f"{type(error).__name__}: {error}")
+    return row.pk if row is not None else None

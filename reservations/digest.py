@@ -49,6 +49,7 @@ from capacityweb.browser import chromium_path, missing_chromium_message
 from reservations.digest_figures import DigestFigures
 from reservations.digest_known import shown_figures
 from reservations.models import DigestDelivery, Subscription, WebhookDelivery
+from reservations.moves_digest import moves_context, period_move_savings
 from reservations.selectors import (
     evaluations_in_range,
     reservation_idle,
@@ -160,6 +161,7 @@ def digest_figures(
         utilisation=period_utilisation(
             cluster_ids=cluster_ids, start=period_start, end=period_end, team=subscription.team
         ),
+        moves=period_move_savings(cluster_ids=cluster_ids, end=period_end, team=subscription.team),
     )
 
 
@@ -279,6 +281,7 @@ def digest_context(figures: DigestFigures, *, has_chart: bool, test: bool) -> di
         "chart_cid": CHART_CONTENT_ID,
         "test": test,
         **utilisation_context(figures.utilisation),
+        **moves_context(figures.moves),
     }
 
 

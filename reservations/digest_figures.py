@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from reservations.moves_digest import MoveSavings
 from reservations.selectors import ReservationIdle
 from reservations.utilisation.selectors import PeriodUtilisation
 
@@ -30,6 +31,7 @@ class DigestFigures:
     top_reservations: tuple[ReservationIdle, ...] = ()
     links: dict[str, str] = field(default_factory=dict)
     utilisation: PeriodUtilisation | None = None  # allocated but idle (third section)
+    moves: MoveSavings | None = None  # per team, $/h moving would save (fourth section)
     previous_sampled_reserved_gpu_hours: float = 0.0
     has_evaluations: bool = False  # an evaluation covers the period: stranded $ is known
 

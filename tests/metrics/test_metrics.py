@@ -153,8 +153,9 @@ def test_it_serves_anyone_with_the_bearer_token_and_no_one_with_another(
 def test_the_scrape_takes_a_bounded_number_of_queries(
     client: Any, clusters: dict[str, Any], django_assert_max_num_queries: Any
 ) -> None:
-    # 5 for the evaluated figures, 1 for the latest utilisation reports
-    with django_assert_max_num_queries(6):
+    # 5 for the evaluated figures, 1 for the latest utilisation reports, 1 for the
+    # latest evaluations' move reports
+    with django_assert_max_num_queries(7):
         client.get("/metrics")
 
 

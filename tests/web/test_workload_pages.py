@@ -184,8 +184,8 @@ def test_it_pins_the_workload_page_query_count(
     assert signed_in.get(url).status_code == 200  # the first visit works the breakdown out
     # user, clusters, snapshots, latest evaluation, verdict, recommendations, node places,
     # history, the latest utilisation report (none here; with one, also its rows of the
-    # workload's pods): the breakdown comes from the cache
-    with django_assert_num_queries(9):
+    # workload's pods), the move report: the breakdown comes from the cache
+    with django_assert_num_queries(10):
         assert signed_in.get(url).status_code == 200
 
 
@@ -241,7 +241,7 @@ def test_the_first_visit_reads_the_breakdown_kept_with_the_evaluation(
     snapshot = Snapshot.objects.get(pk=evaluation.snapshot_id)
     Snapshot.objects.filter(pk=snapshot.pk).update(model_json={})
     url = workload_url(evaluation, "ml/train")
-    with django_assert_num_queries(9):  # 8, and the latest utilisation report (none here)
+    with django_assert_num_queries(10):  # 8, the latest utilisation report (none), moves
         kept = signed_in.get(url).content.decode()
     Snapshot.objects.filter(pk=snapshot.pk).update(model_json=snapshot.model_json)
     caches["default"].clear()
