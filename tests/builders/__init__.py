@@ -16,7 +16,8 @@ then ``H100.named("n1").label(BLOCK, "b2").build()``).
 
 Quantities are Kubernetes quantities (``64``, ``"500m"``, ``"512Gi"``) or plain numbers
 of base units (cpu cores, memory bytes). Pure: no Django, so ``-p no:django`` runs it.
-These build model objects; tests of the parsers build Kubernetes object dicts instead.
+These build model objects; ``tests.builders.objects`` builds the Kubernetes objects
+the parser reads (``node_object``, ``pod_object``…), for tests of ``parse_objects``.
 """
 
 from tests.builders.groups import (

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from test_placement_retry import ZONE, node, parsed, pod, required
+from test_placement_retry import ZONE, ZONE_NODE, app_pod, parsed, required
 
 from recommender.engine.scheduler.placement import PlacementResult, place
 from recommender.engine.scheduler.workloads import pending_workloads
+from tests.builders.objects import KubeObject
 
 HOST = "kubernetes.io/hostname"
 
@@ -37,13 +38,11 @@ def spread(app: str, max_skew: int) -> list[dict[str, Any]]:
     ]
 
 
-def running(name: str, app: str, cpu: str, on: str, started: str, **spec: Any) -> dict[str, Any]:
-    found = pod(name, app, 0, cpu, nodeName=on, **spec)
-    found["status"]["startTime"] = started
-    return found
+def running(name: str, app: str, cpu: str, on: str, started: str, **spec: Any) -> KubeObject:
+    return app_pod(name, app, 0, cpu).on(on).pod_spec(**spec).status(startTime=started)
 
 
-def placed(*objects: dict[str, Any]) -> PlacementResult:
+def placed(*objects: KubeObject) -> PlacementResult:
     cluster = parsed(*objects)
     return place(cluster, pending_workloads(cluster))
 
@@ -55,13 +54,13 @@ def spread_window(max_skew: int) -> PlacementResult:
     # p's 4, so q lands on n3, in zone z1. Once old is gone p is tried on n1 again:
     # z1 now counts q, z2 none: 1 + 1 - 0 = 2.
     return placed(
-        node("n1", "z1", "8"),
-        node("n2", "z2", "8"),
-        node("n3", "z1", "2"),
+        ZONE_NODE.named("n1").label(ZONE, "z1").allocatable(cpu="8"),
+        ZONE_NODE.named("n2").label(ZONE, "z2").allocatable(cpu="8"),
+        ZONE_NODE.named("n3").label(ZONE, "z1").allocatable(cpu="2"),
         running("old", "old", "8", "n1", "2026-11-01T01:00:00Z"),
-        pod("filler", "filler", 1000, "8", nodeName="n2"),
-        pod("p", "a", 1000, "4", topologySpreadConstraints=spread("a", max_skew)),
-        pod("q", "a", 0, "1"),
+        app_pod("filler", "filler", 1000, "8").on("n2"),
+        app_pod("p", "a", 1000, "4").pod_spec(topologySpreadConstraints=spread("a", max_skew)),
+        app_pod("q", "a", 0, "1"),
     )
 
 
@@ -92,12 +91,12 @@ def test_it_has_a_lower_priority_pod_preempt_elsewhere_while_a_nominee_holds_its
     # wins: old-2 (02:00) over old-1 (01:00). Binding p at once would have left q room
     # on n1 (8 - 4 = 4 >= 3) and old-2 running.
     result = placed(
-        node("n1", "z1", "8"),
-        node("n2", "z1", "8"),
+        ZONE_NODE.named("n1").label(ZONE, "z1").allocatable(cpu="8"),
+        ZONE_NODE.named("n2").label(ZONE, "z1").allocatable(cpu="8"),
         running("old-1", "old", "6", "n1", "2026-11-01T01:00:00Z"),
         running("old-2", "old", "7", "n2", "2026-11-01T02:00:00Z"),
-        pod("p", "a", 1000, "4", nodeSelector={HOST: "n1"}),
-        pod("q", "b", 500, "3"),
+        app_pod("p", "a", 1000, "4").node_selector({HOST: "n1"}),
+        app_pod("q", "b", 500, "3"),
     )
     outcomes = {o.workload: (o.bindings[0].node, o.preempted) for o in result.outcomes}
     assert outcomes == {"ml/p": ("n1", ("ml/old-1",)), "ml/q": ("n2", ("ml/old-2",))}
@@ -110,7 +109,7 @@ def test_it_evicts_a_pod_bound_while_a_nominee_waited() -> None:
     # is skipped for b and a's anti-affinity against app=b is not checked: b binds.
     # Once old is gone, a fails on n1 (b is there) and preempts b, bound moments ago.
     result = placed(
-        node("n1", "z1", "8"),
+        ZONE_NODE.named("n1").label(ZONE, "z1").allocatable(cpu="8"),
         running(
             "old",
             "old",
@@ -119,8 +118,8 @@ def test_it_evicts_a_pod_bound_while_a_nominee_waited() -> None:
             "2026-11-01T01:00:00Z",
             affinity=required("podAntiAffinity", "a", HOST),
         ),
-        pod("a", "a", 1000, "2", affinity=required("podAntiAffinity", "b", HOST)),
-        pod("b", "b", 0, "1"),
+        app_pod("a", "a", 1000, "2").pod_spec(affinity=required("podAntiAffinity", "b", HOST)),
+        app_pod("b", "b", 0, "1"),
     )
     outcomes = {o.workload: (o.placed, o.preempted) for o in result.outcomes}
     assert outcomes == {"ml/a": (True, ("ml/old", "ml/b")), "ml/b": (False, ())}
@@ -128,7 +127,7 @@ def test_it_evicts_a_pod_bound_while_a_nominee_waited() -> None:
 
 def test_it_says_a_pod_bound_then_preempted_was_evicted() -> None:
     result = placed(
-        node("n1", "z1", "8"),
+        ZONE_NODE.named("n1").label(ZONE, "z1").allocatable(cpu="8"),
         running(
             "old",
             "old",
@@ -137,8 +136,8 @@ def test_it_says_a_pod_bound_then_preempted_was_evicted() -> None:
             "2026-11-01T01:00:00Z",
             affinity=required("podAntiAffinity", "a", HOST),
         ),
-        pod("a", "a", 1000, "2", affinity=required("podAntiAffinity", "b", HOST)),
-        pod("b", "b", 0, "1"),
+        app_pod("a", "a", 1000, "2").pod_spec(affinity=required("podAntiAffinity", "b", HOST)),
+        app_pod("b", "b", 0, "1"),
     )
     outcome = {o.workload: o for o in result.outcomes}["ml/b"]
     assert outcome.note == (
@@ -155,19 +154,14 @@ def test_it_lets_a_higher_priority_pod_take_the_room_a_lower_nominee_waits_for()
     # 4 cpu free and h binds. p, tried next on n1, finds 1 cpu: no lower-priority pod
     # there to evict, it stays pending, old evicted in vain.
     result = placed(
-        node("n1", "z1", "4"),
-        node("n2", "z1", "1"),
+        ZONE_NODE.named("n1").label(ZONE, "z1").allocatable(cpu="4"),
+        ZONE_NODE.named("n2").label(ZONE, "z1").allocatable(cpu="1"),
         running("old", "old", "4", "n1", "2026-11-01T01:00:00Z"),
-        pod(
-            "h",
-            "h",
-            1000,
-            "3",
-            nodeSelector={HOST: "n1"},
-            affinity=required("podAffinity", "db", ZONE),
-        ),
-        pod("p", "p", 100, "2", nodeSelector={HOST: "n1"}),
-        pod("db", "db", 0, "1", nodeSelector={HOST: "n2"}),
+        app_pod("h", "h", 1000, "3")
+        .node_selector({HOST: "n1"})
+        .pod_spec(affinity=required("podAffinity", "db", ZONE)),
+        app_pod("p", "p", 100, "2").node_selector({HOST: "n1"}),
+        app_pod("db", "db", 0, "1").node_selector({HOST: "n2"}),
     )
     outcomes = {o.workload: (o.placed, o.preempted) for o in result.outcomes}
     assert outcomes == {"ml/h": (True, ()), "ml/p": (False, ("ml/old",)), "ml/db": (True, ())}
@@ -182,22 +176,17 @@ def test_it_says_a_nominee_runs_elsewhere_once_its_room_was_taken() -> None:
     # 4 cpu). p: n1 has 1 cpu left; afresh, n2 has 4 - r's 2 (r's priority equals p's:
     # it counts) = 2: p binds there, and r after it.
     result = placed(
-        node("n1", "z1", "4"),
-        node("n2", "z1", "4"),
-        node("n3", "z1", "1"),
+        ZONE_NODE.named("n1").label(ZONE, "z1").allocatable(cpu="4"),
+        ZONE_NODE.named("n2").label(ZONE, "z1").allocatable(cpu="4"),
+        ZONE_NODE.named("n3").label(ZONE, "z1").allocatable(cpu="1"),
         running("old-1", "old", "4", "n1", "2026-11-01T02:00:00Z"),
         running("old-2", "old", "4", "n2", "2026-11-01T01:00:00Z"),
-        pod(
-            "h",
-            "h",
-            1000,
-            "3",
-            nodeSelector={HOST: "n1"},
-            affinity=required("podAffinity", "db", ZONE),
-        ),
-        pod("p", "p", 100, "2"),
-        pod("r", "r", 100, "2", nodeSelector={HOST: "n2"}),
-        pod("db", "db", 0, "1", nodeSelector={HOST: "n3"}),
+        app_pod("h", "h", 1000, "3")
+        .node_selector({HOST: "n1"})
+        .pod_spec(affinity=required("podAffinity", "db", ZONE)),
+        app_pod("p", "p", 100, "2"),
+        app_pod("r", "r", 100, "2").node_selector({HOST: "n2"}),
+        app_pod("db", "db", 0, "1").node_selector({HOST: "n3"}),
     )
     outcome = {o.workload: o for o in result.outcomes}["ml/p"]
     assert outcome.diagnosis is not None

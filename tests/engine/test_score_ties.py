@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from test_placement_retry import ZONE, node, parsed, pod, required
+from test_placement_retry import ZONE, ZONE_NODE, app_pod, parsed, required
 
 from recommender.engine.evaluate.evaluation import evaluate
 
@@ -23,12 +23,12 @@ def test_it_says_a_later_pods_verdict_rests_on_an_earlier_pods_score_tie() -> No
     # a (100) ties between n1 (z1) and n2 (z2); b (0) is pinned to z1 and needs an
     # app=a pod in its zone: it runs only when a's tie goes to n1.
     cluster = parsed(
-        node("n1", "z1", "4"),
-        node("n2", "z2", "4"),
-        pod("a", "a", 100, "2"),
-        pod(
-            "b", "b", 0, "1", nodeSelector={ZONE: "z1"}, affinity=required("podAffinity", "a", ZONE)
-        ),
+        ZONE_NODE.named("n1").label(ZONE, "z1").allocatable(cpu="4"),
+        ZONE_NODE.named("n2").label(ZONE, "z2").allocatable(cpu="4"),
+        app_pod("a", "a", 100, "2"),
+        app_pod("b", "b", 0, "1")
+        .node_selector({ZONE: "z1"})
+        .pod_spec(affinity=required("podAffinity", "a", ZONE)),
     )
     tie = {w.key: w.score_tie for w in evaluate(cluster, at=AT).workloads}["ml/b"]
     assert tie is not None
@@ -38,9 +38,9 @@ def test_it_says_a_later_pods_verdict_rests_on_an_earlier_pods_score_tie() -> No
 def test_it_says_nothing_of_a_tie_that_changes_no_verdict() -> None:
     # the same tie for a, but b fits beside it on either node
     cluster = parsed(
-        node("n1", "z1", "4"),
-        node("n2", "z2", "4"),
-        pod("a", "a", 100, "2"),
-        pod("b", "b", 0, "1"),
+        ZONE_NODE.named("n1").label(ZONE, "z1").allocatable(cpu="4"),
+        ZONE_NODE.named("n2").label(ZONE, "z2").allocatable(cpu="4"),
+        app_pod("a", "a", 100, "2"),
+        app_pod("b", "b", 0, "1"),
     )
     assert [w.score_tie for w in evaluate(cluster, at=AT).workloads] == [None, None]
