@@ -23,7 +23,7 @@ Pure: no Django, no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import yaml
@@ -78,11 +78,21 @@ def provisioning_text(
     """One PodTemplate + ProvisioningRequest per workload of the card (all YAML
     documents of one action), but none for a workload whose request Kueue creates;
     None when there is none to make."""
+    return cards_provisioning_text((rec,), evaluation, cluster, group)
+
+
+def cards_provisioning_text(
+    recs: Iterable[Recommendation], evaluation: Evaluation, cluster: Cluster, group: NodeGroup
+) -> str | None:
+    """``provisioning_text`` of several cards as one action (a group's "apply all"):
+    each workload's PodTemplate selects its own card's domain."""
     workloads = {w.key: w for w in evaluation.workloads}
-    documents = []
-    for key in rec.workloads:
-        if key in workloads and kueue_provisioned(cluster, key) is None:
-            documents.append(_documents(workloads[key], cluster, group, rec.placement))
+    documents = [
+        _documents(workloads[key], cluster, group, rec.placement)
+        for rec in recs
+        for key in rec.workloads
+        if key in workloads and kueue_provisioned(cluster, key) is None
+    ]
     if not documents:
         return None
     return FLAG_NOTE + "\n" + "---\n".join(documents)

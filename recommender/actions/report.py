@@ -17,7 +17,9 @@ either/or at most, and a size change always comes with the step that undoes it::
                                 (recommender.actions.karpenter)
     GKE / EKS / AKS pool     ─► the cloud CLI command that sets its size, THEN the one
                                 that restores it
-    capacityweb.io NodeGroup ─► the NodeGroup merge patch (recommender.engine.evaluate.report)
+    capacityweb.io NodeGroup ─► EITHER the ProvisioningRequests + PodTemplates OR the
+                                NodeGroup merge patch (recommender.engine.evaluate.report),
+                                THEN its bounds back
 
 A discovered group never gets a ``capacityweb.io`` object: the cluster has none to
 patch. Where the plan depends on a domain (the group spans several, or a workload needs
@@ -34,7 +36,7 @@ Pure: no Django, no I/O, no clock.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import yaml
@@ -47,6 +49,7 @@ from recommender.actions.placement import (
     required_domains,
 )
 from recommender.actions.provisioning import (
+    cards_provisioning_text,
     kueue_provisioned,
     kueue_text,
     pending_pods,
@@ -54,6 +57,7 @@ from recommender.actions.provisioning import (
 )
 from recommender.actions.reservation import reservation_named, reservation_text
 from recommender.engine.evaluate.evaluation import Evaluation, Recommendation
+from recommender.engine.evaluate.patches import NODE_GROUP_API_VERSION
 from recommender.engine.evaluate.pricing import (
     PRICE_UNKNOWN,
     total_text,
@@ -64,6 +68,7 @@ from recommender.engine.evaluate.report import (
     node_group_patch,
     planned_size,
     recommendation_yaml,
+    spanned_domains,
 )
 from topology.model.hardware import Cluster, ModelError, NodeGroup
 
@@ -96,9 +101,8 @@ def actions_for(rec: Recommendation, evaluation: Evaluation, cluster: Cluster) -
     """What to apply for one recommendation, for the autoscaler that grows its group:
     at most one either/or per card, and the step that undoes the size change."""
     group = next((g for g in cluster.node_groups if g.name == rec.node_group), None)
-    if group is None or group.autoscaler is None:
+    if group is None:
         return [Action("NodeGroup", _yaml(node_group_patch(rec, evaluation, group)))]
-    ref = group.autoscaler
     placing = [
         Action("Placement", text, NOTE)
         for text in (placement_text(rec, group), required_domain_text(rec, cluster, group))
@@ -109,6 +113,9 @@ def actions_for(rec: Recommendation, evaluation: Evaluation, cluster: Cluster) -
         reservation = reservation_named(cluster, rec.reservation)
         text = reservation_text(reservation, rec.reservation, group, rec.count, pods)
         return [Action("Reservation", text), *placing]
+    ref = group.autoscaler
+    if ref is None:
+        return _project_actions(rec, evaluation, cluster, group)
     if ref.kind == "karpenter":
         return [
             Action("KarpenterNodePool", karpenter_text(rec, evaluation, cluster, group)),
@@ -143,6 +150,67 @@ def _pool_actions(
     if request is None:
         return sizes
     return [Action("ProvisioningRequest", request, EITHER), *sizes]
+
+
+def _project_actions(
+    rec: Recommendation, evaluation: Evaluation, cluster: Cluster, group: NodeGroup
+) -> list[Action]:
+    """A capacityweb.io NodeGroup (no autoscaler found that grows it): EITHER a
+    ProvisioningRequest with its PodTemplate per workload (what cluster-autoscaler acts
+    on, its nodeSelector naming the card's domain), OR the group's size in its NodeGroup,
+    THEN that size back; a note where a size change cannot choose the domain."""
+    # a request where a size change falls short: a gang (all or none) or a domain the
+    # group's size does not choose (as ``recommendation_yaml``)
+    gangs = {w.key for w in evaluation.workloads if w.kind == "gang"}
+    spans = spanned_domains(rec, group)
+    asked = tuple(key for key in rec.workloads if spans or key in gangs)
+    request = (
+        provisioning_text(replace(rec, workloads=asked), evaluation, cluster, group)
+        if asked
+        else None
+    )
+    current, size = planned_size(rec, evaluation)
+    header = (
+        f"# capacityweb.io NodeGroup {group.name}: +{rec.count} nodes "
+        f"(from {current} to {size}). No CRD: apply it to capacityweb (node-groups API),\n"
+        "# and grow the cloud's group behind it to the same minimum.\n"
+    )
+    grow_size = Action("NodeGroup", header + _yaml(node_group_patch(rec, evaluation, group)), APPLY)
+    undo = Action("NodeGroup", _yaml(_restore_patch(group)), AFTERWARDS)
+    notes = [Action("Placement", text, NOTE) for text in [_size_placement_text((rec,), group)]]
+    notes = [n for n in notes if n.text]
+    if request is None:
+        return [grow_size, undo, *notes]
+    either = Action("ProvisioningRequest", request, EITHER)
+    return [either, Action(grow_size.kind, grow_size.text, OR), undo, *notes]
+
+
+def _restore_patch(group: NodeGroup) -> dict[str, Any]:
+    """The NodeGroup's own bounds back, once the work is done."""
+    return {
+        "apiVersion": NODE_GROUP_API_VERSION,
+        "kind": "NodeGroup",
+        "metadata": {"name": group.name},
+        "spec": {"minSize": group.min_size, "maxSize": group.max_size},
+    }
+
+
+def _size_placement_text(recs: Iterable[Recommendation], group: NodeGroup) -> str:
+    """Where cards' nodes must land in a domain the group does not choose by its size."""
+    needs = [(rec, spanned_domains(rec, group)) for rec in recs]
+    needs = [(rec, spans) for rec, spans in needs if spans]
+    if not needs:
+        return ""
+    spans = {key: values for _rec, found in needs for key, values in found.items()}
+    lines = [
+        f"# {group.name} adds nodes in "
+        + "; ".join(f"{k} = {', '.join(v)}" for k, v in sorted(spans.items()))
+        + ": a minSize raise does not choose which.",
+        *(f"# - {rec.count} node(s) must land in {_labels(rec.placement)}" for rec, _ in needs),
+        "# Only the ProvisioningRequest (its pods' nodeSelector names the domain) or a node "
+        f"group per {next(iter(sorted(spans)))} lands them there.",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 CLI_OF_POOL = {"gke": "gcloud", "eks": "aws", "eksctl": "eksctl", "aks": "az"}
@@ -182,12 +250,12 @@ def named_placement(rec: Recommendation, cluster: Cluster) -> dict[str, str]:
 
 
 def apply_text(rec: Recommendation, evaluation: Evaluation, cluster: Cluster) -> str:
-    """What the recommendations page shows to apply: the YAML of
-    ``recommendation_yaml`` for a project-defined group (its NodeGroup patch, and a
-    ProvisioningRequest per gang); for a discovered group, its actions, each under a
-    comment naming the tool."""
+    """The card's actions as one text (the API's ``yaml``; the pages show each action
+    apart, from ``report_json``): ``recommendation_yaml`` for a project-defined group's
+    size (its NodeGroup patch, and a ProvisioningRequest per gang); for a card paid by a
+    reservation or a discovered group, its actions, each under a comment naming the tool."""
     group = next((g for g in cluster.node_groups if g.name == rec.node_group), None)
-    if group is None or group.autoscaler is None:
+    if group is None or (group.autoscaler is None and rec.reservation is None):
         return recommendation_yaml(rec, evaluation, cluster.node_groups)
     return "\n".join(
         f"# {ROLE_HEADERS[a.role]}{a.kind}\n{a.text}" for a in actions_for(rec, evaluation, cluster)
@@ -213,13 +281,13 @@ def report_json(
     for rec, item in zip(evaluation.recommendations, payload["recommendations"], strict=True):
         item["actions"] = [a.to_json() for a in actions_for(rec, evaluation, cluster)]
         item["priceKnown"] = rec.node_group not in unpriced or rec.reservation is not None
+        item["reservation"] = rec.reservation
     payload["cost"]["unpricedNodes"] = {
         "joint": _unpriced(evaluation.recommendations, unpriced),
         "naive": _unpriced(evaluation.naive_plan.additions, unpriced),
     }
     for total in payload["nodeGroupTotals"]:
-        if total["patch"] is None:
-            total["actions"] = [a.to_json() for a in group_actions(total, evaluation, cluster)]
+        total["actions"] = [a.to_json() for a in group_actions(total, evaluation, cluster)]
     payload.setdefault("unsupported", []).extend(
         {"object": n.object, "field": n.field, "reason": n.reason} for n in notices
     )
@@ -229,15 +297,18 @@ def report_json(
 def group_actions(
     total: Mapping[str, Any], evaluation: Evaluation, cluster: Cluster
 ) -> list[Action]:
-    """A discovered group's "apply all": its autoscaler's actions for every card's nodes
-    at once (cards paid by a reservation are left to their own cards: they target the
-    reservation, not the group's size)."""
+    """A group's "apply all": the actions of ``actions_for`` for every card's nodes at
+    once (cards paid by a reservation are left to their own cards: they target the
+    reservation, not the group's size). Each workload's ProvisioningRequest keeps its
+    own card's domain, and the note that a size change does not choose the domain
+    stays."""
     cards = [
         r
         for r in evaluation.recommendations
         if r.node_group == total["nodeGroup"] and r.reservation is None
     ]
-    if len(cards) < 2:
+    group = next((g for g in cluster.node_groups if g.name == total["nodeGroup"]), None)
+    if len(cards) < 2 or group is None:
         return []
     together = Recommendation(
         node_group=total["nodeGroup"],
@@ -247,7 +318,14 @@ def group_actions(
         workloads=tuple(w for r in cards for w in r.workloads),
         reservation=None,
     )
-    return [a for a in actions_for(together, evaluation, cluster) if a.kind != "Placement"]
+    requests = cards_provisioning_text(cards, evaluation, cluster, group)
+    actions = [
+        Action(a.kind, requests or a.text, a.role) if a.kind == "ProvisioningRequest" else a
+        for a in actions_for(together, evaluation, cluster)
+        if a.kind != "Placement"
+    ]
+    note = _size_placement_text(cards, group)
+    return [*actions, *([Action("Placement", note, NOTE)] if note else [])]
 
 
 def _unpriced(additions: Iterable[Any], unpriced: frozenset[str]) -> dict[str, int]:

@@ -209,7 +209,7 @@ def test_a_karpenter_pool_without_limits_gets_no_limit_patch(shared_data):
     assert "# NodePool gpu sets no spec.limits: nothing to change" in action.text
 
 
-def test_a_project_node_group_keeps_the_node_group_patch():
+def test_a_project_node_group_card_raises_its_size_then_restores_its_bounds():
     group = {
         "apiVersion": "capacityweb.io/v1alpha1",
         "kind": "NodeGroup",
@@ -226,9 +226,11 @@ def test_a_project_node_group_keeps_the_node_group_patch():
     }
     snapshot, evaluation = evaluated(sourced(group, pending_pod("job", 8)))
     (rec,) = evaluation.recommendations
-    (action,) = actions_for(rec, evaluation, snapshot.cluster)
-    assert action.kind == "NodeGroup"
-    assert yaml.safe_load(action.text)["spec"] == {"minSize": 1}
+    grow, undo = actions_for(rec, evaluation, snapshot.cluster)
+    assert (grow.kind, grow.role, undo.role) == ("NodeGroup", "apply", "afterwards")
+    assert yaml.safe_load(grow.text)["spec"] == {"minSize": 1}
+    # a lone pod, one domain: no ProvisioningRequest; the group's own bounds come back
+    assert yaml.safe_load(undo.text)["spec"] == {"minSize": 0, "maxSize": 3}
 
 
 def test_the_reports_list_ignored_kinds(shared_data):

@@ -551,11 +551,16 @@ def group_size(group: NodeGroup) -> int:
 def group_totals(
     cluster: Cluster, recommended: tuple[Recommendation, ...]
 ) -> tuple[GroupTotal, ...]:
-    """Per node group with recommendations: their nodes added up, and the size patch."""
+    """Per node group with recommendations: their nodes added up, and the size patch.
+
+    Cards paid by a reservation are left out: their nodes are started in the
+    reservation (``recommender.actions.reservation``), never by a size change, which
+    would buy them on-demand on top of what the reservation pays for."""
     groups = {g.name: g for g in cluster.node_groups}
+    bought = [r for r in recommended if r.reservation is None]
     totals = []
-    for name in sorted({r.node_group for r in recommended}):
-        mine = [r for r in recommended if r.node_group == name]
+    for name in sorted({r.node_group for r in bought}):
+        mine = [r for r in bought if r.node_group == name]
         group = groups.get(name)
         current = group_size(group) if group else 0
         added = sum(r.count for r in mine)
