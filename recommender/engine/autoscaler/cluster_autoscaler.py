@@ -36,7 +36,7 @@ from datetime import datetime
 
 from recommender.engine import costs
 from recommender.engine.autoscaler.estimator import Estimate, estimate
-from recommender.engine.autoscaler.expander import Option, best_option
+from recommender.engine.autoscaler.expander import PRICE, Option, best_option
 from recommender.engine.autoscaler.flags import CaSettings
 from recommender.engine.autoscaler.groups import GroupView
 from recommender.engine.autoscaler.ledger import (
@@ -205,7 +205,7 @@ class NaivePlanner(GroupView):
         """``nominated``: the workloads kube-scheduler places by preemption (``nominated``)."""
         candidates: list[tuple[Workload, Pod]] = []
         requests: dict[tuple[str, str, str], list[tuple[Workload, Pod]]] = {}
-        for workload in pending:
+        for workload in map(listed_unschedulable, pending):
             self.ledger.needs_new[workload.key] = False
             self.ledger.reasons[workload.key] = []
             hold = held(workload, self.cluster.topology, len(self.taken))
@@ -385,6 +385,8 @@ class NaivePlanner(GroupView):
                 refusals.append(f"{group.name}: {refusal}")
             elif self.room(group) <= 0:
                 full.append(self._full(group))
+            elif PRICE in self.settings.expanders and not group.price_known:
+                full.append(f"no price is known for group {group.name}: {PRICE_SKIPS}")
             else:
                 full.append(_pods_refuse(group, self.first_domain(group)))
         if full:
@@ -437,11 +439,35 @@ class NaivePlanner(GroupView):
         return [(g, counts[g.name]) for g in members if g.name in counts]
 
 
+def listed_unschedulable(workload: Workload) -> Workload:
+    """The workload as cluster-autoscaler lists its pods: every pod whose PodScheduled
+    condition is False/Unschedulable, not bound and not being deleted, whatever its
+    ``schedulerName`` (``utils/kubernetes/listers.go`` ``isUnschedulable``). Another
+    scheduler's pod so marked is scaled up for like any other; one with no such
+    condition stays out (kube-scheduler's own pending pods are marked by it)."""
+    if not any(_other_schedulers_unschedulable(p) for p in workload.pods):
+        return workload
+    pods = tuple(
+        replace(p, not_ours=None) if _other_schedulers_unschedulable(p) else p
+        for p in workload.pods
+    )
+    return replace(workload, pods=pods)
+
+
+def _other_schedulers_unschedulable(pod: Pod) -> bool:
+    marked = pod.scheduled is not None and pod.scheduled.unschedulable
+    return pod.not_ours is not None and not pod.terminating and marked
+
+
 def _size(pod: Pod) -> tuple[int, int, int]:
     """What a pod takes, GPUs first: smaller pods first in the SMALL_FIRST order."""
     request = pod.gpu
     gpus = request.total_milli if request is not None else 0
     return (gpus, pod.requests.cpu_milli, pod.requests.memory_bytes)
+
+
+# expander/price/price.go BestOption: an option whose NodePrice fails is skipped
+PRICE_SKIPS = "the price expander skips it (expander/price/price.go BestOption)"
 
 
 def _pods_refuse(group: NodeGroup, domain: Mapping[str, str]) -> str:

@@ -22,7 +22,10 @@ never single pods:
   a GPU group while a CPU group can take it. The price factor is the option's $/h
   per helped pod (upstream: node price over the pods' price under the cloud's
   pricing model, plus a stabilisation pod; the model has no per-resource prices:
-  partly).
+  partly). An option whose price cannot be got is skipped (``BestOption``: a
+  ``NodePrice`` error ``continue``s to the next option): a group without a known
+  price (``NodeGroup.price_known``) is never chosen by it, and when no option has a
+  price the expander has none to give, so nothing is added.
 - ``priority`` (``expander/priority/priority.go``): the highest priority of
   the ``cluster-autoscaler-priority-expander`` ConfigMap regexes matching the
   group name (``priorities`` given by the caller; unmatched groups are
@@ -31,7 +34,8 @@ never single pods:
 
 ``--expander=a,b`` is a chain (``expander/factory/chain.go``
 ``chainStrategy.BestOption``): each filter keeps its best options, the next
-one sees only those, and what is still tied at the end is decided at random.
+one sees only those (one left: chosen; none left: no option), and what is still
+tied at the end is decided at random.
 Our random is a seeded ``random.Random``: the same evaluation gives the same
 choice every time.
 
@@ -121,6 +125,8 @@ def price_score(option: Option, cluster_nodes: int, gpu_label: str) -> float:
 
 
 def _lowest(options: Sequence[Option], score: Callable[[Option], float]) -> list[Option]:
+    if not options:
+        return []
     best = min(score(o) for o in options)
     return [o for o in options if score(o) == best]
 
@@ -150,10 +156,8 @@ def best_option(
     """The chain's choice: each named filter in turn, then a random pick among ties
     (``cluster_nodes``, ``gpu_label``: what the price expander weighs, ``price_score``)."""
     left = sorted(options, key=lambda o: o.group.name)  # a stable order for the rng
-    if not left:
-        return None
     for name in expanders:
-        if len(left) == 1:
+        if not left:
             break
         if name == LEAST_WASTE:
             left = _lowest(left, waste_score)
@@ -162,9 +166,14 @@ def best_option(
         elif name == LEAST_NODES:
             left = _lowest(left, lambda o: o.node_count)
         elif name == PRICE:
-            left = _lowest(left, lambda o: price_score(o, cluster_nodes, gpu_label))
+            priced = [o for o in left if o.group.price_known]  # the others are skipped
+            left = _lowest(priced, lambda o: price_score(o, cluster_nodes, gpu_label))
         elif name == PRIORITY:
             left = _priority_filter(left, priorities or {})
         elif name != RANDOM:
             raise ValueError(f"unknown expander {name!r}")
+        if len(left) == 1:
+            break
+    if not left:
+        return None
     return left[0] if len(left) == 1 else rng.choice(left)
