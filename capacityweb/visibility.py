@@ -319,6 +319,17 @@ def utilisation_error(error: str, *, operator: bool) -> str:
     return error if operator or not error else SOURCE_UNAVAILABLE
 
 
+def utilisation_gpu(row: Mapping[str, Any], viewer: Viewer) -> dict[str, Any]:
+    """A utilisation report's GPU row: priced by a reservation the viewer does not see
+    (``price_owners``), its price and idle cost are unknown (null) to them; the owners
+    themselves are never shown."""
+    shown = {key: value for key, value in row.items() if key != "price_owners"}
+    owners = row.get("price_owners")
+    if owners is not None and not viewer.sees(owners):
+        shown.update(price_per_gpu_hour=None, idle_cost=None)
+    return shown
+
+
 def request_viewer(request: Any) -> Viewer:
     """The request's user's viewer, worked out once per request."""
     viewer = getattr(request, "_reservation_viewer", None)

@@ -152,7 +152,10 @@ class UtilisationReportView(generics.GenericAPIView):
                 for report in reports
             ],
             "rows": selectors.report_rows(
-                reports, group_by=arguments["group_by"], team=arguments["team"]
+                reports,
+                viewer=visibility.request_viewer(request),
+                group_by=arguments["group_by"],
+                team=arguments["team"],
             ),
         }
         return Response(self.get_serializer(data).data)

@@ -49,12 +49,12 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 from reservations.idle import reserved_nodes
-from topology.model.hardware import HOSTNAME_LABEL, Cluster, ModelError, Node
+from topology.model.hardware import HOSTNAME_LABEL, Cluster, ModelError, Node, Reservation
 from topology.model.mig import instance_share
 
 GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"
@@ -100,6 +100,9 @@ class GpuUtilisation:
     idle_cost: float | None  # None: the GPU's price is unknown
     idle_now: bool  # its last point is in an idle run
     price_per_gpu_hour: float | None
+    # the owner namespaces of the reservation whose price it is; None: the node's price
+    # (who may read a reservation's price: capacityweb.visibility)
+    price_owners: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,15 +221,25 @@ def gpu_name_for(node: Node, index: str) -> str | None:
     return None
 
 
+def pricing_reservations(cluster: Cluster, at: datetime) -> dict[str, Reservation]:
+    """Per reserved node, the active reservation whose price its GPUs cost (the first by
+    name covering the node)."""
+    reserved: dict[str, Reservation] = {}
+    for reservation in sorted(cluster.reservations, key=lambda r: r.name, reverse=True):
+        if reservation.active_at(at):
+            for node in reserved_nodes(cluster, reservation):
+                reserved[node.name] = reservation
+    return reserved
+
+
 def gpu_prices(cluster: Cluster, at: datetime) -> dict[str, float | None]:
     """What one GPU of each node costs per hour: an active reservation's price (the first by
     name covering the node), else the node's (or its node group's) price per node-hour
     over its GPUs; None when unknown."""
-    reserved: dict[str, float] = {}
-    for reservation in sorted(cluster.reservations, key=lambda r: r.name, reverse=True):
-        if reservation.active_at(at):
-            for node in reserved_nodes(cluster, reservation):
-                reserved[node.name] = reservation.price_per_gpu_hour
+    reserved = {
+        node: reservation.price_per_gpu_hour
+        for node, reservation in pricing_reservations(cluster, at).items()
+    }
     group_prices = {group.name: group.price_per_node_hour for group in cluster.node_groups}
     prices: dict[str, float | None] = {}
     for node in cluster.nodes:
@@ -369,6 +382,10 @@ def measure(
     unmatched: list[str] = []
     measured: set[tuple[str, str]] = set()
     prices = gpu_prices(cluster, end)
+    price_owners = {
+        node: reservation.owner_namespaces
+        for node, reservation in pricing_reservations(cluster, end).items()
+    }
     by_hostname = nodes_by_hostname(cluster)
     for key, timeline in sorted(_timelines(series).items()):
         hostname, index, instance = key
@@ -384,6 +401,8 @@ def measure(
         gpu, idle_by_pod = _gpu_figures(
             node, gpu_name, instance, timeline, begin, finish, step_seconds, settings, prices
         )
+        if node.name in price_owners:
+            gpu = replace(gpu, price_owners=tuple(sorted(price_owners[node.name])))
         if gpu.activity_mean_percent is not None:
             measured.add((node.name, gpu_name))
         gpus.append(gpu)

@@ -149,9 +149,15 @@ def report_summary(report: UtilisationReport, *, operator: bool) -> dict[str, An
 
 
 def report_rows(
-    reports: Sequence[UtilisationReport], *, group_by: str = "pod", team: str = ""
+    reports: Sequence[UtilisationReport],
+    *,
+    viewer: visibility.Viewer,
+    group_by: str = "pod",
+    team: str = "",
 ) -> list[dict[str, Any]]:
-    """The rows of the latest reports, per pod, GPU or team; ``team`` keeps one namespace."""
+    """The rows of the latest reports, per pod, GPU or team; ``team`` keeps one namespace.
+    A GPU priced by another team's reservation has its price and idle cost unknown to
+    ``viewer`` (``visibility.utilisation_gpu``)."""
     rows = []
     for report in reports:
         common = {
@@ -165,6 +171,8 @@ def report_rows(
             if team and not _of_team(row, group_by, team):
                 continue
             known = row.get("activity_mean_percent") is not None
+            if group_by == "gpu":
+                row = visibility.utilisation_gpu(row, viewer)
             rows.append({**common, **row, "utilisation": "known" if known else UNKNOWN})
     return rows
 

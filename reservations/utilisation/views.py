@@ -45,7 +45,8 @@ def utilisation_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
         return render(request, "dashboard/utilisation.html", context, status=400)
     team = filterset.arguments()["team"]
     reports = selectors.latest_reports([cluster_id])
-    pods = selectors.report_rows(reports, group_by="pod", team=team)
+    viewer = visibility.request_viewer(request)
+    pods = selectors.report_rows(reports, viewer=viewer, group_by="pod", team=team)
     csv = {"format": "csv", "cluster": cluster_id, **({"team": team} if team else {})}
     context.update(
         {
@@ -57,7 +58,7 @@ def utilisation_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
             "team": team,
             "rule": rule_text(),
             "layer_max_nodes": MAX_NODES,
-            "teams": selectors.report_rows(reports, group_by="team", team=team),
+            "teams": selectors.report_rows(reports, viewer=viewer, group_by="team", team=team),
             "pods": sorted(pods, key=_by_waste)[:TOP_PODS],
             "pods_total": len(pods),
             "layer": utilisation_figure(reports[0].result) if reports else None,

@@ -195,3 +195,59 @@ def test_it_keeps_the_failure_off_a_team_members_utilisation_page(client, cluste
     client.force_login(make_user("alice", teams=("ml",)))
     page = client.get(f"/clusters/{cluster.pk}/utilisation/").content.decode()
     assert ("utilisation source unavailable" in page, SECRET in page) == (True, False)
+
+
+def reserved_report(cluster: Cluster) -> UtilisationReport:
+    """stored.py's cluster with node n1 reserved by team-a at 30 per GPU-hour: the idle
+    notebook's GPU costs 2 GPU-hours x 30 = 60.0 (issue 42 item 2)."""
+    from dataclasses import replace
+
+    from reservations.utilisation.services import store_report
+    from tests.utilisation.stored import END, MODEL, STEP, T0, series
+    from topology.model.hardware import Reservation
+    from topology.model.serialize import cluster_to_json
+    from topology.models import Snapshot
+
+    model = replace(
+        MODEL,
+        reservations=(
+            Reservation(
+                "team-a-n1",
+                owner_namespaces=("team-a",),
+                node_names=("n1",),
+                price_per_gpu_hour=30.0,
+            ),
+        ),
+    )
+    Snapshot.objects.create(
+        cluster=cluster, taken_at=END, content_hash="reserved", model_json=cluster_to_json(model)
+    )
+    return store_report(
+        cluster=cluster,
+        series=[series("0", "notebook", 0.0)],
+        start=T0,
+        end=END,
+        now=END,
+        source=UtilisationReport.Source.PROMETHEUS,
+        step=STEP,
+    )
+
+
+def gpu_prices_seen(client, cluster) -> list[tuple[float | None, float | None]]:  # type: ignore[no-untyped-def]
+    reserved_report(cluster)
+    rows = client.get(REPORT, {"group_by": "gpu"}).json()["rows"]
+    return [(row["price_per_gpu_hour"], row["idle_cost"]) for row in rows]
+
+
+def test_it_hides_another_teams_reservation_price_per_gpu(cluster) -> None:
+    from tests.api.builders import make_user, token_client
+
+    team_b = token_client(make_user("bob", teams=("team-b",)))
+    assert gpu_prices_seen(team_b, cluster) == [(None, None)]
+
+
+def test_it_shows_the_owning_team_its_reservation_price_per_gpu(cluster) -> None:
+    from tests.api.builders import make_user, token_client
+
+    team_a = token_client(make_user("alice", teams=("team-a",)))
+    assert gpu_prices_seen(team_a, cluster) == [(30.0, 60.0)]
