@@ -56,6 +56,7 @@ from recommender.actions.provisioning import (
     provisioning_text,
 )
 from recommender.actions.reservation import reservation_named, reservation_text
+from recommender.engine.autoscaler.options import RESERVATION_TAINT_KEY
 from recommender.engine.evaluate.evaluation import Evaluation, Recommendation
 from recommender.engine.evaluate.patches import NODE_GROUP_API_VERSION
 from recommender.engine.evaluate.pricing import (
@@ -70,7 +71,7 @@ from recommender.engine.evaluate.report import (
     recommendation_yaml,
     spanned_domains,
 )
-from topology.model.hardware import Cluster, ModelError, NodeGroup
+from topology.model.hardware import Cluster, ModelError, NodeGroup, Reservation, Taint
 
 # what an action is to the card: the one thing to apply, one of two alternatives, the
 # step that undoes an alternative once the work is done, or a note on placement
@@ -111,7 +112,8 @@ def actions_for(rec: Recommendation, evaluation: Evaluation, cluster: Cluster) -
     if rec.reservation:
         pods = [p for key in rec.workloads for p in pending_pods(cluster, key)]
         reservation = reservation_named(cluster, rec.reservation)
-        text = reservation_text(reservation, rec.reservation, group, rec.count, pods)
+        reserved = _reserved_nodes(group, rec.reservation, reservation)
+        text = reservation_text(reservation, rec.reservation, reserved, rec.count, pods)
         return [Action("Reservation", text), *placing]
     ref = group.autoscaler
     if ref is None:
@@ -150,6 +152,16 @@ def _pool_actions(
     if request is None:
         return sizes
     return [Action("ProvisioningRequest", request, EITHER), *sizes]
+
+
+def _reserved_nodes(group: NodeGroup, name: str, reservation: Reservation | None) -> NodeGroup:
+    """The group as the reservation's paid nodes are: a capacityweb.io Reservation's
+    nodes carry its taint (``RESERVATION_TAINT_KEY``, what the joint plan models and
+    tells the pods to tolerate), so the owner's patch tolerates it."""
+    if reservation is None or reservation.source is not None or reservation.node_group is None:
+        return group
+    taint = Taint(RESERVATION_TAINT_KEY, name, "NoSchedule")
+    return replace(group, template=replace(group.template, taints=(*group.template.taints, taint)))
 
 
 def _project_actions(

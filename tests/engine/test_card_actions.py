@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import jsonschema
+import yaml
 
 from recommender.actions.report import actions_for, group_actions
 from recommender.engine.evaluate.evaluation import evaluate, group_totals
@@ -68,6 +69,15 @@ def test_a_reservation_card_of_a_project_group_changes_no_size():
     assert action.kind == "Reservation"
     assert "minSize" not in action.text
     assert "# Do not grow" in action.text
+    # the paid nodes carry the reservation's taint (what the joint plan says to tolerate):
+    # the owner's pod template gains the toleration
+    patch = yaml.safe_load(action.text)
+    assert {
+        "key": "capacityweb.io/reservation",
+        "operator": "Equal",
+        "value": "team-a-paid",
+        "effect": "NoSchedule",
+    } in patch["spec"]["tolerations"]
 
 
 def test_apply_all_leaves_reservation_cards_out_so_its_total_adds_up():
