@@ -8,7 +8,8 @@ fanout) read DATABASE_URL/REDIS_URL like the tests do.
 
     python -m bench [--quick] [--only scaling,http]
 
-``--quick`` runs reduced sizes (scaling 1k/10k, fanout 100/200, diverse 500/1k, blocked 500)
+``--quick`` runs reduced sizes (scaling 1k/10k, fanout 100/200, diverse 500/1k, blocked 500,
+moves 500)
 for a check that the harness works; figures in docs/BENCHMARKS.md come from full runs.
 """
 
@@ -32,6 +33,7 @@ SUMMARY_PREFIXES = (
     "diverse ",
     "ingest one-shot",
     "blocked ",
+    "moves ",
 )
 FULL: dict[str, list[str]] = {
     "parse": [],
@@ -50,6 +52,8 @@ FULL: dict[str, list[str]] = {
     "blocked": ["--nodes", "1000,2000", "--timings"],
     # issue 41's target: 10,000 nodes, 2,500 shapes, 2,500 pending (CPU and peak RSS)
     "blocked_large": ["--nodes", "10000", "--shapes", "2500", "--timings"],
+    # issue 44: move instead of buy on the openb demo and blocked 2k/10k (CPU of the search)
+    "moves": ["--nodes", "2000,10000"],
     "ingest": [],
     # issue 31 item 4: against d8ffd9c (main before it) in the same run
     "follow": ["--baseline-ref", "d8ffd9c"],
@@ -74,6 +78,7 @@ QUICK: dict[str, list[str]] = {
     "diverse_command": ["--nodes", "500", "--shapes", "5,100", "--time"],
     "blocked": ["--nodes", "500", "--timings"],
     "blocked_large": ["--nodes", "1000", "--shapes", "250", "--timings"],
+    "moves": ["--nodes", "500"],
 }
 
 
