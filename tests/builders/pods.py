@@ -127,6 +127,23 @@ class PodBuilder(Builder[Pod]):
     def queue(self, queue: str | None) -> Self:
         return self.set(queue=queue)
 
+    def controller(self, ref: str | None) -> Self:
+        """``Kind/namespace/name`` of the ownerReference with ``controller: true``
+        (None: a bare pod, which nothing recreates once evicted)."""
+        return self.set(controller=ref)
+
+    def node_daemon(self, ref: str | None) -> Self:
+        """``DaemonSet/namespace/name`` of a DaemonSet's pod (or a static pod's mirror key)."""
+        return self.set(node_daemon=ref)
+
+    def safe_to_evict(self, safe: bool | None) -> Self:
+        """``cluster-autoscaler.kubernetes.io/safe-to-evict`` read: True, False or unset."""
+        return self.set(safe_to_evict=safe)
+
+    def blocking_local_volumes(self, *names: str) -> Self:
+        """Volumes that block a drain (hostPath, an emptyDir not on Memory)."""
+        return self.set(blocking_local_volumes=(*self._built.blocking_local_volumes, *names))
+
 
 def make_pod(name: str = "", namespace: str = "default") -> PodBuilder:
     """A pod builder; ``name`` may wait for ``named`` when the builder is a shape."""

@@ -18,74 +18,36 @@ from recommender.engine.moves.report import moves_for
 from recommender.engine.moves.search import MoveSearch, Search
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
+from tests.builders import PodBuilder, make_gang, make_node, make_pod, make_reservation
 from topology.kube.core.drainfields import drain_fields
 from topology.kube.fields import ObjectContext
 from topology.model.hardware import (
     Cluster,
-    Device,
     DisruptionBudget,
-    Gang,
-    Gpu,
-    GpuRequest,
     LabelRequirement,
-    Node,
     Pod,
     PodSelector,
-    Reservation,
-    Resources,
 )
 
 AT = datetime(2025, 1, 1, tzinfo=UTC)
-NODE = Resources(cpu_milli=96_000, memory_bytes=2**40, pods=110)
 BLOCK = "cloud.google.com/gce-topology-block"
 
-
-def gpu_node(name: str, block: str = "b1", price: float | None = None) -> Node:
-    gpus = tuple(Gpu(f"{name}-gpu{i}", "H100") for i in range(8))
-    devices = tuple(Device(f"{name}-dev{i}", gpu=g.name, model="H100") for i, g in enumerate(gpus))
-    labels = {"kubernetes.io/hostname": name, BLOCK: block}
-    return Node(
-        name,
-        labels=labels,
-        allocatable=NODE,
-        gpus=gpus,
-        devices=devices,
-        price_per_node_hour=price,
-    )
+# an 8-GPU H100 node of block b1 (GPUs "<node>-gpu<i>", devices "<node>-dev<i>"); a
+# one-CPU pod of ml, and a running one: a ReplicaSet's, labelled app=<name>
+H100 = (
+    make_node()
+    .allocatable(96, 2**40, 110)
+    .hostname()
+    .label(BLOCK, "b1")
+    .gpus(8, "H100", gpu_name="{node}-gpu{i}", device_name="{node}-dev{i}", capacity=None)
+)
+POD = make_pod(namespace="ml").requests(cpu=1)
 
 
-def running(
-    name: str,
-    node: str,
-    gpus: int,
-    *,
-    namespace: str = "ml",
-    controller: str | None = "ReplicaSet",
-    **fields: object,
-) -> Pod:
-    owner = f"{controller}/{namespace}/{name}-owner" if controller else None
-    labels = fields.pop("labels", {"app": name})
-    return Pod(
-        namespace,
-        name,
-        requests=Resources(cpu_milli=1000, pods=1),
-        gpu=GpuRequest(gpus),
-        node_name=node,
-        controller=owner,
-        labels=labels,  # type: ignore[arg-type]
-        **fields,  # type: ignore[arg-type]
-    )
-
-
-def pending(name: str, gpus: int, priority: int = 0, **fields: object) -> Pod:
-    return Pod(
-        "ml",
-        name,
-        requests=Resources(cpu_milli=1000, pods=1),
-        gpu=GpuRequest(gpus),
-        priority=priority,
-        **fields,  # type: ignore[arg-type]
-    )
+def replicated(name: str, namespace: str = "ml") -> PodBuilder:
+    """``name`` of ``namespace``, created by the ReplicaSet ``<name>-owner``."""
+    owner = f"ReplicaSet/{namespace}/{name}-owner"
+    return POD.named(name).namespace(namespace).label("app", name).controller(owner)
 
 
 def search(cluster: Cluster, settings: DrainSettings = DrainSettings()) -> dict[str, Search]:  # noqa: B008
@@ -99,13 +61,13 @@ def two_small_pods(*extra: Pod, small: dict[str, Any] | None = None) -> Cluster:
     """n1: two 2-GPU pods (4 free); n2: a bare 4-GPU pod (4 free); an 8-GPU pod waits."""
     small = small or {}
     pods = (
-        running("small-a", "n1", 2, **small),
-        running("small-b", "n1", 2, **small),
-        running("bare", "n2", 4, controller=None),
-        pending("big", 8),
+        replicated("small-a").on("n1").gpus(2).set(**small).build(),
+        replicated("small-b").on("n1").gpus(2).set(**small).build(),
+        replicated("bare").controller(None).on("n2").gpus(4).build(),
+        POD.named("big").gpus(8).build(),
         *extra,
     )
-    return Cluster("c", nodes=(gpu_node("n1"), gpu_node("n2")), pods=pods)
+    return Cluster("c", nodes=(H100.named("n1").build(), H100.named("n2").build()), pods=pods)
 
 
 def test_it_unblocks_an_8_gpu_pod_by_moving_two_small_pods_off_one_node() -> None:
@@ -130,7 +92,7 @@ def test_it_never_moves_a_bare_pod() -> None:
 def test_it_never_moves_a_bare_pod_even_when_annotated_safe_to_evict() -> None:
     """``rules/safetoevict/rule.go`` makes a bare pod drainable (cluster-autoscaler
     deletes it with its node); a move would lose it, so it is no move."""
-    bare = running("loner", "n1", 2, controller=None, safe_to_evict=True)
+    bare = replicated("loner").controller(None).safe_to_evict(True).on("n1").gpus(2).build()
     ctx = DrainContext.of(Cluster("c"), DrainSettings())
     status = movable(bare, ctx, priority_cap=None)
     assert (status.movable, status.rule) == (False, "bare")
@@ -178,7 +140,7 @@ def test_it_never_moves_one_member_of_a_running_gang() -> None:
     """Evicting one member of a running gang stops its all-or-nothing work (the
     coscheduling Permit binds members only together): members are not movable."""
     cluster = two_small_pods(small={"gang": "ml/trainer"})
-    cluster = replace(cluster, gangs=(Gang("ml", "trainer", 2),))
+    cluster = replace(cluster, gangs=(make_gang("trainer", 2, "ml").build(),))
     assert search(cluster)["ml/big"].plan is None
 
 
@@ -193,12 +155,20 @@ def test_it_offers_no_move_that_frees_room_only_in_the_wrong_block() -> None:
     """A gang of two 8-GPU members requires one block. Block b1: n1 free, n2 held by a
     bare pod. Block b2: n3 has 4 free and a movable 4-GPU pod. Freeing n3 gives 8 GPUs
     in b2, not the 16 the gang needs in one block, and b1 cannot be freed: no plan."""
-    gang = Gang("ml", "train", 2, required_topology=BLOCK)
-    members = tuple(pending(f"train-{i}", 8, gang="ml/train") for i in range(2))
+    gang = make_gang("train", 2, "ml").required(BLOCK).build()
+    members = tuple(POD.named(f"train-{i}").gpus(8).gang("ml/train").build() for i in range(2))
     cluster = Cluster(
         "c",
-        nodes=(gpu_node("n1", "b1"), gpu_node("n2", "b1"), gpu_node("n3", "b2")),
-        pods=(running("bare", "n2", 8, controller=None), running("mover", "n3", 4), *members),
+        nodes=(
+            H100.named("n1").build(),
+            H100.named("n2").build(),
+            H100.named("n3").label(BLOCK, "b2").build(),
+        ),
+        pods=(
+            replicated("bare").controller(None).on("n2").gpus(8).build(),
+            replicated("mover").on("n3").gpus(4).build(),
+            *members,
+        ),
         gangs=(gang,),
     )
     assert search(cluster)["ml/train"].plan is None
@@ -207,12 +177,16 @@ def test_it_offers_no_move_that_frees_room_only_in_the_wrong_block() -> None:
 def test_it_frees_room_for_a_gang_inside_its_block() -> None:
     """The same gang, with n2's pod movable and room for it in b2 (n3: 8 free): moving
     it frees n2, so both members bind in b1."""
-    gang = Gang("ml", "train", 2, required_topology=BLOCK)
-    members = tuple(pending(f"train-{i}", 8, gang="ml/train") for i in range(2))
+    gang = make_gang("train", 2, "ml").required(BLOCK).build()
+    members = tuple(POD.named(f"train-{i}").gpus(8).gang("ml/train").build() for i in range(2))
     cluster = Cluster(
         "c",
-        nodes=(gpu_node("n1", "b1"), gpu_node("n2", "b1"), gpu_node("n3", "b2")),
-        pods=(running("mover", "n2", 8), *members),
+        nodes=(
+            H100.named("n1").build(),
+            H100.named("n2").build(),
+            H100.named("n3").label(BLOCK, "b2").build(),
+        ),
+        pods=(replicated("mover").on("n2").gpus(8).build(), *members),
         gangs=(gang,),
     )
     plan = search(cluster)["ml/train"].plan
@@ -226,10 +200,10 @@ def test_it_frees_room_for_a_gang_inside_its_block() -> None:
 
 def reservation_cluster(*on_demand_pods: Pod) -> Cluster:
     """r1 holds n-res (8 idle GPUs) for team-a; od1 is on-demand at 30/h."""
-    reservation = Reservation("r1", ("team-a",), node_names=("n-res",))
+    reservation = make_reservation("r1", "team-a").nodes("n-res").build()
     return Cluster(
         "c",
-        nodes=(gpu_node("n-res"), gpu_node("od1", price=30.0)),
+        nodes=(H100.named("n-res").build(), H100.named("od1").price(30.0).build()),
         pods=on_demand_pods,
         reservations=(reservation,),
     )
@@ -242,7 +216,7 @@ def reconciled(cluster: Cluster) -> tuple[tuple[Reconciliation, ...], tuple[Refu
 
 
 def test_it_moves_a_teams_pods_from_an_on_demand_node_into_its_idle_reservation() -> None:
-    cluster = reservation_cluster(running("job", "od1", 4, namespace="team-a"))
+    cluster = reservation_cluster(replicated("job", "team-a").on("od1").gpus(4).build())
     (found,), refused = reconciled(cluster)
     assert (found.node, found.price_per_hour, found.reservations) == ("od1", 30.0, ("r1",))
     assert [(m.pod, m.to_node) for m in found.moves] == [("team-a/job", "n-res")]
@@ -253,8 +227,8 @@ def test_it_never_moves_a_pod_whose_team_has_no_reservation() -> None:
     """team-b owns no reservation: its pod stays, so od1 never empties and nothing of
     it is offered (the reservation filter also keeps team-b off n-res)."""
     cluster = reservation_cluster(
-        running("job", "od1", 2, namespace="team-a"),
-        running("other", "od1", 2, namespace="team-b"),
+        replicated("job", "team-a").on("od1").gpus(2).build(),
+        replicated("other", "team-b").on("od1").gpus(2).build(),
     )
     found, (refusal,) = reconciled(cluster)
     assert found == ()
