@@ -182,9 +182,11 @@ class NodeObjectBuilder(ObjectBuilder):
         return self.spec(unschedulable=True)
 
     def ready(self, ready: bool = True) -> Self:
-        """The kubelet's Ready condition."""
+        """The kubelet's Ready condition, in place of the one said before."""
         condition = {"type": "Ready", "status": "True" if ready else "False"}
-        return self._appended(("status",), "conditions", condition)
+        conditions = self._object.get("status", {}).get("conditions", [])
+        kept = [c for c in conditions if c.get("type") != "Ready"]
+        return self._changed(("status",), {"conditions": copy.deepcopy([*kept, condition])})
 
     def dict(self) -> dict[str, Any]:
         found = super().dict()

@@ -4,49 +4,43 @@ from pathlib import Path
 
 import pytest
 
+from tests.builders.objects import (
+    GPU,
+    as_dicts,
+    ca_status_object,
+    daemon_set_object,
+    kube_object,
+    node_group_object,
+    node_object,
+    node_pool_object,
+    pod_object,
+)
 from topology.ingest.files import read_objects
 from topology.kube.parse import parse_objects
 
 FIXTURES = Path(__file__).parent / "fixtures"
 GKE_POOL = "cloud.google.com/gke-nodepool"
-API = "capacityweb.io/v1alpha1"
+INSTANCE_TYPE = "node.kubernetes.io/instance-type"
 GIB = 2**30
+
+# a ready a2-highgpu-8g of us-central1 (GPUs allocatable as the number 8), no pool label;
+# a member of GKE's gpu-pool
+MEMBER = (
+    node_object("")
+    .hostname()
+    .labels({INSTANCE_TYPE: "a2-highgpu-8g", "topology.kubernetes.io/region": "us-central1"})
+    .taints()
+    .allocatable({"cpu": "94", "memory": "1300Gi", "pods": "110", GPU: 8})
+    .ready()
+)
+GPU_POOL = MEMBER.label(GKE_POOL, "gpu-pool")
+GPU_TAINT = {"key": GPU, "value": "present", "effect": "NoSchedule"}
+# a kube-system DaemonSet whose pods ask for 500m and 1Gi
+AGENT = daemon_set_object("kube-system", "").requests(cpu="500m", memory="1Gi")
 
 
 def parse(*objects, source="cluster.yaml"):
-    return parse_objects([(source, o) for o in objects], cluster_name="t")
-
-
-def node(name, pool_label=GKE_POOL, pool="gpu-pool", *, ready=True, gpus=8, taints=(), **labels):
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {
-            "name": name,
-            "labels": {
-                "kubernetes.io/hostname": name,
-                pool_label: pool,
-                "node.kubernetes.io/instance-type": "a2-highgpu-8g",
-                "topology.kubernetes.io/region": "us-central1",
-                **labels,
-            },
-        },
-        "spec": {"taints": list(taints)},
-        "status": {
-            "allocatable": {"cpu": "94", "memory": "1300Gi", "pods": "110", "nvidia.com/gpu": gpus},
-            "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
-        },
-    }
-
-
-def daemon_set(name, cpu="500m", memory="1Gi", **pod_spec):
-    container = {"name": "c", "resources": {"requests": {"cpu": cpu, "memory": memory}}}
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "DaemonSet",
-        "metadata": {"name": name, "namespace": "kube-system"},
-        "spec": {"template": {"spec": {"containers": [container], **pod_spec}}},
-    }
+    return parse_objects([(source, o) for o in as_dicts(*objects)], cluster_name="t")
 
 
 def ca_status_text(group_name, min_size, max_size, target, registered):
@@ -56,18 +50,12 @@ def ca_status_text(group_name, min_size, max_size, target, registered):
         f"registered={registered} longUnregistered=0 cloudProviderTarget={target} "
         f"(minSize={min_size}, maxSize={max_size}))"
     )
-    text = (
+    return (
         "Cluster-autoscaler status at 2026-12-01 10:00:00.0 +0000 UTC:\n"
         "Cluster-wide:\n  Health:      Healthy (ready=2)\n\n"
         f"NodeGroups:\n  Name:        {group_name}\n  Health:      {health}\n"
         f"  ScaleUp:     NoActivity (ready={registered} cloudProviderTarget={target})\n"
     )
-    return {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {"name": "cluster-autoscaler-status", "namespace": "kube-system"},
-        "data": {"status": text},
-    }
 
 
 def fixture_objects(name):
@@ -89,7 +77,8 @@ def test_it_reads_a_ca_group_from_the_yaml_status_of_upstream_test_data():
 
 def test_it_reads_min_max_and_target_from_the_yaml_status():
     objects = fixture_objects("ca-status-yaml-upstream-test.yaml")
-    members = [node(f"n{i}", pool="sample-node-group") for i in range(3)]
+    sample = MEMBER.label(GKE_POOL, "sample-node-group")
+    members = as_dicts(*(sample.named(f"n{i}") for i in range(3)))
     snapshot = parse_objects([*objects, *(("n.yaml", n) for n in members)], cluster_name="t")
     (group,) = snapshot.cluster.node_groups
     assert (group.min_size, group.max_size, group.current_size) == (2, 12, 3)
@@ -106,8 +95,8 @@ def test_it_reads_min_max_and_target_from_the_yaml_status():
 
 def test_it_reads_min_and_max_from_the_old_text_status_of_the_aks_docs():
     objects = fixture_objects("ca-status-text-aks-docs.yaml")
-    member = node("aks-nodepool1-1", "kubernetes.azure.com/agentpool", "nodepool1")
-    snapshot = parse_objects([*objects, ("n.yaml", member)], cluster_name="t")
+    member = MEMBER.named("aks-nodepool1-1").label("kubernetes.azure.com/agentpool", "nodepool1")
+    snapshot = parse_objects([*objects, ("n.yaml", member.dict())], cluster_name="t")
     (group,) = snapshot.cluster.node_groups
     assert (group.name, group.min_size, group.max_size, group.current_size) == (
         "nodepool1",
@@ -124,7 +113,8 @@ def test_it_joins_a_gke_instance_group_url_to_the_pool_it_names():
         "https://www.googleapis.com/compute/v1/projects/p/zones/us-central1-a/"
         "instanceGroups/gke-prod-gpu-pool-1a2b3c4d-grp"
     )
-    snapshot = parse(node("a"), node("b"), ca_status_text(mig, 0, 6, 2, 2))
+    status = ca_status_object(ca_status_text(mig, 0, 6, 2, 2))
+    snapshot = parse(GPU_POOL.named("a"), GPU_POOL.named("b"), status)
     (group,) = snapshot.cluster.node_groups
     assert (group.name, group.min_size, group.max_size) == ("gpu-pool", 0, 6)
     assert group.autoscaler.name == mig
@@ -132,21 +122,14 @@ def test_it_joins_a_gke_instance_group_url_to_the_pool_it_names():
 
 
 def test_it_ignores_other_config_maps():
-    other = {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {"name": "cluster-autoscaler-status", "namespace": "default"},
-        "data": {"status": "x"},
-    }
-    snapshot = parse(other)
+    other = kube_object("v1", "ConfigMap", "cluster-autoscaler-status", "default")
+    snapshot = parse(other.top(data={"status": "x"}))
     assert snapshot.errors == ()
     assert snapshot.ignored == {"ConfigMap (v1)": 1}
 
 
 def test_it_rejects_a_status_that_is_neither_format():
-    bad = ca_status_text("g", 0, 1, 0, 0)
-    bad["data"]["status"] = "nodeGroups: [unclosed"
-    (error,) = parse(bad).errors
+    (error,) = parse(ca_status_object("nodeGroups: [unclosed")).errors
     assert error.field == "data.status"
 
 
@@ -155,9 +138,9 @@ def test_it_rejects_a_status_that_is_neither_format():
 
 def test_it_groups_nodes_sharing_a_managed_pool_label():
     snapshot = parse(
-        node("g1"),
-        node("g2"),
-        node("e1", "eks.amazonaws.com/nodegroup", "p4d-ng"),
+        GPU_POOL.named("g1"),
+        GPU_POOL.named("g2"),
+        MEMBER.named("e1").label("eks.amazonaws.com/nodegroup", "p4d-ng"),
     )
     groups = {g.name: g for g in snapshot.cluster.node_groups}
     assert sorted(groups) == ["gpu-pool", "p4d-ng"]
@@ -173,26 +156,23 @@ def test_it_groups_nodes_sharing_a_managed_pool_label():
 
 
 def test_a_pool_without_autoscaler_status_is_held_at_its_size_and_says_so():
-    (group,) = parse(node("g1"), node("g2")).cluster.node_groups
+    (group,) = parse(GPU_POOL.named("g1"), GPU_POOL.named("g2")).cluster.node_groups
     assert (group.min_size, group.max_size) == (2, 2)
     assert any("min/max size unknown" in note for note in group.notes)
 
 
 def test_the_template_is_a_ready_member_less_its_daemonsets():
-    taint = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
-    gpu_toleration = [{"key": "nvidia.com/gpu", "operator": "Exists"}]
+    tainted = GPU_POOL.taints(GPU_TAINT)
+    gpu_agent = AGENT.tolerate(GPU, operator="Exists")
     snapshot = parse(
-        node("a-not-ready", ready=False, taints=[taint]),
-        node(
-            "b-ready",
-            taints=[taint, {"key": "ToBeDeletedByClusterAutoscaler", "effect": "NoSchedule"}],
-        ),
+        tainted.named("a-not-ready").ready(False),
+        tainted.named("b-ready").taint("ToBeDeletedByClusterAutoscaler"),
         # runs on GPU nodes: tolerates the taint
-        daemon_set("dcgm", cpu="500m", memory="1Gi", tolerations=gpu_toleration),
-        daemon_set("logs", cpu="250m", memory="512Mi", tolerations=gpu_toleration),
+        gpu_agent.named("dcgm"),
+        gpu_agent.named("logs").requests(cpu="250m", memory="512Mi"),
         # does not run there: taint not tolerated, or selector not matched
-        daemon_set("untolerated", cpu="1"),
-        daemon_set("cpu-only", cpu="1", tolerations=gpu_toleration, nodeSelector={"kind": "cpu"}),
+        AGENT.named("untolerated").requests(cpu="1"),
+        gpu_agent.named("cpu-only").requests(cpu="1").node_selector({"kind": "cpu"}),
     )
     (group,) = snapshot.cluster.node_groups
     template = group.template
@@ -213,23 +193,15 @@ def test_the_template_keeps_the_members_daemonset_and_mirror_pods_once():
     (its DaemonSet object counted once with it) and a static pod's mirror stay on the
     template, a plain pod on the member does not."""
 
-    def bound(name, cpu, **meta):
-        container = {"name": "c", "resources": {"requests": {"cpu": cpu}}}
-        return {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": name, "namespace": "kube-system", **meta},
-            "spec": {"nodeName": "g1", "containers": [container]},
-            "status": {"phase": "Running"},
-        }
-
-    owner = {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "logs", "controller": True}
+    on_g1 = pod_object("kube-system", "").on("g1")
     snapshot = parse(
-        node("g1"),
-        daemon_set("logs", cpu="250m", memory="0"),
-        bound("logs-x", "250m", ownerReferences=[owner]),
-        bound("kube-proxy-g1", "100m", annotations={"kubernetes.io/config.mirror": "h"}),
-        bound("job", "40"),
+        GPU_POOL.named("g1"),
+        AGENT.named("logs").requests(cpu="250m", memory="0"),
+        on_g1.named("logs-x").requests(cpu="250m").owner("DaemonSet", "logs"),
+        on_g1.named("kube-proxy-g1")
+        .requests(cpu="100m")
+        .annotation("kubernetes.io/config.mirror", "h"),
+        on_g1.named("job").requests(cpu="40"),
     )
     (group,) = snapshot.cluster.node_groups
     # 94 cores - 0.25 (logs, once) - 0.1 (kube-proxy); the 40-core job is not a new node's
@@ -238,14 +210,14 @@ def test_the_template_keeps_the_members_daemonset_and_mirror_pods_once():
 
 
 def test_discovered_groups_are_priced_from_the_bundled_table():
-    (group,) = parse(node("g1")).cluster.node_groups
+    (group,) = parse(GPU_POOL.named("g1")).cluster.node_groups
     # a2-highgpu-8g in us-central1, topology/data/prices.yaml
     assert group.price_per_node_hour == 29.38708
     assert group.price_source.startswith("gcp on-demand us-central1 as of 2024-06-01")
 
 
 def test_an_unknown_instance_type_has_no_price_and_says_so():
-    unknown = node("g1", **{"node.kubernetes.io/instance-type": "x9.huge"})
+    unknown = GPU_POOL.named("g1").label(INSTANCE_TYPE, "x9.huge")
     (group,) = parse(unknown).cluster.node_groups
     assert group.price_per_node_hour == 0.0
     assert group.price_source is None
@@ -256,13 +228,9 @@ def test_an_unknown_instance_type_has_no_price_and_says_so():
 
 
 def test_a_project_node_group_overrides_only_the_fields_it_sets():
-    override = {
-        "apiVersion": API,
-        "kind": "NodeGroup",
-        "metadata": {"name": "gpu-pool"},
-        "spec": {"maxSize": 9, "pricePerNodeHour": 20.0},
-    }
-    snapshot = parse(node("g1"), ca_status_text("gpu-pool", 1, 4, 1, 1), override)
+    override = node_group_object("gpu-pool").spec(maxSize=9, pricePerNodeHour=20.0)
+    status = ca_status_object(ca_status_text("gpu-pool", 1, 4, 1, 1))
+    snapshot = parse(GPU_POOL.named("g1"), status, override)
     assert snapshot.errors == ()
     (group,) = snapshot.cluster.node_groups
     assert (group.min_size, group.max_size) == (1, 9)  # min from CA, max from the NodeGroup
@@ -278,13 +246,7 @@ def test_a_project_node_group_overrides_only_the_fields_it_sets():
 
 
 def test_a_project_node_group_without_template_needs_a_discovered_one():
-    lone = {
-        "apiVersion": API,
-        "kind": "NodeGroup",
-        "metadata": {"name": "x"},
-        "spec": {"maxSize": 2},
-    }
-    (error,) = parse(lone).errors
+    (error,) = parse(node_group_object("x").spec(maxSize=2)).errors
     assert (error.object, error.field, error.reason) == ("NodeGroup/x", "spec.template", "required")
 
 
@@ -320,31 +282,10 @@ def test_a_karpenter_node_pool_gives_one_group_per_allowed_instance_type(nodegro
 
 
 def test_a_node_pool_limit_bounds_new_nodes_by_what_is_left(nodegroups):
-    pool = {
-        "apiVersion": "karpenter.sh/v1",
-        "kind": "NodePool",
-        "metadata": {"name": "a100"},
-        "spec": {
-            "template": {
-                "spec": {
-                    "requirements": [
-                        {
-                            "key": "node.kubernetes.io/instance-type",
-                            "operator": "In",
-                            "values": ["p4d.24xlarge"],
-                        }
-                    ]
-                }
-            },
-            "limits": {"nvidia.com/gpu": 20},
-        },
-    }
-    member = node(
-        "m1",
-        "karpenter.sh/nodepool",
-        "a100",
-        **{"node.kubernetes.io/instance-type": "p4d.24xlarge"},
-    )
+    p4d = {"key": INSTANCE_TYPE, "operator": "In", "values": ["p4d.24xlarge"]}
+    pool = node_pool_object("a100", p4d).spec(limits={GPU: 20})
+    member = MEMBER.named("m1").label(INSTANCE_TYPE, "p4d.24xlarge")
+    member = member.label("karpenter.sh/nodepool", "a100")
     (group,) = parse(pool, member).cluster.node_groups
     # 20 GPUs - 8 on the member = 12 left: one more 8-GPU node
     assert (group.current_size, group.max_size) == (1, 2)
@@ -376,26 +317,8 @@ def test_a_node_pool_no_catalogue_type_satisfies_is_reported(nodegroups):
 
 
 def test_a_node_pool_weight_is_reported_as_not_modelled():
-    pool = {
-        "apiVersion": "karpenter.sh/v1",
-        "kind": "NodePool",
-        "metadata": {"name": "h100"},
-        "spec": {
-            "weight": 50,
-            "template": {
-                "spec": {
-                    "requirements": [
-                        {
-                            "key": "karpenter.k8s.aws/instance-gpu-name",
-                            "operator": "In",
-                            "values": ["h100"],
-                        }
-                    ]
-                }
-            },
-        },
-    }
-    snapshot = parse(pool)
+    h100 = {"key": "karpenter.k8s.aws/instance-gpu-name", "operator": "In", "values": ["h100"]}
+    snapshot = parse(node_pool_object("h100", h100).spec(weight=50))
     assert [g.name for g in snapshot.cluster.node_groups] == ["h100-p5.48xlarge", "h100-p5.4xlarge"]
     (notice,) = snapshot.notices
     assert notice.field == "spec.weight"
@@ -417,9 +340,9 @@ def test_a_regional_pool_with_one_ca_group_per_zone_sums_their_bounds():
     base = "https://www.googleapis.com/compute/v1/projects/p/zones/us-central1-{}/instanceGroups/"
     status = ca_status_text(base.format("a") + "gke-prod-gpu-pool-1111-grp", 0, 3, 1, 1)
     second = ca_status_text(base.format("b") + "gke-prod-gpu-pool-2222-grp", 1, 4, 1, 1)
-    _, _, groups_b = second["data"]["status"].partition("NodeGroups:\n")
-    status["data"]["status"] += groups_b
-    snapshot = parse(node("a1"), node("b1"), status)
+    _, _, groups_b = second.partition("NodeGroups:\n")
+    status = ca_status_object(status + groups_b)
+    snapshot = parse(GPU_POOL.named("a1"), GPU_POOL.named("b1"), status)
     (group,) = snapshot.cluster.node_groups
     assert (group.min_size, group.max_size) == (1, 7)
     assert group.autoscaler.target_size == 2
