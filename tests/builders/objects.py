@@ -203,6 +203,23 @@ def node_object(name: str) -> NodeObjectBuilder:
 # --- pods and pod templates -------------------------------------------------------------
 
 
+def _container(
+    name: str,
+    requests: Mapping[str, Any] | None,
+    limits: Mapping[str, Any] | None,
+    fields: Mapping[str, Any],
+) -> dict[str, Any]:
+    container: dict[str, Any] = {"name": name}
+    resources = {
+        key: dict(value)
+        for key, value in (("requests", requests), ("limits", limits))
+        if value is not None
+    }
+    if resources:
+        container["resources"] = resources
+    return {**container, **fields}
+
+
 class PodSpecBuilder(ObjectBuilder):
     """What a Pod and a pod template share: ``_pod_spec`` is where the PodSpec lives."""
 
@@ -227,15 +244,20 @@ class PodSpecBuilder(ObjectBuilder):
     ) -> Self:
         """One more container; ``resources`` only with requests or limits said
         (``{}`` for an empty map)."""
-        container: dict[str, Any] = {"name": name}
-        resources = {
-            key: dict(value)
-            for key, value in (("requests", requests), ("limits", limits))
-            if value is not None
-        }
-        if resources:
-            container["resources"] = resources
-        return self._appended(self._pod_spec, "containers", {**container, **fields})
+        entry = _container(name, requests, limits, fields)
+        return self._appended(self._pod_spec, "containers", entry)
+
+    def init_container(
+        self,
+        name: str = "init",
+        requests: Mapping[str, Any] | None = None,
+        limits: Mapping[str, Any] | None = None,
+        **fields: Any,
+    ) -> Self:
+        """One more of ``spec.initContainers``, as ``container`` (a sidecar:
+        ``restartPolicy="Always"``)."""
+        entry = _container(name, requests, limits, fields)
+        return self._appended(self._pod_spec, "initContainers", entry)
 
     def _resources(self, key: str, values: Mapping[str, Any]) -> Self:
         containers = self._spec().get("containers")

@@ -2,26 +2,19 @@
 
 import pytest
 
+from tests.builders.objects import DRA, as_dicts, kube_object, pod_object
 from topology.ingest.files import read_objects
 from topology.kube.parse import parse_objects
 
+V1BETA1 = "resource.k8s.io/v1beta1"
 
-def pod(name="p", namespace="ml", containers=None, phase="Pending", labels=None, **spec):
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": namespace, "labels": labels or {}},
-        "spec": {"containers": containers or [{"name": "c"}], **spec},
-        "status": {"phase": phase},
-    }
-
-
-def container(requests=None, limits=None, **extra):
-    return {"name": "c", "resources": {"requests": requests or {}, "limits": limits or {}}, **extra}
+# the pending pod ml/p with an empty labels map and no container; with one bare container
+NO_CONTAINER = pod_object("ml", "p").labels({})
+POD = NO_CONTAINER.container()
 
 
 def parse(*objects):
-    return parse_objects([("pods.yaml", o) for o in objects], cluster_name="t")
+    return parse_objects([("pods.yaml", o) for o in as_dicts(*objects)], cluster_name="t")
 
 
 def one(*objects):
@@ -31,50 +24,49 @@ def one(*objects):
 
 def test_it_sums_containers_and_takes_the_max_with_init_containers():
     p = one(
-        pod(
-            containers=[container({"cpu": "1", "memory": "1Gi"}), container({"cpu": "500m"})],
-            initContainers=[container({"cpu": "2"}), container({"memory": "4Gi"})],
-            overhead={"cpu": "100m"},
-        )
+        NO_CONTAINER.container(requests={"cpu": "1", "memory": "1Gi"})
+        .container(requests={"cpu": "500m"})
+        .init_container(requests={"cpu": "2"})
+        .init_container(requests={"memory": "4Gi"})
+        .pod_spec(overhead={"cpu": "100m"})
     )
     assert p.requests.cpu_milli == 2100
     assert p.requests.memory_bytes == 4 * 2**30
 
 
 def test_it_adds_sidecar_init_containers_to_the_sum():
-    sidecar = container({"cpu": "1"}, restartPolicy="Always")
-    p = one(pod(containers=[container({"cpu": "1"})], initContainers=[sidecar]))
+    with_sidecar = NO_CONTAINER.init_container(requests={"cpu": "1"}, restartPolicy="Always")
+    p = one(with_sidecar.container(requests={"cpu": "1"}))
     assert p.requests.cpu_milli == 2000
 
 
 def test_it_defaults_requests_to_limits():
-    assert one(pod(containers=[container(limits={"cpu": "3"})])).requests.cpu_milli == 3000
+    assert one(NO_CONTAINER.container(requests={}, limits={"cpu": "3"})).requests.cpu_milli == 3000
 
 
 def test_it_turns_nvidia_gpu_limits_into_a_gpu_request_and_keeps_mig_extended():
     limits = {"nvidia.com/gpu": 2, "nvidia.com/mig-1g.12gb": 1}
-    p = one(pod(containers=[container(limits=limits)]))
+    p = one(NO_CONTAINER.container(limits=limits))
     assert p.gpu.count == 2 and p.gpu.milli_per_gpu == 1000
     assert p.requests.extended == {"nvidia.com/mig-1g.12gb": 1}
 
 
 def test_it_drops_finished_pods_and_keeps_bound_running_ones():
     snapshot = parse(
-        pod("done", phase="Succeeded"),
-        pod("failed", phase="Failed"),
-        pod("run", phase="Running", nodeName="n1"),
+        POD.named("done").phase("Succeeded"),
+        POD.named("failed").phase("Failed"),
+        POD.named("run").on("n1"),
     )
     assert [(p.name, p.node_name) for p in snapshot.cluster.pods] == [("run", "n1")]
 
 
 def test_it_reads_selectors_tolerations_priority_and_arrival():
-    obj = pod(
-        nodeSelector={"nvidia.com/gpu.product": "A100-SXM4-40GB"},
-        tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
-        priority=1000,
+    p = one(
+        POD.node_selector({"nvidia.com/gpu.product": "A100-SXM4-40GB"})
+        .tolerate("nvidia.com/gpu", operator="Exists", effect="NoSchedule")
+        .priority(1000)
+        .created("2026-01-01T00:00:10Z")
     )
-    obj["metadata"]["creationTimestamp"] = "2026-01-01T00:00:10Z"
-    p = one(obj)
     assert p.node_selector == {"nvidia.com/gpu.product": "A100-SXM4-40GB"}
     assert p.tolerations[0].operator == "Exists"
     assert p.priority == 1000
@@ -96,7 +88,7 @@ def test_it_compiles_all_six_affinity_operators(operator, values, labels, matche
     expression = {"key": "k", "operator": operator, "values": values}
     required = {"nodeSelectorTerms": [{"matchExpressions": [expression]}]}
     affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}}
-    p = one(pod(affinity=affinity))
+    p = one(POD.affinity(**affinity))
     assert p.affinity[0].matches(labels) is matches
 
 
@@ -104,7 +96,7 @@ def test_it_rejects_gt_without_one_integer_naming_the_path():
     expression = {"key": "k", "operator": "Gt", "values": ["many"]}
     required = {"nodeSelectorTerms": [{"matchExpressions": [expression]}]}
     affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}}
-    snapshot = parse(pod(affinity=affinity))
+    snapshot = parse(POD.affinity(**affinity))
     assert not snapshot.cluster.pods
     assert snapshot.errors[0].field == (
         "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
@@ -113,10 +105,9 @@ def test_it_rejects_gt_without_one_integer_naming_the_path():
 
 
 def test_it_reads_kueue_topology_annotations():
-    obj = pod()
-    obj["metadata"]["annotations"] = {
-        "kueue.x-k8s.io/podset-required-topology": "cloud.google.com/gce-topology-block"
-    }
+    obj = POD.annotation(
+        "kueue.x-k8s.io/podset-required-topology", "cloud.google.com/gce-topology-block"
+    )
     assert one(obj).required_topology == "cloud.google.com/gce-topology-block"
 
 
@@ -135,7 +126,8 @@ def test_it_takes_min_member_from_a_coscheduling_pod_group(shared_data):
     path = "k8s-examples/gangs/scheduler-plugins-coscheduling-podgroup-replicaset.yaml"
     objects = read_objects(shared_data / path)
     labels = {"scheduling.x-k8s.io/pod-group": "nginx"}
-    members = [("x", pod(f"nginx-{i}", namespace="default", labels=labels)) for i in range(6)]
+    member = pod_object("default", "").labels(labels).container()
+    members = [("x", member.named(f"nginx-{i}").dict()) for i in range(6)]
     cluster = parse_objects([*objects, *members], cluster_name="t").cluster
     assert [(g.key, g.min_member) for g in cluster.gangs] == [("default/nginx", 3)]
     assert all(p.gang == "default/nginx" for p in cluster.pods)
@@ -157,9 +149,8 @@ def test_it_resolves_a_kep4671_pod_group_through_its_workload_template(shared_da
 
 def test_it_attaches_a_named_resource_claim_with_match_attribute(shared_data):
     path = "k8s-examples/dra/rocm-amd-resourceclaim-partitions-same-parent.yaml"
-    device_class = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
-                    "metadata": {"name": "gpu.amd.com"}, "spec": {}}  # fmt: skip
-    objects = [*read_objects(shared_data / path), ("x", device_class)]
+    device_class = kube_object(DRA, "DeviceClass", "gpu.amd.com").spec()
+    objects = [*read_objects(shared_data / path), ("x", device_class.dict())]
     (p,) = parse_objects(objects, cluster_name="t").cluster.pods
     assert not p.unsupported
     (claim,) = p.claims
@@ -184,7 +175,8 @@ def test_it_marks_a_pod_whose_cel_is_beyond_the_subset_unsupported(shared_data):
     path = "k8s-examples/dra/nvidia-dra-gpu-test6-productname-index-timeslicing.yaml"
     objects = read_objects(shared_data / path)
     claim_ref = [{"name": "a100", "resourceClaimTemplateName": "a100"}]
-    objects.append(("x", pod("p", namespace="gpu-test6", resourceClaims=claim_ref)))
+    in_gpu_test6 = pod_object("gpu-test6", "p").labels({}).container()
+    objects.append(("x", in_gpu_test6.pod_spec(resourceClaims=claim_ref).dict()))
     pods = {p.name: p for p in parse_objects(objects, cluster_name="t").cluster.pods}
     # the file's Deployment (4 replicas, no status) creates pod-pending-0..3 from the same template
     assert sorted(pods) == ["p", "pod-pending-0", "pod-pending-1", "pod-pending-2", "pod-pending-3"]
@@ -194,7 +186,7 @@ def test_it_marks_a_pod_whose_cel_is_beyond_the_subset_unsupported(shared_data):
 
 
 def test_it_marks_a_pod_with_a_missing_claim_unsupported():
-    p = one(pod(resourceClaims=[{"name": "g", "resourceClaimName": "nope"}]))
+    p = one(POD.resource_claim("g", "nope"))
     assert p.unsupported == ("ResourceClaim ml/nope not found",)
 
 
@@ -205,16 +197,10 @@ def test_it_rejects_a_claim_with_nested_spec_spec(shared_data):
 
 
 def test_it_reads_v1beta1_flat_requests_with_capacity():
-    claim = {
-        "apiVersion": "resource.k8s.io/v1beta1", "kind": "ResourceClaim",
-        "metadata": {"name": "c", "namespace": "ml"},
-        "spec": {"devices": {"requests": [{
-            "name": "gpu", "deviceClassName": "gpu.example.com", "count": 2,
-            "capacity": {"requests": {"memory": "10Gi"}},
-        }]}},
-    }  # fmt: skip
-    gpu_class = {"apiVersion": "resource.k8s.io/v1beta1", "kind": "DeviceClass",
-                 "metadata": {"name": "gpu.example.com"}}  # fmt: skip
-    p = one(claim, gpu_class, pod(resourceClaims=[{"name": "g", "resourceClaimName": "c"}]))
+    request = {"name": "gpu", "deviceClassName": "gpu.example.com", "count": 2,
+               "capacity": {"requests": {"memory": "10Gi"}}}  # fmt: skip
+    claim = kube_object(V1BETA1, "ResourceClaim", "c", "ml").spec(devices={"requests": [request]})
+    gpu_class = kube_object(V1BETA1, "DeviceClass", "gpu.example.com")
+    p = one(claim, gpu_class, POD.resource_claim("g", "c"))
     (request,) = p.claims[0].requests
     assert (request.count, request.capacity_requests) == (2, {"memory": 10 * 2**30})
