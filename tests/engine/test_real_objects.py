@@ -375,6 +375,43 @@ def test_it_refuses_all_devices_from_an_incomplete_pool():
     assert "currently being updated" in result["diagnoses"]["ml/p"]["summary"]
 
 
+def test_it_takes_no_device_from_an_incomplete_pool_for_an_exact_count():
+    """``staging/src/k8s.io/dynamic-resource-allocation/structured/internal/stable/
+    allocator_stable.go`` ``allocateOne``: devices of an incomplete or invalid pool are
+    skipped ("we don't allocate devices from invalid or incomplete pools"), whatever
+    the request's mode. The worker's pool says 2 slices, 1 is there with gpu-a; a
+    claim for exactly 1 device finds none: the pod does not run (it took gpu-a)."""
+    result = evaluated(
+        dra_node(),
+        amd_slice(WORKER, ["gpu-a"], count=2),
+        AMD_CLASS,
+        amd_claim("one", count=1),
+        claim_pod("p", "one"),
+    )
+    (pending,) = result["workloads"]
+    assert pending["verdict"] != "runs_now"
+
+
+def test_it_allocates_a_claim_two_pending_pods_name_once_and_runs_both():
+    """``pkg/scheduler/framework/plugins/dynamicresources``: the first pod's allocation
+    is written to the claim (PreBind; the assume cache has it at once), the second pod
+    finds the claim allocated, takes no device and fits where the allocation's node
+    selector allows: the same node. One device, one claim, two pending pods: both run
+    (the second was blocked, asking for a second device)."""
+    result = evaluated(
+        dra_node(),
+        amd_slice(WORKER, ["gpu-a"]),
+        AMD_CLASS,
+        amd_claim("shared"),
+        claim_pod("p1", "shared"),
+        claim_pod("p2", "shared"),
+    )
+    assert {w["name"]: w["verdict"] for w in result["workloads"]} == {
+        "ml/p1": "runs_now",
+        "ml/p2": "runs_now",
+    }
+
+
 # --- requests: KEP-753 order, pod-level resources, the API server's validation ----
 
 

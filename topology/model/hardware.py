@@ -183,7 +183,8 @@ class Node:
     price_per_node_hour: float | None = None
     created: float = 0.0  # metadata.creationTimestamp, epoch seconds (0: not given)
     # "<driver>/<pool>" of its DRA pools whose newest generation lacks slices
-    # (fewer than spec.pool.resourceSliceCount): "All" requests fail on it
+    # (fewer than spec.pool.resourceSliceCount): no request takes their devices, and
+    # "All" requests fail on it
     incomplete_pools: tuple[str, ...] = ()
 
     @property

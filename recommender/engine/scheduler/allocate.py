@@ -285,7 +285,11 @@ def _request_candidates(
     if device_class is None:
         return f"{CLAIMS_UNALLOCATABLE}: device class {request.device_class} not found"
     selectors = (*device_class.selectors, *request.selectors)
-    return [d for d in info.node.devices if all(selector_matches(d, s) for s in selectors)]
+    devices = info.node.devices
+    if info.node.incomplete_pools:  # allocator_stable.go allocateOne: skipped, no error
+        skipped = set(info.node.incomplete_pools)
+        devices = tuple(d for d in devices if f"{d.driver}/{d.pool}" not in skipped)
+    return [d for d in devices if all(selector_matches(d, s) for s in selectors)]
 
 
 def claim_takes(

@@ -12,6 +12,11 @@ not exported, or is a template's copy) is taken on the pod's node with the
 first fitting devices, like a running pod's GPUs (``allocate.bound_allocation``):
 the snapshot does not say which, the count is right.
 
+A claim several pending pods name is allocated once, by the first of them placed
+(the DynamicResources plugin writes ``status.allocation`` in PreBind, and the next pod
+reads it from the assume cache, ``pkg/scheduler/framework/plugins/dynamicresources``):
+the others take no device and fit only on that node (``claims_taken``).
+
 Pure: no Django, no I/O, no clock.
 """
 
@@ -20,7 +25,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
-from topology.model.hardware import AllocatedDevice, DeviceClaim, DeviceClass, Pod
+from topology.model.hardware import (
+    AllocatedDevice,
+    ClaimAllocation,
+    DeviceClaim,
+    DeviceClass,
+    Pod,
+)
 
 from .allocate import claim_takes
 from .records import Allocation, DeviceTake, NodeAlloc, NodeInfo
@@ -84,3 +95,26 @@ def unallocated_claim_takes(
     counted.update(c.key for c in claims if c.key)
     found = claim_takes(info, alloc, replace(pod, claims=claims), classes)
     return () if isinstance(found, str) else found
+
+
+def claims_taken(claims: Mapping[str, tuple[str, str]], pods: tuple[Pod, ...]) -> tuple[Pod, ...]:
+    """``pods`` with each claim a pod placed earlier allocated (``ClusterState.claims``:
+    claim key -> (node, pod)) read as allocated on that node, holding no new device."""
+    if not claims or not any(_taken(claims, c) for p in pods for c in p.claims):
+        return pods
+    return tuple(
+        replace(
+            pod,
+            claims=tuple(
+                replace(c, allocation=ClaimAllocation((), node_names=(claims[c.key][0],)))
+                if _taken(claims, c)
+                else c
+                for c in pod.claims
+            ),
+        )
+        for pod in pods
+    )
+
+
+def _taken(claims: Mapping[str, tuple[str, str]], claim: DeviceClaim) -> bool:
+    return claim.allocation is None and bool(claim.key) and claim.key in claims

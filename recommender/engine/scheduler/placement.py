@@ -23,7 +23,7 @@ compare to).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from topology.model.hardware import Cluster, Pod
@@ -31,6 +31,7 @@ from topology.model.hardware import Cluster, Pod
 from . import fgd, preemption, profiles  # noqa: F401  (profiles registers kube-default, most-allocated)
 from .admission import held
 from .caches import DomainFree, Layout, SharedMemo, kept
+from .claims_held import claims_taken
 from .diagnosis import (
     Diagnosis,
     block_reason,
@@ -305,6 +306,9 @@ class _Run:
         return self._place_workload(workload)
 
     def _place_workload(self, workload: Workload) -> WorkloadOutcome:
+        pods = claims_taken(self.state.claims, workload.pods)
+        if pods is not workload.pods:
+            workload = replace(workload, pods=pods)
         hold = held(workload, self.cluster.topology, len(self.state.node_names()))
         if hold is not None:
             return WorkloadOutcome(workload.key, False, (), hold.diagnosis)

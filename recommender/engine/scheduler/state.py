@@ -76,6 +76,9 @@ class ClusterState:
         self.by_nodes: dict[object, NodeListCache] = {}
         # watchers of this state alone (copies get clones): placement's score indexes
         self.watchers: dict[object, StateWatcher] = {}
+        # ResourceClaims allocated by a pod placed on this state: claim key -> (node,
+        # pod key); a later pod naming one finds it allocated there (``claims_taken``)
+        self.claims: dict[str, tuple[str, str]] = {}
 
     @classmethod
     def from_cluster(cls, cluster: Cluster) -> ClusterState:
@@ -123,6 +126,7 @@ class ClusterState:
         other.derived = self.derived
         other.by_nodes = self.by_nodes
         other.watchers = {key: watcher.clone() for key, watcher in self.watchers.items()}
+        other.claims = dict(self.claims)
         self._owned = set()  # both now share every record: the first writer clones
         return other
 
@@ -132,6 +136,7 @@ class ClusterState:
         other = ClusterState({n: self._infos[n] for n in names}, {})
         other._allocs = {n: self._allocs[n] for n in names}
         other.derived = self.derived
+        other.claims = {k: v for k, v in self.claims.items() if v[0] in other._infos}
         self._owned = set()
         return other
 
@@ -214,6 +219,8 @@ class ClusterState:
                 if sign > 0
                 else tuple(p for p in alloc.placed if p.key != pod_key)
             )
+            if pod.claims:
+                self._claims_changed(node_name, pod, sign)
         for watcher in self.watchers.values():
             watcher.changed(node_name, sign < 0)
         info = self._infos[node_name]
@@ -226,6 +233,17 @@ class ClusterState:
                 _change_mig_instances(alloc, info, pod_key, name, amount, sign)
         for take in allocation.devices:
             _change_device(alloc, info, pod_key, take, sign)
+
+    def _claims_changed(self, node_name: str, pod: Pod, sign: int) -> None:
+        """The pod's claims not allocated before are allocated now, on its node (until
+        it is released): the allocator wrote ``status.allocation`` when it bound."""
+        for claim in pod.claims:
+            if claim.allocation is not None or not claim.key:
+                continue
+            if sign > 0:
+                self.claims.setdefault(claim.key, (node_name, pod.key))
+            elif self.claims.get(claim.key) == (node_name, pod.key):
+                del self.claims[claim.key]
 
     def gpu_cells(self, node_name: str) -> list[GpuCell]:
         info = self._infos[node_name]

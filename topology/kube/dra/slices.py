@@ -78,10 +78,10 @@ def current_slices(slices: list[tuple[Any, ParsedSlice]]) -> tuple[list[ParsedSl
     k8s.io/dynamic-resource-allocation ``structured/internal/stable/pools_stable.go``
     ``GatherPools``/``addSlice``: a slice of an older ``pool.generation`` than another
     of the same (driver, pool) is out-dated and ignored; a pool whose newest
-    generation has fewer slices than its ``resourceSliceCount`` is incomplete. Its
-    devices are still allocated by count, but a request for ``All`` devices fails
-    ("resource pool … is currently being updated", ``allocator_stable.go``
-    ``validateDeviceRequest``)."""
+    generation has fewer slices than its ``resourceSliceCount`` is incomplete. No
+    request takes its devices (``allocator_stable.go`` ``allocateOne`` skips it), and
+    a request for ``All`` devices fails ("resource pool … is currently being
+    updated", ``validateDeviceRequest``)."""
     newest: dict[tuple[str, str], int] = {}
     for _, parsed in slices:
         key = (parsed.driver, parsed.pool)
