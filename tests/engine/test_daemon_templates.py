@@ -17,81 +17,43 @@ from recommender.engine.autoscaler.plan import BLOCKED, RUNS_AFTER_SCALE_UP
 from recommender.engine.autoscaler.scale_up import scale_up
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
+from tests.builders.objects import (
+    GPU,
+    as_dicts,
+    daemon_set_object,
+    node_group_object,
+    node_object,
+    pod_object,
+)
 from topology.kube.parse import parse_objects
 
 AT = datetime(2026, 12, 4, tzinfo=UTC)
-API = "capacityweb.io/v1alpha1"
 POOL = "example.com/pool"
 GI = 2**30
+NEW_NODE = {"cpu": "96", "memory": "1000Gi", "pods": "110", GPU: "8"}
 
-
-def node_group(**spec):  # type: ignore[no-untyped-def]
-    """8 GPUs, 96 cpu: what a new node of the group has, before any DaemonSet."""
-    base = {
-        "nodeSelector": {POOL: "gpu-pool"},
-        "minSize": 0,
-        "maxSize": 4,
-        "pricePerNodeHour": 30.0,
-        "template": {
-            "labels": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},
-            "allocatable": {"cpu": "96", "memory": "1000Gi", "pods": "110", "nvidia.com/gpu": "8"},
-        },
-    }
-    return {
-        "apiVersion": API,
-        "kind": "NodeGroup",
-        "metadata": {"name": "gpu-pool"},
-        "spec": base | spec,
-    }
-
-
-def daemon_set(name, cpu, **pod_spec):  # type: ignore[no-untyped-def]
-    container = {"name": "c", "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "DaemonSet",
-        "metadata": {"name": name, "namespace": "kube-system"},
-        "spec": {"template": {"spec": {"containers": [container], **pod_spec}}},
-    }
-
-
-def pod(name, cpu, gpus=0, namespace="ml", node=None, **meta):  # type: ignore[no-untyped-def]
-    requests = {"cpu": cpu, "memory": "1Gi"}
-    limits = {"nvidia.com/gpu": str(gpus)} if gpus else {}
-    spec = {"containers": [{"name": "c", "resources": {"requests": requests, "limits": limits}}]}
-    if node:
-        spec["nodeName"] = node
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": namespace, **meta},
-        "spec": spec,
-        "status": {"phase": "Running" if node else "Pending"},
-    }
-
-
-def owned_by_daemon_set(name):  # type: ignore[no-untyped-def]
-    ref = {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": name, "uid": "u1"}
-    return {"ownerReferences": [{**ref, "controller": True}]}
-
-
-def member():  # type: ignore[no-untyped-def]
-    """A ready member of the group: 96 cpu, 8 GPUs (advertised by the device plugin)."""
-    allocatable = {"cpu": "96", "memory": "1000Gi", "pods": "110", "nvidia.com/gpu": "8"}
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": "gpu-1", "labels": {POOL: "gpu-pool"}},
-        "status": {
-            "allocatable": allocatable,
-            "capacity": allocatable,
-            "conditions": [{"type": "Ready", "status": "True"}],
-        },
-    }
+# the group: 8 GPUs, 96 cpu, what a new node of it has before any DaemonSet; gpu-1, a
+# ready member (GPUs advertised by the device plugin)
+GPU_POOL = (
+    node_group_object("gpu-pool")
+    .selector({POOL: "gpu-pool"})
+    .size(0, 4)
+    .price(30.0)
+    .template({"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}, NEW_NODE)
+)
+MEMBER = node_object("gpu-1").label(POOL, "gpu-pool").allocatable(NEW_NODE).capacity().ready()
+# a kube-system DaemonSet's pods, a pod of ml, and one on gpu-1 of kube-system: 1Gi each
+AGENT = daemon_set_object("kube-system", "").requests(memory="1Gi")
+POD = pod_object("ml", "").requests(memory="1Gi")
+ON_MEMBER = pod_object("kube-system", "").requests(memory="1Gi").on("gpu-1")
+# the pending 8-GPU pod ml/train; a 90-cpu job holding gpu-1's 8 GPUs; node-agent's pod
+TRAIN = POD.named("train").limits({GPU: "8"})
+JOB = POD.named("job").limits({GPU: "8"}).requests(cpu="90").on("gpu-1")
+NODE_AGENT_POD = ON_MEMBER.named("node-agent-x1").requests(cpu="2").owner("DaemonSet", "node-agent")
 
 
 def parse(*objects):  # type: ignore[no-untyped-def]
-    snapshot = parse_objects([("snapshot.yaml", o) for o in objects], cluster_name="t")
+    snapshot = parse_objects([("snapshot.yaml", o) for o in as_dicts(*objects)], cluster_name="t")
     assert snapshot.errors == ()
     return snapshot.cluster
 
@@ -113,7 +75,8 @@ def verdict(cluster, mode):  # type: ignore[no-untyped-def]
 def test_a_daemonset_running_on_the_declared_template_leaves_no_room_for_a_95_cpu_pod() -> None:
     # 96 cpu - 2 cpu (node-agent, no selector, the template has no taint) = 94 < 95:
     # no template fits, for cluster-autoscaler (naive) and for the joint plan alike
-    cluster = parse(node_group(), daemon_set("node-agent", "2"), pod("train", "95", gpus=8))
+    node_agent = AGENT.named("node-agent").requests(cpu="2")
+    cluster = parse(GPU_POOL, node_agent, TRAIN.requests(cpu="95"))
     (group,) = cluster.node_groups
     assert group.template.allocatable.cpu_milli == 94_000
     assert group.template.allocatable.memory_bytes == 999 * GI
@@ -126,8 +89,8 @@ def test_a_daemonset_running_on_the_declared_template_leaves_no_room_for_a_95_cp
 
 def test_a_daemonset_whose_node_selector_does_not_match_the_template_takes_nothing() -> None:
     # nodeSelector kind=cpu: not on the template's labels, so 96 cpu stay: 95 fits
-    selective = daemon_set("cpu-agent", "2", nodeSelector={"kind": "cpu"})
-    cluster = parse(node_group(), selective, pod("train", "95", gpus=8))
+    selective = AGENT.named("cpu-agent").requests(cpu="2").node_selector({"kind": "cpu"})
+    cluster = parse(GPU_POOL, selective, TRAIN.requests(cpu="95"))
     assert cluster.node_groups[0].template.allocatable.cpu_milli == 96_000
     assert verdict(cluster, "naive") == SCALE_UP
     assert verdict(cluster, "joint") == RUNS_AFTER_SCALE_UP
@@ -135,14 +98,9 @@ def test_a_daemonset_whose_node_selector_does_not_match_the_template_takes_nothi
 
 def test_a_daemonset_not_tolerating_the_templates_taint_takes_nothing() -> None:
     taint = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
-    template = {
-        "taints": [taint],
-        "allocatable": {"cpu": "96", "memory": "1000Gi", "pods": "110", "nvidia.com/gpu": "8"},
-    }
-    tolerating = daemon_set(
-        "dcgm", "1", tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists"}]
-    )
-    cluster = parse(node_group(template=template), daemon_set("plain", "2"), tolerating)
+    tainted = GPU_POOL.spec(template={"taints": [taint], "allocatable": NEW_NODE})
+    tolerating = AGENT.named("dcgm").requests(cpu="1").tolerate(GPU, operator="Exists")
+    cluster = parse(tainted, AGENT.named("plain").requests(cpu="2"), tolerating)
     # only dcgm tolerates the GPU taint: 96 - 1 = 95
     assert cluster.node_groups[0].template.allocatable.cpu_milli == 95_000
 
@@ -155,52 +113,37 @@ def test_the_template_from_a_live_member_keeps_its_daemonset_pod() -> None:
     # pending 95-cpu pod cannot run there. CA's template is gpu-1 with the job dropped
     # and node-agent's pod kept: 96 - 2 = 94 < 95, no template fits (the DaemonSet object
     # itself is not in the snapshot: the pod on the member is what CA reads)
-    agent = pod("node-agent-x1", "2", namespace="kube-system", node="gpu-1")
-    agent["metadata"].update(owned_by_daemon_set("node-agent"))
-    job = pod("job", "90", gpus=8, node="gpu-1")
-    cluster = parse(node_group(), member(), agent, job, pod("train", "95", gpus=8))
+    train = TRAIN.requests(cpu="95")
+    cluster = parse(GPU_POOL, MEMBER, NODE_AGENT_POD, JOB, train)
     assert verdict(cluster, "naive") == BLOCKED
     # without the DaemonSet pod the member's 96 cpu are all a new node's: buys one
-    cluster = parse(node_group(), member(), job, pod("train", "95", gpus=8))
+    cluster = parse(GPU_POOL, MEMBER, JOB, train)
     assert verdict(cluster, "naive") == SCALE_UP
 
 
 def test_a_plain_pod_on_the_member_is_not_carried_but_a_mirror_pod_is() -> None:
     # the job (90 cpu) is dropped; the static kube-proxy's mirror pod (3 cpu) is kept:
     # 96 - 3 = 93: a 93-cpu pod fits, a 94-cpu pod does not
-    mirror = pod("kube-proxy-gpu-1", "3", namespace="kube-system", node="gpu-1")
-    mirror["metadata"]["annotations"] = {"kubernetes.io/config.mirror": "hash"}
-    job = pod("job", "90", gpus=8, node="gpu-1")
-    fits = parse(node_group(), member(), mirror, job, pod("train", "93", gpus=8))
+    mirror = ON_MEMBER.named("kube-proxy-gpu-1").requests(cpu="3")
+    mirror = mirror.annotation("kubernetes.io/config.mirror", "hash")
+    fits = parse(GPU_POOL, MEMBER, mirror, JOB, TRAIN.requests(cpu="93"))
     assert verdict(fits, "naive") == SCALE_UP
-    too_big = parse(node_group(), member(), mirror, job, pod("train", "94", gpus=8))
+    too_big = parse(GPU_POOL, MEMBER, mirror, JOB, TRAIN.requests(cpu="94"))
     assert verdict(too_big, "naive") == BLOCKED
 
 
 def test_a_daemonset_with_its_pod_on_the_member_counts_once() -> None:
     # node-agent's pod on gpu-1 (2 cpu) and the DaemonSet object (2 cpu) are one
     # DaemonSet: 96 - 2 = 94, so a 94-cpu pod fits (twice counted it would not)
-    agent = pod("node-agent-x1", "2", namespace="kube-system", node="gpu-1")
-    agent["metadata"].update(owned_by_daemon_set("node-agent"))
-    job = pod("job", "90", gpus=8, node="gpu-1")
-    cluster = parse(
-        node_group(),
-        member(),
-        daemon_set("node-agent", "2"),
-        agent,
-        job,
-        pod("train", "94", gpus=8),
-    )
+    node_agent = AGENT.named("node-agent").requests(cpu="2")
+    cluster = parse(GPU_POOL, MEMBER, node_agent, NODE_AGENT_POD, JOB, TRAIN.requests(cpu="94"))
     assert verdict(cluster, "naive") == SCALE_UP
 
 
 def test_a_daemonset_pod_being_deleted_is_not_carried() -> None:
     # podsExpectedOnFreshNode skips pods with a deletionTimestamp: 96 cpu, 95 fits
-    agent = pod("node-agent-x1", "2", namespace="kube-system", node="gpu-1")
-    agent["metadata"].update(owned_by_daemon_set("node-agent"))
-    agent["metadata"]["deletionTimestamp"] = "2026-12-04T00:00:00Z"
-    job = pod("job", "90", gpus=8, node="gpu-1")
-    cluster = parse(node_group(), member(), agent, job, pod("train", "95", gpus=8))
+    agent = NODE_AGENT_POD.deleting("2026-12-04T00:00:00Z")
+    cluster = parse(GPU_POOL, MEMBER, agent, JOB, TRAIN.requests(cpu="95"))
     assert verdict(cluster, "naive") == SCALE_UP
 
 
@@ -208,26 +151,14 @@ def test_a_daemonset_pod_being_deleted_is_not_carried() -> None:
 
 
 def test_it_marks_the_pods_a_fresh_node_runs_too() -> None:
-    by_controller = pod("a", "1", node="n")
-    by_controller["metadata"].update(owned_by_daemon_set("agent"))
-    not_controller = pod("b", "1", node="n")
+    on_n = POD.requests(cpu="1").on("n")
     ref = {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent", "uid": "u1"}
-    not_controller["metadata"]["ownerReferences"] = [ref]
-    annotated = pod("c", "1", node="n")
-    annotated["metadata"]["annotations"] = {
-        "cluster-autoscaler.kubernetes.io/daemonset-pod": "true"
-    }
-    replica = pod("d", "1", node="n")
-    replica["metadata"]["ownerReferences"] = [
-        {
-            "apiVersion": "apps/v1",
-            "kind": "ReplicaSet",
-            "name": "rs",
-            "uid": "u2",
-            "controller": True,
-        }
-    ]
-    cluster = parse(by_controller, not_controller, annotated, replica)
+    cluster = parse(
+        on_n.named("a").owner("DaemonSet", "agent"),
+        on_n.named("b").meta(ownerReferences=[ref]),
+        on_n.named("c").annotation("cluster-autoscaler.kubernetes.io/daemonset-pod", "true"),
+        on_n.named("d").owner("ReplicaSet", "rs", uid="u2"),
+    )
     marks = {p.name: p.node_daemon for p in cluster.pods}
     assert marks == {
         "a": "DaemonSet/ml/agent",
