@@ -4,15 +4,31 @@ from datetime import UTC, datetime
 
 from recommender.engine.evaluate.evaluation import evaluate
 from recommender.engine.scheduler.workloads import pending_workloads
+from tests.builders.objects import (
+    GPU,
+    as_dicts,
+    cluster_queue_object,
+    kube_object,
+    local_queue_object,
+    pod_object,
+)
 from topology.ingest.files import read_objects
 from topology.kube.kueue.quotas import quota_waiting
 from topology.kube.parse import parse_objects
 
 AT = datetime(2026, 12, 2, tzinfo=UTC)
-GPU = "nvidia.com/gpu"
+QUEUE_NAME = "kueue.x-k8s.io/queue-name"
+VOLCANO = "scheduling.volcano.sh/v1beta1"
+KAI = "scheduling.run.ai/v2"
+
+# a one-cpu pod of namespace a created 2026-12-01 (an empty labels map); one of LocalQueue lq
+POD = pod_object("a", "").labels({}).created("2026-12-01T00:00:00Z").requests(cpu="1")
+IN_LQ = POD.label(QUEUE_NAME, "lq")
+LQ = local_queue_object("a", "lq", "cq")
 
 
 def parse(*objects):
+    objects = as_dicts(*objects)
     snapshot = parse_objects([("test", o) for o in objects], cluster_name="t")
     assert [str(e) for e in snapshot.errors] == []
     return snapshot.cluster
@@ -22,56 +38,21 @@ def waiting(cluster):
     return {k: w.reason for k, w in quota_waiting(cluster, pending_workloads(cluster)).items()}
 
 
-def cluster_queue(name, gpus, cohort=None, borrowing=None):
+def flavor_f(gpus, borrowing=None):
+    """A ClusterQueue's one resource group: flavor f, 1000 cpu and ``gpus`` GPUs."""
     gpu = {"name": GPU, "nominalQuota": gpus}
     if borrowing is not None:
         gpu["borrowingLimit"] = borrowing
-    spec = {
-        "resourceGroups": [
-            {
-                "coveredResources": ["cpu", GPU],
-                "flavors": [
-                    {"name": "f", "resources": [{"name": "cpu", "nominalQuota": 1000}, gpu]}
-                ],
-            }
-        ]
-    }
-    if cohort:
-        spec["cohort"] = cohort
-    return {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ClusterQueue",
-            "metadata": {"name": name}, "spec": spec}  # fmt: skip
-
-
-def local_queue(namespace, name, target):
-    return {
-        "apiVersion": "kueue.x-k8s.io/v1beta1",
-        "kind": "LocalQueue",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {"clusterQueue": target},
-    }
-
-
-def pod(namespace, name, gpus, labels=None, node=None, extra=None, created="2026-12-01T00:00:00Z"):
-    requests = {"cpu": "1", GPU: str(gpus), **(extra or {})}
-    spec = {"containers": [{"name": "c", "resources": {"requests": requests}}]}
-    if node:
-        spec["nodeName"] = node
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": namespace, "labels": labels or {},
-                         "creationTimestamp": created},
-            "spec": spec, "status": {"phase": "Running" if node else "Pending"}}  # fmt: skip
-
-
-def queued(queue):
-    return {"kueue.x-k8s.io/queue-name": queue}
+    cpu = {"name": "cpu", "nominalQuota": 1000}
+    return {"coveredResources": ["cpu", GPU], "flavors": [{"name": "f", "resources": [cpu, gpu]}]}
 
 
 def test_it_admits_in_order_and_makes_the_next_one_wait():
     cluster = parse(
-        cluster_queue("cq", 8),
-        local_queue("a", "lq", "cq"),
-        pod("a", "first", 6, queued("lq"), created="2026-12-01T00:00:00Z"),
-        pod("a", "second", 4, queued("lq"), created="2026-12-01T00:01:00Z"),
+        cluster_queue_object("cq", flavor_f(8)),
+        LQ,
+        IN_LQ.named("first").requests({GPU: "6"}),
+        IN_LQ.named("second").requests({GPU: "4"}).created("2026-12-01T00:01:00Z"),
     )
     # first: 6 <= 8 admitted, leaves 2; second: 4 > 2
     assert waiting(cluster) == {
@@ -81,20 +62,20 @@ def test_it_admits_in_order_and_makes_the_next_one_wait():
 
 def test_it_lets_a_cluster_queue_borrow_what_its_cohort_leaves_unused():
     cluster = parse(
-        cluster_queue("cq-a", 4, cohort="org"),
-        cluster_queue("cq-b", 8, cohort="org"),
-        local_queue("a", "lq", "cq-a"),
-        pod("a", "big", 10, queued("lq")),
+        cluster_queue_object("cq-a", flavor_f(4)).spec(cohort="org"),
+        cluster_queue_object("cq-b", flavor_f(8)).spec(cohort="org"),
+        LQ.spec(clusterQueue="cq-a"),
+        IN_LQ.named("big").requests({GPU: "10"}),
     )
     assert waiting(cluster) == {}  # 4 own + 8 unused in cq-b >= 10
 
 
 def test_it_caps_borrowing_at_the_borrowing_limit():
     cluster = parse(
-        cluster_queue("cq-a", 4, cohort="org", borrowing=2),
-        cluster_queue("cq-b", 8, cohort="org"),
-        local_queue("a", "lq", "cq-a"),
-        pod("a", "big", 10, queued("lq")),
+        cluster_queue_object("cq-a", flavor_f(4, borrowing=2)).spec(cohort="org"),
+        cluster_queue_object("cq-b", flavor_f(8)).spec(cohort="org"),
+        LQ.spec(clusterQueue="cq-a"),
+        IN_LQ.named("big").requests({GPU: "10"}),
     )
     assert waiting(cluster) == {
         "a/big": "waiting for quota in queue ClusterQueue/cq-a (needs 10 nvidia.com/gpu, free 6)"
@@ -103,9 +84,9 @@ def test_it_caps_borrowing_at_the_borrowing_limit():
 
 def test_it_makes_a_resource_the_cluster_queue_does_not_cover_wait():
     cluster = parse(
-        cluster_queue("cq", 8),
-        local_queue("a", "lq", "cq"),
-        pod("a", "rdma", 1, queued("lq"), extra={"rdma/hca": "1"}),
+        cluster_queue_object("cq", flavor_f(8)),
+        LQ,
+        IN_LQ.named("rdma").requests({GPU: "1", "rdma/hca": "1"}),
     )
     assert waiting(cluster) == {
         "a/rdma": "waiting for quota in queue ClusterQueue/cq (needs 1 rdma/hca, free 0)"
@@ -113,24 +94,27 @@ def test_it_makes_a_resource_the_cluster_queue_does_not_cover_wait():
 
 
 def test_it_makes_a_pod_of_a_missing_local_queue_wait_where_kueue_runs():
-    cluster = parse(cluster_queue("cq", 8), pod("a", "lost", 1, queued("nope")))
+    lost = POD.named("lost").requests({GPU: "1"}).label(QUEUE_NAME, "nope")
+    cluster = parse(cluster_queue_object("cq", flavor_f(8)), lost)
     assert waiting(cluster) == {"a/lost": "waiting: LocalQueue a/nope not found"}
 
 
 def test_it_checks_nothing_where_the_input_has_no_queue_at_all():
-    cluster = parse(pod("a", "lone", 1, queued("nope")))
+    cluster = parse(POD.named("lone").requests({GPU: "1"}).label(QUEUE_NAME, "nope"))
     assert waiting(cluster) == {}
 
 
 def test_it_holds_a_volcano_job_beyond_its_queue_capability():
-    volcano_queue = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
-                     "metadata": {"name": "research"},
-                     "spec": {"capability": {"cpu": "100", GPU: "4"}}}  # fmt: skip
-    job = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
-           "metadata": {"name": "mpi", "namespace": "r"},
-           "spec": {"queue": "research", "minAvailable": 2, "tasks": [{"name": "w", "replicas": 2,
-               "template": {"spec": {"containers": [{"name": "c", "resources": {
-                   "requests": {"cpu": "1", GPU: "4"}}}]}}}]}}  # fmt: skip
+    volcano_queue = kube_object(VOLCANO, "Queue", "research").spec(
+        capability={"cpu": "100", GPU: "4"}
+    )
+    template = {"spec": {"containers": [{"name": "c", "resources": {
+        "requests": {"cpu": "1", GPU: "4"}}}]}}  # fmt: skip
+    job = kube_object("batch.volcano.sh/v1alpha1", "Job", "mpi", "r").spec(
+        queue="research",
+        minAvailable=2,
+        tasks=[{"name": "w", "replicas": 2, "template": template}],
+    )
     cluster = parse(volcano_queue, job)
     assert waiting(cluster) == {
         "r/mpi": "waiting for quota in queue VolcanoQueue/research (needs 8 nvidia.com/gpu, free 4)"
@@ -138,12 +122,9 @@ def test_it_holds_a_volcano_job_beyond_its_queue_capability():
 
 
 def test_it_holds_non_preemptible_kai_work_to_the_quota_and_the_rest_to_the_limit():
-    kai_queue = {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "metadata": {"name": "t"},
-                 "spec": {"resources": {"gpu": {"quota": 2, "limit": 6}}}}  # fmt: skip
-    preemptible = pod("a", "train", 4, {"kai.scheduler/queue": "t"})
-    urgent = pod("a", "serve", 4, {"kai.scheduler/queue": "t"})
-    urgent["spec"]["priority"] = 100
-    cluster = parse(kai_queue, preemptible, urgent)
+    kai_queue = kube_object(KAI, "Queue", "t").spec(resources={"gpu": {"quota": 2, "limit": 6}})
+    in_t = POD.requests({GPU: "4"}).label("kai.scheduler/queue", "t")
+    cluster = parse(kai_queue, in_t.named("train"), in_t.named("serve").priority(100))
     # serve (priority 100, first in order) is non-preemptible: 4 > quota 2
     # train: 4 <= limit 6 (serve was not admitted)
     assert waiting(cluster) == {
@@ -178,7 +159,7 @@ def test_it_makes_the_gang_examples_with_undefined_local_queues_wait(shared_data
 
 def test_it_gives_waiting_workloads_the_waiting_verdict_and_buys_nothing_for_them():
     cluster = parse(
-        cluster_queue("cq", 0), local_queue("a", "lq", "cq"), pod("a", "p", 1, queued("lq"))
+        cluster_queue_object("cq", flavor_f(0)), LQ, IN_LQ.named("p").requests({GPU: "1"})
     )
     (workload,) = evaluate(cluster, at=AT).to_json()["workloads"]
     assert workload["verdict"] == "waiting"
@@ -186,7 +167,6 @@ def test_it_gives_waiting_workloads_the_waiting_verdict_and_buys_nothing_for_the
 
 
 def test_it_notes_that_a_kai_parent_queues_limits_are_not_modelled():
-    child = {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "metadata": {"name": "c"},
-             "spec": {"parentQueue": "org", "resources": {"gpu": {"limit": 4}}}}  # fmt: skip
-    snapshot = parse_objects([("q", child)], cluster_name="t")
+    child = kube_object(KAI, "Queue", "c").spec(parentQueue="org", resources={"gpu": {"limit": 4}})
+    snapshot = parse_objects([("q", child.dict())], cluster_name="t")
     assert snapshot.notes == ("Queue/c: parent queue org limits not modelled",)
