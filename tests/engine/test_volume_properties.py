@@ -15,6 +15,7 @@ from hypothesis import given, settings, strategies as st
 
 from recommender.engine.scheduler.placement import PlacementOptions, place
 from recommender.engine.scheduler.workloads import pending_workloads
+from tests.builders.objects import as_dicts, node_object, pod_object, pv_object, pvc_object
 from topology.kube.parse import parse_objects
 
 BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
@@ -71,53 +72,20 @@ def node_affinity_fits(node_terms: list[dict[str, Any]] | None, labels: dict[str
     return any(all(matches(e) for e in term["matchExpressions"]) for term in node_terms)
 
 
+# a node of 2 cpu; the claim ns/c, bound to the volume pv; a pending pod of one cpu using it
+NODE = node_object("").allocatable(cpu="2", memory="1Gi", pods="4")
+CLAIM = pvc_object("ns", "c").annotation("pv.kubernetes.io/bind-completed", "yes")
+POD = pod_object("ns", "").volume_claim("c", "d").requests(cpu="1")
+
+
 def objects(
     nodes: list[dict[str, str]], pv_labels: dict[str, str], node_terms: list[Any] | None
 ) -> list[dict[str, Any]]:
-    spec: dict[str, Any] = {"claimRef": {"namespace": "ns", "name": "c"}}
+    volume = pv_object("pv").labels(pv_labels).spec(claimRef={"namespace": "ns", "name": "c"})
     if node_terms is not None:
-        spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": node_terms}}
-    found: list[dict[str, Any]] = [
-        {
-            "apiVersion": "v1",
-            "kind": "Node",
-            "metadata": {"name": f"n{i}", "labels": labels},
-            "status": {"allocatable": {"cpu": "2", "memory": "1Gi", "pods": "4"}},
-        }
-        for i, labels in enumerate(nodes)
-    ]
-    found += [
-        {
-            "apiVersion": "v1",
-            "kind": "PersistentVolume",
-            "metadata": {"name": "pv", "labels": pv_labels},
-            "spec": spec,
-        },
-        {
-            "apiVersion": "v1",
-            "kind": "PersistentVolumeClaim",
-            "metadata": {
-                "name": "c",
-                "namespace": "ns",
-                "annotations": {"pv.kubernetes.io/bind-completed": "yes"},
-            },
-            "spec": {"volumeName": "pv"},
-        },
-    ]
-    return found
-
-
-def pod(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "ns"},
-        "spec": {
-            "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "c"}}],
-            "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
-        },
-        "status": {"phase": "Pending"},
-    }
+        volume = volume.spec(nodeAffinity={"required": {"nodeSelectorTerms": node_terms}})
+    found = [NODE.named(f"n{i}").labels(labels) for i, labels in enumerate(nodes)]
+    return as_dicts(*found, volume, CLAIM.spec(volumeName="pv"))
 
 
 @settings(max_examples=300, deadline=None)
@@ -135,7 +103,7 @@ def test_every_node_the_engine_accepts_is_one_kube_scheduler_accepts(
         if volume_zone_fits(pv_labels, labels) and node_affinity_fits(node_terms, labels)
     }
     # one pending pod per node (each asks for 1 of a node's 2 cpu: at most 2 per node)
-    pods = [pod(f"p{i}") for i in range(len(node_labels))]
+    pods = as_dicts(*(POD.named(f"p{i}") for i in range(len(node_labels))))
     snapshot = parse_objects(
         [("in.yaml", o) for o in objects(node_labels, pv_labels, node_terms) + pods],
         cluster_name="t",

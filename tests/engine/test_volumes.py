@@ -9,12 +9,19 @@ runs, whose VolumeBinding treats such a claim as not yet bound (binder.go
 isPVCFullyBound), so the translated claims carry the annotation.
 """
 
-from typing import Any
-
 import pytest
 
 from recommender.engine.scheduler.placement import PlacementOptions, place
 from recommender.engine.scheduler.workloads import pending_workloads
+from tests.builders.objects import (
+    KubeObject,
+    as_dicts,
+    node_object,
+    pod_object,
+    pv_object,
+    pvc_object,
+    storage_class_object,
+)
 from topology.kube.core.volumes import (
     BIND_CONFLICT,
     NODE_CONFLICT,
@@ -42,70 +49,26 @@ UPSTREAM_VOLUMES = {  # name -> labels (TestSingleZone's and TestMultiZone's PVs
 }
 
 
-def node(labels: dict[str, str], name: str = "host1") -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": labels},
-        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}},
-    }
+# host1, 4 cpu; a claim of default (one bound: bind-completed); the pending pod-1 of one cpu
+HOST1 = node_object("host1").allocatable(cpu="4", memory="8Gi", pods="10")
+CLAIM = pvc_object("default", "")
+CLAIM_A = CLAIM.named("a")
+BOUND_CLAIM = CLAIM.annotations(BOUND)
+POD = pod_object("default", "pod-1").requests(cpu="1")
+# GKE's persistent disk classes: binding when the first pod is placed, or at once
+GKE_WAITING = storage_class_object("", "pd.csi.storage.gke.io", "WaitForFirstConsumer")
+GKE_IMMEDIATE = GKE_WAITING.top(volumeBindingMode="Immediate")
 
 
-def pv(name: str, labels: dict[str, str] | None = None, **spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "PersistentVolume",
-        "metadata": {"name": name, "labels": labels or {}},
-        "spec": spec,
-    }
-
-
-def pvc(name: str, annotations: dict[str, str] | None = None, **spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "PersistentVolumeClaim",
-        "metadata": {"name": name, "namespace": "default", "annotations": annotations or {}},
-        "spec": spec,
-    }
-
-
-def storage_class(name: str, mode: str, **extra: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "storage.k8s.io/v1",
-        "kind": "StorageClass",
-        "metadata": {"name": name},
-        "provisioner": "pd.csi.storage.gke.io",
-        "volumeBindingMode": mode,
-        **extra,
-    }
-
-
-def pod(*claims: str, **spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": "pod-1", "namespace": "default"},
-        "spec": {
-            "volumes": [
-                {"name": f"v{i}", "persistentVolumeClaim": {"claimName": c}}
-                for i, c in enumerate(claims)
-            ],
-            "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
-            **spec,
-        },
-        "status": {"phase": "Pending"},
-    }
-
-
-def outcome(*objects: dict[str, Any]):  # type: ignore[no-untyped-def]
-    snapshot = parse_objects([("in.yaml", o) for o in objects], cluster_name="t")
+def outcome(*objects: KubeObject):  # type: ignore[no-untyped-def]
+    snapshot = parse_objects([("in.yaml", o) for o in as_dicts(*objects)], cluster_name="t")
     assert snapshot.errors == ()
     cluster = snapshot.cluster
     (result,) = place(cluster, pending_workloads(cluster), options=PlacementOptions()).outcomes
     return result
 
 
-def summary(*objects: dict[str, Any]) -> str | None:
+def summary(*objects: KubeObject) -> str | None:
     result = outcome(*objects)
     return None if result.placed else result.diagnosis.summary
 
@@ -141,10 +104,10 @@ def one_node_reason(reason: str) -> str:
 )
 def test_volume_zone_table(volume: str, node_labels: dict[str, str], fits: bool) -> None:
     objects = [
-        node(node_labels),
-        pv(volume, UPSTREAM_VOLUMES[volume]),
-        pvc("claim", BOUND, volumeName=volume),
-        pod("claim"),
+        HOST1.labels(node_labels),
+        pv_object(volume).labels(UPSTREAM_VOLUMES[volume]),
+        BOUND_CLAIM.named("claim").spec(volumeName=volume),
+        POD.volume_claim("claim"),
     ]
     assert summary(*objects) == (None if fits else one_node_reason(ZONE_CONFLICT))
 
@@ -157,10 +120,11 @@ def test_it_keeps_a_pod_off_nodes_its_bound_volume_affinity_excludes() -> None:
             ]
         }
     }
-    volume = pv("pv-a", nodeAffinity=affinity)
-    claim = pvc("a", BOUND, volumeName="pv-a")
-    assert summary(node({ZONE: "z1"}), volume, claim, pod("a")) == one_node_reason(NODE_CONFLICT)
-    assert summary(node({ZONE: "z2"}), volume, claim, pod("a")) is None
+    volume = pv_object("pv-a").spec(nodeAffinity=affinity)
+    claim = BOUND_CLAIM.named("a").spec(volumeName="pv-a")
+    pod = POD.volume_claim("a")
+    assert summary(HOST1.label(ZONE, "z1"), volume, claim, pod) == one_node_reason(NODE_CONFLICT)
+    assert summary(HOST1.label(ZONE, "z2"), volume, claim, pod) is None
 
 
 def test_it_ands_volume_affinity_with_the_pods_own_and_names_whichever_fails() -> None:
@@ -173,67 +137,76 @@ def test_it_ands_volume_affinity_with_the_pods_own_and_names_whichever_fails() -
             }
         }
     }
-    objects = [pv("pv-a", {ZONE: "z2"}), pvc("a", BOUND, volumeName="pv-a"), pod("a", affinity=own)]
+    objects = [
+        pv_object("pv-a").label(ZONE, "z2"),
+        BOUND_CLAIM.named("a").spec(volumeName="pv-a"),
+        POD.volume_claim("a").affinity(**own),
+    ]
     # z1: the pod's own affinity passes, the volume's zone does not
-    assert summary(node({ZONE: "z1"}), *objects) == one_node_reason(ZONE_CONFLICT)
+    assert summary(HOST1.label(ZONE, "z1"), *objects) == one_node_reason(ZONE_CONFLICT)
     # z3: the pod's own affinity fails first (NodeAffinity runs before the volume plugins)
-    assert summary(node({ZONE: "z3"}), *objects) == one_node_reason(
+    assert summary(HOST1.label(ZONE, "z3"), *objects) == one_node_reason(
         "node(s) didn't match Pod's node affinity/selector"
     )
-    assert summary(node({ZONE: "z2"}), *objects) is None
+    assert summary(HOST1.label(ZONE, "z2"), *objects) is None
 
 
 def test_it_provisions_wait_for_first_consumer_claims_only_in_allowed_topologies() -> None:
     allowed = [{"matchLabelExpressions": [{"key": ZONE, "values": ["z2"]}]}]
-    objects = [storage_class("zonal", "WaitForFirstConsumer", allowedTopologies=allowed)]
-    objects += [pvc("a", storageClassName="zonal"), pod("a")]
-    assert summary(node({ZONE: "z1"}), *objects) == one_node_reason(BIND_CONFLICT)
-    assert summary(node({ZONE: "z2"}), *objects) is None
+    objects = [
+        GKE_WAITING.named("zonal").top(allowedTopologies=allowed),
+        CLAIM_A.spec(storageClassName="zonal"),
+        POD.volume_claim("a"),
+    ]
+    assert summary(HOST1.label(ZONE, "z1"), *objects) == one_node_reason(BIND_CONFLICT)
+    assert summary(HOST1.label(ZONE, "z2"), *objects) is None
 
 
 def test_it_cannot_provision_with_no_provisioner() -> None:
-    local = storage_class("local", "WaitForFirstConsumer") | {
-        "provisioner": "kubernetes.io/no-provisioner"
-    }
-    objects = [local, pvc("a", storageClassName="local"), pod("a")]
-    assert summary(node({}), *objects) == one_node_reason(BIND_CONFLICT)
+    local = storage_class_object("local", "kubernetes.io/no-provisioner", "WaitForFirstConsumer")
+    objects = [local, CLAIM_A.spec(storageClassName="local"), POD.volume_claim("a")]
+    assert summary(HOST1, *objects) == one_node_reason(BIND_CONFLICT)
 
 
 @pytest.mark.parametrize(
     ("objects", "message"),
     [
-        ([storage_class("std", "Immediate"), pvc("a", storageClassName="std")], UNBOUND_IMMEDIATE),
-        ([pvc("a")], UNBOUND_IMMEDIATE),  # no class: immediate binding
-        ([pvc("a", storageClassName="gone")], UNBOUND_IMMEDIATE),  # class not found
-        ([pvc("a", volumeName="pv-a")], UNBOUND_IMMEDIATE),  # pre-bound, binding not completed
+        ([GKE_IMMEDIATE.named("std"), CLAIM_A.spec(storageClassName="std")], UNBOUND_IMMEDIATE),
+        ([CLAIM_A], UNBOUND_IMMEDIATE),  # no class: immediate binding
+        ([CLAIM_A.spec(storageClassName="gone")], UNBOUND_IMMEDIATE),  # class not found
+        ([CLAIM_A.spec(volumeName="pv-a")], UNBOUND_IMMEDIATE),  # pre-bound, binding not completed
         ([], 'persistentvolumeclaim "a" not found'),
-        ([pvc("a", BOUND, volumeName="pv-gone")], 'persistentvolume "pv-gone" not found'),
+        (
+            [BOUND_CLAIM.named("a").spec(volumeName="pv-gone")],
+            'persistentvolume "pv-gone" not found',
+        ),
     ],
     ids=["immediate", "no-class", "class-not-found", "pre-bound", "no-claim", "no-volume"],
 )
-def test_it_rejects_the_pod_before_any_node(objects: list[dict[str, Any]], message: str) -> None:
-    assert summary(node({}), *objects, pod("a")) == f"0/1 nodes are available: {message}."
+def test_it_rejects_the_pod_before_any_node(objects: list[KubeObject], message: str) -> None:
+    summarised = summary(HOST1, *objects, POD.volume_claim("a"))
+    assert summarised == f"0/1 nodes are available: {message}."
 
 
 def test_it_reports_static_binding_of_a_waiting_claim_as_unsupported() -> None:
     objects = [
-        storage_class("local", "WaitForFirstConsumer"),
-        pv("free-pv", storageClassName="local"),
-        pvc("a", storageClassName="local"),
-        pod("a"),
+        GKE_WAITING.named("local"),
+        pv_object("free-pv").spec(storageClassName="local"),
+        CLAIM_A.spec(storageClassName="local"),
+        POD.volume_claim("a"),
     ]
-    result = outcome(node({}), *objects)
+    result = outcome(HOST1, *objects)
     assert not result.placed
     assert result.diagnosis.summary == f"unsupported: {STATIC_BINDING_REASON}"
 
 
 def test_it_no_longer_ignores_the_volume_kinds() -> None:
-    objects = [storage_class("std", "Immediate"), pv("p"), pvc("c"), node({})]
+    objects = as_dicts(GKE_IMMEDIATE.named("std"), pv_object("p"), CLAIM.named("c"), HOST1)
     snapshot = parse_objects([("in.yaml", o) for o in objects], cluster_name="t")
     assert snapshot.cluster.ignored == {}
 
 
 def test_it_reports_a_read_write_once_pod_claim_as_unsupported() -> None:
-    claim = pvc("a", BOUND, volumeName="pv-a", accessModes=["ReadWriteOncePod"])
-    result = outcome(node({}), pv("pv-a"), claim, pod("a"))
+    claim = BOUND_CLAIM.named("a").spec(volumeName="pv-a", accessModes=["ReadWriteOncePod"])
+    result = outcome(HOST1, pv_object("pv-a"), claim, POD.volume_claim("a"))
     assert result.diagnosis.summary == f"unsupported: {READ_WRITE_ONCE_POD_REASON}"
