@@ -302,6 +302,53 @@ def with_prices_known(recommendations: list[Any], result: dict[str, Any]) -> lis
     return recommendations
 
 
+# how a card introduces each of its actions (``recommender.actions.report`` roles)
+ACTION_LEADS = {
+    "apply": "Apply",
+    "either": "Either",
+    "or": "Or",
+    "afterwards": "Then, once the work is done (undoes the “Or” step)",
+    "note": "Note",
+}
+
+
+def card_actions(item: dict[str, Any], fallback: str, labels: Any) -> list[dict[str, str]]:
+    """A card's actions as the page shows them, each copied on its own: kind, role, the
+    lead saying how it relates to the others, and the relabelled text (a result stored
+    before its actions were: the one stored text)."""
+    actions = item.get("actions")
+    if actions is None:
+        actions = [{"kind": "YAML", "role": "apply", "text": fallback}] if fallback else []
+    return [
+        {**a, "lead": ACTION_LEADS.get(a["role"], ""), "text": labels.text(a["text"])}
+        for a in actions
+    ]
+
+
+def with_actions(recommendations: list[Any], result: dict[str, Any], labels: Any) -> list[Any]:
+    """Each recommendation row given its actions (``card_actions``) and the reservation
+    paying for it, from the evaluation's JSON."""
+    items = {
+        (r["nodeGroup"], tuple(r["workloads"])): r for r in result.get("recommendations") or []
+    }
+    for rec in recommendations:
+        item = items.get((rec.node_group, tuple(rec.workloads)), {})
+        rec.actions = card_actions(item, labels.text(rec.yaml or ""), labels)
+        rec.reservation = labels.label(item.get("reservation"))
+        rec.id_text = str(rec.id)  # the actions' element ids: yaml-<id>-<n>
+    return recommendations
+
+
+def group_totals(result: dict[str, Any], labels: Any) -> list[dict[str, Any]]:
+    """The "apply all" of each group with several cards to buy: its actions (a result
+    stored before they were: the project group's patch)."""
+    totals = [t for t in result.get("nodeGroupTotals", []) if t["cards"] > 1]
+    return [
+        {**t, "actions": card_actions(t, group_yaml(t) if t.get("patch") else "", labels)}
+        for t in totals
+    ]
+
+
 @login_required
 def recommendations_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
     """Each scale-up with the YAML to apply and the workloads it unblocks."""
@@ -311,11 +358,10 @@ def recommendations_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
     )
     context = page.context("recommendations")
     labels = page_labels(request, page.evaluation)
-    for rec in recommendations:
-        rec.yaml = labels.text(rec.yaml or "")
     context["recommendations"] = recommendations
     result = (page.evaluation.result or {}) if page.evaluation else {}
     groups = {g["name"]: g for g in result.get("nodeGroups", [])}  # where each was found
+    with_actions(recommendations, result, labels)
     for rec in with_prices_known(recommendations, result):
         rec.group_source = groups.get(rec.node_group, {}).get("source")
         rec.group_price_source = groups.get(rec.node_group, {}).get("priceSource")
@@ -323,9 +369,5 @@ def recommendations_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
     context["idle_reservations"] = visibility.idle_reservations(
         result.get("idleReservations", []), labels
     )
-    context["group_totals"] = [
-        {**total, "yaml": labels.text(group_yaml(total))}
-        for total in result.get("nodeGroupTotals", [])
-        if total["cards"] > 1 and not (groups.get(total["nodeGroup"]) or {}).get("autoscaler")
-    ]
+    context["group_totals"] = group_totals(result, labels)
     return render(request, "dashboard/recommendations.html", context)

@@ -32,6 +32,7 @@ from recommender.views import (
     cluster_page,
     page_labels,
     redacted_verdict,
+    with_actions,
     with_prices_known,
 )
 from recommender.whatif_api import state_json
@@ -63,8 +64,7 @@ def workload_page(request: HttpRequest, cluster_id: int, namespace: str, name: s
     recommendations = [
         r for r in selectors.recommendations(evaluation=page.evaluation) if key in r.workloads
     ]
-    for rec in recommendations:
-        rec.yaml = labels.text(rec.yaml or "")
+    with_actions(recommendations, result, labels)
     context = page.context("pending")
     context.update(
         {

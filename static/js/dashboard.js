@@ -16,9 +16,10 @@
     if (!button) { return; }
     var source = document.getElementById(button.dataset.copyTarget);
     if (!source) { return; }
+    var label = button.dataset.label || (button.dataset.label = button.textContent);
     var done = function () {
       button.textContent = "Copied";
-      window.setTimeout(function () { button.textContent = "Copy YAML"; }, 1500);
+      window.setTimeout(function () { button.textContent = label; }, 1500);
     };
     if (navigator.clipboard && window.isSecureContext) {
       navigator.clipboard.writeText(source.textContent).then(done, function () {

@@ -27,19 +27,26 @@ def test_it_serves_the_node_group_patch_and_provisioning_request_to_apply(team_a
     assert request["spec"]["podSets"] == [{"count": 2, "podTemplateRef": {"name": "train"}}]
 
 
-def test_it_starts_paid_reserved_nodes_through_the_same_patch(team_a_client, cluster):
+def test_it_starts_paid_reserved_nodes_in_the_reservation_not_by_a_size(team_a_client, cluster):
     ingest_and_evaluate(cluster, scenario_objects("reservation-paid-unprovisioned"))
     (item,) = team_a_client.get("/api/v1/recommendations/", {"cluster": cluster.pk}).json()[
         "results"
     ]
-    # o1 is the h100 group's one node; the paid, unstarted node makes it 2
+    # o1 is the h100 group's one node; the paid, unstarted node is the card's one node
     assert (item["current_size"], item["count"]) == (1, 1)
-    assert list(yaml.safe_load_all(item["yaml"])) == [
-        {
-            "apiVersion": "capacityweb.io/v1alpha1",
-            "kind": "NodeGroup",
-            "metadata": {"name": "h100"},
-            "spec": {"minSize": 2},
+    # never a size change for reserved capacity (it would start an on-demand node): the
+    # owner's pod template tolerates the paid nodes' taint instead
+    (patch,) = yaml.safe_load_all(item["yaml"])
+    assert patch == {
+        "spec": {
+            "tolerations": [
+                {
+                    "key": "capacityweb.io/reservation",
+                    "operator": "Equal",
+                    "value": "team-a-paid",
+                    "effect": "NoSchedule",
+                }
+            ]
         }
-    ]
-    assert "paid by reservation team-a-paid" in item["yaml"]
+    }
+    assert "reservation team-a-paid already pays for these 1 node(s) of h100" in item["yaml"]

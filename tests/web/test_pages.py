@@ -433,14 +433,20 @@ def test_it_pins_the_pending_page_query_count(
         assert signed_in.get(page_url(evaluation, "pending")).status_code == 200
 
 
-def test_it_shows_each_recommendation_with_its_yaml(
+def test_it_shows_each_action_of_a_recommendation_with_its_own_copy(
     signed_in: Any, topology_evaluation: Any
 ) -> None:
     recommendation = topology_evaluation.recommendations.get()
     content = signed_in.get(page_url(topology_evaluation, "recommendations")).content.decode()
     assert f"Add {recommendation.count} × {recommendation.node_group}" in content
-    assert f'data-copy-target="yaml-{recommendation.id}"' in content
-    assert recommendation.yaml in html.unescape(content)
+    (item,) = topology_evaluation.result["recommendations"]
+    # EITHER the request with its template, OR the size, THEN the size back, a note
+    assert [a["role"] for a in item["actions"]] == ["either", "or", "afterwards", "note"]
+    for number, action in enumerate(item["actions"], start=1):
+        copied = f'<pre id="yaml-{recommendation.id}-{number}"><code>'
+        assert f'data-copy-target="yaml-{recommendation.id}-{number}"' in content
+        start = content.index(copied) + len(copied)
+        assert html.unescape(content[start : content.index("</code>", start)]) == action["text"]
     assert ">ml/train</a>" in content  # linked to its workload page
 
 
@@ -533,7 +539,8 @@ def test_it_gives_each_card_its_own_delta_and_one_apply_all_block_per_group(
     assert content.count('<span class="muted">(this card alone: from 0 to 1)</span>') == 2
     assert "Apply all for node group h100" in content
     block = content[content.index('data-node-group-total="h100"') :]
-    (patch,) = yaml.safe_load_all(block[block.index("# NodeGroup") : block.index("</code>")])
+    size = block[block.index('data-action-kind="NodeGroup"') :]
+    (patch,) = yaml.safe_load_all(size[size.index("<code>") + 6 : size.index("</code>")])
     assert patch["spec"] == {"minSize": 2}
 
 
