@@ -6,11 +6,21 @@ controller rules quoted in topology/kube/workloads.py.
 
 import pytest
 
+from tests.builders.objects import KUEUE, as_dicts, job_object, kube_object, pod_object
 from topology.ingest.files import read_objects
 from topology.kube.parse import parse_objects
 
 RACK = "cloud.provider.com/topology-rack"
 BLOCK = "cloud.provider.com/topology-block"
+JOBSET = "jobset.x-k8s.io/v1alpha2"
+
+# a Job of ml with one container (an empty resources map); a pod of ml running on n1; a
+# pending pod of default; a Kueue Workload of LocalQueue lq with one pod set of 2
+JOB = job_object("ml", "").container(resources={})
+LIVE_POD = pod_object("ml", "").on("n1").container()
+POD = pod_object("default", "").container()
+MAIN_POD_SET = {"name": "main", "count": 2, "template": {"spec": {"containers": [{"name": "c"}]}}}
+WORKLOAD = kube_object(KUEUE, "Workload", "wl", "ml").spec(queueName="lq", podSets=[MAIN_POD_SET])
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +35,7 @@ def parse_file(path):
 
 
 def parse(*objects):
-    snapshot = parse_objects([("test", o) for o in objects], cluster_name="t")
+    snapshot = parse_objects([("test", o) for o in as_dicts(*objects)], cluster_name="t")
     assert snapshot.errors == ()
     return snapshot
 
@@ -124,67 +134,36 @@ def test_it_does_not_synthesize_pods_that_are_their_own_objects(gangs):
     assert len(snapshot.cluster.pods) == 2
 
 
-def job(name, **spec):
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": name, "namespace": "ml"},
-        "spec": {
-            "template": {"spec": {"containers": [{"name": "c", "resources": {}}]}},
-            **spec,
-        },
-    }
-
-
-def live_pod(name, labels, phase="Running"):
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "ml", "labels": labels},
-        "spec": {"nodeName": "n1", "containers": [{"name": "c"}]},
-        "status": {"phase": phase},
-    }
-
-
 def test_it_counts_a_jobs_existing_pods_once():
-    existing = [live_pod(f"train-{i}", {"batch.kubernetes.io/job-name": "train"}) for i in (0, 2)]
-    snapshot = parse(
-        job("train", parallelism=4, completions=10, completionMode="Indexed"), *existing
-    )
+    of_train = LIVE_POD.labels({"batch.kubernetes.io/job-name": "train"})
+    existing = [of_train.named(f"train-{i}") for i in (0, 2)]
+    indexed = JOB.named("train").spec(parallelism=4, completions=10, completionMode="Indexed")
+    snapshot = parse(indexed, *existing)
     synthesized = sorted(p.name for p in snapshot.cluster.pods if p.synthesized_by)
     assert synthesized == ["train-1", "train-3"]  # min(4, 10) wanted, indexes 0 and 2 run
 
 
 def test_it_stops_creating_pods_when_completions_are_nearly_done():
-    snapshot = parse({**job("train", parallelism=4, completions=10), "status": {"succeeded": 9}})
+    snapshot = parse(JOB.named("train").spec(parallelism=4, completions=10).status(succeeded=9))
     assert [p.name for p in snapshot.cluster.pods] == ["train-pending-0"]
 
 
 def test_it_creates_nothing_for_a_suspended_job_no_queue_manages():
-    snapshot = parse(job("paused", parallelism=3, suspend=True))
+    snapshot = parse(JOB.named("paused").spec(parallelism=3, suspend=True))
     assert snapshot.cluster.pods == ()
     assert "Job/ml/paused: suspended, creates no pods" in snapshot.notes
 
 
 def test_it_counts_a_deployment_through_its_replica_set_and_its_status():
     template = {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c"}]}}
-    deployment = {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": "web", "namespace": "ml"},
-        "spec": {"replicas": 5, "selector": {"matchLabels": {"app": "web"}}, "template": template},
-    }
-    replica_set = {
-        "apiVersion": "apps/v1",
-        "kind": "ReplicaSet",
-        "metadata": {
-            "name": "web-abc",
-            "namespace": "ml",
-            "ownerReferences": [{"kind": "Deployment", "name": "web"}],
-        },
-        "spec": {"replicas": 5, "selector": {"matchLabels": {"app": "web"}}, "template": template},
-        "status": {"replicas": 2},
-    }
+    spec = {"replicas": 5, "selector": {"matchLabels": {"app": "web"}}, "template": template}
+    deployment = kube_object("apps/v1", "Deployment", "web", "ml").spec(**spec)
+    replica_set = (
+        kube_object("apps/v1", "ReplicaSet", "web-abc", "ml")
+        .meta(ownerReferences=[{"kind": "Deployment", "name": "web"}])
+        .spec(**spec)
+        .status(replicas=2)
+    )
     snapshot = parse(deployment, replica_set)
     assert sorted(p.name for p in snapshot.cluster.pods) == [
         f"web-abc-pending-{i}" for i in range(3)
@@ -192,36 +171,23 @@ def test_it_counts_a_deployment_through_its_replica_set_and_its_status():
 
 
 def test_it_names_statefulset_pods_by_free_ordinal():
-    statefulset = {
-        "apiVersion": "apps/v1",
-        "kind": "StatefulSet",
-        "metadata": {"name": "db", "namespace": "ml"},
-        "spec": {
-            "replicas": 3,
-            "selector": {"matchLabels": {"app": "db"}},
-            "template": {"metadata": {"labels": {"app": "db"}}, "spec": {"containers": []}},
-        },
-    }
-    snapshot = parse(statefulset, live_pod("db-0", {"app": "db"}))
+    statefulset = kube_object("apps/v1", "StatefulSet", "db", "ml").spec(
+        replicas=3,
+        selector={"matchLabels": {"app": "db"}},
+        template={"metadata": {"labels": {"app": "db"}}, "spec": {"containers": []}},
+    )
+    snapshot = parse(statefulset, LIVE_POD.named("db-0").labels({"app": "db"}))
     assert sorted(p.name for p in snapshot.cluster.pods if p.synthesized_by) == ["db-1", "db-2"]
 
 
 def test_it_makes_each_kueue_queued_leader_worker_group_a_gang_of_its_size():
     """Kueue's LWS integration admits each group as one Workload: a gang of size."""
     gpu = {"containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": 8}}}]}
-    lws = {
-        "apiVersion": "leaderworkerset.x-k8s.io/v1",
-        "kind": "LeaderWorkerSet",
-        "metadata": {
-            "name": "vllm",
-            "namespace": "ml",
-            "labels": {"kueue.x-k8s.io/queue-name": "q"},
-        },
-        "spec": {
-            "replicas": 2,
-            "leaderWorkerTemplate": {"size": 4, "workerTemplate": {"spec": gpu}},
-        },
-    }
+    lws = (
+        kube_object("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", "vllm", "ml")
+        .label("kueue.x-k8s.io/queue-name", "q")
+        .spec(replicas=2, leaderWorkerTemplate={"size": 4, "workerTemplate": {"spec": gpu}})
+    )
     snapshot = parse(lws)
     pods = pods_by_name(snapshot)
     assert sorted(pods) == sorted(
@@ -235,17 +201,12 @@ def test_it_makes_each_kueue_queued_leader_worker_group_a_gang_of_its_size():
 
 
 def test_it_takes_a_kai_pod_groups_gang_queue_and_topology_and_reports_subgroups():
-    pod_group = {
-        "apiVersion": "scheduling.run.ai/v2alpha2",
-        "kind": "PodGroup",
-        "metadata": {"name": "pg", "namespace": "ml"},
-        "spec": {
-            "minMember": 16,
-            "queue": "team-a",
-            "topologyConstraint": {"requiredTopologyLevel": RACK},
-            "subGroups": [{"name": "decode", "minMember": 8}, {"name": "prefill", "minMember": 8}],
-        },
-    }
+    pod_group = kube_object("scheduling.run.ai/v2alpha2", "PodGroup", "pg", "ml").spec(
+        minMember=16,
+        queue="team-a",
+        topologyConstraint={"requiredTopologyLevel": RACK},
+        subGroups=[{"name": "decode", "minMember": 8}, {"name": "prefill", "minMember": 8}],
+    )
     snapshot = parse(pod_group)
     kai = gang(snapshot, "ml/pg")
     assert (kai.min_member, kai.queue, kai.required_topology) == (16, "KaiQueue/team-a", RACK)
@@ -253,18 +214,10 @@ def test_it_takes_a_kai_pod_groups_gang_queue_and_topology_and_reports_subgroups
 
 
 def test_it_leaves_a_jobsets_child_jobs_to_the_jobset():
-    child = job("js-w-0", parallelism=2)
-    child["metadata"]["ownerReferences"] = [{"kind": "JobSet", "name": "js"}]
-    jobset = {
-        "apiVersion": "jobset.x-k8s.io/v1alpha2",
-        "kind": "JobSet",
-        "metadata": {"name": "js", "namespace": "ml"},
-        "spec": {
-            "replicatedJobs": [
-                {"name": "w", "replicas": 2, "template": child["spec"] and {"spec": child["spec"]}}
-            ]
-        },
-    }
+    child = JOB.named("js-w-0").spec(parallelism=2)
+    child = child.meta(ownerReferences=[{"kind": "JobSet", "name": "js"}])
+    replicated = {"name": "w", "replicas": 2, "template": {"spec": child.dict()["spec"]}}
+    jobset = kube_object(JOBSET, "JobSet", "js", "ml").spec(replicatedJobs=[replicated])
     snapshot = parse(jobset, child)
     assert sorted(p.name for p in snapshot.cluster.pods) == [
         "js-w-0-0",
@@ -274,19 +227,10 @@ def test_it_leaves_a_jobsets_child_jobs_to_the_jobset():
     ]
 
 
-def annotated_pod(name, annotations):
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default", "annotations": annotations},
-        "spec": {"containers": [{"name": "c"}]},
-        "status": {"phase": "Pending"},
-    }
-
-
 def test_it_puts_a_volcano_pod_in_the_pod_group_its_annotation_names(gangs):
     objects = read_objects(gangs / "volcano-podgroup-artifact.yaml")
-    objects.append(("x", annotated_pod("w-0", {"scheduling.k8s.io/group-name": "test-pg"})))
+    member = POD.named("w-0").annotation("scheduling.k8s.io/group-name", "test-pg")
+    objects.append(("x", member.dict()))
     snapshot = parse_objects(objects, cluster_name="t")
     (pod,) = snapshot.cluster.pods
     assert pod.gang == "default/test-pg"
@@ -294,7 +238,7 @@ def test_it_puts_a_volcano_pod_in_the_pod_group_its_annotation_names(gangs):
 
 
 def test_it_puts_a_kai_pod_in_the_pod_group_its_annotation_names():
-    snapshot = parse(annotated_pod("w-0", {"pod-group-name": "pg-1"}))
+    snapshot = parse(POD.named("w-0").annotation("pod-group-name", "pg-1"))
     assert [p.gang for p in snapshot.cluster.pods] == ["default/pg-1"]
 
 
@@ -316,9 +260,8 @@ def test_it_reads_a_kep4671_workload_alone_as_no_gang_and_no_pod(gangs):
 
 
 def test_it_names_the_controller_when_its_pod_template_is_invalid():
-    bad = job("broken", parallelism=2)
-    bad["spec"]["template"]["spec"]["containers"] = "not-a-list"
-    snapshot = parse_objects([("jobs.yaml", bad)], cluster_name="t")
+    bad = JOB.named("broken").spec(parallelism=2).pod_spec(containers="not-a-list")
+    snapshot = parse_objects([("jobs.yaml", bad.dict())], cluster_name="t")
     assert [str(e) for e in snapshot.errors] == [
         "jobs.yaml: Job/ml/broken: pod template (spec.containers): must be a list, got string"
     ]
@@ -326,21 +269,13 @@ def test_it_names_the_controller_when_its_pod_template_is_invalid():
 
 
 def test_it_reports_a_jobsets_exclusive_topology_as_unsupported():
-    child = job("unused", parallelism=1)
-    jobset = {
-        "apiVersion": "jobset.x-k8s.io/v1alpha2",
-        "kind": "JobSet",
-        "metadata": {
-            "name": "js",
-            "namespace": "ml",
-            "annotations": {
-                "alpha.jobset.sigs.k8s.io/exclusive-topology": "cloud.google.com/gke-nodepool"
-            },
-        },
-        "spec": {
-            "replicatedJobs": [{"name": "w", "replicas": 2, "template": {"spec": child["spec"]}}]
-        },
-    }
+    child = JOB.named("unused").spec(parallelism=1).dict()
+    replicated = {"name": "w", "replicas": 2, "template": {"spec": child["spec"]}}
+    jobset = (
+        kube_object(JOBSET, "JobSet", "js", "ml")
+        .annotation("alpha.jobset.sigs.k8s.io/exclusive-topology", "cloud.google.com/gke-nodepool")
+        .spec(replicatedJobs=[replicated])
+    )
     snapshot = parse(jobset)
     assert {p.unsupported for p in snapshot.cluster.pods} == {
         (
@@ -350,35 +285,18 @@ def test_it_reports_a_jobsets_exclusive_topology_as_unsupported():
     }
 
 
-def kueue_workload(**extra):
-    pod_set = {"name": "main", "count": 2, "template": {"spec": {"containers": [{"name": "c"}]}}}
-    return {
-        "apiVersion": "kueue.x-k8s.io/v1beta1",
-        "kind": "Workload",
-        "metadata": {"name": "wl", "namespace": "ml"},
-        "spec": {"queueName": "lq", "podSets": [pod_set]},
-        **extra,
-    }
-
-
 def test_it_creates_no_pods_for_an_admitted_or_deactivated_kueue_workload():
-    admitted = parse(kueue_workload(status={"admission": {"clusterQueue": "cq"}}))
+    admitted = parse(WORKLOAD.status(admission={"clusterQueue": "cq"}))
     assert admitted.cluster.pods == ()
     assert admitted.notes == (
         "Workload/ml/wl: admitted to ClusterQueue cq; its pods are not in the input (not counted)",
     )
-    inactive = kueue_workload()
-    inactive["spec"]["active"] = False
-    assert parse(inactive).cluster.pods == ()
-    assert [p.name for p in parse(kueue_workload()).cluster.pods] == ["wl-main-0", "wl-main-1"]
+    assert parse(WORKLOAD.spec(active=False)).cluster.pods == ()
+    assert [p.name for p in parse(WORKLOAD).cluster.pods] == ["wl-main-0", "wl-main-1"]
 
 
 def test_it_keeps_a_batch_job_and_a_volcano_job_of_the_same_name_apart():
-    volcano = {
-        "apiVersion": "batch.volcano.sh/v1alpha1",
-        "kind": "Job",
-        "metadata": {"name": "train", "namespace": "ml"},
-        "spec": {"tasks": [{"name": "w", "replicas": 1, "template": {"spec": {"containers": []}}}]},
-    }
-    snapshot = parse(job("train", parallelism=1), volcano)
+    task = {"name": "w", "replicas": 1, "template": {"spec": {"containers": []}}}
+    volcano = kube_object("batch.volcano.sh/v1alpha1", "Job", "train", "ml").spec(tasks=[task])
+    snapshot = parse(JOB.named("train").spec(parallelism=1), volcano)
     assert sorted(p.name for p in snapshot.cluster.pods) == ["train-pending-0", "train-w-0"]
