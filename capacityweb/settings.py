@@ -57,6 +57,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Content-Security-Policy: scripts only from this host, no inline script, no framing
+    "capacityweb.csp.ContentSecurityPolicyMiddleware",
     # Serves collected static files (Plotly bundle included) when no proxy does, e.g. in compose.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

@@ -3,7 +3,11 @@ the dashboard's overview ("/") and heatmap, and each app's own pages."""
 
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import (
+    SpectacularAPIView,
+    SpectacularRedocView,
+    SpectacularSwaggerSplitView,
+)
 
 from capacityweb import api_docs, metrics
 
@@ -16,7 +20,8 @@ urlpatterns = [
     path("metrics", metrics.metrics_view, name="metrics"),
     path("api/v1/", include("capacityweb.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    # the split view serves Swagger UI's init as a script of its own (?script), not inline
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="swagger-ui"),
     path(
         "api/redoc/",
         SpectacularRedocView.as_view(url_name="schema", template_name="capacityweb/redoc.html"),
