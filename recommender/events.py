@@ -15,14 +15,22 @@
         └─► ONE group message {texts: ["snapshot.failed" text]}: open pages re-render
             the note, which then names the failure and its reason
 
+    `ingest` created a cluster ─► publish_clusters()
+        └─► ONE group message {texts: ["clusters.update" text]} to group "clusters":
+            the overview adds the cards it lacks
+
+    `make run` (in-process layer): what another process stored ─► recommender.watcher
+        └─► publish_evaluation / publish_clusters from the serving process
+
 Every message is typed and versioned::
 
     {"type": "heatmap.update" | "pending.update" | "recommendations.update"
-             | "snapshot.ingested" | "snapshot.failed",
+             | "snapshot.ingested" | "snapshot.failed" | "clusters.update",
      "version": 1, "cluster": id, "snapshot": id, "evaluation": id, "data": {...}}
 
 (``evaluation`` is null in "snapshot.ingested" and "snapshot.failed": the snapshot
-has none.)
+has none; "clusters.update" names no cluster, snapshot nor evaluation: its data is
+``{"clusters": [every cluster's id]}``.)
 
 ``snapshot_messages`` is the current state; consumers send it on connect,
 then forward what ``publish_evaluation`` sends.
@@ -56,9 +64,10 @@ from django.urls import reverse
 from capacityweb import visibility
 from recommender import selectors
 from recommender.models import Evaluation
-from topology.models import Snapshot
+from topology.models import Cluster, Snapshot
 
 MESSAGE_VERSION = 1
+CLUSTERS_GROUP = "clusters"  # the overview's socket: clusters added
 GROUP_MESSAGE_TYPE = "cluster.messages"  # handled by ClusterConsumer.cluster_messages
 HEATMAP_KEYS = ("cluster",)
 MAX_MESSAGE_BYTES = 256 * 1024  # well under Daphne's 1 MiB WebSocket payload limit
@@ -67,9 +76,9 @@ RECOMMENDATIONS_TYPE = '"type": "recommendations.update"'  # how json.dumps star
 RECOMMENDATIONS_TYPE_WITHIN = 40
 
 
-def cluster_group(cluster_id: int) -> str:
-    """The channel group of one cluster's live updates."""
-    return f"cluster.{int(cluster_id)}"
+def cluster_group(cluster_id: int | None) -> str:
+    """The channel group of one cluster's live updates; of the cluster list's for None."""
+    return CLUSTERS_GROUP if cluster_id is None else f"cluster.{int(cluster_id)}"
 
 
 def _message(evaluation: Evaluation, message_type: str, keys: tuple[str, ...]) -> dict[str, Any]:
@@ -213,3 +222,25 @@ def publish_evaluation_failed(snapshot: Snapshot) -> None:
     }
     event = {"type": GROUP_MESSAGE_TYPE, "texts": [json.dumps(message)]}
     async_to_sync(layer.group_send)(cluster_group(snapshot.cluster_id), event)
+
+
+def clusters_message() -> dict[str, Any]:
+    """Which clusters there are (one query of ids): the overview adds a card for each
+    it lacks, from its own page."""
+    return {
+        "type": "clusters.update",
+        "version": MESSAGE_VERSION,
+        "cluster": None,
+        "snapshot": None,
+        "evaluation": None,
+        "data": {"clusters": list(Cluster.objects.order_by("pk").values_list("pk", flat=True))},
+    }
+
+
+def publish_clusters() -> None:
+    """Tell open overviews which clusters there are (after one was created)."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    event = {"type": GROUP_MESSAGE_TYPE, "texts": [json.dumps(clusters_message())]}
+    async_to_sync(layer.group_send)(cluster_group(None), event)

@@ -15,13 +15,15 @@
 // Plotly.react). "snapshot.ingested" (a newer snapshot stored, its evaluation on its
 // way) fills the page's #newer-snapshot note; the evaluation's update re-renders that
 // region from the server, which clears it; "snapshot.failed" (its evaluation failed)
-// re-renders the regions, whose note then names the failure. An unknown version or type is ignored
-// with a console.warn.
+// re-renders the regions, whose note then names the failure. The overview's list socket
+// (/ws/clusters/) says "clusters.update" with every cluster's id, on connect and when one is
+// added: a card the page lacks is taken from the page's URL afresh, put in its place, and
+// its own socket opened. An unknown version or type is ignored with a console.warn.
 (function () {
   "use strict";
   var SUPPORTED_VERSION = 1;
   var KNOWN_TYPES = ["heatmap.update", "pending.update", "recommendations.update", "snapshot.ingested",
-    "snapshot.failed"];
+    "snapshot.failed", "clusters.update"];
   var MAX_DELAY_MS = 30000;
   var BASE_DELAY_MS = 500;
   var POLL_MS = 1000 * (Number(document.body.dataset.livePollSeconds) || 30);
@@ -93,6 +95,7 @@
       console.warn("capacityweb: ignoring message of unknown type", message.type);
       return;
     }
+    if (message.type === "clusters.update") { addClusterCards((message.data && message.data.clusters) || []); return; }
     if (message.type === "snapshot.ingested") { showNewerSnapshot(status, message); return; }
     // the server renders the failure and its reason into the note
     if (message.type === "snapshot.failed") { refreshRegions(status.dataset.evaluation || ""); return; }
@@ -101,6 +104,45 @@
     var handler = capacityweb.handlers[message.type];
     if (handler) { handler(message); }
     scheduleRegionRefresh(status, evaluation, message.snapshot);
+  }
+
+  // Cards of clusters the overview does not show yet, in the server's order, each live.
+  var addingCards = false;
+  var clustersToAdd = null;  // a list heard while adding: looked at once that is done
+
+  function shownCard(cards, id) {
+    return cards.querySelector('article.card[data-cluster="' + Number(id) + '"]');
+  }
+
+  function addClusterCards(clusters) {
+    var cards = document.querySelector(".cards");
+    if (!cards) { return; }
+    if (addingCards) { clustersToAdd = clusters; return; }
+    if (clusters.every(function (id) { return shownCard(cards, id); })) { return; }
+    addingCards = true;
+    fetch(window.location.href, { credentials: "same-origin" })
+      .then(function (response) { return response.ok ? response.text() : Promise.reject(response.status); })
+      .then(function (html) {
+        var fresh = new DOMParser().parseFromString(html, "text/html");
+        fresh.querySelectorAll(".cards > article.card[data-cluster]").forEach(function (card) {
+          if (shownCard(cards, card.dataset.cluster)) { return; }
+          var before = null;
+          for (var next = card.nextElementSibling; next && !before; next = next.nextElementSibling) {
+            before = shownCard(cards, next.dataset.cluster);
+          }
+          var added = cards.insertBefore(document.importNode(card, true), before);
+          added.querySelectorAll('[data-ws-path][data-live="on"]').forEach(startChannel);
+        });
+        var empty = document.getElementById("no-cluster");
+        if (empty && cards.children.length) { empty.remove(); }
+      })
+      .catch(function (reason) { console.warn("capacityweb: adding cluster cards failed", reason); })
+      .then(function () {
+        addingCards = false;
+        var heard = clustersToAdd;
+        clustersToAdd = null;
+        if (heard) { addClusterCards(heard); }
+      });
   }
 
   // The same words as the server's note (templates/dashboard/_cluster_header.html).
@@ -165,10 +207,12 @@
       .catch(function (reason) { console.warn("capacityweb: live refresh failed", reason); });
   }
 
-  if (!("WebSocket" in window)) { return; }
-  document.querySelectorAll('[data-ws-path][data-live="on"]').forEach(function (status) {
+  function startChannel(status) {
     var channel = liveChannel(status);
     capacityweb.sockets.push(channel);
     channel.connect();
-  });
+  }
+
+  if (!("WebSocket" in window)) { return; }
+  document.querySelectorAll('[data-ws-path][data-live="on"]').forEach(startChannel);
 })();

@@ -186,3 +186,34 @@ async def test_it_sends_a_summary_of_pending_work_with_the_url_of_its_rows(
         for verdict in pending["verdicts"]
     }
     assert pending["dataUrl"].endswith(f"?evaluation={evaluation.id}&latest=false")
+
+
+def list_communicator(*, cookie: bytes = b"") -> WebsocketCommunicator:
+    from capacityweb.asgi import application
+
+    headers = [(b"host", b"127.0.0.1"), (b"origin", ALLOWED_ORIGIN)]
+    if cookie:
+        headers.append((b"cookie", cookie))
+    return WebsocketCommunicator(application, "/ws/clusters/", headers=headers)
+
+
+async def test_it_sends_the_overview_every_cluster_id_on_connect_and_on_resync(
+    session_cookie: bytes, evaluation: Any
+) -> None:
+    socket = list_communicator(cookie=session_cookie)
+    connected, _ = await socket.connect(TIMEOUT_SECONDS)
+    assert connected
+    first = await socket.receive_json_from(TIMEOUT_SECONDS)
+    await socket.send_json_to({"type": "resync", "evaluation": ""})
+    again = await socket.receive_json_from(TIMEOUT_SECONDS)
+    await socket.disconnect()
+    assert (first["type"], first["version"]) == ("clusters.update", 1)
+    assert first["data"] == {"clusters": [evaluation.cluster_id]}
+    assert again == first
+
+
+async def test_it_closes_an_anonymous_overview_socket_with_4401(evaluation: Any) -> None:
+    socket = list_communicator()
+    await socket.connect(TIMEOUT_SECONDS)
+    output = await socket.receive_output(TIMEOUT_SECONDS)
+    assert output == {"type": "websocket.close", "code": 4401}

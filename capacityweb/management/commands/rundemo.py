@@ -3,9 +3,13 @@
 Serves HTTP and WebSockets with Daphne on 127.0.0.1, static files too while
 DEBUG is on, and — when EMBEDDED_WORKER is set (the zero-config default) —
 runs the Celery worker and beat in this process, so `make run` needs no
-services. Migrations and demo data are `make run`'s job, before this.
+services. Migrations and demo data are `make run`'s job, before this. With the
+in-process channel layer it also watches the database for what another process
+stores (`manage.py ingest` in a second shell) and announces it to its own sockets
+(``recommender.watcher``), stopping with the server.
 """
 
+import asyncio
 from typing import Any
 
 from django.conf import settings
@@ -40,7 +44,7 @@ class Command(BaseCommand):
         server = Server(
             application=build_application(),
             endpoints=build_endpoint_description_strings(host=HOST, port=port),
-            ready_callable=lambda: self.announce(port),
+            ready_callable=lambda: self.ready(port),
         )
         try:
             server.run()
@@ -57,6 +61,18 @@ class Command(BaseCommand):
         from capacityweb.embedded import start_embedded
 
         return start_embedded(app)
+
+    def ready(self, port: int) -> None:
+        """Daphne is listening and its event loop is the current one: start watching
+        (cancelled before the reactor shuts down), then say where to go."""
+        from recommender import watcher
+
+        if watcher.needed():
+            from twisted.internet import reactor
+
+            task = asyncio.get_event_loop().create_task(watcher.StoredChangeWatcher().run())
+            reactor.addSystemEventTrigger("before", "shutdown", task.cancel)
+        self.announce(port)
 
     def announce(self, port: int) -> None:
         self.stdout.write(f"capacityweb is serving at http://{HOST}:{port}/", self.style.SUCCESS)

@@ -1,9 +1,11 @@
 """``manage.py ingest CLUSTER [--source files --path P | --source kube --kubeconfig K]``.
 
 Reads the cluster's source once (creating the cluster when a source is
-given), stores the snapshot if its content changed, evaluates and publishes
-it; when nothing changed, it evaluates the latest snapshot if that has none
-yet (a worker's evaluation failed). Validation errors are printed as
+given, which open overviews are told of), stores the snapshot if its content
+changed, evaluates and publishes it (``recommender.events``: through a shared
+channel layer, to every open page; beside `make run`, its watcher announces it);
+when nothing changed, it evaluates the latest snapshot if that has none yet (a
+worker's evaluation failed). Validation errors are printed as
 ``source: object: field: reason``; the rest of the input is kept. A source
 refused as a whole (a file that does not parse, an API server that does not
 answer) stores nothing and exits 2 naming it; the previous snapshot stays.
@@ -113,7 +115,13 @@ class Command(BaseCommand):
                 "context": options["context"],
                 "in_cluster": options["in_cluster"],
             }
-        return services.save_cluster(name=name, source_kind=kind, source_settings=source_settings)
+        created = not Cluster.objects.filter(name=name).exists()
+        cluster = services.save_cluster(
+            name=name, source_kind=kind, source_settings=source_settings
+        )
+        if created:
+            events.publish_clusters()  # open overviews add its card
+        return cluster
 
 
 def _exit_on_sigterm() -> threading.Event:
