@@ -1,8 +1,8 @@
 """The critical pass and the deferred parts: apart, then combined into the whole answer.
 
 The cluster: n1's 8 GPUs and 4 of n2's run priority-5 pods; a pending 8-GPU pod is
-blocked (no node group), a pending 1-GPU pod runs on n2. Its relaxation (priority 6) and the
-fgd what-if are deferred; its verdict is not.
+blocked (no node group), a pending 1-GPU pod runs on n2. Its relaxation (priority 6), the
+fragmentation and the fgd what-if are deferred; its verdict is not.
 """
 
 from datetime import UTC, datetime
@@ -14,6 +14,7 @@ from recommender.engine.evaluate.evaluation import (
     combined,
     critical_pass,
     evaluate,
+    fragmentation_part,
     relaxation_part,
     score_tie_part,
     what_if_part,
@@ -38,6 +39,7 @@ def test_it_gives_the_whole_answer_from_the_critical_pass_and_every_deferred_par
     critical = critical_pass(CLUSTER, at=AT)
     whole = combined(
         critical,
+        fragmentation=fragmentation_part(critical),
         score_ties=score_tie_part(critical),
         what_if=what_if_part(critical),
         relaxations=relaxation_part(critical),

@@ -22,12 +22,14 @@ Two stages (issue #41): what a verdict needs first, the optional answers after::
 
     critical_pass(cluster, at=…)  → CriticalPass: .evaluation (verdicts, per node group /
         │                            domain / node reasons, naive and joint plans,
-        │                            recommendations, totals, heatmap, fragmentation;
-        │                            ``missing`` names the deferred parts) and .basis
+        │                            recommendations, totals, heatmap; ``missing``
+        │                            names the deferred parts) and .basis
+        ├─► fragmentation_part(critical) → (per node, per domain)     "fragmentation"
         ├─► score_tie_part(critical)  → {workload: ScoreTie}          "score-ties"
         ├─► what_if_part(critical)    → WhatIf | None (fgd chosen)    "what-if"
         └─► relaxation_part(critical) → {workload: (Relaxation, …)}   "relaxations"
-    combined(critical, score_ties=…, what_if=…, relaxations=…) → Evaluation
+    combined(critical, fragmentation=…, score_ties=…, what_if=…, relaxations=…)
+        → Evaluation
 
 ``evaluate`` is all of it: ``combined`` with every part is today's answer, the same
 JSON byte for byte. Each part is a pure function of the ``CriticalPass`` (the
@@ -36,9 +38,9 @@ and the scheduler pass), independent of the others, so the parts may run in any
 order or in parallel processes that each ran ``critical_pass`` on the same snapshot
 (it is deterministic). For the Celery side: the evaluation task calls
 ``critical_pass`` and stores ``critical.evaluation`` (its ``to_json()`` has empty
-relaxations, no score tie in the reasons, a null whatIf: pages say "being worked
-out" for each name in ``missing``, never show those fields as answers); each deferred
-task calls ``critical_pass`` (or reuses the one in memory), then its part, and stores
+relaxations and fragmentation, no score tie in the reasons, a null whatIf: pages say
+"being worked out" for each name in ``missing``, never show those fields as answers);
+each deferred task calls ``critical_pass`` (or reuses the one in memory), then its part, and stores
 ``combined(critical, <the parts done so far>)``. The naive range of outcomes
 (``naiveRange``) is still worked out in the critical pass: it is computed inside the
 naive plan (``autoscaler.cluster_autoscaler.naive_scale_up``), which would need a
@@ -97,7 +99,8 @@ from topology.model.hardware import WHOLE_GPU_MILLI, Cluster, NodeGroup, Unsuppo
 SCHEMA_VERSION = 1
 # the deferred parts (``critical_pass`` leaves them out; one function each works one out)
 SCORE_TIES, WHAT_IF, RELAXATIONS = "score-ties", "what-if", "relaxations"
-DEFERRED = (SCORE_TIES, WHAT_IF, RELAXATIONS)
+FRAGMENTATION = "fragmentation"
+DEFERRED = (FRAGMENTATION, SCORE_TIES, WHAT_IF, RELAXATIONS)
 # a workload's reasons end with what the naive side's release does differently
 NAIVE_NOTE = "naive autoscaler: "
 
@@ -342,6 +345,7 @@ def evaluate(
     )
     return combined(
         critical,
+        fragmentation=fragmentation_part(critical),
         score_ties=score_tie_part(critical),
         what_if=what_if_part(critical),
         relaxations=relaxation_part(critical),
@@ -383,7 +387,7 @@ def critical_pass(
 ) -> CriticalPass:
     """What a verdict needs: the scheduler pass, the naive and joint plans, per
     workload its verdict, reasons, disagreements and model gap, the recommendations,
-    totals, heatmap and fragmentation (``evaluate``'s arguments). The deferred parts
+    totals and heatmap (``evaluate``'s arguments). The deferred parts
     (``DEFERRED``) are left out and named in ``missing``."""
     profile_named(autoscaler)  # an unknown name fails before any work
     # one template capacity for the naive and joint plans and the disagreement probes
@@ -425,7 +429,6 @@ def critical_pass(
     naive, joint = (
         requests.with_requests(plan, served, scheduler.outcomes) for plan in (naive, joint)
     )
-    per_node, per_domain = fragmentation(cluster, state, pending)
     running = running_gang_milli(cluster)
     workloads = tuple(
         _workload_evaluation(cluster, w, naive, joint, diagnoses.get(w.key), at, policy, running)
@@ -453,8 +456,8 @@ def critical_pass(
         naive_plan=naive,
         joint_plan=joint,
         heatmap=heatmap_cells(cluster, state),
-        fragmentation_nodes=per_node,
-        fragmentation_domains=per_domain,
+        fragmentation_nodes={},
+        fragmentation_domains={},
         node_group_sizes={g.name: group_size(g) for g in cluster.node_groups},
         group_totals=group_totals(cluster, recommended),
         ignored=dict(sorted(cluster.ignored.items())),
@@ -466,6 +469,13 @@ def critical_pass(
     )
     basis = Basis(cluster, state, tuple(pending), options, scheduler, at, policy)
     return CriticalPass(evaluation, basis)
+
+
+def fragmentation_part(critical: CriticalPass) -> tuple[dict[str, int], dict[str, int]]:
+    """Deferred part ``fragmentation``: free-but-unusable GPU milli for the pending mix,
+    per node and per domain (``fragmentation.fragmentation``)."""
+    b = critical.basis
+    return fragmentation(b.cluster, b.state, b.pending)
 
 
 def score_tie_part(critical: CriticalPass) -> dict[str, ScoreTie]:
@@ -496,6 +506,7 @@ NOT_GIVEN: Any = object()  # ``combined``'s "this part is not given" (None is a 
 def combined(
     critical: CriticalPass,
     *,
+    fragmentation: tuple[Mapping[str, int], Mapping[str, int]] | None = None,
     score_ties: Mapping[str, ScoreTie] | None = None,
     what_if: WhatIf | None = NOT_GIVEN,
     relaxations: Mapping[str, tuple[Relaxation, ...]] | None = None,
@@ -515,7 +526,18 @@ def combined(
     if what_if is not NOT_GIVEN:
         found = what_if
         missing.discard(WHAT_IF)
-    return replace(evaluation, workloads=workloads, what_if=found, missing=frozenset(missing))
+    per_node, per_domain = evaluation.fragmentation_nodes, evaluation.fragmentation_domains
+    if fragmentation is not None:
+        per_node, per_domain = fragmentation
+        missing.discard(FRAGMENTATION)
+    return replace(
+        evaluation,
+        workloads=workloads,
+        what_if=found,
+        fragmentation_nodes=per_node,
+        fragmentation_domains=per_domain,
+        missing=frozenset(missing),
+    )
 
 
 def _flags_for(

@@ -17,8 +17,8 @@ cluster-autoscaler's own command line, ``--autoscaler-priorities`` a file with i
 priority expander ConfigMap's ``priorities`` YAML (``caflags``); a flag or value
 cluster-autoscaler refuses exits 2 naming it. ``--timings`` prints to stderr the
 process CPU seconds of each phase: reading and parsing, the critical pass
-(``evaluation.critical_pass``), each deferred part (``score_tie_part``,
-``what_if_part``, ``relaxation_part``) and the report, one ``timings PHASE
+(``evaluation.critical_pass``), each deferred part (``fragmentation_part``,
+``score_tie_part``, ``what_if_part``, ``relaxation_part``) and the report, one ``timings PHASE
 SECONDS s cpu`` line each, then the critical and deferred totals apart.
 """
 
@@ -40,6 +40,7 @@ from recommender.engine.evaluate.evaluation import (
     Evaluation,
     combined,
     critical_pass,
+    fragmentation_part,
     relaxation_part,
     score_tie_part,
     what_if_part,
@@ -176,13 +177,21 @@ class Command(BaseCommand):
             cluster, at=at, policy=profile, autoscaler=autoscaler, ca_flags=ca_flags
         )
         self.clock.lap("critical", critical=True)
+        fragmentation = fragmentation_part(critical)
+        self.clock.lap("deferred fragmentation")
         ties = score_tie_part(critical)
         self.clock.lap("deferred score-ties")
         what_if = what_if_part(critical)
         self.clock.lap("deferred what-if")
         found = relaxation_part(critical)
         self.clock.lap("deferred relaxations")
-        return combined(critical, score_ties=ties, what_if=what_if, relaxations=found)
+        return combined(
+            critical,
+            fragmentation=fragmentation,
+            score_ties=ties,
+            what_if=what_if,
+            relaxations=found,
+        )
 
     def fail(self, errors: list[ModelError]) -> None:
         for error in errors:
