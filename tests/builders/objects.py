@@ -143,6 +143,7 @@ class NodeObjectBuilder(ObjectBuilder):
     def __init__(self, name: str) -> None:
         super().__init__("v1", "Node", name, None)
         self._hostname = False
+        self._capacity_is_allocatable = False
 
     def allocatable(self, resources: Mapping[str, Any] | None = None, /, **named: Any) -> Self:
         """``status.allocatable``: ``allocatable(cpu="64", memory="512Gi", pods="110")``;
@@ -150,9 +151,12 @@ class NodeObjectBuilder(ObjectBuilder):
         return self._changed(("status", "allocatable"), {**(resources or {}), **named})
 
     def capacity(self, resources: Mapping[str, Any] | None = None, /, **named: Any) -> Self:
-        """``status.capacity``; nothing said: the same as allocatable (no reserve)."""
+        """``status.capacity``; nothing said: the same as allocatable (no reserve),
+        whatever allocatable is at ``dict()``."""
         if resources is None and not named:
-            resources = self._object.get("status", {}).get("allocatable", {})
+            clone = copy.copy(self)
+            clone._capacity_is_allocatable = True
+            return clone
         return self._changed(("status", "capacity"), {**(resources or {}), **named})
 
     def gpus(self, count: int | str, product: str | None = None) -> Self:
@@ -193,6 +197,9 @@ class NodeObjectBuilder(ObjectBuilder):
         if self._hostname:
             metadata = found["metadata"]
             metadata["labels"] = {**metadata.get("labels", {}), HOSTNAME: metadata["name"]}
+        if self._capacity_is_allocatable:
+            status = found.setdefault("status", {})
+            status["capacity"] = copy.deepcopy(status.get("allocatable", {}))
         return found
 
 
@@ -326,6 +333,7 @@ class PodObjectBuilder(PodSpecBuilder):
     def __init__(self, namespace: str, name: str) -> None:
         super().__init__("v1", "Pod", name, namespace)
         self._phase: str | None = None
+        self._written = False
 
     def on(self, node_name: str | None) -> Self:
         """Bound (``spec.nodeName``); ``None``: stays pending."""
@@ -337,8 +345,16 @@ class PodObjectBuilder(PodSpecBuilder):
         clone._phase = phase
         return clone
 
+    def as_written(self) -> Self:
+        """No ``status`` at all: a manifest as written by hand, not yet created."""
+        clone = copy.copy(self)
+        clone._written = True
+        return clone
+
     def dict(self) -> dict[str, Any]:
         found = super().dict()
+        if self._written:
+            return found
         bound = "nodeName" in found.get("spec", {})
         phase = self._phase or ("Running" if bound else "Pending")
         found["status"] = {**found.get("status", {}), "phase": phase}

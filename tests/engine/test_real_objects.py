@@ -7,59 +7,53 @@ from datetime import UTC, datetime
 from typing import Any
 
 from recommender.engine.evaluate.evaluation import evaluate
+from tests.builders.objects import (
+    DRA,
+    GPU,
+    KUEUE,
+    KubeObject,
+    ObjectBuilder,
+    PodObjectBuilder,
+    PodSpecBuilder,
+    as_dicts,
+    cluster_queue_object,
+    device_class_object,
+    job_object,
+    kube_object,
+    local_queue_object,
+    node_object,
+    pod_group_object,
+    pod_object,
+    resource_claim_object,
+    resource_slice_object,
+    volcano_pod_group_object,
+)
 from topology.kube.parse import parse_objects
 
 AT = datetime(2026, 12, 5, tzinfo=UTC)
+GKE_POOL = "cloud.google.com/gke-nodepool"
+
+# an 8-GPU node (64 cpu, capacity as allocatable); a one-cpu pod of ml, pending until on()
+NODE = (
+    node_object("").hostname().allocatable(cpu="64", memory="512Gi", pods="110").gpus(8).capacity()
+)
+POD = pod_object("ml", "").requests(cpu="1")
 
 
-def node(name: str, gpus: int = 8, **labels: str) -> dict[str, Any]:
-    allocatable = {"cpu": "64", "memory": "512Gi", "pods": "110", "nvidia.com/gpu": str(gpus)}
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **labels}},
-        "status": {"allocatable": allocatable, "capacity": allocatable},
-    }
+def parse(*objects: KubeObject):  # type: ignore[no-untyped-def]
+    return parse_objects([("real.yaml", o) for o in as_dicts(*objects)], cluster_name="t")
 
 
-def pod(name: str, gpus: int = 0, node_name: str | None = None, **spec: Any) -> dict[str, Any]:
-    meta = spec.pop("metadata", {})
-    limits = {"nvidia.com/gpu": str(gpus)} if gpus else {}
-    container = {"name": "c", "resources": {"requests": {"cpu": "1"}, "limits": limits}}
-    body = {"containers": [container], **spec}
-    if node_name:
-        body["nodeName"] = node_name
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "ml", **meta},
-        "spec": body,
-        "status": {"phase": "Running" if node_name else "Pending"},
-    }
-
-
-def parse(*objects: dict[str, Any]):  # type: ignore[no-untyped-def]
-    return parse_objects([("real.yaml", o) for o in objects], cluster_name="t")
-
-
-def workloads(*objects: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def workloads(*objects: KubeObject) -> dict[str, dict[str, Any]]:
     snapshot = parse(*objects)
     assert [str(e) for e in snapshot.errors] == []
     result = evaluate(snapshot.cluster, at=AT).to_json()
     return {w["name"]: w for w in result["workloads"]}
 
 
-def member(name: str, node_name: str | None = None) -> dict[str, Any]:
-    labels = {"scheduling.x-k8s.io/pod-group": "train"}
-    return pod(name, gpus=8, node_name=node_name, metadata={"labels": labels})
-
-
-POD_GROUP = {
-    "apiVersion": "scheduling.x-k8s.io/v1alpha1",
-    "kind": "PodGroup",
-    "metadata": {"name": "train", "namespace": "ml"},
-    "spec": {"minMember": 4},
-}
+# coscheduling's PodGroup ml/train of minMember 4 and its 8-GPU members
+POD_GROUP = pod_group_object("ml", "train", 4)
+MEMBER = POD.limits({GPU: "8"}).label("scheduling.x-k8s.io/pod-group", "train")
 
 
 def test_it_needs_min_member_minus_the_running_members_of_a_gang():
@@ -68,14 +62,14 @@ def test_it_needs_min_member_minus_the_running_members_of_a_gang():
     the two 8-GPU nodes: both pending members (8 GPUs each) are needed together; one
     free 8-GPU node holds one, so the gang does not run now (4 -> 2 needed, not 1)."""
     found = workloads(
-        node("a"),
-        node("b"),
-        node("c"),
+        NODE.named("a"),
+        NODE.named("b"),
+        NODE.named("c"),
         POD_GROUP,
-        member("m0", "a"),
-        member("m1", "b"),
-        member("m2"),
-        member("m3"),
+        MEMBER.named("m0").on("a"),
+        MEMBER.named("m1").on("b"),
+        MEMBER.named("m2"),
+        MEMBER.named("m3"),
     )
     assert found["ml/train"]["verdict"] != "runs_now"
     assert found["ml/train"]["pods"] == 2
@@ -85,33 +79,25 @@ def test_it_schedules_the_rest_of_a_gang_one_by_one_once_running_members_reach_m
     """scheduler-plugins pkg/coscheduling Permit: with minMember already running, a
     pending member is allowed at once, alone. minMember 2, both running, 2 pending
     and one free node: one member runs now, the other is a pod of its own."""
-    group = {**POD_GROUP, "spec": {"minMember": 2}}
     found = workloads(
-        node("a"),
-        node("b"),
-        node("c"),
-        group,
-        member("m0", "a"),
-        member("m1", "b"),
-        member("m2"),
-        member("m3"),
+        NODE.named("a"),
+        NODE.named("b"),
+        NODE.named("c"),
+        POD_GROUP.spec(minMember=2),
+        MEMBER.named("m0").on("a"),
+        MEMBER.named("m1").on("b"),
+        MEMBER.named("m2"),
+        MEMBER.named("m3"),
     )
     verdicts = sorted(found[k]["verdict"] for k in ("ml/m2", "ml/m3"))
     assert "runs_now" in verdicts and verdicts != ["runs_now", "runs_now"]
 
 
-VOLCANO_GROUP = {
-    "apiVersion": "scheduling.volcano.sh/v1beta1",
-    "kind": "PodGroup",
-    "metadata": {"name": "train", "namespace": "ml"},
-    "spec": {"minMember": 3, "queue": "default"},
-}
-
-
-def volcano_member(name: str, node_name: str | None = None) -> dict[str, Any]:
-    annotations = {"scheduling.k8s.io/group-name": "train"}
-    meta = {"annotations": annotations}
-    return pod(name, gpus=8, node_name=node_name, schedulerName="volcano", metadata=meta)
+# Volcano's PodGroup ml/train of minMember 3 and its 8-GPU members
+VOLCANO_GROUP = volcano_pod_group_object("ml", "train", 3)
+VOLCANO_MEMBER = (
+    POD.limits({GPU: "8"}).scheduler("volcano").annotation("scheduling.k8s.io/group-name", "train")
+)
 
 
 def test_it_makes_a_volcano_gang_ready_once_running_and_new_members_reach_min_member():
@@ -122,14 +108,14 @@ def test_it_makes_a_volcano_gang_ready_once_running_and_new_members_reach_min_me
     member binds; the other finds no node and stays pending. One runs, one does not
     (both "ran now" before, on one 8-GPU node)."""
     found = workloads(
-        node("a"),
-        node("b"),
-        node("c"),
+        NODE.named("a"),
+        NODE.named("b"),
+        NODE.named("c"),
         VOLCANO_GROUP,
-        volcano_member("m0", "a"),
-        volcano_member("m1", "b"),
-        volcano_member("m2"),
-        volcano_member("m3"),
+        VOLCANO_MEMBER.named("m0").on("a"),
+        VOLCANO_MEMBER.named("m1").on("b"),
+        VOLCANO_MEMBER.named("m2"),
+        VOLCANO_MEMBER.named("m3"),
     )
     running = sum(w["pods"] for w in found.values() if w["verdict"] == "runs_now")
     assert (running, sum(w["pods"] for w in found.values())) == (1, 2)
@@ -140,7 +126,7 @@ def test_it_lists_another_schedulers_pending_pod_as_not_ours():
     """pkg/scheduler/eventhandlers.go responsibleForPod: kube-scheduler only takes pods
     whose spec.schedulerName names one of its profiles (default-scheduler). A pod for
     my-scheduler on an empty 8-GPU node is not ours: never "runs now"."""
-    found = workloads(node("a"), pod("p", gpus=1, schedulerName="my-scheduler"))
+    found = workloads(NODE.named("a"), POD.named("p").limits({GPU: "1"}).scheduler("my-scheduler"))
     assert found["ml/p"]["verdict"] == "waiting"
     assert found["ml/p"]["reasons"] == [
         "other scheduler's pod, not ours: spec.schedulerName is my-scheduler"
@@ -150,21 +136,21 @@ def test_it_lists_another_schedulers_pending_pod_as_not_ours():
 def test_it_lists_a_pending_pod_being_deleted_as_terminating():
     """kube-scheduler skipPodSchedule (pkg/scheduler/schedule_one.go): a pod with
     metadata.deletionTimestamp is never scheduled. On an empty node it does not run."""
-    deleted = {"deletionTimestamp": "2026-12-04T23:59:00Z"}
-    found = workloads(node("a"), pod("p", gpus=1, metadata=deleted))
+    deleted = POD.named("p").limits({GPU: "1"}).deleting("2026-12-04T23:59:00Z")
+    found = workloads(NODE.named("a"), deleted)
     assert found["ml/p"]["verdict"] == "waiting"
     assert found["ml/p"]["reasons"][0].startswith("terminating: metadata.deletionTimestamp")
 
 
-def spread_pod(name: str, node_name: str | None = None, **meta: Any) -> dict[str, Any]:
-    constraint = {
+# a pod of app web spread over hosts (maxSkew 1, DoNotSchedule)
+WEB = POD.label("app", "web").spread(
+    {
         "maxSkew": 1,
         "topologyKey": "kubernetes.io/hostname",
         "whenUnsatisfiable": "DoNotSchedule",
         "labelSelector": {"matchLabels": {"app": "web"}},
     }
-    metadata = {"labels": {"app": "web"}, **meta}
-    return pod(name, node_name=node_name, metadata=metadata, topologySpreadConstraints=[constraint])
+)
 
 
 def test_it_leaves_terminating_pods_out_of_topology_spread_counts():
@@ -172,10 +158,9 @@ def test_it_leaves_terminating_pods_out_of_topology_spread_counts():
     Node a (8 GPUs) runs web-0, terminating; node b has no GPU, so the new 1-GPU pod
     fits only a. Counts a=0, b=0: skew on a is 0+1-0 = 1 <= maxSkew 1, it fits. Were
     web-0 counted, 1+1-0 = 2 > 1: refused."""
-    deleted = {"deletionTimestamp": "2026-12-04T23:59:00Z"}
-    web_1 = spread_pod("web-1")
-    web_1["spec"]["containers"][0]["resources"]["limits"] = {"nvidia.com/gpu": "1"}
-    found = workloads(node("a"), node("b", gpus=0), spread_pod("web-0", "a", **deleted), web_1)
+    web_0 = WEB.named("web-0").on("a").deleting("2026-12-04T23:59:00Z")
+    web_1 = WEB.named("web-1").limits({GPU: "1"})
+    found = workloads(NODE.named("a"), NODE.named("b").gpus(0), web_0, web_1)
     assert found["ml/web-1"]["verdict"] == "runs_now"
 
 
@@ -193,64 +178,30 @@ def allocation_status(shared_data) -> dict[str, Any]:  # type: ignore[no-untyped
     return yaml.safe_load(path.read_text())["status"]
 
 
-def dra_node(name: str = WORKER, cpu: str = "64") -> dict[str, Any]:
-    allocatable = {"cpu": cpu, "memory": "512Gi", "pods": "110"}
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-        "status": {"allocatable": allocatable, "capacity": allocatable},
-    }
+# the worker: 64 cpu, no device-plugin GPU (its GPUs are in DRA slices)
+DRA_NODE = (
+    node_object(WORKER).hostname().allocatable(cpu="64", memory="512Gi", pods="110").capacity()
+)
+# the worker's slice of AMD GPUs (pool generation 0 of 1 slice); the class of them
+WORKER_SLICE = resource_slice_object(f"{WORKER}-{AMD}", AMD, WORKER, [])
+AMD_CLASS = device_class_object(AMD, f'device.driver == "{AMD}"')
 
 
-def amd_slice(
-    node_name: str, devices: list[str], generation: int = 0, count: int = 1, suffix: str = ""
-) -> dict[str, Any]:
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": f"{node_name}-{AMD}{suffix}"},
-        "spec": {
-            "driver": AMD,
-            "nodeName": node_name,
-            "pool": {"name": node_name, "generation": generation, "resourceSliceCount": count},
-            "devices": [{"name": d, "attributes": {"type": {"string": "amdgpu"}}} for d in devices],
-        },
-    }
+def amd_gpus(*names: str) -> list[dict[str, Any]]:
+    """A ResourceSlice's devices: AMD GPUs of these names."""
+    return [{"name": n, "attributes": {"type": {"string": "amdgpu"}}} for n in names]
 
 
-AMD_CLASS = {
-    "apiVersion": "resource.k8s.io/v1",
-    "kind": "DeviceClass",
-    "metadata": {"name": AMD},
-    "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{AMD}"'}}]},
-}
+def amd_request(**request: Any) -> dict[str, Any]:
+    """A claim's request "gpu" of exactly the AMD class (``count``, ``allocationMode``)."""
+    return {"name": "gpu", "exactly": {"deviceClassName": AMD, **request}}
 
 
-def amd_claim(name: str, status: dict[str, Any] | None = None, **request: Any) -> dict[str, Any]:
-    body = {"name": "gpu", "exactly": {"deviceClassName": AMD, **request}}
-    claim = {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {"name": name, "namespace": "ml"},
-        "spec": {"devices": {"requests": [body]}},
-    }
-    if status is not None:
-        claim["status"] = status
-    return claim
+# the claim ml/<name> of one AMD GPU; a pod of ml using a claim as "gpu"
+AMD_CLAIM = resource_claim_object("ml", "", amd_request())
 
 
-def claim_pod(
-    name: str, claim: str, node_name: str | None = None, cpu: str = "1"
-) -> dict[str, Any]:
-    found = pod(
-        name, node_name=node_name, resourceClaims=[{"name": "gpu", "resourceClaimName": claim}]
-    )
-    found["spec"]["containers"][0]["resources"]["requests"]["cpu"] = cpu
-    return found
-
-
-def evaluated(*objects: dict[str, Any]) -> dict[str, Any]:
+def evaluated(*objects: KubeObject) -> dict[str, Any]:
     snapshot = parse(*objects)
     assert [str(e) for e in snapshot.errors] == []
     return evaluate(snapshot.cluster, at=AT).to_json()
@@ -263,13 +214,13 @@ def test_it_counts_the_devices_an_allocated_claim_holds_for_a_running_pod(shared
     2 finds 1 free: it does not run now."""
     status = allocation_status(shared_data)
     result = evaluated(
-        dra_node(),
-        amd_slice(WORKER, ["gpu-48-176", "gpu-0-128"]),
+        DRA_NODE,
+        WORKER_SLICE.spec(devices=amd_gpus("gpu-48-176", "gpu-0-128")),
         AMD_CLASS,
-        amd_claim("gpu-claim", status),
-        claim_pod("pod1", "gpu-claim", WORKER),
-        amd_claim("two", count=2),
-        claim_pod("pod2", "two"),
+        AMD_CLAIM.named("gpu-claim").top(status=status),
+        POD.named("pod1").resource_claim("gpu", "gpu-claim").on(WORKER),
+        resource_claim_object("ml", "two", amd_request(count=2)),
+        POD.named("pod2").resource_claim("gpu", "two"),
     )
     assert result["cluster"]["gpusAllocated"] == 1
     (pending,) = [w for w in result["workloads"] if w["name"] == "ml/pod2"]
@@ -284,13 +235,13 @@ def test_it_places_a_pending_pod_whose_claim_is_allocated_only_on_that_node(shar
     status = allocation_status(shared_data)
     status["reservedFor"] = []
     result = evaluated(
-        dra_node(cpu="1"),
-        dra_node("other"),
-        amd_slice(WORKER, ["gpu-48-176"]),
-        amd_slice("other", ["gpu-1"]),
+        DRA_NODE.allocatable(cpu="1"),
+        DRA_NODE.named("other"),
+        WORKER_SLICE.spec(devices=amd_gpus("gpu-48-176")),
+        resource_slice_object(f"other-{AMD}", AMD, "other", amd_gpus("gpu-1")),
         AMD_CLASS,
-        amd_claim("gpu-claim", status),
-        claim_pod("pod1", "gpu-claim", cpu="2"),
+        AMD_CLAIM.named("gpu-claim").top(status=status),
+        POD.named("pod1").resource_claim("gpu", "gpu-claim").requests(cpu="2"),
     )
     (pending,) = result["workloads"]
     assert pending["verdict"] != "runs_now"
@@ -303,12 +254,12 @@ def test_it_counts_a_claim_shared_by_two_running_pods_once(shared_data):
     status = allocation_status(shared_data)
     status["reservedFor"].append({"name": "pod3", "resource": "pods", "uid": "u3"})
     result = evaluated(
-        dra_node(),
-        amd_slice(WORKER, ["gpu-48-176", "gpu-0-128"]),
+        DRA_NODE,
+        WORKER_SLICE.spec(devices=amd_gpus("gpu-48-176", "gpu-0-128")),
         AMD_CLASS,
-        amd_claim("gpu-claim", status),
-        claim_pod("pod1", "gpu-claim", WORKER),
-        claim_pod("pod3", "gpu-claim", WORKER),
+        AMD_CLAIM.named("gpu-claim").top(status=status),
+        POD.named("pod1").resource_claim("gpu", "gpu-claim").on(WORKER),
+        POD.named("pod3").resource_claim("gpu", "gpu-claim").on(WORKER),
     )
     assert result["cluster"]["gpusAllocated"] == 1
 
@@ -317,12 +268,12 @@ def test_it_counts_an_unexported_claim_shared_by_two_running_pods_once():
     """Without status in the snapshot a running pod's claim is taken on its node
     (first fitting device); two running pods sharing the claim take it once."""
     result = evaluated(
-        dra_node(),
-        amd_slice(WORKER, ["gpu-48-176", "gpu-0-128"]),
+        DRA_NODE,
+        WORKER_SLICE.spec(devices=amd_gpus("gpu-48-176", "gpu-0-128")),
         AMD_CLASS,
-        amd_claim("gpu-claim"),
-        claim_pod("pod1", "gpu-claim", WORKER),
-        claim_pod("pod3", "gpu-claim", WORKER),
+        AMD_CLAIM.named("gpu-claim"),
+        POD.named("pod1").resource_claim("gpu", "gpu-claim").on(WORKER),
+        POD.named("pod3").resource_claim("gpu", "gpu-claim").on(WORKER),
     )
     assert result["cluster"]["gpusAllocated"] == 1
 
@@ -334,15 +285,14 @@ def test_it_takes_no_device_for_an_admin_access_allocation(shared_data):
     status = allocation_status(shared_data)
     results = status["allocation"]["devices"]["results"]
     results.append({**results[0], "device": "gpu-0-128", "request": "admin", "adminAccess": True})
-    claim = amd_claim("gpu-claim", status)
     admin = {"name": "admin", "exactly": {"deviceClassName": AMD, "adminAccess": True}}
-    claim["spec"]["devices"]["requests"].append(admin)
+    claim = resource_claim_object("ml", "gpu-claim", amd_request(), admin).top(status=status)
     result = evaluated(
-        dra_node(),
-        amd_slice(WORKER, ["gpu-48-176", "gpu-0-128"]),
+        DRA_NODE,
+        WORKER_SLICE.spec(devices=amd_gpus("gpu-48-176", "gpu-0-128")),
         AMD_CLASS,
         claim,
-        claim_pod("pod1", "gpu-claim", WORKER),
+        POD.named("pod1").resource_claim("gpu", "gpu-claim").on(WORKER),
     )
     assert result["cluster"]["gpusAllocated"] == 1
 
@@ -351,12 +301,20 @@ def test_it_reads_only_the_newest_generation_of_a_pool():
     """pools_stable.go addSlice: a slice of an older pool.generation is out-dated and
     ignored. Generation 1 offers 2 devices, generation 2 one: the node has 1 GPU."""
     snapshot = parse(
-        dra_node(),
-        amd_slice(WORKER, ["gpu-a", "gpu-b"], generation=1, suffix="-old"),
-        amd_slice(WORKER, ["gpu-a"], generation=2),
+        DRA_NODE,
+        WORKER_SLICE.named(f"{WORKER}-{AMD}-old")
+        .spec(devices=amd_gpus("gpu-a", "gpu-b"))
+        .field("spec", "pool", generation=1),
+        WORKER_SLICE.spec(devices=amd_gpus("gpu-a")).field("spec", "pool", generation=2),
     )
     (node_read,) = snapshot.cluster.nodes
     assert [d.name for d in node_read.devices] == ["gpu-a"]
+
+
+# gpu-a in the first of the 2 slices the worker's pool says it has
+INCOMPLETE_SLICE = WORKER_SLICE.spec(devices=amd_gpus("gpu-a")).field(
+    "spec", "pool", resourceSliceCount=2
+)
 
 
 def test_it_refuses_all_devices_from_an_incomplete_pool():
@@ -364,11 +322,11 @@ def test_it_refuses_all_devices_from_an_incomplete_pool():
     newest generation has fewer slices than resourceSliceCount fails ("asks for all
     devices, but resource pool … is currently being updated")."""
     result = evaluated(
-        dra_node(),
-        amd_slice(WORKER, ["gpu-a"], count=2),
+        DRA_NODE,
+        INCOMPLETE_SLICE,
         AMD_CLASS,
-        amd_claim("all", allocationMode="All"),
-        claim_pod("p", "all"),
+        resource_claim_object("ml", "all", amd_request(allocationMode="All")),
+        POD.named("p").resource_claim("gpu", "all"),
     )
     (pending,) = result["workloads"]
     assert pending["verdict"] != "runs_now"
@@ -382,11 +340,11 @@ def test_it_takes_no_device_from_an_incomplete_pool_for_an_exact_count():
     the request's mode. The worker's pool says 2 slices, 1 is there with gpu-a; a
     claim for exactly 1 device finds none: the pod does not run (it took gpu-a)."""
     result = evaluated(
-        dra_node(),
-        amd_slice(WORKER, ["gpu-a"], count=2),
+        DRA_NODE,
+        INCOMPLETE_SLICE,
         AMD_CLASS,
-        amd_claim("one", count=1),
-        claim_pod("p", "one"),
+        resource_claim_object("ml", "one", amd_request(count=1)),
+        POD.named("p").resource_claim("gpu", "one"),
     )
     (pending,) = result["workloads"]
     assert pending["verdict"] != "runs_now"
@@ -399,12 +357,12 @@ def test_it_allocates_a_claim_two_pending_pods_name_once_and_runs_both():
     selector allows: the same node. One device, one claim, two pending pods: both run
     (the second was blocked, asking for a second device)."""
     result = evaluated(
-        dra_node(),
-        amd_slice(WORKER, ["gpu-a"]),
+        DRA_NODE,
+        WORKER_SLICE.spec(devices=amd_gpus("gpu-a")),
         AMD_CLASS,
-        amd_claim("shared"),
-        claim_pod("p1", "shared"),
-        claim_pod("p2", "shared"),
+        AMD_CLAIM.named("shared"),
+        POD.named("p1").resource_claim("gpu", "shared"),
+        POD.named("p2").resource_claim("gpu", "shared"),
     )
     assert {w["name"]: w["verdict"] for w in result["workloads"]} == {
         "ml/p1": "runs_now",
@@ -415,19 +373,12 @@ def test_it_allocates_a_claim_two_pending_pods_name_once_and_runs_both():
 # --- requests: KEP-753 order, pod-level resources, the API server's validation ----
 
 
-def container(name: str, cpu: str, **extra: Any) -> dict[str, Any]:
-    return {"name": name, "resources": {"requests": {"cpu": cpu}}, **extra}
+# the pod ml/p as created (no container until said)
+P = pod_object("ml", "p")
 
 
-def one_pod(spec: dict[str, Any]):  # type: ignore[no-untyped-def]
-    snapshot = parse(
-        {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": "p", "namespace": "ml"},
-            "spec": spec,
-        }
-    )
+def one_pod(pod: PodObjectBuilder):  # type: ignore[no-untyped-def]
+    snapshot = parse(pod)
     assert [str(e) for e in snapshot.errors] == []
     (found,) = snapshot.cluster.pods
     return found
@@ -438,38 +389,38 @@ def test_it_adds_the_sidecars_started_before_an_init_container_to_its_need():
     init container i needs itself + restartable init containers before it. Sidecar
     1 CPU, then init 3 CPU, app 1 CPU: init phase 1+3 = 4, run phase 1+1 = 2;
     the pod requests max(2, 4) = 4 CPU (not max(2, 3) = 3)."""
-    spec = {
-        "initContainers": [container("side", "1", restartPolicy="Always"), container("init", "3")],
-        "containers": [container("app", "1")],
-    }
-    assert one_pod(spec).requests.cpu_milli == 4000
+    pod = (
+        P.init_container("side", {"cpu": "1"}, restartPolicy="Always")
+        .init_container("init", {"cpu": "3"})
+        .container("app", {"cpu": "1"})
+    )
+    assert one_pod(pod).requests.cpu_milli == 4000
 
 
 def test_it_does_not_add_sidecars_started_after_an_init_container():
     """Same rule: init 3 CPU first, then sidecar 1 CPU, app 1 CPU: init phase 3,
     run phase 1+1 = 2; the pod requests 3 CPU."""
-    spec = {
-        "initContainers": [container("init", "3"), container("side", "1", restartPolicy="Always")],
-        "containers": [container("app", "1")],
-    }
-    assert one_pod(spec).requests.cpu_milli == 3000
+    pod = (
+        P.init_container("init", {"cpu": "3"})
+        .init_container("side", {"cpu": "1"}, restartPolicy="Always")
+        .container("app", {"cpu": "1"})
+    )
+    assert one_pod(pod).requests.cpu_milli == 3000
 
 
 def test_it_takes_pod_level_requests_instead_of_the_containers_sum():
     """PodRequests (KEP-2837): pod-level spec.resources.requests of cpu and memory
     replace the aggregate of the containers. Containers 1+1 CPU, pod-level 5 CPU."""
-    spec = {
-        "resources": {"requests": {"cpu": "5"}},
-        "containers": [container("a", "1"), container("b", "1")],
-    }
-    assert one_pod(spec).requests.cpu_milli == 5000
+    pod = (
+        P.pod_spec(resources={"requests": {"cpu": "5"}})
+        .container("a", {"cpu": "1"})
+        .container("b", {"cpu": "1"})
+    )
+    assert one_pod(pod).requests.cpu_milli == 5000
 
 
 def invalid(limits: dict[str, Any], requests: dict[str, Any] | None = None) -> tuple[str, str]:
-    resources = {"limits": limits, "requests": requests or {}}
-    body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ml"}}
-    body["spec"] = {"containers": [{"name": "c", "resources": resources}]}
-    snapshot = parse(body)
+    snapshot = parse(P.container(requests=requests or {}, limits=limits))
     assert snapshot.cluster.pods == ()
     (error,) = snapshot.errors
     return error.field, error.reason
@@ -509,7 +460,7 @@ def test_it_refuses_a_gpu_request_other_than_its_limit():
 def test_it_refuses_a_node_advertising_more_than_1024_devices_of_a_kind():
     """Issue 28 item 6: a Node with nvidia.com/gpu 65536 is an input error naming it,
     not 40 s of evaluation."""
-    snapshot = parse(node("huge", gpus=65536))
+    snapshot = parse(NODE.named("huge").gpus(65536))
     assert snapshot.cluster.nodes == ()
     (error,) = snapshot.errors
     assert (error.object, error.field) == ("Node/huge", "status.allocatable.nvidia.com/gpu")
@@ -519,74 +470,54 @@ def test_it_refuses_a_node_advertising_more_than_1024_devices_of_a_kind():
 # --- admission: Priority, ExtendedResourceToleration ------------------------------
 
 
-def priority_class(name: str, value: int, default: bool = False) -> dict[str, Any]:
-    return {
-        "apiVersion": "scheduling.k8s.io/v1",
-        "kind": "PriorityClass",
-        "metadata": {"name": name},
-        "value": value,
-        "globalDefault": default,
-    }
+# a PriorityClass (not the global default); a pod as written by hand or built from a
+# template: no status, no priority
+PRIORITY_CLASS = kube_object("scheduling.k8s.io/v1", "PriorityClass", "").top(globalDefault=False)
+MANIFEST = pod_object("ml", "").container(requests={"cpu": "1"}).as_written()
 
 
-def manifest(name: str, **spec: Any) -> dict[str, Any]:
-    """A pod as written by hand or built from a template: no status, no priority."""
-    body = {"containers": [container("c", "1")], **spec}
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "ml"},
-        "spec": body,
-    }
-
-
-def priorities(*objects: dict[str, Any]) -> dict[str, int]:
+def priorities(*objects: KubeObject) -> dict[str, int]:
     return {p.name: p.priority for p in parse(*objects).cluster.pods}
 
 
 def test_it_gives_a_pod_its_priority_class_value():
     """plugin/pkg/admission/priority/admission.go: a pod's priorityClassName sets
     spec.priority to the class's value (1000), not 0."""
-    found = priorities(priority_class("high", 1000), manifest("p", priorityClassName="high"))
+    high = PRIORITY_CLASS.named("high").top(value=1000)
+    found = priorities(high, MANIFEST.named("p").pod_spec(priorityClassName="high"))
     assert found == {"p": 1000}
 
 
 def test_it_gives_a_pod_without_a_class_the_lowest_global_default():
     """admission.go getDefaultPriorityClass: with two globalDefault classes (100 and
     50) the one of lowest value is used: 50."""
+    default = PRIORITY_CLASS.top(globalDefault=True)
     found = priorities(
-        priority_class("a", 100, default=True), priority_class("b", 50, default=True), manifest("p")
+        default.named("a").top(value=100), default.named("b").top(value=50), MANIFEST.named("p")
     )
     assert found == {"p": 50}
 
 
 def test_it_blocks_a_pod_naming_a_priority_class_that_does_not_exist():
     """admission.go: "no PriorityClass with name X was found": the pod is refused."""
-    snapshot = parse(priority_class("high", 1000), manifest("p", priorityClassName="nope"))
+    high = PRIORITY_CLASS.named("high").top(value=1000)
+    snapshot = parse(high, MANIFEST.named("p").pod_spec(priorityClassName="nope"))
     (found,) = snapshot.cluster.pods
     assert found.unsupported == (
         "no PriorityClass with name nope was found: admission refuses the pod",
     )
 
 
-def gke_node(name: str) -> dict[str, Any]:
-    allocatable = {
-        "cpu": "208",
-        "memory": "1800Gi",
-        "ephemeral-storage": "2Ti",
-        "pods": "110",
-        "nvidia.com/gpu": "8",
-    }
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {
-            "name": name,
-            "labels": {"kubernetes.io/hostname": name, "cloud.google.com/gke-nodepool": "a3-pool"},
-        },
-        "spec": {"taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]},
-        "status": {"allocatable": allocatable, "capacity": allocatable},
-    }
+# an a3 of GKE's a3-pool: 8 GPUs, tainted as GKE taints GPU nodes
+GKE_A3 = (
+    node_object("")
+    .hostname()
+    .label(GKE_POOL, "a3-pool")
+    .taint(GPU, "present")
+    .allocatable(cpu="208", memory="1800Gi", pods="110")
+    .allocatable({"ephemeral-storage": "2Ti", GPU: "8"})
+    .capacity()
+)
 
 
 def test_it_adds_gkes_gpu_toleration_to_pods_built_from_a_template(shared_data):
@@ -598,7 +529,7 @@ def test_it_adds_gkes_gpu_toleration_to_pods_built_from_a_template(shared_data):
 
     lws = shared_data / "upstream-examples/kubernetes-sigs+lws/docs/examples/vllm/GPU/lws.yaml"
     objects = [o for _, o in read_objects(lws) if o.get("kind") == "LeaderWorkerSet"]
-    snapshot = parse(*(gke_node(f"n{i}") for i in range(4)), *objects)
+    snapshot = parse(*(GKE_A3.named(f"n{i}") for i in range(4)), *objects)
     assert [str(e) for e in snapshot.errors] == []
     result = evaluate(snapshot.cluster, at=AT).to_json()
     assert {w["verdict"] for w in result["workloads"]} == {"runs_now"}
@@ -607,10 +538,7 @@ def test_it_adds_gkes_gpu_toleration_to_pods_built_from_a_template(shared_data):
 # --- GKE sharing labels, KAI fractions, KEP-5004 names --------------------------------
 
 
-def gke_gpu_node(name: str, gpus: int, **labels: str) -> dict[str, Any]:
-    found = node(name, gpus=gpus, **labels)
-    found["metadata"]["labels"]["cloud.google.com/gke-nodepool"] = "pool"
-    return found
+GKE_NODE = NODE.label(GKE_POOL, "pool")
 
 
 def test_it_reads_a_gke_mig_partitioned_node_as_its_physical_gpus():
@@ -621,7 +549,7 @@ def test_it_reads_a_gke_mig_partitioned_node_as_its_physical_gpus():
         "cloud.google.com/gke-accelerator": "nvidia-tesla-a100",
         "cloud.google.com/gke-gpu-partition-size": "1g.5gb",
     }
-    (found,) = parse(gke_gpu_node("a2", 7, **labels)).cluster.nodes
+    (found,) = parse(GKE_NODE.named("a2").gpus(7).labels(labels)).cluster.nodes
     assert (found.gpu_count, len(found.devices)) == (1, 7)
 
 
@@ -633,14 +561,13 @@ def test_it_reads_a_gke_time_shared_node_as_its_physical_gpus():
         "cloud.google.com/gke-gpu-sharing-strategy": "time-sharing",
         "cloud.google.com/gke-max-shared-clients-per-gpu": "2",
     }
-    (found,) = parse(gke_gpu_node("g2", 2, **labels)).cluster.nodes
+    (found,) = parse(GKE_NODE.named("g2").gpus(2).labels(labels)).cluster.nodes
     assert (found.gpu_count, len(found.devices)) == (1, 2)
     assert sorted(d.unit_gpu_milli for d in found.devices) == [500, 500]
 
 
-def kai_pod(name: str, **annotations: str) -> dict[str, Any]:
-    """KAI's upstream gpu-sharing example pod (docs/gpu-sharing/gpu-sharing.yaml)."""
-    return pod(name, schedulerName="kai-scheduler", metadata={"annotations": annotations})
+# a pod of KAI's scheduler, as its upstream gpu-sharing example (docs/gpu-sharing)
+KAI_POD = POD.scheduler("kai-scheduler")
 
 
 def test_it_reads_a_kai_gpu_fraction_as_half_a_gpu():
@@ -648,9 +575,9 @@ def test_it_reads_a_kai_gpu_fraction_as_half_a_gpu():
     1-GPU node (a running pod holds it) the pod does not run now; read as 0 GPUs it
     would."""
     found = workloads(
-        node("a", gpus=1),
-        pod("busy", gpus=1, node_name="a"),
-        kai_pod("half", **{"gpu-fraction": "0.5"}),
+        NODE.named("a").gpus(1),
+        POD.named("busy").limits({GPU: "1"}).on("a"),
+        KAI_POD.named("half").annotation("gpu-fraction", "0.5"),
     )
     assert found["ml/half"]["gpus"] == 0.5
     assert found["ml/half"]["verdict"] != "runs_now"
@@ -659,40 +586,27 @@ def test_it_reads_a_kai_gpu_fraction_as_half_a_gpu():
 def test_it_places_two_kai_halves_on_one_gpu():
     """Two gpu-fraction 0.5 pods share the one GPU of a node: both run now."""
     found = workloads(
-        node("a", gpus=1),
-        kai_pod("h1", **{"gpu-fraction": "0.5"}),
-        kai_pod("h2", **{"gpu-fraction": "0.5"}),
+        NODE.named("a").gpus(1),
+        KAI_POD.named("h1").annotation("gpu-fraction", "0.5"),
+        KAI_POD.named("h2").annotation("gpu-fraction", "0.5"),
     )
     assert {found["ml/h1"]["verdict"], found["ml/h2"]["verdict"]} == {"runs_now"}
 
 
 def test_it_says_a_kai_gpu_memory_share_is_not_modelled():
     """KAI gpu-memory (MiB instead of a fraction) is not modelled: blocked, said."""
-    found = workloads(node("a", gpus=1), kai_pod("m", **{"gpu-memory": "2000"}))
+    found = workloads(NODE.named("a").gpus(1), KAI_POD.named("m").annotation("gpu-memory", "2000"))
     assert found["ml/m"]["reasons"][0].startswith("unsupported: KAI gpu-memory")
 
 
-def mig_slice(node_name: str, count: int) -> dict[str, Any]:
-    """A DRA driver's MIG devices of profile 1g.12gb on one node."""
-    devices = [
-        {
-            "name": f"gpu-0-mig-1g12gb-{i}",
-            "attributes": {"type": {"string": "mig"}, "profile": {"string": "1g.12gb"}},
-        }
-        for i in range(count)
-    ]
-    spec = {
-        "driver": "gpu.nvidia.com",
-        "nodeName": node_name,
-        "pool": {"name": node_name},
-        "devices": devices,
-    }
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": node_name},
-        "spec": spec,
-    }
+# a DRA driver's slice of one MIG device of profile 1g.12gb, named after its node
+MIG_DEVICE = {
+    "name": "gpu-0-mig-1g12gb-0",
+    "attributes": {"type": {"string": "mig"}, "profile": {"string": "1g.12gb"}},
+}
+MIG_SLICE = kube_object(DRA, "ResourceSlice", "").spec(
+    driver="gpu.nvidia.com", devices=[MIG_DEVICE]
+)
 
 
 def mig_example(shared_data) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
@@ -709,7 +623,9 @@ def test_it_serves_an_extended_resource_name_from_its_device_class(shared_data):
     nvidia.com/mig-1g.12gb, so the scheduler allocates a device of the class
     mapping it; the worker's DRA slice has one 1g.12gb instance: the pod runs now."""
     objects = mig_example(shared_data)
-    found = workloads(dra_node("kind-dra-1-worker"), mig_slice("kind-dra-1-worker", 1), *objects)
+    worker = "kind-dra-1-worker"
+    mig = MIG_SLICE.named(worker).spec(nodeName=worker, pool={"name": worker})
+    found = workloads(DRA_NODE.named(worker), mig, *objects)
     assert found["extended-resource-mig-1g12gb/mig-1g12gb-pod"]["verdict"] == "runs_now"
 
 
@@ -718,16 +634,23 @@ def test_it_maps_the_implicit_deviceclass_resource_name_to_its_class(shared_data
     asking 1 of it, on a node whose DRA slice has one instance of the class: runs now
     (read as an unknown extended resource, nothing would offer it)."""
     device_class = next(o for o in mig_example(shared_data) if o["kind"] == "DeviceClass")
-    asking = pod("q")
-    limits = {"deviceclass.resource.kubernetes.io/mig-1g-12gb.gpu.nvidia.com": "1"}
-    asking["spec"]["containers"][0]["resources"]["limits"] = limits
-    found = workloads(dra_node("w"), mig_slice("w", 1), device_class, asking)
+    asking = POD.named("q").limits(
+        {"deviceclass.resource.kubernetes.io/mig-1g-12gb.gpu.nvidia.com": "1"}
+    )
+    mig = MIG_SLICE.named("w").spec(nodeName="w", pool={"name": "w"})
+    found = workloads(DRA_NODE.named("w"), mig, device_class, asking)
     assert found["ml/q"]["verdict"] == "runs_now"
 
 
 # --- Kueue ResourceFlavors ----------------------------------------------------------
 
 KUEUE_TAS = "upstream-examples/kubernetes-sigs+kueue/site/static/examples/tas"
+TAS_USER_QUEUE = local_queue_object("default", "tas-user-queue", "cq")
+
+
+def flavor(name: str) -> ObjectBuilder:
+    """A Kueue ResourceFlavor whose nodes are labelled pool=<name>."""
+    return kube_object(KUEUE, "ResourceFlavor", name).spec(nodeLabels={"pool": name})
 
 
 def kueue_objects(shared_data, name: str) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
@@ -736,43 +659,22 @@ def kueue_objects(shared_data, name: str) -> list[dict[str, Any]]:  # type: igno
     return [o for _, o in read_objects(shared_data / KUEUE_TAS / name)]
 
 
-def queued_job(name: str, pods: int, gpus: int = 0, cpu: str = "1", **spec: Any) -> dict[str, Any]:
-    """A Job in the TAS examples' LocalQueue (like sample-job-required.yaml)."""
-    limits = {"nvidia.com/gpu": str(gpus)} if gpus else {}
-    resources = {"requests": {"cpu": cpu, "memory": "200Mi"}, "limits": limits}
-    template = {
-        "spec": {
-            "containers": [{"name": "c", "resources": resources}],
-            "restartPolicy": "Never",
-            **spec,
-        }
-    }
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {
-            "name": name,
-            "namespace": "default",
-            "labels": {"kueue.x-k8s.io/queue-name": "tas-user-queue"},
-        },
-        "spec": {"parallelism": pods, "completions": pods, "template": template},
-    }
+# a Job in the TAS examples' LocalQueue (like sample-job-required.yaml), pods of 1 cpu
+QUEUED_JOB = (
+    job_object("default", "")
+    .label("kueue.x-k8s.io/queue-name", "tas-user-queue")
+    .requests(cpu="1", memory="200Mi")
+    .pod_spec(restartPolicy="Never")
+)
+# an 8-GPU node of block b1, rack r1 (no node group); one of tas-group
+UNGROUPED = NODE.labels(
+    {"cloud.provider.com/topology-block": "b1", "cloud.provider.com/topology-rack": "r1"}
+)
+TAS_NODE = UNGROUPED.label("cloud.provider.com/node-group", "tas-group")
 
 
-def tas_node(
-    name: str, cpu: str = "64", gpus: int = 8, group: str | None = "tas-group", taint: bool = False
-) -> dict[str, Any]:
-    found = node(name, gpus=gpus)
-    found["status"]["allocatable"]["cpu"] = cpu
-    labels = found["metadata"]["labels"]
-    labels |= {"cloud.provider.com/topology-block": "b1", "cloud.provider.com/topology-rack": "r1"}
-    if group:
-        labels["cloud.provider.com/node-group"] = group
-    if taint:
-        found["spec"] = {
-            "taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
-        }
-    return found
+def job_of(name: str, pods: int) -> PodSpecBuilder:
+    return QUEUED_JOB.named(name).spec(parallelism=pods, completions=pods)
 
 
 def test_it_gives_a_kueue_pod_set_its_flavors_tolerations(shared_data):
@@ -780,10 +682,10 @@ def test_it_gives_a_kueue_pod_set_its_flavors_tolerations(shared_data):
     sample-gpu-queues.yaml's tas-flavor tolerates nvidia.com/gpu NoSchedule; a 2-pod
     1-GPU job without tolerations on two tainted 8-GPU nodes of the flavor runs now."""
     found = workloads(
-        tas_node("n1", taint=True),
-        tas_node("n2", taint=True),
+        TAS_NODE.named("n1").taint(GPU, "present"),
+        TAS_NODE.named("n2").taint(GPU, "present"),
         *kueue_objects(shared_data, "sample-gpu-queues.yaml"),
-        queued_job("train", 2, gpus=1),
+        job_of("train", 2).limits({GPU: "1"}),
     )
     assert {w["verdict"] for w in found.values()} == {"runs_now"}
 
@@ -794,10 +696,10 @@ def test_it_keeps_a_kueue_pod_set_on_its_flavors_nodes(shared_data):
     half a CPU, the unlabelled node 64: a 1-CPU pod does not run now (it would run
     on the unlabelled node without the flavor's labels)."""
     found = workloads(
-        tas_node("tas", cpu="500m"),
-        tas_node("other", group=None),
+        TAS_NODE.named("tas").allocatable(cpu="500m"),
+        UNGROUPED.named("other"),
         *kueue_objects(shared_data, "sample-queues.yaml"),
-        queued_job("j", 1),
+        job_of("j", 1),
     )
     assert {w["verdict"] for w in found.values()} != {"runs_now"}
 
@@ -806,49 +708,34 @@ def test_it_skips_a_flavor_whose_taints_the_pod_set_does_not_tolerate():
     """flavorassigner.go: a flavor whose nodeTaints (NoSchedule) the pods do not
     tolerate is skipped; the next flavor in the ClusterQueue's order is taken:
     spot (tainted) then on-demand: the pods get pool=on-demand."""
-    flavors = [
-        {
-            "apiVersion": "kueue.x-k8s.io/v1beta1",
-            "kind": "ResourceFlavor",
-            "metadata": {"name": name},
-            "spec": {"nodeLabels": {"pool": name}, **extra},
-        }
-        for name, extra in (
-            ("spot", {"nodeTaints": [{"key": "spot", "value": "true", "effect": "NoSchedule"}]}),
-            ("on-demand", {}),
-        )
-    ]
+    spot_taint = {"key": "spot", "value": "true", "effect": "NoSchedule"}
     quota = [{"name": "cpu", "nominalQuota": 10}, {"name": "memory", "nominalQuota": "10Gi"}]
-    queue = {
-        "apiVersion": "kueue.x-k8s.io/v1beta1",
-        "kind": "ClusterQueue",
-        "metadata": {"name": "cq"},
-        "spec": {
-            "resourceGroups": [
-                {
-                    "coveredResources": ["cpu", "memory"],
-                    "flavors": [
-                        {"name": "spot", "resources": quota},
-                        {"name": "on-demand", "resources": quota},
-                    ],
-                }
-            ]
-        },
+    group = {
+        "coveredResources": ["cpu", "memory"],
+        "flavors": [
+            {"name": "spot", "resources": quota},
+            {"name": "on-demand", "resources": quota},
+        ],
     }
-    local = {
-        "apiVersion": "kueue.x-k8s.io/v1beta1",
-        "kind": "LocalQueue",
-        "metadata": {"name": "tas-user-queue", "namespace": "default"},
-        "spec": {"clusterQueue": "cq"},
-    }
-    snapshot = parse(*flavors, queue, local, queued_job("j", 1))
+    snapshot = parse(
+        flavor("spot").spec(nodeTaints=[spot_taint]),
+        flavor("on-demand"),
+        cluster_queue_object("cq", group),
+        TAS_USER_QUEUE,
+        job_of("j", 1),
+    )
     assert [str(e) for e in snapshot.errors] == []
     assert {p.node_selector.get("pool") for p in snapshot.cluster.pods} == {"on-demand"}
 
 
 # --- training jobs and LeaderWorkerSet: one reading with or without their pods -------
 
+LWS = "leaderworkerset.sigs.k8s.io"
+
 KAI_PYTORCH = "upstream-examples/NVIDIA+KAI-Scheduler/docs/batch/pytorch-job.yaml"
+TRAIN_JOB = kube_object("trainer.kubeflow.org/v1alpha1", "TrainJob", "llm", "ml").spec(
+    runtimeRef={"name": "torch-distributed"}
+)
 LWS_VLLM = "upstream-examples/kubernetes-sigs+lws/docs/examples/vllm/GPU/lws.yaml"
 
 
@@ -862,7 +749,8 @@ def test_it_reads_a_pytorchjob_as_one_gang_of_its_replicas(shared_data):
     """training-operator pkg/controller.v1/pytorch: KAI's example PyTorchJob makes
     Master x1 + Worker x2 pods, 1 GPU each; all or nothing: one gang of 3 pods,
     3 GPUs (it was ignored: no demand at all)."""
-    found = workloads(node("a", gpus=8), *example_objects(shared_data, KAI_PYTORCH, "PyTorchJob"))
+    pytorch = example_objects(shared_data, KAI_PYTORCH, "PyTorchJob")
+    found = workloads(NODE.named("a"), *pytorch)
     job = found["default/pytorch-dist-mnist-nccl"]
     assert (job["kind"], job["pods"], job["gpus"]) == ("gang", 3, 3)
 
@@ -870,20 +758,10 @@ def test_it_reads_a_pytorchjob_as_one_gang_of_its_replicas(shared_data):
 def test_it_reads_a_kueue_queued_trainjob_as_one_gang_of_its_nodes():
     """Kubeflow Trainer v2: a TrainJob of numNodes 2, 4 GPUs per node, in a Kueue queue
     (admitted as one Workload): one gang of 2 pods, 8 GPUs."""
-    train = {
-        "apiVersion": "trainer.kubeflow.org/v1alpha1",
-        "kind": "TrainJob",
-        "metadata": {
-            "name": "llm",
-            "namespace": "ml",
-            "labels": {"kueue.x-k8s.io/queue-name": "q"},
-        },
-        "spec": {
-            "runtimeRef": {"name": "torch-distributed"},
-            "trainer": {"numNodes": 2, "resourcesPerNode": {"limits": {"nvidia.com/gpu": "4"}}},
-        },
-    }
-    found = workloads(node("a", gpus=8), train)
+    train = TRAIN_JOB.label("kueue.x-k8s.io/queue-name", "q").spec(
+        trainer={"numNodes": 2, "resourcesPerNode": {"limits": {GPU: "4"}}}
+    )
+    found = workloads(NODE.named("a"), train)
     assert (found["ml/llm"]["kind"], found["ml/llm"]["pods"], found["ml/llm"]["gpus"]) == (
         "gang",
         2,
@@ -891,20 +769,14 @@ def test_it_reads_a_kueue_queued_trainjob_as_one_gang_of_its_nodes():
     )
 
 
-def lws_pod(name: str, group: int, leader: bool) -> dict[str, Any]:
-    """A pod as the LWS controller creates it (labels, size annotation), pending."""
-    found = pod(name, gpus=8)
-    found["metadata"] = {
-        "name": name,
-        "namespace": "default",
-        "labels": {
-            "leaderworkerset.sigs.k8s.io/name": "vllm",
-            "leaderworkerset.sigs.k8s.io/group-index": str(group),
-            "leaderworkerset.sigs.k8s.io/worker-index": "0" if leader else "1",
-        },
-        "annotations": {"leaderworkerset.sigs.k8s.io/size": "2"},
-    }
-    return found
+# a pending pod as the LWS controller creates it for vllm (labels, size annotation)
+LWS_POD = (
+    pod_object("default", "")
+    .requests(cpu="1")
+    .limits({GPU: "8"})
+    .label(f"{LWS}/name", "vllm")
+    .annotation(f"{LWS}/size", "2")
+)
 
 
 def test_it_reads_a_leaderworkerset_the_same_with_or_without_its_pods(shared_data):
@@ -913,13 +785,16 @@ def test_it_reads_a_leaderworkerset_the_same_with_or_without_its_pods(shared_dat
     4 exported pods, the workloads are the same 4 pods kube-scheduler places one by
     one (``pkg/scheduler/schedule_one.go`` ``ScheduleOne``)."""
     lws = example_objects(shared_data, LWS_VLLM, "LeaderWorkerSet")
-    nodes = [gke_node(f"n{i}") for i in range(4)]
+    nodes = [GKE_A3.named(f"n{i}") for i in range(4)]
     built = workloads(*nodes, *lws)
     exported_pods = [
-        lws_pod("vllm-0", 0, True),
-        lws_pod("vllm-0-1", 0, False),
-        lws_pod("vllm-1", 1, True),
-        lws_pod("vllm-1-1", 1, False),
+        LWS_POD.named(name).labels({f"{LWS}/group-index": group, f"{LWS}/worker-index": worker})
+        for name, group, worker in (
+            ("vllm-0", "0", "0"),
+            ("vllm-0-1", "0", "1"),
+            ("vllm-1", "1", "0"),
+            ("vllm-1-1", "1", "1"),
+        )
     ]
     exported = workloads(*nodes, *lws, *exported_pods)
     shape = {k: (w["kind"], w["pods"]) for k, w in built.items()}
@@ -934,32 +809,22 @@ def test_it_stores_and_reloads_claim_allocations_exactly(shared_data):
     from topology.model.serialize import cluster_from_json, cluster_to_json
 
     status = allocation_status(shared_data)
-    deleted = {"deletionTimestamp": "2026-12-04T23:59:00Z"}
     snapshot = parse(
-        dra_node(),
-        amd_slice(WORKER, ["gpu-48-176"]),
+        DRA_NODE,
+        WORKER_SLICE.spec(devices=amd_gpus("gpu-48-176")),
         AMD_CLASS,
-        amd_claim("gpu-claim", status),
-        claim_pod("pod1", "gpu-claim", WORKER),
-        pod("gone", metadata=deleted),
+        AMD_CLAIM.named("gpu-claim").top(status=status),
+        POD.named("pod1").resource_claim("gpu", "gpu-claim").on(WORKER),
+        POD.named("gone").deleting("2026-12-04T23:59:00Z"),
     )
     stored = cluster_to_json(snapshot.cluster)
     assert cluster_from_json(stored) == snapshot.cluster
     assert cluster_to_json(cluster_from_json(stored)) == stored
 
 
-def two_flavor_queue(spot_gpus: int, on_demand_gpus: int) -> list[dict[str, Any]]:
+def two_flavor_queue(spot_gpus: int, on_demand_gpus: int) -> list[ObjectBuilder]:
     """ClusterQueue cq: one resource group, flavors spot then on-demand (nodeLabels
     pool=<flavor>), nvidia.com/gpu quota per flavor; LocalQueue tas-user-queue."""
-    flavors = [
-        {
-            "apiVersion": "kueue.x-k8s.io/v1beta1",
-            "kind": "ResourceFlavor",
-            "metadata": {"name": name},
-            "spec": {"nodeLabels": {"pool": name}},
-        }
-        for name in ("spot", "on-demand")
-    ]
 
     def quota(gpus: int) -> list[dict[str, Any]]:
         return [
@@ -975,28 +840,16 @@ def two_flavor_queue(spot_gpus: int, on_demand_gpus: int) -> list[dict[str, Any]
             {"name": "on-demand", "resources": quota(on_demand_gpus)},
         ],
     }
-    queue = {
-        "apiVersion": "kueue.x-k8s.io/v1beta1",
-        "kind": "ClusterQueue",
-        "metadata": {"name": "cq"},
-        "spec": {"resourceGroups": [group]},
-    }
-    local = {
-        "apiVersion": "kueue.x-k8s.io/v1beta1",
-        "kind": "LocalQueue",
-        "metadata": {"name": "tas-user-queue", "namespace": "default"},
-        "spec": {"clusterQueue": "cq"},
-    }
-    return [*flavors, queue, local]
+    queue = cluster_queue_object("cq", group)
+    return [flavor("spot"), flavor("on-demand"), queue, TAS_USER_QUEUE]
 
 
 def test_it_admits_a_kueue_pod_set_against_its_own_flavors_quota():
     """flavorassigner.go: quota is per flavor and resource. spot has 2 GPUs of quota,
     on-demand 8; the pod set takes spot (first flavor) and asks 4 GPUs: it waits for
     quota (summed over flavors, 10 >= 4, it would be admitted)."""
-    pool = tas_node("spot-1", gpus=8)
-    pool["metadata"]["labels"]["pool"] = "spot"
-    found = workloads(pool, *two_flavor_queue(2, 8), queued_job("j", 1, gpus=4))
+    spot = TAS_NODE.named("spot-1").label("pool", "spot")
+    found = workloads(spot, *two_flavor_queue(2, 8), job_of("j", 1).limits({GPU: "4"}))
     (job,) = found.values()
     assert job["verdict"] == "waiting"
     assert job["reasons"] == [
@@ -1007,7 +860,8 @@ def test_it_admits_a_kueue_pod_set_against_its_own_flavors_quota():
 def test_it_refuses_a_resource_slice_of_more_than_128_devices():
     """resource.k8s.io/v1 ResourceSliceMaxDevices = 128: the API server refuses a
     larger slice; here it is an input error naming it, not unbounded work."""
-    snapshot = parse(dra_node(), amd_slice(WORKER, [f"gpu-{i}" for i in range(129)]))
+    devices = amd_gpus(*(f"gpu-{i}" for i in range(129)))
+    snapshot = parse(DRA_NODE, WORKER_SLICE.spec(devices=devices))
     (error,) = snapshot.errors
     assert (error.field, error.reason) == ("spec.devices", "must have at most 128 items, got 129")
 
@@ -1015,13 +869,8 @@ def test_it_refuses_a_resource_slice_of_more_than_128_devices():
 def test_it_says_on_a_trainjobs_pods_that_its_runtime_is_not_read():
     """The TrainJob's runtime (its pod template) is not read: said on each pod it
     builds, not only in the evaluation's global notes."""
-    train = {
-        "apiVersion": "trainer.kubeflow.org/v1alpha1",
-        "kind": "TrainJob",
-        "metadata": {"name": "llm", "namespace": "ml"},
-        "spec": {"runtimeRef": {"name": "torch-distributed"}, "trainer": {"numNodes": 1}},
-    }
-    (said,) = parse(node("a"), train).cluster.unsupported
+    train = TRAIN_JOB.spec(trainer={"numNodes": 1})
+    (said,) = parse(NODE.named("a"), train).cluster.unsupported
     assert (said.object, said.blocking) == ("Pod/ml/llm-node-0-0", False)
     assert "ClusterTrainingRuntime/torch-distributed is not read" in said.reason
 
@@ -1032,7 +881,7 @@ def test_it_applies_no_flavor_it_has_not_read(shared_data):
     objects = [
         o for o in kueue_objects(shared_data, "sample-queues.yaml") if o["kind"] != "ResourceFlavor"
     ]
-    snapshot = parse(tas_node("other", group=None), *objects, queued_job("j", 1))
+    snapshot = parse(UNGROUPED.named("other"), *objects, job_of("j", 1))
     (found,) = snapshot.cluster.pods
     assert (found.node_selector, found.not_ours) == ({}, None)
     assert [u.reason for u in snapshot.cluster.unsupported] == [
@@ -1042,21 +891,16 @@ def test_it_applies_no_flavor_it_has_not_read(shared_data):
 
 # --- a gang only where something enforces all-or-nothing (issue 46) -------------------
 
+EIGHT_GPU_POD_SPEC = {
+    "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}, "limits": {GPU: "8"}}}]
+}
 
-def gpu_lws(**template_spec: Any) -> dict[str, Any]:
-    """An LWS of 2 groups x 4 pods, 8 GPUs each."""
-    limits = {"nvidia.com/gpu": "8"}
-    container = {"name": "c", "resources": {"requests": {"cpu": "1"}, "limits": limits}}
-    spec = {"containers": [container], **template_spec}
-    return {
-        "apiVersion": "leaderworkerset.x-k8s.io/v1",
-        "kind": "LeaderWorkerSet",
-        "metadata": {"name": "vllm", "namespace": "ml"},
-        "spec": {
-            "replicas": 2,
-            "leaderWorkerTemplate": {"size": 4, "workerTemplate": {"spec": spec}},
-        },
-    }
+
+# an LWS of 2 groups x 4 pods, 8 GPUs each
+GPU_LWS = kube_object("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", "vllm", "ml").spec(
+    replicas=2,
+    leaderWorkerTemplate={"size": 4, "workerTemplate": {"spec": EIGHT_GPU_POD_SPEC}},
+)
 
 
 def test_it_binds_an_unenforced_leaderworkerset_pod_by_pod_and_says_the_group_cannot_start():
@@ -1066,7 +910,7 @@ def test_it_binds_an_unenforced_leaderworkerset_pod_by_pod_and_says_the_group_ca
     free 8-GPU nodes: 6 pods bind (one per node), 2 cannot. One group binds whole, the
     other 2 of 4: its 2 bound pods hold 16 GPUs while it cannot start, said on each of
     its pods (it read 4 run and 4 blocked, as two gangs)."""
-    found = workloads(*(node(f"n{i}") for i in range(6)), gpu_lws())
+    found = workloads(*(NODE.named(f"n{i}") for i in range(6)), GPU_LWS)
     assert {w["kind"] for w in found.values()} == {"pod"}
     verdicts = [w["verdict"] for w in found.values()]
     assert (verdicts.count("runs_now"), len(verdicts)) == (6, 8)
@@ -1083,7 +927,9 @@ def test_it_keeps_a_leaderworkerset_group_a_gang_under_a_gang_scheduler():
     lws ``pkg/schedulerprovider``: one PodGroup per group of minMember size): each
     group is all-or-nothing. On 6 free 8-GPU nodes one group of 4 runs, the other
     (needs 4 nodes, 2 left) does not start at all."""
-    found = workloads(*(node(f"n{i}") for i in range(6)), gpu_lws(schedulerName="volcano"))
+    template = ("spec", "leaderWorkerTemplate", "workerTemplate", "spec")
+    volcano = GPU_LWS.field(*template, schedulerName="volcano")
+    found = workloads(*(NODE.named(f"n{i}") for i in range(6)), volcano)
     assert {k: (w["kind"], w["pods"]) for k, w in found.items()} == {
         "ml/vllm-0": ("gang", 4),
         "ml/vllm-1": ("gang", 4),
@@ -1096,18 +942,13 @@ def test_it_reads_a_pytorchjob_without_a_gang_scheduler_as_separate_pods():
     PodGroup only when started with ``--gang-scheduler-name`` (the pods then name that
     scheduler); a job with no queue and default-scheduler templates is 3 pods
     kube-scheduler binds one by one."""
-    gpu = {"containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": "8"}}}]}
-    job = {
-        "apiVersion": "kubeflow.org/v1",
-        "kind": "PyTorchJob",
-        "metadata": {"name": "mnist", "namespace": "ml"},
-        "spec": {
-            "pytorchReplicaSpecs": {
-                "Master": {"replicas": 1, "template": {"spec": gpu}},
-                "Worker": {"replicas": 2, "template": {"spec": gpu}},
-            }
-        },
-    }
-    snapshot = parse(node("a"), job)
+    gpu = {"containers": [{"name": "c", "resources": {"limits": {GPU: "8"}}}]}
+    job = kube_object("kubeflow.org/v1", "PyTorchJob", "mnist", "ml").spec(
+        pytorchReplicaSpecs={
+            "Master": {"replicas": 1, "template": {"spec": gpu}},
+            "Worker": {"replicas": 2, "template": {"spec": gpu}},
+        }
+    )
+    snapshot = parse(NODE.named("a"), job)
     assert snapshot.cluster.gangs == ()
     assert {p.app_group for p in snapshot.cluster.pods} == {"ml/mnist"}
