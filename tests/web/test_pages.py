@@ -471,7 +471,7 @@ def test_it_stores_the_node_group_patch_and_provisioning_request_to_apply(
 def test_it_pins_the_recommendations_page_query_count(
     signed_in: Any, topology_evaluation: Any, django_assert_num_queries: Any
 ) -> None:
-    with django_assert_num_queries(5):  # user, clusters, snapshots, evaluation, rows
+    with django_assert_num_queries(6):  # user, clusters, snapshots, evaluation, rows, move report
         assert signed_in.get(page_url(topology_evaluation, "recommendations")).status_code == 200
 
 
