@@ -9,56 +9,34 @@ from typing import Any
 
 from recommender.engine.autoscaler.caflags import parse_flags
 from recommender.engine.evaluate.evaluation import evaluate
+from tests.builders.objects import (
+    GPU,
+    KubeObject,
+    NodeGroupObjectBuilder,
+    as_dicts,
+    node_group_object,
+    node_object,
+    pod_object,
+)
 from topology.kube.parse import parse_objects
 
 AT = datetime(2026, 12, 5, tzinfo=UTC)
 POOL = "cloud.google.com/gke-nodepool"
-GPU_ALLOCATABLE = {"cpu": "64", "memory": "512Gi", "pods": "110", "nvidia.com/gpu": "8"}
+GPU_ALLOCATABLE = {"cpu": "64", "memory": "512Gi", "pods": "110", GPU: "8"}
+
+# an 8-GPU node (a member of a pool once labelled); a pod of ml holding 8 GPUs
+GPU_NODE = node_object("").hostname().allocatable(GPU_ALLOCATABLE).capacity()
+GPU_POD = pod_object("ml", "").limits({GPU: "8"})
 
 
-def gpu_node(name: str, pool: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": {POOL: pool, "kubernetes.io/hostname": name}},
-        "status": {"allocatable": GPU_ALLOCATABLE, "capacity": GPU_ALLOCATABLE},
-    }
+def group(name: str) -> NodeGroupObjectBuilder:
+    """The pool ``name`` of 0 to 4 such nodes, selected and labelled by name; unpriced."""
+    found = node_group_object(name).selector({POOL: name}).size(0, 4)
+    return found.template({POOL: name}, GPU_ALLOCATABLE)
 
 
-def gpu_pod(name: str, node_name: str | None = None, **spec: Any) -> dict[str, Any]:
-    status = spec.pop("status", {"phase": "Running" if node_name else "Pending"})
-    container = {"name": "c", "resources": {"limits": {"nvidia.com/gpu": "8"}}}
-    body = {"containers": [container], **spec}
-    if node_name:
-        body["nodeName"] = node_name
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "ml"},
-        "spec": body,
-        "status": status,
-    }
-
-
-def group(name: str, price: float | None = 10.0) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "nodeSelector": {POOL: name},
-        "minSize": 0,
-        "maxSize": 4,
-        "template": {"labels": {POOL: name}, "allocatable": GPU_ALLOCATABLE},
-    }
-    if price is not None:
-        spec["pricePerNodeHour"] = price
-    return {
-        "apiVersion": "capacityweb.io/v1alpha1",
-        "kind": "NodeGroup",
-        "metadata": {"name": name},
-        "spec": spec,
-    }
-
-
-def evaluated(*objects: dict[str, Any], **options: Any) -> dict[str, dict[str, Any]]:
-    snapshot = parse_objects([("t.yaml", o) for o in objects], cluster_name="t")
+def evaluated(*objects: KubeObject, **options: Any) -> dict[str, dict[str, Any]]:
+    snapshot = parse_objects([("t.yaml", o) for o in as_dicts(*objects)], cluster_name="t")
     assert [str(e) for e in snapshot.errors] == []
     result = evaluate(snapshot.cluster, at=AT, **options).to_json()
     return {w["name"]: w for w in result["workloads"]}
@@ -84,10 +62,10 @@ def test_it_scales_up_for_another_schedulers_pod_marked_unschedulable():
     cluster-autoscaler adds one node of the group; kube-scheduler never places it
     (waiting)."""
     found = evaluated(
-        gpu_node("n1", "gpu"),
-        gpu_pod("busy", "n1"),
-        gpu_pod("other", schedulerName="my-scheduler", status=UNSCHEDULABLE),
-        group("gpu"),
+        GPU_NODE.named("n1").label(POOL, "gpu"),
+        GPU_POD.named("busy").on("n1"),
+        GPU_POD.named("other").scheduler("my-scheduler").status(**UNSCHEDULABLE),
+        group("gpu").price(10.0),
     )
     other = found["ml/other"]
     assert other["verdict"] == "waiting"
@@ -98,10 +76,10 @@ def test_it_leaves_another_schedulers_pod_without_the_condition_out_of_scale_up(
     """``isUnschedulable``: no PodScheduled=False/Unschedulable condition, not listed:
     the same pod with no condition makes cluster-autoscaler add nothing."""
     found = evaluated(
-        gpu_node("n1", "gpu"),
-        gpu_pod("busy", "n1"),
-        gpu_pod("other", schedulerName="my-scheduler"),
-        group("gpu"),
+        GPU_NODE.named("n1").label(POOL, "gpu"),
+        GPU_POD.named("busy").on("n1"),
+        GPU_POD.named("other").scheduler("my-scheduler"),
+        group("gpu").price(10.0),
     )
     assert found["ml/other"]["naive"]["addNodes"] == {}
 
@@ -112,11 +90,11 @@ def test_it_skips_a_group_without_a_price_under_the_price_expander():
     b-priced (10/h) both take the 8-GPU pod, one node each: the price expander picks
     b-priced, though a-unpriced comes first by name and would count 0/h."""
     found = evaluated(
-        gpu_node("n1", "b-priced"),
-        gpu_pod("busy", "n1"),
-        gpu_pod("train"),
-        group("a-unpriced", price=None),
-        group("b-priced"),
+        GPU_NODE.named("n1").label(POOL, "b-priced"),
+        GPU_POD.named("busy").on("n1"),
+        GPU_POD.named("train"),
+        group("a-unpriced"),
+        group("b-priced").price(10.0),
         ca_flags=parse_flags(["--expander=price"]),
     )
     assert found["ml/train"]["naive"]["addNodes"] == {"b-priced": 1}
@@ -127,10 +105,10 @@ def test_it_adds_nothing_when_the_price_expander_has_no_priced_option():
     ``expander/factory/chain.go`` then has no option: no scale-up, and the reason names
     the skipped group."""
     found = evaluated(
-        gpu_node("n1", "a-unpriced"),
-        gpu_pod("busy", "n1"),
-        gpu_pod("train"),
-        group("a-unpriced", price=None),
+        GPU_NODE.named("n1").label(POOL, "a-unpriced"),
+        GPU_POD.named("busy").on("n1"),
+        GPU_POD.named("train"),
+        group("a-unpriced"),
         ca_flags=parse_flags(["--expander=price"]),
     )
     train = found["ml/train"]
