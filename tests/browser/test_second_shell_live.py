@@ -114,7 +114,7 @@ def test_an_open_overview_shows_a_cluster_ingested_from_a_second_shell(
     write_cluster(source / "objects.json", nodes=2, pending=1, tag="two")
     with rundemo(lab["environment"], lab["tmp"] / "rundemo.log") as base_url:
         page, errors = open_page(browser, base_url, "/")
-        page.wait_for_selector('#clusters-live[data-state="open"]', state="attached")
+        page.wait_for_selector('#clusters-live[data-state="open"]')
         assert page.locator("article.card").count() == 1
         page.evaluate(FIGURES_SHOWN_AT)
         created = ingest(lab["environment"], "lab-two", "--source", "files", "--path", str(source))
