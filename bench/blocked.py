@@ -11,7 +11,8 @@ pending 8-GPU pod fits nowhere (it is blocked; the relaxations, "what would chan
 the answer", then search preemption over every node for it).
 
     python -m bench.blocked --nodes 1000,2000 [--shapes 800] [--pending N] [--seed 1]
-                            [--repeat 1] [--timings] [--keep DIR] [--ref REF]
+                            [--repeat 1] [--timings] [--count-blocked] [--keep DIR]
+                            [--ref REF]
 
 For each size it writes the export, runs ``python manage.py evaluate FILE --format
 json --at 2026-12-02T00:00:00Z`` (``--timings`` too when asked, whose per-phase CPU
