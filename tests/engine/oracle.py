@@ -6,7 +6,10 @@ list of pods on which capacityweb disagrees with the real program, by the rules
 below; ``test_oracle_cases`` holds the cases to that list, and docs/FIDELITY.md
 ("Agreement with the real programs") states the same rules and the measured rates.
 
-kube-scheduler cases (``kube-scheduler/*.json``), per pod of the input:
+kube-scheduler cases (``kube-scheduler/*.json``, recorded on v1.35.4, and
+``kube-scheduler-hard-1.36/*.json``, on v1.36.2), evaluated with the scheduler side at
+the release of the recorded outcome's ``kubernetesVersion`` (``profiles.versioned``:
+NodeResourcesBalancedAllocation changed in 1.36), per pod of the input:
 
 - a pod pending in the input agrees when (the scheduler bound it and it was not
   evicted later: status ``scheduled``) ⇔ (capacityweb's verdict is ``runs_now`` or
@@ -58,6 +61,7 @@ from typing import Any
 from recommender.engine.autoscaler.plan import NAIVE, ScaleUpPlan
 from recommender.engine.autoscaler.scale_up import scale_up
 from recommender.engine.evaluate.evaluation import Evaluation, evaluate
+from recommender.engine.scheduler.profiles import KUBE_DEFAULT, versioned
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
 from topology.kube.parse import parse_objects
@@ -65,6 +69,8 @@ from topology.model.hardware import Cluster
 
 CASES = Path(__file__).resolve().parents[2] / "data" / "oracle-cases"
 SCHEDULER = "kube-scheduler"
+HARD_SCHEDULER = "kube-scheduler-hard-1.36"
+SCHEDULER_FOLDERS = (SCHEDULER, HARD_SCHEDULER)
 AUTOSCALER = "cluster-autoscaler"
 AT = datetime(2026, 12, 5, tzinfo=UTC)  # the day the cases were recorded
 PLACED = frozenset({"runs_now", "preempts"})
@@ -78,6 +84,8 @@ class Verdicts:
     pods: int
     disagreements: tuple[str, ...]  # "ns/name: real STATUS, capacityweb VERDICT"
     totals_agree: bool = True  # the autoscaler's per-group additions (always for the scheduler)
+    pending: int = 0  # kube-scheduler: pods pending in the input
+    pending_disagreements: int = 0  # of the disagreements, those about pending pods
 
 
 def case_names(program: str) -> list[str]:
@@ -100,11 +108,29 @@ def _cluster(program: str, case: str) -> tuple[Cluster, dict[str, Any]]:
     return snapshot.cluster, outcome
 
 
+def scheduler_cases() -> list[tuple[str, str]]:
+    """(folder, case) of every kube-scheduler case, folder by folder."""
+    return [(folder, case) for folder in SCHEDULER_FOLDERS for case in case_names(folder)]
+
+
+def _folder_of(case: str) -> str:
+    (folder,) = [f for f in SCHEDULER_FOLDERS if (CASES / f / f"{case}.json").exists()]
+    return folder
+
+
+def recorded_version(outcome: dict[str, Any]) -> str:
+    """The kube-scheduler release that produced the outcome (``v1.36.2 (vendored ...)``)."""
+    (version,) = {r["kubernetesVersion"].split()[0] for r in outcome["distinctOutcomes"]}
+    return str(version)
+
+
 @cache
 def evaluated(case: str) -> tuple[Evaluation, dict[str, Any]]:
-    """capacityweb's evaluation of a kube-scheduler case, and the recorded outcome."""
-    cluster, outcome = _cluster(SCHEDULER, case)
-    return evaluate(cluster, at=AT), outcome
+    """capacityweb's evaluation of a kube-scheduler case, with kube-default scored as the
+    recorded release scores, and the recorded outcome."""
+    cluster, outcome = _cluster(_folder_of(case), case)
+    policy = versioned(KUBE_DEFAULT, recorded_version(outcome))
+    return evaluate(cluster, at=AT, policy=policy), outcome
 
 
 @cache
@@ -128,13 +154,20 @@ def scheduler_case(case: str) -> Verdicts:
     evicted = {v for w in evaluation.workloads for v in w.joint.preempts}
     tied = {w.key: w.score_tie.placed for w in evaluation.workloads if w.score_tie}
     best: list[str] | None = None
-    pods = 0
+    pods = pending = 0
     for recorded in outcome["distinctOutcomes"]:
         pods = len(recorded["pods"])
+        pending = sum(not _running(pod) for pod in recorded["pods"])
         found = list(_scheduler_disagreements(recorded["pods"], verdicts, evicted, tied))
         if best is None or len(found) < len(best):
             best = found
-    return Verdicts(case, pods, tuple(best or ()))
+    about_pending = sum(not d.endswith((" kept", " evicted")) for d in best or ())
+    return Verdicts(case, pods, tuple(best or ()), True, pending, about_pending)
+
+
+def _running(pod: dict[str, Any]) -> bool:
+    """Running in the input: bound there (``running``, or ``preempted`` from its node)."""
+    return bool(pod.get("initialNodeName")) or pod["status"] == "running"
 
 
 def _scheduler_disagreements(
@@ -144,7 +177,7 @@ def _scheduler_disagreements(
         key = f"{pod['namespace']}/{pod['name']}"
         status = pod["status"]
         ours = verdicts.get(key, "absent")
-        if pod.get("initialNodeName") or status == "running":
+        if _running(pod):
             agree = (status == "preempted") == (key in evicted)
             ours = "evicted" if key in evicted else "kept"
         elif status == "gated":
@@ -222,20 +255,28 @@ class Rates:
     pods_agreeing: int
     cases: int
     cases_agreeing: int
+    pending: int = 0  # kube-scheduler: pods pending in the input, and those agreeing
+    pending_agreeing: int = 0
 
     def text(self, program: str) -> str:
         pod_rate = 100 * self.pods_agreeing / self.pods
         case_rate = 100 * self.cases_agreeing / self.cases
+        pending = ""
+        if program != AUTOSCALER:
+            pending_rate = 100 * self.pending_agreeing / self.pending
+            agreeing = f"{self.pending_agreeing}/{self.pending}"
+            pending = f", {agreeing} pending pods ({pending_rate:.1f} %)"
         return (
-            f"{program}: {self.pods_agreeing}/{self.pods} pods agree ({pod_rate:.1f} %), "
-            f"{self.cases_agreeing}/{self.cases} cases ({case_rate:.1f} %)"
+            f"{program}: {self.pods_agreeing}/{self.pods} pods agree ({pod_rate:.1f} %)"
+            f"{pending}, {self.cases_agreeing}/{self.cases} cases ({case_rate:.1f} %)"
         )
 
 
 def rates(program: str) -> Rates:
-    """Pods and cases that agree over every recorded case of a program."""
+    """Pods and cases that agree over every recorded case of a program's folder
+    (``kube-scheduler``, ``kube-scheduler-hard-1.36``, ``cluster-autoscaler``)."""
     results = [
-        scheduler_case(c) if program == SCHEDULER else autoscaler_case(c)
+        autoscaler_case(c) if program == AUTOSCALER else scheduler_case(c)
         for c in case_names(program)
     ]
     return Rates(
@@ -243,6 +284,8 @@ def rates(program: str) -> Rates:
         pods_agreeing=sum(r.pods - len(r.disagreements) for r in results),
         cases=len(results),
         cases_agreeing=sum(not r.disagreements and r.totals_agree for r in results),
+        pending=sum(r.pending for r in results),
+        pending_agreeing=sum(r.pending - r.pending_disagreements for r in results),
     )
 
 

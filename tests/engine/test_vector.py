@@ -117,7 +117,7 @@ def _agrees(picker: NodePicker, pod: Pod) -> int:
     return fitting
 
 
-@pytest.mark.parametrize("policy", ["kube-default", "fgd"])
+@pytest.mark.parametrize("policy", ["kube-default", "kube-default:1.36", "fgd"])
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_array_scores_are_the_rules_scores_as_the_state_changes(policy: str, seed: int) -> None:
     cluster, shapes = _cluster(seed)

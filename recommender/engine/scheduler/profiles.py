@@ -158,52 +158,124 @@ def most_allocated_gpu(candidate: Candidate, ctx: ScoreContext) -> float:
     return _weighted(_fit_usage(candidate, gpu_weight=3), _most_requested)
 
 
-def balanced_allocation(candidate: Candidate, ctx: ScoreContext) -> float:
-    """NodeResourcesBalancedAllocation (``balanced_allocation.go``,
-    ``balancedResourceScorer``): ``int((1 - std) * 100)`` of the cpu and memory
-    fractions after placing (``useRequested``: the pod's own requests, not made
-    non-zero), each capped at 1; std of two fractions is half their difference.
-    A pod requesting neither is skipped by PreScore (best-effort): 0 everywhere."""
+def _fractions(candidate: Candidate, with_pod: bool) -> list[float]:
+    """BalancedAllocation's cpu and memory fractions of the node (``useRequested``:
+    NodeInfo.Requested, not made non-zero), each capped at 1, a resource the node has
+    none of left out: with the pod's own requests added (``with_pod``) or without."""
     requests = candidate.pod.requests
-    if requests.cpu_milli == 0 and requests.memory_bytes == 0:
-        return 0.0
-    fractions = [
+    cpu, memory = (requests.cpu_milli, requests.memory_bytes) if with_pod else (0, 0)
+    return [
         min(1.0, requested / allocatable)
-        for allocatable, requested, _ in _cpu_memory(
-            candidate, requests.cpu_milli, requests.memory_bytes, nonzero=False
-        )
+        for allocatable, requested, _ in _cpu_memory(candidate, cpu, memory, nonzero=False)
         if allocatable
     ]
+
+
+def _balance(fractions: list[float]) -> int:
+    """``int64((1 - std) * MaxNodeScore)``: std of two fractions is half their
+    difference, of more the population standard deviation, of fewer 0."""
     std = 0.0
     if len(fractions) == 2:
         std = abs((fractions[0] - fractions[1]) / 2)
     elif len(fractions) > 2:
         mean = sum(fractions) / len(fractions)
         std = math.sqrt(sum((f - mean) ** 2 for f in fractions) / len(fractions))
-    return float(int((1 - std) * MAX_NODE_SCORE))
+    return int((1 - std) * MAX_NODE_SCORE)
+
+
+def balanced_allocation(candidate: Candidate, ctx: ScoreContext) -> float:
+    """NodeResourcesBalancedAllocation up to kube-scheduler 1.35 (``balanced_allocation.go``,
+    ``balancedResourceScorer(requested, allocable)``): ``int((1 - std) * 100)`` of the
+    cpu and memory fractions after placing the pod. A pod requesting neither is skipped
+    by PreScore (best-effort, ``isBestEffortPod``): 0 everywhere."""
+    requests = candidate.pod.requests
+    if requests.cpu_milli == 0 and requests.memory_bytes == 0:
+        return 0.0
+    return float(_balance(_fractions(candidate, with_pod=True)))
+
+
+def balanced_allocation_1_36(candidate: Candidate, ctx: ScoreContext) -> float:
+    """NodeResourcesBalancedAllocation from kube-scheduler 1.36 (kubernetes/kubernetes
+    #135573, no feature gate; ``balanced_allocation.go``, ``balancedResourceScorer(
+    requested, allocated, allocatable)``): how much the pod improves the node's balance,
+    ``MaxNodeScore/2 + (MaxNodeScore/2 + withPod - withoutPod) / 2`` in int64, each term
+    ``int64((1 - std) * MaxNodeScore)`` (50..100): 75 when the balance does not change,
+    50 from perfectly balanced to perfectly imbalanced, 100 the other way. Best-effort
+    pods are skipped by PreScore as before: 0 everywhere."""
+    requests = candidate.pod.requests
+    if requests.cpu_milli == 0 and requests.memory_bytes == 0:
+        return 0.0
+    with_pod = _balance(_fractions(candidate, with_pod=True))
+    without_pod = _balance(_fractions(candidate, with_pod=False))
+    half = MAX_NODE_SCORE // 2
+    return float(half + (half + with_pod - without_pod) // 2)  # never negative: // is Go's /
 
 
 register("least_allocated", least_allocated)
 register("most_allocated_gpu", most_allocated_gpu)
 register("balanced_allocation", balanced_allocation)
-POLICIES[KUBE_DEFAULT] = Policy(
-    KUBE_DEFAULT,
-    (("least_allocated", 1.0), ("balanced_allocation", 1.0), ("topology", 1.0)),
-    "random",
-    taint_toleration_weight=TAINT_TOLERATION_WEIGHT,
-    preferred_scores=True,
-)
-POLICIES[MOST_ALLOCATED] = Policy(
-    MOST_ALLOCATED,
-    (("most_allocated_gpu", 1.0), ("balanced_allocation", 1.0), ("topology", 1.0)),
-    "random",
-    taint_toleration_weight=TAINT_TOLERATION_WEIGHT,
-    preferred_scores=True,
-)
+register("balanced_allocation_1_36", balanced_allocation_1_36)
+
+# kube-scheduler releases whose scoring differs (only NodeResourcesBalancedAllocation so
+# far): a profile named without a version is the default one's
+SCHEDULER_VERSIONS = ("1.35", "1.36")
+DEFAULT_SCHEDULER_VERSION = "1.35"
+_BALANCED = {"1.35": "balanced_allocation", "1.36": "balanced_allocation_1_36"}
+_FIT = {KUBE_DEFAULT: "least_allocated", MOST_ALLOCATED: "most_allocated_gpu"}
+
+
+def _resource_profile(name: str, fit: str, version: str) -> Policy:
+    return Policy(
+        name,
+        ((fit, 1.0), (_BALANCED[version], 1.0), ("topology", 1.0)),
+        "random",
+        taint_toleration_weight=TAINT_TOLERATION_WEIGHT,
+        preferred_scores=True,
+    )
+
+
+for _profile, _fit in _FIT.items():
+    POLICIES[_profile] = _resource_profile(_profile, _fit, DEFAULT_SCHEDULER_VERSION)
+    for _version in SCHEDULER_VERSIONS:
+        POLICIES[f"{_profile}:{_version}"] = _resource_profile(
+            f"{_profile}:{_version}", _fit, _version
+        )
+
+
+def scheduler_version(text: str) -> str:
+    """The modelled release a kube-scheduler version string runs as (``v1.36.2`` →
+    ``1.36``): releases before the first modelled one score as it does (the 1.35
+    BalancedAllocation formula is older than 1.35), later ones as the newest modelled.
+    ValueError on a string that is no ``[v]MAJOR.MINOR[...]`` version."""
+    major, _, rest = text.strip().removeprefix("v").partition(".")
+    minor = "".join(c for c in rest.partition(".")[0] if c.isdigit())
+    if not major.isdigit() or not minor:
+        raise ValueError(f"not a Kubernetes version: {text!r}")
+    release = (int(major), int(minor))
+    known = [v for v in SCHEDULER_VERSIONS if _release(v) <= release]
+    return known[-1] if known else SCHEDULER_VERSIONS[0]
+
+
+def _release(version: str) -> tuple[int, int]:
+    major, minor = version.split(".")
+    return int(major), int(minor)
+
+
+def versioned(profile: str, version: str) -> str:
+    """The profile as the given kube-scheduler release scores (``kube-default:1.36``);
+    a profile no release changes (``fgd``) stays as it is."""
+    base = profile.partition(":")[0]
+    return f"{base}:{scheduler_version(version)}" if base in _FIT else profile
 
 
 def profile_named(name: str) -> str:
-    """The profile's name when it is one of ``PROFILES``, else ValueError naming them."""
-    if name not in PROFILES:
-        raise ValueError(f"unknown scheduler profile {name!r}; valid: {', '.join(PROFILES)}")
-    return name
+    """The profile's name when it is one of ``PROFILES``, or ``kube-default`` /
+    ``most-allocated`` with a modelled release (``kube-default:1.36``); else
+    ValueError naming them."""
+    base, _, version = name.partition(":")
+    if name in PROFILES or (base in _FIT and version in SCHEDULER_VERSIONS):
+        return name
+    versions = ", ".join(f"{p}:{v}" for p in _FIT for v in SCHEDULER_VERSIONS)
+    raise ValueError(
+        f"unknown scheduler profile {name!r}; valid: {', '.join(PROFILES)}, {versions}"
+    )

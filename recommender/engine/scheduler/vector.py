@@ -324,18 +324,15 @@ def least_allocated(pod: Pod, table: NodeTable) -> Floats:
     return np.where(weights > 0, total // np.maximum(weights, 1), 0).astype(np.float64)
 
 
-def balanced_allocation(pod: Pod, table: NodeTable) -> Floats:
-    """``profiles.balanced_allocation`` (NodeResourcesBalancedAllocation over cpu and
-    memory, the pod's own requests) for every node: ``int((1 - std) * 100)`` with std
-    half the difference of the two fractions (each capped at 1) when the node has both
-    resources, 0 when it has one."""
-    requests = pod.requests
-    if requests.cpu_milli == 0 and requests.memory_bytes == 0:
-        return np.zeros(table.size, np.float64)
+def _balance(table: NodeTable, cpu: int, memory: int) -> Floats:
+    """``profiles._balance`` of ``profiles._fractions`` on every node: ``int((1 - std)
+    * 100)`` with std half the difference of the two fractions (the node's requested
+    plus ``cpu`` / ``memory``, each capped at 1) when the node has both resources, 0
+    (so 100) when it has one."""
     fractions = []
     for used, capacity, request in (
-        (table.cpu_used, table.cpu_alloc_f, requests.cpu_milli),
-        (table.memory_used, table.memory_alloc_f, requests.memory_bytes),
+        (table.cpu_used, table.cpu_alloc_f, cpu),
+        (table.memory_used, table.memory_alloc_f, memory),
     ):
         safe = capacity if table.every_alloc else np.where(capacity != 0, capacity, 1.0)
         fractions.append(np.minimum(1.0, (used + request) / safe))
@@ -346,6 +343,29 @@ def balanced_allocation(pod: Pod, table: NodeTable) -> Floats:
     return balanced
 
 
+def balanced_allocation(pod: Pod, table: NodeTable) -> Floats:
+    """``profiles.balanced_allocation`` (NodeResourcesBalancedAllocation up to 1.35, over
+    cpu and memory, the pod's own requests) for every node; 0 for a best-effort pod."""
+    requests = pod.requests
+    if requests.cpu_milli == 0 and requests.memory_bytes == 0:
+        return np.zeros(table.size, np.float64)
+    return _balance(table, requests.cpu_milli, requests.memory_bytes)
+
+
+def balanced_allocation_1_36(pod: Pod, table: NodeTable) -> Floats:
+    """``profiles.balanced_allocation_1_36`` (from 1.36: how much the pod improves the
+    node's balance) for every node: ``50 + (50 + withPod - withoutPod) // 2``, the terms
+    whole numbers held exactly as floats, the numerator never negative."""
+    requests = pod.requests
+    if requests.cpu_milli == 0 and requests.memory_bytes == 0:
+        return np.zeros(table.size, np.float64)
+    with_pod = _balance(table, requests.cpu_milli, requests.memory_bytes)
+    without_pod = _balance(table, 0, 0)
+    half = MAX_NODE_SCORE // 2
+    improvement: Floats = half + np.floor_divide(half + with_pod - without_pod, 2)
+    return improvement
+
+
 def _no_score(pod: Pod, table: NodeTable) -> Floats:
     """``scores.topology_closeness`` without gang members (the memoised base): 0."""
     return np.zeros(table.size, np.float64)
@@ -354,6 +374,7 @@ def _no_score(pod: Pod, table: NodeTable) -> Floats:
 VECTOR_RULES: dict[str, Callable[[Pod, NodeTable], Floats]] = {
     "least_allocated": least_allocated,
     "balanced_allocation": balanced_allocation,
+    "balanced_allocation_1_36": balanced_allocation_1_36,
     "topology": _no_score,
 }
 
