@@ -207,7 +207,7 @@ class KubeServer:
         the cacher not ready yet)."""
         if not self.away:
             self.go_away()
-        self._call(self._compact)
+        self._call(self._new_watch_cache)
         started = time.monotonic()
         self.forbidden_until = started + forbidden_seconds
         self.initializing_until = started + initializing_seconds
@@ -308,6 +308,13 @@ class KubeServer:
             "metadata": {**obj["metadata"], "resourceVersion": str(self.resource_version)},
         }
         resource.log.append((self.resource_version, "DELETED", obj))
+
+    def _new_watch_cache(self) -> None:
+        """A restarted server's watch cache starts at etcd's resourceVersion, which has
+        moved on meanwhile (leases and events are written every few seconds): every
+        resourceVersion a client holds is older."""
+        self.resource_version += 1
+        self._compact()
 
     def _compact(self) -> None:
         for resource in self.resources.values():

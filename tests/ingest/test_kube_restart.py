@@ -114,8 +114,8 @@ def test_it_refuses_a_read_whose_nodes_a_watch_found_forbidden(kube_server, watc
     source = watching(forbidden_after_seconds=0.5)
     source.read(NOW, watch_seconds=1)
     kube_server.forbidden.add("Node")
-    kube_server.misbehave("Node", "drop", after_events=0)  # the watch reconnects: 403
-    kube_server.put(_node("gpu-wakes-the-watch"))
+    kube_server.go_away()  # every open watch cut: each reconnects, Node's to a 403
+    kube_server.come_back()
     deadline = time.monotonic() + 5.0
     while source.status["Node"].state == "served" and time.monotonic() < deadline:
         time.sleep(0.05)
