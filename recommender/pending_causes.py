@@ -157,6 +157,32 @@ def blocked_words(reasons: list[str], cause: Cause, diagnosis: dict[str, Any]) -
     return str(diagnosis.get("gangReason") or diagnosis.get("summary") or "no reason recorded")
 
 
+def agreement(verdict: Any) -> str:
+    """What a row with no disagreement class says of naive and joint: "" where both take
+    the same action for this workload (the page says the glossary's "agree"), else how
+    their actions for it differ. Both plans may still add the same nodes in all: a node
+    one buys "for" a workload the other counts as room for another (cluster-autoscaler
+    fits later pods on the nodes an earlier one asked for: ``estimator/binpacking``)."""
+    naive, joint = verdict.naive or {}, verdict.joint or {}
+    naive_nodes, joint_nodes = naive.get("addNodes") or {}, joint.get("addNodes") or {}
+    stranded = naive.get("strandedGpus") or 0
+    if stranded:
+        return f"same verdict, but the naive nodes strand {stranded} GPU{'s' * (stranded != 1)}"
+    if naive_nodes == joint_nodes and not joint.get("reservations"):
+        return ""
+    return (
+        f"same verdict, different actions for it: the naive autoscaler {added_words(naive_nodes)}"
+        f"{' (it counts room on nodes it adds for other workloads)' * (not naive_nodes)}, "
+        f"the joint plan {added_words(joint_nodes, joint.get('reservations') or ())}"
+    )
+
+
+def added_words(nodes: dict[str, int], reservations: Sequence[str] = ()) -> str:
+    parts = [f"adds {count} × {group}" for group, count in nodes.items()]
+    parts += [f"reuses {name}" for name in reservations]
+    return ", ".join(parts) or "adds nothing"
+
+
 def sentence(text: str) -> str:
     return text[:1].upper() + text[1:]
 

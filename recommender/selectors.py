@@ -35,7 +35,7 @@ from capacityweb import visibility
 from recommender import adapters
 from recommender.engine.scheduler.breakdown_summary import BreakdownSummary
 from recommender.models import EvaluatedNode, Evaluation, Recommendation, WorkloadVerdict
-from topology import charts
+from topology import charts, figures
 from topology.models import Cluster, Snapshot
 
 HEATMAP_SHARED_CACHE = "default"  # Redis when set: shared by the web processes
@@ -425,15 +425,20 @@ def build_heatmap_json(
     filters: charts.HeatmapFilters,
     labels: visibility.ReservationLabels = ALL_NAMES,
 ) -> bytes:
-    cells = (
+    stored = (
         Evaluation.objects.filter(pk=evaluation.pk)
-        .values_list("result__heatmap", flat=True)
+        .values_list("result__heatmap", "result__cluster", "result__idleReservations")
         .first()
     )
-    cells = visibility.heatmap_cells(cells or [], labels)
+    heatmap, cluster, idle = stored or (None, None, None)
+    cells = visibility.heatmap_cells(heatmap or [], labels)
     view = charts.heatmap_view(cells, domain=domain, filters=filters)
     view["snapshot"] = evaluation.snapshot_id
     view["evaluation"] = evaluation.pk
+    # the whole cluster's totals line, unfiltered: GPU counts only (visibility.py)
+    view["clusterFigures"] = figures.figures_json(
+        {"heatmap": heatmap or [], "cluster": cluster or {}, "idleReservations": idle or []}
+    )
     return json.dumps(view, cls=DjangoJSONEncoder).encode()
 
 

@@ -155,6 +155,7 @@ def pending_rows(
                 "cause": cause,
                 "plain": pending_causes.plain_verdict(shown, cause, diagnosis),
                 "rejections": pending_causes.group_rejections(shown.reasons or []),
+                "agreement": pending_causes.agreement(shown),
             }
         )
     return rows

@@ -11,13 +11,15 @@ from here, so the overview, the topology page and the API cannot disagree:
     unknown        = heatmap cells whose allocation is unknown
 
 The topology bars count the same cells (``topology.charts.DomainTally``); the GPUs of
-reserved nodes nobody has started have no cell, and the page says how many.
+reserved nodes nobody has started have no cell, and the page says how many. The heatmap
+payload carries them too (``figures_json``), so the page's totals line follows the bars
+on a live update.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from topology.charts import DomainTally
@@ -53,3 +55,9 @@ def cluster_gpu_figures(result: Mapping[str, Any]) -> ClusterGpuFigures:
         free=tally.free_gpus,
         unknown=tally.unknown_gpus,
     )
+
+
+def figures_json(result: Mapping[str, Any]) -> dict[str, int]:
+    """The figures as the heatmap payload's ``clusterFigures`` (``static/js/topology.js``)."""
+    figures = cluster_gpu_figures(result)
+    return {**asdict(figures), "idle_reserved_on_heatmap": figures.idle_reserved_on_heatmap}

@@ -28,13 +28,13 @@ from django.utils.safestring import mark_safe
 
 from capacityweb import visibility
 from capacityweb.cache import stable_digest
-from capacityweb.dashboard import figures, sparklines
+from capacityweb.dashboard import sparklines
 from recommender import selectors
 from recommender.filters import NodeFilterSet
 from recommender.models import Evaluation
 from recommender.views import ClusterPage, cluster_page, page_labels, requested_snapshot_id
 from reservations import selectors as reservation_selectors
-from topology import charts, selectors as topology_selectors
+from topology import charts, figures, selectors as topology_selectors
 from topology.models import Cluster, Snapshot
 
 SPARKLINE_SPAN = timedelta(hours=24)

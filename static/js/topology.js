@@ -29,6 +29,7 @@
     var drawn = window.Plotly.react(element, payload.figure.data, payload.figure.layout, config);
     renderBreadcrumb(payload.breadcrumb);
     renderSummary(payload);
+    renderFigures(payload.clusterFigures);
     renderPods(payload.pods || []);
     renderDrillSelect(payload);
     return drawn.then(function () {
@@ -58,6 +59,17 @@
     var unit = payload.kind === "domains" ? "a " + payload.childLevel + "'s bar" : "a cell";
     summary.textContent = payload.gpuCount + " GPUs at " + payload.level +
       " level. Click " + unit + " to drill down; use the breadcrumb to go back up.";
+  }
+
+  // The whole cluster's totals line, from the same payload as the bars (topology/figures.py).
+  function renderFigures(figures) {
+    if (!figures) { return; }
+    var spans = { "allocated": figures.allocated, "idle-reserved": figures.idle_reserved,
+      "idle-reserved-unprovisioned": figures.idle_reserved_unprovisioned, "free": figures.free };
+    Object.keys(spans).forEach(function (key) {
+      var span = document.querySelector('#topology-figures [data-figure="' + key + '"]');
+      if (span) { span.textContent = String(spans[key]); }
+    });
   }
 
   function renderPods(pods) {

@@ -193,6 +193,27 @@ def test_it_updates_the_open_heatmap_after_an_ingest(
     assert elapsed < LIVE_UPDATE_SECONDS, f"the page updated {elapsed:.2f} s after the ingest"
 
 
+def test_it_updates_the_totals_line_with_the_bars_after_an_ingest(
+    page: Any, live_url: str, cluster: Any, celery_worker_process: str
+) -> None:
+    from topology.tasks import ingest_cluster
+
+    open_topology(page, live_url, cluster)
+    free = '#topology-figures [data-figure="free"]'
+    before = int(page.locator(free).inner_text())
+    write_objects(cluster.source_dir / "new.yaml", [gpu_node("new-1", 4)])
+    ingest_cluster.delay(cluster.id)
+    page.wait_for_function(
+        f"() => document.querySelector('{free}').textContent === '{before + 4}'",
+        timeout=(LIVE_UPDATE_SECONDS + 8) * 1000,
+    )
+    bars = page.evaluate(
+        "() => document.getElementById('heatmap').data"
+        ".find(t => t.name === 'free').x.reduce((a, b) => a + b, 0)"
+    )
+    assert bars == before + 4
+
+
 @pytest.mark.parametrize("name", PAGES)
 def test_it_shows_each_cluster_page_without_console_errors(
     page: Any, live_url: str, cluster: Any, name: str

@@ -164,3 +164,48 @@ def test_it_shows_a_gpu_share_alike_on_the_workload_page_pending_and_api(
     assert 0 < api < 1
     assert figures["workload:gpus"] == figures["pending:gpus"]
     assert float(figures["workload:gpus"]) == pytest.approx(api, abs=0.005)
+
+
+def test_it_counts_no_other_teams_reserved_gpu_as_free_on_the_workload_page(
+    page: Any, live_url: str, demo: Any
+) -> None:
+    """team-a/llm-pretrain needs a block: each block's free GPUs on its page are at most the
+    topology chart's free GPUs there plus team-a's own idle reserved ones (team-b's idle
+    reservation in zone-1 is not free to it; earlier workloads may take some first)."""
+    page.goto(f"{live_url}/clusters/{demo.id}/workloads/team-a/llm-pretrain/")
+    rows = page.locator("#per-domain tbody tr")
+    shown = {
+        rows.nth(i).locator("th").inner_text(): int(rows.nth(i).locator("td").nth(2).inner_text())
+        for i in range(rows.count())
+    }
+    cells = demo.evaluation.result["heatmap"]
+    others = {"team-b-t4", "team-c-g3-capacity"}
+    assert any(c["reservation"] in others and not c["allocatedMilli"] for c in cells)
+    assert shown
+    for domain, free in shown.items():
+        block = domain.split("/")[-1]
+        usable = [
+            c
+            for c in cells
+            if c["block"] == block and not c["allocatedMilli"] and c["reservation"] not in others
+        ]
+        assert free <= len(usable), domain
+
+
+def test_it_says_agree_only_where_naive_and_joint_do_the_same_for_the_workload(
+    page: Any, live_url: str, demo: Any
+) -> None:
+    page.goto(f"{live_url}/clusters/{demo.id}/pending/")
+    workloads = demo.evaluation.result["workloads"]
+    differing = [
+        w["name"]
+        for w in workloads
+        if not w["disagreements"]
+        and not w["naive"].get("strandedGpus")
+        and (w["naive"]["addNodes"] != w["joint"]["addNodes"] or w["joint"]["reservations"])
+    ]
+    assert differing
+    for name in differing:
+        row = page.locator(f'details.pending-row[data-workload="{name}"]')
+        said = row.locator("[data-agreement]").text_content().strip()
+        assert said != "agree" and "the joint plan" in said, name

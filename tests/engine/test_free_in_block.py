@@ -12,10 +12,12 @@ from datetime import UTC, datetime
 
 from recommender.engine.autoscaler.plan import BLOCKED, JOINT
 from recommender.engine.autoscaler.scale_up import scale_up
+from recommender.engine.scheduler.breakdown import all_breakdowns
+from recommender.engine.scheduler.breakdown_summary import summarise
 from recommender.engine.scheduler.placement import place
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
-from tests.builders import make_group
+from tests.builders import make_gang, make_group, make_reservation
 from tests.engine.test_placement import BLOCK, H100, TEAM_A_POD, gang_cluster
 from topology.model.hardware import Cluster, NodeGroup
 
@@ -73,3 +75,45 @@ def test_it_says_the_largest_block_at_max_size_in_whole_free_gpus() -> None:
     plan = scale_up(cluster, pending, state=state, mode=JOINT, at=AT).outcomes["team-a/job"]
     assert plan.verdict == BLOCKED
     assert plan.reasons == ("needs 24 GPUs in one block; the largest block reaches 15 at max size",)
+
+
+def _cluster_with_reservation(namespace: str) -> Cluster:
+    """b1: n1 (8 free) and n3 (8 idle GPUs team-c reserves); b2: n2 (4 free). A gang of
+    ``namespace`` asks 3 x 8 GPUs in one block."""
+    cluster = gang_cluster(members=3, gpus_each=8, free_b2=4)
+    gang = make_gang("job", 3, namespace).required(BLOCK).build()
+    pods = tuple(
+        TEAM_A_POD.named(f"w-{i}")
+        .namespace(namespace)
+        .gpus(8)
+        .gang(f"{namespace}/job")
+        .required_topology(BLOCK)
+        .build()
+        for i in range(3)
+    )
+    reserved = H100.named("n3").gpus(8).build()
+    return Cluster(
+        "c",
+        topology=cluster.topology,
+        nodes=(*cluster.nodes, reserved),
+        pods=pods,
+        gangs=(gang,),
+        reservations=(make_reservation("team-c-res", "team-c").nodes("n3").build(),),
+    )
+
+
+def test_it_counts_no_gpu_of_another_teams_reservation_as_free() -> None:
+    # the topology chart's b1: 8 free + 8 idle reserved; free to team-a: 8
+    cluster = _cluster_with_reservation("team-a")
+    outcome = place(cluster, pending_workloads(cluster)).outcomes[0]
+    assert outcome.diagnosis is not None
+    assert outcome.diagnosis.gang_reason == "needs 24 GPUs in one block; the best block has 8 free"
+    breakdown = all_breakdowns(cluster, at=AT)["team-a/job"]
+    assert {d.name: d.free_gpus for d in summarise(breakdown, 10).domains} == {"b1": 8, "b2": 4}
+
+
+def test_it_counts_the_owners_own_idle_reservation_as_free_to_them() -> None:
+    cluster = _cluster_with_reservation("team-c")
+    outcome = place(cluster, pending_workloads(cluster)).outcomes[0]
+    assert outcome.diagnosis is not None
+    assert outcome.diagnosis.gang_reason == "needs 24 GPUs in one block; the best block has 16 free"

@@ -24,6 +24,7 @@ from datetime import datetime
 from topology.model.hardware import WHOLE_GPU_MILLI, Cluster
 
 from .admission import held
+from .filters import FilterContext, may_use_node, reserved_nodes_at
 from .placement import PlacementOptions, place_explained
 from .state import ClusterState
 from .workloads import Workload, pending_workloads, pod_gpu_milli
@@ -37,7 +38,9 @@ class NodeReason:
     node_group: str | None
     path: tuple[str | None, ...]  # the node's domain at each topology level, outermost first
     gpus: int
-    free_gpus: int  # GPUs with nothing allocated, after the workloads placed before
+    # GPUs with nothing allocated, after the workloads placed before, on a node the
+    # workload may use (0 on another team's reservation: ``filters.may_use_node``)
+    free_gpus: int
     reason: str  # the first failing filter's reason; "" where the member fits
 
 
@@ -84,6 +87,11 @@ def all_breakdowns(
     levels = tuple(level.name for level in cluster.topology.levels)
     total = len(state.node_names())
     found = {}
+    reserved = FilterContext(reserved_for=reserved_nodes_at(cluster, at))
+
+    def free(namespace: str, name: str) -> int:
+        return state.free_gpus(name) if may_use_node(reserved, namespace, name) else 0
+
     places: dict[str, tuple[str | None, tuple[str | None, ...], int]] = {}
     for workload, (outcome, pod, reasons) in zip(
         pending, place_explained(cluster, pending, state, options), strict=True
@@ -99,7 +107,7 @@ def all_breakdowns(
         if pod is not None:  # failed: the state is as before the workload
             places = places or _node_places(cluster, state)
             nodes = tuple(
-                NodeReason(name, *places[name], state.free_gpus(name), reason)
+                NodeReason(name, *places[name], free(workload.namespace, name), reason)
                 for name, reason in zip(state.node_names(), reasons, strict=True)
             )
         found[workload.key] = Breakdown(

@@ -194,12 +194,17 @@ def node_affinity(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext
 
 @rule("static")
 def reservation(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext) -> Status:
-    owners = ctx.reserved_for.get(info.node.name)
-    if owners is None or pod.namespace in owners:
-        return OK
-    if info.node.name in ctx.granted.get(pod.namespace, frozenset()):
-        return OK
-    return Status(False, RESERVED)
+    return OK if may_use_node(ctx, pod.namespace, info.node.name) else Status(False, RESERVED)
+
+
+def may_use_node(ctx: FilterContext, namespace: str, node_name: str) -> bool:
+    """Not held by another team's reservation (or granted to ``namespace``): the
+    ``reservation`` rule, and which nodes' GPUs count as free for a workload of
+    ``namespace`` in its reasons and per-domain figures."""
+    owners = ctx.reserved_for.get(node_name)
+    if owners is None or namespace in owners:
+        return True
+    return node_name in ctx.granted.get(namespace, frozenset())
 
 
 @rule("resource")

@@ -38,6 +38,7 @@ from .diagnosis import (
     members_reason,
     node_diagnosis,
 )
+from .filters import may_use_node
 from .outcomes import (
     Binding as Binding,  # re-exported: callers import them from here
     WorkloadOutcome as WorkloadOutcome,
@@ -386,7 +387,7 @@ class _Run:
             return self._failure(workload, None)
         name = self.cluster.topology.levels[index].name
         if best_free < workload.least_gpus:
-            whole = self._most_whole_free_gpus(index)
+            whole = self._most_whole_free_gpus(index, workload.namespace)
             return self._failure(workload, block_reason(workload.least_gpus, name, whole))
         return self._failure(workload, f"does not fit in any single {name}")
 
@@ -412,15 +413,17 @@ class _Run:
             (None, [], max((free for _, free, _, _ in ranked), default=0.0))
         ]
 
-    def _most_whole_free_gpus(self, level_index: int) -> int:
+    def _most_whole_free_gpus(self, level_index: int, namespace: str) -> int:
         """The most whole free GPUs (``ClusterState.free_gpus``: nothing allocated) in one
-        domain of the level: the figure a reason states, the one the workload page's
-        per-domain table and the glossary's "free" count. The pruning above compares
-        free GPU milli (a lower bound of what fits, shares included), which is never less."""
-        free = self.state.free_gpus
+        domain of the level, on the nodes ``namespace`` may use (another team's
+        reservation is not free to it: ``filters.may_use_node``): the figure a reason
+        states, the one the workload page's per-domain table and the glossary's "free"
+        count. The pruning above compares free GPU milli (a lower bound of what fits,
+        shares included), which is never less."""
+        free, ctx = self.state.free_gpus, self.pick.filters
         return max(
             (
-                sum(free(n) for n in names)
+                sum(free(n) for n in names if may_use_node(ctx, namespace, n))
                 for names in self.pick.layout.domains(level_index).values()
             ),
             default=0,
