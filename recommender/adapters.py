@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from recommender.actions.report import apply_text, named_placement
+from recommender.actions.report import actions_for, apply_text, named_placement
 from recommender.engine.evaluate.evaluation import Evaluation as EngineEvaluation
 from recommender.engine.scheduler import breakdown, breakdown_summary
 from recommender.engine.scheduler.breakdown_summary import BreakdownSummary
@@ -35,11 +35,12 @@ def recommendations(
     evaluation: Evaluation, result: EngineEvaluation, cluster: Cluster
 ) -> list[Recommendation]:
     """Rows of the engine's recommendations, each with what to apply
-    (``recommender.actions.report.apply_text``: the NodeGroup YAML of a project group, the
-    autoscaler's own actions for a discovered one) and the group's size when evaluated."""
+    (``recommender.actions.report.actions_for``, as the page shows them, and the first
+    alone as ``yaml``: ``apply_text``) and the group's size when evaluated."""
     rows = []
     for rec in result.recommendations:
         item = rec.to_json()
+        actions = actions_for(rec, result, cluster)
         rows.append(
             Recommendation(
                 evaluation=evaluation,
@@ -49,7 +50,8 @@ def recommendations(
                 placement=named_placement(rec, cluster),
                 cost_per_hour=rec.cost_per_hour,
                 workloads=item["workloads"],
-                yaml=apply_text(rec, result, cluster),
+                yaml=apply_text(actions),
+                actions=[a.to_json() for a in actions],
             )
         )
     return rows

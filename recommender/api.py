@@ -116,11 +116,17 @@ class RecommendationSerializer(serializers.ModelSerializer):
             "cost_per_hour",
             "workloads",
             "yaml",
+            "actions",
         ]
 
     def to_representation(self, instance: Recommendation) -> dict[str, Any]:
         data = super().to_representation(instance)
-        data["yaml"] = labels_for(self, instance.evaluation).text(data["yaml"] or "")
+        labels = labels_for(self, instance.evaluation)
+        data["yaml"] = labels.text(data["yaml"] or "")
+        data["actions"] = [
+            {"kind": a["kind"], "role": a["role"], "text": labels.text(a["text"])}
+            for a in data["actions"] or []
+        ]
         return data
 
 

@@ -69,7 +69,12 @@ class Recommendation(models.Model):
     placement = models.JSONField(default=dict)
     cost_per_hour = models.FloatField(default=0.0)
     workloads = models.JSONField(default=list)
-    yaml = models.TextField(blank=True)
+    yaml = models.TextField(
+        blank=True, help_text="the first action to apply alone (``actions``: all of them)"
+    )
+    actions = models.JSONField(
+        default=list, help_text="the card's actions apart, as the page shows them: kind, role, text"
+    )
 
     class Meta:
         ordering = ["evaluation", "id"]

@@ -68,7 +68,6 @@ from recommender.engine.evaluate.pricing import (
 from recommender.engine.evaluate.report import (
     node_group_patch,
     planned_size,
-    recommendation_yaml,
     spanned_domains,
 )
 from topology.model.hardware import Cluster, ModelError, NodeGroup, Reservation, Taint
@@ -261,17 +260,11 @@ def named_placement(rec: Recommendation, cluster: Cluster) -> dict[str, str]:
     return dict(sorted({**rec.placement, **needed}.items()))
 
 
-def apply_text(rec: Recommendation, evaluation: Evaluation, cluster: Cluster) -> str:
-    """The card's actions as one text (the API's ``yaml``; the pages show each action
-    apart, from ``report_json``): ``recommendation_yaml`` for a project-defined group's
-    size (its NodeGroup patch, and a ProvisioningRequest per gang); for a card paid by a
-    reservation or a discovered group, its actions, each under a comment naming the tool."""
-    group = next((g for g in cluster.node_groups if g.name == rec.node_group), None)
-    if group is None or (group.autoscaler is None and rec.reservation is None):
-        return recommendation_yaml(rec, evaluation, cluster.node_groups)
-    return "\n".join(
-        f"# {ROLE_HEADERS[a.role]}{a.kind}\n{a.text}" for a in actions_for(rec, evaluation, cluster)
-    )
+def apply_text(actions: Iterable[Action]) -> str:
+    """The API's ``yaml``: the first action to apply, alone (an ``either``, not its
+    ``or``; never a note), as the card's first copy button holds it; the API's
+    ``actions`` hold all of them apart. "" for a card with nothing to apply."""
+    return next((a.text for a in actions if a.role != NOTE), "")
 
 
 # --- the report's additions ---------------------------------------------------------------

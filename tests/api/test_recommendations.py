@@ -3,6 +3,7 @@
 import pytest
 import yaml
 
+from tests.action_checks import assert_applies_as_is, provisioning_request_schema
 from tests.web.fixtures import ingest_and_evaluate, scenario_objects
 
 pytestmark = pytest.mark.django_db
@@ -15,16 +16,29 @@ def test_it_serves_the_node_group_patch_and_provisioning_request_to_apply(team_a
     ]
     assert (item["node_group"], item["count"], item["cost_per_hour"]) == ("h100", 2, 160.0)
     assert item["current_size"] == 4  # a1, a2, c1, c2 carry pool: h100
-    patch, request = yaml.safe_load_all(item["yaml"])
-    # 4 h100 nodes in the snapshot + 2 -> minSize 6; maxSize 8 needs no change
-    assert patch["spec"] == {"minSize": 6}
-    assert "# the new nodes must land in cloud.google.com/gce-topology-block=b1" in item["yaml"]
-    assert (request["apiVersion"], request["kind"]) == (
-        "autoscaling.x-k8s.io/v1",
-        "ProvisioningRequest",
-    )
+    actions = {(a["kind"], a["role"]): a["text"] for a in item["actions"]}
+    # EITHER a ProvisioningRequest (with its PodTemplate) for the gang, OR the size
+    documents = list(yaml.safe_load_all(actions["ProvisioningRequest", "either"]))
+    (request,) = [d for d in documents if d["kind"] == "ProvisioningRequest"]
+    assert request["apiVersion"] == "autoscaling.x-k8s.io/v1"
     assert request["metadata"] == {"name": "train", "namespace": "ml"}
     assert request["spec"]["podSets"] == [{"count": 2, "podTemplateRef": {"name": "train"}}]
+    assert [d["metadata"]["name"] for d in documents if d["kind"] == "PodTemplate"] == ["train"]
+    # 4 h100 nodes in the snapshot + 2 -> minSize 6; maxSize 8 needs no change
+    assert yaml.safe_load(actions["NodeGroup", "or"])["spec"] == {"minSize": 6}
+    assert "cloud.google.com/gce-topology-block=b1" in actions["Placement", "note"]
+
+
+def test_it_serves_the_first_action_alone_as_yaml(team_a_client, cluster, shared_data_dir):
+    ingest_and_evaluate(cluster, scenario_objects("topology-block"))
+    (item,) = team_a_client.get("/api/v1/recommendations/", {"cluster": cluster.pk}).json()[
+        "results"
+    ]
+    first = next(a for a in item["actions"] if a["role"] != "note")
+    assert (first["kind"], first["role"]) == ("ProvisioningRequest", "either")
+    assert item["yaml"] == first["text"]
+    assert "NodeGroup" not in item["yaml"]  # not the OR alternative too
+    assert_applies_as_is(first, provisioning_request_schema(shared_data_dir))
 
 
 def test_it_starts_paid_reserved_nodes_in_the_reservation_not_by_a_size(team_a_client, cluster):
