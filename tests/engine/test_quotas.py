@@ -38,11 +38,13 @@ def waiting(cluster):
     return {k: w.reason for k, w in quota_waiting(cluster, pending_workloads(cluster)).items()}
 
 
-def flavor_f(gpus, borrowing=None):
+def flavor_f(gpus, borrowing=None, lending=None):
     """A ClusterQueue's one resource group: flavor f, 1000 cpu and ``gpus`` GPUs."""
     gpu = {"name": GPU, "nominalQuota": gpus}
     if borrowing is not None:
         gpu["borrowingLimit"] = borrowing
+    if lending is not None:
+        gpu["lendingLimit"] = lending
     cpu = {"name": "cpu", "nominalQuota": 1000}
     return {"coveredResources": ["cpu", GPU], "flavors": [{"name": "f", "resources": [cpu, gpu]}]}
 
@@ -80,6 +82,72 @@ def test_it_caps_borrowing_at_the_borrowing_limit():
     assert waiting(cluster) == {
         "a/big": "waiting for quota in queue ClusterQueue/cq-a (needs 10 nvidia.com/gpu, free 6)"
     }
+
+
+# Lending (KEP-1224) as kueue pkg/cache/resource_node.go computes it: a ClusterQueue
+# lends its cohort min(nominal, lendingLimit) (accumulateFromChild: SubtreeQuota -
+# guaranteedQuota); the cohort counts each queue's usage past its guaranteed quota;
+# available = max(0, guaranteed - usage) + min(cohort's quota - cohort's usage,
+# lent - usage past guaranteed + borrowingLimit).
+IN_B = POD.label(QUEUE_NAME, "lq-b")
+LQ_B = local_queue_object("a", "lq-b", "cq-b")
+
+
+def test_it_borrows_no_more_than_the_lenders_lending_limit():
+    cluster = parse(
+        cluster_queue_object("cq-a", flavor_f(4)).spec(cohort="org"),
+        cluster_queue_object("cq-b", flavor_f(8, lending=2)).spec(cohort="org"),
+        LQ.spec(clusterQueue="cq-a"),
+        IN_LQ.named("big").requests({GPU: "10"}),
+    )
+    # cq-b keeps 8 - 2 = 6; the cohort holds 4 + 2 = 6, nothing used: available 0 + 6
+    assert waiting(cluster) == {
+        "a/big": "waiting for quota in queue ClusterQueue/cq-a (needs 10 nvidia.com/gpu, free 6)"
+    }
+
+
+def test_it_applies_lending_and_borrowing_limits_on_both_sides_of_the_cohort():
+    cluster = parse(
+        cluster_queue_object("cq-a", flavor_f(4, borrowing=5, lending=1)).spec(cohort="org"),
+        cluster_queue_object("cq-b", flavor_f(8, lending=4)).spec(cohort="org"),
+        LQ.spec(clusterQueue="cq-a"),
+        IN_LQ.named("big").requests({GPU: "9"}),
+    )
+    # cq-a keeps 3, lends 1; cq-b keeps 4, lends 4: the cohort holds 5, nothing used;
+    # cq-a's cap there: 1 lent - 0 used + 5 borrowing = 6: available 3 + min(5, 6) = 8
+    assert waiting(cluster) == {
+        "a/big": "waiting for quota in queue ClusterQueue/cq-a (needs 9 nvidia.com/gpu, free 8)"
+    }
+
+
+def test_it_counts_what_another_queue_borrowed_against_the_cohort():
+    cluster = parse(
+        cluster_queue_object("cq-a", flavor_f(4)).spec(cohort="org"),
+        cluster_queue_object("cq-b", flavor_f(4)).spec(cohort="org"),
+        LQ.spec(clusterQueue="cq-a"),
+        LQ_B,
+        IN_B.named("early").requests({GPU: "6"}),
+        IN_LQ.named("late").requests({GPU: "4"}).created("2026-12-01T00:01:00Z"),
+    )
+    # early: 0 + (8 - 0) >= 6, admitted (cq-b borrows 2 of cq-a's 4); late: the cohort
+    # holds 8 and 6 are used: 0 + 2 < 4
+    assert waiting(cluster) == {
+        "a/late": "waiting for quota in queue ClusterQueue/cq-a (needs 4 nvidia.com/gpu, free 2)"
+    }
+
+
+def test_it_keeps_a_queues_unlent_quota_for_it_when_the_cohort_is_used_up():
+    cluster = parse(
+        cluster_queue_object("cq-a", flavor_f(4, lending=0)).spec(cohort="org"),
+        cluster_queue_object("cq-b", flavor_f(8)).spec(cohort="org"),
+        LQ.spec(clusterQueue="cq-a"),
+        LQ_B,
+        IN_B.named("early").requests({GPU: "8"}),
+        IN_LQ.named("late").requests({GPU: "4"}).created("2026-12-01T00:01:00Z"),
+    )
+    # cq-a lends nothing: the cohort holds cq-b's 8, all used by early; late gets
+    # cq-a's own 4 (LocalAvailable) + 0
+    assert waiting(cluster) == {}
 
 
 def test_it_makes_a_resource_the_cluster_queue_does_not_cover_wait():

@@ -461,6 +461,12 @@ class QuotaQueue:
     # Kueue: each ResourceFlavor's nominalQuota, when a resource group offers several
     # flavors (a pod set draws on its own flavor's quota only, Pod.quota_flavor)
     flavor_limits: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    # Kueue lendingLimit (KEP-1224): per resource, the quota the queue never lends its
+    # cohort (nominalQuota - lendingLimit, at least 0; absent: lends all), summed over
+    # flavors and per flavor; and each flavor's own borrowingLimit (absent: unbounded)
+    guaranteed: Mapping[str, int] = field(default_factory=dict)
+    flavor_guaranteed: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    flavor_borrowing: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
 
 # --- what the model leaves out --------------------------------------------------------

@@ -31,9 +31,11 @@ request exceeds ``limit + borrowable - used`` for some resource waits::
 
     waiting for quota in queue ClusterQueue/cq (needs 8 nvidia.com/gpu, free 0)
 
-Borrowing (Kueue cohorts): up to ``borrowingLimit`` (unbounded when unset)
-of what the other ClusterQueues of the cohort leave unused (lendingLimit not
-modelled).
+Borrowing (Kueue cohorts, ``_available``): as kueue ``pkg/cache/resource_node.go``
+``available``: each ClusterQueue lends its cohort its nominalQuota up to its
+``lendingLimit`` (all when unset) and borrows up to its ``borrowingLimit``
+(unbounded when unset); usage past a queue's unlent quota counts against the
+cohort. A Cohort object's own quota (hierarchical cohorts) is not modelled.
 """
 
 from __future__ import annotations
@@ -148,8 +150,11 @@ def _amount(ctx: ObjectContext, resource: str, raw: Any, path: str) -> int:
 def _cluster_queue(ctx: ObjectContext, name: str, spec: dict[str, Any]) -> QuotaQueue:
     nominal: Counter[str] = Counter()
     borrowing: Counter[str] = Counter()
+    guaranteed: Counter[str] = Counter()
     unbounded: set[str] = set()
     per_flavor: dict[str, dict[str, int]] = {}
+    flavor_guaranteed: dict[str, dict[str, int]] = {}
+    flavor_borrowing: dict[str, dict[str, int]] = {}
     for group_path, group in ctx.items(spec.get("resourceGroups"), "spec.resourceGroups"):
         for flavor_path, flavor in ctx.items(group.get("flavors"), f"{group_path}.flavors"):
             flavor_name = ctx.text(flavor.get("name"), f"{flavor_path}.name")
@@ -162,9 +167,14 @@ def _cluster_queue(ctx: ObjectContext, name: str, spec: dict[str, Any]) -> Quota
                 if resource.get("borrowingLimit") is None:
                     unbounded.add(key)
                 else:
-                    borrowing[key] += _amount(
-                        ctx, key, resource["borrowingLimit"], f"{path}.borrowingLimit"
-                    )
+                    cap = _amount(ctx, key, resource["borrowingLimit"], f"{path}.borrowingLimit")
+                    borrowing[key] += cap
+                    flavor_borrowing.setdefault(flavor_name, {})[key] = cap
+                if resource.get("lendingLimit") is not None:
+                    lends = _amount(ctx, key, resource["lendingLimit"], f"{path}.lendingLimit")
+                    kept = max(0, amount - lends)  # resource_node.go guaranteedQuota
+                    guaranteed[key] += kept
+                    flavor_guaranteed.setdefault(flavor_name, {})[key] = kept
     cohort = ctx.text(spec.get("cohort", spec.get("cohortName")), "spec.cohort") or None
     limits = None if cohort is None else {k: borrowing[k] for k in nominal if k not in unbounded}
     return QuotaQueue(
@@ -174,6 +184,9 @@ def _cluster_queue(ctx: ObjectContext, name: str, spec: dict[str, Any]) -> Quota
         borrowing_limit=limits,
         hides_pending_pods=True,
         flavor_limits=per_flavor,
+        guaranteed=dict(guaranteed),
+        flavor_guaranteed=flavor_guaranteed,
+        flavor_borrowing=flavor_borrowing,
     )
 
 
@@ -379,24 +392,24 @@ def _flavor_free(
     flavor: str,
     resource: str,
 ) -> int:
-    limit = queue.flavor_limits[flavor].get(resource)
-    if limit is None:
+    if resource not in queue.flavor_limits[flavor]:
         return 0  # the flavor does not cover it
-    own = limit - used.get(_at(queue.name, flavor), Counter())[resource]
-    if queue.cohort is None:
-        return own
-    lent = sum(
-        max(
-            0,
-            other.flavor_limits.get(flavor, {}).get(resource, 0)
-            - used.get(_at(other.name, flavor), Counter())[resource],
+    members = [
+        _Share(
+            other.flavor_limits.get(flavor, {}).get(resource, 0),
+            other.flavor_guaranteed.get(flavor, {}).get(resource, 0),
+            used.get(_at(other.name, flavor), Counter())[resource],
         )
         for other in queues.values()
         if other.cohort == queue.cohort and other.name != queue.name
+    ]
+    own = _Share(
+        queue.flavor_limits[flavor][resource],
+        queue.flavor_guaranteed.get(flavor, {}).get(resource, 0),
+        used.get(_at(queue.name, flavor), Counter())[resource],
     )
-    borrowing = queue.borrowing_limit or {}
-    cap = borrowing.get(resource) if resource in borrowing else None
-    return own + (lent if cap is None else min(cap, lent))
+    cap = queue.flavor_borrowing.get(flavor, {}).get(resource)
+    return _available(own, cap, None if queue.cohort is None else members)
 
 
 def _free(
@@ -410,17 +423,52 @@ def _free(
         if queue.hides_pending_pods:  # Kueue: a resource the ClusterQueue does not cover
             return 0
         return None
-    own = queue.limit[resource] - used.get(queue.name, Counter())[resource]
-    if queue.cohort is None:
-        return own
-    lent = sum(
-        max(0, other.limit.get(resource, 0) - used.get(other.name, Counter())[resource])
+    members = [
+        _Share(
+            other.limit.get(resource, 0),
+            other.guaranteed.get(resource, 0),
+            used.get(other.name, Counter())[resource],
+        )
         for other in queues.values()
         if other.cohort == queue.cohort and other.name != queue.name
+    ]
+    own = _Share(
+        queue.limit[resource],
+        queue.guaranteed.get(resource, 0),
+        used.get(queue.name, Counter())[resource],
     )
     borrowing = queue.borrowing_limit or {}
     cap = borrowing.get(resource) if resource in borrowing else None
-    return own + (lent if cap is None else min(cap, lent))
+    return _available(own, cap, None if queue.cohort is None else members)
+
+
+@dataclass(frozen=True, slots=True)
+class _Share:
+    """One ClusterQueue's quota of one (flavor and) resource: nominalQuota, the part
+    it never lends (nominalQuota - lendingLimit), what it uses."""
+
+    nominal: int
+    guaranteed: int
+    used: int
+
+
+def _available(own: _Share, borrowing_limit: int | None, others: list[_Share] | None) -> int:
+    """What a ClusterQueue may still admit, kueue ``pkg/cache/resource_node.go``
+    ``available`` for a ClusterQueue under one flat cohort (``others``: its other
+    ClusterQueues; None: no cohort). The cohort holds what each queue lends
+    (``accumulateFromChild``: nominal - guaranteed) and counts the usage past each
+    queue's guaranteed quota; the queue gets its own unused guaranteed quota plus
+    what the cohort has left, capped by its borrowingLimit past what it keeps there."""
+    if others is None:
+        return own.nominal - own.used
+    cohort_quota = sum(s.nominal - s.guaranteed for s in (own, *others))
+    cohort_used = sum(max(0, s.used - s.guaranteed) for s in (own, *others))
+    from_cohort = cohort_quota - cohort_used
+    if borrowing_limit is not None:
+        stored = own.nominal - own.guaranteed
+        used_there = max(0, own.used - own.guaranteed)
+        from_cohort = min(from_cohort, stored - used_there + borrowing_limit)
+    return max(0, own.guaranteed - own.used) + from_cohort
 
 
 def amount_text(resource: str, amount: int) -> str:
