@@ -22,6 +22,10 @@ class RecommenderConfig(AppConfig):
         signals.ingest_unchanged.connect(
             receivers.evaluate_unevaluated_latest, dispatch_uid="recommender.evaluate_latest"
         )
+        # the deferred parts first: their tasks reuse the critical pass the worker keeps
+        evaluation_stored.connect(
+            receivers.work_out_parts_later, dispatch_uid="recommender.work_out_parts"
+        )
         evaluation_stored.connect(
             receivers.keep_breakdowns, dispatch_uid="recommender.keep_breakdowns"
         )

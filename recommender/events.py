@@ -15,6 +15,10 @@
         └─► ONE group message {texts: ["snapshot.failed" text]}: open pages re-render
             the note, which then names the failure and its reason
 
+    a deferred part stored (tasks.work_out_part) ─► publish_part(evaluation, part)
+        └─► ONE group message {texts: ["evaluation.part" text]}: open pages showing that
+            evaluation re-render their regions ("being worked out" filled in)
+
     `ingest` created a cluster ─► publish_clusters()
         └─► ONE group message {texts: ["clusters.update" text]} to group "clusters":
             the overview adds the cards it lacks
@@ -25,12 +29,14 @@
 Every message is typed and versioned::
 
     {"type": "heatmap.update" | "pending.update" | "recommendations.update"
-             | "snapshot.ingested" | "snapshot.failed" | "clusters.update",
+             | "snapshot.ingested" | "snapshot.failed" | "clusters.update"
+             | "evaluation.part",
      "version": 1, "cluster": id, "snapshot": id, "evaluation": id, "data": {...}}
 
 (``evaluation`` is null in "snapshot.ingested" and "snapshot.failed": the snapshot
 has none; "clusters.update" names no cluster, snapshot nor evaluation: its data is
-``{"clusters": [every cluster's id]}``.)
+``{"clusters": [every cluster's id]}``; "evaluation.part"'s data is ``{"part": name,
+"missing": [the parts still missing]}``.)
 
 ``snapshot_messages`` is the current state; consumers send it on connect,
 then forward what ``publish_evaluation`` sends.
@@ -244,3 +250,25 @@ def publish_clusters() -> None:
         return
     event = {"type": GROUP_MESSAGE_TYPE, "texts": [json.dumps(clusters_message())]}
     async_to_sync(layer.group_send)(cluster_group(None), event)
+
+
+def part_message(evaluation: Evaluation, part: str) -> dict[str, Any]:
+    """A deferred part of the evaluation is stored (or was not worked out): pages showing
+    it re-render; the parts still missing are named."""
+    return {
+        "type": "evaluation.part",
+        "version": MESSAGE_VERSION,
+        "cluster": evaluation.cluster_id,
+        "snapshot": evaluation.snapshot_id,
+        "evaluation": evaluation.pk,
+        "data": {"part": part, "missing": list(evaluation.missing or ())},
+    }
+
+
+def publish_part(evaluation: Evaluation, part: str) -> None:
+    """Tell the cluster's open pages that ``part`` of the evaluation is in."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    event = {"type": GROUP_MESSAGE_TYPE, "texts": [json.dumps(part_message(evaluation, part))]}
+    async_to_sync(layer.group_send)(cluster_group(evaluation.cluster_id), event)

@@ -7,8 +7,16 @@
 
 ``result`` keeps the whole evaluate() JSON; the columns copy the figures pages
 and the API filter or sort on, so a page of figures (the overview) never loads
-the JSON. ``stored_at`` changes whenever ``result`` is (re)written: responses
+the JSON. ``stored_at`` changes whenever the evaluation is (re)written: responses
 derived from the result are cached and validated (ETag) by it.
+
+Two stages (issue #41, ``recommender.parts``): the evaluation task writes the critical
+pass (every verdict, reason, plan, recommendation, total and the heatmap) with
+``missing`` naming the deferred parts (the engine's ``DEFERRED``); each part's task then
+fills its own keys of ``result`` in (relaxations, score-tie reasons, ``whatIf``,
+``fragmentation``), for the write it was started for only (``stored_at`` unchanged: no
+part touches what the heatmap or the breakdowns are cached from). Pages and the API say
+"being worked out" for a part in ``missing``, or why it never came (``parts_failed``).
 """
 
 from django.conf import settings
@@ -46,6 +54,16 @@ class Evaluation(models.Model):
         default=dict,
         blank=True,
         help_text="reservation name → owner namespaces, as evaluated (capacityweb.visibility)",
+    )
+    missing = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="deferred parts not stored yet (the engine's DEFERRED names), sorted",
+    )
+    parts_failed = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="deferred part → why it was not worked out (failed, timed out, replaced)",
     )
 
     class Meta:

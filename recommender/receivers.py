@@ -8,7 +8,12 @@ from typing import Any
 from django.db import transaction
 
 from recommender import events, moves, selectors
-from recommender.tasks import evaluate_snapshot, find_moves, keep_workload_breakdowns
+from recommender.tasks import (
+    evaluate_snapshot,
+    find_moves,
+    keep_workload_breakdowns,
+    work_out_part,
+)
 
 
 def announce_ingested_snapshot(sender: Any, *, snapshot_id: int, **kwargs: Any) -> None:
@@ -41,3 +46,12 @@ def find_moves_later(sender: Any, *, evaluation: Any, **kwargs: Any) -> None:
     the same transaction, and once committed a worker works out the new one."""
     moves.forget_moves(evaluation=evaluation)
     transaction.on_commit(partial(find_moves.delay, evaluation.pk))
+
+
+def work_out_parts_later(sender: Any, *, evaluation: Any, **kwargs: Any) -> None:
+    """A critical pass stored (its deferred parts in ``missing``): once committed, a task
+    per part works it out and stores it into this write of the evaluation
+    (``recommender.parts``); a whole evaluation stored has none left."""
+    stored_at = evaluation.stored_at.isoformat()
+    for part in evaluation.missing or ():
+        transaction.on_commit(partial(work_out_part.delay, evaluation.pk, stored_at, part))

@@ -1,5 +1,9 @@
 """Writes of the recommender: one stored Evaluation per snapshot, with its rows.
 
+``store_evaluation`` stores the whole answer (the CLI, the demo, the follower);
+``store_critical_pass`` what a verdict needs, its deferred parts named in ``missing``
+and worked out after by the worker (``recommender.parts``, the evaluation task).
+
 ``store_evaluation`` is idempotent: it locks the snapshot row, replaces the
 evaluation's child rows in one transaction, so running it twice for the same
 snapshot (a redelivered task) leaves exactly the rows one run leaves. The rows
@@ -19,10 +23,16 @@ from django.utils import timezone
 from recommender import adapters, selectors, signals
 from recommender.actions.report import report_json
 from recommender.engine.autoscaler.caflags import read_flags
-from recommender.engine.evaluate.evaluation import evaluate
+from recommender.engine.evaluate.evaluation import (
+    CriticalPass,
+    Evaluation as EngineEvaluation,
+    critical_pass,
+    evaluate,
+)
 from recommender.engine.scheduler.profiles import profile_named
 from recommender.models import EvaluatedNode, Evaluation, Recommendation, WorkloadVerdict
 from topology.adapters import cluster_from_snapshot
+from topology.model.hardware import Cluster
 from topology.model.serialize import JsonCache
 from topology.models import Snapshot
 
@@ -44,26 +54,48 @@ def overview_figures(result: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def store_evaluation(*, snapshot: Snapshot, json_cache: JsonCache | None = None) -> Evaluation:
-    """Run the engine on the snapshot and store its result, replacing any earlier one.
-    ``json_cache``: the nodes and pods an earlier snapshot of the cluster loaded as (a
-    follower's, ``topology.services.json_cache``), so only the changed ones load again."""
+def engine_inputs(
+    snapshot: Snapshot, json_cache: JsonCache | None = None
+) -> tuple[Cluster, dict[str, Any]]:
+    """The snapshot's model and the engine's arguments besides ``at``: the cluster's own
+    profiles, else the settings (an unknown name: a ValueError naming the valid ones),
+    and its cluster-autoscaler command line, else the setting (a bad flag: a ValueError
+    naming it). ``json_cache``: as ``store_evaluation``'s."""
     model = cluster_from_snapshot(snapshot, json_cache)
-    # the cluster's own profiles, else the settings; an unknown name fails the evaluation
-    # with a ValueError naming the valid profiles (nothing is stored)
     autoscaler = snapshot.cluster.autoscaler_profile or settings.AUTOSCALER_PROFILE
     profile = profile_named(snapshot.cluster.scheduler_profile or settings.SCHEDULER_PROFILE)
-    # the cluster's cluster-autoscaler command line, else the setting; a bad flag fails
-    # the evaluation the same way (a ValueError naming the flag)
     ca_flags = read_flags(
         snapshot.cluster.autoscaler_args or settings.CLUSTER_AUTOSCALER_ARGS,
         snapshot.cluster.autoscaler_priorities,
     )
-    evaluated = evaluate(
-        model, at=snapshot.taken_at, policy=profile, autoscaler=autoscaler, ca_flags=ca_flags
-    )
+    return model, {"policy": profile, "autoscaler": autoscaler, "ca_flags": ca_flags}
+
+
+def store_evaluation(*, snapshot: Snapshot, json_cache: JsonCache | None = None) -> Evaluation:
+    """Run the engine on the snapshot and store its whole result (critical pass and every
+    deferred part), replacing any earlier one. ``json_cache``: the nodes and pods an
+    earlier snapshot of the cluster loaded as (a follower's,
+    ``topology.services.json_cache``), so only the changed ones load again."""
+    model, arguments = engine_inputs(snapshot, json_cache)
+    evaluated = evaluate(model, at=snapshot.taken_at, **arguments)
+    return _store(snapshot, model, evaluated)
+
+
+def store_critical_pass(*, snapshot: Snapshot) -> tuple[Evaluation, CriticalPass]:
+    """Run the engine's critical pass on the snapshot and store it, replacing any earlier
+    evaluation: every verdict, reason, plan, recommendation and total, the deferred
+    parts named in ``missing`` (``recommender.parts`` works each out after)."""
+    model, arguments = engine_inputs(snapshot)
+    critical = critical_pass(model, at=snapshot.taken_at, **arguments)
+    return _store(snapshot, model, critical.evaluation), critical
+
+
+def _store(snapshot: Snapshot, model: Cluster, evaluated: EngineEvaluation) -> Evaluation:
     # the CLI's JSON: to_json() plus currency, nodeGroups and actions (recommender.actions.report)
     result = report_json(evaluated, model, (), settings.CURRENCY)
+    missing = sorted(evaluated.missing)
+    if missing:  # the deferred parts not there yet: pages and the API say so
+        result["missing"] = missing
     owners = {r.name: sorted(r.owner_namespaces) for r in model.reservations}
     with transaction.atomic():
         # the row locked, not read: its model_json is megabytes of JSON to decode
@@ -77,6 +109,8 @@ def store_evaluation(*, snapshot: Snapshot, json_cache: JsonCache | None = None)
                 **adapters.evaluation_figures(result),
                 **overview_figures(result),
                 "reservation_owners": owners,
+                "missing": missing,
+                "parts_failed": {},
                 "stored_at": timezone.now(),
             },
         )

@@ -1,13 +1,16 @@
-"""Evaluation task (thin): store the evaluation of a snapshot, then publish it live; and
-the what-if's task (``answer_what_if``, on its own queue: ``recommender.whatif``).
+"""Evaluation task (thin): store the critical pass of a snapshot's evaluation, then publish
+it live; each deferred part's task (``work_out_part``, ``recommender.parts``); and the
+what-if's task (``answer_what_if``, on its own queue: ``recommender.whatif``).
 
 ::
 
     evaluate_snapshot(id) ─► already evaluated? ─► publish it (if latest), done
                           ─► a newer snapshot of the cluster waits? ─► mark this one skipped
-                          ─► store_evaluation within the soft time limit ─► publish (if latest)
+                          ─► store_critical_pass within the soft time limit ─► publish (if latest)
                                  ├─ database / broker error ─► retry after 2, 4, 8 ... s
                                  └─ time limit or any other error ─► mark it failed, say why
+    (on commit, per part in ``missing``) work_out_part(id, stored_at, part)
+                          ─► stored into the evaluation ─► publish_part (if latest)
 
 Only the cluster's latest evaluation goes out live: a snapshot from an ingester
 whose clock runs behind is stored and evaluated (history keeps it), but pushing
@@ -36,7 +39,7 @@ from redis.exceptions import (
     TimeoutError as RedisTimeoutError,
 )
 
-from recommender import events, moves, selectors, services, whatif
+from recommender import events, moves, parts, selectors, services, whatif
 from recommender.models import Evaluation
 from recommender.timelimit import soft_time_limit
 from topology.models import Snapshot
@@ -107,7 +110,7 @@ def _evaluation_of(snapshot: Snapshot) -> Evaluation | None:
     limit = settings.EVALUATION_SOFT_TIME_LIMIT_SECONDS
     try:
         with soft_time_limit(limit):
-            return services.store_evaluation(snapshot=snapshot)
+            evaluation, critical = services.store_critical_pass(snapshot=snapshot)
     except SoftTimeLimitExceeded:
         reason = f"timed out: still running after EVALUATION_SOFT_TIME_LIMIT_SECONDS={limit:g} s"
         logger.error("evaluation of snapshot %s %s", snapshot.pk, reason)
@@ -118,6 +121,8 @@ def _evaluation_of(snapshot: Snapshot) -> Evaluation | None:
     except Exception as error:
         _fail(snapshot, f"{type(error).__name__}: {error}")
         raise
+    parts.keep(evaluation, critical)  # for the part tasks this worker runs next
+    return evaluation
 
 
 def _fail(snapshot: Snapshot, reason: str) -> None:
@@ -191,3 +196,61 @@ def find_moves(evaluation_id: int) -> int | None:
         logger.exception("moves of evaluation %s", evaluation_id)
         row = moves.fail_moves(evaluation=evaluation, reason=f"{type(error).__name__}: {error}")
     return row.pk if row is not None else None
+
+
+@shared_task(
+    name="recommender.tasks.work_out_part",
+    acks_late=True,
+    time_limit=settings.EVALUATION_TIME_LIMIT_SECONDS,
+)
+def work_out_part(evaluation_id: int, stored_at: str, part: str) -> str:
+    """Work out and store one deferred part of a stored evaluation (``recommender.parts``);
+    what became of it: "stored", "failed", "superseded" (a newer snapshot's evaluation is
+    the cluster's latest: not worked out, it says so), "discarded" (the evaluation was
+    re-stored: that write's own tasks answer it) or "gone".
+
+    Held to the evaluation's soft time limit: past it, or on any error, the part records
+    why it was not worked out, so pages stop saying "being worked out".
+    """
+    evaluation = (
+        Evaluation.objects.select_related("snapshot__cluster").filter(pk=evaluation_id).first()
+    )
+    if evaluation is None:
+        return "gone"
+    if evaluation.stored_at.isoformat() != stored_at or part not in (evaluation.missing or ()):
+        return "discarded"
+    latest = selectors.latest_evaluation_id(cluster_id=evaluation.cluster_id)
+    limit = settings.EVALUATION_SOFT_TIME_LIMIT_SECONDS
+    outcome = "stored"
+    try:
+        if latest is not None and latest != evaluation.pk:
+            reason = f"evaluation #{latest} of a newer snapshot replaced it first"
+            parts.fail_part(evaluation=evaluation, part=part, reason=reason)
+            return "superseded"
+        with soft_time_limit(limit):
+            evaluation = parts.store_part(evaluation=evaluation, part=part)
+    except parts.Replaced:
+        return "discarded"
+    except SoftTimeLimitExceeded:
+        reason = f"timed out: still running after EVALUATION_SOFT_TIME_LIMIT_SECONDS={limit:g} s"
+        evaluation, outcome = _fail_part(evaluation, part, reason), "failed"
+    except TRANSIENT_ERRORS:
+        raise
+    except Exception as error:
+        logger.exception("part %s of evaluation %s", part, evaluation_id)
+        reason = f"{type(error).__name__}: {error}"
+        evaluation, outcome = _fail_part(evaluation, part, reason), "failed"
+    _publish_part_if_latest(evaluation, part)
+    return outcome
+
+
+def _fail_part(evaluation: Evaluation, part: str, reason: str) -> Evaluation:
+    try:
+        return parts.fail_part(evaluation=evaluation, part=part, reason=reason)
+    except parts.Replaced:
+        return evaluation
+
+
+def _publish_part_if_latest(evaluation: Evaluation, part: str) -> None:
+    if selectors.latest_evaluation_id(cluster_id=evaluation.cluster_id) == evaluation.pk:
+        events.publish_part(evaluation, part)

@@ -18,12 +18,14 @@
 // re-renders the regions, whose note then names the failure. The overview's list socket
 // (/ws/clusters/) says "clusters.update" with every cluster's id, on connect and when one is
 // added: a card the page lacks is taken from the page's URL afresh, put in its place, and
-// its own socket opened. An unknown version or type is ignored with a console.warn.
+// its own socket opened. "evaluation.part" (a deferred part of an evaluation stored, its
+// "being worked out" answered) re-renders the regions of the page showing that evaluation.
+// An unknown version or type is ignored with a console.warn.
 (function () {
   "use strict";
   var SUPPORTED_VERSION = 1;
   var KNOWN_TYPES = ["heatmap.update", "pending.update", "recommendations.update", "snapshot.ingested",
-    "snapshot.failed", "clusters.update"];
+    "snapshot.failed", "clusters.update", "evaluation.part"];
   var MAX_DELAY_MS = 30000;
   var BASE_DELAY_MS = 500;
   var POLL_MS = 1000 * (Number(document.body.dataset.livePollSeconds) || 30);
@@ -100,6 +102,10 @@
     // the server renders the failure and its reason into the note
     if (message.type === "snapshot.failed") { refreshRegions(status.dataset.evaluation || ""); return; }
     var evaluation = String(message.evaluation || "");
+    if (message.type === "evaluation.part") {
+      if (evaluation === (status.dataset.evaluation || "")) { refreshRegions(evaluation); }
+      return;
+    }
     if (evaluation === (status.dataset.evaluation || "")) { return; }
     var handler = capacityweb.handlers[message.type];
     if (handler) { handler(message); }

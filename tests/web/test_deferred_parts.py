@@ -1,0 +1,185 @@
+"""Two stages (issue #41): the evaluation task stores the critical pass, each deferred part
+is stored after it by a task of its own (``recommender.parts``).
+
+blocked-block-too-small (tests/scenarios, hand derivation there): gang ml/big needs 16
+GPUs in one block; h100 may add no node there, so it is blocked, and raising h100's max
+size by 2 unblocks it (tests/web/test_what_if.py says so of the whole evaluation). The
+tests run the evaluation task directly: the parts' tasks, queued on commit, never run
+unless a test calls them, so what a page shows before them is what users see meanwhile.
+"""
+
+from __future__ import annotations
+
+import copy
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.utils.html import escape
+
+from tests.web.fixtures import TAKEN_AT, scenario_objects
+
+pytestmark = pytest.mark.django_db
+
+SCENARIO = "blocked-block-too-small"
+WORKLOAD = "ml/big"
+RAISE_TEXT = (
+    "raise node group h100's max size by 2 (8 → 10) and each of its domains' new-node slots by 2"
+)
+EVERY_PART = ["fragmentation", "relaxations", "score-ties", "what-if"]
+
+
+def ingested(cluster: Any, *, taken_at: Any = TAKEN_AT, extra: list[Any] | None = None) -> Any:
+    """The scenario stored as a snapshot, not evaluated."""
+    from reservations import services as reservation_services
+    from tests.web.fixtures import CONFIGURATION_KINDS
+    from topology import services
+
+    objects = scenario_objects(SCENARIO) + (extra or [])
+    configuration = [o for o in objects if o[1].get("kind") in CONFIGURATION_KINDS]
+    reservation_services.load_configuration(cluster=cluster, objects=configuration)
+    snapshot = services.ingest_snapshot(
+        cluster=cluster, taken_at=taken_at, objects=copy.deepcopy(objects)
+    )
+    assert snapshot is not None
+    return snapshot
+
+
+def critical(snapshot: Any) -> Any:
+    """The evaluation task's work: the critical pass stored, no part's task run."""
+    from recommender.models import Evaluation
+    from recommender.tasks import evaluate_snapshot
+
+    return Evaluation.objects.get(pk=evaluate_snapshot(snapshot.pk))
+
+
+def work_out(evaluation: Any, part: str) -> str:
+    from recommender.tasks import work_out_part
+
+    return work_out_part(evaluation.pk, evaluation.stored_at.isoformat(), part)
+
+
+@pytest.fixture
+def evaluation(cluster: Any) -> Any:
+    return critical(ingested(cluster))
+
+
+def workload_page(client: Any, evaluation: Any) -> str:
+    return client.get(f"/clusters/{evaluation.cluster_id}/workloads/{WORKLOAD}/").content.decode()
+
+
+def pending_page(client: Any, evaluation: Any) -> str:
+    return client.get(f"/clusters/{evaluation.cluster_id}/pending/").content.decode()
+
+
+def test_it_stores_the_verdicts_with_every_part_missing(evaluation: Any) -> None:
+    from recommender.models import WorkloadVerdict
+
+    assert evaluation.missing == EVERY_PART
+    assert evaluation.result["missing"] == EVERY_PART
+    row = WorkloadVerdict.objects.get(evaluation=evaluation, workload=WORKLOAD)
+    assert row.verdict == "blocked" and row.relaxations == []
+
+
+def test_it_says_being_worked_out_on_the_workload_page_before_the_part(
+    signed_in: Any, evaluation: Any
+) -> None:
+    content = workload_page(signed_in, evaluation)
+    assert 'data-deferred-part="relaxations"' in content
+    assert "Being worked out" in content
+    assert "verdict-blocked" in content  # the verdict is there already
+    assert escape(RAISE_TEXT) not in content
+    assert "No single change the engine tries" not in content  # never the wrong answer
+
+
+def test_it_shows_the_relaxations_on_the_workload_page_once_stored(
+    signed_in: Any, evaluation: Any
+) -> None:
+    assert work_out(evaluation, "relaxations") == "stored"
+    content = workload_page(signed_in, evaluation)
+    assert f'<li data-relaxation="raise-max">{escape(RAISE_TEXT)} → ' in content
+    assert 'data-deferred-part="relaxations"' not in content
+
+
+def test_it_says_being_worked_out_on_the_pending_page_until_each_part_is_stored(
+    signed_in: Any, evaluation: Any
+) -> None:
+    before = pending_page(signed_in, evaluation)
+    assert 'data-deferred-part="relaxations"' in before
+    assert 'data-deferred-part="score-ties"' in before
+    assert escape(RAISE_TEXT) not in before
+    work_out(evaluation, "score-ties")
+    work_out(evaluation, "relaxations")
+    after = pending_page(signed_in, evaluation)
+    assert "data-deferred-part" not in after
+    assert escape(RAISE_TEXT) in after
+
+
+def test_it_serves_the_missing_parts_in_the_api_until_all_are_stored(
+    signed_in: Any, evaluation: Any
+) -> None:
+    url = f"/api/v1/evaluations/{evaluation.pk}/"
+    assert signed_in.get(url).json()["result"]["missing"] == EVERY_PART
+    for part in EVERY_PART:
+        assert work_out(evaluation, part) == "stored"
+    assert "missing" not in signed_in.get(url).json()["result"]
+
+
+def test_it_stores_with_every_part_the_json_evaluate_gives(evaluation: Any) -> None:
+    from django.conf import settings
+
+    from recommender import parts
+    from recommender.actions.report import report_json
+    from recommender.engine.evaluate.evaluation import evaluate
+    from recommender.models import Evaluation, WorkloadVerdict
+    from recommender.services import engine_inputs
+
+    work_out(evaluation, "relaxations")  # the critical pass this process kept
+    parts._kept.clear()  # the others as on another worker: the critical pass run again
+    for part in ("score-ties", "what-if", "fragmentation"):
+        assert work_out(evaluation, part) == "stored"
+    stored = Evaluation.objects.get(pk=evaluation.pk)
+    model, arguments = engine_inputs(stored.snapshot)
+    whole = evaluate(model, at=stored.taken_at, **arguments)
+    assert stored.missing == []
+    assert stored.result == report_json(whole, model, (), settings.CURRENCY)
+    # report_json adds to "cost", the cards and totals; the rest is to_json() itself
+    answer = whole.to_json()
+    assert {k: stored.result[k] for k in ("workloads", "whatIf", "fragmentation")} == {
+        k: answer[k] for k in ("workloads", "whatIf", "fragmentation")
+    }
+    rows = {r.workload: r for r in WorkloadVerdict.objects.filter(evaluation=stored)}
+    for item in whole.to_json()["workloads"]:
+        assert rows[item["name"]].relaxations == item["relaxations"]
+        assert rows[item["name"]].reasons == item["reasons"]
+
+
+def test_it_discards_a_part_for_an_evaluation_re_stored_meanwhile(evaluation: Any) -> None:
+    from recommender import parts, services
+    from recommender.models import Evaluation
+
+    services.store_critical_pass(snapshot=evaluation.snapshot)  # a new write, same row
+    assert work_out(evaluation, "relaxations") == "discarded"
+    with pytest.raises(parts.Replaced):  # worked out, then found re-stored under the lock
+        parts.store_part(evaluation=evaluation, part="relaxations")
+    again = Evaluation.objects.get(pk=evaluation.pk)
+    assert "relaxations" in again.missing
+    assert again.result["missing"] == EVERY_PART
+
+
+def test_it_never_shows_a_part_of_the_evaluation_a_newer_one_replaced(
+    signed_in: Any, cluster: Any, evaluation: Any
+) -> None:
+    from recommender.models import Evaluation
+    from tests.web.fixtures import gpu_node
+
+    newer = critical(
+        ingested(cluster, taken_at=TAKEN_AT + timedelta(minutes=5), extra=[gpu_node("x1", 1)])
+    )
+    assert work_out(evaluation, "relaxations") == "superseded"
+    old = Evaluation.objects.get(pk=evaluation.pk)
+    assert "relaxations" in old.missing
+    assert "newer snapshot" in old.parts_failed["relaxations"]
+    shown = workload_page(signed_in, newer)
+    assert 'data-deferred-part="relaxations"' in shown and "Being worked out" in shown
+    assert escape(RAISE_TEXT) not in shown
