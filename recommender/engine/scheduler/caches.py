@@ -63,7 +63,6 @@ class SharedMemo:
         self.fragmentation = None if typical is None else fgd.FragmentationModel(typical)
         self.keys = NodeKeys()
         self.scores: dict[tuple[int, int], tuple[float, int] | None] = {}
-        self.reasons: dict[tuple[int, int], str] = {}
         self.static: dict[tuple[int, str], str] = {}  # first failing static rule, "" if none
         # device options per (node key, GPU request); scores per (node key, GPU request,
         # what else the policy reads of the pod: ``Policy.pod_inputs``)
@@ -74,6 +73,8 @@ class SharedMemo:
         self.by_code: dict[object, dict[int, float]] = {}
         # GPU verdicts per (``allocate.gpu_fit_key``, GPU request) (``vector`` masks)
         self.gpu_fit: dict[tuple[object, object], bool] = {}
+        # the GPU rule's reason ("" when it passes) per (``NodeKeys.gpu_key``, GPU request)
+        self.gpu_reasons: dict[tuple[int, object], str] = {}
         # FGD's device choices per (node inputs, GPU request) (``pick.scoring``)
         self.fgd_choices: dict[tuple[int, object], fgd.Choices] = {}
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from topology.model.hardware import Pod
 
+from .allocate import gpu_device_state, gpu_fit_key
 from .profiles import zero_request_counts
 from .records import NodeAlloc, NodeInfo
 from .scores import NO_SCORE as NO_SCORE  # re-exported: placement's callers read it here
@@ -118,6 +119,16 @@ class NodeKeys:
             if static is None:
                 static = info.memo_static[personal] = static_key(info, personal)
             key = alloc.memo_keys[slot] = self.intern((static, dynamic_key(info, alloc)))
+        return key
+
+    def gpu_key(self, info: NodeInfo, alloc: NodeAlloc) -> int:
+        """The node's ``allocate.gpu_fit_key`` interned (kept on its ``NodeAlloc`` as the
+        memo key is): nodes alike there give a GPU request the same verdict and reason."""
+        slot = (self, "gpu")
+        key = alloc.memo_keys.get(slot)
+        if key is None:
+            devices = gpu_fit_key(gpu_device_state(info, alloc))
+            key = alloc.memo_keys[slot] = self.intern(("gpu", devices))
         return key
 
 

@@ -143,8 +143,9 @@ class NodeAlloc:
         self.gpu_nonpartition_milli: dict[str, int] = {g: 0 for g in info.gpus}
         self.gpu_pods: dict[str, tuple[str, ...]] = {}
         self.gpu_profiles: dict[str, tuple[str, ...]] = {}
-        # memo key per (memo.NodeKeys, personal): valid until the next write
-        self.memo_keys: dict[tuple[object, bool], int] = {}
+        # memo key per (memo.NodeKeys, personal), GPU key per (memo.NodeKeys, "gpu"):
+        # valid until the next write
+        self.memo_keys: dict[tuple[object, bool | str], int] = {}
         self._free_gpu_milli: int | None = None
         # (pod, MIG resource) → the GPUs its instances were counted on, to give them back
         self.mig_instances: dict[tuple[str, str], tuple[str, ...]] = {}

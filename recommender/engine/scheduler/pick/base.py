@@ -47,7 +47,7 @@ class PickerBase:
         self.scores.paths = self.layout.paths
         self._keys = shared.keys
         self._memo = shared.scores
-        self._reasons = shared.reasons
+        self._gpu_reasons = shared.gpu_reasons
         self._static = shared.static
         self._gpu_options = shared.gpu_options
         self._by_inputs = shared.by_inputs
