@@ -116,6 +116,7 @@ class MoveReportViewSet(viewsets.ReadOnlyModelViewSet):
 
     @extend_schema(
         responses=MoveRowsSerializer,
+        filters=True,  # the list's filters (cluster, evaluation, latest), so their 400/404
         description=(
             "One row per workload searched and per reservation reconciliation of the "
             "filtered reports (CSV: ?format=csv, columns fixed)."

@@ -6,7 +6,9 @@ services they need are missing, naming what to set up; ``make test`` starts
 Postgres and Redis itself (tests/with_services.py) when they are not configured.
 """
 
+import ipaddress
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -23,6 +25,49 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA_DIR = REPO_ROOT / "data"
 SERVICE_VARIABLES = ("DATABASE_URL", "REDIS_URL")
 WORKER_START_TIMEOUT_SECONDS = 60.0
+LOCAL_NAMES = {"localhost", "localhost.localdomain"}
+
+
+def is_local_host(host: str | bytes | None) -> bool:
+    """None (the wildcard), this machine's names, or an IP literal (nothing to look up)."""
+    if host is None:
+        return True
+    name = host.decode() if isinstance(host, bytes) else host
+    if name.lower() in LOCAL_NAMES:
+        return True
+    try:
+        ipaddress.ip_address(name.split("%", 1)[0])
+    except ValueError:
+        return False
+    return True
+
+
+@pytest.fixture(autouse=True)
+def outside_lookups(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """The suite resolves no host name outside this machine, fuzzed webhook URLs included.
+
+    ``socket.getaddrinfo`` (what the webhook guard, urllib, requests and redis-py call)
+    answers local names and IP literals as before; any other name is refused as not
+    resolving (the code under test goes on as it would without DNS) and the test
+    fails at its end naming it. A test that needs a public name resolves it through
+    a resolver of its own (e.g. ``monkeypatch.setattr(socket, "getaddrinfo", ...)``
+    answering a fixed address). Threads of this process (the live server) are covered;
+    subprocesses are started on 127.0.0.1. Yields the names asked for (a test of this
+    very guard empties it).
+    """
+    real_getaddrinfo = socket.getaddrinfo
+    asked: list[str] = []
+
+    def local_only(host: str | bytes | None, *args: object, **kwargs: object) -> object:
+        if is_local_host(host):
+            return real_getaddrinfo(host, *args, **kwargs)  # type: ignore[arg-type]
+        asked.append(str(host))
+        raise socket.gaierror(socket.EAI_NONAME, f"{host}: the tests resolve no outside name")
+
+    monkeypatch.setattr(socket, "getaddrinfo", local_only)
+    yield asked
+    if asked:
+        pytest.fail(f"host names looked up beyond this machine: {sorted(set(asked))}")
 
 
 @pytest.fixture(scope="session")

@@ -10,6 +10,8 @@ endpoint, called without a credential, keeps its rate per address).
 It runs every check (``--checks all``) with tests/api/schemathesis.toml: the fuzzer's
 token goes through the schema's tokenAuth scheme, and bodies with rules beyond JSON
 Schema may answer 400 to schema-valid data (the file says why).
+The fuzzer's webhook hosts are resolved by a stand-in that resolves none (the guard
+answers 400): the suite looks up no name beyond this machine (tests/conftest.py).
 The rates are lowered below the examples per operation, so that a broken exemption
 shows as 429s on any machine, fast or slow; the HAR report must show every
 operation answered, none with 429.
@@ -18,14 +20,18 @@ operation answered, none with 429.
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 from builders import make_reservation, make_user, token_client
+
+from tests.conftest import is_local_host
 
 SCHEMATHESIS_CHECKS = "all"
 SCHEMATHESIS_EXAMPLES = 10  # per operation and phase: ~310 requests
@@ -70,6 +76,18 @@ def operation_of(method: str, url: str, operations: set[tuple[str, str]]) -> tup
     return method, path
 
 
+def resolving_no_outside_name(real_getaddrinfo: Any) -> Any:
+    """The webhook guard's resolver for the run: the fuzzer's webhook hosts do not resolve
+    (the guard answers 400, documented), local names as before; no lookup leaves the host."""
+
+    def resolver(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if is_local_host(host):
+            return real_getaddrinfo(host, *args, **kwargs)
+        raise socket.gaierror(socket.EAI_NONAME, f"{host}: not resolved in the schemathesis run")
+
+    return resolver
+
+
 def test_it_keeps_to_its_schema_under_a_bounded_schemathesis_run(
     live_server, tmp_path, settings, client, monkeypatch
 ):
@@ -84,6 +102,7 @@ def test_it_keeps_to_its_schema_under_a_bounded_schemathesis_run(
     settings.THROTTLE_EXEMPT_USERNAMES = ["fuzzer"]
     # DRF binds the rates to the class when it is imported: the settings fixture cannot.
     monkeypatch.setattr(SimpleRateThrottle, "THROTTLE_RATES", LOW_RATES)
+    monkeypatch.setattr(socket, "getaddrinfo", resolving_no_outside_name(socket.getaddrinfo))
     har_path = tmp_path / "run.har"
     schemathesis = Path(sys.executable).with_name("schemathesis")
     arguments = [str(schemathesis), "--config-file", str(SCHEMATHESIS_CONFIG), "run"]
@@ -100,7 +119,10 @@ def test_it_keeps_to_its_schema_under_a_bounded_schemathesis_run(
         text=True,
         timeout=SCHEMATHESIS_TIMEOUT_SECONDS,
         cwd=tmp_path,
-        env={**os.environ, "CAPACITYWEB_FUZZER_TOKEN": user.auth_token.key},
+        env={
+            **os.environ,
+            "CAPACITYWEB_FUZZER_TOKEN": user.auth_token.key,
+        },
     )
 
     assert run.returncode == 0, run.stdout[-8000:] + run.stderr[-2000:]
@@ -138,3 +160,13 @@ def test_the_schema_describes_the_verdict_columns(client):
     }
     assert properties["verdict"] == {"$ref": "#/components/schemas/VerdictEnum"}
     assert "preempts" in schema["components"]["schemas"]["VerdictEnum"]["enum"]
+
+
+@pytest.mark.django_db
+def test_it_documents_the_filters_and_errors_of_the_move_rows(client):
+    """moves/rows/ takes the list's filters, so it answers their 400 and 404."""
+    schema = client.get("/api/schema/", {"format": "json"}).json()
+    operation = schema["paths"]["/api/v1/moves/rows/"]["get"]
+    names = {parameter["name"] for parameter in operation["parameters"]}
+    assert {"cluster", "evaluation", "latest"} <= names
+    assert {"400", "404"} <= set(operation["responses"])

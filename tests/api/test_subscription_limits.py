@@ -5,6 +5,8 @@ Every address below is an IP literal or ``localhost``: the host resolves without
 server, and nothing is ever sent (the refusal comes first).
 """
 
+import socket
+
 import pytest
 
 pytestmark = pytest.mark.django_db
@@ -62,7 +64,11 @@ def test_it_refuses_an_internal_webhook_url_on_update(team_a_client, cluster):
     assert list(response.json()) == ["webhook_url"]
 
 
-def test_it_refuses_a_webhook_host_that_does_not_resolve(team_a_client, cluster):
+def test_it_refuses_a_webhook_host_that_does_not_resolve(team_a_client, cluster, monkeypatch):
+    def resolver(host, *args, **kwargs):  # NXDOMAIN, as a real resolver answers .invalid
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolver)
     response = team_a_client.post(
         "/api/v1/subscriptions/",
         subscription_body(cluster, webhook_url="https://hooks.nowhere.invalid/x"),
