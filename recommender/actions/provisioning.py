@@ -36,7 +36,8 @@ from recommender.engine.evaluate.report import (
     provisioning_request,
 )
 from topology.kube.kueue.quotas import pod_queue
-from topology.model.hardware import GPU_RESOURCE, Cluster, NodeGroup, Pod
+from topology.model.autoscalerstate import CHECK_CAPACITY
+from topology.model.hardware import GPU_RESOURCE, Cluster, NodeGroup, Pod, QuotaQueue
 
 FLAG_NOTE = (
     "# needs cluster-autoscaler running with --enable-provisioning-requests=true "
@@ -46,20 +47,51 @@ PLACEHOLDER_IMAGE = "pause"  # cluster-autoscaler simulates the template, it run
 
 
 def kueue_provisioned(cluster: Cluster, key: str) -> str | None:
-    """The Kueue admission check that creates the workload's ProvisioningRequest: its
-    ClusterQueue runs one of controller ``kueue.x-k8s.io/provisioning-request``."""
+    """The Kueue admission check that creates the workload's ProvisioningRequest and
+    has it provisioned: its ClusterQueue runs one of controller
+    ``kueue.x-k8s.io/provisioning-request`` whose class is not check-capacity (that
+    class never scales up, ``kueue_check_capacity``)."""
+    queue = _kueue_queue(cluster, key)
+    if queue is None or queue.provisioning_class == CHECK_CAPACITY:
+        return None
+    return queue.provisioning_check
+
+
+def kueue_check_capacity(cluster: Cluster, key: str) -> str | None:
+    """The workload's Kueue admission check whose ProvisioningRequestConfig has class
+    ``check-capacity.autoscaling.x-k8s.io``: cluster-autoscaler only looks for room on
+    existing and upcoming nodes and never scales up for it
+    (``provisioningrequest/checkcapacity/provisioningclass.go`` ``Provision``), so Kueue
+    keeps the workload waiting while the capacity is missing."""
+    queue = _kueue_queue(cluster, key)
+    if queue is None or queue.provisioning_class != CHECK_CAPACITY:
+        return None
+    return queue.provisioning_check
+
+
+def _kueue_queue(cluster: Cluster, key: str) -> QuotaQueue | None:
     pod = first_pending_pod(cluster, key)
     if pod is None:
         return None
     local = {name: q.name for q in cluster.queues for name in q.local_queues}
     queue = pod_queue(pod, {g.key: g for g in cluster.gangs}, local)
-    return next((q.provisioning_check for q in cluster.queues if q.name == queue), None)
+    return next((q for q in cluster.queues if q.name == queue and q.provisioning_check), None)
 
 
 def kueue_text(rec: Recommendation, cluster: Cluster) -> str | None:
     """What Kueue already does for the card's workloads: said, nothing recommended twice."""
     lines = []
     for key in rec.workloads:
+        waits = kueue_check_capacity(cluster, key)
+        if waits is not None:
+            lines.append(
+                f"# Kueue's admission check {waits} asks for {key} with a ProvisioningRequest "
+                f"of class {CHECK_CAPACITY}: cluster-autoscaler only checks that the "
+                "capacity exists and never scales up for it, so Kueue keeps the workload "
+                "waiting while the capacity is missing. What provisions it: the "
+                "ProvisioningRequest below (class best-effort-atomic-scale-up, cluster-"
+                "autoscaler scales up for its pods), or nodes added by hand."
+            )
         check = kueue_provisioned(cluster, key)
         if check is not None:
             lines.append(

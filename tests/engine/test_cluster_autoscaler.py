@@ -482,6 +482,22 @@ def test_best_effort_atomic_buys_for_all_or_none() -> None:
     assert plan.additions == ()
 
 
+def test_the_request_objects_class_decides_not_the_pods_annotation() -> None:
+    from recommender.engine.autoscaler.provisioning import BEST_EFFORT_ATOMIC
+    from topology.model.autoscalerstate import ProvisioningRequest, RequestPodSet
+
+    # provisioningrequest/orchestrator/orchestrator.go ScaleUp: the classes look at the
+    # request's spec.provisioningClassName; the consuming pods carry no class annotation
+    # here. best-effort-atomic: 3 pods of 8 cpu, one per 8-cpu node -> 3 nodes at once
+    pods = tuple(consuming(ML_POD.named(f"p{i}").requests(8, "1Gi").build(), "") for i in range(3))
+    read = ProvisioningRequest("ml", "req", BEST_EFFORT_ATOMIC, (RequestPodSet("t", 3),))
+    group = make_group("g", MACHINE.named("t").allocatable(8, "32Gi").build()).price(1.0).build()
+    cluster = Cluster("c", pods=pods, node_groups=(group,), provisioning_requests=(read,))
+    plan = naive(cluster, REQUESTS_ON)
+    assert sum(a.count for a in plan.additions) == 3
+    assert not any("(none)" in r for o in plan.outcomes.values() for r in o.reasons)
+
+
 def test_cluster_wide_gpu_and_core_limits_cap_the_option() -> None:
     # one 2-GPU L4 node exists; --gpu-total nvidia-l4 max 6 leaves 4 GPUs = 2 nodes of
     # 2 GPUs (the GPU type is the value of GKE's GPU label, gpu_processor.go)

@@ -264,6 +264,7 @@ DEFAULT_KINDS: tuple[WatchedKind, ...] = (
     _crd("ClusterQueue", "kueue.x-k8s.io", _KUEUE, "clusterqueues"),
     _crd("LocalQueue", "kueue.x-k8s.io", _KUEUE, "localqueues"),
     _crd("AdmissionCheck", "kueue.x-k8s.io", _KUEUE, "admissionchecks"),
+    _crd("ProvisioningRequestConfig", "kueue.x-k8s.io", _KUEUE, "provisioningrequestconfigs"),
     _crd("ResourceFlavor", "kueue.x-k8s.io", _KUEUE, "resourceflavors"),
     _crd("Topology", "kueue.x-k8s.io", (*_KUEUE, "v1alpha1"), "topologies"),
     _crd("Job", "batch.volcano.sh", ("v1alpha1",), "jobs"),

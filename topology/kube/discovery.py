@@ -85,6 +85,10 @@ class Discovered:
     notices: list[ModelError] = field(default_factory=list)  # found while parsing one object
     # Kueue AdmissionChecks: name → spec.controllerName (topology.kube.kueue.quotas)
     admission_checks: dict[str, str] = field(default_factory=dict)
+    # their spec.parameters naming a ProvisioningRequestConfig, and each such config's
+    # spec.provisioningClassName
+    check_configs: dict[str, str] = field(default_factory=dict)
+    provisioning_classes: dict[str, str] = field(default_factory=dict)
 
 
 # --- assembly ------------------------------------------------------------------------------

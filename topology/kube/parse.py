@@ -381,6 +381,7 @@ _HANDLERS = {
     ("ProvisioningRequest", provreq.GROUP): provreq.provisioning_request,
     ("Event", "*"): autoscalerevents.kube_event,
     ("AdmissionCheck", quotas.KUEUE): quotas.parse_admission_check,
+    (quotas.PROVISIONING_CONFIG, quotas.KUEUE): quotas.parse_provisioning_config,
     ("DaemonSet", "apps"): daemons.daemon_set,
     (castatus.KWOK_KIND, "kwok.cluster-autoscaler.x-k8s.io"): castatus.kwok_provider_config,
     ("EC2NodeClass", "karpenter.k8s.aws"): cloud_reservations.karpenter_node_class,

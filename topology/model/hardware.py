@@ -458,6 +458,9 @@ class QuotaQueue:
     # ClusterQueue runs; Kueue then creates the ProvisioningRequest of each admitted
     # workload itself (None: no such check)
     provisioning_check: str | None = None
+    # that check's ProvisioningRequestConfig spec.provisioningClassName ("" unread):
+    # check-capacity never scales up, best-effort-atomic-scale-up does
+    provisioning_class: str = ""
     # Kueue: each ResourceFlavor's nominalQuota, when a resource group offers several
     # flavors (a pod set draws on its own flavor's quota only, Pod.quota_flavor)
     flavor_limits: Mapping[str, Mapping[str, int]] = field(default_factory=dict)

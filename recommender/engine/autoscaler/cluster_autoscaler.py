@@ -72,7 +72,14 @@ from recommender.engine.autoscaler.plan import (
     without_topology,
     workload_mix,
 )
-from recommender.engine.autoscaler.provisioning import provision, requests_off
+from recommender.engine.autoscaler.provisioning import (
+    kueue_check_capacity,
+    kueue_request,
+    provision,
+    request_of,
+    requests_off,
+    unanswered,
+)
 from recommender.engine.autoscaler.refusals import no_group_can_host
 from recommender.engine.autoscaler.young import young_pods_out
 from recommender.engine.scheduler import interpod
@@ -146,6 +153,7 @@ class NaivePlanner(GroupView):
         self.added: dict[str, int] = {}
         self.added_per_slot: dict[tuple[str, int], int] = {}
         self.ledger = NaiveLedger()
+        self.kueue_checks = kueue_check_capacity(cluster)  # pod key → Kueue check
         # shapes that found no node in this loop: nodes only fill up until the next buy
         self.no_room: set[str] = set()
         self.labels_matter = any(p.pod_terms for p in cluster.pods)
@@ -222,8 +230,14 @@ class NaivePlanner(GroupView):
             for pod in map(self.seen, workload.pods):
                 if pod.priority < self.settings.expendable_pods_priority_cutoff:
                     self._expendable(workload, pod)
+                elif pod.key in self.kueue_checks:  # Kueue asks, with check-capacity
+                    if self.settings.provisioning_requests:
+                        request = kueue_request(pod, self.kueue_checks[pod.key])
+                        requests.setdefault(request, []).append((workload, pod))
+                    else:
+                        unanswered(self.ledger, workload, self.kueue_checks[pod.key])
                 elif pod.provisioning_request is not None and self.settings.provisioning_requests:
-                    request = (pod.namespace, *pod.provisioning_request)
+                    request = request_of(self.cluster, pod, pod.provisioning_request)
                     requests.setdefault(request, []).append((workload, pod))
                 else:
                     requests_off(self.ledger, workload, pod)

@@ -42,7 +42,8 @@ from recommender.engine.autoscaler.flags import CaSettings
 from recommender.engine.autoscaler.ledger import NaiveLedger
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload
-from topology.model.hardware import Node, NodeGroup, Pod
+from topology.kube.kueue.quotas import pod_queue
+from topology.model.hardware import Cluster, Node, NodeGroup, Pod
 
 
 class NaivePlanner(Protocol):
@@ -152,6 +153,70 @@ def _refuse(planner: NaivePlanner, pods: Sequence[tuple[Workload, Pod]], reason:
     for workload in dict.fromkeys(w.key for w, _ in pods):
         planner.ledger.needs_new[workload] = True
         planner.ledger.reasons[workload].append(reason)
+
+
+def request_of(cluster: Cluster, pod: Pod, consumed: tuple[str, str]) -> tuple[str, str, str]:
+    """(namespace, name, class) of the request a pod consumes: the class is the
+    ProvisioningRequest object's ``spec.provisioningClassName`` where it is read (the
+    orchestrator provisions the request, ``provisioningrequest/orchestrator/
+    orchestrator.go`` ``ScaleUp``, each class checking ``pr.Spec.ProvisioningClassName``),
+    else the pod's class annotation."""
+    name, annotated = consumed
+    read = next(
+        (
+            r
+            for r in cluster.provisioning_requests
+            if (r.namespace, r.name) == (pod.namespace, name)
+        ),
+        None,
+    )
+    return (pod.namespace, name, read.class_name if read is not None else annotated)
+
+
+def kueue_check_capacity(cluster: Cluster) -> dict[str, str]:
+    """Pending pod key → the Kueue admission check (controller
+    ``kueue.x-k8s.io/provisioning-request``) of its ClusterQueue whose
+    ProvisioningRequestConfig has class check-capacity. Kueue keeps the job suspended
+    and asks through a ProvisioningRequest of that class for the workload's pod sets
+    (kubernetes-sigs/kueue ``pkg/controller/admissionchecks/provisioning``):
+    cluster-autoscaler then books room if all of them fit and never scales up; without
+    ``--enable-provisioning-requests`` nothing answers it at all. Either way nothing
+    is bought for these pods."""
+    checks = {
+        q.name: q.provisioning_check
+        for q in cluster.queues
+        if q.provisioning_check and q.provisioning_class == CHECK_CAPACITY
+    }
+    if not checks:
+        return {}
+    gangs = {g.key: g for g in cluster.gangs}
+    local = {name: q.name for q in cluster.queues for name in q.local_queues}
+    found = {}
+    for pod in cluster.pending_pods():
+        check = checks.get(pod_queue(pod, gangs, local) or "")
+        if check is not None:
+            found[pod.key] = check
+    return found
+
+
+def kueue_request(pod: Pod, check: str) -> tuple[str, str, str]:
+    """The request key (namespace, what it is called in reasons, class) of the
+    ProvisioningRequest Kueue creates for a workload's check-capacity check."""
+    return (pod.namespace, f"of Kueue's admission check {check}", CHECK_CAPACITY)
+
+
+def unanswered(ledger: NaiveLedger, workload: Workload, check: str) -> None:
+    """A Kueue check-capacity workload where cluster-autoscaler reads no
+    ProvisioningRequests: nothing answers Kueue's, the job stays suspended."""
+    reason = (
+        f"Kueue's admission check {check} asks with a check-capacity ProvisioningRequest, "
+        "but cluster-autoscaler runs without --enable-provisioning-requests (upstream "
+        "default false): nothing answers it, Kueue keeps the job suspended and nothing is "
+        "bought (that class never scales up anyway)"
+    )
+    ledger.needs_new[workload.key] = True
+    if reason not in ledger.reasons[workload.key]:
+        ledger.reasons[workload.key].append(reason)
 
 
 REQUESTS_OFF_NOTE = (

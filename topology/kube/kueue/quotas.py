@@ -58,6 +58,7 @@ QUOTA_WAIT_PREFIX = "waiting for quota in queue "  # how every quota wait's reas
 # kubernetes-sigs/kueue pkg/controller/admissionchecks/provisioning: the controller that
 # creates a ProvisioningRequest per admitted workload
 PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
+PROVISIONING_CONFIG = "ProvisioningRequestConfig"  # its AdmissionCheck's spec.parameters
 KAI_QUEUE_LABELS = ("kai.scheduler/queue", "runai/queue")
 NON_PREEMPTIBLE_PRIORITY = 100  # KAI: priority >= 100 is non-preemptible by default
 QUEUE_KINDS = (
@@ -123,7 +124,20 @@ def parse_admission_check(collected: Any, ctx: ObjectContext, obj: dict[str, Any
     ``spec.controllerName`` says which controller runs it."""
     spec = ctx.mapping(obj.get("spec"), "spec")
     controller = ctx.text(spec.get("controllerName"), "spec.controllerName", required=True)
-    collected.discovered.admission_checks[ctx.object.rpartition("/")[2]] = controller
+    name = ctx.object.rpartition("/")[2]
+    collected.discovered.admission_checks[name] = controller
+    parameters = ctx.mapping(spec.get("parameters"), "spec.parameters")
+    if parameters.get("kind") == PROVISIONING_CONFIG and parameters.get("name"):
+        collected.discovered.check_configs[name] = str(parameters["name"])
+
+
+def parse_provisioning_config(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
+    """A Kueue ProvisioningRequestConfig (``apis/kueue/v1beta1/
+    provisioningrequestconfig_types.go``): the ``spec.provisioningClassName`` of the
+    ProvisioningRequests Kueue creates for a check that names it."""
+    spec = ctx.mapping(obj.get("spec"), "spec")
+    klass = ctx.text(spec.get("provisioningClassName"), "spec.provisioningClassName")
+    collected.discovered.provisioning_classes[ctx.object.rpartition("/")[2]] = klass
 
 
 def _check_names(ctx: ObjectContext, spec: dict[str, Any]) -> tuple[str, ...]:
@@ -219,13 +233,21 @@ def assembled_queues(collected: Any) -> tuple[QuotaQueue, ...]:
                 replace(
                     q,
                     local_queues=tuple(sorted(local.get(q.name, []))),
-                    provisioning_check=_provisioning_check(collected, q.name),
+                    provisioning_check=(check := _provisioning_check(collected, q.name)),
+                    provisioning_class=_check_class(collected, check),
                 )
                 for q in collected.queues
             ),
             key=lambda q: q.name,
         )
     )
+
+
+def _check_class(collected: Any, check: str | None) -> str:
+    """The class of the requests the check creates ("" where its config is not read)."""
+    discovered = collected.discovered
+    config = discovered.check_configs.get(check or "")
+    return str(discovered.provisioning_classes.get(config or "", ""))
 
 
 def _provisioning_check(collected: Any, queue: str) -> str | None:
