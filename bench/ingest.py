@@ -41,8 +41,9 @@ def bench_watch(events: int = WATCH_EVENTS) -> float:
     """Watch events per second applied to the kube source's store."""
     from tests.ingest.kubeobjects import trace_pod_object
     from tests.ingest.kubeserver import KubeServer
+    from topology.ingest.kubeapi import api_client_from
     from topology.ingest.kubekinds import DEFAULT_KINDS
-    from topology.ingest.kubesource import KubeSource, api_client_from
+    from topology.ingest.kubesource import KubeSource
 
     with (DATA / "openb_pod_list_default.csv").open(newline="") as handle:
         rows = list(csv.DictReader(handle))

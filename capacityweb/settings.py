@@ -281,7 +281,7 @@ WHAT_IF_SECONDS = env.float("WHAT_IF_SECONDS", default=20.0)
 WHAT_IF_QUEUE_MAX = env.int("WHAT_IF_QUEUE_MAX", default=32)
 MAX_SNAPSHOT_BYTES = env.int("MAX_SNAPSHOT_BYTES", default=64 * 1024 * 1024)
 MAX_SNAPSHOT_OBJECTS = env.int("MAX_SNAPSHOT_OBJECTS", default=200_000)
-# Retries of an unreachable source (topology.ingest.kubesource.Backoff within one read, then
+# Retries of an unreachable source (topology.ingest.kubeapi.Backoff within one read, then
 # topology.follow between reads): base · 2^n seconds with jitter, capped.
 INGEST_RETRY_BASE_SECONDS = env.float("INGEST_RETRY_BASE_SECONDS", default=0.5)
 INGEST_RETRY_CAP_SECONDS = env.float("INGEST_RETRY_CAP_SECONDS", default=60.0)

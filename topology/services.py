@@ -41,7 +41,8 @@ from topology.adapters import (
     source_group_row_fields,
     with_stored_configuration,
 )
-from topology.ingest.kubesource import Backoff, KubeSource
+from topology.ingest.kubeapi import Backoff
+from topology.ingest.kubesource import KubeSource
 from topology.ingest.kubewatch import Watchers
 from topology.ingest.sourceread import (
     Source,

@@ -16,7 +16,8 @@ from tests.ingest.kubeobjects import (
     trace_pod_object,
 )
 from tests.ingest.kubeserver import KubeServer
-from topology.ingest.kubesource import Backoff, KubeSource, api_client_from
+from topology.ingest.kubeapi import Backoff, api_client_from
+from topology.ingest.kubesource import KubeSource
 
 
 @pytest.fixture

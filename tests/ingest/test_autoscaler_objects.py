@@ -19,7 +19,8 @@ from recommender.engine.evaluate.evaluation import evaluate
 from tests.engine.test_autoscaler_events import TRIGGERED
 from tests.engine.test_provisioning_requests import ACCEPTED, NOT_FOUND, cluster_with, request
 from tests.ingest.kubeserver import KubeServer
-from topology.ingest.kubesource import Backoff, KubeSource, api_client_from
+from topology.ingest.kubeapi import Backoff, api_client_from
+from topology.ingest.kubesource import KubeSource
 from topology.kube.parse import parse_objects
 
 AT = datetime(2026, 12, 2, tzinfo=UTC)

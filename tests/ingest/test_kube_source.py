@@ -10,9 +10,10 @@ from datetime import UTC, datetime
 import pytest
 
 from tests.ingest.kubeserver import RESOURCE_PATHS
+from topology.ingest.kubeapi import POOL_HEADROOM, api_client_from
 from topology.ingest.kubekinds import DEFAULT_KINDS, WatchedKind
 from topology.ingest.kubeslim import slimmed
-from topology.ingest.kubesource import POOL_HEADROOM, KubeSource, api_client_from
+from topology.ingest.kubesource import KubeSource
 from topology.ingest.sourceread import SourceUnreachable
 
 NODE = next(k for k in DEFAULT_KINDS if k.kind == "Node")

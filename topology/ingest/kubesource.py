@@ -45,26 +45,32 @@ from __future__ import annotations
 
 import itertools
 import json
-import random
-import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Protocol, overload
+from typing import Any, Protocol
 
 import urllib3
-from kubernetes import client, config, watch
+from kubernetes import client, watch
 from kubernetes.client.exceptions import ApiException
 
+from topology.ingest.kubeapi import (
+    Backoff,
+    api_reason,
+    attempts_said,
+    forbidden_reason,
+    network_reason,
+    retry_after,
+)
 from topology.ingest.kubekinds import DEFAULT_KINDS, WatchedKind
 from topology.ingest.kubeslim import slimmed
+from topology.ingest.kubestore import Stored, StoredObjects, object_uid, pack
 from topology.ingest.sourceread import (
     KubeObject,
-    SourcedObject,
     SourceError,
     SourceRead,
     SourceUnreachable,
@@ -83,78 +89,6 @@ class Watchers(Protocol):
 # Generations of every source in the process: a store that changed takes the next one,
 # so two reads hold the same generation only if nothing changed in between.
 _GENERATIONS = itertools.count(1)
-
-# Idle connections kept per host beyond one per watched kind: every kind's list or watch
-# runs at once, each on its own connection; a smaller pool discards and reopens
-# connections (a TLS handshake each) on every read.
-POOL_HEADROOM = 4
-
-
-@dataclass
-class Backoff:
-    """Exponential backoff with full jitter: attempt n waits uniform(0, min(cap, base·2ⁿ)).
-
-    ``random`` is passed in so tests and replays are deterministic.
-    """
-
-    base_seconds: float = 0.5
-    cap_seconds: float = 30.0
-    max_attempts: int = 6
-    random: random.Random = field(default_factory=random.Random)
-
-    def bound(self, attempt: int) -> float:
-        return float(min(self.cap_seconds, self.base_seconds * 2 ** max(attempt - 1, 0)))
-
-    def delay(self, attempt: int) -> float:
-        return self.random.uniform(0.0, self.bound(attempt))
-
-
-def api_client_from(
-    *,
-    kubeconfig: str | None = None,
-    context: str | None = None,
-    in_cluster: bool = False,
-    concurrent_requests: int = len(DEFAULT_KINDS),
-) -> client.ApiClient:
-    """An ApiClient from a kubeconfig (or the pod's service account), without urllib3 retries:
-    the source's own backoff is the only retry policy, so its bounds hold.
-
-    Its connection pool holds ``concurrent_requests`` (one per watched kind) plus
-    ``POOL_HEADROOM`` connections; the client's default is 5 per CPU. The bearer token
-    is trimmed of surrounding whitespace as client-go trims a token file
-    (``transport/token_source.go``, ``fileTokenSource.Token``: ``strings.TrimSpace``).
-    """
-    configuration = client.Configuration()
-    if in_cluster:
-        config.load_incluster_config(client_configuration=configuration)
-    else:
-        config.load_kube_config(
-            config_file=kubeconfig, context=context, client_configuration=configuration
-        )
-    configuration.retries = 0
-    configuration.connection_pool_maxsize = concurrent_requests + POOL_HEADROOM
-    _trim_bearer_token(configuration)
-    return client.ApiClient(configuration)
-
-
-def _trim_bearer_token(configuration: client.Configuration) -> None:
-    """Trim the token now and after every refresh: the kubeconfig loader's refresh hook
-    (run before each request) sets the token again from the file, newline included, and
-    installs itself anew, so the hook it installs is the one wrapped next time."""
-    hooks = [configuration.refresh_api_key_hook]
-
-    def trimmed(target: client.Configuration) -> None:
-        if hooks[0] is not None:
-            hooks[0](target)
-            if target.refresh_api_key_hook is not trimmed:
-                hooks[0] = target.refresh_api_key_hook
-                target.refresh_api_key_hook = trimmed
-        for key, value in list(target.api_key.items()):
-            if isinstance(value, str):
-                target.api_key[key] = value.strip()
-
-    trimmed(configuration)
-    configuration.refresh_api_key_hook = trimmed  # type: ignore[assignment]  # typed None upstream
 
 
 class KindState(StrEnum):
@@ -303,7 +237,7 @@ class KubeSource:
         try:
             self._discovery("/version")
         except (urllib3.exceptions.HTTPError, OSError) as error:
-            return _network_reason(error)
+            return network_reason(error)
         except (ApiException, ValueError):
             pass
         return ""
@@ -481,7 +415,7 @@ class KubeSource:
         """List if needed, then one watch; retry errors with backoff, relist on 410.
         Sets the kind's ``status``; raises nothing the server answers. Each failed
         attempt is kept as it was, so a kind that ends failing says what happened
-        (``_attempts_said``)."""
+        (``attempts_said``)."""
         failures: list[str] = []
         while True:
             try:
@@ -503,7 +437,7 @@ class KubeSource:
                     return
                 if error.status == 403 and self._forbidden_for_good(kind):
                     self._forget(kind)
-                    reason = _forbidden_reason(kind, error)
+                    reason = forbidden_reason(kind, error)
                     self._settled(kind, KindStatus(KindState.FORBIDDEN, self.version(kind), reason))
                     return
                 if error.status == 410:
@@ -517,12 +451,12 @@ class KubeSource:
                         continue
                     self._fail(kind, failures)
                     return
-                reason = _api_reason(error)
-                delay_at_least = _retry_after(error) if error.status == 429 else 0.0
+                reason = api_reason(error)
+                delay_at_least = retry_after(error) if error.status == 429 else 0.0
                 if error.status != 429:  # 429 is the server pacing us, not an error
                     self.stats.errors += 1
             except (urllib3.exceptions.HTTPError, OSError) as error:
-                reason = _network_reason(error)
+                reason = network_reason(error)
                 delay_at_least = 0.0
                 self.stats.errors += 1
             failures.append(reason)
@@ -558,7 +492,7 @@ class KubeSource:
         """Failing: its store and resourceVersion stay, so the next read resumes from them."""
         self.reconnecting.pop(kind.key, None)
         self.status[kind.key] = KindStatus(
-            KindState.FAILING, self.version(kind), _attempts_said(failures)
+            KindState.FAILING, self.version(kind), attempts_said(failures)
         )
 
     def _forget(self, kind: WatchedKind) -> None:
@@ -588,7 +522,7 @@ class KubeSource:
             for obj in body.get("items") or []:
                 obj.setdefault("kind", kind.kind)
                 obj.setdefault("apiVersion", kind.api_version(version))
-                items[_uid(obj)] = _packed(slimmed(obj))
+                items[object_uid(obj)] = pack(slimmed(obj))
             metadata = body.get("metadata") or {}
             continue_token = metadata.get("continue")
             if not continue_token:
@@ -627,9 +561,9 @@ class KubeSource:
                 slimmed(obj)
                 with self._lock:
                     if event_type == "DELETED":
-                        store.pop(_uid(obj), None)
+                        store.pop(object_uid(obj), None)
                     else:
-                        store[_uid(obj)] = _packed(obj)
+                        store[object_uid(obj)] = pack(obj)
                     self.generation = next(_GENERATIONS)
                     self._changed.notify_all()
                 events += 1
@@ -637,113 +571,3 @@ class KubeSource:
                 self.resource_versions[kind.key] = str(watcher.resource_version)
         self.stats.watch_events += events
         return events
-
-
-def _status_body(error: ApiException) -> dict[str, Any]:
-    """The ``Status`` object an API error carries, or {}."""
-    try:
-        body = json.loads(error.body or "{}")
-    except (ValueError, TypeError):
-        return {}
-    return body if isinstance(body, dict) else {}
-
-
-def _forbidden_reason(kind: WatchedKind, error: ApiException) -> str:
-    message = str(_status_body(error).get("message") or error.reason)
-    return f"{message}; read as none until the role allows it: add {kind.rbac_rule()}"
-
-
-def _api_reason(error: ApiException) -> str:
-    """``HTTP 429 Too Many Requests: storage is (re)initializing``: the status and the
-    server's own message."""
-    message = _status_body(error).get("message")
-    said = f"HTTP {error.status} {error.reason}"
-    return f"{said}: {message}" if message else said
-
-
-def _retry_after(error: ApiException) -> float:
-    """The wait a 429 asks for (``details.retryAfterSeconds``, else ``Retry-After``)."""
-    details = _status_body(error).get("details") or {}
-    headers = error.headers or {}
-    try:
-        return float(details.get("retryAfterSeconds") or headers.get("Retry-After") or 0)
-    except (TypeError, ValueError):
-        return 0.0
-
-
-def _network_reason(error: Exception) -> str:
-    """A connection error named by its cause (urllib3 wraps it in ``MaxRetryError``),
-    without the connection object's address, so the same error reads the same."""
-    cause = getattr(error, "reason", None)
-    cause = cause if isinstance(cause, Exception) else error
-    text = re.sub(r"<[^>]*? object at 0x[0-9a-f]+>: ", "", str(cause))
-    return f"{type(cause).__name__}: {text}"
-
-
-def _attempts_said(failures: list[str]) -> str:
-    """Each failure as it was, runs of the same one counted, then the attempts:
-    ``410 Gone (…), then NewConnectionError: … ×5 (6 attempts)``."""
-    runs: list[tuple[str, int]] = []
-    for failure in failures:
-        if runs and runs[-1][0] == failure:
-            runs[-1] = (failure, runs[-1][1] + 1)
-        else:
-            runs.append((failure, 1))
-    said = ", then ".join(f"{f} ×{n}" if n > 1 else f for f, n in runs)
-    return f"{said} ({len(failures)} attempts)"
-
-
-# namespace, name (the order objects are read in) and the object as compact JSON
-Stored = tuple[str, str, bytes]
-
-
-def _packed(obj: Mapping[str, Any]) -> Stored:
-    namespace, name = _namespaced_name(obj)
-    return namespace, name, json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
-
-
-class StoredObjects(Sequence[SourcedObject]):
-    """A read's objects, each decoded from its stored JSON when it is reached, so a
-    parse holds one decoded object at a time rather than the whole cluster."""
-
-    def __init__(self, items: list[tuple[str, Stored]]) -> None:
-        self._items = items
-
-    def counts(self) -> dict[str, int]:
-        """Objects per kind key (``Node``, ``Job.batch``), none decoded."""
-        counted: dict[str, int] = {}
-        for source, _packed in self._items:
-            key = source.removeprefix("kube:")
-            counted[key] = counted.get(key, 0) + 1
-        return counted
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    @overload
-    def __getitem__(self, index: int) -> SourcedObject: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[SourcedObject]: ...
-    def __getitem__(self, index: int | slice) -> SourcedObject | list[SourcedObject]:
-        if isinstance(index, slice):
-            return [(source, json.loads(packed[2])) for source, packed in self._items[index]]
-        source, packed = self._items[index]
-        return source, json.loads(packed[2])
-
-    def __iter__(self) -> Iterator[SourcedObject]:
-        for source, packed in self._items:
-            yield source, json.loads(packed[2])
-
-
-def _uid(obj: Mapping[str, Any]) -> str:
-    metadata = obj.get("metadata") or {}
-    uid = metadata.get("uid")
-    if uid:
-        return str(uid)
-    namespace, name = _namespaced_name(obj)
-    return f"{namespace}/{name}"
-
-
-def _namespaced_name(obj: Mapping[str, Any]) -> tuple[str, str]:
-    metadata = obj.get("metadata") or {}
-    return str(metadata.get("namespace") or ""), str(metadata.get("name") or "")

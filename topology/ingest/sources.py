@@ -24,12 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from topology.ingest.files import read_objects
-from topology.ingest.kubesource import (
-    FORBIDDEN_AFTER_SECONDS,
-    Backoff,
-    KubeSource,
-    api_client_from,
-)
+from topology.ingest.kubeapi import Backoff, api_client_from
+from topology.ingest.kubesource import FORBIDDEN_AFTER_SECONDS, KubeSource
 from topology.ingest.sourceread import Source, SourceRead
 
 # --- exported files ----------------------------------------------------------------------------
