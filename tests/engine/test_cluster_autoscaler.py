@@ -498,6 +498,30 @@ def test_the_request_objects_class_decides_not_the_pods_annotation() -> None:
     assert not any("(none)" in r for o in plan.outcomes.values() for r in o.reasons)
 
 
+def test_best_effort_atomic_scales_up_for_the_pod_sets_count_not_the_consumers() -> None:
+    from recommender.engine.autoscaler.provisioning import BEST_EFFORT_ATOMIC
+    from topology.model.autoscalerstate import ProvisioningRequest, RequestPodSet
+
+    # processors/provreq/injector.go GetPodsFromNextRequest: a pending request's pods are
+    # its podSets' count of each PodTemplate (provisioningrequest/pods/pods.go
+    # PodsForProvisioningRequest); the consuming pods leave the regular scale-up. The
+    # request asks for 3 pods of 8 cpu; one consumer exists so far: 3 nodes of 8 cpu
+    template = ML_POD.named("t").requests(8, "1Gi").build()
+    read = ProvisioningRequest("ml", "req", BEST_EFFORT_ATOMIC, (RequestPodSet("t", 3),))
+    consumer = consuming(ML_POD.named("p0").requests(8, "1Gi").build(), BEST_EFFORT_ATOMIC)
+    group = make_group("g", MACHINE.named("t").allocatable(8, "32Gi").build()).price(1.0).build()
+    cluster = Cluster(
+        "c",
+        pods=(consumer,),
+        node_groups=(group,),
+        provisioning_requests=(read,),
+        pod_templates={"ml/t": template},
+    )
+    plan = naive(cluster, REQUESTS_ON)
+    assert sum(a.count for a in plan.additions) == 3
+    assert plan.outcomes["ml/p0"].schedulable_after
+
+
 def test_cluster_wide_gpu_and_core_limits_cap_the_option() -> None:
     # one 2-GPU L4 node exists; --gpu-total nvidia-l4 max 6 leaves 4 GPUs = 2 nodes of
     # 2 GPUs (the GPU type is the value of GKE's GPU label, gpu_processor.go)

@@ -17,6 +17,7 @@ FILE_ONLY = {
 BUILT_IN_GROUP = {
     "Node": "",
     "Pod": "",
+    "PodTemplate": "",
     "Namespace": "",
     "PersistentVolume": "",
     "PersistentVolumeClaim": "",

@@ -75,6 +75,30 @@ def test_it_reads_a_request_with_its_pod_sets_and_conditions():
     assert read.condition("Accepted").reason == "Accepted"
 
 
+TEMPLATE = {
+    "apiVersion": "v1",
+    "kind": "PodTemplate",
+    "metadata": {"name": "train-template", "namespace": "ml"},
+    "template": {
+        "spec": {
+            "containers": [
+                {"name": "c", "resources": {"requests": {"cpu": "4", "nvidia.com/gpu": "8"}}}
+            ]
+        }
+    },
+}
+
+
+def test_it_reads_the_pod_templates_a_request_names():
+    # provisioningrequest/pods/pods.go PodsForProvisioningRequest: the template's spec in
+    # the request's namespace is the pod cluster-autoscaler simulates
+    snapshot = parse_objects(cluster_with(request([ACCEPTED]), TEMPLATE), cluster_name="t")
+    assert snapshot.errors == ()
+    assert "PodTemplate" not in snapshot.ignored
+    pod = snapshot.cluster.pod_templates["ml/train-template"]
+    assert (pod.namespace, pod.gpu_count, pod.requests.cpu_milli) == ("ml", 8, 4000)
+
+
 def test_it_reads_v1beta1_as_v1():
     snapshot = parse_objects(cluster_with(request([ACCEPTED], "v1beta1")), cluster_name="t")
     assert [r.key for r in snapshot.cluster.provisioning_requests] == ["ml/train-req"]

@@ -135,6 +135,13 @@ DEFAULT_KINDS: tuple[WatchedKind, ...] = (
         "Namespace", "", _V1, "namespaces", _typed(lambda a: client.CoreV1Api(a).list_namespace)
     ),
     WatchedKind(
+        "PodTemplate",
+        "",
+        _V1,
+        "podtemplates",
+        _typed(lambda a: client.CoreV1Api(a).list_pod_template_for_all_namespaces),
+    ),
+    WatchedKind(
         "PersistentVolume",
         "",
         _V1,

@@ -130,6 +130,7 @@ class _Collected:
     priority_classes: dict[str, admission.PriorityClass] = field(default_factory=dict)
     flavors: dict[str, kueueflavors.Flavor] = field(default_factory=dict)
     provisioning_requests: list[ProvisioningRequest] = field(default_factory=list)
+    pod_templates: dict[tuple[str, str], tuple[str, Any]] = field(default_factory=dict)
     autoscaler_events: list[AutoscalerEvent] = field(default_factory=list)
     queue_flavors: dict[str, tuple[kueueflavors.FlavorGroup, ...]] = field(default_factory=dict)
     cache: ParseCache | None = None  # Nodes and Pods read by an earlier parse (parsecache)
@@ -280,6 +281,7 @@ _NAMESPACED = (
     "ConfigMap",
     "DaemonSet",
     "ProvisioningRequest",
+    "PodTemplate",
     "Event",
     "PersistentVolumeClaim",
 )
@@ -379,6 +381,7 @@ _HANDLERS = {
     ("NodePool", "karpenter.sh"): karpenter.karpenter_node_pool,
     ("NodeClaim", "karpenter.sh"): karpenter.karpenter_node_claim,
     ("ProvisioningRequest", provreq.GROUP): provreq.provisioning_request,
+    ("PodTemplate", "*"): provreq.pod_template,
     ("Event", "*"): autoscalerevents.kube_event,
     ("AdmissionCheck", quotas.KUEUE): quotas.parse_admission_check,
     (quotas.PROVISIONING_CONFIG, quotas.KUEUE): quotas.parse_provisioning_config,
@@ -449,6 +452,7 @@ def _assemble(
         provisioning_requests=tuple(
             sorted(collected.provisioning_requests, key=lambda r: (r.namespace, r.name))
         ),
+        pod_templates=provreq.template_pods(collected, parse_pod),
         autoscaler_events=provreq.newest_first(collected.autoscaler_events, MAX_EVENTS),
     )
     return Snapshot(

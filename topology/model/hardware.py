@@ -526,6 +526,8 @@ class Cluster:
     allocated_claims: tuple[DeviceClaim, ...] = ()
     # autoscaling.x-k8s.io ProvisioningRequests read (topology.kube.autoscaler.provreq)
     provisioning_requests: tuple[ProvisioningRequest, ...] = ()
+    # core/v1 PodTemplates as pods, by "namespace/name": what a request's podSets name
+    pod_templates: Mapping[str, Pod] = field(default_factory=dict)
     # what the autoscalers reported, newest first (topology.kube.autoscaler.events)
     autoscaler_events: tuple[AutoscalerEvent, ...] = ()
 

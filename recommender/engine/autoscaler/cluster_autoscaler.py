@@ -73,6 +73,7 @@ from recommender.engine.autoscaler.plan import (
     workload_mix,
 )
 from recommender.engine.autoscaler.provisioning import (
+    injected_pods,
     kueue_check_capacity,
     kueue_request,
     provision,
@@ -250,8 +251,8 @@ class NaivePlanner(GroupView):
         left = sorted(candidates, key=lambda c: -c[1].priority)
         left = self.filter_out_schedulable(left)
         left = young_pods_out(self.ledger, left, self.settings, self.at)  # filterOutYoungPods
-        for (_, name, klass), pods in requests.items():  # one request per loop
-            provision(self, name, klass, pods)
+        for (namespace, name, klass), pods in requests.items():  # one request per loop
+            provision(self, name, klass, pods, injected_pods(self.cluster, namespace, name))
         for _ in range(self.settings.loops):
             if not left:
                 break

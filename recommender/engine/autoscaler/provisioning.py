@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Protocol
 
 from recommender.engine.autoscaler.estimator import Estimate
@@ -43,6 +44,7 @@ from recommender.engine.autoscaler.ledger import NaiveLedger
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload
 from topology.kube.kueue.quotas import pod_queue
+from topology.model.autoscalerstate import PENDING
 from topology.model.hardware import Cluster, Node, NodeGroup, Pod
 
 
@@ -72,19 +74,30 @@ BEST_EFFORT_ATOMIC = "best-effort-atomic-scale-up.autoscaling.x-k8s.io"
 
 
 def provision(
-    planner: NaivePlanner, name: str, klass: str, pods: Sequence[tuple[Workload, Pod]]
+    planner: NaivePlanner,
+    name: str,
+    klass: str,
+    pods: Sequence[tuple[Workload, Pod]],
+    injected: Sequence[Pod] = (),
 ) -> None:
-    """One request's loop: book or buy for all its pods, or say why not (nothing booked)."""
+    """One request's loop: book or buy for all its pods, or say why not (nothing booked).
+    ``pods``: the consuming pods; ``injected``: the request's own pods, its podSets'
+    count of each PodTemplate (``processors/provreq/injector.go``
+    ``GetPodsFromNextRequest``), which cluster-autoscaler schedules and scales up for
+    in their place; none (a PodTemplate not read): the consuming pods stand for them."""
     saved = planner.state.copy()
-    left = planner.filter_out_schedulable(list(pods))
+    owner = pods[0][0]
+    simulated = [(owner, pod) for pod in injected] if injected else list(pods)
+    left = planner.filter_out_schedulable(simulated)
     if klass == CHECK_CAPACITY:
         if left:
             _undo(planner, saved)
             _refuse(
                 planner,
                 pods,
-                f"check-capacity ProvisioningRequest {name}: {len(left)} of {len(pods)} pods "
-                "find no room on existing or upcoming nodes, and this class never scales up",
+                f"check-capacity ProvisioningRequest {name}: {len(left)} of {len(simulated)} "
+                "pods find no room on existing or upcoming nodes, and this class never scales "
+                "up",
             )
         return
     if klass != BEST_EFFORT_ATOMIC:
@@ -153,6 +166,29 @@ def _refuse(planner: NaivePlanner, pods: Sequence[tuple[Workload, Pod]], reason:
     for workload in dict.fromkeys(w.key for w, _ in pods):
         planner.ledger.needs_new[workload] = True
         planner.ledger.reasons[workload].append(reason)
+
+
+def injected_pods(cluster: Cluster, namespace: str, name: str) -> list[Pod]:
+    """The pods cluster-autoscaler injects for a pending request: each pod set's
+    PodTemplate ``count`` times, consuming the request (``provisioningrequest/pods/
+    pods.go`` ``PodsForProvisioningRequest``); none where the request or a PodTemplate is
+    not read, or the request is not pending (``injector.go`` skips ``Provisioned`` and
+    ``Failed`` requests)."""
+    read = next(
+        (r for r in cluster.provisioning_requests if (r.namespace, r.name) == (namespace, name)),
+        None,
+    )
+    if read is None or read.state != PENDING:
+        return []
+    templates = [cluster.pod_templates.get(f"{namespace}/{s.template}") for s in read.pod_sets]
+    if any(t is None for t in templates):
+        return []
+    return [
+        replace(template, name=f"{name}-{index}-{i}", provisioning_request=(name, read.class_name))
+        for index, (template, pod_set) in enumerate(zip(templates, read.pod_sets, strict=True))
+        if template is not None
+        for i in range(pod_set.count)
+    ]
 
 
 def request_of(cluster: Cluster, pod: Pod, consumed: tuple[str, str]) -> tuple[str, str, str]:

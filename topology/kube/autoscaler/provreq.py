@@ -14,6 +14,7 @@ Pure: no Django, no I/O. ``topology.kube.parse`` dispatches the kind here.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC
 from typing import Any
 
@@ -24,6 +25,7 @@ from topology.model.autoscalerstate import (
     RequestCondition,
     RequestPodSet,
 )
+from topology.model.hardware import Pod
 
 GROUP = "autoscaling.x-k8s.io"
 SOURCE = "ProvisioningRequest"
@@ -72,6 +74,46 @@ def provisioning_request(collected: Any, ctx: ObjectContext, obj: dict[str, Any]
         )
         for c in conditions
     )
+
+
+def pod_template(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
+    """A core/v1 PodTemplate: kept for the ProvisioningRequests naming it
+    (``with_templates``)."""
+    _, namespace, name = ctx.object.split("/")
+    collected.pod_templates[(namespace, name)] = (ctx.source, obj.get("template") or {})
+
+
+def template_pods(
+    collected: Any, parse_pod: Callable[[ObjectContext, dict[str, Any]], Any]
+) -> dict[str, Pod]:
+    """Each PodTemplate read as the pod cluster-autoscaler builds from it for a request
+    (``provisioningrequest/pods/pods.go`` ``PodsForProvisioningRequest``: the template's
+    metadata and spec in its namespace, phase Pending); one that is no valid pod is left
+    out (the request's consuming pods stand for it then)."""
+    pods = {}
+    for (namespace, name), (source, template) in sorted(collected.pod_templates.items()):
+        ctx = ObjectContext(source, f"PodTemplate/{namespace}/{name}")
+        record = parse_pod(ctx, _template_pod(namespace, name, template))
+        if record is not None:
+            pods[f"{namespace}/{name}"] = record.pod
+    return pods
+
+
+def _template_pod(namespace: str, name: str, template: dict[str, Any]) -> dict[str, Any]:
+    raw = template.get("metadata")
+    meta: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": dict(meta.get("labels") or {}),
+            "annotations": dict(meta.get("annotations") or {}),
+        },
+        "spec": template.get("spec") or {},
+        "status": {"phase": "Pending"},
+    }
 
 
 def _condition(ctx: ObjectContext, path: str, item: dict[str, Any]) -> RequestCondition:
