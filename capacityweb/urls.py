@@ -3,11 +3,7 @@ the dashboard's overview ("/") and heatmap, and each app's own pages."""
 
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import (
-    SpectacularAPIView,
-    SpectacularRedocView,
-    SpectacularSwaggerSplitView,
-)
+from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerSplitView
 
 from capacityweb import api_docs, metrics
 
@@ -19,7 +15,7 @@ urlpatterns = [
     path("health/", include("capacityweb.health_urls")),
     path("metrics", metrics.metrics_view, name="metrics"),
     path("api/v1/", include("capacityweb.api_urls")),
-    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/schema/", api_docs.SchemaView.as_view(), name="schema"),
     # the split view serves Swagger UI's init as a script of its own (?script), not inline
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="swagger-ui"),
     path(
