@@ -889,6 +889,39 @@ def test_it_applies_no_flavor_it_has_not_read(shared_data):
     ]
 
 
+def test_it_names_the_flavor_label_no_node_has_where_no_group_could_add_one(shared_data):
+    """podset.Merge: sample-queues.yaml's tas-flavor puts node-group=tas-group in the
+    pods' nodeSelector; the only node lacks that label and there is no node group:
+    both autoscaler columns name the label no node has, not only the missing group."""
+    found = workloads(
+        UNGROUPED.named("other"),
+        *kueue_objects(shared_data, "sample-queues.yaml"),
+        job_of("j", 1),
+    )
+    said = "no node has label cloud.provider.com/node-group=tas-group"
+    assert said in found["default/j"]["reasons"][0]
+    assert said in found["default/j"]["naiveReasons"][0]
+
+
+def test_it_names_the_topology_level_no_node_has(shared_data):
+    """sample-job-required.yaml asks for one cloud.provider.com/topology-rack (a level of
+    sample-queues.yaml's Topology); the flavor's node carries the block level but no rack
+    label, and no group could add one: the reason names the level."""
+    block_only = NODE.labels(
+        {
+            "cloud.provider.com/topology-block": "b1",
+            "cloud.provider.com/node-group": "tas-group",
+        }
+    )
+    found = workloads(
+        block_only.named("n1"),
+        *kueue_objects(shared_data, "sample-queues.yaml"),
+        *kueue_objects(shared_data, "sample-job-required.yaml"),
+    )
+    (job,) = found.values()
+    assert "no node has topology level cloud.provider.com/topology-rack" in job["reasons"][0]
+
+
 # --- a gang only where something enforces all-or-nothing (issue 46) -------------------
 
 EIGHT_GPU_POD_SPEC = {

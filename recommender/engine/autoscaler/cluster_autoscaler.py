@@ -81,7 +81,7 @@ from recommender.engine.autoscaler.provisioning import (
     requests_off,
     unanswered,
 )
-from recommender.engine.autoscaler.refusals import no_group_can_host
+from recommender.engine.autoscaler.refusals import no_group_can_host, unmatched
 from recommender.engine.autoscaler.young import young_pods_out
 from recommender.engine.scheduler import interpod
 from recommender.engine.scheduler.admission import held
@@ -407,7 +407,8 @@ class NaivePlanner(GroupView):
         if full:
             return f"pod {pod.name}: " + "; ".join(full)
         wanted = pod.gpu.models if pod.gpu is not None else ()
-        return f"pod {pod.name}: " + no_group_can_host(self.groups, wanted, refusals)
+        missing = unmatched((pod,), self.cluster.nodes)
+        return f"pod {pod.name}: " + no_group_can_host(self.groups, wanted, refusals, missing)
 
     def _partitions_only(self, template: Node, pod: Pod) -> bool:
         """Whether the template refuses the pod's claims only because this release never

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from recommender.engine.autoscaler.options import OptionSearch
 from recommender.engine.autoscaler.plan import gpus_text, placement_text
-from recommender.engine.autoscaler.refusals import no_group_can_host
+from recommender.engine.autoscaler.refusals import no_group_can_host, unmatched
 from recommender.engine.scheduler.placement import nodes_by_label, place_one, prepare
 from recommender.engine.scheduler.workloads import Workload
 from topology.model.hardware import WHOLE_GPU_MILLI, NodeGroup, NodePlacement
@@ -39,7 +39,8 @@ def _no_group_reason(
 ) -> str:
     wanted = {m for p in workload.pods if p.gpu for m in p.gpu.models}
     refusals = [reason for reason in rejections.values() if reason]
-    return no_group_can_host(planner.groups, wanted, refusals)
+    missing = unmatched(workload.pods, planner.cluster.nodes)
+    return no_group_can_host(planner.groups, wanted, refusals, missing)
 
 
 def _group_room(planner: OptionSearch, group: NodeGroup, namespace: str) -> int:

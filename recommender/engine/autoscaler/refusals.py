@@ -14,23 +14,48 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from topology.model.hardware import NodeGroup
+from topology.model.hardware import Node, NodeGroup, Pod
 
 PRODUCT_LABEL = "nvidia.com/gpu.product"
 NO_GROUP = "no node group is configured to add nodes from"
 
 
 def no_group_can_host(
-    groups: Sequence[NodeGroup], wanted_models: Iterable[str], refusals: Iterable[str]
+    groups: Sequence[NodeGroup],
+    wanted_models: Iterable[str],
+    refusals: Iterable[str],
+    missing: Sequence[str] = (),
 ) -> str:
-    """``refusals``: "group: reason" for each group whose template refuses the pods."""
+    """``refusals``: "group: reason" for each group whose template refuses the pods;
+    ``missing``: what the pods need that no node has (``unmatched``), said first where
+    no group could add it either."""
     if not groups:
-        return NO_GROUP
+        return "; ".join((*missing, NO_GROUP))
     wanted = sorted(set(wanted_models))
     offered = {template_model(g) for g in groups}
     if wanted and not offered & set(wanted):
         return f"no node group offers GPU model {' or '.join(wanted)}"
     return "no node group can host its pods: " + "; ".join(refusals)
+
+
+def unmatched(pods: Iterable[Pod], nodes: Iterable[Node]) -> tuple[str, ...]:
+    """The pods' nodeSelector labels (a Kueue ResourceFlavor's ``nodeLabels`` among
+    them, ``pkg/podset/podset.go`` ``Merge``) and Kueue topology level (a node label
+    key: kueue ``pkg/cache/tas`` builds its domains from the nodes carrying every level)
+    that no node carries."""
+    present: dict[str, set[str]] = {}
+    for node in nodes:
+        for key, value in node.labels.items():
+            present.setdefault(key, set()).add(value)
+    said: list[str] = []
+    for pod in pods:
+        for key, value in sorted(pod.node_selector.items()):
+            if value not in present.get(key, ()):
+                said.append(f"no node has label {key}={value}")
+        level = pod.required_topology or pod.preferred_topology
+        if level and level not in present:
+            said.append(f"no node has topology level {level}")
+    return tuple(dict.fromkeys(said))
 
 
 def template_model(group: NodeGroup) -> str | None:
