@@ -276,6 +276,7 @@ def test_it_prints_each_phases_cpu_seconds_apart_with_timings() -> None:
         "deferred",
         "deferred",
         "deferred",
+        "deferred",
         "report",
         "total",
     ]

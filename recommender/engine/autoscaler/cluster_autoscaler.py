@@ -500,12 +500,15 @@ def naive_scale_up(
     policy: str = "default",
     settings: CaSettings = CaSettings(),  # noqa: B008 (frozen, shared safely)
     nominated: Nominated | None = None,
+    outcome_range: bool = True,
 ) -> ScaleUpPlan:
     """Decide like cluster-autoscaler, then let the real scheduler judge the result
     (on the cluster with the upcoming nodes and the nodes CA bought).
 
     ``nominated``: the workloads kube-scheduler places by preemption (the evaluation's
-    scheduler pass, ``nominated.of_outcomes``); None: that pass is run here."""
+    scheduler pass, ``nominated.of_outcomes``); None: that pass is run here.
+    ``outcome_range``: False leaves the other outcomes out (``naive_outcome_range``
+    works them out apart, the same ones); ``range_skipped`` is said either way."""
     mix = workload_mix(pending)
     options = options_for(policy, at, mix=mix)
     if nominated is None:
@@ -513,7 +516,11 @@ def naive_scale_up(
     planner = NaivePlanner(cluster, state.copy(), at, policy, mix, settings)
     ledger = planner.decide(pending, nominated)
     not_worked_out = skipped(len(state.node_names()))
-    others = () if not_worked_out else other_outcomes(cluster, pending, state, planner, nominated)
+    others = (
+        other_outcomes(cluster, pending, state, planner, nominated)
+        if outcome_range and not not_worked_out
+        else ()
+    )
     after = state.copy()
     after.add_nodes(p.node for p in (*planner.upcoming, *ledger.planned))
     result = place(cluster, pending, state=after, options=options, diagnose=False)
@@ -533,6 +540,29 @@ def naive_scale_up(
         other_outcomes=others,
         range_skipped=not_worked_out,
     )
+
+
+def naive_outcome_range(
+    cluster: Cluster,
+    pending: Sequence[Workload],
+    *,
+    state: ClusterState,
+    at: datetime,
+    policy: str = "default",
+    settings: CaSettings = CaSettings(),  # noqa: B008 (frozen, shared safely)
+    nominated: Nominated | None = None,
+) -> tuple[OtherOutcome, ...]:
+    """``naive_scale_up``'s other outcomes on their own (what ``outcome_range=False``
+    left out, given the same arguments): the plan's own decisions again (seeded: the
+    same ones), then ``other_outcomes``; none above ``outcome_range.MAX_NODES``."""
+    if skipped(len(state.node_names())):
+        return ()
+    mix = workload_mix(pending)
+    if nominated is None:
+        nominated = nominations(cluster, pending, state, options_for(policy, at, mix=mix))
+    planner = NaivePlanner(cluster, state.copy(), at, policy, mix, settings)
+    planner.decide(pending, nominated)
+    return other_outcomes(cluster, pending, state, planner, nominated)
 
 
 def other_outcomes(

@@ -39,10 +39,11 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Protocol
 
-from recommender.engine.autoscaler.cluster_autoscaler import naive_scale_up
+from recommender.engine.autoscaler.cluster_autoscaler import naive_outcome_range, naive_scale_up
 from recommender.engine.autoscaler.flags import CaSettings
 from recommender.engine.autoscaler.karpenter import karpenter_scale_up
 from recommender.engine.autoscaler.nominated import Nominated
+from recommender.engine.autoscaler.outcome_range import OtherOutcome
 from recommender.engine.autoscaler.plan import ScaleUpPlan
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload
@@ -64,11 +65,11 @@ class NaiveEntry(Protocol):
         policy: str = ...,
         nominated: Nominated | None = ...,
         ca_settings: CaSettings | None = ...,
+        outcome_range: bool = ...,
     ) -> ScaleUpPlan: ...
 
 
 def _cluster_autoscaler(version: str) -> NaiveEntry:
-    defaults = CaSettings(version=version)
 
     def entry(
         cluster: Cluster,
@@ -79,19 +80,54 @@ def _cluster_autoscaler(version: str) -> NaiveEntry:
         policy: str = "default",
         nominated: Nominated | None = None,
         ca_settings: CaSettings | None = None,
+        outcome_range: bool = True,
     ) -> ScaleUpPlan:
-        settings = replace(ca_settings, version=version) if ca_settings else defaults
         return naive_scale_up(
             ca_managed(cluster),
             pending,
             state=state,
             at=at,
             policy=policy,
-            settings=settings,
+            settings=_ca_settings(version, ca_settings),
             nominated=nominated,
+            outcome_range=outcome_range,
         )
 
     return entry
+
+
+def _ca_settings(version: str, ca_settings: CaSettings | None) -> CaSettings:
+    """The flags a cluster-autoscaler profile of ``version`` runs with."""
+    return replace(ca_settings or CaSettings(), version=version)
+
+
+def naive_range(
+    name: str,
+    cluster: Cluster,
+    pending: Sequence[Workload],
+    *,
+    state: ClusterState,
+    at: datetime,
+    policy: str = "default",
+    nominated: Nominated | None = None,
+    ca_settings: CaSettings | None = None,
+) -> tuple[OtherOutcome, ...]:
+    """The other outcomes the profile's entry leaves out with ``outcome_range=False``
+    (the same arguments): cluster-autoscaler's (``cluster_autoscaler.
+    naive_outcome_range``); none for a profile without them (Karpenter)."""
+    profile_named(name)
+    if not uses_ca_flags(name):
+        return ()
+    version = name.partition(":")[2] or CaSettings().version  # as the registry says
+    return naive_outcome_range(
+        ca_managed(cluster),
+        pending,
+        state=state,
+        at=at,
+        policy=policy,
+        settings=_ca_settings(version, ca_settings),
+        nominated=nominated,
+    )
 
 
 def ca_managed(cluster: Cluster) -> Cluster:
@@ -116,8 +152,10 @@ def _karpenter(
     policy: str = "default",
     nominated: Nominated | None = None,
     ca_settings: CaSettings | None = None,
+    outcome_range: bool = True,
 ) -> ScaleUpPlan:
-    """Karpenter reads no cluster-autoscaler flags (``uses_ca_flags`` says so)."""
+    """Karpenter reads no cluster-autoscaler flags (``uses_ca_flags`` says so) and
+    works out no other outcomes."""
     return karpenter_scale_up(
         cluster, pending, state=state, at=at, policy=policy, nominated=nominated
     )

@@ -34,6 +34,7 @@ def scale_up(
     autoscaler: str = DEFAULT_PROFILE,
     scheduled: Sequence[WorkloadOutcome] | None = None,
     ca_settings: CaSettings | None = None,
+    outcome_range: bool = True,
 ) -> ScaleUpPlan:
     """What ``mode`` would add for ``pending``; never mutates ``state``.
 
@@ -43,8 +44,10 @@ def scale_up(
     by preemption as nominated (``nominated``; None: it runs that pass itself), and the
     joint plan follows it while nothing is added (``JointPlanner.following``);
     ``ca_settings``: the cluster-autoscaler flags the naive profile runs with (None:
-    upstream's defaults). Both modes judge a group's new node by the same capacity, its
-    ready member's where it has one (``template.with_member_capacity``)."""
+    upstream's defaults); ``outcome_range``: False leaves the naive plan's other
+    outcomes out (``profiles.naive_range`` works them out apart). Both modes judge a
+    group's new node by the same capacity, its ready member's where it has one
+    (``template.with_member_capacity``)."""
     cluster = with_member_capacity(cluster)
     if mode == NAIVE:
         entry = profile_named(autoscaler)
@@ -57,6 +60,7 @@ def scale_up(
             policy=policy,
             nominated=nominated,
             ca_settings=ca_settings,
+            outcome_range=outcome_range,
         )
     if mode == JOINT:
         return JointPlanner(cluster, state.copy(), at, policy).plan(pending, scheduled)

@@ -27,9 +27,10 @@ Two stages (issue #41): what a verdict needs first, the optional answers after::
         ├─► fragmentation_part(critical) → (per node, per domain)     "fragmentation"
         ├─► score_tie_part(critical)  → {workload: ScoreTie}          "score-ties"
         ├─► what_if_part(critical)    → WhatIf | None (fgd chosen)    "what-if"
+        ├─► naive_range_part(critical) → (OtherOutcome, …)           "naive-range"
         └─► relaxation_part(critical) → {workload: (Relaxation, …)}   "relaxations"
-    combined(critical, fragmentation=…, score_ties=…, what_if=…, relaxations=…)
-        → Evaluation
+    combined(critical, fragmentation=…, score_ties=…, what_if=…, naive_range=…,
+             relaxations=…) → Evaluation
 
 ``evaluate`` is all of it: ``combined`` with every part is today's answer, the same
 JSON byte for byte. Each part is a pure function of the ``CriticalPass`` (the
@@ -38,13 +39,14 @@ and the scheduler pass), independent of the others, so the parts may run in any
 order or in parallel processes that each ran ``critical_pass`` on the same snapshot
 (it is deterministic). For the Celery side: the evaluation task calls
 ``critical_pass`` and stores ``critical.evaluation`` (its ``to_json()`` has empty
-relaxations and fragmentation, no score tie in the reasons, a null whatIf: pages say
-"being worked out" for each name in ``missing``, never show those fields as answers);
-each deferred task calls ``critical_pass`` (or reuses the one in memory), then its part, and stores
-``combined(critical, <the parts done so far>)``. The naive range of outcomes
-(``naiveRange``) is still worked out in the critical pass: it is computed inside the
-naive plan (``autoscaler.cluster_autoscaler.naive_scale_up``), which would need a
-switch to leave it out.
+relaxations and fragmentation, no score tie in the reasons, a null whatIf, no other
+outcome in ``naiveRange``: pages say "being worked out" for each name in ``missing``,
+never show those fields as answers); each deferred task calls ``critical_pass`` (or
+reuses the one in memory), then its part, and stores ``combined(critical, <the parts
+done so far>)``. The naive range of outcomes (``naiveRange.otherOutcomes`` and
+``worstCasePerHour``) is the naive plan run again with cluster-autoscaler's random
+choices made the other way: the critical pass plans with ``outcome_range=False`` and
+``naive_range_part`` works the range out (``autoscaler.profiles.naive_range``).
 
 Pure: no Django, no I/O, no clock (``at`` is passed in).
 """
@@ -59,6 +61,8 @@ from typing import Any
 from recommender.engine import costs
 from recommender.engine.autoscaler.caflags import CA_OBJECT, CaFlags, dra_note
 from recommender.engine.autoscaler.flags import CaSettings
+from recommender.engine.autoscaler.nominated import of_outcomes
+from recommender.engine.autoscaler.outcome_range import OtherOutcome
 from recommender.engine.autoscaler.plan import (
     BLOCKED,
     JOINT,
@@ -71,7 +75,12 @@ from recommender.engine.autoscaler.plan import (
     workload_gpu_milli,
     workload_mix,
 )
-from recommender.engine.autoscaler.profiles import DEFAULT_PROFILE, profile_named, uses_ca_flags
+from recommender.engine.autoscaler.profiles import (
+    DEFAULT_PROFILE,
+    naive_range,
+    profile_named,
+    uses_ca_flags,
+)
 from recommender.engine.autoscaler.scale_up import scale_up
 from recommender.engine.autoscaler.template import with_member_capacity
 from recommender.engine.evaluate import quotas, requests, score_notes
@@ -99,8 +108,8 @@ from topology.model.hardware import WHOLE_GPU_MILLI, Cluster, NodeGroup, Unsuppo
 SCHEMA_VERSION = 1
 # the deferred parts (``critical_pass`` leaves them out; one function each works one out)
 SCORE_TIES, WHAT_IF, RELAXATIONS = "score-ties", "what-if", "relaxations"
-FRAGMENTATION = "fragmentation"
-DEFERRED = (FRAGMENTATION, SCORE_TIES, WHAT_IF, RELAXATIONS)
+FRAGMENTATION, NAIVE_RANGE = "fragmentation", "naive-range"
+DEFERRED = (FRAGMENTATION, SCORE_TIES, WHAT_IF, NAIVE_RANGE, RELAXATIONS)
 # a workload's reasons end with what the naive side's release does differently
 NAIVE_NOTE = "naive autoscaler: "
 
@@ -348,6 +357,7 @@ def evaluate(
         fragmentation=fragmentation_part(critical),
         score_ties=score_tie_part(critical),
         what_if=what_if_part(critical),
+        naive_range=naive_range_part(critical),
         relaxations=relaxation_part(critical),
     )
 
@@ -356,7 +366,8 @@ def evaluate(
 class Basis:
     """What the critical pass worked out that the deferred parts start from (in memory
     only: the cluster as planned, the scheduler state after ``prepare``, the pending
-    workloads, the scheduler pass and its options)."""
+    workloads, the scheduler pass and its options; what the naive plan was given: the
+    workloads its autoscaler sees, its profile and flags)."""
 
     cluster: Cluster
     state: ClusterState
@@ -365,6 +376,9 @@ class Basis:
     scheduler: PlacementResult
     at: datetime
     policy: str
+    naive_pending: tuple[Workload, ...] = ()
+    autoscaler: str = DEFAULT_PROFILE
+    ca_settings: CaSettings | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -415,6 +429,7 @@ def critical_pass(
         autoscaler=autoscaler,
         scheduled=scheduler.outcomes,
         ca_settings=ca_flags.settings if ca_flags else None,
+        outcome_range=False,  # naive_range_part
     )
     joint = scale_up(
         cluster,
@@ -467,7 +482,18 @@ def critical_pass(
         scheduler_profile=policy,
         missing=frozenset(DEFERRED),
     )
-    basis = Basis(cluster, state, tuple(pending), options, scheduler, at, policy)
+    basis = Basis(
+        cluster,
+        state,
+        tuple(pending),
+        options,
+        scheduler,
+        at,
+        policy,
+        naive_pending=tuple(seen),
+        autoscaler=autoscaler,
+        ca_settings=ca_flags.settings if ca_flags else None,
+    )
     return CriticalPass(evaluation, basis)
 
 
@@ -492,6 +518,22 @@ def what_if_part(critical: CriticalPass) -> WhatIf | None:
     return fragmentation_what_if(b.cluster, b.pending, b.state, b.scheduler, b.options, b.policy)
 
 
+def naive_range_part(critical: CriticalPass) -> tuple[OtherOutcome, ...]:
+    """Deferred part ``naive-range``: what cluster-autoscaler may add instead of the
+    naive plan (``naiveRange``: ``profiles.naive_range``, the naive plan's arguments)."""
+    b = critical.basis
+    return naive_range(
+        b.autoscaler,
+        b.cluster,
+        b.naive_pending,
+        state=b.state,
+        at=b.at,
+        policy=b.policy,
+        nominated=of_outcomes(b.scheduler.outcomes),
+        ca_settings=b.ca_settings,
+    )
+
+
 def relaxation_part(critical: CriticalPass) -> dict[str, tuple[Relaxation, ...]]:
     """Deferred part ``relaxations``: per blocked workload, what would unblock it
     (``relaxations.relaxations``, each verified by planning it again)."""
@@ -509,6 +551,7 @@ def combined(
     fragmentation: tuple[Mapping[str, int], Mapping[str, int]] | None = None,
     score_ties: Mapping[str, ScoreTie] | None = None,
     what_if: WhatIf | None = NOT_GIVEN,
+    naive_range: tuple[OtherOutcome, ...] | None = None,
     relaxations: Mapping[str, tuple[Relaxation, ...]] | None = None,
 ) -> Evaluation:
     """The critical pass's evaluation with the deferred parts given (a part left out
@@ -530,8 +573,13 @@ def combined(
     if fragmentation is not None:
         per_node, per_domain = fragmentation
         missing.discard(FRAGMENTATION)
+    naive_plan = evaluation.naive_plan
+    if naive_range is not None:
+        naive_plan = replace(naive_plan, other_outcomes=naive_range)
+        missing.discard(NAIVE_RANGE)
     return replace(
         evaluation,
+        naive_plan=naive_plan,
         workloads=workloads,
         what_if=found,
         fragmentation_nodes=per_node,

@@ -18,8 +18,9 @@ priority expander ConfigMap's ``priorities`` YAML (``caflags``); a flag or value
 cluster-autoscaler refuses exits 2 naming it. ``--timings`` prints to stderr the
 process CPU seconds of each phase: reading and parsing, the critical pass
 (``evaluation.critical_pass``), each deferred part (``fragmentation_part``,
-``score_tie_part``, ``what_if_part``, ``relaxation_part``) and the report, one ``timings PHASE
-SECONDS s cpu`` line each, then the critical and deferred totals apart.
+``score_tie_part``, ``what_if_part``, ``naive_range_part``, ``relaxation_part``) and
+the report, one ``timings PHASE SECONDS s cpu`` line each, then the critical and
+deferred totals apart.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from recommender.engine.evaluate.evaluation import (
     combined,
     critical_pass,
     fragmentation_part,
+    naive_range_part,
     relaxation_part,
     score_tie_part,
     what_if_part,
@@ -183,6 +185,8 @@ class Command(BaseCommand):
         self.clock.lap("deferred score-ties")
         what_if = what_if_part(critical)
         self.clock.lap("deferred what-if")
+        naive_range = naive_range_part(critical)
+        self.clock.lap("deferred naive-range")
         found = relaxation_part(critical)
         self.clock.lap("deferred relaxations")
         return combined(
@@ -190,6 +194,7 @@ class Command(BaseCommand):
             fragmentation=fragmentation,
             score_ties=ties,
             what_if=what_if,
+            naive_range=naive_range,
             relaxations=found,
         )
 
