@@ -8,6 +8,7 @@ from tests.builders.objects import (
     GPU,
     as_dicts,
     cluster_queue_object,
+    job_object,
     kube_object,
     local_queue_object,
     pod_object,
@@ -148,6 +149,45 @@ def test_it_keeps_a_queues_unlent_quota_for_it_when_the_cohort_is_used_up():
     # cq-a lends nothing: the cohort holds cq-b's 8, all used by early; late gets
     # cq-a's own 4 (LocalAvailable) + 0
     assert waiting(cluster) == {}
+
+
+# Partial admission (kueue pkg/controller/jobs/job: the Job's annotation
+# kueue.x-k8s.io/job-min-parallelism is its PodSet's minCount; pkg/scheduler/
+# flavorassigner/podset_reducer.go Reduce: the largest count from minCount up that fits)
+PARTIAL_JOB = (
+    job_object("a", "train")
+    .label(QUEUE_NAME, "lq")
+    .annotation("kueue.x-k8s.io/job-min-parallelism", "2")
+    .requests(cpu="1")
+    .limits({GPU: "2"})
+    .spec(parallelism=4, completions=4)
+)
+
+
+def test_it_admits_the_most_pods_of_a_job_the_quota_holds_down_to_its_min_parallelism():
+    cluster = parse(cluster_queue_object("cq", flavor_f(5)), LQ, PARTIAL_JOB)
+    (wait,) = quota_waiting(cluster, pending_workloads(cluster)).values()
+    # 4 pods x 2 GPUs = 8 > 5; 3 pods: 6 > 5; 2 pods: 4 <= 5: Kueue admits 2
+    assert wait.admitted == 2
+    assert wait.reason.startswith("Kueue admits 2 of 4 pods (partial admission, minCount 2)")
+
+
+def test_it_plans_a_partly_admitted_job_with_its_admitted_pods_only():
+    cluster = parse(cluster_queue_object("cq", flavor_f(5)), LQ, PARTIAL_JOB)
+    (train,) = evaluate(cluster, at=AT).workloads
+    assert train.pods == 2
+    assert train.joint.verdict != "waiting"
+    assert train.joint.reasons[0].startswith("Kueue admits 2 of 4 pods")
+
+
+def test_it_keeps_a_job_waiting_whole_when_not_even_its_min_parallelism_fits():
+    cluster = parse(cluster_queue_object("cq", flavor_f(3)), LQ, PARTIAL_JOB)
+    (wait,) = quota_waiting(cluster, pending_workloads(cluster)).values()
+    # 2 pods need 4 GPUs > 3: nothing admitted, the whole job waits
+    assert wait.admitted is None
+    assert wait.reason == (
+        "waiting for quota in queue ClusterQueue/cq (needs 8 nvidia.com/gpu, free 3)"
+    )
 
 
 def test_it_makes_a_resource_the_cluster_queue_does_not_cover_wait():

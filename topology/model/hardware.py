@@ -318,6 +318,10 @@ class Gang:
     queue: str | None = (
         None  # quota queue reference of the whole group (see topology.kube.kueue.quotas)
     )
+    # Kueue partial admission: the fewest pods Kueue may admit when all do not fit the
+    # quota (a Job's kueue.x-k8s.io/job-min-parallelism, the PodSet's minCount); None:
+    # all or none
+    min_count: int | None = None
 
     @property
     def key(self) -> str:

@@ -412,6 +412,7 @@ def critical_pass(
     state = ClusterState.from_cluster(cluster)
     pending = pending_workloads(cluster)
     waiting = quotas.quota_waiting(cluster, pending)
+    pending, waiting, partial = quotas.partially_admitted(pending, waiting)
     options = options_for(policy, at, mix=workload_mix(pending))
     prepare(cluster, pending, state, options)  # every pass below starts from these scores
     scheduler = place(cluster, pending, state=state, options=options)
@@ -441,6 +442,7 @@ def critical_pass(
         scheduled=scheduler.outcomes,
     )
     naive, joint = (quotas.with_waiting(cluster, plan, waiting) for plan in (naive, joint))
+    naive, joint = (quotas.with_partial(plan, partial) for plan in (naive, joint))
     naive, joint = (
         requests.with_requests(plan, served, scheduler.outcomes) for plan in (naive, joint)
     )

@@ -30,11 +30,51 @@ QUOTA_CLASS = "quota"
 __all__ = [
     "WAITING",
     "admitted",
+    "partially_admitted",
     "quota_waiting",
     "seen_by_autoscaler",
     "with_quota_class",
+    "with_partial",
     "with_waiting",
 ]
+
+
+def partially_admitted(
+    pending: Sequence[Workload], waiting: Mapping[str, QuotaWait]
+) -> tuple[tuple[Workload, ...], dict[str, QuotaWait], dict[str, str]]:
+    """Kueue partial admission: a workload admitted with fewer pods (``QuotaWait.admitted``)
+    is planned and scheduled with those pods only (Kueue lowers the Job's parallelism,
+    the rest are never created), and no longer waits. Returns the pending workloads, the
+    waits left, and per partly admitted workload what Kueue did."""
+    partial = {key: wait for key, wait in waiting.items() if wait.admitted is not None}
+    if not partial:
+        return tuple(pending), dict(waiting), {}
+    reduced = []
+    for workload in pending:
+        wait = partial.get(workload.key)
+        if wait is not None and wait.admitted is not None:
+            count = wait.admitted
+            workload = replace(
+                workload,
+                pods=workload.pods[:count],
+                min_member=min(workload.min_member, count),
+                least_gpu_milli=None,  # worked out for all the pods: the reduced ones stand
+            )
+        reduced.append(workload)
+    left = {key: wait for key, wait in waiting.items() if key not in partial}
+    return tuple(reduced), left, {key: wait.reason for key, wait in partial.items()}
+
+
+def with_partial(plan: ScaleUpPlan, reasons: Mapping[str, str]) -> ScaleUpPlan:
+    """Each partly admitted workload's outcome says what Kueue admitted."""
+    if not reasons:
+        return plan
+    outcomes = dict(plan.outcomes)
+    for key, reason in reasons.items():
+        outcome = outcomes.get(key)
+        if outcome is not None:
+            outcomes[key] = replace(outcome, reasons=(reason, *outcome.reasons))
+    return replace(plan, outcomes=outcomes)
 
 
 def admitted(pending: Sequence[Workload], waiting: Mapping[str, QuotaWait]) -> Sequence[Workload]:

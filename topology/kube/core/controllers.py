@@ -62,6 +62,7 @@ from topology.kube.fields import ObjectContext
 from topology.model.hardware import Gang, Pod
 
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+JOB_MIN_PARALLELISM = "kueue.x-k8s.io/job-min-parallelism"
 JOB_NAME_LABELS = ("batch.kubernetes.io/job-name", "job-name")
 JOB_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
@@ -152,7 +153,25 @@ def _job(controller: Controller, pods: list[Pod]) -> Wanted | str:
     template = ctx.mapping(spec.get("template"), "spec.template")
     labels = {JOB_NAME_LABELS[0]: controller.name}
     objects = tuple(pod_object(controller, template, n, labels) for n in names)
-    return _wanted(controller, objects, queue)
+    wanted = _wanted(controller, objects, queue)
+    least = _min_parallelism(controller, len(objects)) if queue is not None else None
+    if least is not None and wanted.gangs:
+        return replace(wanted, gangs=(replace(wanted.gangs[0], min_count=least),))
+    return wanted
+
+
+def _min_parallelism(controller: Controller, count: int) -> int | None:
+    """kueue ``pkg/controller/jobs/job/job_controller.go``: the Job's annotation
+    ``kueue.x-k8s.io/job-min-parallelism`` is its PodSet's ``minCount`` (partial
+    admission, on by default); ignored unless below the pods wanted (the webhook
+    requires it under parallelism) and above 0."""
+    meta = controller.ctx.mapping(controller.obj.get("metadata"), "metadata")
+    raw = controller.ctx.labels(meta.get("annotations"), "metadata.annotations").get(
+        JOB_MIN_PARALLELISM
+    )
+    if raw is None or not raw.isdigit() or not 0 < int(raw) < count:
+        return None
+    return int(raw)
 
 
 def _job_pod_of(pod: Pod, job: str) -> bool:

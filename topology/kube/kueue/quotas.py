@@ -87,6 +87,18 @@ class QuotaWait:
     queue: str
     reason: str
     autoscaler_sees_pods: bool
+    # Kueue partial admission: how many of the workload's pods it admits instead (the
+    # rest are never created); None: the workload waits whole
+    admitted: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Part:
+    """The first pods of a workload, as Kueue admits a reduced PodSet."""
+
+    key: str
+    pods: tuple[Pod, ...]
+    priority: int
 
 
 # --- parsing ------------------------------------------------------------------------------
@@ -320,9 +332,44 @@ def quota_waiting(cluster: Cluster, pending: Sequence[_Workload]) -> dict[str, Q
         if queue is None:
             continue
         wait = _admit(queues, used, queue, workload)
+        least = gangs[workload.key].min_count if workload.key in gangs else None
+        if wait is not None and least is not None:
+            wait = _partially(queues, used, queue, workload, least, wait)
         if wait is not None:
             waiting[workload.key] = wait
     return waiting
+
+
+def _partially(
+    queues: Mapping[str, QuotaQueue],
+    used: dict[str, Counter[str]],
+    queue: str,
+    workload: _Workload,
+    least: int,
+    wait: QuotaWait,
+) -> QuotaWait:
+    """Kueue partial admission (kueue ``pkg/scheduler/flavorassigner/podset_reducer.go``
+    ``Reduce``, one PodSet): the largest count between ``minCount`` and the full count
+    whose quota fits, found by binary search; that many pods are admitted (and counted
+    used), the rest never created. None fits: the workload waits whole."""
+    total = len(workload.pods)
+    low, high, best = least, total - 1, None
+    while low <= high:
+        middle = (low + high) // 2
+        trial = {name: Counter(amounts) for name, amounts in used.items()}
+        part = _Part(workload.key, workload.pods[:middle], workload.priority)
+        if _admit(queues, trial, queue, part) is None:
+            best, low = middle, middle + 1
+        else:
+            high = middle - 1
+    if best is None:
+        return wait
+    _admit(queues, used, queue, _Part(workload.key, workload.pods[:best], workload.priority))
+    reason = (
+        f"Kueue admits {best} of {total} pods (partial admission, minCount {least}): "
+        f"all {total} do not fit, {wait.reason}"
+    )
+    return replace(wait, reason=reason, admitted=best)
 
 
 def admitted_usage(cluster: Cluster) -> dict[str, Counter[str]]:
