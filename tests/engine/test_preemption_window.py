@@ -195,3 +195,23 @@ def test_it_says_a_nominee_runs_elsewhere_once_its_room_was_taken() -> None:
         "runs after preempting ml/old-1, but pods placed while they terminated "
         "(ml/db, ml/h) left it no place on n1: runs on n2",
     )
+
+
+def test_it_leaves_a_terminating_victim_out_of_a_later_pods_spread_count() -> None:
+    # p (1000, 4 cpu) fits nowhere (n1 full of old, n2 1 cpu, n3 full of a priority-1000
+    # pod) and preempts old on n1. q (0, app=a, 1 cpu, zone spread maxSkew 1) comes next
+    # while old terminates: n1 holds old and p's reservation; on n2 (z1) the counts are
+    # z1 0 (old, terminating, bypassed by countPodsMatchSelector), z2 0: 0 + 1 - 0 = 1,
+    # q binds there. Were old counted: 1 + 1 - 0 = 2 > 1, q would stay pending.
+    result = placed(
+        ZONE_NODE.named("n1").label(ZONE, "z1").allocatable(cpu="4"),
+        ZONE_NODE.named("n2").label(ZONE, "z1").allocatable(cpu="1"),
+        ZONE_NODE.named("n3").label(ZONE, "z2").allocatable(cpu="1"),
+        running("old", "a", "4", "n1", "2026-11-01T01:00:00Z"),
+        app_pod("filler", "filler", 1000, "1").on("n3"),
+        app_pod("p", "p", 1000, "4"),
+        app_pod("q", "a", 0, "1").pod_spec(topologySpreadConstraints=spread("a", 1)),
+    )
+    bindings = {o.workload: [b.node for b in o.bindings] for o in result.outcomes}
+    assert (bindings["ml/p"], bindings["ml/q"]) == (["n1"], ["n2"])
+    assert result.placed_order == ("ml/q", "ml/p")
