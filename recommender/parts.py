@@ -22,7 +22,8 @@ evaluation's soft time limit, past which the part is recorded as not worked out 
 
 What a part owns of the evaluate() JSON (``PART_KEYS``): ``relaxations`` the workloads'
 ``relaxations``, ``score-ties`` the workloads' ``reasons`` (a tie adds a line), ``what-if``
-``whatIf``, ``fragmentation`` ``fragmentation``. With every part in, ``result`` is what
+``whatIf``, ``naive-range`` ``naiveRange`` (cluster-autoscaler's other outcomes),
+``fragmentation`` ``fragmentation``. With every part in, ``result`` is what
 ``services.store_evaluation`` stores for the snapshot (evaluate() whole), byte for byte;
 until then it carries ``missing`` (sorted part names).
 """
@@ -40,6 +41,7 @@ from recommender import services
 from recommender.engine.evaluate.evaluation import (
     DEFERRED,
     FRAGMENTATION,
+    NAIVE_RANGE,
     RELAXATIONS,
     SCORE_TIES,
     WHAT_IF,
@@ -48,6 +50,7 @@ from recommender.engine.evaluate.evaluation import (
     combined,
     critical_pass,
     fragmentation_part,
+    naive_range_part,
     relaxation_part,
     score_tie_part,
     what_if_part,
@@ -61,6 +64,7 @@ PART_KEYS: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     FRAGMENTATION: (("fragmentation",), ()),
     SCORE_TIES: ((), ("reasons",)),
     WHAT_IF: (("whatIf",), ()),
+    NAIVE_RANGE: (("naiveRange",), ()),
     RELAXATIONS: ((), ("relaxations",)),
 }
 # the verdict rows' column each workload key is copied to
@@ -117,6 +121,8 @@ def worked_out(critical: CriticalPass, part: str) -> EngineEvaluation:
         return combined(critical, score_ties=score_tie_part(critical))
     if part == WHAT_IF:
         return combined(critical, what_if=what_if_part(critical))
+    if part == NAIVE_RANGE:
+        return combined(critical, naive_range=naive_range_part(critical))
     if part == RELAXATIONS:
         return combined(critical, relaxations=relaxation_part(critical))
     raise ValueError(f"unknown deferred part {part!r}; known: {', '.join(PARTS)}")

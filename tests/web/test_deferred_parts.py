@@ -26,7 +26,7 @@ WORKLOAD = "ml/big"
 RAISE_TEXT = (
     "raise node group h100's max size by 2 (8 → 10) and each of its domains' new-node slots by 2"
 )
-EVERY_PART = ["fragmentation", "relaxations", "score-ties", "what-if"]
+EVERY_PART = ["fragmentation", "naive-range", "relaxations", "score-ties", "what-if"]
 
 
 def ingested(cluster: Any, *, taken_at: Any = TAKEN_AT, extra: list[Any] | None = None) -> Any:
@@ -136,7 +136,7 @@ def test_it_stores_with_every_part_the_json_evaluate_gives(evaluation: Any) -> N
 
     work_out(evaluation, "relaxations")  # the critical pass this process kept
     parts._kept.clear()  # the others as on another worker: the critical pass run again
-    for part in ("score-ties", "what-if", "fragmentation"):
+    for part in ("score-ties", "what-if", "naive-range", "fragmentation"):
         assert work_out(evaluation, part) == "stored"
     stored = Evaluation.objects.get(pk=evaluation.pk)
     model, arguments = engine_inputs(stored.snapshot)
@@ -145,9 +145,8 @@ def test_it_stores_with_every_part_the_json_evaluate_gives(evaluation: Any) -> N
     assert stored.result == report_json(whole, model, (), settings.CURRENCY)
     # report_json adds to "cost", the cards and totals; the rest is to_json() itself
     answer = whole.to_json()
-    assert {k: stored.result[k] for k in ("workloads", "whatIf", "fragmentation")} == {
-        k: answer[k] for k in ("workloads", "whatIf", "fragmentation")
-    }
+    compared = ("workloads", "whatIf", "naiveRange", "fragmentation")
+    assert {k: stored.result[k] for k in compared} == {k: answer[k] for k in compared}
     rows = {r.workload: r for r in WorkloadVerdict.objects.filter(evaluation=stored)}
     for item in whole.to_json()["workloads"]:
         assert rows[item["name"]].relaxations == item["relaxations"]
