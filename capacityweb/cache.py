@@ -20,6 +20,20 @@ from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 from django.utils.functional import cached_property
 
 _clients: dict[str, RedisCacheClient] = {}
+# SharedRedisCache.sliding_log: prune, count, add if under the limit, answer the oldest
+# (as a string: Lua numbers come back to Redis as integers, truncated)
+SLIDING_LOG_SCRIPT = """
+local now, window, limit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+local allowed = 0
+if redis.call('ZCARD', KEYS[1]) < limit then
+  redis.call('ZADD', KEYS[1], ARGV[1], ARGV[4])
+  allowed = 1
+end
+redis.call('EXPIRE', KEYS[1], ARGV[5])
+local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+return {allowed, oldest[2] or ARGV[1]}
+"""
 _clients_lock = threading.Lock()
 
 
@@ -59,6 +73,19 @@ class SharedRedisCache(RedisCache):
         if value == 1:
             client.expire(key, timeout)
         return value
+
+    def sliding_log(
+        self, key: str, *, member: str, now: float, window: float, limit: int
+    ) -> tuple[bool, float]:
+        """Whether fewer than ``limit`` times in the sorted set at ``key`` are later than
+        ``now - window`` (earlier ones removed); if so ``now`` is added (as ``member``).
+        Returns (allowed, the oldest time left in the window). One atomic script."""
+        key = self.make_and_validate_key(key)
+        client = self._cache.get_client(key, write=True)
+        allowed, oldest = client.eval(
+            SLIDING_LOG_SCRIPT, 1, key, repr(now), repr(window), limit, member, int(window) + 1
+        )
+        return bool(allowed), float(oldest)
 
     @cached_property
     def _cache(self) -> RedisCacheClient:

@@ -73,6 +73,10 @@ class ReservationSerializer(serializers.ModelSerializer):
             "end",
         ]
         read_only_fields = ["owner_namespaces", "price_per_gpu_hour", "start", "end"]
+        # not DRF's UniqueTogetherValidator ("The fields cluster, name must make a unique
+        # set."): it told another team that a name exists; services.save_reservation
+        # refuses a taken name with NAME_NOT_AVAILABLE, whoever holds it
+        validators: list[Any] = []
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         instance = self.instance
@@ -98,6 +102,8 @@ class ReservationSerializer(serializers.ModelSerializer):
             return services.save_reservation(
                 **data, instance=instance, caller=self.context["request"].user
             )
+        except services.NameNotAvailable as error:
+            raise serializers.ValidationError({"name": [error.reason]}) from error
         except ModelError as error:
             raise serializers.ValidationError({"spec": [str(error)]}) from error
 

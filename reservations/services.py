@@ -143,6 +143,18 @@ def _holder(other: Claim, caller: Caller) -> str:
     return "another team's reservation"
 
 
+NAME_NOT_AVAILABLE = "not available in this cluster; choose another name"
+
+
+class NameNotAvailable(ModelError):
+    """A new reservation's name is taken in its cluster. Said the same whoever holds it:
+    the refusal must not tell another team that a reservation of that name exists, nor
+    whose it is (a name is the cluster's: the reservation taint carries it)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__("", f"Reservation/{name}", "metadata.name", NAME_NOT_AVAILABLE)
+
+
 @transaction.atomic
 def save_reservation(
     *,
@@ -154,8 +166,11 @@ def save_reservation(
 ) -> Reservation:
     """Create (instance None) or update one reservation from its spec, once
     ``check_reservation`` accepts it. The cluster's row is locked meanwhile, so two
-    writers cannot both pass the overlap check with GPUs each other claims."""
+    writers cannot both pass the overlap check with GPUs each other claims, nor both
+    take one name (NameNotAvailable, checked first: it reveals nothing of the other)."""
     Cluster.objects.select_for_update().filter(pk=cluster.pk).first()
+    if instance is None and Reservation.objects.filter(cluster=cluster, name=name).exists():
+        raise NameNotAvailable(name)
     if instance is not None:
         check_may_change(reservation=instance, caller=caller)
     check_reservation(cluster=cluster, name=name, spec=spec, caller=caller)

@@ -252,3 +252,26 @@ def test_it_refuses_a_co_owner_deleting_the_other_teams_share(team_a_client, sha
 
     assert refusal(response).endswith("team-b: co-owns it and is not one of your teams")
     assert stored_names() == ["ab-n2", "b-n1"]
+
+
+def test_it_refuses_another_teams_reservation_name_without_saying_it_exists(team_a_client, prod):
+    """issue 42 item 6: DRF's "The fields cluster, name must make a unique set." told team a
+    that team b holds a reservation named b-n1."""
+    spec = {"owner": {"namespaces": ["team-a"]}, "nodeNames": ["n2"], **APRIL}
+
+    response = post(team_a_client, prod, "b-n1", spec)
+
+    assert response.status_code == 400
+    assert response.json() == {"name": ["not available in this cluster; choose another name"]}
+    assert stored_names() == ["b-n1"]
+
+
+def test_it_refuses_a_taken_name_alike_whichever_team_holds_it(team_a_client, prod):
+    """The refusal says nothing of whose the name is: team a's own name reads the same."""
+    spec = {"owner": {"namespaces": ["team-a"]}, "nodeNames": ["n2"], **APRIL}
+    assert post(team_a_client, prod, "a-n2", spec).status_code == 201
+
+    own = post(team_a_client, prod, "a-n2", spec)
+    others = post(team_a_client, prod, "b-n1", spec)
+
+    assert (own.status_code, own.json()) == (others.status_code, others.json())

@@ -192,3 +192,63 @@ def test_it_counts_the_pages_test_email_button_against_the_same_rate(
 
     assert "Test email not sent: too many test sends; try again in " in response.content.decode()
     assert len(mail.outbox) == 2
+
+
+class Clock:
+    """The throttle's clock (``timer``; tests/api/conftest.py stands it still), set by the test."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def ten_sends_an_hour_clock(settings, monkeypatch):
+    """10 test sends per hour; the throttle's clock 3.5 minutes before a whole hour."""
+    from rest_framework.throttling import SimpleRateThrottle
+
+    from capacityweb.throttling import CountingScopedRateThrottle
+
+    rates = {**settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "test-sends": "10/hour"}
+    monkeypatch.setattr(SimpleRateThrottle, "THROTTLE_RATES", rates)
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    clock = Clock(1_900_000_800.0 - 210)  # a multiple of 3,600 s minus 3.5 minutes
+    monkeypatch.setattr(CountingScopedRateThrottle, "timer", clock)
+    return clock
+
+
+def send_ten_in_seven_minutes(client, url, clock) -> list[int]:
+    """Five sends in the 3.5 minutes before the hour, five in the 3.5 minutes after."""
+    statuses = []
+    for second in (0, 40, 80, 120, 200, 220, 260, 300, 340, 400):
+        clock.now = 1_900_000_800.0 - 210 + second
+        statuses.append(client.post(url).status_code)
+    return statuses
+
+
+def test_it_refuses_an_eleventh_test_send_within_the_hour_across_the_hours_boundary(
+    team_a_client, cluster, ten_sends_an_hour_clock
+):
+    """issue 42 item 6: a fixed hourly window let 10 more through after the hour struck."""
+    clock = ten_sends_an_hour_clock
+    url = f"/api/v1/subscriptions/{own_subscription(team_a_client, cluster)}/test-email/"
+    assert send_ten_in_seven_minutes(team_a_client, url, clock) == [200] * 10
+    clock.now = 1_900_000_800.0 + 200
+
+    response = team_a_client.post(url)
+
+    assert response.status_code == 429
+    assert int(response["Retry-After"]) == 3600 - 410  # the first send leaves the hour
+
+
+def test_it_lets_a_test_send_through_once_the_first_of_ten_is_an_hour_old(
+    team_a_client, cluster, ten_sends_an_hour_clock
+):
+    clock = ten_sends_an_hour_clock
+    url = f"/api/v1/subscriptions/{own_subscription(team_a_client, cluster)}/test-email/"
+    send_ten_in_seven_minutes(team_a_client, url, clock)
+    clock.now = 1_900_000_800.0 - 210 + 3600 + 1
+
+    assert team_a_client.post(url).status_code == 200
