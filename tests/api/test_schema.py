@@ -24,6 +24,7 @@ import socket
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -65,15 +66,31 @@ def schema_operations(client) -> set[tuple[str, str]]:
     }
 
 
-def operation_of(method: str, url: str, operations: set[tuple[str, str]]) -> tuple[str, str]:
-    """The schema operation a request of the run went to (path parameters matched)."""
+def operation_of(method: str, url: str, operations: Iterable[tuple[str, str]]) -> tuple[str, str]:
+    """The schema operation a request of the run went to (path parameters matched).
+
+    The router tries a list route's actions before the detail route (DRF's
+    SimpleRouter.routes), so ``/moves/rows/`` is the ``rows`` action, never ``/moves/{id}/``
+    with id "rows": operations with fewer path parameters are tried first (in a set's
+    order, which changes with PYTHONHASHSEED, the rows were sometimes counted as the
+    detail's, and the rows operation looked never answered)."""
     path = urlsplit(url).path
-    for operation in operations:
+    for operation in sorted(operations, key=lambda op: (len(PATH_PARAMETER.findall(op[1])), op)):
         literal_parts = PATH_PARAMETER.split(operation[1])
         pattern = "[^/]+".join(re.escape(part) for part in literal_parts)
         if operation[0] == method and re.fullmatch(pattern, path):
             return operation
     return method, path
+
+
+def test_it_counts_a_list_routes_action_as_its_own_operation_not_the_detail():
+    """Whatever the set's order: the detail operation first in it, then last."""
+    rows, detail = ("GET", "/api/v1/moves/rows/"), ("GET", "/api/v1/moves/{id}/")
+
+    for ordered in ([detail, rows], [rows, detail]):
+        operations = dict.fromkeys(ordered)  # insertion-ordered, as a set may iterate
+        assert operation_of("GET", "http://127.0.0.1/api/v1/moves/rows/", operations) == rows
+        assert operation_of("GET", "http://127.0.0.1/api/v1/moves/7/", operations) == detail
 
 
 def resolving_no_outside_name(real_getaddrinfo: Any) -> Any:
