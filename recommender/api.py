@@ -28,6 +28,7 @@ from capacityweb.api_urls import (
 from capacityweb.permissions import OperatorOrReadOnly
 from recommender.engine.autoscaler.caflags import parse_priorities, read_flags
 from recommender.engine.autoscaler.profiles import profile_names
+from recommender.engine.evaluate.evaluation import RELAXATIONS
 from recommender.filters import (
     EvaluationFilterSet,
     NodeFilterSet,
@@ -147,6 +148,7 @@ class WorkloadVerdictSerializer(serializers.ModelSerializer):
     cluster = serializers.IntegerField(source="evaluation.cluster_id", read_only=True)
     taken_at = serializers.DateTimeField(source="evaluation.taken_at", read_only=True)
     preempts = serializers.SerializerMethodField()
+    missing = serializers.SerializerMethodField()
 
     class Meta:
         model = WorkloadVerdict
@@ -170,12 +172,23 @@ class WorkloadVerdictSerializer(serializers.ModelSerializer):
             "joint_cost_per_hour",
             "pending_since",
             "preempts",
+            "missing",
         ]
 
     def to_representation(self, instance: WorkloadVerdict) -> dict[str, Any]:
-        return visibility.workload(
+        data = visibility.workload(
             super().to_representation(instance), labels_for(self, instance.evaluation)
         )
+        if RELAXATIONS in (instance.evaluation.missing or ()):
+            data["relaxations"] = None  # being worked out: not "nothing unblocks it"
+        return data
+
+    def get_missing(self, verdict: WorkloadVerdict) -> list[str]:
+        """The evaluation's deferred parts not stored yet (``recommender.parts``): being
+        worked out, or not worked out (the workload page says why); its ``result``'s
+        ``missing``. While ``relaxations`` is in it, the row's ``relaxations`` is null, and
+        while ``score-ties`` is, its ``reasons`` lack a score tie's line."""
+        return list(verdict.evaluation.missing or ())
 
     @extend_schema_field({"type": "array", "items": {"type": "string"}})
     def get_preempts(self, verdict: WorkloadVerdict) -> list[str]:

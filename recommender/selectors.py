@@ -281,8 +281,9 @@ def latest_evaluation_columns(cluster_ids: Iterable[int]) -> dict[int, Evaluatio
 
 def overview_identity() -> list[tuple[Any, ...]]:
     """Per cluster, by name: id, name, source settings, ingest state and since when,
-    latest snapshot id, the latest evaluation's id and write time (of that snapshot, or
-    an older one while it is being evaluated) — what the overview cards are rendered from.
+    latest snapshot id, the latest evaluation's id, write time (of that snapshot, or
+    an older one while it is being evaluated) and deferred parts not stored yet (a part
+    stored leaves ``stored_at`` as it was) — what the overview cards are rendered from.
 
     One query, written out: it runs on every overview request, and the ORM's building
     and compiling of the same query (three correlated subqueries) cost more CPU than
@@ -292,7 +293,7 @@ def overview_identity() -> list[tuple[Any, ...]]:
     evaluation = Evaluation._meta.db_table
     sql = f"""
         SELECT c.id, c.name, c.source_settings, c.ingest_state, c.ingest_since,
-            c.latest_snapshot_id, e.id, e.stored_at
+            c.latest_snapshot_id, e.id, e.stored_at, e.missing, e.parts_failed
         FROM (
             SELECT id, name, source_settings, ingest_state, ingest_since, (
                 SELECT s.id FROM {snapshot} s WHERE s.cluster_id = {cluster}.id

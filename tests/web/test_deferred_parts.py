@@ -182,3 +182,67 @@ def test_it_never_shows_a_part_of_the_evaluation_a_newer_one_replaced(
     shown = workload_page(signed_in, newer)
     assert 'data-deferred-part="relaxations"' in shown and "Being worked out" in shown
     assert escape(RAISE_TEXT) not in shown
+
+
+def pending_row(client: Any, evaluation: Any) -> dict[str, Any]:
+    url = f"/api/v1/pending-workloads/?evaluation={evaluation.pk}&namespace=ml"
+    rows = [r for r in client.get(url).json()["results"] if r["workload"] == WORKLOAD]
+    assert len(rows) == 1
+    return rows[0]
+
+
+def test_it_serves_null_relaxations_on_a_pending_workload_row_while_they_are_worked_out(
+    signed_in: Any, evaluation: Any
+) -> None:
+    row = pending_row(signed_in, evaluation)
+    assert row["verdict"] == "blocked"
+    assert row["relaxations"] is None  # not [], which reads "nothing unblocks it"
+    assert "relaxations" in row["missing"] and row["missing"] == evaluation.missing
+
+
+def test_it_serves_the_relaxations_on_the_pending_workload_row_once_stored(
+    signed_in: Any, evaluation: Any
+) -> None:
+    work_out(evaluation, "relaxations")
+    row = pending_row(signed_in, evaluation)
+    assert RAISE_TEXT in [r["text"] for r in row["relaxations"]]
+    assert row["missing"] == [p for p in evaluation.missing if p != "relaxations"]
+
+
+def test_it_keeps_relaxations_null_on_the_row_when_the_part_was_not_worked_out(
+    signed_in: Any, cluster: Any, evaluation: Any
+) -> None:
+    from tests.web.fixtures import gpu_node
+
+    critical(ingested(cluster, taken_at=TAKEN_AT + timedelta(minutes=5), extra=[gpu_node("x1", 1)]))
+    assert work_out(evaluation, "relaxations") == "superseded"
+    row = pending_row(signed_in, evaluation)
+    assert row["relaxations"] is None and "relaxations" in row["missing"]
+
+
+def overview_card(client: Any, evaluation: Any) -> str:
+    content = client.get("/").content.decode()
+    start = content.index(f'data-cluster="{evaluation.cluster_id}"')
+    return content[start : content.index("</article>", start)]
+
+
+def test_it_says_the_fgd_figure_is_being_worked_out_on_the_overview_card(
+    signed_in: Any, evaluation: Any
+) -> None:
+    card = overview_card(signed_in, evaluation)
+    assert "More GPUs placed with fgd" in card
+    assert 'data-deferred-part="what-if"' in card and "Being worked out" in card
+
+
+def test_it_shows_the_fgd_figure_on_the_overview_card_once_stored(
+    signed_in: Any, evaluation: Any
+) -> None:
+    from recommender.models import Evaluation
+
+    overview_card(signed_in, evaluation)  # the cards cached while the part is missing
+    assert work_out(evaluation, "what-if") == "stored"
+    extra = Evaluation.objects.get(pk=evaluation.pk).what_if_extra_gpus
+    assert extra is not None
+    card = overview_card(signed_in, evaluation)
+    assert 'data-deferred-part="what-if"' not in card
+    assert f"<dt>More GPUs placed with fgd</dt><dd>{extra:g}</dd>" in card
