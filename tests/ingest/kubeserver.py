@@ -42,6 +42,7 @@ def _crd(group: str, version: str, plural: str) -> tuple[str, str]:
 RESOURCE_PATHS: dict[str, tuple[str, str]] = {
     "Node": ("/api/v1/nodes", "v1"),
     "Pod": ("/api/v1/pods", "v1"),
+    "PodTemplate": ("/api/v1/podtemplates", "v1"),
     "Namespace": ("/api/v1/namespaces", "v1"),
     "PersistentVolume": ("/api/v1/persistentvolumes", "v1"),
     "PersistentVolumeClaim": ("/api/v1/persistentvolumeclaims", "v1"),
@@ -78,6 +79,9 @@ RESOURCE_PATHS: dict[str, tuple[str, str]] = {
     "ClusterQueue.kueue.x-k8s.io": _crd("kueue.x-k8s.io", "v1beta1", "clusterqueues"),
     "LocalQueue.kueue.x-k8s.io": _crd("kueue.x-k8s.io", "v1beta1", "localqueues"),
     "AdmissionCheck.kueue.x-k8s.io": _crd("kueue.x-k8s.io", "v1beta1", "admissionchecks"),
+    "ProvisioningRequestConfig.kueue.x-k8s.io": _crd(
+        "kueue.x-k8s.io", "v1beta1", "provisioningrequestconfigs"
+    ),
     "ResourceFlavor.kueue.x-k8s.io": _crd("kueue.x-k8s.io", "v1beta1", "resourceflavors"),
     "Topology.kueue.x-k8s.io": _crd("kueue.x-k8s.io", "v1beta1", "topologies"),
     "PyTorchJob.kubeflow.org": _crd("kubeflow.org", "v1", "pytorchjobs"),
