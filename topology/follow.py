@@ -33,6 +33,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.conf import settings
 from django.db import reset_queries
@@ -93,6 +94,10 @@ class Follower:
     say: Callable[[str], None]
     on_unchanged: Callable[[], None] = lambda: None  # e.g. evaluate a snapshot that has none
     holder: str = field(default_factory=lambda: holder_name("ingest --follow"))
+    # (source_kind, source_settings) a command gave: saved on the cluster only once the lock
+    # is held, so a refused ingester never points the holder's (or the worker's) reads at
+    # its own source
+    source: tuple[str, dict[str, Any]] | None = None
     sleep: Callable[[float], None] = time.sleep
     random: random.Random = field(default_factory=random.Random)
     failures: int = 0
@@ -111,7 +116,7 @@ class Follower:
         """One read under the lock (``LockHeld`` if another ingester has it); errors raise.
         Nothing reads again: the source and what it read are let go before the snapshot
         is evaluated, so the two never take memory together."""
-        if not self.hold():
+        if not self.hold(stand_by=False):
             raise LockHeld(held_message(self.cluster))
         try:
             return self.read(last=True)
@@ -203,8 +208,9 @@ class Follower:
 
     # the lock
 
-    def hold(self) -> bool:
-        """Renew the lock, or take it; stand by (False) while another ingester has it."""
+    def hold(self, *, stand_by: bool = True) -> bool:
+        """Renew the lock, or take it (then save ``source`` on the cluster); False while
+        another ingester has it (``stand_by``: said once, as a follower waits for it)."""
         cluster_id = self.cluster.pk
         if self.token is not None:
             if services.renew_ingest_lock(
@@ -217,10 +223,16 @@ class Follower:
             cluster_id=cluster_id, lock_seconds=self.lock_seconds, holder=self.holder
         )
         if self.token is None:
-            if not self.standing_by:
+            if stand_by and not self.standing_by:
                 self.say(f"{held_message(self.cluster)}: standing by to take over")
             self.standing_by = True
             return False
+        if self.source is not None:
+            kind, source_settings = self.source
+            self.cluster = services.save_cluster(
+                name=self.cluster.name, source_kind=kind, source_settings=source_settings
+            )
+            self.source = None
         if self.standing_by:
             self.say(f"{self.cluster.name}: took over the ingest")
         self.standing_by = False

@@ -209,6 +209,54 @@ def test_it_refuses_a_one_shot_ingest_of_a_followed_cluster(run_ingest, tmp_path
         call_command("ingest", name)
 
 
+@pytest.fixture
+def held_by_a_one_shot(tmp_path):
+    """A files cluster whose lock a one-shot ``ingest`` holds; a second export beside it."""
+    from topology import services
+
+    name, _folder = _files_cluster(tmp_path)
+    services.acquire_ingest_lock(
+        cluster_id=_cluster(name).pk, lock_seconds=60, holder="ingest (pid 7 on node-a)"
+    )
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"kind": "List", "items": []}))
+    return name, other
+
+
+def refused_one_shot(name: str, other: Path) -> str:
+    from io import StringIO
+
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    out = StringIO()
+    with pytest.raises(CommandError) as refusal:
+        call_command("ingest", name, "--source", "files", "--path", str(other), stdout=out)
+    return f"{refusal.value}\n{out.getvalue()}"
+
+
+def test_it_leaves_the_clusters_source_alone_when_a_one_shot_is_refused(held_by_a_one_shot):
+    """issue 42 item 6: the refused one-shot had saved its file as the cluster's source, and
+    the worker's periodic ingest stored it 16 s later."""
+    name, other = held_by_a_one_shot
+    before = _cluster(name).source_settings
+
+    refused_one_shot(name, other)
+
+    assert _cluster(name).source_settings == before
+    assert str(other) not in json.dumps(before)
+
+
+def test_it_names_a_one_shot_holder_as_it_is_and_does_not_stand_by(held_by_a_one_shot):
+    name, other = held_by_a_one_shot
+
+    said = refused_one_shot(name, other)
+
+    assert "ingested by ingest (pid 7 on node-a)" in said
+    assert "not ingesting twice" in said
+    assert "standing by" not in said
+
+
 def _watches_of_nodes(requests) -> int:
     return sum(1 for _m, path, query in requests if path == "/api/v1/nodes" and "watch" in query)
 

@@ -27,7 +27,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from recommender import events, selectors
 from recommender.services import store_evaluation
 from topology import services
-from topology.follow import Follower, LockHeld
+from topology.follow import Follower, LockHeld, holder_name
 from topology.ingest.sourceread import SourceError
 from topology.model.hardware import ModelError
 from topology.models import Cluster, Snapshot
@@ -47,9 +47,12 @@ class Command(BaseCommand):
         parser.add_argument("--interval", type=int, default=30, help="seconds between ingests")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        cluster = self._cluster(options)
+        cluster, source = self._cluster(options)
+        role = "ingest --follow" if options["follow"] else "ingest"
         follower = Follower(
             cluster=cluster,
+            source=source,
+            holder=holder_name(role),
             interval_seconds=options["interval"],
             on_snapshot=self._report,
             on_unchanged=lambda: self._evaluate_waiting(cluster),
@@ -96,14 +99,20 @@ class Command(BaseCommand):
             f"{evaluation.pending_count} pending workloads"
         )
 
-    def _cluster(self, options: dict[str, Any]) -> Cluster:
+    def _cluster(
+        self, options: dict[str, Any]
+    ) -> tuple[Cluster, tuple[str, dict[str, Any]] | None]:
+        """The cluster, and the source to save on it once the ingest lock is held (an
+        existing cluster's: while another ingester holds the lock, its reads and the
+        worker's periodic ingest keep the cluster's own source). A new cluster is made
+        with its source at once (nothing can hold its lock yet)."""
         name = options["cluster"]
         kind = options["source"]
+        existing = Cluster.objects.filter(name=name).first()
         if kind is None:
-            cluster = Cluster.objects.filter(name=name).first()
-            if cluster is None:
+            if existing is None:
                 raise CommandError(f"no cluster {name!r}; give --source to create it")
-            return cluster
+            return existing, None
         if kind == "files" and not options["path"]:
             raise CommandError("--source files needs --path")
         source_settings: dict[str, Any] = {}
@@ -115,13 +124,13 @@ class Command(BaseCommand):
                 "context": options["context"],
                 "in_cluster": options["in_cluster"],
             }
-        created = not Cluster.objects.filter(name=name).exists()
+        if existing is not None:
+            return existing, (kind, source_settings)
         cluster = services.save_cluster(
             name=name, source_kind=kind, source_settings=source_settings
         )
-        if created:
-            events.publish_clusters()  # open overviews add its card
-        return cluster
+        events.publish_clusters()  # open overviews add its card
+        return cluster, None
 
 
 def _exit_on_sigterm() -> threading.Event:
