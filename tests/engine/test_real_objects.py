@@ -846,15 +846,56 @@ def two_flavor_queue(spot_gpus: int, on_demand_gpus: int) -> list[ObjectBuilder]
 
 def test_it_admits_a_kueue_pod_set_against_its_own_flavors_quota():
     """flavorassigner.go: quota is per flavor and resource. spot has 2 GPUs of quota,
-    on-demand 8; the pod set takes spot (first flavor) and asks 4 GPUs: it waits for
-    quota (summed over flavors, 10 >= 4, it would be admitted)."""
+    on-demand 3; the pod set asks 4 GPUs: neither flavor holds it, it waits for quota
+    (summed over flavors, 5 >= 4, it would be admitted)."""
     spot = TAS_NODE.named("spot-1").label("pool", "spot")
-    found = workloads(spot, *two_flavor_queue(2, 8), job_of("j", 1).limits({GPU: "4"}))
+    found = workloads(spot, *two_flavor_queue(2, 3), job_of("j", 1).limits({GPU: "4"}))
     (job,) = found.values()
     assert job["verdict"] == "waiting"
     assert job["reasons"] == [
-        "waiting for quota in queue ClusterQueue/cq flavor spot (needs 4 nvidia.com/gpu, free 2)"
+        "waiting for quota in queue ClusterQueue/cq flavor spot (needs 4 nvidia.com/gpu, "
+        "free 2); flavor on-demand (needs 4 nvidia.com/gpu, free 3)"
     ]
+
+
+def test_it_admits_a_kueue_pod_set_on_the_next_flavor_when_the_first_is_used():
+    """flavorassigner.go findFlavorForPodSetResource / shouldTryNextFlavor: spot (2 GPUs
+    of quota, no cohort to borrow from) does not fit 4 GPUs, so Kueue tries on-demand (8):
+    it fits without borrowing and is taken; the pods get pool=on-demand and run on the
+    on-demand node."""
+    on_demand = TAS_NODE.named("od-1").label("pool", "on-demand")
+    found = workloads(on_demand, *two_flavor_queue(2, 8), job_of("j", 1).limits({GPU: "4"}))
+    (job,) = found.values()
+    assert job["verdict"] == "runs_now"
+    assert job["reasons"][0].startswith(
+        "Kueue admits it on flavor on-demand (flavor spot (needs 4 nvidia.com/gpu, free 2)"
+    )
+
+
+def test_it_borrows_on_the_first_flavor_or_tries_the_next_as_when_can_borrow_says():
+    """shouldTryNextFlavor: spot fits 4 GPUs only by borrowing (2 own, 8 unused in
+    cq-b's spot quota); on-demand fits without. whenCanBorrow Borrow (the default):
+    spot is taken; TryNextFlavor: on-demand."""
+    from recommender.engine.scheduler.workloads import pending_workloads
+    from topology.kube.kueue.quotas import quota_waiting
+
+    lender = cluster_queue_object(
+        "cq-b",
+        {
+            "coveredResources": ["nvidia.com/gpu"],
+            "flavors": [{"name": "spot", "resources": [{"name": GPU, "nominalQuota": 8}]}],
+        },
+    ).spec(cohort="org")
+
+    def moved_to(fungibility: dict[str, str]) -> str | None:
+        flavors, queue = two_flavor_queue(2, 8)[:2], two_flavor_queue(2, 8)[2]
+        queue = queue.spec(cohort="org", flavorFungibility=fungibility)
+        cluster = parse(*flavors, queue, TAS_USER_QUEUE, lender, job_of("j", 1).limits({GPU: "4"}))
+        waits = quota_waiting(cluster.cluster, pending_workloads(cluster.cluster))
+        return next((w.flavor.name for w in waits.values() if w.flavor), None)
+
+    assert moved_to({}) is None  # Borrow: stays on spot, admitted there
+    assert moved_to({"whenCanBorrow": "TryNextFlavor"}) == "on-demand"
 
 
 def test_it_refuses_a_resource_slice_of_more_than_128_devices():

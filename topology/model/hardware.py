@@ -223,6 +223,16 @@ class GpuRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class FlavorOption:
+    """A Kueue ResourceFlavor a pending pod set may be admitted on, and the pod's
+    nodeSelector and tolerations if it is (``topology.kube.kueue.flavors``)."""
+
+    name: str
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    tolerations: tuple[Toleration, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Pod:
     namespace: str
     name: str
@@ -283,6 +293,9 @@ class Pod:
     not_ours: str | None = None
     # the Kueue ResourceFlavor whose quota the pod uses (topology.kube.kueue.flavors)
     quota_flavor: str | None = None
+    # the flavors, in the ClusterQueue's order, its pod set fits (quota_flavor first):
+    # Kueue tries the next when one's quota is used (flavorFungibility)
+    flavor_options: tuple[FlavorOption, ...] = ()
     # preferred node/pod (anti-)affinity terms and ScheduleAnyway spread: they only score
     preferred: PreferredTerms = NO_PREFERRED
     # what cluster-autoscaler's drain rules read (recommender.engine.moves.drainability):
@@ -474,6 +487,10 @@ class QuotaQueue:
     guaranteed: Mapping[str, int] = field(default_factory=dict)
     flavor_guaranteed: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     flavor_borrowing: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    # spec.flavorFungibility.whenCanBorrow: Borrow (MayStopSearch in v1beta2, the
+    # default) takes the first flavor that fits by borrowing; TryNextFlavor looks on
+    # for one that fits without
+    when_can_borrow: str = "Borrow"
 
 
 # --- what the model leaves out --------------------------------------------------------

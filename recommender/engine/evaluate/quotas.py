@@ -23,7 +23,7 @@ from recommender.engine.autoscaler.plan import ScaleUpPlan, WorkloadPlan
 from recommender.engine.scheduler.admission import WAITING
 from recommender.engine.scheduler.workloads import Workload
 from topology.kube.kueue.quotas import QuotaWait, quota_waiting
-from topology.model.hardware import Cluster
+from topology.model.hardware import Cluster, Pod
 
 QUOTA_CLASS = "quota"
 
@@ -44,9 +44,15 @@ def partially_admitted(
 ) -> tuple[tuple[Workload, ...], dict[str, QuotaWait], dict[str, str]]:
     """Kueue partial admission: a workload admitted with fewer pods (``QuotaWait.admitted``)
     is planned and scheduled with those pods only (Kueue lowers the Job's parallelism,
-    the rest are never created), and no longer waits. Returns the pending workloads, the
+    the rest are never created), and no longer waits; one admitted on a later flavor
+    (``QuotaWait.flavor``, flavorFungibility) has that flavor's nodeSelector and
+    tolerations. Returns the pending workloads, the
     waits left, and per partly admitted workload what Kueue did."""
-    partial = {key: wait for key, wait in waiting.items() if wait.admitted is not None}
+    partial = {
+        key: wait
+        for key, wait in waiting.items()
+        if wait.admitted is not None or wait.flavor is not None
+    }
     if not partial:
         return tuple(pending), dict(waiting), {}
     reduced = []
@@ -60,9 +66,26 @@ def partially_admitted(
                 min_member=min(workload.min_member, count),
                 least_gpu_milli=None,  # worked out for all the pods: the reduced ones stand
             )
+        if wait is not None and wait.flavor is not None:
+            workload = replace(
+                workload, pods=tuple(on_flavor(p, wait.flavor.name) for p in workload.pods)
+            )
         reduced.append(workload)
     left = {key: wait for key, wait in waiting.items() if key not in partial}
     return tuple(reduced), left, {key: wait.reason for key, wait in partial.items()}
+
+
+def on_flavor(pod: Pod, name: str) -> Pod:
+    """The pod admitted on flavor ``name`` (its nodeSelector and tolerations then)."""
+    option = next((o for o in pod.flavor_options if o.name == name), None)
+    if option is None:
+        return pod
+    return replace(
+        pod,
+        node_selector=dict(option.node_selector),
+        tolerations=option.tolerations,
+        quota_flavor=name,
+    )
 
 
 def with_partial(plan: ScaleUpPlan, reasons: Mapping[str, str]) -> ScaleUpPlan:

@@ -16,9 +16,10 @@ template make the same choice, so a pod set gets one flavor.
 Quota: where the ClusterQueue's one resource group offers several flavors, a pod
 set draws on its own flavor's nominalQuota (``Pod.quota_flavor``; running pods' flavor
 is the first whose nodeLabels their node carries), borrowing that flavor's unused
-quota in the cohort (``topology.kube.kueue.quotas``); otherwise the quotas are summed over the
-flavors. Not modelled, and said on the pod (not blocking): choosing a later flavor
-because the first one's quota is used up (``flavorFungibility``), and per-flavor quota
+quota in the cohort (``topology.kube.kueue.quotas``), and Kueue moves on to the next
+flavor the pod set fits when that one's quota is used (``flavorFungibility``,
+``Pod.flavor_options``); otherwise the quotas are summed over the flavors. Not
+modelled, and said on the pod (not blocking): per-flavor quota and flavorFungibility
 under several resource groups; a ClusterQueue's flavors missing from the snapshot
 (nothing applied). No flavor fitting: the workload waits in Kueue ("couldn't assign
 flavors"), never runs.
@@ -31,13 +32,9 @@ from typing import Any
 
 from topology.kube.core.nodes import node_taints, pod_tolerations
 from topology.kube.fields import ObjectContext, object_label
-from topology.model.hardware import Pod, Taint, Toleration, UnsupportedField
+from topology.model.hardware import FlavorOption, Pod, Taint, Toleration, UnsupportedField
 
 FILTER_EFFECTS = ("NoSchedule", "NoExecute")
-FUNGIBILITY_REASON = (
-    "Kueue flavor {}: a later flavor when this one's quota is used (flavorFungibility) "
-    "is not modelled"
-)
 SUMMED_REASON = (
     "Kueue flavor {}: quota checked against the ClusterQueue's quotas summed over its "
     "flavors, and a later flavor when this one's quota is used (flavorFungibility) is "
@@ -113,20 +110,39 @@ def assign(
         chosen.append(found)
     if not chosen:
         return pod, unread
+    selector, tolerations = _merged(pod, chosen)
+    own_quota = quota_flavor(groups, chosen[0].name) if len(chosen) == 1 else None
+    said = unread + [
+        UnsupportedField(label, "kueue flavor", SUMMED_REASON.format(f.name), blocking=False)
+        for f in chosen
+        if own_quota is None
+    ]
+    options: tuple[FlavorOption, ...] = ()
+    if own_quota is not None:  # one resource group: Kueue may take a later flavor
+        fitting = [f for f in _candidates(groups[0], flavors) if _fits(pod, f) is None]
+        options = tuple(FlavorOption(f.name, *_merged(pod, [f])) for f in fitting)
+    admitted = replace(
+        pod,
+        node_selector=selector,
+        tolerations=tolerations,
+        quota_flavor=own_quota,
+        flavor_options=options if len(options) > 1 else (),
+    )
+    return admitted, said
+
+
+def _candidates(group: FlavorGroup, flavors: dict[str, Flavor]) -> list[Flavor]:
+    return [flavors[name] for name in group.flavors if name in flavors]
+
+
+def _merged(pod: Pod, chosen: list[Flavor]) -> tuple[dict[str, str], tuple[Toleration, ...]]:
+    """The pod's nodeSelector and tolerations once admitted on ``chosen`` (podset.Merge)."""
     selector = dict(pod.node_selector)
     tolerations = list(pod.tolerations)
     for flavor in chosen:
         selector.update(flavor.node_labels)
         tolerations += [t for t in flavor.tolerations if t not in tolerations]
-    own_quota = quota_flavor(groups, chosen[0].name) if len(chosen) == 1 else None
-    said = unread + [
-        UnsupportedField(label, "kueue flavor", _said(f.name, own_quota), blocking=False)
-        for f in chosen
-    ]
-    admitted = replace(
-        pod, node_selector=selector, tolerations=tuple(tolerations), quota_flavor=own_quota
-    )
-    return admitted, said
+    return selector, tuple(tolerations)
 
 
 def quota_flavor(groups: tuple[FlavorGroup, ...], name: str) -> str | None:
@@ -135,10 +151,6 @@ def quota_flavor(groups: tuple[FlavorGroup, ...], name: str) -> str | None:
     if len(groups) == 1 and len(groups[0].flavors) > 1:
         return name
     return None
-
-
-def _said(name: str, flavor: str | None) -> str:
-    return (FUNGIBILITY_REASON if flavor else SUMMED_REASON).format(name)
 
 
 def bound_flavor(

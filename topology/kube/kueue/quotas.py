@@ -47,7 +47,7 @@ from typing import Any, Protocol
 
 from topology.kube.fields import ObjectContext
 from topology.kube.kueue import flavors as kueueflavors
-from topology.model.hardware import GPU_RESOURCE, Cluster, Gang, Pod, QuotaQueue
+from topology.model.hardware import GPU_RESOURCE, Cluster, FlavorOption, Gang, Pod, QuotaQueue
 from topology.model.quantity import cpu_milli, memory_bytes, whole_count
 
 KUEUE = "kueue.x-k8s.io"
@@ -59,6 +59,7 @@ QUOTA_WAIT_PREFIX = "waiting for quota in queue "  # how every quota wait's reas
 # creates a ProvisioningRequest per admitted workload
 PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
 PROVISIONING_CONFIG = "ProvisioningRequestConfig"  # its AdmissionCheck's spec.parameters
+TRY_NEXT_FLAVOR = "TryNextFlavor"  # spec.flavorFungibility.whenCanBorrow
 KAI_QUEUE_LABELS = ("kai.scheduler/queue", "runai/queue")
 NON_PREEMPTIBLE_PRIORITY = 100  # KAI: priority >= 100 is non-preemptible by default
 QUEUE_KINDS = (
@@ -90,6 +91,9 @@ class QuotaWait:
     # Kueue partial admission: how many of the workload's pods it admits instead (the
     # rest are never created); None: the workload waits whole
     admitted: int | None = None
+    # flavorFungibility: the later flavor Kueue admits the pod set on instead (its
+    # pods' nodeSelector and tolerations); None: the first, or it waits
+    flavor: FlavorOption | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +217,13 @@ def _cluster_queue(ctx: ObjectContext, name: str, spec: dict[str, Any]) -> Quota
         guaranteed=dict(guaranteed),
         flavor_guaranteed=flavor_guaranteed,
         flavor_borrowing=flavor_borrowing,
+        when_can_borrow=ctx.text(
+            ctx.mapping(spec.get("flavorFungibility"), "spec.flavorFungibility").get(
+                "whenCanBorrow"
+            ),
+            "spec.flavorFungibility.whenCanBorrow",
+        )
+        or "Borrow",
     )
 
 
@@ -333,7 +344,7 @@ def quota_waiting(cluster: Cluster, pending: Sequence[_Workload]) -> dict[str, Q
             continue
         wait = _admit(queues, used, queue, workload)
         least = gangs[workload.key].min_count if workload.key in gangs else None
-        if wait is not None and least is not None:
+        if wait is not None and wait.flavor is None and least is not None:
             wait = _partially(queues, used, queue, workload, least, wait)
         if wait is not None:
             waiting[workload.key] = wait
@@ -358,7 +369,8 @@ def _partially(
         middle = (low + high) // 2
         trial = {name: Counter(amounts) for name, amounts in used.items()}
         part = _Part(workload.key, workload.pods[:middle], workload.priority)
-        if _admit(queues, trial, queue, part) is None:
+        result = _admit(queues, trial, queue, part)
+        if result is None or result.flavor is not None:
             best, low = middle, middle + 1
         else:
             high = middle - 1
@@ -408,7 +420,9 @@ def _admit(
     flavor = next((p.quota_flavor for p in workload.pods if p.quota_flavor), None)
     own = queues.get(queue_name)
     if flavor is not None and own is not None and flavor in own.flavor_limits:
-        return _admit_flavor(queues, used, own, flavor, need)
+        options = next((p.flavor_options for p in workload.pods if p.flavor_options), ())
+        names = [o.name for o in options if o.name in own.flavor_limits] or [flavor]
+        return _admit_fungible(queues, used, own, names, need, options)
     for name in checked:
         queue = queues.get(name)
         if queue is None:
@@ -431,26 +445,66 @@ def _at(queue: str, flavor: str) -> str:
     return f"{queue}@{flavor}"
 
 
-def _admit_flavor(
+def _admit_fungible(
+    queues: Mapping[str, QuotaQueue],
+    used: dict[str, Counter[str]],
+    queue: QuotaQueue,
+    names: list[str],
+    need: Counter[str],
+    options: tuple[FlavorOption, ...],
+) -> QuotaWait | None:
+    """Kueue admits a pod set against one flavor's quota (flavorassigner.go: quota is
+    per flavor and resource, borrowing that flavor's unused quota in the cohort),
+    trying the flavors it fits in the ClusterQueue's order (``findFlavorForPodSetResource``,
+    ``shouldTryNextFlavor``): a flavor that fits without borrowing is taken; one that
+    fits by borrowing is taken under whenCanBorrow Borrow, else kept while the next are
+    tried; one that does not fit is passed (Kueue's preemption is not modelled: whenCanPreempt
+    Preempt, which stops at a flavor where preempting would make room, is taken as
+    TryNextFlavor). The pod set moved to another flavor than the first: a QuotaWait with
+    ``flavor`` set and nothing to wait for."""
+    best, refusals = None, []
+    for name in names:
+        short = _flavor_short(queues, used, queue, name, need)
+        if short is not None:
+            refusals.append(short)
+            continue
+        borrows = any(
+            used.get(_at(queue.name, name), Counter())[resource] + amount
+            > queue.flavor_limits[name].get(resource, 0)
+            for resource, amount in need.items()
+        )
+        if not borrows or queue.when_can_borrow != TRY_NEXT_FLAVOR:
+            best = name
+            break
+        best = best or name
+    if best is None:
+        reason = f"waiting for quota in queue {queue.name} " + "; ".join(refusals)
+        return QuotaWait(queue.name, reason, autoscaler_sees_pods=False)
+    used.setdefault(queue.name, Counter()).update(need)
+    used.setdefault(_at(queue.name, best), Counter()).update(need)
+    if best == names[0]:
+        return None
+    moved = next(o for o in options if o.name == best)
+    reason = (
+        f"Kueue admits it on flavor {best} ({'; '.join(refusals) or 'it needs no borrowing'}"
+        f"; flavorFungibility whenCanBorrow {queue.when_can_borrow})"
+    )
+    return QuotaWait(queue.name, reason, autoscaler_sees_pods=False, flavor=moved)
+
+
+def _flavor_short(
     queues: Mapping[str, QuotaQueue],
     used: dict[str, Counter[str]],
     queue: QuotaQueue,
     flavor: str,
     need: Counter[str],
-) -> QuotaWait | None:
-    """Kueue admits a pod set against its flavor's quota (flavorassigner.go: quota is
-    per flavor and resource), borrowing that flavor's unused quota in the cohort."""
+) -> str | None:
+    """What the flavor lacks for ``need`` ("flavor F (needs …, free …)"), None: it fits."""
     for resource, amount in sorted(need.items()):
         free = _flavor_free(queues, used, queue, flavor, resource)
         if amount > free:
             needs, left = amount_text(resource, amount), amount_text(resource, max(0, free))
-            reason = (
-                f"waiting for quota in queue {queue.name} flavor {flavor} "
-                f"(needs {needs} {resource}, free {left})"
-            )
-            return QuotaWait(queue.name, reason, autoscaler_sees_pods=False)
-    used.setdefault(queue.name, Counter()).update(need)
-    used.setdefault(_at(queue.name, flavor), Counter()).update(need)
+            return f"flavor {flavor} (needs {needs} {resource}, free {left})"
     return None
 
 
