@@ -12,7 +12,7 @@ Queues read (``parse_queue`` is the topology.kube.parse handler):
   summed per resource, and kept per flavor (``flavor_limits``): the flavor a pod
   set is assigned gives it its labels and tolerations (``topology.kube.kueue.flavors``),
   and where one resource group offers several flavors the pod set is admitted
-  against that flavor's own quota (``_admit_flavor``).
+  against that flavor's own quota, or a later flavor's (flavorFungibility, ``_admit_fungible``).
   ``LocalQueue`` ``spec.clusterQueue`` links a namespace's queue name (pod or
   job label ``kueue.x-k8s.io/queue-name``) to it. A Kueue job is suspended,
   its pods gated, until admitted: the cluster autoscaler never sees them.
