@@ -153,6 +153,7 @@ def reservations_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
     by_team = selectors.idle_report(**{**arguments, "group_by": "team"})
     series = idle_series(cluster_id, start, end, viewer)
     result: dict[str, Any] = page.evaluation.result if page.evaluation else {}
+    idle_now = visibility.idle_reservations(result.get("idleReservations") or [], labels)
     context.update(
         {
             "start": start,
@@ -162,7 +163,9 @@ def reservations_page(request: HttpRequest, cluster_id: int) -> HttpResponse:
             "end_local": f"{end.astimezone(zone):%Y-%m-%d %H:%M}",
             "by_reservation": by_reservation,
             "by_team": by_team,
-            "idle_now": visibility.idle_reservations(result.get("idleReservations") or [], labels),
+            "idle_now": idle_now,
+            # the $/h the idle reservations the viewer sees cost now, beside the period's total
+            "idle_per_hour_now": sum(r["costPerHour"] or 0.0 for r in idle_now),
             "reusers": reservation_reusers(result, labels),
             "subscriptions": Subscription.objects.filter(
                 user=request.user, clusters=cluster_id

@@ -81,7 +81,7 @@ def test_it_says_being_worked_out_then_shows_the_plan_on_the_workload_page(
     assert "Being worked out" not in after
     assert f'data-move-workload="{WORKLOAD}" data-recommend="move"' in after
     text = text_of(after)
-    assert "avoids 40.00" in text and "1 × h100, 40.00" in text
+    assert "avoids $40.00/h" in text and "1 × h100, $40.00/h" in text
     assert "/eviction -f -" in after and "capacityweb.io/move-for-" in after
 
 
@@ -109,7 +109,7 @@ def test_it_shows_every_plan_and_the_savings_on_the_recommendations_page(
     find_moves(evaluated.pk)
     content = signed_in.get(f"/clusters/{evaluated.cluster_id}/recommendations/").content
     section = moves_section(content.decode())
-    assert re.search(r'data-figure="moves-savings-per-hour">40.00<', section)
+    assert re.search(r'data-figure="moves-savings-per-hour">\$40\.00/h<', section)
     assert f'data-move-workload="{WORKLOAD}"' in section
     assert "1 of 1 workload searched unblocked without buying" in text_of(section)
     assert "No on-demand node runs work" in section

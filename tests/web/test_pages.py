@@ -488,7 +488,7 @@ def test_it_reports_idle_gpu_hours_per_reservation_over_the_range(
     latest = evaluate_hours_ago(cluster, 1, [running_pod("uses-r1", "team-a", "r1", 8)])
     content = signed_in.get(page_url(latest, "reservations", "?range=24h")).content.decode()
     assert "<td>16.0</td>" in content  # 8 idle GPUs × 2 h
-    assert "<td>40.00</td>" in content  # × 2.5 per GPU-hour
+    assert "<td>$40.00</td>" in content  # × 2.5 per GPU-hour
     assert "team-a" in content
 
 
@@ -642,15 +642,21 @@ def test_it_says_when_a_cluster_has_no_evaluation_in_the_last_day(
     assert "samples" not in sparkline_attributes(content, "pending-gpus")
 
 
-def test_it_names_the_currency_of_every_money_figure_on_the_overview(
+def test_it_writes_every_money_figure_on_the_overview_in_the_configured_currency(
     signed_in: Any, evaluation: Any, settings: Any
 ) -> None:
     settings.CURRENCY = "EUR"
     html = signed_in.get("/").content.decode()
-    content = re.sub(r"<[^>]+>", "", html)  # the glossary wraps terms in <abbr>
-    assert "Idle reserved EUR/h" in content
-    assert "Stranded nodes EUR/h" in content
-    assert "Waste EUR/h" in content
+    assert re.search(r'data-counter="idleReservedPerHour">€20\.00/h<', html)
+    assert re.search(r'data-counter="strandedPerHour">€\d[\d,]*\.\d\d/h<', html)
+    assert not re.search(r"\$\d|USD", html)
+
+
+def test_it_links_the_utilisation_page_from_the_overview_card(
+    signed_in: Any, evaluation: Any
+) -> None:
+    html = signed_in.get("/").content.decode()
+    assert f'href="/clusters/{evaluation.cluster_id}/utilisation/"' in html
 
 
 def test_it_shows_model_gaps_and_the_fgd_what_if_on_the_overview(
@@ -662,3 +668,12 @@ def test_it_shows_model_gaps_and_the_fgd_what_if_on_the_overview(
     content = signed_in.get("/").content.decode()
     assert 'data-counter="modelGaps" title="runs now in the simulation, ' in content
     assert ">1</dd></div><div><dt>More GPUs placed with fgd</dt><dd>0</dd>" in content
+
+
+def test_it_gives_the_idle_cost_per_hour_now_beside_the_period_total(
+    signed_in: Any, evaluation: Any
+) -> None:
+    content = signed_in.get(page_url(evaluation, "reservations", "?range=24h")).content.decode()
+    # team-a-h100: 8 idle GPUs × 2.5 per GPU-hour
+    assert 'data-figure="idle-per-hour-now">$20.00/h<' in content
+    assert re.search(r'data-figure="idle-cost-period">\$[\d,]+\.\d\d<', content)

@@ -43,8 +43,8 @@ def test_it_says_unknown_before_any_measurement(signed_in: Any, cluster: Any) ->
 def test_it_tables_idle_gpu_hours_and_cost_per_team(signed_in: Any, cluster: Any) -> None:
     stored_report(cluster)
     assert table_rows(page(signed_in, cluster), "utilisation-teams") == [
-        ["ml", "2", "0", "30.0", "2.0", "20.00"],
-        ["web", "1", "1", "unknown", "0.0", "0.00"],
+        ["ml", "2", "0", "30.0", "2.0", "$20.00"],
+        ["web", "1", "1", "unknown", "0.0", "$0.00"],
     ]
 
 

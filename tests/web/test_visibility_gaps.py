@@ -113,7 +113,7 @@ def test_it_counts_no_other_teams_idle_cost_in_a_members_overview_figure(
     outsider: Any, broken: Any
 ) -> None:
     # team-b owns no reservation: its idle cost is 0, not team-a's 20.00
-    assert idle_figure(body(outsider, "/")) == "0.00"
+    assert idle_figure(body(outsider, "/")) == "$0.00/h"
 
 
 def test_it_counts_no_other_teams_idle_cost_in_a_members_waste_sparkline(
@@ -126,11 +126,11 @@ def test_it_counts_no_other_teams_idle_cost_in_a_members_waste_sparkline(
 def test_it_counts_the_teams_own_idle_cost_in_its_overview_figure(owner: Any, broken: Any) -> None:
     content = body(owner, "/")
 
-    assert (idle_figure(content), waste_last(content)) == ("20.00", "20.0")
+    assert (idle_figure(content), waste_last(content)) == ("$20.00/h", "20.0")
 
 
 def test_it_counts_every_reservations_idle_cost_for_staff(signed_in: Any, broken: Any) -> None:
-    assert idle_figure(body(signed_in, "/")) == "20.00"
+    assert idle_figure(body(signed_in, "/")) == "$20.00/h"
 
 
 # --- node groups: the room held for paid, unprovisioned reservation nodes ------------------
