@@ -92,3 +92,38 @@ def test_the_karpenter_profile_launches_no_second_node_for_an_in_flight_claim() 
     snapshot, _ = evaluated(objects)
     karpenter = evaluate(snapshot.cluster, at=AT, autoscaler="karpenter")
     assert karpenter.naive_plan.additions == ()
+
+
+# The catalogue holds NVIDIA GPU types only. A NodePool that does not confine itself to
+# them also lets Karpenter launch its AWS provider's general-purpose types (categories
+# c, m, r: no karpenter.k8s.aws/instance-gpu-* label), the cheapest that fits first
+# (kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling): for a pod without
+# GPUs the model's GPU type is then not Karpenter's choice, and the workload says so.
+ON_DEMAND = {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]}
+CATEGORY = "karpenter.k8s.aws/instance-category"
+GPU_CATEGORIES = {"key": CATEGORY, "operator": "In", "values": ["g", "p"]}
+CPU_POD = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"name": "web", "namespace": "ml"},
+    "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "2"}}}]},
+    "status": {"phase": "Pending"},
+}
+
+
+def karpenter_reasons(requirement: dict) -> list[str]:
+    objects = sourced(node_pool_object("default", requirement).dict(), CPU_POD)
+    snapshot, _ = evaluated(objects)
+    evaluation = evaluate(snapshot.cluster, at=AT, autoscaler="karpenter")
+    (web,) = evaluation.workloads
+    return list(web.naive.reasons)
+
+
+def test_it_names_the_general_purpose_types_an_open_node_pool_allows() -> None:
+    (said,) = karpenter_reasons(ON_DEMAND)
+    assert said.startswith("NodePool default: the NodePool also allows general-purpose")
+    assert "(c, m, r families)" in said
+
+
+def test_it_says_nothing_where_the_node_pool_keeps_to_gpu_categories() -> None:
+    assert karpenter_reasons(GPU_CATEGORIES) == []

@@ -271,8 +271,12 @@ def karpenter_groups(
     coming = in_flight(claims, pool.name, nodes, notices)
     room = _limit_room(pool, members, catalogue, coming)
     groups = []
+    general = general_purpose_allowed(pool)
     for kind in eligible:
         group = _karpenter_group(pool, kind, members, room, daemon_pods, prices, spot_only)
+        if general:
+            note = f"{BEYOND_CATALOGUE} ({', '.join(general)} families)"
+            group = replace(group, notes=(*group.notes, note))
         if coming.get(kind.name):
             group = _with_upcoming(group, coming[kind.name])
         groups.append(group)
@@ -292,6 +296,42 @@ def _with_upcoming(group: NodeGroup, count: int) -> NodeGroup:
 
 
 FAMILY_LABEL = "karpenter.k8s.aws/instance-family"
+CATEGORY_LABEL = "karpenter.k8s.aws/instance-category"
+# the general-purpose families of Karpenter's AWS provider, which the bundled catalogue
+# (NVIDIA GPU types) lacks, probed with labels one of their types carries: category,
+# family, type; no karpenter.k8s.aws/instance-gpu-* label (a type without GPUs has none)
+GENERAL_PURPOSE = (("c", "c7i"), ("m", "m7i"), ("r", "r7i"))
+PROBED_KEYS = frozenset(
+    {
+        CATEGORY_LABEL,
+        FAMILY_LABEL,
+        "node.kubernetes.io/instance-type",
+        "karpenter.k8s.aws/instance-gpu-count",
+        "karpenter.k8s.aws/instance-gpu-name",
+        "karpenter.k8s.aws/instance-gpu-manufacturer",
+        "karpenter.k8s.aws/instance-gpu-memory",
+    }
+)
+BEYOND_CATALOGUE = (
+    "the NodePool also allows general-purpose instance types the bundled catalogue "
+    "lacks, which Karpenter launches for pods they fit when cheaper"
+)
+
+
+def general_purpose_allowed(pool: KarpenterPool) -> list[str]:
+    """The general-purpose categories (c, m, r) whose types the pool's requirements on
+    instance labels allow: Karpenter may launch them (the cheapest type that fits,
+    ``pkg/controllers/provisioning/scheduling``), the catalogue cannot."""
+    allowed = []
+    for category, family in GENERAL_PURPOSE:
+        labels = {
+            CATEGORY_LABEL: category,
+            FAMILY_LABEL: family,
+            "node.kubernetes.io/instance-type": f"{family}.2xlarge",
+        }
+        if all(r.matches(labels) for r in pool.requirements if r.key in PROBED_KEYS):
+            allowed.append(category)
+    return allowed
 
 
 def missing_types(pool: KarpenterPool, catalogue: tuple[InstanceType, ...]) -> list[str]:

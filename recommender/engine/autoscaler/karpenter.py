@@ -79,6 +79,7 @@ from recommender.engine.scheduler.demand import advertised_gpus
 from recommender.engine.scheduler.placement import Placer, place
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload
+from topology.kube.karpenter import BEYOND_CATALOGUE
 from topology.model.hardware import Cluster, Node, NodeGroup, Pod
 
 KARPENTER = "karpenter"
@@ -421,7 +422,7 @@ def _workload_plan(
     add_nodes: dict[str, int] = {}
     for item in mine:
         add_nodes[item.group.name] = add_nodes.get(item.group.name, 0) + 1
-    reasons = planner.reasons.get(workload.key, [])
+    reasons = planner.reasons.get(workload.key, []) + beyond_catalogue(workload, mine)
     if not planner.needs_new.get(workload.key):
         verdict = RUNS_NOW
     else:
@@ -435,6 +436,25 @@ def _workload_plan(
         schedulable_after=schedulable_after,
         stranded_gpus=sum(stranded[item.node.name][0] for item in mine),
     )
+
+
+def beyond_catalogue(workload: Workload, mine: list[Launched]) -> list[str]:
+    """Said on a workload without GPUs that the profile launches catalogue (GPU) types
+    for, where the NodePool also allows general-purpose types (c, m, r) the catalogue
+    lacks: Karpenter would launch one of those if cheaper, the model cannot."""
+    if any(p.gpu_count for p in workload.pods):
+        return []
+    said = []
+    for item in mine:
+        note = next((n for n in item.group.notes if n.startswith(BEYOND_CATALOGUE)), None)
+        if note is not None:
+            pool = item.group.autoscaler.name if item.group.autoscaler else item.group.name
+            said.append(
+                f"NodePool {pool}: {note}; the type planned here ({item.group.name}) is "
+                "from the catalogue's GPU types only, not necessarily the one Karpenter "
+                "launches"
+            )
+    return list(dict.fromkeys(said))
 
 
 def _additions(launched: list[Launched]) -> tuple[NodeAddition, ...]:
