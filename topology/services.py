@@ -24,13 +24,14 @@ import json
 import logging
 import uuid
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
@@ -98,13 +99,10 @@ def content_hash(
     content: dict[str, Any] = {"model": model_json, "errors": list(errors)}
     if read:
         content["read"] = read
-    canonical = json.dumps(
-        content,
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-    )
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    digest = hashlib.sha256()
+    for chunk in serialize.canonical_chunks(content):  # never the whole text at once
+        digest.update(chunk.encode())
+    return digest.hexdigest()
 
 
 def _stored_objects(cluster: Cluster) -> list[dict[str, Any]]:
@@ -196,16 +194,33 @@ def ingest_snapshot(
         Cluster.objects.select_for_update().filter(pk=cluster.pk).values_list("pk").first()
         if _latest_content_hash(cluster) == digest:
             return None
-        snapshot = Snapshot.objects.create(
-            cluster=cluster,
-            taken_at=taken_at,
-            content_hash=digest,
-            object_counts=_object_counts(objects, model, unavailable, kinds),
-            model_json=model_json,
-            errors=error_dicts,
-        )
+        object_counts = _object_counts(objects, model, unavailable, kinds)
+        with _sql_unlogged():
+            snapshot = Snapshot.objects.create(
+                cluster=cluster,
+                taken_at=taken_at,
+                content_hash=digest,
+                object_counts=object_counts,
+                model_json=model_json,
+                errors=error_dicts,
+            )
         store_source_groups(cluster=cluster, model=model)
         return snapshot
+
+
+@contextmanager
+def _sql_unlogged() -> Iterator[None]:
+    """Queries in the block are not logged, even with DEBUG on (``make run``, a CLI
+    ingest): the log (``connection.queries``) keeps each query's SQL with its parameters
+    written in, and writing them in (on SQLite a ``SELECT QUOTE(?)`` per parameter, then
+    ``%``) holds two more copies of a snapshot's model JSON (125 MB at 2,000 nodes).
+    The connection's cursors are made as when DEBUG is off (Django's
+    ``BaseDatabaseWrapper._prepare_cursor``); the connection is the thread's own."""
+    connection.make_debug_cursor = connection.make_cursor  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        del connection.make_debug_cursor
 
 
 def _latest_content_hash(cluster: Cluster) -> str | None:

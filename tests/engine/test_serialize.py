@@ -108,3 +108,27 @@ def test_it_round_trips_reservation_times():
 def test_it_refuses_an_unknown_schema_version():
     with pytest.raises(ValueError, match="schemaVersion"):
         cluster_from_json({"schemaVersion": 99, "cluster": {}})
+
+
+def _canonical_text(value):
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def test_it_cuts_a_models_canonical_json_into_pieces_that_join_to_the_same_text(trace_cluster):
+    from topology.model.serialize import canonical_chunks
+
+    content = {"model": cluster_to_json(trace_cluster), "errors": [], "read": {"counts": {}}}
+    assert "".join(canonical_chunks(content)) == _canonical_text(content)
+
+
+def test_it_cuts_odd_values_into_pieces_that_join_to_the_same_text():
+    from topology.model.serialize import canonical_chunks
+
+    value = {
+        "ü-key": ["é", {}, [], None, True, 1.5, -0.0, 10**20, '"quoted"\n'],
+        "a": {"z": {"deep": [{"b": 1, "a": [2, {"y": 3, "x": 4}]}]}, "m": ()},
+        "": [[[[["five levels"]]]]],
+        "ints": {1: "a non-string key", 2: "dumped as json.dumps does"},
+    }
+    for depth in range(7):
+        assert "".join(canonical_chunks(value, depth)) == _canonical_text(value)

@@ -427,3 +427,42 @@ def test_it_ends_with_exactly_one_snapshot_after_a_worker_is_killed_mid_ingest(
                 process.terminate()
                 process.wait(20)
         server.stop()
+
+
+@pytest.mark.django_db
+def test_it_hashes_the_snapshot_as_the_canonical_text_of_its_content():
+    import hashlib
+
+    from topology import services
+    from topology.models import Snapshot
+
+    kinds = {"Node": {"state": "ok"}, "Pod": {"state": "ok"}}
+    counts = {"Node": 1213, "Pod": 8152}
+    cluster = _cluster()
+    snapshot = services.ingest_snapshot(
+        cluster=cluster, taken_at=TAKEN_AT, model=_trace_model(), kinds=kinds, counts=counts
+    )
+    row = Snapshot.objects.get(pk=snapshot.pk)
+    content = {
+        "model": row.model_json,
+        "errors": row.errors,
+        "read": {"states": {"Node": "ok", "Pod": "ok"}, "counts": counts},
+    }
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert row.content_hash == hashlib.sha256(text.encode()).hexdigest()
+
+
+@pytest.mark.django_db
+def test_it_keeps_no_copy_of_the_model_json_in_debugs_query_log(settings):
+    from django.db import connection, reset_queries
+
+    from topology import services
+    from topology.models import Snapshot
+
+    settings.DEBUG = True  # as `make run` and a CLI ingest have it
+    reset_queries()
+    snapshot = services.ingest_snapshot(cluster=_cluster(), taken_at=TAKEN_AT, model=_trace_model())
+    assert Snapshot.objects.filter(pk=snapshot.pk).exists()
+    logged = [query["sql"] for query in connection.queries]
+    assert logged  # the other queries are logged
+    assert max(len(sql) for sql in logged) < 100_000  # the model JSON is megabytes

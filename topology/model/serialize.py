@@ -18,9 +18,10 @@ kept dicts with the previous model's: read it, never change it in place.
 from __future__ import annotations
 
 import dataclasses
+import json
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import datetime
 from functools import cache
 from typing import Any
@@ -113,6 +114,33 @@ def cluster_from_json(data: Mapping[str, Any], cache: JsonCache | None = None) -
         for name, value in data["cluster"].items()
     }
     return Cluster(**fields)
+
+
+def canonical_chunks(value: Any, depth: int = 4) -> Iterator[str]:
+    """``json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)``
+    in pieces that join to exactly that text: dicts (of string keys) and lists down to
+    ``depth`` levels are opened here, what lies deeper is dumped whole. Hashing the
+    pieces hashes the text without ever holding it (a 2,000-node model's is 30 MB, its
+    pieces a node or pod each at the default depth: content, model, cluster, nodes)."""
+    if depth and isinstance(value, dict) and all(isinstance(key, str) for key in value):
+        yield "{"
+        for index, key in enumerate(sorted(value)):
+            yield ("," if index else "") + _canonical(key) + ":"
+            yield from canonical_chunks(value[key], depth - 1)
+        yield "}"
+    elif depth and isinstance(value, list):
+        yield "["
+        for index, item in enumerate(value):
+            if index:
+                yield ","
+            yield from canonical_chunks(item, depth - 1)
+        yield "]"
+    else:
+        yield _canonical(value)
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def _dump(value: Any) -> Any:
