@@ -4,12 +4,12 @@ Each benchmark runs as ``python -m bench.<name>`` in its own interpreter (so
 peak memory and imports do not leak between them), its output streamed; the
 summary lists wall time and exit status of each, plus the headline lines of
 scaling, http and fanout. Benchmarks that need Postgres/Redis (ingest, follow, follow_phases, http,
-fanout) read DATABASE_URL/REDIS_URL like the tests do.
+fanout, whatif_load, fleet) read DATABASE_URL/REDIS_URL like the tests do.
 
     python -m bench [--quick] [--only scaling,http]
 
 ``--quick`` runs reduced sizes (scaling 1k/10k, fanout 100/200, diverse 500/1k, blocked 500,
-moves 500)
+moves 500, whatif_load 20 s, fleet 4 × 500 nodes)
 for a check that the harness works; figures in docs/BENCHMARKS.md come from full runs.
 """
 
@@ -34,6 +34,8 @@ SUMMARY_PREFIXES = (
     "ingest one-shot",
     "blocked ",
     "moves ",
+    "whatif_load ",
+    "fleet ",
 )
 FULL: dict[str, list[str]] = {
     "parse": [],
@@ -62,6 +64,10 @@ FULL: dict[str, list[str]] = {
     "scaling": [],
     "http": [],
     "fanout": [],
+    # issue 41: 16 parallel what-ifs of one user on the demo, a real web tier and worker
+    "whatif_load": ["--clients", "16", "--seconds", "60"],
+    # issue 41: 8 blocked-heavy clusters of 2,000 nodes on 1, then 2 worker processes
+    "fleet": ["--clusters", "8", "--nodes", "2000", "--workers", "1,2"],
     "idle_rss": [],  # 30 minutes of an idle `make run`
 }
 QUICK: dict[str, list[str]] = {
@@ -79,6 +85,8 @@ QUICK: dict[str, list[str]] = {
     "blocked": ["--nodes", "500", "--timings"],
     "blocked_large": ["--nodes", "1000", "--shapes", "250", "--timings"],
     "moves": ["--nodes", "500"],
+    "whatif_load": ["--clients", "16", "--seconds", "20", "--idle-seconds", "5"],
+    "fleet": ["--clusters", "4", "--nodes", "500", "--workers", "1,2"],
 }
 
 

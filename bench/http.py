@@ -34,7 +34,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -100,6 +100,7 @@ class BenchSite:
     token: str
     server_log: Path
     server_pid: int
+    extra: dict[str, Any] = field(default_factory=dict)  # what a benchmark's own load printed
 
 
 def process_tree_cpu_seconds(pid: int) -> float:
@@ -176,9 +177,11 @@ def bench_site(
     redis_url: str | None = None,
     server_kind: str = "serve",
     workers: int = DEFAULT_WORKERS,
+    load: str = LOAD,
     **extra: str,
 ) -> Iterator[BenchSite]:
-    """Database + data + web server for one benchmark; everything removed afterwards."""
+    """Database + data + web server for one benchmark; everything removed afterwards.
+    ``load``: the script that fills the database (its last line: the BenchSite fields)."""
     database_url, default_redis = required_environment()
     name = f"capacityweb_bench_{os.getpid()}"
     _admin(database_url, f"CREATE DATABASE {name}")
@@ -201,7 +204,8 @@ def bench_site(
     server = None
     try:
         _run([sys.executable, "manage.py", "migrate", "--noinput"], environment)
-        loaded = json.loads(_run([sys.executable, "-c", LOAD, str(nodes)], environment))
+        output = _run([sys.executable, "-c", load, str(nodes)], environment)
+        loaded = json.loads(output.strip().splitlines()[-1])
         port = free_port()
         server_log = Path(tempfile.mkstemp(prefix="capacityweb-bench-web-", suffix=".log")[1])
         with server_log.open("wb") as log:
