@@ -453,19 +453,28 @@ def test_it_shows_each_action_of_a_recommendation_with_its_own_copy(
 def test_it_stores_the_node_group_patch_and_provisioning_request_to_apply(
     topology_evaluation: Any,
 ) -> None:
-    # h100 has 4 nodes in the snapshot (a1, a2, c1, c2); the plan adds 2 in block b1
-    patch, request = yaml.safe_load_all(topology_evaluation.recommendations.get().yaml)
+    # h100 has 4 nodes in the snapshot (a1, a2, c1, c2); the plan adds 2 in block b1:
+    # either the ProvisioningRequest (with the PodTemplate it names) or the group's
+    # minSize, each an action of its own; ``yaml`` is the first of them alone
+    card = topology_evaluation.recommendations.get()
+    requests = [a for a in card.actions if a["kind"] == "ProvisioningRequest"]
+    sizes = [a for a in card.actions if a["kind"] == "NodeGroup" and a["role"] != "afterwards"]
+    assert card.yaml == requests[0]["text"]
+    documents = list(yaml.safe_load_all(requests[0]["text"]))
+    (request,) = [d for d in documents if d["kind"] == "ProvisioningRequest"]
+    templates = {d["metadata"]["name"] for d in documents if d["kind"] == "PodTemplate"}
+    assert request["spec"]["podSets"][0]["podTemplateRef"]["name"] in templates
+    (patch,) = yaml.safe_load_all(sizes[0]["text"])
     assert patch == {
         "apiVersion": "capacityweb.io/v1alpha1",
         "kind": "NodeGroup",
         "metadata": {"name": "h100"},
         "spec": {"minSize": 6},
     }
-    assert request["kind"] == "ProvisioningRequest"
-    assert request["spec"] == {
-        "provisioningClassName": "best-effort-atomic-scale-up.autoscaling.x-k8s.io",
-        "podSets": [{"count": 2, "podTemplateRef": {"name": "train"}}],
-    }
+    assert request["spec"]["provisioningClassName"] == (
+        "best-effort-atomic-scale-up.autoscaling.x-k8s.io"
+    )
+    assert request["spec"]["podSets"][0]["count"] == 2
 
 
 def test_it_pins_the_recommendations_page_query_count(
@@ -534,7 +543,11 @@ def test_it_gives_each_card_its_own_delta_and_one_apply_all_block_per_group(
     # h100 has no node; the plan adds 1 node in b1 and 1 in b3: two cards of +1
     evaluation = ingest_and_evaluate(cluster, scenario_objects("topology-preferred-split"))
     cards = list(evaluation.recommendations.all())
-    assert [next(yaml.safe_load_all(c.yaml))["spec"] for c in cards] == [{"minSize": 1}] * 2
+    sizes = [
+        next(a for a in c.actions if a["kind"] == "NodeGroup" and a["role"] != "afterwards")
+        for c in cards
+    ]
+    assert [next(yaml.safe_load_all(a["text"]))["spec"] for a in sizes] == [{"minSize": 1}] * 2
     content = html.unescape(signed_in.get(page_url(evaluation, "recommendations")).content.decode())
     assert content.count('<span class="muted">(this card alone: from 0 to 1)</span>') == 2
     assert "Apply all for node group h100" in content
