@@ -27,7 +27,7 @@ no decision.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import TypeVar, cast
 
@@ -92,7 +92,7 @@ class SharedMemo:
         grants_key = tuple(sorted((k, tuple(sorted(v))) for k, v in grants.items()))
         key = ("placement", policy.name, grants_key, at, typical, partitionable_devices)
         found = state.derived.get(key)
-        if isinstance(found, SharedMemo) and found.cluster is cluster:
+        if isinstance(found, SharedMemo) and only_pending_differ(found.cluster, cluster):
             return found
         filters = kept(
             state,
@@ -105,6 +105,29 @@ class SharedMemo:
         memo = cls(cluster, filters, typical)
         state.derived[key] = memo
         return memo
+
+
+def only_pending_differ(kept_from: Cluster, cluster: Cluster) -> bool:
+    """Whether ``cluster`` is ``kept_from`` but for its pending pods (and gangs): every
+    other field the same object, the bound pods the same objects in the same order (an
+    edit of a pending workload, ``evaluate.edits``). A ``SharedMemo`` reads nothing of
+    the pending pods (its filter context reads the nodes, device classes and
+    reservations; its verdicts and scores are kept per pod shape and node key), so both
+    share one: the relaxations' plans keep the score index, the array tables and the
+    preemption candidates of the state they start from."""
+    if kept_from is cluster:
+        return True
+    for name in _BESIDES_PENDING:
+        if getattr(kept_from, name) is not getattr(cluster, name):
+            return False
+    bound = [p for p in cluster.pods if p.node_name is not None]
+    kept_bound = [p for p in kept_from.pods if p.node_name is not None]
+    return len(bound) == len(kept_bound) and all(
+        a is b for a, b in zip(bound, kept_bound, strict=True)
+    )
+
+
+_BESIDES_PENDING = tuple(f.name for f in fields(Cluster) if f.name not in ("pods", "gangs"))
 
 
 def _reserved_for(
