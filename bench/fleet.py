@@ -4,11 +4,11 @@ processes sharing one Postgres and one Redis.
 ::
 
     bench ─► fresh database on DATABASE_URL's server ─► migrate
-          ─► CLUSTERS blocked-heavy exports (bench.blocked, seeds 1..CLUSTERS) ingested, no
-             worker running: each snapshot's evaluation waits on the "celery" queue
+          ─► CLUSTERS blocked-heavy exports (bench.blocked, seeds 1..CLUSTERS) ingested
           ─► per worker count W (1, 2): W × ``celery -A capacityweb worker -Q celery -c 1``
-             started, timed until every cluster's critical pass is stored ("verdicts") and
-             until every deferred part is in too ("whole"); the workers' CPU (their process
+             started and each snapshot's evaluate task sent, timed until every cluster's
+             critical pass is stored ("verdicts") and until every deferred part is in too
+             ("whole"); the workers' CPU (their process
              trees) and their peak RSS; the workers stopped, the evaluations deleted and the
              evaluate tasks sent again for the next W
           ─► the database is dropped
@@ -72,7 +72,7 @@ django.setup()
 from recommender.models import Evaluation
 from recommender.tasks import evaluate_snapshot
 from topology.models import Snapshot
-Evaluation.objects.all().delete()
+Evaluation.objects.all().delete()  # a snapshot with an evaluation is not evaluated again
 for snapshot in Snapshot.objects.all():
     evaluate_snapshot.delay(snapshot.pk)
 """
@@ -170,9 +170,9 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
         with tempfile.TemporaryDirectory(prefix="capacityweb-fleet-") as directory:
             load = [sys.executable, "-c", LOAD, str(args.clusters), str(args.nodes), directory]
             _run(load, environment, timeout=LIMIT_SECONDS)
-        for index, workers in enumerate(int(w) for w in args.workers.split(",")):
-            if index:
-                _run([sys.executable, "-c", AGAIN], environment)
+        for workers in (int(w) for w in args.workers.split(",")):
+            # the evaluate tasks, sent afresh (an ingest outside the ingest task sends none)
+            _run([sys.executable, "-c", AGAIN], environment)
             result = {"nodes": args.nodes, **run_workers(environment, workers, args.clusters)}
             results.append(result)
             print(json.dumps(result), flush=True)
