@@ -56,7 +56,8 @@ FULL: dict[str, list[str]] = {
     "blocked_large": ["--nodes", "10000", "--shapes", "2500", "--timings"],
     # issue 44: move instead of buy on the openb demo and blocked 2k/10k (CPU of the search)
     "moves": ["--nodes", "2000,10000"],
-    "ingest": [],
+    # issue 45 item 6: the one-shot as the README runs it (SQLite, DEBUG on), against b29eb1b
+    "ingest": ["--baseline-ref", "b29eb1b"],
     # issue 31 item 4: against d8ffd9c (main before it) in the same run
     "follow": ["--baseline-ref", "d8ffd9c"],
     "follow_phases": [],

@@ -14,7 +14,10 @@
    shaped like real ones (``bench/realpods.py``: managedFields, env, probes, volumes,
    container statuses; about 10 kB of JSON each) plus the 200 Pending GPU pods of
    ``bench.follow``, served by the local list/watch server: wall time and the child's
-   peak RSS (issue 31: < 600 MB; ``--one-shot`` runs only this part).
+   peak RSS (issues 31, 45: < 600 MiB; ``--one-shot`` runs only this part). The child
+   runs the README's command as a user has it: SQLite (a fresh file, migrated) and DEBUG
+   on, the defaults of ``make run``; ``--baseline-ref REF`` runs REF's tree (a temporary
+   git worktree) the same way against the same server, before this tree.
 """
 
 from __future__ import annotations
@@ -22,9 +25,11 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -126,18 +131,15 @@ def bench_store_objects(nodes: int = STORE_NODES) -> tuple[float, int]:
 
 
 def bench_one_shot(
-    nodes: int = ONE_SHOT_NODES, pods: int = ONE_SHOT_PODS
-) -> tuple[float, float, int]:
-    """Seconds and peak RSS (MiB) of one `manage.py ingest --source kube` child reading
-    ``nodes`` nodes and ``pods`` realistic Running pods; the pods' mean JSON size."""
-    import subprocess
+    nodes: int = ONE_SHOT_NODES, pods: int = ONE_SHOT_PODS, trees: Sequence[Path] = (REPO,)
+) -> tuple[list[tuple[float, float]], int]:
+    """Seconds and peak RSS (MiB) of one `manage.py ingest --source kube` child per tree
+    reading ``nodes`` nodes and ``pods`` realistic Running pods; the pods' mean JSON size."""
 
     from bench.follow import PENDING_GPU_PODS, cluster_objects
     from bench.realpods import json_bytes, running_pod
     from tests.ingest.kubeserver import KubeServer
 
-    migrate = [sys.executable, "manage.py", "migrate", "--noinput", "-v0"]
-    subprocess.run(migrate, cwd=REPO, check=True)
     base = cluster_objects(nodes, 0)  # the nodes and the Pending GPU pods
     node_names = [o["metadata"]["name"] for o in base if o["kind"] == "Node"]
     server = KubeServer().start()
@@ -152,10 +154,10 @@ def bench_one_shot(
             server.put_many(batch)
         assert len(server.resources["Pod"].items) == pods + PENDING_GPU_PODS
         kubeconfig = server.kubeconfig(Path(tempfile.mkdtemp()) / "kubeconfig")
-        seconds, peak_mib = one_shot_peak(kubeconfig, f"bench-one-shot-{time.time_ns()}")
+        runs = [one_shot_peak(kubeconfig, f"bench-one-shot-{time.time_ns()}", t) for t in trees]
     finally:
         server.stop()
-    return seconds, peak_mib, sizes // max(pods, 1)
+    return runs, sizes // max(pods, 1)
 
 
 # Runs manage.py in the child and writes the child's own high-water RSS (VmHWM, kB) to
@@ -174,16 +176,20 @@ finally:
 """
 
 
-def one_shot_peak(kubeconfig: Path, name: str) -> tuple[float, float]:
-    """Seconds and the child's own peak RSS (MiB) of one `manage.py ingest --source kube`."""
-    import subprocess
-
+def one_shot_peak(kubeconfig: Path, name: str, tree: Path = REPO) -> tuple[float, float]:
+    """Seconds and the child's own peak RSS (MiB) of one `manage.py ingest --source kube`
+    run in ``tree`` with the README's defaults: SQLite (a fresh file) and DEBUG on."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DEBUG", "DATABASE_URL")}
+    env["DATABASE_URL"] = f"sqlite:///{Path(tempfile.mkdtemp()) / 'db.sqlite3'}"
+    migrate = [sys.executable, "manage.py", "migrate", "--noinput", "-v0"]
+    subprocess.run(migrate, cwd=tree, env=env, check=True)
     out = Path(tempfile.mkstemp(prefix="bench-peak-")[1])
     started = time.perf_counter()
     subprocess.run(
         [sys.executable, "-c", _PEAK_WRAPPER, str(out), "ingest", name, "--source", "kube"]
         + ["--kubeconfig", str(kubeconfig)],
-        cwd=REPO,
+        cwd=tree,
+        env=env,
         stdout=subprocess.DEVNULL,
         check=True,
     )
@@ -198,19 +204,30 @@ def _cycle(items):  # type: ignore[no-untyped-def]
 
 def main() -> None:
     sys.path.insert(0, str(REPO))
+    from bench.follow import baseline_tree, remove_tree
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--one-shot", action="store_true", help="only part 4")
     parser.add_argument("--nodes", type=int, default=ONE_SHOT_NODES, help="part 4's nodes")
     parser.add_argument("--pods", type=int, default=ONE_SHOT_PODS, help="part 4's pods")
+    parser.add_argument("--baseline-ref", default="", help="part 4 of this commit too")
     options = parser.parse_args()
     if not options.one_shot:
         _throughput()
-    seconds, peak_mib, pod_bytes = bench_one_shot(options.nodes, options.pods)
-    print(
-        f"ingest one-shot of {options.nodes} nodes / {options.pods} realistic pods "
-        f"({pod_bytes:,} bytes of JSON each): {seconds:.1f} s, peak RSS {peak_mib:.0f} MiB "
-        "(target < 600 MB)"
-    )
+    baseline = baseline_tree(options.baseline_ref) if options.baseline_ref else None
+    try:
+        trees = [baseline, REPO] if baseline else [REPO]
+        runs, pod_bytes = bench_one_shot(options.nodes, options.pods, trees)
+    finally:
+        if baseline:
+            remove_tree(baseline)
+    for tree, (seconds, peak_mib) in zip(trees, runs, strict=True):
+        which = f" (baseline {options.baseline_ref})" if tree != REPO else ""
+        print(
+            f"ingest one-shot{which} of {options.nodes} nodes / {options.pods} realistic pods "
+            f"({pod_bytes:,} bytes of JSON each), SQLite, DEBUG on: {seconds:.1f} s, "
+            f"peak RSS {peak_mib:.0f} MiB (target < 600 MiB)"
+        )
 
 
 def _throughput() -> None:
