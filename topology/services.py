@@ -162,10 +162,12 @@ def ingest_snapshot(
     content equals the cluster's newest snapshot.
 
     Objects that fail validation are stored as the snapshot's errors; the rest
-    is kept. Unchanged means equal to the cluster's latest snapshot: a cluster back to
-    an earlier state (a pod added, then deleted) gets a new snapshot, or its pages would
-    go on showing the pod. Two ingests racing on the same content end with one row (the
-    cluster row is locked while the latest is compared and the new one written).
+    is kept, unless every Node of ``objects`` was refused (``every_node_refused``,
+    raised: nothing is stored). Unchanged means equal to the cluster's latest
+    snapshot: a cluster back to an earlier state (a pod added, then deleted) gets a
+    new snapshot, or its pages would go on showing the pod. Two ingests racing on the
+    same content end with one row (the cluster row is locked while the latest is
+    compared and the new one written).
     ``caches``: what earlier ingests of the cluster parsed and dumped (the same
     snapshot, made faster). ``kinds`` and ``counts`` (a kube read): each kind's state
     and object count, stored and hashed with the model.
@@ -179,6 +181,9 @@ def ingest_snapshot(
             prices=prices,
             cache=caches.parse if caches is not None else None,
         )
+        refusal = every_node_refused(objects, parsed)
+        if refusal is not None:
+            raise refusal
         model = parsed.cluster
         errors.extend(parsed.errors)
     if model is None:
@@ -206,6 +211,25 @@ def ingest_snapshot(
             )
         store_source_groups(cluster=cluster, model=model)
         return snapshot
+
+
+def every_node_refused(
+    objects: Sequence[SourcedObject], parsed: hardware.Snapshot
+) -> hardware.ModelError | None:
+    """The input's Node objects were all refused: the input as a whole is, as a file that
+    does not parse is (the previous snapshot stays, rather than one with no nodes). Named
+    by the first refused Node's source, with its refusal as the reason; None when the
+    input has no Node or one was read."""
+    in_input = sum(1 for _, obj in objects if isinstance(obj, dict) and obj.get("kind") == "Node")
+    read = sum(count for kind, count in parsed.read.items() if kind.startswith("Node ("))
+    if not in_input or read:
+        return None
+    refused = [e for e in parsed.errors if e.object.startswith("Node/")] or list(parsed.errors)
+    first = refused[0] if refused else None
+    source = first.source if first is not None else objects[0][0]
+    said = ": ".join(p for p in (first.object, first.field, first.reason) if p) if first else ""
+    reason = f"every Node refused ({in_input} of {in_input})" + (f": {said}" if said else "")
+    return hardware.ModelError(source, "", "", reason)
 
 
 @contextmanager
@@ -322,8 +346,9 @@ def ingest_from_source(*, cluster: Cluster, now: datetime, follow: bool = False)
     """Read the source, then store what it read. None when nothing changed.
 
     A source that cannot be read as a whole (a file that does not parse, an API server
-    away) stores nothing: the previous snapshot stays, the cluster records why
-    (``record_ingest_problem``) and the error is raised for the caller to report.
+    away, an input whose every Node is refused) stores nothing: the previous snapshot
+    stays, the cluster records why (``record_ingest_problem``) and the error is raised
+    for the caller to report.
     ``follow`` (``ingest --follow``): watches stay open between ingests and what the
     last one parsed and dumped is kept (``IngestCaches``).
     """
@@ -349,10 +374,12 @@ def ingest_from_source(*, cluster: Cluster, now: datetime, follow: bool = False)
             kinds=read.kinds,
             counts=read.counts,
         )
-    except Exception:
+    except Exception as error:
         # The source now believes this content was seen; forget it so the next ingest
         # reads (and stores) it again instead of answering "unchanged".
         close_source(cluster=cluster)
+        if isinstance(error, hardware.ModelError):  # refused as a whole: every Node
+            record_ingest_problem(cluster=cluster, now=now, error=error)
         raise
     if marker is not None:
         _ingested_markers[key] = marker

@@ -112,3 +112,43 @@ def test_the_periodic_ingest_keeps_the_snapshot_of_a_file_mid_rewrite(tmp_path):
     assert _nodes_per_snapshot(name) == [11, 12]
     cluster.refresh_from_db()
     assert (cluster.ingest_state, cluster.ingest_message) == ("ok", "")
+
+
+def _every_node_refused(path: Path) -> None:
+    """The export parses, but no Node in it is one the model can read (issue 42 item 6)."""
+    export = json.loads(path.read_text())
+    for node in export["items"]:
+        node["status"]["allocatable"]["cpu"] = "lots"
+    path.write_text(json.dumps(export))
+
+
+def test_it_exits_2_naming_a_file_whose_every_node_is_refused_and_keeps_the_snapshot(tmp_path):
+    name, path = _ingested(tmp_path)
+    _every_node_refused(path)
+    error = str(_refused(name))
+    assert error.startswith(f"{path}: every Node refused (12 of 12): ")
+    assert "status.allocatable.cpu" in error  # the reason: the first Node's refusal
+    assert _nodes_per_snapshot(name) == [12]
+
+
+def test_the_periodic_ingest_keeps_the_snapshot_when_every_node_is_refused(tmp_path):
+    from topology.models import Cluster
+    from topology.tasks import ingest_cluster
+
+    name, path = _ingested(tmp_path)
+    _every_node_refused(path)
+    cluster = Cluster.objects.get(name=name)
+    assert ingest_cluster(cluster.pk) is None
+    assert _nodes_per_snapshot(name) == [12]
+    cluster.refresh_from_db()
+    assert cluster.ingest_state == "refused"
+    assert cluster.ingest_message.startswith(f"{path}: every Node refused")
+
+
+def test_it_keeps_the_nodes_it_can_read_when_only_some_are_refused(tmp_path):
+    name, path = _ingested(tmp_path)
+    export = json.loads(path.read_text())
+    export["items"][0]["status"]["allocatable"]["cpu"] = "lots"
+    path.write_text(json.dumps(export))
+    call_command("ingest", name)
+    assert _nodes_per_snapshot(name) == [11, 12]
