@@ -16,6 +16,7 @@ throttle on unsafe methods. ``auth-token/`` exchanges a username and password
 for the user's DRF token (``manage.py drf_create_token USER`` makes one too).
 """
 
+import re
 from importlib import import_module
 from typing import Any
 
@@ -43,18 +44,25 @@ API_MODULES = [
     "capacityweb.dashboard.api",
 ]
 FILTER_BACKENDS = [DjangoFilterBackend, OrderingFilter]
+ASCII_NUMBER = re.compile(r"[0-9]{1,9}")  # a page_size's digits: int() reads them all
 
 
 class StandardPagination(PageNumberPagination):
     """``?page=N``; ``?page_size=`` from 1 to 500 (default from settings). A page_size
-    that is not such a number is a 400 naming it (DRF would ignore it silently)."""
+    that is not such a number is a 400 naming it (DRF's ``get_page_size`` would fall back
+    to the default silently, as it does for any value ``int()`` refuses). Only ASCII
+    digits are a number here: ``str.isdigit()`` holds for "²", which ``int()`` refuses,
+    and for other scripts' digits, which the schema's integer is not; and ``int()``
+    refuses more than 4,300 digits. Of several page_size values, the last counts
+    (``QueryDict.get``, as in DRF)."""
 
     page_size_query_param = "page_size"
     max_page_size = 500
 
     def get_page_size(self, request: Any) -> int | None:
         text = request.query_params.get(self.page_size_query_param)
-        if text is not None and not (text.isdigit() and 1 <= int(text) <= self.max_page_size):
+        number = ASCII_NUMBER.fullmatch(text) if text is not None else None
+        if text is not None and not (number and 1 <= int(text) <= self.max_page_size):
             raise ValidationError(
                 {"page_size": [f"{text!r}: a whole number from 1 to {self.max_page_size}"]}
             )

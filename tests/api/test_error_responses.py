@@ -44,6 +44,28 @@ def test_it_refuses_a_page_size_out_of_range(team_a_client):
     assert response.json() == {"page_size": ["'0': a whole number from 1 to 500"]}
 
 
+@pytest.mark.parametrize(
+    "page_size",
+    [
+        "\u00b2",  # superscript two: str.isdigit() holds, int() refuses it
+        "\u0663",  # Arabic-Indic three: int() reads it as 3, the schema's integer does not
+        "1" * 5000,  # past int()'s 4,300 digits
+    ],
+)
+def test_it_refuses_a_page_size_of_digits_that_are_not_ascii_or_too_many(team_a_client, page_size):
+    response = team_a_client.get("/api/v1/subscriptions/", {"page_size": page_size})
+
+    assert response.status_code == 400
+    assert list(response.json()) == ["page_size"]
+
+
+def test_it_reads_the_last_of_several_page_sizes_as_djangos_query_dict_does(team_a_client):
+    response = team_a_client.get("/api/v1/subscriptions/", {"page_size": ["\u00b2", "false"]})
+
+    assert response.status_code == 400
+    assert response.json() == {"page_size": ["'false': a whole number from 1 to 500"]}
+
+
 def test_it_answers_json_404_for_an_api_path_no_route_matches(team_a_client, settings):
     settings.DEBUG = False
 
