@@ -81,14 +81,18 @@ def test_a_stored_evaluation_keeps_the_actions_and_sources_of_discovered_groups(
     assert sources["a2-pool"] == "cluster-autoscaler status ConfigMap + GKE node pool label"
     (rec,) = evaluation.result["recommendations"]
     assert [a["kind"] for a in rec["actions"]] == ["ProvisioningRequest", "gcloud", "gcloud"]
-    # the page's text to apply: the autoscaler's actions, not a capacityweb.io NodeGroup patch;
-    # either the request or the pool's size, then the bounds restored
+    # what the page shows to apply: the autoscaler's actions apart, not a capacityweb.io
+    # NodeGroup patch; either the request or the pool's size, then the bounds restored
     (row,) = Recommendation.objects.filter(evaluation=evaluation)
-    assert row.yaml.startswith("# EITHER ProvisioningRequest\n# needs cluster-autoscaler")
-    assert "# OR gcloud\n" in row.yaml
-    assert "# THEN, once the work is done (undoes the OR step): gcloud\n" in row.yaml
-    assert "gcloud container node-pools update a2-pool" in row.yaml
-    assert "kind: NodeGroup" not in row.yaml
+    assert [(a["kind"], a["role"]) for a in row.actions] == [
+        ("ProvisioningRequest", "either"),
+        ("gcloud", "or"),
+        ("gcloud", "afterwards"),
+    ]
+    assert row.yaml == row.actions[0]["text"]  # the first action alone
+    assert row.yaml.startswith("# needs cluster-autoscaler")
+    assert "gcloud container node-pools update a2-pool" in row.actions[2]["text"]
+    assert all("kind: NodeGroup" not in a["text"] for a in row.actions)
 
 
 @pytest.mark.django_db
