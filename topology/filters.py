@@ -30,6 +30,12 @@ class UTCDateTimeFilter(django_filters.IsoDateTimeFilter):
     field_class = UTCDateTimeField
 
 
+# A refusal that repeats the value passes it as a param, never inside the message:
+# django-filter's DRF backend formats every message with its params
+# (``utils.translate_validation``: ``message % (params or ())``), so a value holding
+# "%s" in the message itself was a TypeError, a 500.
+
+
 class StrictBooleanField(forms.Field):
     """``true``/``false`` (or ``1``/``0``, any case); anything else is refused. django-filter's
     BooleanFilter reads an unknown value as "no filter", answering everything instead."""
@@ -44,7 +50,8 @@ class StrictBooleanField(forms.Field):
         try:
             return self.VALUES[str(value).strip().lower()]
         except KeyError:
-            raise forms.ValidationError(f"{value!r}: true or false") from None
+            refusal = forms.ValidationError("%(value)r: true or false", params={"value": value})
+            raise refusal from None
 
 
 class StrictBooleanFilter(django_filters.BooleanFilter):
@@ -61,7 +68,7 @@ class ExistingObjectField(ModelChoiceField):
         try:
             key = int(str(value))
         except ValueError:
-            raise forms.ValidationError(f"{value!r}: not an id") from None
+            raise forms.ValidationError("%(value)r: not an id", params={"value": value}) from None
         found = self.queryset.filter(pk=key).first()
         if found is None:
             raise Http404(f"{self.queryset.model._meta.verbose_name} {key}: no such object")

@@ -37,6 +37,22 @@ def test_it_refuses_a_boolean_parameter_that_is_neither_true_nor_false(team_a_cl
     assert response.json() == {"enabled": ["'maybe': true or false"]}
 
 
+@pytest.mark.parametrize(
+    ("url", "parameter", "refusal"),
+    [
+        ("/api/v1/clusters/", "enabled", "'%s': true or false"),
+        ("/api/v1/nodes/", "cluster", "'%s': not an id"),
+    ],
+)
+def test_it_refuses_a_parameter_holding_a_format_placeholder_with_400(
+    team_a_client, url, parameter, refusal
+):
+    response = team_a_client.get(url, {parameter: "%s"})
+
+    assert response.status_code == 400
+    assert response.json() == {parameter: [refusal]}
+
+
 def test_it_refuses_a_page_size_out_of_range(team_a_client):
     response = team_a_client.get("/api/v1/clusters/", {"page_size": "0"})
 
