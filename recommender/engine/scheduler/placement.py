@@ -527,9 +527,14 @@ class _Requeue:
             self._preempted(key, said)
 
     def _preempted(self, key: str, said: str) -> None:
-        """A pod this pass bound was evicted (and deleted) for a later preemptor."""
+        """A pod this pass bound was evicted (and deleted) for a later preemptor. The pods
+        it evicted as it bound stay evicted: its outcome still names them, else no outcome
+        would say they are gone."""
         index = self.index_of[key]
-        self.outcomes[index] = WorkloadOutcome(key, False, (), Diagnosis(summary=said), note=said)
+        evicted = self.outcomes[index].preempted
+        self.outcomes[index] = WorkloadOutcome(
+            key, False, (), Diagnosis(summary=said), preempted=evicted, note=said
+        )
         self.placed_order.remove(key)
         self.deleted.add(key)
 
