@@ -61,7 +61,7 @@ def requested_snapshot_id(request: HttpRequest) -> int | None:
     raw = request.GET.get("snapshot", "")
     if not raw:
         return None
-    if not raw.isdigit():
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 18):  # "²": isdigit, not int()
         raise Http404("snapshot must be a snapshot id")
     return int(raw)
 

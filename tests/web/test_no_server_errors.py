@@ -52,6 +52,14 @@ def test_it_answers_400_for_a_nul_byte_in_the_pending_search(
     )
 
 
+@pytest.mark.parametrize("snapshot", ["\u00b2", "1" * 5000])  # str.isdigit() holds, int() refuses
+def test_it_answers_404_for_a_page_snapshot_of_digits_int_refuses(
+    signed_in: Any, evaluation: Any, snapshot: str
+) -> None:
+    response = signed_in.get(f"/clusters/{evaluation.cluster_id}/pending/", {"snapshot": snapshot})
+    assert response.status_code == 404
+
+
 @pytest.mark.asyncio
 @pytest.mark.django_db(transaction=True)
 async def test_it_closes_a_socket_on_an_unmatched_path_with_4404() -> None:
