@@ -35,7 +35,7 @@ from recommender.engine.evaluate.report import (
     CONSUME_ANNOTATION,
     provisioning_request,
 )
-from topology.kube.kueue.quotas import pod_queue
+from topology.kube.kueue.queues import pod_queue
 from topology.model.autoscalerstate import CHECK_CAPACITY
 from topology.model.hardware import GPU_RESOURCE, Cluster, NodeGroup, Pod, QuotaQueue
 

@@ -19,7 +19,7 @@ This module is the dispatch and the assembly; each family of kinds is read in it
 own module: ``kubenodes`` (Node, node selectors, GPUs), ``kubepods`` (Pod),
 ``kubedevices`` (DRA claims and classes), ``kubegangs`` (PodGroup, Workload),
 ``kubeproject`` (capacityweb.io kinds), and the discovered kinds in ``castatus``,
-``daemons``, ``karpenter``, ``workloads_k8s``, ``quotas``, ``topology_k8s``, ``volumes``,
+``daemons``, ``karpenter``, ``workloads_k8s``, ``queues``, ``topology_k8s``, ``volumes``,
 ``cloud_reservations`` (node groups are assembled by ``discovery``).
 
 Pods: Succeeded/Failed (and Unknown) phases are dropped; a pod with only
@@ -53,7 +53,7 @@ from topology.kube.core.nodes import node_selector_terms, nodes_with_devices, pa
 from topology.kube.core.pods import PodRecord, parse_pod, pod_with_volumes
 from topology.kube.dra import claims as kubedevices, extended as dra_extended, slices as dra
 from topology.kube.fields import ObjectContext, object_label, type_name
-from topology.kube.kueue import flavors as kueueflavors, quotas
+from topology.kube.kueue import flavors as kueueflavors, queues
 from topology.kube.parsecache import ParseCache
 from topology.kube.providers import cloud_reservations
 from topology.kube.providers.prices import PriceTable, bundled_table
@@ -193,7 +193,7 @@ def _assign_flavors(collected: _Collected) -> None:
     gangs = {g.key: g for g in collected.pod_groups.values()}
     node_labels = {node.name: dict(node.labels) for node, _ in collected.nodes}
     for record in collected.pods:
-        queue = quotas.pod_queue(record.pod, gangs, collected.local_queues)
+        queue = queues.pod_queue(record.pod, gangs, collected.local_queues)
         groups = collected.queue_flavors.get(queue or "")
         if not groups:
             continue
@@ -376,15 +376,15 @@ _HANDLERS = {
     ("NodeGroup", kubeproject.PROJECT_GROUP): kubeproject.node_group,
     ("Reservation", kubeproject.PROJECT_GROUP): kubeproject.reservation,
     **{kind: workloads_k8s.collect for kind in workloads_k8s.CONTROLLER_KINDS},
-    **{kind: quotas.parse_queue for kind in quotas.QUEUE_KINDS},
+    **{kind: queues.parse_queue for kind in queues.QUEUE_KINDS},
     ("ConfigMap", "*"): castatus.config_map,
     ("NodePool", "karpenter.sh"): karpenter.karpenter_node_pool,
     ("NodeClaim", "karpenter.sh"): karpenter.karpenter_node_claim,
     ("ProvisioningRequest", provreq.GROUP): provreq.provisioning_request,
     ("PodTemplate", "*"): provreq.pod_template,
     ("Event", "*"): autoscalerevents.kube_event,
-    ("AdmissionCheck", quotas.KUEUE): quotas.parse_admission_check,
-    (quotas.PROVISIONING_CONFIG, quotas.KUEUE): quotas.parse_provisioning_config,
+    ("AdmissionCheck", queues.KUEUE): queues.parse_admission_check,
+    (queues.PROVISIONING_CONFIG, queues.KUEUE): queues.parse_provisioning_config,
     ("DaemonSet", "apps"): daemons.daemon_set,
     (castatus.KWOK_KIND, "kwok.cluster-autoscaler.x-k8s.io"): castatus.kwok_provider_config,
     ("EC2NodeClass", "karpenter.k8s.aws"): cloud_reservations.karpenter_node_class,
@@ -442,7 +442,7 @@ def _assemble(
         device_classes=tuple(dc for dc, _ in collected.device_classes.values()),
         node_groups=node_groups,
         reservations=kubeproject.checked_reservations(collected, node_groups) + imported,
-        queues=quotas.assembled_queues(collected),
+        queues=queues.assembled_queues(collected),
         namespace_labels=collected.namespaces,
         ignored=dict(sorted(collected.ignored.items())),
         unsupported=_unsupported_fields(collected),

@@ -46,6 +46,7 @@ from recommender.engine.autoscaler.ledger import (
     node_stranded,
     workload_plan,
 )
+from recommender.engine.autoscaler.listers import listed_unschedulable
 from recommender.engine.autoscaler.nodegroupset import balance, similar
 from recommender.engine.autoscaler.nominated import Nominated, force_add, nominations
 from recommender.engine.autoscaler.outcome_range import (
@@ -453,26 +454,6 @@ class NaivePlanner(GroupView):
         sizes = [(g.name, g.current_size + self.added.get(g.name, 0), g.max_size) for g in members]
         counts = balance(sizes, option.node_count)
         return [(g, counts[g.name]) for g in members if g.name in counts]
-
-
-def listed_unschedulable(workload: Workload) -> Workload:
-    """The workload as cluster-autoscaler lists its pods: every pod whose PodScheduled
-    condition is False/Unschedulable, not bound and not being deleted, whatever its
-    ``schedulerName`` (``utils/kubernetes/listers.go`` ``isUnschedulable``). Another
-    scheduler's pod so marked is scaled up for like any other; one with no such
-    condition stays out (kube-scheduler's own pending pods are marked by it)."""
-    if not any(_other_schedulers_unschedulable(p) for p in workload.pods):
-        return workload
-    pods = tuple(
-        replace(p, not_ours=None) if _other_schedulers_unschedulable(p) else p
-        for p in workload.pods
-    )
-    return replace(workload, pods=pods)
-
-
-def _other_schedulers_unschedulable(pod: Pod) -> bool:
-    marked = pod.scheduled is not None and pod.scheduled.unschedulable
-    return pod.not_ours is not None and not pod.terminating and marked
 
 
 def _size(pod: Pod) -> tuple[int, int, int]:

@@ -43,7 +43,7 @@ from recommender.engine.autoscaler.flags import CaSettings
 from recommender.engine.autoscaler.ledger import NaiveLedger
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload
-from topology.kube.kueue.quotas import pod_queue
+from topology.kube.kueue.queues import pod_queue
 from topology.model.autoscalerstate import PENDING
 from topology.model.hardware import Cluster, Node, NodeGroup, Pod
 
