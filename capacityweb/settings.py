@@ -147,7 +147,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # before it.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "capacityweb.authentication.ModelBackend",
+    "capacityweb.api.authentication.ModelBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 
@@ -349,20 +349,20 @@ WEB_THREADS = env.int("WEB_THREADS", default=4)
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "capacityweb.authentication.TokenAuthentication",
+        "capacityweb.api.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    # JSON bodies nested deeper than capacityweb.parsers.MAX_JSON_DEPTH are a 400, not a 500
+    # JSON bodies nested deeper than capacityweb.api.parsers.MAX_JSON_DEPTH are a 400, not a 500
     "DEFAULT_PARSER_CLASSES": [
-        "capacityweb.parsers.DepthLimitedJSONParser",
+        "capacityweb.api.parsers.DepthLimitedJSONParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    "DEFAULT_THROTTLE_CLASSES": ["capacityweb.throttling.CountingScopedRateThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["capacityweb.api.throttling.CountingScopedRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {
         "writes": env.str("THROTTLE_RATE_WRITES", default="120/minute"),
         "reports": env.str("THROTTLE_RATE_REPORTS", default="60/minute"),
@@ -370,7 +370,7 @@ REST_FRAMEWORK = {
         "test-sends": env.str("THROTTLE_RATE_TEST_SENDS", default="5/hour"),
     },
 }
-# Service accounts no rate applies to (capacityweb.throttling), e.g. a schema fuzzer.
+# Service accounts no rate applies to (capacityweb.api.throttling), e.g. a schema fuzzer.
 THROTTLE_EXEMPT_USERNAMES = env.list("THROTTLE_EXEMPT_USERNAMES", default=[])
 SPECTACULAR_SETTINGS = {
     "TITLE": "capacityweb API",
@@ -385,7 +385,7 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "capacityweb.schema_errors.add_error_responses",
+        "capacityweb.api.schema_errors.add_error_responses",
     ],
 }
 

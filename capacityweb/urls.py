@@ -5,16 +5,17 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerSplitView
 
-from capacityweb import api_docs, metrics
+from capacityweb import metrics
+from capacityweb.api import docs as api_docs
 
-handler404 = "capacityweb.api_errors.page_not_found"
+handler404 = "capacityweb.api.errors.page_not_found"
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("health/", include("capacityweb.health_urls")),
     path("metrics", metrics.metrics_view, name="metrics"),
-    path("api/v1/", include("capacityweb.api_urls")),
+    path("api/v1/", include("capacityweb.api.urls")),
     path("api/schema/", api_docs.SchemaView.as_view(), name="schema"),
     # the split view serves Swagger UI's init as a script of its own (?script), not inline
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="swagger-ui"),

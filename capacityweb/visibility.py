@@ -303,7 +303,7 @@ SOURCE_UNAVAILABLE = "utilisation source unavailable"
 
 def sees_sources(user: Any) -> bool:
     """Operators see the Prometheus sources and why a measurement failed: staff, or holders
-    of ``reservations.view_prometheussource`` (as ``capacityweb.permissions.OperatorOnly``).
+    of ``reservations.view_prometheussource`` (as ``capacityweb.api.permissions.OperatorOnly``).
     A source's URL is an internal address and its failure says what answered there;
     everyone else reads ``SOURCE_UNAVAILABLE``."""
     if sees_all_teams(user):

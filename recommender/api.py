@@ -19,13 +19,13 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import mixins, serializers, viewsets
 
 from capacityweb import visibility
-from capacityweb.api_urls import (
+from capacityweb.api.permissions import OperatorOrReadOnly
+from capacityweb.api.urls import (
     FILTER_BACKENDS,
     StandardPagination,
     WriteThrottleMixin,
     router,
 )
-from capacityweb.permissions import OperatorOrReadOnly
 from recommender.engine.autoscaler.caflags import parse_priorities, read_flags
 from recommender.engine.autoscaler.profiles import profile_names
 from recommender.engine.evaluate.evaluation import RELAXATIONS

@@ -27,8 +27,8 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
 from capacityweb import visibility
-from capacityweb.api_urls import FILTER_BACKENDS, StandardPagination, router
-from capacityweb.renderers import CSVRenderer
+from capacityweb.api.renderers import CSVRenderer
+from capacityweb.api.urls import FILTER_BACKENDS, StandardPagination, router
 from recommender import moves
 from recommender.filters import LatestEvaluationFilterSet
 from recommender.models import MoveReport

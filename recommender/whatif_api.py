@@ -24,7 +24,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from capacityweb import visibility
-from capacityweb.api_urls import api_paths
+from capacityweb.api.urls import api_paths
 from recommender import whatif
 from recommender.engine.evaluate.edits import KINDS
 from recommender.models import WhatIfRequest

@@ -30,7 +30,9 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
 from capacityweb import visibility
-from capacityweb.api_urls import (
+from capacityweb.api.parsers import DepthLimitedJSONParser
+from capacityweb.api.renderers import CSVRenderer
+from capacityweb.api.urls import (
     FILTER_BACKENDS,
     StandardPagination,
     WriteThrottleMixin,
@@ -38,8 +40,6 @@ from capacityweb.api_urls import (
     router,
 )
 from capacityweb.cache import stable_digest
-from capacityweb.parsers import DepthLimitedJSONParser
-from capacityweb.renderers import CSVRenderer
 from recommender.models import Evaluation
 from reservations import digest, selectors, services, subscription_rules, webhook
 from reservations.filters import (

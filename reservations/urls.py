@@ -1,4 +1,4 @@
-"""Dashboard routes of the reservations app (the API's routes live in capacityweb.api_urls)."""
+"""Dashboard routes of the reservations app (the API's routes live in capacityweb.api.urls)."""
 
 from django.urls import path
 

@@ -30,7 +30,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from capacityweb import visibility
-from capacityweb.throttling import allow_scoped
+from capacityweb.api.throttling import allow_scoped
 from recommender.views import cluster_page, page_labels
 from reservations import charts, digest, selectors, webhook
 from reservations.filters import IdleReportFilterSet

@@ -20,14 +20,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from capacityweb import visibility
-from capacityweb.api_urls import (
+from capacityweb.api.parsers import DepthLimitedJSONParser
+from capacityweb.api.permissions import OperatorOrReadOnly
+from capacityweb.api.urls import (
     FILTER_BACKENDS,
     StandardPagination,
     WriteThrottleMixin,
     router,
 )
-from capacityweb.parsers import DepthLimitedJSONParser
-from capacityweb.permissions import OperatorOrReadOnly
 from topology import selectors
 from topology.filters import ClusterFilterSet, NodeGroupFilterSet, SnapshotFilterSet
 from topology.models import Cluster, NodeGroup, Snapshot

@@ -4,7 +4,7 @@ Apps register their viewsets on the shared router from their own api.py,
 and this module imports those modules before building ``router.urls``:
 
     # topology/api.py
-    from capacityweb.api_urls import router
+    from capacityweb.api.urls import router
     router.register("clusters", ClusterViewSet, basename="cluster")
 
 Views that are not viewsets (the reports, which answer one object, not a
@@ -86,7 +86,7 @@ class WriteThrottleMixin:
 class ThrottledObtainAuthToken(ObtainAuthToken):
     """DRF's ObtainAuthToken sets ``throttle_classes = ()`` and its own parsers: put the
     default ones back, so password guesses count against the ``writes`` rate like any
-    other write, and its JSON body is depth-limited like any other (capacityweb.parsers)."""
+    other write, and its JSON body is depth-limited like any other (capacityweb.api.parsers)."""
 
     throttle_classes = api_settings.DEFAULT_THROTTLE_CLASSES
     parser_classes = api_settings.DEFAULT_PARSER_CLASSES

@@ -4,7 +4,7 @@ capacityweb.io NodeGroup objects, topology.api)."""
 
 from django.urls import path
 
-from capacityweb.api_urls import api_paths
+from capacityweb.api.urls import api_paths
 from capacityweb.dashboard.autoscaler_events import AutoscalerEventList
 from capacityweb.dashboard.nodegroups import NodeGroupList
 from capacityweb.dashboard.queues import QueueList

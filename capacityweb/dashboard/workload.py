@@ -23,7 +23,7 @@ from django.urls import reverse
 from django.utils.http import urlencode
 
 from capacityweb import visibility
-from capacityweb.throttling import allow_scoped
+from capacityweb.api.throttling import allow_scoped
 from recommender import selectors, whatif
 from recommender.engine.scheduler.breakdown_summary import BreakdownSummary, Tally
 from recommender.models import Evaluation

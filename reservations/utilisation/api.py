@@ -20,15 +20,15 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
 from capacityweb import visibility
-from capacityweb.api_urls import (
+from capacityweb.api.permissions import OperatorOnly
+from capacityweb.api.renderers import CSVRenderer
+from capacityweb.api.urls import (
     FILTER_BACKENDS,
     StandardPagination,
     WriteThrottleMixin,
     api_paths,
     router,
 )
-from capacityweb.permissions import OperatorOnly
-from capacityweb.renderers import CSVRenderer
 from reservations.models import PrometheusSource, UtilisationReport
 from reservations.utilisation import selectors
 

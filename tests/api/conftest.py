@@ -12,7 +12,7 @@ def fresh_throttle_counters(monkeypatch):
     clock stands still, so a burst never straddles two rate windows (minutes)."""
     from django.core.cache import cache
 
-    from capacityweb.throttling import CountingScopedRateThrottle
+    from capacityweb.api.throttling import CountingScopedRateThrottle
 
     monkeypatch.setattr(CountingScopedRateThrottle, "timer", staticmethod(lambda: 1_800_000_000.0))
     cache.clear()

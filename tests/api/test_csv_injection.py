@@ -42,13 +42,13 @@ def formula_cluster(db):
 
 @pytest.mark.parametrize("prefix", ["=", "+", "-", "@", "\t", "\r"])
 def test_it_quotes_each_formula_prefix(prefix):
-    from capacityweb.renderers import spreadsheet_safe
+    from capacityweb.api.renderers import spreadsheet_safe
 
     assert spreadsheet_safe(f"{prefix}1+1") == f"'{prefix}1+1"
 
 
 def test_it_keeps_numbers_and_plain_text_as_they_are():
-    from capacityweb.renderers import spreadsheet_safe
+    from capacityweb.api.renderers import spreadsheet_safe
 
     assert (spreadsheet_safe(-12.5), spreadsheet_safe("prod-gpu/ra")) == (-12.5, "prod-gpu/ra")
 

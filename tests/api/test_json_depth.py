@@ -2,7 +2,7 @@
 
 Python's JSON decoder recurses once per level: 2,000 ``[`` raised RecursionError, an
 anonymous 500 on the token endpoint and every write. Now each operation whose schema
-takes ``application/json`` answers 400 naming the limit (capacityweb.parsers).
+takes ``application/json`` answers 400 naming the limit (capacityweb.api.parsers).
 """
 
 import re

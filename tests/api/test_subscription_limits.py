@@ -209,7 +209,7 @@ def ten_sends_an_hour_clock(settings, monkeypatch):
     """10 test sends per hour; the throttle's clock 3.5 minutes before a whole hour."""
     from rest_framework.throttling import SimpleRateThrottle
 
-    from capacityweb.throttling import CountingScopedRateThrottle
+    from capacityweb.api.throttling import CountingScopedRateThrottle
 
     rates = {**settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "test-sends": "10/hour"}
     monkeypatch.setattr(SimpleRateThrottle, "THROTTLE_RATES", rates)

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from django.contrib.auth.models import User
 from rest_framework.test import APIRequestFactory, force_authenticate
 
-from capacityweb.throttling import CountingScopedRateThrottle
+from capacityweb.api.throttling import CountingScopedRateThrottle
 
 START = 1_800_000_000.0  # a fixed clock, well inside one minute window (divisible by 60)
 

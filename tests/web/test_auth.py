@@ -39,7 +39,7 @@ def test_it_keeps_a_session_made_with_djangos_backend(client: Any, user: Any) ->
 def test_it_names_its_own_backend_in_new_sessions(client: Any, user: Any) -> None:
     assert client.login(request=login_request(), username="viewer", password="viewer-password-1")
 
-    assert client.session["_auth_user_backend"] == "capacityweb.authentication.ModelBackend"
+    assert client.session["_auth_user_backend"] == "capacityweb.api.authentication.ModelBackend"
     assert client.get("/").wsgi_request.user == user
 
 
@@ -81,7 +81,7 @@ def test_it_reads_the_sessions_and_the_tokens_user_as_the_orm_does(user: Any) ->
     from django.utils import timezone
     from rest_framework.authtoken.models import Token
 
-    from capacityweb.authentication import ModelBackend, TokenAuthentication
+    from capacityweb.api.authentication import ModelBackend, TokenAuthentication
 
     User.objects.filter(pk=user.pk).update(last_login=timezone.now())
     expected = stored_fields(User.objects.get(pk=user.pk))
@@ -101,7 +101,7 @@ def test_it_finds_no_user_for_an_unknown_id_or_token(user: Any) -> None:
     import pytest
     from rest_framework.exceptions import AuthenticationFailed
 
-    from capacityweb.authentication import ModelBackend, TokenAuthentication
+    from capacityweb.api.authentication import ModelBackend, TokenAuthentication
 
     assert ModelBackend().get_user(user.pk + 1000) is None
     assert ModelBackend().get_user("not-a-number") is None
