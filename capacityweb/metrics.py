@@ -49,7 +49,7 @@ from prometheus_client.registry import Collector
 
 from recommender.filters import DISAGREEMENT_CLASSES
 from recommender.models import Evaluation, WorkloadVerdict
-from recommender.moves_metrics import MovesCollector, current_reports
+from recommender.moves.metrics import MovesCollector, current_reports
 from reservations.utilisation.metrics import UtilisationCollector
 from reservations.utilisation.selectors import latest_reports
 from topology.models import Cluster, Snapshot
@@ -285,7 +285,7 @@ def metrics_text(now: datetime | None = None) -> bytes:
     moment = now or timezone.now()
     figures = cluster_figures()
     registry.register(ClusterCollector(figures, moment, settings.CURRENCY))
-    # move instead of buy (recommender/moves_metrics.py): one more query
+    # move instead of buy (recommender/moves/metrics.py): one more query
     registry.register(MovesCollector(current_reports(figures), settings.CURRENCY))
     # allocated-but-idle GPUs (reservations/utilisation/metrics.py): one more query
     registry.register(

@@ -248,7 +248,7 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Two queues: "celery" (ingest, evaluations, digests) and "what-if" (the workload page's
-# what-if, recommender.whatif), so a what-if never waits behind a long evaluation on a
+# what-if, recommender.whatif.service), so a what-if never waits behind a long evaluation on a
 # worker started with `-Q what-if`. A worker started without -Q consumes both (make run's
 # embedded worker, the tests' worker).
 CELERY_TASK_DEFAULT_QUEUE = "celery"
@@ -273,7 +273,7 @@ EVALUATION_TIME_LIMIT_SECONDS = env.float("EVALUATION_TIME_LIMIT_SECONDS", defau
 # (at most EVALUATION_RETRY_MAX_SECONDS apart), EVALUATION_MAX_RETRIES times.
 EVALUATION_MAX_RETRIES = env.int("EVALUATION_MAX_RETRIES", default=8)
 EVALUATION_RETRY_MAX_SECONDS = env.int("EVALUATION_RETRY_MAX_SECONDS", default=120)
-# The what-if (recommender.whatif): each answered within WHAT_IF_SECONDS of being asked,
+# The what-if (recommender.whatif.service): each answered within WHAT_IF_SECONDS of being asked,
 # time waiting in the queue included, else it fails naming the limit; a user has at most
 # one running and one waiting (a third is a 429), and when WHAT_IF_QUEUE_MAX what-ifs of
 # all users are waiting or running, the next is a 503 (both with Retry-After).

@@ -199,7 +199,7 @@ class EvaluatedNode(models.Model):
 
 class WhatIfRequest(models.Model):
     """One what-if asked for on the workload page or ``POST /api/v1/what-if/``, answered by
-    a worker on the what-if queue (``recommender.whatif``, ``tasks.answer_what_if``).
+    a worker on the what-if queue (``recommender.whatif.service``, ``tasks.answer_what_if``).
 
         queued ─► working ─► done (answer) | failed (error_field, error)
 
@@ -239,7 +239,7 @@ class WhatIfRequest(models.Model):
 
 
 class MoveReport(models.Model):
-    """An evaluation's "move instead of buy" answer (``recommender.moves``), written by the
+    """An evaluation's "move instead of buy" answer (``recommender.moves.reports``), written by the
     worker's ``find_moves`` task after the evaluation is stored: a deferred answer, so
     pages say "being worked out" until this row exists for the evaluation as stored
     (``evaluation_stored_at`` equal to its ``stored_at``; a re-stored evaluation drops

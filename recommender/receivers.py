@@ -7,7 +7,8 @@ from typing import Any
 
 from django.db import transaction
 
-from recommender import events, moves, selectors
+from recommender import events, selectors
+from recommender.moves import reports as moves
 from recommender.tasks import (
     evaluate_snapshot,
     find_moves,

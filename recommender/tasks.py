@@ -1,6 +1,6 @@
 """Evaluation task (thin): store the critical pass of a snapshot's evaluation, then publish
 it live; each deferred part's task (``work_out_part``, ``recommender.parts``); and the
-what-if's task (``answer_what_if``, on its own queue: ``recommender.whatif``).
+what-if's task (``answer_what_if``, on its own queue: ``recommender.whatif.service``).
 
 ::
 
@@ -39,9 +39,11 @@ from redis.exceptions import (
     TimeoutError as RedisTimeoutError,
 )
 
-from recommender import events, moves, parts, selectors, services, whatif
+from recommender import events, parts, selectors, services
 from recommender.models import Evaluation
+from recommender.moves import reports as moves
 from recommender.timelimit import soft_time_limit
+from recommender.whatif import service as whatif
 from topology.models import Snapshot
 
 logger = logging.getLogger(__name__)
@@ -157,7 +159,7 @@ def keep_workload_breakdowns(evaluation_id: int) -> int:
     time_limit=settings.WHAT_IF_SECONDS + whatif.LOST_AFTER_SECONDS,
 )
 def answer_what_if(self: Task, request_id: int) -> str | None:
-    """Answer a stored what-if request (``recommender.whatif``); its state when done, None
+    """Answer a stored what-if request (``recommender.whatif.service``); its state when done, None
     when gone. While the same user's other what-if runs on another worker, it waits its
     turn (a retry in 0.5 s): one running per user; its budget keeps running meanwhile."""
     try:
@@ -174,7 +176,7 @@ def answer_what_if(self: Task, request_id: int) -> str | None:
 )
 def find_moves(evaluation_id: int) -> int | None:
     """Work out and store a stored evaluation's "move instead of buy" report
-    (``recommender.moves``): a deferred answer, after the evaluation's live update. The
+    (``recommender.moves.reports``): a deferred answer, after the evaluation's live update. The
     report's id; None when the evaluation is gone or was re-stored meanwhile.
 
     Held to the evaluation's soft time limit: past it, or on any error of the search,

@@ -1,5 +1,5 @@
 """The digest's fourth section: per team, the $/h that moving running pods would save
-instead of buying (``recommender.moves``: verified moves beside the buy plans, and
+instead of buying (``recommender.moves.reports``: verified moves beside the buy plans, and
 on-demand nodes emptied into the team's own reservations).
 
 The figures are those of each subscribed cluster's latest move report as of the

@@ -39,8 +39,8 @@ API_MODULES = [
     "reservations.api",
     "reservations.utilisation.api",
     "recommender.api",
-    "recommender.whatif_api",
-    "recommender.moves_api",
+    "recommender.whatif.api",
+    "recommender.moves.api",
     "capacityweb.dashboard.api",
 ]
 FILTER_BACKENDS = [DjangoFilterBackend, OrderingFilter]

@@ -24,7 +24,7 @@ from django.utils.http import urlencode
 
 from capacityweb import visibility
 from capacityweb.api.throttling import allow_scoped
-from recommender import selectors, whatif
+from recommender import selectors
 from recommender.engine.scheduler.breakdown_summary import BreakdownSummary, Tally
 from recommender.models import Evaluation
 from recommender.views import (
@@ -35,7 +35,8 @@ from recommender.views import (
     with_actions,
     with_prices_known,
 )
-from recommender.whatif_api import state_json
+from recommender.whatif import service as whatif
+from recommender.whatif.api import state_json
 from reservations.utilisation.selectors import workload_utilisation
 from topology import charts
 
@@ -108,7 +109,7 @@ def what_if_context(
     ``?what-if=<id>``), or why not; on GET with ``what-if`` that request's state.
 
     The form is held to the API's rate (scope ``reports``, the same counter per user) and
-    to the same limits (``recommender.whatif``: one running and one waiting per user, the
+    to the same limits (``recommender.whatif.service``: one running and one waiting per user, the
     queue's bound). A worker answers; the page says queued / working and its script
     (static/js/whatif.js) polls the request's state URL, then shows the answer.
     """

@@ -1,4 +1,4 @@
-"""``/api/v1/moves/``: the "move instead of buy" reports (``recommender.moves``).
+"""``/api/v1/moves/``: the "move instead of buy" reports (``recommender.moves.reports``).
 
 /api/v1/moves/                  one report per evaluation, each cluster's latest by
                                 default (``cluster``, ``evaluation``, ``latest=false``);
@@ -29,9 +29,9 @@ from rest_framework.settings import api_settings
 from capacityweb import visibility
 from capacityweb.api.renderers import CSVRenderer
 from capacityweb.api.urls import FILTER_BACKENDS, StandardPagination, router
-from recommender import moves
 from recommender.filters import LatestEvaluationFilterSet
 from recommender.models import MoveReport
+from recommender.moves import reports as moves
 
 MOVE_REPORT_FIELDS = [
     "id",

@@ -1,7 +1,7 @@
 """The "move instead of buy" gauges of ``/metrics`` (``capacityweb.metrics`` registers
 the collector; one query).
 
-Per cluster, from the report of its latest evaluation as stored (``recommender.moves``);
+Per cluster, from the report of its latest evaluation as stored (``recommender.moves.reports``);
 a cluster whose report is still being worked out (or whose search failed) has none of
 these gauges: no figure of another evaluation, no zero for an unknown.
 

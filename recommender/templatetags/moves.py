@@ -2,7 +2,7 @@
 
 Placed by the workload page (``{% moves_section workload %}``: that workload's plan) and
 the recommendations page (every plan and the reservation reconciliations). It reads the
-shown evaluation's stored report (``recommender.moves.moves_of``, one query): until the
+shown evaluation's stored report (``recommender.moves.reports.moves_of``, one query): until the
 worker has stored it, the section says "being worked out" and static/js/moves.js polls
 ``/api/v1/moves/?evaluation=<id>``, then re-renders the section from the page. Never
 another evaluation's report. Other teams' reservations are relabelled.
@@ -16,7 +16,7 @@ from django import template
 from django.urls import reverse
 
 from capacityweb import visibility
-from recommender import moves
+from recommender.moves import reports as moves
 
 register = template.Library()
 

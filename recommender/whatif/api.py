@@ -1,5 +1,5 @@
 """``POST /api/v1/what-if/`` and ``GET /api/v1/what-if/<id>/``: the workload page's what-if
-over the API, answered by a worker (``recommender.whatif``).
+over the API, answered by a worker (``recommender.whatif.service``).
 
 POST body: ``cluster`` (id), ``workload`` ("namespace/name"), ``kind``, ``target``,
 ``amount`` (``recommender.engine.evaluate.edits``), optionally ``snapshot`` (an
@@ -25,9 +25,9 @@ from rest_framework.views import APIView
 
 from capacityweb import visibility
 from capacityweb.api.urls import api_paths
-from recommender import whatif
 from recommender.engine.evaluate.edits import KINDS
 from recommender.models import WhatIfRequest
+from recommender.whatif import service as whatif
 
 
 class WhatIfRequestSerializer(serializers.Serializer):

@@ -144,7 +144,7 @@ def test_it_describes_the_endpoint_in_the_openapi_schema(signed_in: Any) -> None
 
 
 def test_it_writes_one_csv_row_per_plan(signed_in: Any, evaluated: Any) -> None:
-    from recommender.moves import CSV_COLUMNS
+    from recommender.moves.reports import CSV_COLUMNS
     from recommender.tasks import find_moves
 
     find_moves(evaluated.pk)

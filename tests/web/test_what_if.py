@@ -1,6 +1,6 @@
 """What would unblock a workload, and the workload page's what-if (page and API).
 
-The what-if is answered by a worker (recommender.whatif): here the worker's task runs in
+The what-if is answered by a worker (recommender.whatif.service): here the worker's task runs in
 this process on the test's transaction (``run_worker``: its own code, nothing stubbed;
 the queued message is never sent, the transaction never commits), and
 tests/web/test_what_if_worker.py has a real worker answer one.
