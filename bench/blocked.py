@@ -38,8 +38,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.diverse_export import pod_object  # noqa: E402
-from bench.synth import MODELS, PRODUCT  # noqa: E402
+from bench.diverse_export import node_object, pod_object  # noqa: E402
+from bench.synth import MODELS  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 AT = "2026-12-02T00:00:00Z"
@@ -55,40 +55,11 @@ def random_shape(rng: random.Random) -> BlockedShape:
     return rng.randrange(1, 65) * 250, rng.randrange(1, 257) * 1024, rng.choice(GPU_CHOICES)
 
 
-def node_object(index: int) -> dict[str, Any]:
-    """Node ``index``: 8 H100, zone › block › rack labels, no node group."""
-    name = f"h100-{index:05d}"
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {
-            "name": name,
-            "labels": {
-                "kubernetes.io/hostname": name,
-                "topology.kubernetes.io/zone": f"z{index // 500}",
-                "cloud.google.com/gce-topology-block": f"b{index // 100}",
-                "cloud.google.com/gce-topology-subblock": f"r{index // 20}",
-                PRODUCT: H100,
-                "nvidia.com/gpu.count": str(GPUS_PER_NODE),
-            },
-        },
-        "spec": {"taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]},
-        "status": {
-            "allocatable": {
-                "cpu": "192",
-                "memory": "1536Gi",
-                "pods": "110",
-                "nvidia.com/gpu": str(GPUS_PER_NODE),
-            },
-            "conditions": [{"type": "Ready", "status": "True"}],
-        },
-    }
-
-
 def blocked_export(nodes: int, shapes: int, pending: int, seed: int) -> dict[str, Any]:
     """The List: the nodes, one seeded Running pod on each, the pending pods."""
     rng = random.Random(seed)
-    items: list[dict[str, Any]] = [node_object(i) for i in range(nodes)]
+    # 8 H100 each, zone › block › rack labels, no node group
+    items: list[dict[str, Any]] = [node_object(i, prefix="h100", model=H100) for i in range(nodes)]
     for i in range(nodes):
         cpu, memory, gpus = random_shape(rng)
         running = pod_object(f"running-{i:06d}", cpu, memory, gpus, 1000, None)

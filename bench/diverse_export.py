@@ -46,9 +46,10 @@ GPUS_PER_NODE = 8
 TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 
 
-def node_object(index: int) -> dict[str, Any]:
-    """Node ``index``: 8 GPUs of one of four models, zone › block › rack labels."""
-    name = f"gpu-{index:05d}"
+def node_object(index: int, *, prefix: str = "gpu", model: str | None = None) -> dict[str, Any]:
+    """Node ``index``: 8 GPUs of ``model`` (else one of four models by index), zone ›
+    block › rack labels."""
+    name = f"{prefix}-{index:05d}"
     return {
         "apiVersion": "v1",
         "kind": "Node",
@@ -59,7 +60,7 @@ def node_object(index: int) -> dict[str, Any]:
                 "topology.kubernetes.io/zone": f"z{index // 500}",
                 "cloud.google.com/gce-topology-block": f"b{index // 100}",
                 "cloud.google.com/gce-topology-subblock": f"r{index // 20}",
-                PRODUCT: MODELS[index % len(MODELS)],
+                PRODUCT: model or MODELS[index % len(MODELS)],
                 "nvidia.com/gpu.count": str(GPUS_PER_NODE),
             },
         },
