@@ -264,25 +264,30 @@ def move_actions(plan: MovePlan) -> list[str]:
     if plan.sequential_budgets:
         budgets = ", ".join(plan.sequential_budgets)
         lines.append(f"# one eviction at a time: wait for each replacement to be Ready ({budgets})")
-    for move in plan.moves:
-        namespace, name = move.pod.split("/", 1)
-        eviction = json.dumps(
-            {
-                "apiVersion": "policy/v1",
-                "kind": "Eviction",
-                "metadata": {"name": name, "namespace": namespace},
-            }
-        )
-        lines.append(
-            f"echo '{eviction}' | kubectl create --raw "
-            f"/api/v1/namespaces/{namespace}/pods/{name}/eviction -f -"
-        )
+    lines += [eviction_action(move.pod) for move in plan.moves]
     for pod in sorted(plan.bindings, key=lambda b: b.pod):
         namespace, name = pod.pod.split("/", 1)
         lines.append(
             f"kubectl wait pod/{name} -n {namespace} --for=condition=PodScheduled --timeout=15m"
         )
     return [*lines, *undo_actions(plan)]
+
+
+def eviction_action(pod: str) -> str:
+    """Evict ``pod`` ("namespace/name") through the Eviction API, which honours its
+    PodDisruptionBudgets (a refused eviction answers 429), never a plain delete."""
+    namespace, name = pod.split("/", 1)
+    eviction = json.dumps(
+        {
+            "apiVersion": "policy/v1",
+            "kind": "Eviction",
+            "metadata": {"name": name, "namespace": namespace},
+        }
+    )
+    return (
+        f"echo '{eviction}' | kubectl create --raw "
+        f"/api/v1/namespaces/{namespace}/pods/{name}/eviction -f -"
+    )
 
 
 def undo_actions(plan: MovePlan) -> list[str]:
@@ -324,19 +329,7 @@ def reconciliation_actions(found: Reconciliation) -> list[str]:
     """Cordon the on-demand node (its replacements must go elsewhere), evict its pods,
     and the undo: uncordon it."""
     lines = [f"kubectl cordon {found.node}"]
-    for move in found.moves:
-        namespace, name = move.pod.split("/", 1)
-        eviction = json.dumps(
-            {
-                "apiVersion": "policy/v1",
-                "kind": "Eviction",
-                "metadata": {"name": name, "namespace": namespace},
-            }
-        )
-        lines.append(
-            f"echo '{eviction}' | kubectl create --raw "
-            f"/api/v1/namespaces/{namespace}/pods/{name}/eviction -f -"
-        )
+    lines += [eviction_action(move.pod) for move in found.moves]
     return [*lines, f"# undo: kubectl uncordon {found.node}"]
 
 
