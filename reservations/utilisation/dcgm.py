@@ -6,7 +6,7 @@ H100 at 0 % for days. NVIDIA's dcgm-exporter measures it; this module joins its
 series to the hardware model and prices it::
 
     DcgmSeries (metric, labels, samples)        one Prometheus range-query series
-        │  device_key(labels)                   (Hostname, gpu, GPU_I_ID)
+        │  timelines.device_key(labels)         (Hostname, gpu, GPU_I_ID)
         ▼
     Timeline per device                         activity % and memory MiB by time,
         │                                       with the pod holding it at that time
@@ -46,7 +46,6 @@ Pure: no Django, no I/O, no clock; ``start``/``end`` and the series are passed i
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -54,33 +53,22 @@ from datetime import datetime
 from typing import Any
 
 from reservations.idle import reserved_nodes
+from reservations.utilisation.timelines import (
+    ENGINE_ACTIVE as ENGINE_ACTIVE,
+    FB_USED as FB_USED,
+    GPU_UTIL as GPU_UTIL,
+    METRICS as METRICS,
+    DcgmSeries as DcgmSeries,
+    Timeline,
+    UtilisationSettings as UtilisationSettings,
+    device_timelines,
+    idle_seconds,
+    mean,
+    p95 as p95,
+    rounded,
+)
 from topology.model.hardware import HOSTNAME_LABEL, Cluster, ModelError, Node, Reservation
 from topology.model.mig import instance_share
-
-GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"
-ENGINE_ACTIVE = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
-FB_USED = "DCGM_FI_DEV_FB_USED"
-METRICS = (ENGINE_ACTIVE, GPU_UTIL, FB_USED)
-# a gap of more than this many steps between two points breaks an idle run
-GAP_STEPS = 1.5
-
-
-@dataclass(frozen=True, slots=True)
-class DcgmSeries:
-    """One series of a range query: its metric, its labels, its (epoch seconds, value) points."""
-
-    metric: str
-    labels: Mapping[str, str]
-    samples: tuple[tuple[float, float], ...]
-
-
-@dataclass(frozen=True, slots=True)
-class UtilisationSettings:
-    """When an allocated GPU counts as idle: activity below ``idle_below_percent`` for at
-    least ``idle_for_seconds`` without a break."""
-
-    idle_below_percent: float = 5.0
-    idle_for_seconds: float = 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,28 +168,6 @@ class UtilisationReport:
 # --- joining series to the model --------------------------------------------------------
 
 
-DeviceKey = tuple[str, str, str]  # (Hostname, gpu index, GPU_I_ID or "")
-
-
-def device_key(labels: Mapping[str, str]) -> DeviceKey:
-    return (labels.get("Hostname", ""), labels.get("gpu", ""), labels.get("GPU_I_ID", ""))
-
-
-def pod_of(labels: Mapping[str, str]) -> str | None:
-    """``namespace/pod`` holding the GPU at this point, or None (the exporter's empty labels).
-
-    A scrape without ``honor_labels`` whose target carries its own ``pod``/``namespace``
-    (the exporter's pod, from Kubernetes service discovery) keeps the exporter's as
-    ``exported_pod``/``exported_namespace`` (Prometheus docs, scrape_config
-    ``honor_labels``): those, when present, name the GPU's holder.
-    """
-    if "exported_pod" in labels or "exported_namespace" in labels:
-        pod, namespace = labels.get("exported_pod", ""), labels.get("exported_namespace", "")
-    else:
-        pod, namespace = labels.get("pod", ""), labels.get("namespace", "")
-    return f"{namespace}/{pod}" if pod and namespace else None
-
-
 def nodes_by_hostname(cluster: Cluster) -> dict[str, Node]:
     """The node each ``Hostname`` label names: by its hostname label, overridden by node name
     (a node's name wins over another node's label)."""
@@ -251,105 +217,6 @@ def gpu_prices(cluster: Cluster, at: datetime) -> dict[str, float | None]:
     return prices
 
 
-# --- figures over a timeline ------------------------------------------------------------
-
-
-def p95(values: Sequence[float]) -> float | None:
-    """Nearest-rank 95th percentile: the smallest value at least 95 % of values do not exceed."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[math.ceil(0.95 * len(ordered)) - 1]
-
-
-def mean(values: Sequence[float]) -> float | None:
-    return sum(values) / len(values) if values else None
-
-
-def _rounded(value: float | None) -> float | None:
-    return None if value is None else round(value, 3)
-
-
-@dataclass
-class _Timeline:
-    """One device's points by time: activity %, memory MiB, and the pod holding it."""
-
-    activity: dict[float, float] = field(default_factory=dict)
-    activity_pod: dict[float, str | None] = field(default_factory=dict)
-    memory: dict[float, float] = field(default_factory=dict)
-    memory_pod: dict[float, str | None] = field(default_factory=dict)
-    source: str | None = None
-    profile: str | None = None
-
-
-def _timelines(series: Iterable[DcgmSeries]) -> dict[DeviceKey, _Timeline]:
-    """Per device, the activity from the preferred metric (engine active, else GPU util)."""
-    by_key: dict[DeviceKey, dict[str, list[DcgmSeries]]] = defaultdict(lambda: defaultdict(list))
-    for one in series:
-        by_key[device_key(one.labels)][one.metric].append(one)
-    timelines: dict[DeviceKey, _Timeline] = {}
-    for key, metrics in by_key.items():
-        timeline = _Timeline()
-        source = next((m for m in (ENGINE_ACTIVE, GPU_UTIL) if metrics.get(m)), None)
-        timeline.source = source
-        scale = 100.0 if source == ENGINE_ACTIVE else 1.0
-        for one in metrics.get(source or "", []):
-            timeline.profile = timeline.profile or one.labels.get("GPU_I_PROFILE") or None
-            for time, value in one.samples:
-                timeline.activity[time] = value * scale
-                timeline.activity_pod[time] = pod_of(one.labels)
-        for one in metrics.get(FB_USED, []):
-            timeline.profile = timeline.profile or one.labels.get("GPU_I_PROFILE") or None
-            for time, value in one.samples:
-                timeline.memory[time] = value
-                timeline.memory_pod[time] = pod_of(one.labels)
-        timelines[key] = timeline
-    return timelines
-
-
-def idle_seconds(
-    timeline: _Timeline,
-    *,
-    start: float,
-    end: float,
-    step: float,
-    settings: UtilisationSettings,
-) -> tuple[dict[str, float], bool]:
-    """Seconds of [start, end) in idle runs per pod holding the GPU, and whether the last
-    point is in one.
-
-    A point at ``t`` stands for [t, t + step). A run is consecutive points (no gap over
-    ``GAP_STEPS`` steps), all held by the same pod, all below the threshold; it counts
-    when it lasts ``idle_for_seconds`` or more, and only its part inside [start, end).
-    """
-    runs: list[tuple[float, float, str]] = []
-    current: tuple[float, str] | None = None  # (run start, pod)
-    last: float | None = None
-    for time in sorted(timeline.activity):
-        pod = timeline.activity_pod[time]
-        idle = pod is not None and timeline.activity[time] < settings.idle_below_percent
-        if current is not None and last is not None:
-            continues = idle and pod == current[1] and time - last <= GAP_STEPS * step
-            if not continues:
-                runs.append((current[0], last + step, current[1]))
-                current = None
-        if idle and current is None and pod is not None:
-            current = (time, pod)
-        last = time
-    if current is not None and last is not None:
-        runs.append((current[0], last + step, current[1]))
-    counted: dict[str, float] = defaultdict(float)
-    for run_start, run_end, pod in runs:
-        if run_end - run_start >= settings.idle_for_seconds:
-            counted[pod] += max(0.0, min(run_end, end) - max(run_start, start))
-    idle_now = (
-        current is not None
-        and bool(runs)
-        and runs[-1][1] - runs[-1][0] >= settings.idle_for_seconds
-    )
-    return dict(counted), idle_now
-
-
 # --- the report -------------------------------------------------------------------------
 
 
@@ -387,7 +254,7 @@ def measure(
         for node, reservation in pricing_reservations(cluster, end).items()
     }
     by_hostname = nodes_by_hostname(cluster)
-    for key, timeline in sorted(_timelines(series).items()):
+    for key, timeline in sorted(device_timelines(series).items()):
         hostname, index, instance = key
         node = by_hostname.get(hostname)
         gpu_name = gpu_name_for(node, index) if node is not None else None
@@ -431,7 +298,7 @@ def _gpu_figures(
     node: Node,
     gpu_name: str,
     instance: str,
-    timeline: _Timeline,
+    timeline: Timeline,
     begin: float,
     finish: float,
     step: float,
@@ -458,10 +325,10 @@ def _gpu_figures(
         profile=timeline.profile if instance else None,
         share=round(share, 6),
         activity_source=timeline.source if activity else None,
-        activity_mean_percent=_rounded(mean(activity)),
-        activity_p95_percent=_rounded(p95(activity)),
-        memory_mean_mib=_rounded(mean(memory)),
-        memory_p95_mib=_rounded(p95(memory)),
+        activity_mean_percent=rounded(mean(activity)),
+        activity_p95_percent=rounded(p95(activity)),
+        memory_mean_mib=rounded(mean(memory)),
+        memory_p95_mib=rounded(p95(memory)),
         pods=tuple(sorted(held)),
         idle_gpu_hours=round(hours, 6),
         idle_cost=None if price is None else round(hours * price, 6),
@@ -475,7 +342,7 @@ def _add_to_pods(
     pods: dict[str, _PodTotals],
     gpu: GpuUtilisation,
     idle_by_pod: Mapping[str, float],
-    timeline: _Timeline,
+    timeline: Timeline,
     begin: float,
     end: float,
 ) -> None:
@@ -525,10 +392,10 @@ def _pod_rows(cluster: Cluster, pods: dict[str, _PodTotals]) -> tuple[PodUtilisa
                 namespace=namespace,
                 name=pod,
                 gpus=round(totals.gpus or gpus, 6),
-                activity_mean_percent=_rounded(mean(totals.activity)),
-                activity_p95_percent=_rounded(p95(totals.activity)),
-                memory_mean_mib=_rounded(mean(totals.memory)),
-                memory_p95_mib=_rounded(p95(totals.memory)),
+                activity_mean_percent=rounded(mean(totals.activity)),
+                activity_p95_percent=rounded(p95(totals.activity)),
+                memory_mean_mib=rounded(mean(totals.memory)),
+                memory_p95_mib=rounded(p95(totals.memory)),
                 idle_gpu_hours=round(totals.idle_gpu_hours, 6),
                 idle_cost=None if totals.idle_cost is None else round(totals.idle_cost, 6),
                 in_snapshot=name in in_model,
@@ -554,7 +421,7 @@ def _team_rows(
                 team=team,
                 pods=len(members),
                 pods_unknown=sum(1 for m in members if m.activity_mean_percent is None),
-                activity_mean_percent=_rounded(mean(activity)),
+                activity_mean_percent=rounded(mean(activity)),
                 idle_gpu_hours=round(sum(m.idle_gpu_hours for m in members), 6),
                 idle_cost=round(sum(m.idle_cost or 0.0 for m in members), 6),
                 unpriced_idle_gpu_hours=round(
