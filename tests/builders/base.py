@@ -45,5 +45,9 @@ class Builder(Generic[T]):
         clone._built = replace(self._built, **fields)  # type: ignore[type-var]
         return clone
 
+    def named(self, name: str) -> Self:
+        """The object's ``name`` (every model object these builders make has one)."""
+        return self.set(name=name)
+
     def build(self) -> T:
         return self._built

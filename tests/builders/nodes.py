@@ -39,9 +39,6 @@ class NodeBuilder(Builder[Node]):
         self._gpus = GpuSpec()
         self._hostname = False
 
-    def named(self, name: str) -> Self:
-        return self.set(name=name)
-
     def allocatable(
         self,
         cpu: Quantity | None = None,

@@ -32,9 +32,6 @@ class PodBuilder(Builder[Pod]):
     def __init__(self, name: str, namespace: str) -> None:
         self._built = Pod(namespace, name)
 
-    def named(self, name: str) -> Self:
-        return self.set(name=name)
-
     def namespace(self, namespace: str) -> Self:
         return self.set(namespace=namespace)
 
