@@ -199,3 +199,23 @@ def test_it_wakes_a_waiting_follower_when_new_requests_fail(kube_server, watchin
     started = time.monotonic()
     assert source.wait_for_change(30.0) is True
     assert time.monotonic() - started < 2.0
+
+
+def test_a_kind_not_served_stays_not_served_through_a_restarts_403s(kube_server, make_kube_source):
+    """A restarted kube-apiserver authorizes before it routes, so a CRD not installed
+    answers 403 too while the RBAC caches load; that is no news about the kind (the CI
+    run of stop 47 stored a third snapshot: the kind turned forbidden, then back)."""
+    kube_server.unserved.add(HYPERNODE.key)
+    source = make_kube_source(
+        kinds=[NODE, HYPERNODE], forbidden_after_seconds=5.0, recheck_every_passes=1
+    )
+    source.sync(watch_seconds=1)
+    assert source.status[HYPERNODE.key].state == "not served"
+    kube_server.restart(forbidden_seconds=1.0, initializing_seconds=0.0)
+    with contextlib.suppress(SourceUnreachable):  # Node's retries may outlast the window
+        source.sync(watch_seconds=1)  # asks the kind again, inside the 403 window
+    assert source.status[HYPERNODE.key].state != "forbidden"
+    time.sleep(1.0)
+    source.sync(watch_seconds=1)
+    assert source.status[HYPERNODE.key].state == "not served"
+    assert source.status["Node"].state == "served"

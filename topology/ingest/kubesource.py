@@ -470,11 +470,12 @@ class KubeSource:
 
     def _forbidden_for_good(self, kind: WatchedKind) -> bool:
         """A 403 is final for a kind never read, or one that has answered 403 for
-        ``forbidden_after_seconds``; before that, for a kind read before, it is retried
-        as transient (an API server that has just started)."""
+        ``forbidden_after_seconds``; before that, for a kind read before (served, or
+        answered "not served": a restarted API server's authorizer refuses kinds it does
+        not serve too), it is retried as transient (an API server that has just started)."""
         now = self.clock()
         since = self.denied_since.setdefault(kind.key, now)
-        if kind.key not in self.stores:
+        if kind.key not in self.ever_read:
             return True
         return now - since >= self.forbidden_after_seconds
 
