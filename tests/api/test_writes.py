@@ -207,3 +207,40 @@ def test_it_does_not_throttle_reads_of_lists(team_a_client, cluster):
     }
 
     assert statuses == {200}
+
+
+@pytest.mark.parametrize(
+    ("spec_field", "value", "reason"),
+    [
+        # past float's range (about 1.8e308): float() raises OverflowError
+        ("pricePerGpuHour", 10**400, "must be a finite number >= 0, got an integer of 401 digits"),
+        # valid RFC 3339 times whose UTC instant lies outside years 1 to 9999
+        ("start", "0001-01-01T00:00:00+01:00", "outside years 1 to 9999 in UTC"),
+        ("end", "9999-12-31T23:00:00-05:00", "outside years 1 to 9999 in UTC"),
+    ],
+)
+def test_it_refuses_a_reservation_value_out_of_range_naming_the_field(
+    team_a_client, cluster, spec_field, value, reason
+):
+    """A PUT of such a spec was a 400 not naming the field (the price: "malformed object:
+    OverflowError"), or stored the row and then answered 400 "Datetime value out of range."
+    (DRF could not show its time): every later read of the reservations was a 500
+    (psycopg: "timestamp too small (before year 1)")."""
+    from builders import make_reservation
+
+    reservation = make_reservation(cluster, "a-h100", "team-a")
+    spec = {"owner": {"namespaces": ["team-a"]}, "nodeNames": ["a-h100"], spec_field: value}
+
+    response = team_a_client.put(
+        f"/api/v1/reservations/{reservation.id}/",
+        {"cluster": cluster.id, "name": "a-h100", "spec": spec},
+        format="json",
+    )
+
+    assert response.status_code == 400, response.content
+    [message] = response.json()["spec"]
+    assert message.startswith(f"Reservation/a-h100: spec.{spec_field}: "), message
+    assert reason in message
+    listed = team_a_client.get("/api/v1/reservations/")
+    assert listed.status_code == 200
+    assert [row["spec"] for row in listed.json()["results"]] == [reservation.spec]

@@ -87,7 +87,12 @@ class ObjectContext:
             self.fail(field, f"must be a number, got {value!r}")
         if value < minimum or value in (float("inf"), float("-inf")):
             self.fail(field, f"must be a finite number >= {minimum:g}, got {value!r}")
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # an int past float's range (about 1.8e308)
+            digits = len(str(abs(value)))  # JSON reads at most 4,300 digits
+            reason = f"must be a finite number >= {minimum:g}, got an integer of {digits} digits"
+            self.fail(field, reason)
 
     def boolean(self, value: Any, field: str) -> bool:
         if value is None:
@@ -114,7 +119,8 @@ class ObjectContext:
         return out
 
     def timestamp(self, value: Any, field: str) -> datetime | None:
-        """An RFC 3339 time (``2026-12-01T00:00:00Z``), timezone-aware (UTC if none)."""
+        """An RFC 3339 time (``2026-12-01T00:00:00Z``), timezone-aware (UTC if none), whose
+        UTC instant is in years 1 to 9999 (what Python, hence Django, can read back)."""
         if value is None or value == "":
             return None
         if isinstance(value, datetime):
@@ -124,7 +130,12 @@ class ObjectContext:
                 moment = datetime.fromisoformat(self.text(value, field))
             except ValueError:
                 self.fail(field, f"not an RFC 3339 time: {value!r}")
-        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+        moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+        try:  # an offset can carry a time past datetime's years (Postgres then stores BC)
+            moment.astimezone(UTC)
+        except OverflowError:
+            self.fail(field, f"{value!r}: outside years 1 to 9999 in UTC")
+        return moment
 
 
 def type_name(value: Any) -> str:
