@@ -33,11 +33,11 @@ Pure: no Django, no I/O.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 import yaml
 
-from topology.model.hardware import Cluster, NodeGroup, Pod, Reservation, Taint, Toleration
+from recommender.engine.autoscaler.reservation_pods import pod_template_fields
+from topology.model.hardware import Cluster, NodeGroup, Pod, Reservation
 
 AWS_SOURCE = "aws ec2 describe-capacity-reservations"
 KARPENTER_SOURCE = "Karpenter EC2NodeClass status.capacityReservations"
@@ -76,12 +76,7 @@ def reservation_text(
         + ", ".join(sorted({p.gang or p.key for p in pods}) or ["the pending pods"])
         + ":",
     ]
-    spec: dict[str, Any] = {}
-    if selector:
-        spec["nodeSelector"] = selector
-    tolerations = _missing_tolerations(group.template.taints, pods)
-    if tolerations:
-        spec["tolerations"] = tolerations
+    spec = pod_template_fields(selector, group.template.taints, pods)
     if not spec:
         lines.append("# (nothing: the pods already select and tolerate the reserved nodes)")
         return "\n".join(lines) + "\n"
@@ -122,28 +117,6 @@ def _how(source: str | None, cloud_id: str, group: NodeGroup, karpenter: bool) -
         "How the cloud starts this reservation's nodes is not in the snapshot: start them "
         "from the reservation itself, then the pods below land on them."
     ]
-
-
-def _missing_tolerations(taints: Iterable[Taint], pods: tuple[Pod, ...]) -> list[dict[str, str]]:
-    """The reserved nodes' NoSchedule/NoExecute taints some pending pod does not tolerate."""
-    missing = []
-    for taint in taints:
-        if taint.effect == "PreferNoSchedule":
-            continue
-        if pods and all(any(t.tolerates(taint) for t in p.tolerations) for p in pods):
-            continue
-        missing.append(_toleration(Toleration(taint.key, "Equal", taint.value, taint.effect)))
-    return missing
-
-
-def _toleration(toleration: Toleration) -> dict[str, str]:
-    fields = (
-        ("key", toleration.key),
-        ("operator", "Equal" if toleration.value else "Exists"),
-        ("value", toleration.value),
-        ("effect", toleration.effect),
-    )
-    return {k: v for k, v in fields if v}
 
 
 def reservation_named(cluster: Cluster, name: str) -> Reservation | None:

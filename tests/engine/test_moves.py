@@ -6,6 +6,7 @@ cluster-autoscaler's drain rules (``cluster-autoscaler/simulator/drainability/ru
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -13,14 +14,17 @@ from typing import Any
 from recommender.engine.autoscaler.plan import options_for
 from recommender.engine.evaluate.evaluation import evaluate
 from recommender.engine.moves.drainability import DrainContext, DrainSettings, movable
+from recommender.engine.moves.owners import EVICT, INSTEAD, ROLLOUT
 from recommender.engine.moves.reconcile import Reconciliation, Refusal, reconcile
-from recommender.engine.moves.report import moves_for
+from recommender.engine.moves.report import moves_for, reconciliation_actions
 from recommender.engine.moves.search import MoveSearch, Search
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
+from tests.action_checks import assert_reconciliation_runs
 from tests.builders import PodBuilder, make_gang, make_node, make_pod, make_reservation
 from topology.kube.core.drainfields import drain_fields
 from topology.kube.fields import ObjectContext
+from topology.kube.parse import parse_objects
 from topology.model.hardware import (
     Cluster,
     DisruptionBudget,
@@ -233,6 +237,190 @@ def test_it_never_moves_a_pod_whose_team_has_no_reservation() -> None:
     found, (refusal,) = reconciled(cluster)
     assert found == ()
     assert refusal.node == "od1" and "team-b" in refusal.reason
+
+
+def reservation_actions(cluster: Cluster) -> tuple[Reconciliation, list[str]]:
+    """The one reconciliation of ``cluster``, and its actions checked as kubectl takes them."""
+    (found,), refused = reconciled(cluster)
+    assert refused == ()
+    actions = reconciliation_actions(found)
+    assert_reconciliation_runs(actions)
+    return found, actions
+
+
+def test_it_patches_the_deployment_that_owns_the_pods_replicaset_and_waits_for_its_rollout() -> (
+    None
+):
+    """r1 holds n-res and n-res2 by name: its pods need a required node affinity, one
+    ``matchFields`` term per node (a node field selector takes one value, validation.go
+    ``validateNodeFieldSelectorRequirement``). The template is the Deployment's
+    (``deployment/sync.go`` ``getNewReplicaSet``): patched, then its rollout replaces the
+    pod; no eviction, which the old ReplicaSet would answer with an old-template pod.
+    Undo: ``kubectl rollout undo``, then uncordon."""
+    reservation = make_reservation("r1", "team-a").nodes("n-res", "n-res2").build()
+    pod = replicated("web", "team-a").set(template_owner="Deployment/team-a/web")
+    cluster = Cluster(
+        "c",
+        nodes=(
+            H100.named("n-res").build(),
+            H100.named("n-res2").build(),
+            H100.named("od1").price(30.0).build(),
+        ),
+        pods=(pod.on("od1").gpus(4).build(),),
+        reservations=(reservation,),
+    )
+    found, actions = reservation_actions(cluster)
+    (step,) = found.owners
+    assert (step.owner, step.pods, step.how) == ("Deployment/team-a/web", ("team-a/web",), ROLLOUT)
+    terms = [
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [name]}]}
+        for name in ("n-res", "n-res2")
+    ]
+    required = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
+    patch = {"spec": {"template": {"spec": {"affinity": {"nodeAffinity": required}}}}}
+    commands = [a for a in actions if not a.startswith("#")]
+    assert commands == [
+        "kubectl cordon od1",
+        "kubectl patch deployment web -n team-a --type=strategic "
+        f"-p '{json.dumps(patch, sort_keys=True)}'",
+        "kubectl rollout status deployment/web -n team-a --timeout=15m",
+    ]
+    assert actions[-2:] == [
+        "# undo: kubectl rollout undo deployment/web -n team-a",
+        "# undo: kubectl uncordon od1",
+    ]
+
+
+def test_it_patches_a_statefulset_selecting_the_reservations_labels_then_evicts() -> None:
+    """r1 holds the nodes labelled pool=reserved: a nodeSelector picks them. A
+    StatefulSet recreates an evicted pod at its update revision
+    (``stateful_set_utils.go`` ``newVersionedStatefulSetPod``): patch, then evict."""
+    reservation = make_reservation("r1", "team-a").selector({"pool": "reserved"}).build()
+    cluster = Cluster(
+        "c",
+        nodes=(
+            H100.named("n-res").label("pool", "reserved").build(),
+            H100.named("od1").price(30.0).build(),
+        ),
+        pods=(
+            replicated("db-0", "team-a")
+            .controller("StatefulSet/team-a/db")
+            .on("od1")
+            .gpus(2)
+            .build(),
+        ),
+        reservations=(reservation,),
+    )
+    found, actions = reservation_actions(cluster)
+    (step,) = found.owners
+    assert (step.owner, step.how, step.fields) == (
+        "StatefulSet/team-a/db",
+        EVICT,
+        {"nodeSelector": {"pool": "reserved"}},
+    )
+    patch = '{"spec": {"template": {"spec": {"nodeSelector": {"pool": "reserved"}}}}}'
+    patch_at = actions.index(
+        f"kubectl patch statefulset db -n team-a --type=strategic -p '{patch}'"
+    )
+    (eviction,) = [a for a in actions if a.endswith("/pods/db-0/eviction -f -")]
+    assert patch_at < actions.index(eviction)
+    assert "# undo: kubectl rollout undo statefulset/db -n team-a" in actions
+
+
+def test_it_patches_a_replicaset_no_deployment_owns_and_undoes_with_nulls() -> None:
+    reservation = make_reservation("r1", "team-a").selector({"pool": "reserved"}).build()
+    owner = "ReplicaSet/team-a/web-owner"
+    cluster = Cluster(
+        "c",
+        nodes=(
+            H100.named("n-res").label("pool", "reserved").build(),
+            H100.named("od1").price(30.0).build(),
+        ),
+        pods=(replicated("web", "team-a").set(template_owner=owner).on("od1").gpus(2).build(),),
+        reservations=(reservation,),
+    )
+    _, actions = reservation_actions(cluster)
+    assert any(a.startswith("kubectl patch replicaset web-owner -n team-a ") for a in actions)
+    assert any(a.endswith("/pods/web/eviction -f -") for a in actions)
+    undo = '{"spec": {"template": {"spec": {"nodeSelector": {"pool": null}}}}}'
+    assert f"# undo: kubectl patch replicaset web-owner -n team-a --type=strategic -p '{undo}'" in (
+        actions
+    )
+
+
+def test_it_never_patches_nor_evicts_a_jobs_pod_and_says_what_to_do_instead() -> None:
+    """batch/v1 ``ValidateJobSpecUpdate``: a started Job's pod template is immutable, and
+    an evicted pod comes back from it wherever the scheduler puts it: no patch, no
+    eviction; the fields for its next run are given."""
+    cluster = reservation_cluster(
+        replicated("train", "team-a").controller("Job/team-a/train").on("od1").gpus(4).build()
+    )
+    found, actions = reservation_actions(cluster)
+    (step,) = found.owners
+    assert step.how == INSTEAD and "cannot change once it started" in step.note
+    commands = [a for a in actions if not a.startswith("#")]
+    assert commands == ["kubectl cordon od1"]
+    assert any(a.startswith("# not moved: team-a/train: Job/team-a/train") for a in actions)
+    assert actions[-1] == "# undo: kubectl uncordon od1"
+
+
+def test_it_patches_nothing_for_a_replicaset_it_did_not_read() -> None:
+    """A ReplicaSet pod whose ReplicaSet was not read: a Deployment may own it (then a
+    patch of the ReplicaSet would be rolled back by the Deployment): not patched."""
+    cluster = reservation_cluster(replicated("web", "team-a").on("od1").gpus(4).build())
+    found, actions = reservation_actions(cluster)
+    (step,) = found.owners
+    assert step.how == INSTEAD and "was not read" in step.note
+    assert [a for a in actions if not a.startswith("#")] == ["kubectl cordon od1"]
+
+
+def test_it_reads_the_deployment_owning_a_pods_replicaset_as_its_template_owner() -> None:
+    """The ReplicaSet's ownerReferences name the Deployment; a ReplicaSet without one
+    owns its template itself; a pod whose ReplicaSet is not read gets None."""
+
+    def replica_set(name: str, owners: list[dict[str, Any]]) -> dict[str, Any]:
+        labels = {"app": name}
+        return {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {"name": name, "namespace": "ml", "ownerReferences": owners},
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": labels},
+                "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {"containers": [{"name": "c"}]},
+                },
+            },
+        }
+
+    def pod(name: str, replica_set: str) -> dict[str, Any]:
+        ref = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": replica_set}
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": name,
+                "namespace": "ml",
+                "labels": {"app": replica_set},
+                "ownerReferences": [{**ref, "uid": "u", "controller": True}],
+            },
+            "spec": {"containers": [{"name": "c"}]},
+        }
+
+    deployment_ref = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": "d"}
+    objects = [
+        replica_set("web-5d8f", [{**deployment_ref, "controller": True}]),
+        replica_set("solo", []),
+        pod("web-5d8f-a", "web-5d8f"),
+        pod("solo-a", "solo"),
+        pod("gone-a", "gone"),
+    ]
+    snapshot = parse_objects((("t", o) for o in objects), cluster_name="t")
+    owners = {p.name: p.template_owner for p in snapshot.cluster.pods}
+    assert owners["web-5d8f-a"] == "Deployment/ml/web"
+    assert owners["solo-a"] == "ReplicaSet/ml/solo"
+    assert owners["gone-a"] is None
 
 
 # --- what the parser reads for the rules --------------------------------------------------

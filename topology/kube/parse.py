@@ -166,6 +166,7 @@ def parse_objects(
     if cache is not None:
         cache.end()
     workloads_k8s.add_wanted_pods(collected, _pod)
+    workloads_k8s.with_template_owners(collected)
     _admit(collected, extended_resource_toleration)
     return _assemble(collected, cluster_name, prices or bundled_table(), tuple(discovered_groups))
 

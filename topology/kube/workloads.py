@@ -200,3 +200,26 @@ def add_wanted_pods(collected: Any, parse_pod: Callable[[Any, ObjectContext, Any
     for gang in declared:
         collected.pod_groups.setdefault((gang.namespace, gang.name), gang)
     collected.notes.extend(expansion.notes)
+
+
+def with_template_owners(collected: Any) -> None:
+    """topology.kube.parse assembly hook: each ReplicaSet pod's ``template_owner``.
+
+    The Deployment controller makes a ReplicaSet per pod template and names itself its
+    controller owner (``pkg/controller/deployment/sync.go`` ``getNewReplicaSet``): a
+    change to the pods' template is made on the Deployment, which rolls a new
+    ReplicaSet out. A ReplicaSet read without a Deployment owner is its own template's
+    owner; one not read leaves the field None (its owner is not known)."""
+    owners: dict[str, str] = {}
+    for controller in collected.controllers:
+        if controller.kind != "ReplicaSet" or controller.group != "apps":
+            continue
+        key = f"ReplicaSet/{controller.namespace}/{controller.name}"
+        deployments = [name for kind, name in controller.owners if kind == "Deployment"]
+        owners[key] = (
+            f"Deployment/{controller.namespace}/{deployments[0]}" if deployments else key
+        )
+    for record in collected.pods:
+        owner = owners.get(record.pod.controller or "")
+        if owner is not None:
+            record.pod = replace(record.pod, template_owner=owner)

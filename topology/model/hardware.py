@@ -308,6 +308,11 @@ class Pod:
     # names of its hostPath and disk-backed emptyDir volumes (utils/drain isLocalVolume)
     # less those cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes lists
     blocking_local_volumes: tuple[str, ...] = ()
+    # the object whose pod template its replacement is made from, when that is not
+    # ``controller``: "Deployment/<ns>/<name>" owning its ReplicaSet, or the ReplicaSet
+    # itself read without one; None for other pods, and when its ReplicaSet was not
+    # read (topology.kube.workloads.with_template_owners)
+    template_owner: str | None = None
 
     @property
     def key(self) -> str:
@@ -448,6 +453,14 @@ class Reservation:
 
     def may_use(self, namespace: str) -> bool:
         return namespace in self.owner_namespaces
+
+    def holds(self, node_name: str, labels: Mapping[str, str]) -> bool:
+        """The node is one of its named nodes, or its labels match its nodeSelector."""
+        if node_name in self.node_names:
+            return True
+        return bool(self.node_selector) and all(
+            labels.get(k) == v for k, v in self.node_selector.items()
+        )
 
 
 # --- queues and quotas (Kueue, Volcano, KAI) ---------------------------------------

@@ -14,6 +14,11 @@ that team's reserved nodes in the simulation (the reservation filter keeps any o
 team's pods off them). Nodes are tried dearest first, each on the state the ones
 before left, so two nodes never count the same idle room.
 
+Each offer carries its pods' owners and the patch of each owner's pod template that
+sends the replacements to the reservations they landed in (``owners.owner_steps``):
+an evicted pod comes back from its owner's template, which otherwise lets it land on
+any on-demand node again.
+
 Pure: no Django, no I/O, no clock.
 """
 
@@ -29,6 +34,7 @@ from recommender.engine.scheduler.workloads import pod_gpu_milli, pod_workload
 from topology.model.hardware import Cluster, Pod
 
 from .drainability import DrainContext, DrainStatus, movable, sequential_budgets
+from .owners import OwnerStep, owner_steps
 from .search import Move, replacement
 
 SKIPPED_RULES = ("daemonset", "mirror")  # they go with the node: not in the way
@@ -43,6 +49,9 @@ class Reconciliation:
     moves: tuple[Move, ...]
     reservations: tuple[str, ...]
     sequential_budgets: tuple[str, ...] = ()
+    # the moved pods' owners and the patch of each that sends them to the reservations,
+    # shown before the evictions (``owners``)
+    owners: tuple[OwnerStep, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +100,9 @@ def reconcile(
                 names = _reservation_names(cluster, moves, at)
                 price = node.price_per_node_hour or 0.0
                 budgets = sequential_budgets(pods, drain)
-                found.append(Reconciliation(node.name, price, moves, names, budgets))
+                held = [r for r in cluster.reservations if r.name in names]
+                steps = owner_steps(cluster, pods, held)
+                found.append(Reconciliation(node.name, price, moves, names, budgets, steps))
                 continue
         refused.append(Refusal(node.name, reason))
     return tuple(found), tuple(refused)
@@ -150,10 +161,7 @@ def _reservation_names(cluster: Cluster, moves: tuple[Move, ...], at: datetime) 
         namespace = move.pod.split("/", 1)[0]
         node = next(n for n in cluster.nodes if n.name == move.to_node)
         for reservation in cluster.reservations:
-            holds = node.name in reservation.node_names or (
-                bool(reservation.node_selector)
-                and all(node.labels.get(k) == v for k, v in reservation.node_selector.items())
-            )
+            holds = reservation.holds(node.name, node.labels)
             if holds and reservation.active_at(at) and reservation.may_use(namespace):
                 names.add(reservation.name)
     return tuple(sorted(names))

@@ -52,6 +52,15 @@ from topology.model.hardware import Cluster
 from topology.model.money import format_money
 
 from .drainability import DrainContext, DrainSettings, blocked_counts, movable
+from .owners import (
+    EVICT,
+    INSTEAD,
+    ROLLOUT,
+    OwnerStep,
+    patch_command,
+    rollout_command,
+    undo_command,
+)
 from .reconcile import Reconciliation, Refusal, reconcile
 from .search import Move, MovePlan, MoveSearch
 
@@ -321,16 +330,50 @@ def _reconciliation_json(found: Reconciliation) -> dict[str, Any]:
         "reservations": list(found.reservations),
         "moves": [_move_json(m) for m in found.moves],
         "sequentialBudgets": list(found.sequential_budgets),
+        "ownerPatches": [_owner_json(step) for step in found.owners],
         "actions": reconciliation_actions(found),
     }
 
 
 def reconciliation_actions(found: Reconciliation) -> list[str]:
-    """Cordon the on-demand node (its replacements must go elsewhere), evict its pods,
-    and the undo: uncordon it."""
+    """In order: cordon the on-demand node (nothing lands on it again), 1. patch each
+    owner's pod template so that its replacements land in the reservation, 2. wait for
+    a Deployment's rollout or evict the other pods through the Eviction API (a pod whose
+    owner cannot be patched is left, and why said), 3. the undo (as comments): the
+    owners' patches reverted, then uncordon."""
+    reservations = ", ".join(found.reservations)
     lines = [f"kubectl cordon {found.node}"]
-    lines += [eviction_action(move.pod) for move in found.moves]
+    lines.append(f"# 1. send the replacements to {reservations}: patch their owners' pod templates")
+    patched = [s for s in found.owners if s.how != INSTEAD]
+    lines += [patch_command(step) for step in patched]
+    lines.append("# 2. replace the pods")
+    for step in found.owners:
+        if step.how == ROLLOUT:
+            lines.append(
+                f"# {step.owner} rolls out a new ReplicaSet that replaces every pod of it "
+                "(not evicted: its old ReplicaSet would recreate them as they were)"
+            )
+            lines.append(rollout_command(step))
+        elif step.how == EVICT:
+            lines += [eviction_action(pod) for pod in step.pods]
+        else:
+            lines.append(f"# not moved: {', '.join(step.pods)}: {step.note}")
+    lines.append("# 3. undo")
+    lines += [f"# undo: {undo_command(step)}" for step in patched]
     return [*lines, f"# undo: kubectl uncordon {found.node}"]
+
+
+def _owner_json(step: OwnerStep) -> dict[str, Any]:
+    patched = step.how != INSTEAD
+    return {
+        "owner": step.owner,
+        "pods": list(step.pods),
+        "how": step.how,
+        "fields": step.fields,
+        "patch": patch_command(step) if patched else None,
+        "undo": undo_command(step) if patched else None,
+        "note": step.note,
+    }
 
 
 def render_moves(report: MoveReport, currency: str = "USD") -> str:

@@ -25,7 +25,7 @@ from datetime import datetime
 from typing import Literal, get_args
 
 from topology.kube.core.volumes import failed_origin
-from topology.model.hardware import Cluster, DeviceClass, Pod, Reservation, Taint
+from topology.model.hardware import Cluster, DeviceClass, Pod, Taint
 
 from . import interpod
 from .allocate import claim_takes, gpu_options
@@ -106,16 +106,9 @@ def reserved_nodes_at(cluster: Cluster, at: datetime | None) -> dict[str, frozen
         if at is not None and not reservation.active_at(at):
             continue
         for node in cluster.nodes:
-            if _holds(reservation, node.name, node.labels):
+            if reservation.holds(node.name, node.labels):
                 owners.setdefault(node.name, set()).update(reservation.owner_namespaces)
     return {name: frozenset(namespaces) for name, namespaces in owners.items()}
-
-
-def _holds(reservation: Reservation, node_name: str, labels: Mapping[str, str]) -> bool:
-    if node_name in reservation.node_names:
-        return True
-    selector = reservation.node_selector
-    return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
 
 
 Check = Callable[[NodeInfo, NodeAlloc, Pod, FilterContext], Status]
