@@ -256,7 +256,8 @@ def test_it_patches_the_deployment_that_owns_the_pods_replicaset_and_waits_for_i
     ``validateNodeFieldSelectorRequirement``). The template is the Deployment's
     (``deployment/sync.go`` ``getNewReplicaSet``): patched, then its rollout replaces the
     pod; no eviction, which the old ReplicaSet would answer with an old-template pod.
-    Undo: ``kubectl rollout undo``, then uncordon."""
+    The rollout also replaces web-b (on n-res already): counted and said. Undo:
+    ``kubectl rollout undo``, then uncordon."""
     reservation = make_reservation("r1", "team-a").nodes("n-res", "n-res2").build()
     pod = replicated("web", "team-a").set(template_owner="Deployment/team-a/web")
     cluster = Cluster(
@@ -266,12 +267,15 @@ def test_it_patches_the_deployment_that_owns_the_pods_replicaset_and_waits_for_i
             H100.named("n-res2").build(),
             H100.named("od1").price(30.0).build(),
         ),
-        pods=(pod.on("od1").gpus(4).build(),),
+        pods=(pod.on("od1").gpus(4).build(), pod.named("web-b").on("n-res").gpus(4).build()),
         reservations=(reservation,),
     )
     found, actions = reservation_actions(cluster)
     (step,) = found.owners
     assert (step.owner, step.pods, step.how) == ("Deployment/team-a/web", ("team-a/web",), ROLLOUT)
+    # web-b, on n-res already, is replaced by the rollout too: said, not verified
+    assert step.others == 1
+    assert any("also its 1 pod(s) on other nodes, not verified to fit" in a for a in actions)
     terms = [
         {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [name]}]}
         for name in ("n-res", "n-res2")

@@ -67,6 +67,9 @@ class OwnerStep:
     how: str  # ROLLOUT, EVICT or INSTEAD
     fields: dict[str, Any]  # the pod-template fields that target the reservation
     note: str = ""  # why INSTEAD, and what the user does instead
+    # its other running pods (not on the emptied node): a Deployment's rollout replaces
+    # them too, and they were not verified to fit in the reservation
+    others: int = 0
 
     @property
     def resource(self) -> str:
@@ -135,7 +138,12 @@ def _step(
             "template it creates its pods from, then evict them"
         )
         return OwnerStep(owner, keys, INSTEAD, fields, note)
-    return OwnerStep(owner, keys, PATCHED_KINDS[kind][1], fields)
+    others = sum(
+        1
+        for p in cluster.bound_pods()
+        if (p.template_owner or p.controller) == owner and p.key not in keys
+    )
+    return OwnerStep(owner, keys, PATCHED_KINDS[kind][1], fields, others=others)
 
 
 def _fields(

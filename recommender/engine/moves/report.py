@@ -341,17 +341,21 @@ def reconciliation_actions(found: Reconciliation) -> list[str]:
     a Deployment's rollout or evict the other pods through the Eviction API (a pod whose
     owner cannot be patched is left, and why said), 3. the undo (as comments): the
     owners' patches reverted, then uncordon."""
-    reservations = ", ".join(found.reservations)
     lines = [f"kubectl cordon {found.node}"]
-    lines.append(f"# 1. send the replacements to {reservations}: patch their owners' pod templates")
+    lines.append("# 1. send the replacements to their teams' reservations: patch their owners")
     patched = [s for s in found.owners if s.how != INSTEAD]
     lines += [patch_command(step) for step in patched]
     lines.append("# 2. replace the pods")
     for step in found.owners:
         if step.how == ROLLOUT:
+            elsewhere = (
+                f", also its {step.others} pod(s) on other nodes, not verified to fit"
+                if step.others
+                else ""
+            )
             lines.append(
-                f"# {step.owner} rolls out a new ReplicaSet that replaces every pod of it "
-                "(not evicted: its old ReplicaSet would recreate them as they were)"
+                f"# {step.owner} rolls out a new ReplicaSet that replaces every pod of it"
+                f"{elsewhere} (not evicted: its old ReplicaSet would recreate them as they were)"
             )
             lines.append(rollout_command(step))
         elif step.how == EVICT:
@@ -373,6 +377,7 @@ def _owner_json(step: OwnerStep) -> dict[str, Any]:
         "patch": patch_command(step) if patched else None,
         "undo": undo_command(step) if patched else None,
         "note": step.note,
+        "otherPods": step.others,
     }
 
 
