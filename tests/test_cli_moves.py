@@ -8,15 +8,19 @@ import json
 import re
 from pathlib import Path
 
+from tests.action_checks import assert_reconciliation_runs
 from tests.conftest import environment_without_services, run_manage
 
 EXPORT = Path(__file__).resolve().parent / "web" / "move_cluster.yaml"
+# its header works the answer out: od-1 (30/h) emptied into team-a's reservation; the
+# Deployment's template patched, the Job's said immutable
+RECONCILE = Path(__file__).resolve().parent / "web" / "reconcile_cluster.yaml"
 AT = "2026-12-02T00:00:00Z"
 
 
-def evaluate(*arguments: str) -> str:
+def evaluate(*arguments: str, export: Path = EXPORT) -> str:
     result = run_manage(
-        "evaluate", str(EXPORT), "--at", AT, *arguments, environment=environment_without_services()
+        "evaluate", str(export), "--at", AT, *arguments, environment=environment_without_services()
     )
     assert result.returncode == 0, result.stderr
     return result.stdout
@@ -57,3 +61,38 @@ def test_it_prints_the_move_and_its_commands_in_the_text_report() -> None:
     assert f"$ kubectl taint nodes {node} capacityweb.io/move-for=team-b.train-0:NoSchedule" in text
     assert "/eviction -f -" in text
     assert f"$ kubectl taint nodes {node} capacityweb.io/move-for-" in text
+
+
+def test_it_patches_the_deployment_before_replacing_its_pod_and_keeps_the_jobs_pod() -> None:
+    moves = json.loads(evaluate("--moves", "--format", "json", export=RECONCILE))["moves"]
+    (found,) = moves["reconciliations"]
+    assert (found["node"], found["savedPerHour"], found["reservations"]) == (
+        "od-1",
+        30.0,
+        ["team-a-h100"],
+    )
+    deployment, job = found["ownerPatches"]
+    assert (deployment["owner"], deployment["pods"], deployment["how"]) == (
+        "Deployment/team-a/web",
+        ["team-a/web-5d8f-a"],
+        "rollout",
+    )
+    assert deployment["fields"] == {"nodeSelector": {"pool": "reserved"}}
+    assert (job["owner"], job["how"], job["patch"]) == ("Job/team-a/train", "instead", None)
+    assert "cannot change once it started" in job["note"]
+    assert found["podsNotMoved"] == 1
+    actions = found["actions"]
+    assert_reconciliation_runs(actions)
+    assert actions.index(deployment["patch"]) < actions.index(
+        "kubectl rollout status deployment/web -n team-a --timeout=15m"
+    )
+    assert not any("/eviction" in a for a in actions)  # the rollout replaces web; train stays
+
+
+def test_it_prints_the_owner_patch_before_the_rollout_in_the_text_report() -> None:
+    text = evaluate("--moves", export=RECONCILE).split("Reservation reconciliation\n", 1)[1]
+    assert "od-1: move 2 pod(s) into team-a-h100, saves $30.00/h" in text
+    patch = "kubectl patch deployment web -n team-a --type=strategic"
+    rollout = "kubectl rollout status deployment/web -n team-a"
+    assert text.index("kubectl cordon od-1") < text.index(patch) < text.index(rollout)
+    assert text.index(rollout) < text.index("# undo: kubectl rollout undo deployment/web")

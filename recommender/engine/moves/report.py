@@ -331,6 +331,7 @@ def _reconciliation_json(found: Reconciliation) -> dict[str, Any]:
         "moves": [_move_json(m) for m in found.moves],
         "sequentialBudgets": list(found.sequential_budgets),
         "ownerPatches": [_owner_json(step) for step in found.owners],
+        "podsNotMoved": sum(len(s.pods) for s in found.owners if s.how == INSTEAD),
         "actions": reconciliation_actions(found),
     }
 
@@ -344,7 +345,7 @@ def reconciliation_actions(found: Reconciliation) -> list[str]:
     lines = [f"kubectl cordon {found.node}"]
     lines.append("# 1. send the replacements to their teams' reservations: patch their owners")
     patched = [s for s in found.owners if s.how != INSTEAD]
-    lines += [patch_command(step) for step in patched]
+    lines += [patch_command(step) for step in patched] or ["# (no owner can be patched)"]
     lines.append("# 2. replace the pods")
     for step in found.owners:
         if step.how == ROLLOUT:
@@ -392,9 +393,11 @@ def render_moves(report: MoveReport, currency: str = "USD") -> str:
     lines.append("Reservation reconciliation")
     for found in report.reconciliations:
         saved = format_money(found.price_per_hour, currency)
+        kept = sum(len(s.pods) for s in found.owners if s.how == INSTEAD)
+        said = f" ({kept} of them not moved: their owners cannot be patched)" if kept else ""
         lines.append(
             f"  {found.node}: move {len(found.moves)} pod(s) into "
-            f"{', '.join(found.reservations)}, saves {saved}/h once the node is removed"
+            f"{', '.join(found.reservations)}, saves {saved}/h once the node is removed{said}"
         )
         lines += [f"    {line}" for line in reconciliation_actions(found)]
     lines += [f"  {r.node}: not offered: {r.reason}" for r in report.refusals]
