@@ -39,6 +39,9 @@ from recommender.models import Evaluation, MoveReport
 from topology.adapters import cluster_from_snapshot
 
 BEING_WORKED_OUT = "being worked out"
+# what another team reads instead of a reconciliation's commands into a reservation it
+# may not see (the patches select its nodes)
+WITHHELD = "the commands select another team's reservation: shown to that team"
 # one row per plan and per reconciliation in the CSV, under these columns
 CSV_COLUMNS = (
     "cluster",
@@ -224,14 +227,30 @@ def shown_result(row: MoveReport, labels: visibility.ReservationLabels) -> dict[
     """The report's JSON as the viewer may read it: other teams' reservations relabelled."""
     data = dict(row.result or {})
     data["reconciliations"] = [
-        {**found, "reservations": labels.names(found.get("reservations") or [])}
-        for found in data.get("reconciliations") or []
+        _shown_reconciliation(found, labels) for found in data.get("reconciliations") or []
     ]
     data["reconciliationRefusals"] = [
         {**refusal, "reason": labels.text(str(refusal.get("reason") or ""))}
         for refusal in data.get("reconciliationRefusals") or []
     ]
     return data
+
+
+def _shown_reconciliation(
+    found: dict[str, Any], labels: visibility.ReservationLabels
+) -> dict[str, Any]:
+    """Relabelled; its owner patches and commands withheld when they select another
+    team's reservation (its nodeSelector may be the reservation's cloud id)."""
+    names = found.get("reservations") or []
+    shown = {**found, "reservations": labels.names(names)}
+    if not labels.hidden(names):
+        return shown
+    shown["ownerPatches"] = [
+        {"owner": s.get("owner"), "pods": s.get("pods"), "how": s.get("how"), "note": WITHHELD}
+        for s in found.get("ownerPatches") or []
+    ]
+    shown["actions"] = [f"# {WITHHELD}"]
+    return shown
 
 
 def csv_rows(row: MoveReport, labels: visibility.ReservationLabels) -> list[dict[str, Any]]:

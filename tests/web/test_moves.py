@@ -11,6 +11,7 @@ team-b's. The section says "being worked out" until the task has stored the repo
 from __future__ import annotations
 
 import csv
+import html
 import io
 import re
 from datetime import timedelta
@@ -19,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from capacityweb.visibility import OTHER_TEAM
 from tests.web.fixtures import TAKEN_AT, ingest_and_evaluate, make_cluster
 
 pytestmark = pytest.mark.django_db
@@ -189,3 +191,72 @@ def test_it_says_per_team_what_moving_would_save_in_the_digest(evaluated: Any, u
     assert re.search(r"team-b: \S*40\.00\S*/h", message.body)
     html = message.alternatives[0][0]
     assert "Move instead of buy" in html and "team-b" in html
+
+
+# --- reservation reconciliation (tests/web/reconcile_cluster.yaml, its header by hand) ---
+
+RECONCILE_FILE = Path(__file__).resolve().parent / "reconcile_cluster.yaml"
+DEPLOYMENT_PATCH = (
+    "kubectl patch deployment web -n team-a --type=strategic -p "
+    """'{"spec": {"template": {"spec": {"nodeSelector": {"pool": "reserved"}}}}}'"""
+)
+
+
+@pytest.fixture
+def reconciled(cluster: Any) -> Any:
+    from recommender.tasks import find_moves
+    from topology.ingest.files import read_objects
+
+    evaluation = ingest_and_evaluate(cluster, read_objects(RECONCILE_FILE))
+    find_moves(evaluation.pk)
+    return evaluation
+
+
+def member_of(client: Any, username: str, team: str) -> Any:
+    from django.contrib.auth.models import Group, User
+
+    from capacityweb.teams import team_group_name
+
+    user = User.objects.create_user(username, password="member-password-1")
+    user.groups.add(Group.objects.get_or_create(name=team_group_name(team))[0])
+    client.force_login(user)
+    return client
+
+
+def test_it_shows_the_owners_patch_before_the_rollout_on_the_recommendations_page(
+    signed_in: Any, reconciled: Any
+) -> None:
+    url = f"/clusters/{reconciled.cluster_id}/recommendations/"
+    section = moves_section(signed_in.get(url).content.decode())
+    assert 'data-move-node="od-1"' in section
+    assert re.search(r'data-figure="reconciliation-saved-per-hour">\$30\.00/h<', section)
+    assert 'data-owner="Deployment/team-a/web" data-how="rollout"' in section
+    assert 'data-owner="Job/team-a/train" data-how="instead"' in section
+    assert "(1 of them not moved: their owners cannot be patched)" in text_of(section)
+    commands = html.unescape(section.split('id="reconcile-1">', 1)[1])
+    rollout = "kubectl rollout status deployment/web -n team-a --timeout=15m"
+    assert commands.index("kubectl cordon od-1") < commands.index(DEPLOYMENT_PATCH)
+    assert commands.index(DEPLOYMENT_PATCH) < commands.index(rollout)
+
+
+def test_it_gives_the_owner_patches_in_the_api_and_withholds_them_from_another_team(
+    client: Any, reconciled: Any
+) -> None:
+    from recommender.moves.reports import WITHHELD
+    from tests.action_checks import assert_reconciliation_runs
+
+    owner = member_of(client, "alice", "team-a")
+    (row,) = owner.get(f"/api/v1/moves/?evaluation={reconciled.pk}").json()["results"]
+    (found,) = owner.get(f"/api/v1/moves/{row['id']}/").json()["result"]["reconciliations"]
+    assert [s["owner"] for s in found["ownerPatches"]] == [
+        "Deployment/team-a/web",
+        "Job/team-a/train",
+    ]
+    assert found["ownerPatches"][0]["fields"] == {"nodeSelector": {"pool": "reserved"}}
+    assert_reconciliation_runs(found["actions"])
+
+    outsider = member_of(client, "bob", "team-b")
+    (found,) = outsider.get(f"/api/v1/moves/{row['id']}/").json()["result"]["reconciliations"]
+    assert found["reservations"] == [OTHER_TEAM]
+    assert "team-a-h100" not in str(found) and "reserved" not in str(found["ownerPatches"])
+    assert found["actions"] == [f"# {WITHHELD}"]
