@@ -393,8 +393,8 @@ def render_moves(report: MoveReport, currency: str = "USD") -> str:
     lines.append("Reservation reconciliation")
     for found in report.reconciliations:
         saved = format_money(found.price_per_hour, currency)
-        kept = sum(len(s.pods) for s in found.owners if s.how == INSTEAD)
-        said = f" ({kept} of them not moved: their owners cannot be patched)" if kept else ""
+        stay = sum(len(s.pods) for s in found.owners if s.how == INSTEAD)
+        said = f" ({stay} of them not moved: their owners cannot be patched)" if stay else ""
         lines.append(
             f"  {found.node}: move {len(found.moves)} pod(s) into "
             f"{', '.join(found.reservations)}, saves {saved}/h once the node is removed{said}"
