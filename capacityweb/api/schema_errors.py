@@ -15,6 +15,15 @@ answers, and when (docs/API.md, "Errors"):
     429  a throttled request: every write (scope ``writes``, ``test-sends``) and
          the reports (``reports``), with Retry-After
 
+An operation answering in several formats (JSON and CSV: a ``format`` query parameter)
+answers every status, errors included, in the format asked for: DRF negotiates the
+renderer before the view runs, and renders its refusals with it (a CSV client reads
+``field,message`` lines). So each of its responses lists every format's media type, and
+its ``format`` parameter says what DRF takes (``rest_framework.negotiation``
+``DefaultContentNegotiation.select_renderer``): the browsable API's ``api`` as well
+(HTML, a page for people; drf-spectacular leaves it out), an empty value as none given,
+and any other value a 404.
+
 The rules read the operation as the schema states it (method, path and query
 parameters, body, security), so a new operation is covered as soon as it exists.
 """
@@ -22,6 +31,9 @@ parameters, body, security), so a new operation is covered as soon as it exists.
 from __future__ import annotations
 
 from typing import Any
+
+from rest_framework.renderers import BrowsableAPIRenderer
+from rest_framework.settings import api_settings
 
 ERROR_SCHEMA = {
     "type": "object",
@@ -47,6 +59,8 @@ DESCRIPTIONS = {
     "415": "A body in a media type the operation does not take",
     "429": "Throttled; Retry-After says when to try again",
 }
+FORMAT_PARAMETER = "format"  # DRF's URL_FORMAT_OVERRIDE
+TEXT_SCHEMA = {"type": "string"}
 
 
 def error_codes(path: str, method: str, operation: dict[str, Any]) -> list[str]:
@@ -58,7 +72,7 @@ def error_codes(path: str, method: str, operation: dict[str, Any]) -> list[str]:
         codes.append("400")
     if any(requirement for requirement in operation.get("security", [])):
         codes.append("403")
-    if "{" in path or query & OBJECT_PARAMETERS or report:
+    if "{" in path or query & (OBJECT_PARAMETERS | {FORMAT_PARAMETER}) or report:
         codes.append("404")
     if "requestBody" in operation:
         codes.append("415")
@@ -90,4 +104,46 @@ def add_error_responses(result: dict[str, Any], generator: Any, request: Any, pu
             responses = operation.setdefault("responses", {})
             for code in error_codes(path, method, operation):
                 responses.setdefault(code, error_response(code))
+            document_formats(operation)
     return result
+
+
+def browsable_formats() -> dict[str, str]:
+    """format -> media type of the default renderers drf-spectacular leaves out (the
+    browsable API's ``api``, text/html), which every view with them also serves."""
+    renderers = (renderer() for renderer in api_settings.DEFAULT_RENDERER_CLASSES)
+    return {
+        renderer.format: renderer.media_type
+        for renderer in renderers
+        if isinstance(renderer, BrowsableAPIRenderer)
+    }
+
+
+def document_formats(operation: dict[str, Any]) -> None:
+    """An operation with a ``format`` parameter: the browsable API's format in its enum, an
+    empty value allowed (DRF reads it as none), and each response in every format's media
+    type (module docstring)."""
+    parameter = next(
+        (
+            p
+            for p in operation.get("parameters", [])
+            if p.get("in") == "query" and p["name"] == FORMAT_PARAMETER
+        ),
+        None,
+    )
+    if parameter is None:
+        return
+    extra = browsable_formats()
+    enum = parameter["schema"].setdefault("enum", [])
+    enum[:] = sorted({*enum, *extra})
+    parameter["allowEmptyValue"] = True
+    media_types = {
+        media
+        for response in operation["responses"].values()
+        for media in response.get("content", {})
+    }
+    media_types |= set(extra.values())
+    for response in operation["responses"].values():
+        content = response.setdefault("content", {})
+        for media_type in sorted(media_types - set(content)):
+            content[media_type] = {"schema": dict(TEXT_SCHEMA)}

@@ -119,3 +119,59 @@ def test_the_schema_declares_the_error_responses_of_each_operation(client):
         "429",
         "502",
     ]
+
+
+def schema_operation(client, path, method="get"):
+    return client.get("/api/schema/", {"format": "json"}).json()["paths"][path][method]
+
+
+def test_a_csv_operation_documents_its_errors_in_csv_as_it_answers_them(team_a_client, client):
+    """DRF picks the renderer before the view runs, so a refusal of ``?format=csv`` is CSV
+    (``field,message``); the schema listed only JSON for the errors (schemathesis's
+    coverage phase: "Undocumented Content-Type" on moves/rows/)."""
+    response = team_a_client.get("/api/v1/moves/rows/", {"format": "csv", "cluster": 999999})
+
+    assert (response.status_code, response["Content-Type"]) == (404, "text/csv; charset=utf-8")
+    assert response.content == b"field,message\r\ndetail,cluster 999999: no such object\r\n"
+    responses = schema_operation(client, "/api/v1/moves/rows/")["responses"]
+    for code in ("400", "403", "404"):
+        assert set(responses[code]["content"]) == {"application/json", "text/csv", "text/html"}
+
+
+@pytest.mark.parametrize(
+    "path", ["/api/v1/reports/idle-reservations/", "/api/v1/reports/waste/", "/api/v1/moves/rows/"]
+)
+def test_it_answers_each_format_as_drf_negotiates_it_and_the_schema_says_so(
+    team_a_client, client, path
+):
+    """DRF's DefaultContentNegotiation: a format no renderer has is a 404, an empty one is
+    none given, ``api`` the browsable API (HTML). The schema's enum listed csv and json
+    only, so ``format=`` and ``format=api`` were "schema-violating requests accepted"."""
+    answers = {
+        value: team_a_client.get(path, {"format": value})
+        for value in ("api", "csv", "json", "", "xml")
+    }
+
+    media_types = {
+        value: (response.status_code, response["Content-Type"].split(";")[0])
+        for value, response in answers.items()
+    }
+    assert media_types == {
+        "api": (200, "text/html"),
+        "csv": (200, "text/csv"),
+        "json": (200, "application/json"),
+        "": (200, "application/json"),
+        "xml": (404, "application/json"),
+    }
+    operation = schema_operation(client, path)
+    [parameter] = [p for p in operation["parameters"] if p["name"] == "format"]
+    assert (parameter["schema"]["enum"], parameter.get("allowEmptyValue")) == (
+        ["api", "csv", "json"],
+        True,
+    )
+    assert "404" in operation["responses"]
+    assert set(operation["responses"]["200"]["content"]) == {
+        "application/json",
+        "text/csv",
+        "text/html",
+    }
