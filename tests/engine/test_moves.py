@@ -29,6 +29,7 @@ from topology.model.hardware import (
     Cluster,
     DisruptionBudget,
     LabelRequirement,
+    NodeSelectorTerm,
     Pod,
     PodSelector,
 )
@@ -366,6 +367,23 @@ def test_it_never_patches_nor_evicts_a_jobs_pod_and_says_what_to_do_instead() ->
     assert commands == ["kubectl cordon od1"]
     assert any(a.startswith("# not moved: team-a/train: Job/team-a/train") for a in actions)
     assert actions[-1] == "# undo: kubectl uncordon od1"
+
+
+def test_it_gives_the_terms_in_words_when_the_template_has_a_required_node_affinity() -> None:
+    """nodeSelectorTerms are a list without a merge key: a strategic merge patch would
+    replace the template's own terms (dropping its requirement on the block). So no
+    patch, nothing evicted; the matchFields term to add is said."""
+    within_b1 = NodeSelectorTerm((LabelRequirement(BLOCK, "In", ("b1",)),))
+    pod = replicated("web", "team-a").set(
+        template_owner="ReplicaSet/team-a/web-owner", affinity=(within_b1,)
+    )
+    found, actions = reservation_actions(reservation_cluster(pod.on("od1").gpus(4).build()))
+    (step,) = found.owners
+    assert step.how == INSTEAD and "a patch would replace them" in step.note
+    assert '"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n-res"]}]' in (
+        step.note
+    )
+    assert [a for a in actions if not a.startswith("#")] == ["kubectl cordon od1"]
 
 
 def test_it_patches_nothing_for_a_replicaset_it_did_not_read() -> None:

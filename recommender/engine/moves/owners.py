@@ -122,22 +122,21 @@ def _step(
     usable = [r for r in reservations if all(r.may_use(p.namespace) for p in pods)]
     fields, why = _fields(cluster, pods, usable)
     kind = owner.split("/", 1)[0]
-    if why:
-        return OwnerStep(owner, keys, INSTEAD, fields, why)
-    if kind == "Job":
-        return OwnerStep(owner, keys, INSTEAD, fields, _job_note(owner, fields))
-    if kind == "ReplicaSet" and pods[0].template_owner is None:
-        note = (
+    if not why and kind == "Job":
+        why = _job_note(owner)
+    elif not why and kind == "ReplicaSet" and pods[0].template_owner is None:
+        why = (
             f"{owner} was not read: whether a Deployment owns it (then the Deployment's "
             "template is the one to patch) is not known; read the ReplicaSets too"
         )
-        return OwnerStep(owner, keys, INSTEAD, fields, note)
-    if kind not in PATCHED_KINDS:
-        note = (
+    elif not why and kind not in PATCHED_KINDS:
+        why = (
             f"{kind} is not a template kubectl patches here: add the fields to the pod "
             "template it creates its pods from, then evict them"
         )
-        return OwnerStep(owner, keys, INSTEAD, fields, note)
+    if why:
+        body = json.dumps({"spec": {"template": {"spec": fields}}}, sort_keys=True)
+        return OwnerStep(owner, keys, INSTEAD, fields, f"{why}: {body}" if fields else why)
     others = sum(
         1
         for p in cluster.bound_pods()
@@ -166,8 +165,8 @@ def _fields(
         fields = pod_template_fields({}, taints, pods)
         if any(p.affinity for p in pods):
             return fields | {"affinity": _affinity(reservations)}, (
-                "its pod template has a required node affinity already: add the term "
-                "below to each of its nodeSelectorTerms (a patch would replace them)"
+                "its pod template has a required node affinity already: add these terms' "
+                "requirements to each of its nodeSelectorTerms (a patch would replace them)"
             )
         fields |= {"affinity": _affinity(reservations)}
     if "tolerations" in fields:  # reconcile binds no pod that lacks one: never here
@@ -196,14 +195,13 @@ def _affinity(reservations: list[Reservation]) -> dict[str, Any]:
     return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}}
 
 
-def _job_note(owner: str, fields: dict[str, Any]) -> str:
+def _job_note(owner: str) -> str:
     return (
         f"{owner}: a Job's pod template cannot change once it started (batch/v1), and an "
         "evicted pod comes back from the same template, wherever the scheduler puts it: "
         "not evicted. Add the fields to the manifest its next run is created from (or "
         "to its CronJob's jobTemplate); to move this run now, delete the Job and create "
-        "it again with them (the work since it started is lost): "
-        + json.dumps({"spec": {"template": {"spec": fields}}}, sort_keys=True)
+        "it again with them (the work since it started is lost)"
     )
 
 
