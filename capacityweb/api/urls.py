@@ -43,7 +43,29 @@ API_MODULES = [
     "recommender.moves.api",
     "capacityweb.dashboard.api",
 ]
-FILTER_BACKENDS = [DjangoFilterBackend, OrderingFilter]
+
+
+class CollectionOnly:
+    """A filter backend that filters collections (a list, a list route's action), never the
+    one row a detail route names. DRF's ``GenericAPIView.get_object`` filters the queryset
+    too, so the list's filters held on ``/reservations/7/``: ``?name=x`` made it a 404 and
+    ``?name=%00`` a 400, on operations whose schema has no such parameter (and no 400)."""
+
+    def filter_queryset(self, request: Any, queryset: Any, view: Any) -> Any:
+        if getattr(view, "detail", False):
+            return queryset
+        return super().filter_queryset(request, queryset, view)  # type: ignore[misc]
+
+
+class CollectionFilterBackend(CollectionOnly, DjangoFilterBackend):
+    pass
+
+
+class CollectionOrderingFilter(CollectionOnly, OrderingFilter):
+    pass
+
+
+FILTER_BACKENDS = [CollectionFilterBackend, CollectionOrderingFilter]
 ASCII_NUMBER = re.compile(r"[0-9]{1,9}")  # a page_size's digits: int() reads them all
 
 

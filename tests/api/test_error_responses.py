@@ -1,6 +1,8 @@
 """What the API answers when a request cannot be served, and that the schema says so
 (issue 28 item 12)."""
 
+from urllib.parse import urlencode
+
 import pytest
 
 pytestmark = pytest.mark.django_db
@@ -175,3 +177,35 @@ def test_it_answers_each_format_as_drf_negotiates_it_and_the_schema_says_so(
         "text/csv",
         "text/html",
     }
+
+
+@pytest.mark.parametrize("query", [{"name": "\x00"}, {"name": "other"}, {"cluster": "x"}])
+def test_a_detail_route_reads_no_list_filter(team_a_client, client, cluster, query):
+    """DRF's get_object filters the queryset with the list's filters: ``?name=<NUL>`` on
+    ``reservations/{id}/`` was a 400 its schema does not list (it lists no query parameter),
+    ``?name=other`` a 404 for a row the caller sees (schemathesis's coverage phase)."""
+    from builders import make_reservation
+
+    reservation = make_reservation(cluster, "a-h100", "team-a")
+    url = f"/api/v1/reservations/{reservation.id}/"
+
+    read = team_a_client.get(url, query)
+    patched = team_a_client.patch(f"{url}?{urlencode(query)}", {}, format="json")
+
+    assert (read.status_code, read.json()["name"]) == (200, "a-h100")
+    assert (patched.status_code, patched.json()["name"]) == (200, "a-h100")
+    operation = schema_operation(client, "/api/v1/reservations/{id}/")
+    assert [p["name"] for p in operation["parameters"] if p["in"] == "query"] == []
+    assert "400" not in operation["responses"]
+
+
+def test_the_list_still_refuses_a_nul_in_its_filter_with_the_documented_400(
+    team_a_client, client, cluster
+):
+    response = team_a_client.get("/api/v1/reservations/", {"name": "\x00"})
+
+    assert (response.status_code, response.json()) == (
+        400,
+        {"name": ["Null characters are not allowed."]},
+    )
+    assert "400" in schema_operation(client, "/api/v1/reservations/")["responses"]
