@@ -408,7 +408,7 @@ class NaivePlanner(GroupView):
         if full:
             return f"pod {pod.name}: " + "; ".join(full)
         wanted = pod.gpu.models if pod.gpu is not None else ()
-        missing = unmatched((pod,), self.cluster.nodes)
+        missing = unmatched((pod,), self.state, self.cluster.nodes)
         return f"pod {pod.name}: " + no_group_can_host(self.groups, wanted, refusals, missing)
 
     def _partitions_only(self, template: Node, pod: Pod) -> bool:

@@ -39,7 +39,7 @@ def _no_group_reason(
 ) -> str:
     wanted = {m for p in workload.pods if p.gpu for m in p.gpu.models}
     refusals = [reason for reason in rejections.values() if reason]
-    missing = unmatched(workload.pods, planner.cluster.nodes)
+    missing = unmatched(workload.pods, planner.state, planner.cluster.nodes)
     return no_group_can_host(planner.groups, wanted, refusals, missing)
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from recommender.engine.scheduler.caches import kept
+from recommender.engine.scheduler.state import ClusterState
 from topology.model.hardware import Node, NodeGroup, Pod
 
 PRODUCT_LABEL = "nvidia.com/gpu.product"
@@ -38,15 +40,13 @@ def no_group_can_host(
     return "no node group can host its pods: " + "; ".join(refusals)
 
 
-def unmatched(pods: Iterable[Pod], nodes: Iterable[Node]) -> tuple[str, ...]:
+def unmatched(pods: Iterable[Pod], state: ClusterState, nodes: Sequence[Node]) -> tuple[str, ...]:
     """The pods' nodeSelector labels (a Kueue ResourceFlavor's ``nodeLabels`` among
     them, ``pkg/podset/podset.go`` ``Merge``) and Kueue topology level (a node label
     key: kueue ``pkg/cache/tas`` builds its domains from the nodes carrying every level)
-    that no node carries."""
-    present: dict[str, set[str]] = {}
-    for node in nodes:
-        for key, value in node.labels.items():
-            present.setdefault(key, set()).add(value)
+    that no node of ``nodes`` carries. The labels present are gathered once per
+    ``nodes`` and kept with ``state`` (every blocked pod asks)."""
+    present = kept(state, ("labels present",), nodes, lambda: _labels_present(nodes))
     said: list[str] = []
     for pod in pods:
         for key, value in sorted(pod.node_selector.items()):
@@ -56,6 +56,14 @@ def unmatched(pods: Iterable[Pod], nodes: Iterable[Node]) -> tuple[str, ...]:
         if level and level not in present:
             said.append(f"no node has topology level {level}")
     return tuple(dict.fromkeys(said))
+
+
+def _labels_present(nodes: Iterable[Node]) -> dict[str, set[str]]:
+    present: dict[str, set[str]] = {}
+    for node in nodes:
+        for key, value in node.labels.items():
+            present.setdefault(key, set()).add(value)
+    return present
 
 
 def template_model(group: NodeGroup) -> str | None:

@@ -106,11 +106,15 @@ class NodePicker(NodeScoring, NodeReasons):
         """A policy whose score is the same on every node (``Policy.constant``: the
         cluster-autoscaler's first fit): every node that passes ties, so the round-robin
         pick (``_pick_among``) is the first passing node at or after the cursor,
-        wrapping. Found by visiting nodes from the cursor instead of scoring them all
-        (the memo keeps each (shape, node key) verdict, so a pod that fits nowhere
-        costs a lookup per node once its keys are known)."""
+        wrapping. Found by visiting, from the cursor, only the nodes the pod fits by the
+        arrays of ``feasible`` (a pod that fits nowhere, the blocked one, costs a few
+        array operations, not a lookup per node), each scored (memo kept per (shape,
+        node key)) until one passes."""
         assert scope.positions is not None and self.policy.tie_break == "round-robin"
-        positions, names = scope.positions, self._index_names()
+        names = self._index_names()
+        _table, feasible = self.feasible(pod)
+        scoped = np.asarray(scope.positions, np.int64)
+        positions = scoped[feasible[scoped]].tolist()  # the others would score None
         start = bisect_left(positions, self.cursor)
         for position in (*positions[start:], *positions[:start]):
             scored = self._memo_score(names[position], pod, shape)

@@ -59,8 +59,19 @@ class NodeScoring(PickerBase):
         """Every indexed node's score for the pod as an array (``vector``: the policy's
         rules over arrays kept up to date from the index's change log), NO_SCORE where
         it does not fit: the values ``column`` finds, without a column kept per shape."""
+        assert self.vector
+        table, feasible = self.feasible(pod)
+        if vector.keyed(self.policy):
+            return self._keyed_scores(pod, table, feasible)
+        return vector.scores(self.policy, pod, table, feasible)
+
+    def feasible(self, pod: Pod) -> tuple[vector.NodeTable, vector.Bools]:
+        """The index's node table and which of its nodes the pod fits (every filter a
+        memoisable pod meets: resources, static rules, GPUs), as arrays kept up to date
+        from the index's change log (``vector``): where it is False, ``_memo_score`` is
+        None."""
         index = self.index
-        assert index is not None and self.vector
+        assert index is not None
         table = index.table(self._read, self._gpu_fits, self._node_inputs)
         names = index.names
         extended = {r: table.extended_free(r, names, self._read) for r in pod.requests.extended}
@@ -68,9 +79,7 @@ class NodeScoring(PickerBase):
         feasible &= self._static_mask(pod, table, names)
         if pod.gpu is not None and pod.gpu.count > 0:
             feasible &= table.gpu_mask(pod.gpu, names, self._gpu_fits)
-        if vector.keyed(self.policy):
-            return self._keyed_scores(pod, table, feasible)
-        return vector.scores(self.policy, pod, table, feasible)
+        return table, feasible
 
     def _keyed_scores(
         self, pod: Pod, table: vector.NodeTable, feasible: vector.Bools
