@@ -15,14 +15,19 @@ answers, and when (docs/API.md, "Errors"):
     429  a throttled request: every write (scope ``writes``, ``test-sends``) and
          the reports (``reports``), with Retry-After
 
+An optional query parameter given empty (``?cluster=``) is read as not given, as
+django-filter does (``Filter.filter`` returns the queryset for a value in
+``EMPTY_VALUES``), DRF does for ``page`` and ``format``, and the views do for theirs:
+``allowEmptyValue``. Not ``page_size``: an empty one is the 400 of any value that is not
+a whole number from 1 to 500 (``capacityweb.api.urls.StandardPagination``).
+
 An operation answering in several formats (JSON and CSV: a ``format`` query parameter)
 answers every status, errors included, in the format asked for: DRF negotiates the
 renderer before the view runs, and renders its refusals with it (a CSV client reads
 ``field,message`` lines). So each of its responses lists every format's media type, and
 its ``format`` parameter says what DRF takes (``rest_framework.negotiation``
 ``DefaultContentNegotiation.select_renderer``): the browsable API's ``api`` as well
-(HTML, a page for people; drf-spectacular leaves it out), an empty value as none given,
-and any other value a 404.
+(HTML, a page for people; drf-spectacular leaves it out), and any other value a 404.
 
 The rules read the operation as the schema states it (method, path and query
 parameters, body, security), so a new operation is covered as soon as it exists.
@@ -101,6 +106,8 @@ def add_error_responses(result: dict[str, Any], generator: Any, request: Any, pu
             for parameter in operation.get("parameters", []):
                 if parameter.get("in") == "query" and parameter["name"] == "page_size":
                     parameter["schema"] = dict(PAGE_SIZE_SCHEMA)
+                elif parameter.get("in") == "query" and not parameter.get("required"):
+                    parameter["allowEmptyValue"] = True  # module docstring
             responses = operation.setdefault("responses", {})
             for code in error_codes(path, method, operation):
                 responses.setdefault(code, error_response(code))
@@ -120,9 +127,8 @@ def browsable_formats() -> dict[str, str]:
 
 
 def document_formats(operation: dict[str, Any]) -> None:
-    """An operation with a ``format`` parameter: the browsable API's format in its enum, an
-    empty value allowed (DRF reads it as none), and each response in every format's media
-    type (module docstring)."""
+    """An operation with a ``format`` parameter: the browsable API's format in its enum, and
+    each response in every format's media type (module docstring)."""
     parameter = next(
         (
             p
@@ -136,7 +142,6 @@ def document_formats(operation: dict[str, Any]) -> None:
     extra = browsable_formats()
     enum = parameter["schema"].setdefault("enum", [])
     enum[:] = sorted({*enum, *extra})
-    parameter["allowEmptyValue"] = True
     media_types = {
         media
         for response in operation["responses"].values()
