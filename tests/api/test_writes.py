@@ -244,3 +244,51 @@ def test_it_refuses_a_reservation_value_out_of_range_naming_the_field(
     listed = team_a_client.get("/api/v1/reservations/")
     assert listed.status_code == 200
     assert [row["spec"] for row in listed.json()["results"]] == [reservation.spec]
+
+
+def test_it_refuses_a_price_above_a_million_per_hour_that_no_evaluation_could_store(
+    team_a_client, cluster
+):
+    """A reservation priced 1e308 per GPU-hour was stored; the cluster's next evaluation
+    priced its idle GPUs at infinity, which Postgres's JSON refuses ("Token "Infinity" is
+    invalid"): no evaluation of the cluster was stored after it, for every team."""
+    from reservations.models import Reservation
+
+    spec = {"owner": {"namespaces": ["team-a"]}, "nodeNames": ["r1"], "pricePerGpuHour": 1e308}
+
+    response = team_a_client.post(
+        "/api/v1/reservations/",
+        {"cluster": cluster.id, "name": "a-r1", "spec": spec},
+        format="json",
+    )
+
+    assert response.status_code == 400, response.content
+    assert response.json() == {
+        "spec": ["Reservation/a-r1: spec.pricePerGpuHour: must be at most 1e+06, got 1e+308"]
+    }
+    assert not Reservation.objects.exists()
+
+
+def test_it_refuses_a_node_group_priced_above_a_million_per_hour(staff_client, cluster):
+    response = post_node_group(staff_client, cluster, {**NODE_GROUP_SPEC, "pricePerNodeHour": 2e6})
+
+    assert response.status_code == 400, response.content
+    assert response.json() == {
+        "spec": ["NodeGroup/h100-pool: spec.pricePerNodeHour: must be at most 1e+06, got 2000000.0"]
+    }
+
+
+def test_an_evaluation_of_a_reservation_at_the_highest_price_is_stored(db):
+    """At the bound, the figures stay finite: the scenario's idle reserved node (8 GPUs)
+    at 1e6 per GPU-hour is stored and costs 8e6 per hour idle."""
+    from tests.web.fixtures import ingest_and_evaluate, make_cluster, scenario_objects
+
+    objects = scenario_objects("reservation-idle-nodes")
+    for _, obj in objects:
+        if obj.get("kind") == "Reservation":
+            obj["spec"]["pricePerGpuHour"] = 1e6
+
+    evaluation = ingest_and_evaluate(make_cluster(), objects)
+
+    [sample] = evaluation.idle_samples.all()
+    assert (sample.idle_gpus, sample.cost_per_hour) == (8, 8e6)

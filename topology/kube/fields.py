@@ -74,7 +74,13 @@ class ObjectContext:
         return value
 
     def number(
-        self, value: Any, field: str, *, default: float = 0.0, minimum: float = 0.0
+        self,
+        value: Any,
+        field: str,
+        *,
+        default: float = 0.0,
+        minimum: float = 0.0,
+        maximum: float = float("inf"),
     ) -> float:
         if value is None:
             return default
@@ -88,11 +94,14 @@ class ObjectContext:
         if value < minimum or value in (float("inf"), float("-inf")):
             self.fail(field, f"must be a finite number >= {minimum:g}, got {value!r}")
         try:
-            return float(value)
+            number = float(value)
         except OverflowError:  # an int past float's range (about 1.8e308)
             digits = len(str(abs(value)))  # JSON reads at most 4,300 digits
             reason = f"must be a finite number >= {minimum:g}, got an integer of {digits} digits"
             self.fail(field, reason)
+        if number > maximum:
+            self.fail(field, f"must be at most {maximum:g}, got {value!r}")
+        return number
 
     def boolean(self, value: Any, field: str) -> bool:
         if value is None:

@@ -31,6 +31,11 @@ from topology.model.hardware import (
 )
 
 PROJECT_GROUP = "capacityweb.io"
+# A price per GPU- or node-hour above this is a typo (the dearest GPU-hour costs tens of
+# dollars), and past it the figures built on it (x GPUs x hours, summed) could overflow to
+# infinity, which no JSON column or response holds: 1e308 stopped every later evaluation
+# of the cluster from being stored.
+MAX_PRICE_PER_HOUR = 1_000_000.0
 
 
 def topology(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
@@ -50,7 +55,9 @@ def node_group(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
         ctx.fail("spec.maxSize", f"must be >= minSize ({min_size}), got {max_size}")
     # no pricePerNodeHour: price unknown (0 in the plans' arithmetic, never a negative
     # figure that would make the group look cheaper than free)
-    price = ctx.number(spec.get("pricePerNodeHour"), "spec.pricePerNodeHour", minimum=0)
+    price = ctx.number(
+        spec.get("pricePerNodeHour"), "spec.pricePerNodeHour", minimum=0, maximum=MAX_PRICE_PER_HOUR
+    )
     selector = ctx.labels(spec.get("nodeSelector"), "spec.nodeSelector")
     given = frozenset(k for k in spec if spec[k] is not None)
     group = NodeGroup(
@@ -147,7 +154,9 @@ def reservation(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None
         node_group=_reserved_group(ctx, spec.get("nodeGroup")),
         start=start,
         end=end,
-        price_per_gpu_hour=ctx.number(spec.get("pricePerGpuHour"), "spec.pricePerGpuHour"),
+        price_per_gpu_hour=ctx.number(
+            spec.get("pricePerGpuHour"), "spec.pricePerGpuHour", maximum=MAX_PRICE_PER_HOUR
+        ),
     )
     collected.reservations.append((ctx, found))
 
