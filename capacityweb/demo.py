@@ -19,7 +19,14 @@ What is added for the demo (the trace has none of it):
   are team-a pods pinned to them by ``capacityweb.io/reserved-for``, so part
   of it is used and part idle), team-b's four T4 nodes (idle) and team-c's
   paid G3 node-group capacity not yet provisioned;
-- two node groups whose new nodes land in concrete blocks/racks;
+- GKE node pools, as a GKE cluster labels its nodes: the trace's G3 nodes are pool
+  g3-8gpu-pool and its T4 nodes t4-4gpu-pool (``cloud.google.com/gke-nodepool``, an
+  instance type named after the trace's model, priced by the cluster's price overrides
+  ``DEMO_PRICES``), and cluster-autoscaler's status ConfigMap reports the pools it grows
+  (``autoscaled_pools``). The groups are found from these as a kube ingest finds them
+  (``topology.kube.discovery``), so every card's action is the ``gcloud`` command for its
+  pool; stored NodeGroups only say where their new nodes land (blocks/racks) and what
+  they look like;
 - pending multi-pod jobs (gangs) chosen so the naive and joint autoscalers
   disagree in the classes the evaluation knows (see ``case_objects``);
 - hand-made cases as Kubernetes objects (``case_objects``), each on nodes or a
@@ -48,9 +55,11 @@ from reservations.models import Reservation
 from reservations.services import save_reservation
 from reservations.utilisation.services import store_demo_report
 from topology import services
+from topology.ingest.replayspecs import GKE_POOL_LABEL
 from topology.ingest.trace import BLOCK_LABEL, RACK_LABEL, ZONE_LABEL
 from topology.kube.dra.slices import SHARING_LABEL
-from topology.models import Cluster, Snapshot
+from topology.kube.providers.prices import INSTANCE_TYPE_LABEL
+from topology.models import Cluster, NodeGroup, Snapshot
 
 DEMO_CLUSTER_NAME = "openb-demo"
 DEMO_INGEST_EVERY_SECONDS = 60
@@ -72,6 +81,11 @@ TEAM_A_SHARE = 0.003
 PRODUCT_LABEL = "nvidia.com/gpu.product"
 
 TRACE_T4_NODES = 404  # the openb node list's T4 nodes: t4-4gpu-pool's current size
+G3_INSTANCE_TYPE = "openb-g3-8gpu"  # named after the trace's model: not a cloud's type
+T4_INSTANCE_TYPE = "openb-t4"
+# per node-hour: the cluster's price overrides (before the bundled table, which lists no
+# such types), shown as "price override of cluster openb-demo"
+DEMO_PRICES = {G3_INSTANCE_TYPE: 28.0, T4_INSTANCE_TYPE: 3.2}
 T4_NEW_NODES = 6  # what t4-4gpu-pool may add, all in one rack
 TEAM_A_G2_NODES = ("openb-node-0026", "openb-node-0027", "openb-node-0029", "openb-node-0031")
 TEAM_B_T4_NODES = tuple(f"openb-node-{n:04d}" for n in (35, 36, 43, 57))
@@ -164,7 +178,42 @@ def source_settings(*, origin: datetime) -> dict[str, Any]:
         "teams": [{"namespace": "team-a", "nodes": list(TEAM_A_G2_NODES), "share": TEAM_A_SHARE}],
         "gangs": gangs(),
         "objects": case_objects(),
+        "node_labels": node_labels(),
+        "prices": dict(DEMO_PRICES),
+        "autoscaled_pools": autoscaled_pools(),
     }
+
+
+def node_labels() -> list[dict[str, Any]]:
+    """What GKE labels the trace's G3 and T4 nodes with: their pool and instance type."""
+    return [
+        {
+            "match": {PRODUCT_LABEL: "G3"},
+            "labels": {GKE_POOL_LABEL: "g3-8gpu-pool", INSTANCE_TYPE_LABEL: G3_INSTANCE_TYPE},
+        },
+        {
+            "match": {PRODUCT_LABEL: "T4"},
+            "labels": {GKE_POOL_LABEL: "t4-4gpu-pool", INSTANCE_TYPE_LABEL: T4_INSTANCE_TYPE},
+        },
+    ]
+
+
+def autoscaled_pools() -> list[dict[str, Any]]:
+    """The pools cluster-autoscaler grows, as its status ConfigMap reports them."""
+    return [
+        # the partial-gang case's own pool: no node yet (tainted: only team-p/pretrain
+        # tolerates it); its template is the NodeGroup among ``case_objects``
+        {"pool": "case-partial-pool", "min_size": 0, "max_size": 2, "zone": "zone-0"},
+        {"pool": "g3-8gpu-pool", "min_size": 0, "max_size": 64, "zone": "zone-0"},
+        # its members are the trace's T4 nodes: a max size below their number would
+        # leave the group "above max" with no room at all
+        {
+            "pool": "t4-4gpu-pool",
+            "min_size": 0,
+            "max_size": TRACE_T4_NODES + T4_NEW_NODES,
+            "zone": "zone-1",
+        },
+    ]
 
 
 CASE_TAINT = "capacityweb.io/demo-case"
@@ -335,17 +384,41 @@ def case_objects() -> list[dict[str, Any]]:
             },
         },
     ]
+    # the pool has no node yet: cluster-autoscaler templates its nodes from the cloud's
+    # instance template, which no object shows; this NodeGroup gives it (no size, no
+    # price: those are cluster-autoscaler's and the price table's)
+    partial_pool = {
+        "apiVersion": "capacityweb.io/v1alpha1",
+        "kind": "NodeGroup",
+        "metadata": {"name": "case-partial-pool"},
+        "spec": {
+            "nodeSelector": {GKE_POOL_LABEL: "case-partial-pool"},
+            "template": {
+                "labels": {
+                    PRODUCT_LABEL: "G3",
+                    INSTANCE_TYPE_LABEL: G3_INSTANCE_TYPE,
+                    CASE_POOL_LABEL: "partial-gang",
+                },
+                "taints": [{"key": CASE_TAINT, "value": "partial", "effect": "NoSchedule"}],
+                "allocatable": dict(CASE_ALLOCATABLE),
+            },
+        },
+    }
     return [
         *split,
         *split_pods,
         _pod_group("team-s", "split-train", 2),
         *partial_pods,
         _pod_group("team-p", "pretrain", 3),
+        partial_pool,
         *quota,
     ]
 
 
 def node_group_objects() -> list[dict[str, Any]]:
+    """What the demo stores over its discovered pools: where new nodes land (the synthetic
+    blocks and racks) and what they look like; sizes and prices stay as found."""
+
     def group(name: str, spec: dict[str, Any]) -> dict[str, Any]:
         return {
             "apiVersion": "capacityweb.io/v1alpha1",
@@ -356,29 +429,15 @@ def node_group_objects() -> list[dict[str, Any]]:
 
     return [
         group(
-            # the partial-gang case's own group (tainted: only team-p/pretrain tolerates it)
-            "case-partial-pool",
-            {
-                "nodeSelector": {CASE_POOL_LABEL: "partial-gang"},
-                "minSize": 0,
-                "maxSize": 2,
-                "pricePerNodeHour": 28.0,
-                "template": {
-                    "labels": {PRODUCT_LABEL: "G3", CASE_POOL_LABEL: "partial-gang"},
-                    "taints": [{"key": CASE_TAINT, "value": "partial", "effect": "NoSchedule"}],
-                    "allocatable": dict(CASE_ALLOCATABLE),
-                },
-            },
-        ),
-        group(
             "g3-8gpu-pool",
             {
-                "nodeSelector": {PRODUCT_LABEL: "G3"},
-                "minSize": 0,
-                "maxSize": 64,
-                "pricePerNodeHour": 28.0,
                 "template": {
-                    "labels": {PRODUCT_LABEL: "G3", SHARING_LABEL: "mps"},
+                    "labels": {
+                        GKE_POOL_LABEL: "g3-8gpu-pool",
+                        INSTANCE_TYPE_LABEL: G3_INSTANCE_TYPE,
+                        PRODUCT_LABEL: "G3",
+                        SHARING_LABEL: "mps",
+                    },
                     "taints": [],
                     "allocatable": {
                         "cpu": "96",
@@ -400,16 +459,15 @@ def node_group_objects() -> list[dict[str, Any]]:
             },
         ),
         group(
-            # its members are the trace's T4 nodes: a max size below their number would
-            # leave the group "above max" with no room at all
             "t4-4gpu-pool",
             {
-                "nodeSelector": {PRODUCT_LABEL: "T4"},
-                "minSize": 0,
-                "maxSize": TRACE_T4_NODES + T4_NEW_NODES,
-                "pricePerNodeHour": 3.2,
                 "template": {
-                    "labels": {PRODUCT_LABEL: "T4", SHARING_LABEL: "mps"},
+                    "labels": {
+                        GKE_POOL_LABEL: "t4-4gpu-pool",
+                        INSTANCE_TYPE_LABEL: T4_INSTANCE_TYPE,
+                        PRODUCT_LABEL: "T4",
+                        SHARING_LABEL: "mps",
+                    },
                     "taints": [],
                     "allocatable": {
                         "cpu": "64",
@@ -484,8 +542,15 @@ def configure_demo(*, now: datetime) -> Cluster:
     cluster.topology_levels = topology_levels()
     cluster.enabled = True
     cluster.retention_days = settings.DEMO_RETENTION_HOURS / 24
+    cluster.price_overrides = dict(DEMO_PRICES)
     cluster.save()
-    services.save_node_groups(cluster=cluster, objects=node_group_objects())
+    objects = node_group_objects()
+    # an earlier demo's stored groups this one no longer has (case-partial-pool, now
+    # among the replay's objects) would override what is found
+    NodeGroup.objects.filter(cluster=cluster, origin=NodeGroup.Origin.PROJECT).exclude(
+        name__in=[o["metadata"]["name"] for o in objects]
+    ).delete()
+    services.save_node_groups(cluster=cluster, objects=objects)
     existing = {r.name: r for r in Reservation.objects.filter(cluster=cluster)}
     for item in reservations():
         save_reservation(

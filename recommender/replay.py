@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import random
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -20,10 +21,20 @@ from recommender.engine.scheduler.placement import PlacementOptions, place
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pod_workload
 from topology.ingest.files import OPENB_NODE_LIST
-from topology.ingest.replayspecs import RESERVED_FOR_LABEL, GangSpec, TeamSpec
+from topology.ingest.replayspecs import (
+    GKE_POOL_LABEL,
+    RESERVED_FOR_LABEL,
+    AutoscaledPoolSpec,
+    GangSpec,
+    NodeLabelSpec,
+    TeamSpec,
+    ca_status_object,
+    gke_instance_group,
+)
 from topology.ingest.sourceread import SourceRead
 from topology.ingest.trace import trace_nodes, trace_pod, with_topology_overlay
 from topology.kube.parse import parse_objects
+from topology.kube.providers.prices import bundled_table
 from topology.model.hardware import (
     WHOLE_GPU_MILLI,
     Cluster,
@@ -86,6 +97,13 @@ class ReplaySource:
     # Kubernetes objects added as they are (hand-made nodes, pods, queues): parsed like
     # any snapshot and appended after the trace is bound, so the fill never uses them
     objects: tuple[Mapping[str, Any], ...] = ()
+    # labels a cloud would give trace nodes (node pool, instance type), matched by label
+    node_labels: tuple[NodeLabelSpec, ...] = ()
+    # instance type → price per node-hour, before the bundled price table (as a cluster's
+    # price_overrides): what the replay's discovered node groups are priced with
+    prices: Mapping[str, Any] | None = None
+    # GKE pools cluster-autoscaler grows: written into its status ConfigMap each read
+    autoscaled_pools: tuple[AutoscaledPoolSpec, ...] = ()
     _nodes: tuple[Node, ...] | None = None
     _rows: tuple[TracePodRow, ...] | None = None
     _order: tuple[int, ...] | None = None
@@ -116,14 +134,24 @@ class ReplaySource:
     def nodes(self) -> tuple[Node, ...]:
         if self._nodes is None:
             folder = _openb_csv_folder(self.data_dir)
-            self._nodes = with_topology_overlay(
+            nodes = with_topology_overlay(
                 trace_nodes(_csv_rows(folder / OPENB_NODE_LIST)),
                 zones=self.zones,
                 blocks_per_zone=self.blocks_per_zone,
                 racks_per_block=self.racks_per_block,
                 seed=self.seed,
             )
+            self._nodes = tuple(self._cloud_labelled(n) for n in nodes)
         return self._nodes
+
+    def _cloud_labelled(self, node: Node) -> Node:
+        added = {
+            key: value
+            for spec in self.node_labels
+            if spec.applies_to(node.labels)
+            for key, value in spec.labels.items()
+        }
+        return replace(node, labels={**node.labels, **added}) if added else node
 
     def rows(self) -> tuple[TracePodRow, ...]:
         if self._rows is None:
@@ -219,19 +247,28 @@ class ReplaySource:
         )
 
     def _with_objects(self, cluster: Cluster) -> Cluster:
-        """``cluster`` plus what ``objects`` describe; an object in error refuses the read."""
-        if not self.objects:
+        """``cluster`` plus what ``objects`` describe, its nodes grouped as a kube ingest
+        groups them (``parse_objects`` with the trace nodes given: managed pools from
+        their labels, cluster-autoscaler's status ConfigMap joined to them, NodeGroups
+        among the objects over them); an object in error refuses the read."""
+        if not self.objects and not self.node_labels and not self.autoscaled_pools:
             return cluster
+        objects = [dict(o) for o in self.objects]
+        if self.autoscaled_pools:
+            objects.append(self._ca_status(cluster.nodes, objects))
         parsed = parse_objects(
-            ((f"replay.objects[{i}]", dict(o)) for i, o in enumerate(self.objects)),
+            ((f"replay.objects[{i}]", o) for i, o in enumerate(objects)),
             cluster_name=self.cluster_name,
+            prices=bundled_table().with_overrides(self.prices or {}, self.cluster_name),
+            nodes=cluster.nodes,
         )
         if parsed.errors:
             raise parsed.errors[0]  # a ModelError naming object, field and reason
         extra = parsed.cluster
         return replace(
             cluster,
-            nodes=(*cluster.nodes, *extra.nodes),
+            nodes=extra.nodes,
+            node_groups=extra.node_groups,
             pods=(*cluster.pods, *extra.pods),
             gangs=(*cluster.gangs, *extra.gangs),
             device_classes=(*cluster.device_classes, *extra.device_classes),
@@ -239,7 +276,29 @@ class ReplaySource:
             namespace_labels={**cluster.namespace_labels, **extra.namespace_labels},
             ignored={**cluster.ignored, **extra.ignored},
             unsupported=(*cluster.unsupported, *extra.unsupported),
+            autoscaler_events=(*cluster.autoscaler_events, *extra.autoscaler_events),
         )
+
+    def _ca_status(self, nodes: Iterable[Node], objects: list[dict[str, Any]]) -> dict[str, Any]:
+        """cluster-autoscaler's status ConfigMap for ``autoscaled_pools``: each pool's
+        members (trace nodes and Node objects carrying its GKE pool label) registered,
+        ready and at target; its time the replay's origin."""
+        members = Counter(n.labels.get(GKE_POOL_LABEL) for n in nodes)
+        members.update(
+            ((o.get("metadata") or {}).get("labels") or {}).get(GKE_POOL_LABEL)
+            for o in objects
+            if o.get("kind") == "Node"
+        )
+        groups = [
+            (
+                gke_instance_group(self.cluster_name, p.zone, self.cluster_name, p.pool),
+                p.min_size,
+                p.max_size,
+                members[p.pool],
+            )
+            for p in self.autoscaled_pools
+        ]
+        return ca_status_object(groups, at=self.origin.isoformat())
 
     def _fill_of_cycle(self, cycle: int) -> _Fill:
         if self._cycle_fill is not None and self._cycle_fill[0] == cycle:
@@ -392,4 +451,9 @@ def source_from_settings(
         ticks_per_cycle=int(settings.get("ticks_per_cycle", 60)),
         teams=tuple(TeamSpec.from_json(t) for t in settings.get("teams") or ()),
         objects=tuple(settings.get("objects") or ()),
+        node_labels=tuple(NodeLabelSpec.from_json(n) for n in settings.get("node_labels") or ()),
+        prices=settings.get("prices") or None,
+        autoscaled_pools=tuple(
+            AutoscaledPoolSpec.from_json(p) for p in settings.get("autoscaled_pools") or ()
+        ),
     )

@@ -34,6 +34,8 @@ from typing import Any
 import jsonschema
 import yaml
 
+from tests.gcloud_checks import assert_gcloud_runs
+
 PR_CRD = (
     Path("kubernetes+autoscaler")
     / "cluster-autoscaler/apis/config/crd/autoscaling.x-k8s.io_provisioningrequests.yaml"
@@ -58,6 +60,8 @@ def assert_applies_as_is(action: dict[str, str], schema: dict[str, Any]) -> None
         assert document["apiVersion"] == "capacityweb.io/v1alpha1"
         assert document["kind"] == "NodeGroup"
         assert set(document["spec"]) <= {"minSize", "maxSize"}
+    elif action["kind"] == "gcloud":
+        assert_gcloud_runs(text)
     elif action["kind"] == "Reservation":
         assert "minSize" not in text and "resize" not in text
         body = yaml.safe_load(text)

@@ -41,11 +41,18 @@ def topology_of(cluster: Cluster) -> hardware.Topology | None:
 
 
 def node_group_object(row: NodeGroup) -> dict[str, Any]:
-    spec = {
-        **row.spec,
+    """The row as the NodeGroup object it stores. A size or price column counts where the
+    spec sets it or the column was set apart from it (the admin edits columns); one the
+    spec leaves out and no one set stays out, so a row overriding part of a discovered
+    group (its template, say) keeps the rest as found, not sized 0 and priced 0."""
+    columns = {
         "pricePerNodeHour": row.price_per_node_hour,
         "minSize": row.min_size,
         "maxSize": row.max_size,
+    }
+    spec = {
+        **row.spec,
+        **{key: value for key, value in columns.items() if key in row.spec or value},
     }
     return {
         "apiVersion": PROJECT_API_VERSION,

@@ -1,5 +1,6 @@
 """The autoscaler events page in Chromium: one click from the overview's demo card (issue
-34). The demo's groups are capacityweb.io NodeGroups only: no autoscaler reports, said."""
+34). The demo's cluster-autoscaler status reports every pool healthy with no scale-up or
+scale-down under way (capacityweb/demo.py autoscaled_pools): no report to show, said."""
 
 from __future__ import annotations
 

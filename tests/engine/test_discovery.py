@@ -245,6 +245,53 @@ def test_a_project_node_group_overrides_only_the_fields_it_sets():
     assert snapshot.cluster.nodes[0].price_per_node_hour == 20.0
 
 
+def test_a_ca_pool_with_no_node_yet_takes_the_template_of_the_node_group_it_names():
+    # GKE names the pool's instance group gke-<cluster>-<pool>-<hash>-grp; CA builds its
+    # nodes from the instance template, which no object shows: the NodeGroup gives it
+    mig = "gke-prod-spare-pool-1a2b3c4d-grp"
+    status = ca_status_object(ca_status_text(mig, 0, 3, 0, 0))
+    template = {
+        "labels": {INSTANCE_TYPE: "a2-highgpu-8g", GKE_POOL: "spare-pool"},
+        "allocatable": {"cpu": "94", "memory": "1300Gi", "pods": "110", GPU: "8"},
+    }
+    declared = node_group_object("spare-pool").spec(template=template)
+    snapshot = parse(GPU_POOL.named("g1"), status, declared)
+    assert snapshot.errors == () and snapshot.notices == ()
+    spare = next(g for g in snapshot.cluster.node_groups if g.name == "spare-pool")
+    # bounds and target from the CA status (the NodeGroup sets none), no member
+    assert (spare.min_size, spare.max_size, spare.current_size) == (0, 3, 0)
+    ref = spare.autoscaler
+    assert (ref.kind, ref.name, ref.pool_kind, ref.pool) == (
+        "cluster-autoscaler",
+        mig,
+        "gke",
+        "spare-pool",
+    )
+    assert spare.template.gpu_count == 8
+    # priced from the bundled table by the template's instance type (a2-highgpu-8g,
+    # us-central1: 29.38708), as a pool with members is
+    assert spare.price_per_node_hour == 29.38708 and spare.price_known
+    assert spare.source == (
+        "cluster-autoscaler status ConfigMap + capacityweb.io NodeGroup template "
+        "(no member yet) + capacityweb.io NodeGroup overrides"
+    )
+
+
+def test_a_node_group_no_ca_group_names_stays_a_project_group():
+    template = {"labels": {}, "allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}
+    declared = node_group_object("other").spec(maxSize=2, template=template)
+    status = ca_status_object(ca_status_text("gke-prod-spare-pool-1a2b3c4d-grp", 0, 3, 0, 0))
+    snapshot = parse(status, declared)
+    (group,) = snapshot.cluster.node_groups
+    assert (group.name, group.autoscaler, group.source) == (
+        "other",
+        None,
+        "capacityweb.io NodeGroup",
+    )
+    (notice,) = snapshot.notices  # the CA group still has no template: said
+    assert notice.field == "data.status: node group gke-prod-spare-pool-1a2b3c4d-grp"
+
+
 def test_a_project_node_group_without_template_needs_a_discovered_one():
     (error,) = parse(node_group_object("x").spec(maxSize=2)).errors
     assert (error.object, error.field, error.reason) == ("NodeGroup/x", "spec.template", "required")

@@ -61,6 +61,7 @@ from topology.model.hardware import (
 
 CA_SOURCE = "cluster-autoscaler status ConfigMap"
 PROJECT_SOURCE = "capacityweb.io NodeGroup"
+PROJECT_TEMPLATE_SOURCE = "capacityweb.io NodeGroup template (no member yet)"
 # label key → (pool kind, how pages name the source); first match wins per node
 MANAGED_POOL_LABELS: tuple[tuple[str, str, str], ...] = (
     ("cloud.google.com/gke-nodepool", "gke", "GKE node pool label"),
@@ -105,7 +106,7 @@ class _Found:
     autoscaler: AutoscalerRef | None = None
     min_size: int | None = None
     max_size: int | None = None
-    template: Node | None = None
+    declared: NodeGroup | None = None  # the NodeGroup templating a pool with no member yet
     notes: list[str] = field(default_factory=list)
 
 
@@ -115,19 +116,25 @@ def discover_node_groups(
     prices: PriceTable,
     catalogue: tuple[InstanceType, ...] | None = None,
     pods: Iterable[Pod] = (),
+    declared: Iterable[NodeGroup] = (),
 ) -> tuple[tuple[NodeGroup, ...], tuple[ModelError, ...]]:
     """Groups from node labels, the CA status and Karpenter NodePools; notices for the
-    rest. ``pods``: the snapshot's pods (a template keeps its member's DaemonSet pods)."""
+    rest. ``pods``: the snapshot's pods (a template keeps its member's DaemonSet pods);
+    ``declared``: capacityweb.io NodeGroups with a template, which give one to a CA
+    group no node is a member of yet (``_declared_pools``)."""
     nodes = tuple(nodes)
     notices: list[ModelError] = list(discovered.notices)
     found = _label_pools(nodes)
+    found.update(_declared_pools(discovered, found, declared))
     _join_ca_status(discovered, found, notices)
     bound: dict[str, list[Pod]] = {}
     for pod in pods:
         if pod.node_name is not None:
             bound.setdefault(pod.node_name, []).append(pod)
     groups = [
-        _finished(f, discovered.daemon_pods, bound, prices) for f in found.values() if f.members
+        _finished(f, discovered.daemon_pods, bound, prices)
+        for f in found.values()
+        if f.members or f.declared is not None
     ]
     for ctx, pool in discovered.karpenter_pools:
         groups += karpenter_groups(
@@ -163,6 +170,40 @@ def _label_pools(nodes: tuple[Node, ...]) -> dict[str, _Found]:
             entry.members.append(node)
             break
     return found
+
+
+def _declared_pools(
+    discovered: Discovered, found: dict[str, _Found], declared: Iterable[NodeGroup]
+) -> dict[str, _Found]:
+    """A pool with no node yet (scaled to zero, or never grown): cluster-autoscaler lists
+    its group and builds new nodes from the cloud's instance template (GKE: the MIG's,
+    ``cloudprovider/gce/templates.go``), which no Kubernetes object shows. A declared
+    NodeGroup named by the CA group (as ``_pool_named_in`` names a pool) stands for that
+    template: the group is found with no members, and the CA status gives its bounds."""
+    waiting = {
+        g.name: _Found(g.name, dict(g.node_selector), [], [PROJECT_TEMPLATE_SOURCE], declared=g)
+        for g in declared
+        if g.name not in found
+    }
+    pools: dict[str, _Found] = {}
+    for _ctx, status in discovered.ca_groups:
+        entry = None if _pool_named_in(status.name, found) else _pool_named_in(status.name, waiting)
+        if entry is None or entry.name in pools:
+            continue
+        pool_kind = _pool_kind_of_ca_name(status.name)
+        entry.autoscaler = AutoscalerRef(kind=pool_kind, name=entry.name) if pool_kind else None
+        pools[entry.name] = entry
+    return pools
+
+
+# the prefix each managed pool's CA group name carries (GKE: the MIG ``gke-<cluster>-
+# <pool>-<hash>-grp``, EKS: the ASG ``eks-<nodegroup>-<uuid>``, AKS ``aks-<pool>-<id>-vmss``)
+_CA_NAME_PREFIXES = (("gke-", "gke"), ("eks-", "eks"), ("aks-", "aks"))
+
+
+def _pool_kind_of_ca_name(ca_name: str) -> str | None:
+    last = ca_name.rsplit("/", 1)[-1]
+    return next((kind for prefix, kind in _CA_NAME_PREFIXES if last.startswith(prefix)), None)
 
 
 def _join_ca_status(
@@ -229,12 +270,16 @@ def _finished(
     bound: dict[str, list[Pod]],
     prices: PriceTable,
 ) -> NodeGroup:
-    ready = [n for n in entry.members if n.ready and not n.unschedulable]
-    member = ready[0] if ready else entry.members[0]
-    template = template_from_member(entry.name, member, bound.get(member.name, ()), daemon_pods)
     notes = list(entry.notes)
-    if not ready:
-        notes.append(f"no ready member: template taken from {member.name}, which is not ready")
+    if entry.declared is not None:
+        template = entry.declared.template
+        notes.append(f"no member yet: new nodes as the template of NodeGroup {entry.name}")
+    else:
+        ready = [n for n in entry.members if n.ready and not n.unschedulable]
+        member = ready[0] if ready else entry.members[0]
+        template = template_from_member(entry.name, member, bound.get(member.name, ()), daemon_pods)
+        if not ready:
+            notes.append(f"no ready member: template taken from {member.name}, which is not ready")
     size = len(entry.members)
     if entry.max_size is None:
         notes.append(

@@ -134,6 +134,7 @@ class _Collected:
     autoscaler_events: list[AutoscalerEvent] = field(default_factory=list)
     queue_flavors: dict[str, tuple[kueueflavors.FlavorGroup, ...]] = field(default_factory=dict)
     cache: ParseCache | None = None  # Nodes and Pods read by an earlier parse (parsecache)
+    given_nodes: tuple[Node, ...] = ()  # model nodes another reader built (parse_objects)
 
 
 def parse_objects(
@@ -145,6 +146,7 @@ def parse_objects(
     daemon_pods: Iterable[DaemonPod] = (),
     extended_resource_toleration: bool | None = None,
     cache: ParseCache | None = None,
+    nodes: Iterable[Node] = (),
 ) -> Snapshot:
     """Every object → the model; bad objects become errors, unknown kinds are counted.
 
@@ -156,8 +158,10 @@ def parse_objects(
     ExtendedResourceToleration admission (None: where the nodes are GKE's,
     ``topology.kube.core.admission``); ``cache``: the Nodes and Pods an earlier parse of the same
     cluster read, by uid and resourceVersion (``topology.kube.parsecache``): the same model,
-    with only the changed objects read again."""
-    collected = _Collected(cache=cache)
+    with only the changed objects read again; ``nodes``: nodes another reader built (a
+    replayed trace's), put before the Node objects read here and grouped with them (node
+    pools from their labels, cluster-autoscaler's status joined to them)."""
+    collected = _Collected(cache=cache, given_nodes=tuple(nodes))
     collected.discovered.daemon_pods.extend(daemon_pods)
     if cache is not None:
         cache.begin()
@@ -409,9 +413,13 @@ def _assemble(
     prices: PriceTable,
     discovered_groups: tuple[NodeGroup, ...] = (),
 ) -> Snapshot:
-    devices = nodes_with_devices(collected.nodes, collected.slices)
+    devices = (*collected.given_nodes, *nodes_with_devices(collected.nodes, collected.slices))
     found, notices = discovery.discover_node_groups(
-        collected.discovered, devices, prices, pods=(r.pod for r in collected.pods)
+        collected.discovered,
+        devices,
+        prices,
+        pods=(r.pod for r in collected.pods),
+        declared=(group for _ctx, group, given in collected.node_groups if "template" in given),
     )
     here = {g.name for g in found}
     found += tuple(g for g in discovered_groups if g.name not in here)
