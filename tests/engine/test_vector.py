@@ -148,6 +148,38 @@ def test_array_scores_are_the_rules_scores_as_the_state_changes(policy: str, see
     assert fitting > 0  # some shapes fit somewhere, so scores were compared, not only misses
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_array_reasons_are_the_filters_first_failing_reason_node_by_node(seed: int) -> None:
+    """``NodePicker.node_reasons`` on the index's arrays says of every node what
+    ``filters.run_filters`` says first (static rules, cpu, memory, pod slots, the
+    extended resource, GPUs), while the state changes as a pass changes it."""
+    from recommender.engine.scheduler.filters import run_filters
+
+    cluster, shapes = _cluster(seed)
+    rng = random.Random(seed)
+    state = ClusterState.from_cluster(cluster)
+    picker = _picker(cluster, state, "kube-default", shapes)
+    said: set[str] = set()
+    for step in range(60):
+        pod = rng.choice(shapes)
+        names = state.node_names()
+        reasons = picker.node_reasons(pod)
+        expected = [
+            run_filters(state.info(n), state.alloc(n), pod, picker.filters).reason for n in names
+        ]
+        assert reasons == expected, pod
+        said.update(expected)
+        choice = picker.best_node(pod, picker.scope(names))
+        if choice is not None:
+            placed = Pod(pod.namespace, f"{pod.name}-{step}", pod.requests, pod.gpu)
+            state.apply(choice.node, placed.key, choice.allocation, placed)
+        if step == 30:
+            state.add_node(_node(rng, "added"))
+    # the comparison covered a fitting node and several kinds of refusal
+    assert "" in said and {"Insufficient cpu", "Insufficient memory"} <= said
+    assert any(reason.startswith("Insufficient nvidia.com/gpu") for reason in said)
+
+
 def _fragmentation_loop(
     typical: tuple[fgd.TypicalPod, ...], model: str | None, cpu_left: int, lefts: tuple[int, ...]
 ) -> float:

@@ -203,7 +203,6 @@ class ScoreIndex:
         self._position = {name: i for i, name in enumerate(node_names)}
         self._changes: list[int] = []
         self._scores: dict[int, _Column] = {}
-        self._reasons: dict[int, _Column] = {}
         self._keys: dict[int, _Column] = {}  # per static needs: each node's key (None: fails)
         self._owned: set[tuple[str, int]] = set()  # columns this clone may write
         self._own_positions = True
@@ -215,7 +214,6 @@ class ScoreIndex:
         other._position = self._position
         other._changes = list(self._changes)
         other._scores = dict(self._scores)
-        other._reasons = dict(self._reasons)
         other._keys = dict(self._keys)
         other._owned = set()
         other._own_positions = self._own_positions = False
@@ -358,10 +356,3 @@ class ScoreIndex:
         """The shape's best score over every node and the positions holding it, as of
         its last ``column`` call (NO_SCORE and every position when nothing fits)."""
         return self._scores[shape].top()
-
-    def reasons(self, shape: int, reason: Callable[[str], str]) -> list[str]:
-        """Every node's first failing filter reason for the shape, in node order."""
-        column, stale, _ = self._stale(self._reasons, shape, "", "reasons")
-        for position in stale:
-            column.values[position] = reason(self.names[position])
-        return list(column.values)
