@@ -24,8 +24,11 @@ its DaemonSets' pods), ``topology.kube.karpenter`` (NodePools and the instance c
 Here: pools from node labels, CA groups joined to them by name, and hand-written
 capacityweb.io NodeGroups overriding what they set.
 
+A CA group no labelled node belongs to (a pool with no node yet) is a group with no
+member when a capacityweb.io NodeGroup it names gives the template (``_declared_pools``).
+
 Not modelled, and said so in ``Snapshot.notices``: a CA group no labelled node
-can be matched to (no template to simulate it from), a Karpenter NodePool's
+can be matched to and no NodeGroup templates (nothing to simulate it from), a Karpenter NodePool's
 weight (capacityweb picks the cheapest valid option), spot prices, instance
 types missing from the bundled catalogue, static NodePools.
 
