@@ -11,7 +11,13 @@ import pytest
 
 from recommender.replay import ReplaySource
 from tests.ingest.kubeobjects import DATA_DIR, EXAMPLES_DIR
-from topology.ingest.replayspecs import GangSpec, TeamSpec
+from topology.ingest.replayspecs import (
+    GKE_POOL_LABEL,
+    AutoscaledPoolSpec,
+    GangSpec,
+    NodeLabelSpec,
+    TeamSpec,
+)
 from topology.ingest.sources import FilesSource
 
 ORIGIN = datetime(2026, 12, 1, tzinfo=UTC)
@@ -214,3 +220,82 @@ def test_it_refuses_a_replay_object_in_error_naming_it():
         _replay(start_seconds=12_800_000, objects=(bad,)).read(ORIGIN)
     assert raised.value.object == "Node/hand-made-0"
     assert "cpu" in raised.value.field
+
+
+# --- the replay's nodes as a cloud's node pools -------------------------------------------
+
+G3_POOL = NodeLabelSpec(
+    match={"nvidia.com/gpu.product": "G3"},
+    labels={GKE_POOL_LABEL: "g3", "node.kubernetes.io/instance-type": "x-g3"},
+)
+
+
+def test_it_groups_trace_nodes_into_the_gke_pools_cluster_autoscaler_reports():
+    model = (
+        _replay(
+            start_seconds=12_800_000,
+            node_labels=(G3_POOL,),
+            autoscaled_pools=(AutoscaledPoolSpec("g3", 1, 50, "zone-0"),),
+            prices={"x-g3": 28.0},
+        )
+        .read(ORIGIN)
+        .model
+    )
+    (group,) = model.node_groups
+    # the openb node list has 39 rows of model G3 (8 GPUs each): the pool's members,
+    # registered and at target in the status the replay wrote
+    assert (group.name, group.min_size, group.max_size, group.current_size) == ("g3", 1, 50, 39)
+    ref = group.autoscaler
+    assert (ref.kind, ref.pool_kind, ref.pool, ref.target_size) == (
+        "cluster-autoscaler",
+        "gke",
+        "g3",
+        39,
+    )
+    assert ref.name.startswith("https://www.googleapis.com/compute/v1/projects/replay/zones/")
+    assert ref.name.split("/")[-1].startswith("gke-replay-g3-")
+    assert (group.price_per_node_hour, group.price_known) == (28.0, True)
+    members = {n.name for n in model.nodes if n.node_group == "g3"}
+    g3 = {n.name for n in model.nodes if n.labels.get("nvidia.com/gpu.product") == "G3"}
+    assert members == g3 and len(g3) == 39
+
+
+def test_it_finds_a_pool_with_no_node_yet_from_the_status_and_the_node_group_naming_it():
+    template = {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110", "nvidia.com/gpu": "8"}}
+    spare = {
+        "apiVersion": "capacityweb.io/v1alpha1",
+        "kind": "NodeGroup",
+        "metadata": {"name": "spare"},
+        "spec": {"nodeSelector": {GKE_POOL_LABEL: "spare"}, "template": template},
+    }
+    model = (
+        _replay(
+            start_seconds=12_800_000,
+            objects=(spare,),
+            autoscaled_pools=(AutoscaledPoolSpec("spare", 0, 2, "zone-0"),),
+        )
+        .read(ORIGIN)
+        .model
+    )
+    (group,) = model.node_groups
+    assert (group.name, group.min_size, group.max_size, group.current_size) == ("spare", 0, 2, 0)
+    assert (group.autoscaler.kind, group.autoscaler.pool_kind) == ("cluster-autoscaler", "gke")
+    assert group.template.gpu_count == 8
+
+
+@pytest.mark.parametrize(
+    ("spec", "said"),
+    [
+        (lambda: NodeLabelSpec.from_json({"match": {}, "labels": {"a": "b"}}), "match"),
+        (lambda: NodeLabelSpec.from_json({"match": {"a": "b"}, "labels": "x"}), "labels"),
+        (
+            lambda: AutoscaledPoolSpec.from_json(
+                {"pool": "p", "min_size": 3, "max_size": 2, "zone": "z"}
+            ),
+            "p: needs 0 <= min_size <= max_size",
+        ),
+    ],
+)
+def test_it_refuses_replay_pool_settings_in_error_naming_them(spec, said):
+    with pytest.raises(ValueError, match=said):
+        spec()
