@@ -1,15 +1,29 @@
 """The OpenAPI schema is valid, and the live API keeps to it under schemathesis.
 
-The schemathesis run targets only the live server pytest-django starts on
-127.0.0.1 and ends by example count (``--max-examples`` per operation and phase,
-a fixed seed): with ``--max-time`` its fuzzing phase repeats until the time is
-spent. It runs as a user exempt from throttling (THROTTLE_EXEMPT_USERNAMES), or
-most requests to the throttled operations would be 429s that exercise nothing (the token
-endpoint, called without a credential, keeps its rate per address).
+Two runs, both against the live server pytest-django starts on 127.0.0.1, on real rows
+(two clusters with a snapshot and an evaluation each, a reservation, a node group, a
+recommendation, a verdict, a subscription): the ``id`` of each detail path but DELETE
+is a real one, and the fuzzing phase puts the real ``cluster``, ``snapshot`` and
+``evaluation`` ids in those parameters half the time (the 500s of issue 42 item 4
+needed a valid ``?snapshot=``). Both end by example count (``--max-examples`` per
+operation in the fuzzing phase; the coverage phase runs every case the schema defines),
+with a fixed seed: with ``--max-time`` the fuzzing phase repeats until the time is spent.
 
-It runs every check (``--checks all``) with tests/api/schemathesis.toml: the fuzzer's
+- In the default suite: the coverage phase (each parameter's and body field's
+  boundaries, invalid values, unexpected methods) and 5 fuzzed cases per operation,
+  about 3,000 requests (about 45 s of CPU, single worker).
+- ``-m long``: examples, coverage and fuzzing at 100 cases per operation (the run of
+  issue 42, several minutes).
+
+Each runs as a user exempt from throttling (THROTTLE_EXEMPT_USERNAMES), or most requests
+to the throttled operations would be 429s that exercise nothing (the token endpoint,
+called without a credential, keeps its rate per address).
+
+Each runs every check (``--checks all``) with tests/api/schemathesis.toml: the fuzzer's
 token goes through the schema's tokenAuth scheme, and bodies with rules beyond JSON
-Schema may answer 400 to schema-valid data (the file says why).
+Schema may answer 400 to schema-valid data (the file says why). Any failed check (a
+500, an undocumented status or media type, a body off its schema, invalid data
+accepted...) fails the test.
 The fuzzer's webhook hosts are resolved by a stand-in that resolves none (the guard
 answers 400): the suite looks up no name beyond this machine (tests/conftest.py).
 The rates are lowered below the examples per operation, so that a broken exemption
@@ -30,14 +44,17 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from builders import make_reservation, make_user, token_client
+from builders import make_user, token_client
+from django.test import Client
 
 from tests.conftest import is_local_host
 
 SCHEMATHESIS_CHECKS = "all"
-SCHEMATHESIS_EXAMPLES = 10  # per operation and phase: ~310 requests
+SCHEMATHESIS_EXAMPLES = 5  # fuzzing cases per operation in the default suite
+SCHEMATHESIS_LONG_EXAMPLES = 100  # schemathesis's default, in the long run
 LOW_RATES = {"writes": "3/minute", "reports": "3/minute", "test-sends": "3/minute"}
-SCHEMATHESIS_TIMEOUT_SECONDS = 600  # a hang guard only: the run ends by example count
+SCHEMATHESIS_TIMEOUT_SECONDS = 1500  # a hang guard only: the run ends by example count
+SCHEMATHESIS_LONG_TIMEOUT_SECONDS = 1800  # pytest-timeout's, above the subprocess's
 EXCLUDED_PATHS = "test-email|test-webhook|ingest"
 SCHEMATHESIS_CONFIG = Path(__file__).with_name("schemathesis.toml")
 PATH_PARAMETER = re.compile(r"\{[^}]+\}")
@@ -105,31 +122,111 @@ def resolving_no_outside_name(real_getaddrinfo: Any) -> Any:
     return resolver
 
 
-def test_it_keeps_to_its_schema_under_a_bounded_schemathesis_run(
-    live_server, tmp_path, settings, client, monkeypatch
-):
-    from rest_framework.throttling import SimpleRateThrottle
+@pytest.fixture
+def real_ids(db) -> dict[str, list[int]]:
+    """Two clusters with a stored snapshot and evaluation each (the reservation scenario:
+    a node group, team-a's reservation, a pending pod the reservation takes; the scale-up
+    scenario: a recommendation), a subscription of the fuzzer's: the ids the run puts in
+    paths and in the ``cluster``/``snapshot``/``evaluation`` parameters, so its requests
+    reach past the 404 of an unknown id (the 500s of issue 42 item 4 needed them)."""
+    from recommender.models import Recommendation, WorkloadVerdict
+    from reservations.models import Reservation, Subscription
+    from tests.web.fixtures import ingest_and_evaluate, make_cluster, scenario_objects
+    from topology.models import NodeGroup
 
-    from topology.models import Cluster
-
-    cluster = Cluster.objects.create(name="prod-gpu", source_kind="files")
-    make_reservation(cluster, "a-h100", "team-a")
     user = make_user("fuzzer", teams=("team-a",))
     token_client(user)
-    settings.THROTTLE_EXEMPT_USERNAMES = ["fuzzer"]
-    # DRF binds the rates to the class when it is imported: the settings fixture cannot.
-    monkeypatch.setattr(SimpleRateThrottle, "THROTTLE_RATES", LOW_RATES)
-    monkeypatch.setattr(socket, "getaddrinfo", resolving_no_outside_name(socket.getaddrinfo))
+    evaluations = [
+        ingest_and_evaluate(make_cluster(name), scenario_objects(scenario))
+        for name, scenario in (
+            ("prod-gpu", "reservation-idle-nodes"),
+            ("scale", "agreement-scale-up"),
+        )
+    ]
+    subscription = Subscription.objects.create(user=user, recipients="fuzzer@example.com")
+    subscription.clusters.add(evaluations[0].cluster)
+    return {
+        "cluster": [evaluation.cluster_id for evaluation in evaluations],
+        "snapshot": [evaluation.snapshot_id for evaluation in evaluations],
+        "evaluation": [evaluation.id for evaluation in evaluations],
+        "reservation": [Reservation.objects.get().id],
+        "node_group": list(NodeGroup.objects.values_list("id", flat=True)[:1]),
+        "recommendation": list(Recommendation.objects.values_list("id", flat=True)[:1]),
+        "verdict": list(WorkloadVerdict.objects.values_list("id", flat=True)[:1]),
+        "subscription": [subscription.id],
+    }
+
+
+# Each operation whose path names a row gets a real one (DELETE keeps a random id: deleting
+# the row would turn every later case of the operation into a 404).
+PATH_IDS = {
+    "clusters": "cluster",
+    "cluster-autoscalers": "cluster",
+    "snapshots": "snapshot",
+    "evaluations": "evaluation",
+    "reservations": "reservation",
+    "node-groups": "node_group",
+    "recommendations": "recommendation",
+    "pending-workloads": "verdict",
+    "subscriptions": "subscription",
+}
+QUERY_IDS = ("cluster", "snapshot", "evaluation")
+# The fuzzer is a team member: a Prometheus source's writes are the operators', a 403 before
+# the body is read, so the coverage phase's ~520 bodies there test the permission alone
+# (a sixth of the phase). The default run fuzzes them; the long run covers them too.
+OPERATOR_WRITES_FUZZED_ONLY = """
+[[operations]]
+include-name-regex = "^(POST|PUT|PATCH) /api/v1/prometheus-sources/"
+phases.coverage.enabled = false
+"""
+REAL_ID_PROBABILITY = 0.5  # fuzzing: half the values a real id, half generated
+
+
+def config_with_real_ids(ids: dict[str, list[int]], extra: str = "") -> str:
+    """tests/api/schemathesis.toml plus the real ids: a path's ``id`` fixed per operation
+    (every phase), and the query ids from a dictionary the fuzzing phase draws from half
+    the time (the coverage phase keeps its own values: their 400s and 404s)."""
+    lines = [SCHEMATHESIS_CONFIG.read_text(), extra, ""]
+    for name in QUERY_IDS:
+        lines += [f"[dictionaries.{name}]", f"values = {ids[name]}", ""]
+    for route, name in PATH_IDS.items():
+        lines += [
+            "[[operations]]",
+            f'include-name-regex = "^(GET|PUT|PATCH) /api/v1/{route}/\\\\{{id\\\\}}/$"',
+            f'parameters = {{ "path.id" = {ids[name][0]} }}',
+            "",
+        ]
+    lines.append("[parameters]")
+    for name in QUERY_IDS:
+        binding = f'{{ dictionary = "{name}", probability = {REAL_ID_PROBABILITY} }}'
+        lines.append(f'"query.{name}" = {binding}')
+    return "\n".join(lines)
+
+
+def run_schemathesis(
+    live_server: Any,
+    tmp_path: Path,
+    ids: dict[str, list[int]],
+    *,
+    phases: str,
+    max_examples: int,
+    extra_config: str = "",
+) -> tuple[subprocess.CompletedProcess[str], Counter[tuple[tuple[str, str], int]]]:
+    """schemathesis run against the live server with the real ids; the run and its
+    (operation, status) counts from the HAR report."""
+    from rest_framework.authtoken.models import Token
+
+    config = tmp_path / "schemathesis.toml"
+    config.write_text(config_with_real_ids(ids, extra_config))
     har_path = tmp_path / "run.har"
     schemathesis = Path(sys.executable).with_name("schemathesis")
-    arguments = [str(schemathesis), "--config-file", str(SCHEMATHESIS_CONFIG), "run"]
+    arguments = [str(schemathesis), "--config-file", str(config), "run"]
     arguments += [f"{live_server.url}/api/schema/?format=json"]
     arguments += ["--checks", SCHEMATHESIS_CHECKS, "--seed", "1"]
-    arguments += ["--max-examples", str(SCHEMATHESIS_EXAMPLES)]
-    arguments += ["--phases", "examples,fuzzing", "--workers", "1", "--no-shrink"]
+    arguments += ["--max-examples", str(max_examples)]
+    arguments += ["--phases", phases, "--workers", "1", "--no-shrink"]
     arguments += ["--exclude-path-regex", EXCLUDED_PATHS]
     arguments += ["--report", "har", "--report-har-path", str(har_path)]
-
     run = subprocess.run(
         arguments,
         capture_output=True,
@@ -138,13 +235,11 @@ def test_it_keeps_to_its_schema_under_a_bounded_schemathesis_run(
         cwd=tmp_path,
         env={
             **os.environ,
-            "CAPACITYWEB_FUZZER_TOKEN": user.auth_token.key,
+            "CAPACITYWEB_FUZZER_TOKEN": Token.objects.get(user__username="fuzzer").key,
         },
     )
-
-    assert run.returncode == 0, run.stdout[-8000:] + run.stderr[-2000:]
-    operations = schema_operations(client)
-    entries = json.loads(har_path.read_text())["log"]["entries"]
+    operations = schema_operations(Client())
+    entries = json.loads(har_path.read_text())["log"]["entries"] if har_path.exists() else []
     statuses = Counter(
         (
             operation_of(entry["request"]["method"], entry["request"]["url"], operations),
@@ -152,11 +247,84 @@ def test_it_keeps_to_its_schema_under_a_bounded_schemathesis_run(
         )
         for entry in entries
     )
+    return run, statuses
+
+
+@pytest.fixture
+def fuzzed_server(live_server, settings, monkeypatch) -> Any:
+    """The live server as the run needs it: the fuzzer exempt from throttling, the rates
+    low (a broken exemption shows as 429s), no outside name resolved."""
+    from rest_framework.throttling import SimpleRateThrottle
+
+    settings.THROTTLE_EXEMPT_USERNAMES = ["fuzzer"]
+    # DRF binds the rates to the class when it is imported: the settings fixture cannot.
+    monkeypatch.setattr(SimpleRateThrottle, "THROTTLE_RATES", LOW_RATES)
+    monkeypatch.setattr(socket, "getaddrinfo", resolving_no_outside_name(socket.getaddrinfo))
+    return live_server
+
+
+def assert_every_operation_answered(
+    run: subprocess.CompletedProcess[str], statuses: Counter[tuple[tuple[str, str], int]]
+) -> None:
+    """No check failed (a 500, an undocumented status or media type, a body off its
+    schema...), and every operation answered something other than 429."""
+    assert run.returncode == 0, run.stdout[-8000:] + run.stderr[-2000:]
     throttled = {operation for (operation, status) in statuses if status == 429}
     exercised = {operation for (operation, status) in statuses if status != 429}
-    # the token endpoint is called anonymously (no credential to exempt): throttled by address
-    assert throttled <= {("POST", "/api/v1/auth-token/")}
-    assert exercised == operations
+    # the token endpoint is called anonymously (no credential to exempt): throttled by
+    # address, its own method and the coverage phase's unexpected ones (GET, PUT, TRACE...)
+    assert {path for (method, path) in throttled} <= {"/api/v1/auth-token/"}
+    assert schema_operations(Client()) <= exercised
+
+
+def test_it_keeps_to_its_schema_under_coverage_and_some_fuzzing_with_real_ids(
+    fuzzed_server, tmp_path, real_ids
+):
+    """Every case of the coverage phase (each parameter's and body field's boundary and
+    invalid values) and a few fuzzed ones per operation, on real rows."""
+    run, statuses = run_schemathesis(
+        fuzzed_server,
+        tmp_path,
+        real_ids,
+        phases="coverage,fuzzing",
+        max_examples=SCHEMATHESIS_EXAMPLES,
+        extra_config=OPERATOR_WRITES_FUZZED_ONLY,
+    )
+
+    assert_every_operation_answered(run, statuses)
+    assert_real_ids_reached(statuses, tmp_path / "run.har", real_ids)
+
+
+@pytest.mark.long
+@pytest.mark.timeout(SCHEMATHESIS_LONG_TIMEOUT_SECONDS)
+def test_it_keeps_to_its_schema_under_a_full_schemathesis_run_with_real_ids(
+    fuzzed_server, tmp_path, real_ids
+):
+    """The run of issue 42 (its 3,957 cases found the 500s): examples, coverage and
+    fuzzing at schemathesis's default 100 examples per operation (about 8 minutes)."""
+    run, statuses = run_schemathesis(
+        fuzzed_server,
+        tmp_path,
+        real_ids,
+        phases="examples,coverage,fuzzing",
+        max_examples=SCHEMATHESIS_LONG_EXAMPLES,
+    )
+
+    assert_every_operation_answered(run, statuses)
+    assert_real_ids_reached(statuses, tmp_path / "run.har", real_ids)
+
+
+def assert_real_ids_reached(
+    statuses: Counter[tuple[tuple[str, str], int]], har_path: Path, ids: dict[str, list[int]]
+) -> None:
+    """Each detail GET answered 200 at least once (its real id), and the fuzzing phase
+    sent a real cluster and a real snapshot id."""
+    answered = {operation for (operation, status) in statuses if status == 200}
+    assert {("GET", f"/api/v1/{route}/{{id}}/") for route in PATH_IDS} <= answered
+    urls = [entry["request"]["url"] for entry in json.loads(har_path.read_text())["log"]["entries"]]
+    for name in ("cluster", "snapshot"):
+        sent = {f"{name}={value}&" for value in ids[name]}
+        assert any(query in f"{url}&" for url in urls for query in sent), name
 
 
 @pytest.mark.django_db
