@@ -55,7 +55,15 @@ Floats = NDArray[np.float64]
 Bools = NDArray[np.bool_]
 
 
-_ROWS = ("cpu_free", "memory_free", "pods_free", "cpu_free_nonzero", "memory_free_nonzero", "keys")
+_ROWS = (
+    "cpu_free",
+    "memory_free",
+    "pods_free",
+    "cpu_free_nonzero",
+    "memory_free_nonzero",
+    "keys",
+    "gpu_codes",
+)
 _FLOAT_ROWS = ("cpu_used", "memory_used")
 
 
@@ -92,6 +100,9 @@ class NodeTable:
         # per node, what ``allocate.gpu_fits`` reads of it (``allocate.gpu_fit_key``) as of
         # its row: a change that leaves it alone leaves the GPU masks alone
         self.gpu_state: list[tuple[object, ...] | None] = []
+        # the same, interned to one integer per node (nodes alike there: one GPU reason)
+        self.gpu_codes = np.zeros(0, np.int64)
+        self._gpu_interned: dict[tuple[object, ...], int] = {}  # shared by clones: only grows
         self.static: dict[int, Bools] = {}  # per static needs: the static rules pass
         self.selector: dict[object, Bools] = {}  # per nodeSelector: the labels hold it
 
@@ -195,6 +206,8 @@ class NodeTable:
         gpus = gpu_fit_key(devices)
         if gpus != self.gpu_state[position]:
             self.gpu_state[position] = gpus
+            interned = self._gpu_interned
+            self.gpu_codes[position] = interned.setdefault(gpus, len(interned))
             for request, mask in self.gpu_fit.items():
                 mask[position] = gpu_fits(name, gpus, request)
         self.keys[position] = self._key_of(name, devices)

@@ -52,7 +52,7 @@ class NodeReasons(PickerBase):
         assert index is not None
         table = index.table(self._read, self._gpu_fits, self._node_inputs)
         names = index.names
-        reasons = [""] * table.size
+        reasons = np.full(table.size, "", object)
         passing = self._static_mask(pod, table, names)
         for position in np.flatnonzero(~passing).tolist():
             info, alloc = self._read(names[position])
@@ -68,19 +68,24 @@ class NodeReasons(PickerBase):
             for name, amount in requests.extended.items()
         ]
         for fails, reason in failing:
-            for position in np.flatnonzero(passing & fails).tolist():
-                reasons[position] = reason
+            reasons[passing & fails] = reason
             passing = passing & ~fails
-        rest = np.flatnonzero(passing).tolist()
         if pod.gpu is not None and pod.gpu.count != 0:
             fits = table.gpu_mask(pod.gpu, names, self._gpu_fits)
-            for position in np.flatnonzero(passing & ~fits).tolist():
+            refused = np.flatnonzero(passing & ~fits)
+            # one reason per GPU state (``table.gpu_codes``), as ``_gpu_reason`` keeps them
+            _codes, first, inverse = np.unique(
+                table.gpu_codes[refused], return_index=True, return_inverse=True
+            )
+            said = np.empty(len(first), object)
+            for i, position in enumerate(refused[first].tolist()):
                 info, alloc = self._read(names[position])
-                reasons[position] = self._gpu_reason(info, alloc, pod, pod.gpu)
-            rest = np.flatnonzero(passing & fits).tolist()
-        for position in rest:
+                said[i] = self._gpu_reason(info, alloc, pod, pod.gpu)
+            reasons[refused] = said[inverse.reshape(-1)]
+            passing = passing & fits
+        for position in np.flatnonzero(passing).tolist():
             reasons[position] = self._reason_after_gpu(names[position], pod)
-        return reasons
+        return list(reasons.tolist())
 
     def _memo_reason(self, name: str, pod: Pod) -> str:
         """``run_filters``'s reason for a memoisable pod (its shape is not None: the
