@@ -1,5 +1,5 @@
 """The workload page's interactive what-if: one edit of the stored snapshot's model, the
-workload planned again with it (``relaxations.answer_edit``) by a worker, never in a web
+workload planned again with it (``edit_answer.answer_edit``) by a worker, never in a web
 process.
 
 ::
@@ -39,14 +39,11 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from capacityweb import visibility
-from recommender.engine.autoscaler.template import with_member_capacity
+from recommender.engine.evaluate.edit_answer import answer_edit
 from recommender.engine.evaluate.edits import RESERVATION, EditError, edit_from
-from recommender.engine.evaluate.relaxations import answer_edit
-from recommender.engine.scheduler.profiles import profile_named
-from recommender.engine.scheduler.scores import policy_named
 from recommender.models import Evaluation, WhatIfRequest, WorkloadVerdict
+from recommender.services import engine_inputs
 from recommender.timelimit import soft_time_limit
-from topology.adapters import cluster_from_snapshot
 from topology.models import Snapshot
 
 ANSWER_TASK = "recommender.tasks.answer_what_if"  # routed to the "what-if" queue (settings)
@@ -183,12 +180,13 @@ def answer(request: WhatIfRequest) -> WhatIfRequest:
 
 
 def _answer_json(request: WhatIfRequest) -> dict[str, Any]:
+    """The answer from the evaluation's own engine arguments (the cluster's profiles and
+    autoscaler flags, ``recommender.services.engine_inputs``): "as it is" is the page's
+    verdict."""
     snapshot = Snapshot.objects.select_related("cluster").get(evaluation=request.evaluation_id)
-    cluster = with_member_capacity(cluster_from_snapshot(snapshot))
-    profile = profile_named(snapshot.cluster.scheduler_profile or settings.SCHEDULER_PROFILE)
-    policy = policy_named(profile).name
     edit = edit_from(request.edit)
-    answered = answer_edit(cluster, request.workload, edit, at=snapshot.taken_at, policy=policy)
+    model, arguments = engine_inputs(snapshot)
+    answered = answer_edit(model, request.workload, edit, at=snapshot.taken_at, **arguments)
     return answered.to_json()
 
 

@@ -311,7 +311,8 @@ def _pending(cluster: Cluster, key: str) -> Workload | None:
 
 @dataclass(frozen=True, slots=True)
 class EditAnswer:
-    """One edit's effect on one workload: its plan alone on the snapshot, before and after."""
+    """One edit's effect on one workload: its joint plan before and after
+    (``edit_answer.answer_edit``: in the whole evaluation, as the page's verdict)."""
 
     workload: str
     edit: Edit
@@ -328,22 +329,6 @@ class EditAnswer:
             "after": _plan_json(self.after),
             "changed": _plan_json(self.before) != _plan_json(self.after),
         }
-
-
-def answer_edit(
-    cluster: Cluster, workload_key: str, edit: Edit, *, at: datetime, policy: str
-) -> EditAnswer:
-    """The workload planned alone on the snapshot without and with ``edit`` (the
-    interactive what-if): EditError when the edit names nothing there or the workload
-    is not pending."""
-    verifier = Verifier(cluster, ClusterState.from_cluster(cluster), at, policy)
-    before = verifier.plan(workload_key)
-    if before is None:
-        raise edits.EditError("workload", f"{workload_key} is not pending in the snapshot")
-    after = verifier.plan(workload_key, edit)
-    if after is None:
-        raise edits.EditError("workload", f"{workload_key} is not pending after the edit")
-    return EditAnswer(workload_key, edit, edit.text(cluster, workload_key), before, after)
 
 
 def _plan_json(plan: WorkloadPlan) -> dict[str, Any]:
