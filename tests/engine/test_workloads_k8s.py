@@ -4,6 +4,8 @@ Every expectation is worked out by hand from the YAML and the upstream
 controller rules quoted in topology/kube/workloads.py.
 """
 
+import hashlib
+
 import pytest
 
 from tests.builders.objects import KUEUE, as_dicts, job_object, kube_object, pod_object
@@ -268,7 +270,10 @@ def test_it_names_the_controller_when_its_pod_template_is_invalid():
     assert snapshot.cluster.pods == ()
 
 
-def test_it_reports_a_jobsets_exclusive_topology_as_unsupported():
+def test_it_gives_a_jobsets_exclusive_pods_the_terms_jobset_adds():
+    """kubernetes-sigs/jobset ``setExclusiveAffinities``: per Job, its ``job-key``
+    (SHA-1 of "namespace/jobName", ``jobHashKey``), pod affinity to it and
+    anti-affinity to other Jobs' keys per the annotated label, every namespace."""
     child = JOB.named("unused").spec(parallelism=1).dict()
     replicated = {"name": "w", "replicas": 2, "template": {"spec": child["spec"]}}
     jobset = (
@@ -276,13 +281,20 @@ def test_it_reports_a_jobsets_exclusive_topology_as_unsupported():
         .annotation("alpha.jobset.sigs.k8s.io/exclusive-topology", "cloud.google.com/gke-nodepool")
         .spec(replicatedJobs=[replicated])
     )
-    snapshot = parse(jobset)
-    assert {p.unsupported for p in snapshot.cluster.pods} == {
-        (
-            "JobSet exclusive placement per cloud.google.com/gke-nodepool"
-            " (alpha.jobset.sigs.k8s.io/exclusive-topology) not supported",
-        )
-    }
+    pods = pods_by_name(parse(jobset))
+    key = pods["js-w-0-0"].labels["jobset.sigs.k8s.io/job-key"]
+    assert key == hashlib.sha1(b"ml/js-w-0").hexdigest()
+    assert pods["js-w-1-0"].labels["jobset.sigs.k8s.io/job-key"] != key
+    terms = pods["js-w-0-0"].pod_terms
+    (together,), (apart,) = terms.affinity, terms.anti_affinity
+    assert (together.topology_key, apart.topology_key) == ("cloud.google.com/gke-nodepool",) * 2
+    assert together.namespace_selector is not None and together.namespace_selector.empty
+    other = {"jobset.sigs.k8s.io/job-key": "another"}
+    assert together.selector.matches({"jobset.sigs.k8s.io/job-key": key})
+    assert not together.selector.matches(other)
+    assert apart.selector.matches(other) and not apart.selector.matches({})
+    assert not apart.selector.matches({"jobset.sigs.k8s.io/job-key": key})
+    assert pods["js-w-0-0"].unsupported == ()
 
 
 def test_it_creates_no_pods_for_an_admitted_or_deactivated_kueue_workload():

@@ -53,6 +53,7 @@ topologyConstraint; subGroups are reported, the gang is enforced on the whole).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
@@ -72,6 +73,8 @@ LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
 LWS_GROUP_INDEX = "leaderworkerset.sigs.k8s.io/group-index"
 VOLCANO_JOB_NAME = "volcano.sh/job-name"
 JOBSET_EXCLUSIVE = "alpha.jobset.sigs.k8s.io/exclusive-topology"
+JOBSET_NODE_SELECTOR_STRATEGY = "alpha.jobset.sigs.k8s.io/node-selector"
+JOBSET_JOB_KEY = "jobset.sigs.k8s.io/job-key"
 LWS_EXCLUSIVE = "leaderworkerset.sigs.k8s.io/exclusive-topology"
 GANG_ANNOTATIONS = ("scheduling.k8s.io/group-name", "pod-group-name")
 
@@ -197,6 +200,7 @@ def _jobset(controller: Controller, pods: list[Pod]) -> Wanted | str:
     mine = [
         p for p in _live(pods, controller.namespace) if p.labels.get(JOBSET_NAME) == controller.name
     ]
+    exclusive, unsupported = _jobset_exclusive(controller)
     objects = []
     for path, replicated in ctx.items(spec.get("replicatedJobs"), "spec.replicatedJobs"):
         rjob = ctx.text(replicated.get("name"), f"{path}.name", required=True)
@@ -218,12 +222,77 @@ def _jobset(controller: Controller, pods: list[Pod]) -> Wanted | str:
                 JOBSET_JOB_INDEX: str(job_index),
             }
             job_name = f"{controller.name}-{rjob}-{job_index}"
+            job_template = template
+            if exclusive is not None:
+                job_key = _sha1(f"{controller.namespace}/{job_name}")
+                labels[JOBSET_JOB_KEY] = job_key
+                job_template = _exclusive_template(template, exclusive, job_key)
             objects += [
-                pod_object(controller, template, f"{job_name}-{n}", labels)
+                pod_object(controller, job_template, f"{job_name}-{n}", labels)
                 for n in range(have, want)
             ]
     wanted = _wanted(controller, tuple(objects), queue)
-    return replace(wanted, unsupported=_exclusive(controller, JOBSET_EXCLUSIVE, "JobSet"))
+    return replace(wanted, unsupported=unsupported)
+
+
+def _jobset_exclusive(controller: Controller) -> tuple[str | None, tuple[str, ...]]:
+    """The topology key of a JobSet's exclusive placement (``alpha.jobset.sigs.k8s.io/
+    exclusive-topology``: one Job per domain of that node label, all its pods in it),
+    and what is not modelled: the node-selector strategy (nodes labelled beforehand by
+    the user, ``alpha.jobset.sigs.k8s.io/node-selector``: the webhook then leaves pods
+    alone, ``pkg/webhooks/pod_mutating_webhook.go`` ``Default``)."""
+    meta = controller.ctx.mapping(controller.obj.get("metadata"), "metadata")
+    annotations = controller.ctx.labels(meta.get("annotations"), "metadata.annotations")
+    level = annotations.get(JOBSET_EXCLUSIVE)
+    if level is None:
+        return None, ()
+    if JOBSET_NODE_SELECTOR_STRATEGY in annotations:
+        return None, _exclusive(controller, JOBSET_EXCLUSIVE, "JobSet")
+    return level, ()
+
+
+def _exclusive_template(template: dict[str, Any], level: str, job_key: str) -> dict[str, Any]:
+    """The pod template with the terms JobSet adds for exclusive placement
+    (kubernetes-sigs/jobset ``setExclusiveAffinities``: once on the Job's pod template,
+    ``pkg/controllers/jobset_controller.go``; since the pod webhook, on the leader, the
+    followers getting a nodeSelector for the leader's domain,
+    ``pkg/webhooks/pod_mutating_webhook.go``; either way every pod of the Job ends in
+    the leader's domain and no other Job's pod there): required pod affinity to the
+    Job's pods (its ``job-key``) and required anti-affinity to any other Job's, per
+    ``level``, in every namespace. The template's own terms stay, the new ones after."""
+
+    def term(expressions: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "labelSelector": {"matchExpressions": expressions},
+            "topologyKey": level,
+            "namespaceSelector": {},
+        }
+
+    spec = template.get("spec") or {}
+    affinity = spec.get("affinity") or {} if isinstance(spec, dict) else None
+    if not isinstance(affinity, dict):  # the pod's parse names the field
+        return template
+    together = affinity.get("podAffinity") or {}
+    apart = affinity.get("podAntiAffinity") or {}
+    if not isinstance(together, dict) or not isinstance(apart, dict):
+        return template
+    spec, affinity, together, apart = dict(spec), dict(affinity), dict(together), dict(apart)
+    required = "requiredDuringSchedulingIgnoredDuringExecution"
+    same_job = [{"key": JOBSET_JOB_KEY, "operator": "In", "values": [job_key]}]
+    other_jobs = [
+        {"key": JOBSET_JOB_KEY, "operator": "Exists"},
+        {"key": JOBSET_JOB_KEY, "operator": "NotIn", "values": [job_key]},
+    ]
+    together[required] = [*(together.get(required) or []), term(same_job)]
+    apart[required] = [*(apart.get(required) or []), term(other_jobs)]
+    affinity.update(podAffinity=together, podAntiAffinity=apart)
+    spec["affinity"] = affinity
+    return {**template, "spec": spec}
+
+
+def _sha1(text: str) -> str:
+    """kubernetes-sigs/jobset ``jobHashKey``: the SHA-1 of "namespace/jobName", in hex."""
+    return hashlib.sha1(text.encode(), usedforsecurity=False).hexdigest()
 
 
 def _leader_worker_set(controller: Controller, pods: list[Pod]) -> Wanted | str:

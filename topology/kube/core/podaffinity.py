@@ -171,21 +171,22 @@ def namespace_labels(name: str, labels: Mapping[str, str]) -> dict[str, str]:
 def needing_namespaces(pods: Iterable[Pod], namespaces_read: bool) -> tuple[Pod, ...]:
     """Without Namespace objects a namespaceSelector cannot be evaluated: the pods
     using one, and the pending pods an existing pod's such anti-affinity term could
-    match, get an "unsupported" reason instead of a guess."""
+    match, get an "unsupported" reason instead of a guess. The empty selector
+    (``namespaceSelector: {}``, every namespace, as JobSet's exclusive placement
+    writes it) reads no namespace's labels: it needs none."""
     pods = tuple(pods)
     if namespaces_read:
         return pods
     reason = "podAffinity namespaceSelector needs the Namespace objects (none were read)"
-    open_terms = [
-        t
-        for p in pods
-        for t in p.pod_terms.anti_affinity
-        if t.namespace_selector is not None and p.node_name is not None
-    ]
+
+    def labelled(term: PodAffinityTerm) -> bool:
+        return term.namespace_selector is not None and not term.namespace_selector.empty
+
+    open_terms = [t for p in pods for t in p.pod_terms.anti_affinity if labelled(t) and p.node_name]
     out = []
     for pod in pods:
         terms = pod.pod_terms
-        own = any(t.namespace_selector is not None for t in (*terms.affinity, *terms.anti_affinity))
+        own = any(labelled(t) for t in (*terms.affinity, *terms.anti_affinity))
         theirs = pod.node_name is None and any(t.selector.matches(pod.labels) for t in open_terms)
         if own or theirs:
             pod = replace(pod, unsupported=tuple(dict.fromkeys((*pod.unsupported, reason))))
