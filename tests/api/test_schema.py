@@ -13,7 +13,7 @@ with a fixed seed: with ``--max-time`` the fuzzing phase repeats until the time 
   boundaries, invalid values, unexpected methods) and 5 fuzzed cases per operation,
   about 3,000 requests (about 45 s of CPU, single worker).
 - ``-m long``: examples, coverage and fuzzing at 100 cases per operation (the run of
-  issue 42, several minutes).
+  issue 42: about 8,500 requests, some 140 s of CPU).
 
 Each runs as a user exempt from throttling (THROTTLE_EXEMPT_USERNAMES), or most requests
 to the throttled operations would be 429s that exercise nothing (the token endpoint,
@@ -28,7 +28,8 @@ The fuzzer's webhook hosts are resolved by a stand-in that resolves none (the gu
 answers 400): the suite looks up no name beyond this machine (tests/conftest.py).
 The rates are lowered below the examples per operation, so that a broken exemption
 shows as 429s on any machine, fast or slow; the HAR report must show every
-operation answered, none with 429.
+operation answered other than by a throttle's 429 (what-if/'s own 429, one running and
+one waiting, is an answer).
 """
 
 import json
@@ -56,6 +57,7 @@ LOW_RATES = {"writes": "3/minute", "reports": "3/minute", "test-sends": "3/minut
 SCHEMATHESIS_TIMEOUT_SECONDS = 1500  # a hang guard only: the run ends by example count
 SCHEMATHESIS_LONG_TIMEOUT_SECONDS = 1800  # pytest-timeout's, above the subprocess's
 EXCLUDED_PATHS = "test-email|test-webhook|ingest"
+THROTTLED = "throttled"  # in the HAR's counts: a 429 of DRF's throttles
 SCHEMATHESIS_CONFIG = Path(__file__).with_name("schemathesis.toml")
 PATH_PARAMETER = re.compile(r"\{[^}]+\}")
 
@@ -211,7 +213,7 @@ def run_schemathesis(
     phases: str,
     max_examples: int,
     extra_config: str = "",
-) -> tuple[subprocess.CompletedProcess[str], Counter[tuple[tuple[str, str], int]]]:
+) -> tuple[subprocess.CompletedProcess[str], Counter[tuple[tuple[str, str], int | str]]]:
     """schemathesis run against the live server with the real ids; the run and its
     (operation, status) counts from the HAR report."""
     from rest_framework.authtoken.models import Token
@@ -243,11 +245,18 @@ def run_schemathesis(
     statuses = Counter(
         (
             operation_of(entry["request"]["method"], entry["request"]["url"], operations),
-            entry["response"]["status"],
+            THROTTLED if throttled(entry["response"]) else entry["response"]["status"],
         )
         for entry in entries
     )
     return run, statuses
+
+
+def throttled(response: dict[str, Any]) -> bool:
+    """A 429 of DRF's throttles ("Request was throttled. Expected available in N seconds."),
+    not a 429 an operation answers of itself (what-if/: one running and one waiting)."""
+    text = response.get("content", {}).get("text", "")
+    return response["status"] == 429 and "Request was throttled" in text
 
 
 @pytest.fixture
@@ -264,16 +273,16 @@ def fuzzed_server(live_server, settings, monkeypatch) -> Any:
 
 
 def assert_every_operation_answered(
-    run: subprocess.CompletedProcess[str], statuses: Counter[tuple[tuple[str, str], int]]
+    run: subprocess.CompletedProcess[str], statuses: Counter[tuple[tuple[str, str], int | str]]
 ) -> None:
     """No check failed (a 500, an undocumented status or media type, a body off its
-    schema...), and every operation answered something other than 429."""
+    schema...), and every operation answered something other than a throttle's 429."""
     assert run.returncode == 0, run.stdout[-8000:] + run.stderr[-2000:]
-    throttled = {operation for (operation, status) in statuses if status == 429}
-    exercised = {operation for (operation, status) in statuses if status != 429}
+    limited = {operation for (operation, status) in statuses if status == THROTTLED}
+    exercised = {operation for (operation, status) in statuses if status != THROTTLED}
     # the token endpoint is called anonymously (no credential to exempt): throttled by
     # address, its own method and the coverage phase's unexpected ones (GET, PUT, TRACE...)
-    assert {path for (method, path) in throttled} <= {"/api/v1/auth-token/"}
+    assert {path for (method, path) in limited} <= {"/api/v1/auth-token/"}
     assert schema_operations(Client()) <= exercised
 
 
@@ -301,7 +310,8 @@ def test_it_keeps_to_its_schema_under_a_full_schemathesis_run_with_real_ids(
     fuzzed_server, tmp_path, real_ids
 ):
     """The run of issue 42 (its 3,957 cases found the 500s): examples, coverage and
-    fuzzing at schemathesis's default 100 examples per operation (about 8 minutes)."""
+    fuzzing at schemathesis's default 100 examples per operation (about 8,500 requests,
+    some 140 s of CPU)."""
     run, statuses = run_schemathesis(
         fuzzed_server,
         tmp_path,
@@ -315,7 +325,7 @@ def test_it_keeps_to_its_schema_under_a_full_schemathesis_run_with_real_ids(
 
 
 def assert_real_ids_reached(
-    statuses: Counter[tuple[tuple[str, str], int]], har_path: Path, ids: dict[str, list[int]]
+    statuses: Counter[tuple[tuple[str, str], int | str]], har_path: Path, ids: dict[str, list[int]]
 ) -> None:
     """Each detail GET answered 200 at least once (its real id), and the fuzzing phase
     sent a real cluster and a real snapshot id."""
