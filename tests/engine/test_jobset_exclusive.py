@@ -1,5 +1,5 @@
-"""A JobSet's exclusive placement (issue 46 item 7): one Job per domain of the
-annotated node label, every pod of a Job in its domain.
+"""Exclusive placement of a JobSet and a LeaderWorkerSet (issue 46 item 7): one Job
+(one group) per domain of the annotated node label, every pod of it in its domain.
 
 kubernetes-sigs/jobset adds the terms (``setExclusiveAffinities``, on the Job's pod
 template in ``pkg/controllers/jobset_controller.go``; since the pod webhook on the
@@ -9,6 +9,7 @@ required anti-affinity to any other Job's, per the annotated topology key. Worke
 hand: two node pools of two 8-GPU nodes, Jobs of two 8-GPU pods.
 """
 
+import hashlib
 from datetime import UTC, datetime
 
 from recommender.engine.evaluate.evaluation import critical_pass
@@ -84,3 +85,47 @@ def test_the_node_selector_strategy_is_said_unsupported() -> None:
     assert {p.unsupported for p in snapshot.cluster.pods} == {
         (f"JobSet exclusive placement per {POOL} ({EXCLUSIVE}) not supported",)
     }
+
+
+def _lws(replicas: int, **annotations: str):
+    gpu = {
+        "containers": [
+            {
+                "name": "c",
+                "resources": {
+                    "requests": {"cpu": "1", "nvidia.com/gpu": "8"},
+                    "limits": {"nvidia.com/gpu": "8"},
+                },
+            }  # fmt: skip
+        ]
+    }
+    lws = kube_object("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", "vllm", "ml")
+    for key, value in annotations.items():
+        lws = lws.annotation(key, value)
+    template = {"size": 2, "workerTemplate": {"spec": gpu}}
+    return lws.spec(replicas=replicas, leaderWorkerTemplate=template)
+
+
+def test_a_leader_worker_sets_exclusive_groups_take_a_pool_each() -> None:
+    """LeaderWorkerSet ``leaderworkerset.sigs.k8s.io/exclusive-topology``: one group per
+    domain (lws ``SetExclusiveAffinities`` on the group key, SHA-1 of namespace/leader
+    pod; the workers pinned to the leader's domain). Three groups of two 8-GPU pods,
+    two pools of four 8-GPU nodes: two groups run, the third finds no pool."""
+    lws = _lws(3, **{"leaderworkerset.sigs.k8s.io/exclusive-topology": POOL})
+    snapshot, critical = _evaluated(*_nodes(pools=2, per_pool=4), lws)
+    pods = {p.name: p for p in snapshot.cluster.pods}
+    key = "leaderworkerset.sigs.k8s.io/group-key"
+    assert pods["vllm-0"].labels[key] == pods["vllm-0-1"].labels[key]
+    assert pods["vllm-0"].labels[key] == hashlib.sha1(b"ml/vllm-0").hexdigest()
+    assert {p.unsupported for p in pods.values()} == {()}
+    placed = [b for o in critical.basis.scheduler.outcomes for b in o.bindings]
+    groups: dict[str, set[str]] = {}
+    for binding in placed:
+        group = binding.pod.split("/")[1].split("-")[1]  # vllm-<group>[-<worker>]
+        groups.setdefault(group, set()).add(binding.node.split("-")[0])
+    assert len(placed) == 4 and sorted(groups.values(), key=sorted) == [{"p0"}, {"p1"}]
+
+
+def test_a_leader_worker_set_without_the_annotation_fills_the_pools() -> None:
+    _snapshot, critical = _evaluated(*_nodes(pools=2, per_pool=4), _lws(3))
+    assert sum(len(o.bindings) for o in critical.basis.scheduler.outcomes) == 6

@@ -76,6 +76,8 @@ JOBSET_EXCLUSIVE = "alpha.jobset.sigs.k8s.io/exclusive-topology"
 JOBSET_NODE_SELECTOR_STRATEGY = "alpha.jobset.sigs.k8s.io/node-selector"
 JOBSET_JOB_KEY = "jobset.sigs.k8s.io/job-key"
 LWS_EXCLUSIVE = "leaderworkerset.sigs.k8s.io/exclusive-topology"
+LWS_SUBGROUP_EXCLUSIVE = "leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology"
+LWS_GROUP_KEY = "leaderworkerset.sigs.k8s.io/group-key"
 GANG_ANNOTATIONS = ("scheduling.k8s.io/group-name", "pod-group-name")
 
 
@@ -251,7 +253,13 @@ def _jobset_exclusive(controller: Controller) -> tuple[str | None, tuple[str, ..
     return level, ()
 
 
-def _exclusive_template(template: dict[str, Any], level: str, job_key: str) -> dict[str, Any]:
+def _exclusive_template(
+    template: dict[str, Any],
+    level: str,
+    job_key: str,
+    key_label: str = JOBSET_JOB_KEY,
+    every_namespace: bool = True,
+) -> dict[str, Any]:
     """The pod template with the terms JobSet adds for exclusive placement
     (kubernetes-sigs/jobset ``setExclusiveAffinities``: once on the Job's pod template,
     ``pkg/controllers/jobset_controller.go``; since the pod webhook, on the leader, the
@@ -259,14 +267,16 @@ def _exclusive_template(template: dict[str, Any], level: str, job_key: str) -> d
     ``pkg/webhooks/pod_mutating_webhook.go``; either way every pod of the Job ends in
     the leader's domain and no other Job's pod there): required pod affinity to the
     Job's pods (its ``job-key``) and required anti-affinity to any other Job's, per
-    ``level``, in every namespace. The template's own terms stay, the new ones after."""
+    ``level``, in every namespace. The template's own terms stay, the new ones after.
+    LeaderWorkerSet's are alike (``key_label`` its group key, the pod's own namespace:
+    ``every_namespace`` False; ``SetExclusiveAffinities``, lws ``pkg/webhooks/
+    pod_webhook.go``, on the leader; its workers' StatefulSet is made once the leader
+    is scheduled, with a nodeSelector for the leader's domain,
+    ``pkg/controllers/pod_controller.go``)."""
 
     def term(expressions: list[dict[str, Any]]) -> dict[str, Any]:
-        return {
-            "labelSelector": {"matchExpressions": expressions},
-            "topologyKey": level,
-            "namespaceSelector": {},
-        }
+        found = {"labelSelector": {"matchExpressions": expressions}, "topologyKey": level}
+        return {**found, "namespaceSelector": {}} if every_namespace else found
 
     spec = template.get("spec") or {}
     affinity = spec.get("affinity") or {} if isinstance(spec, dict) else None
@@ -278,10 +288,10 @@ def _exclusive_template(template: dict[str, Any], level: str, job_key: str) -> d
         return template
     spec, affinity, together, apart = dict(spec), dict(affinity), dict(together), dict(apart)
     required = "requiredDuringSchedulingIgnoredDuringExecution"
-    same_job = [{"key": JOBSET_JOB_KEY, "operator": "In", "values": [job_key]}]
+    same_job = [{"key": key_label, "operator": "In", "values": [job_key]}]
     other_jobs = [
-        {"key": JOBSET_JOB_KEY, "operator": "Exists"},
-        {"key": JOBSET_JOB_KEY, "operator": "NotIn", "values": [job_key]},
+        {"key": key_label, "operator": "Exists"},
+        {"key": key_label, "operator": "NotIn", "values": [job_key]},
     ]
     together[required] = [*(together.get(required) or []), term(same_job)]
     apart[required] = [*(apart.get(required) or []), term(other_jobs)]
@@ -291,7 +301,8 @@ def _exclusive_template(template: dict[str, Any], level: str, job_key: str) -> d
 
 
 def _sha1(text: str) -> str:
-    """kubernetes-sigs/jobset ``jobHashKey``: the SHA-1 of "namespace/jobName", in hex."""
+    """kubernetes-sigs/jobset ``jobHashKey`` and lws ``genGroupUniqueKey``: the SHA-1 of
+    "namespace/name" (the Job's, the group leader pod's), in hex."""
     return hashlib.sha1(text.encode(), usedforsecurity=False).hexdigest()
 
 
@@ -308,25 +319,45 @@ def _leader_worker_set(controller: Controller, pods: list[Pod]) -> Wanted | str:
     ]
     queue = _kueue_queue(controller)
     enforced = queue is not None or gang_scheduled(leader, worker)
+    exclusive, reasons = _lws_exclusive(controller)
     objects: list[dict[str, Any]] = []
     gangs: list[Gang] = []
     for group in range(replicas):
         have = {p.name for p in mine if p.labels.get(LWS_GROUP_INDEX) == str(group)}
         labels = {LWS_NAME: controller.name, LWS_GROUP_INDEX: str(group)}
         group_name = f"{controller.name}-{group}"
+        group_key = _sha1(f"{controller.namespace}/{group_name}")
+        if exclusive is not None:
+            labels[LWS_GROUP_KEY] = group_key
         names = [group_name] + [f"{group_name}-{j}" for j in range(1, size)]
         for index, name in enumerate(names):
             if name in have:
                 continue
             template = leader if index == 0 and leader else worker
+            if exclusive is not None:
+                template = _exclusive_template(
+                    template, exclusive, group_key, LWS_GROUP_KEY, every_namespace=False
+                )
             pod = pod_object(controller, template, name, labels)
             if enforced:
                 pod["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] = group_name
             objects.append(pod)
         if enforced:
             gangs.append(Gang(controller.namespace, group_name, size))
-    reasons = _exclusive(controller, LWS_EXCLUSIVE, "LeaderWorkerSet")
     return Wanted(controller.ctx.object, tuple(objects), tuple(gangs), queue, reasons)
+
+
+def _lws_exclusive(controller: Controller) -> tuple[str | None, tuple[str, ...]]:
+    """The topology key of a LeaderWorkerSet's exclusive placement (one group per
+    domain), and what is not modelled: exclusive placement per subgroup."""
+    meta = controller.ctx.mapping(controller.obj.get("metadata"), "metadata")
+    annotations = controller.ctx.labels(meta.get("annotations"), "metadata.annotations")
+    level = annotations.get(LWS_EXCLUSIVE)
+    if LWS_SUBGROUP_EXCLUSIVE in annotations:
+        per = annotations[LWS_SUBGROUP_EXCLUSIVE]
+        said = f"LeaderWorkerSet exclusive placement per subgroup per {per}"
+        return level, (f"{said} ({LWS_SUBGROUP_EXCLUSIVE}) not supported",)
+    return level, ()
 
 
 def _kueue_workload(controller: Controller, pods: list[Pod]) -> Wanted | str:
@@ -471,7 +502,7 @@ def _live(pods: list[Pod], namespace: str) -> Iterator[Pod]:
 
 
 def _exclusive(controller: Controller, annotation: str, kind: str) -> tuple[str, ...]:
-    """One Job (one group) per topology domain: not modelled, so said."""
+    """Exclusive placement the model does not follow (a JobSet's node-selector strategy): said."""
     meta = controller.ctx.mapping(controller.obj.get("metadata"), "metadata")
     annotations = controller.ctx.labels(meta.get("annotations"), "metadata.annotations")
     if annotation in annotations:
