@@ -98,3 +98,18 @@ def test_it_says_why_neither_adds_in_the_same_words_for_a_model() -> None:
     item = evaluate(replace(cluster, pods=(pod,)), at=AT).workloads[0].to_json()
     expected = "no node group offers GPU model V100"
     assert (item["reasons"], item["naiveReasons"]) == ([expected], [expected])
+
+
+def test_a_discovered_group_whose_node_group_overrides_its_template_copies_the_member() -> None:
+    # the demo's pools: found from their label and cluster-autoscaler's status, the
+    # capacityweb.io NodeGroup overriding the template; CA still copies the member
+    cluster = _cluster(with_member=True)
+    (group,) = cluster.node_groups
+    found = "cluster-autoscaler status ConfigMap + GKE node pool label"
+    overridden = replace(group, source=f"{found} + capacityweb.io NodeGroup overrides")
+    naive, joint = _plans(replace(cluster, node_groups=(overridden,)))
+    assert dict(naive.add_nodes) == {"shared": 1}  # type: ignore[attr-defined]
+    assert dict(joint.add_nodes) == {"shared": 1}  # type: ignore[attr-defined]
+    # a discovered group no NodeGroup overrides has a member-built template already
+    alone = replace(cluster, node_groups=(replace(group, source=found),))
+    assert with_member_capacity(alone) is alone

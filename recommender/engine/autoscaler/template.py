@@ -57,9 +57,11 @@ def gpus_unready(node: Node, group: NodeGroup) -> bool:
 
 
 def declared_by_project(group: NodeGroup) -> bool:
-    """A group the project's NodeGroup declares (not found by discovery, whose template
-    was built from a member already)."""
-    return group.source is None or group.source.startswith(PROJECT_SOURCE)
+    """A group whose template the project's NodeGroup may have declared: one it declares
+    alone, or a discovered one it overrides (its template may be the NodeGroup's, while
+    cluster-autoscaler still builds from the member). A discovered group's own template
+    was built from a member already: rebuilt, it is the same, and left as it is."""
+    return group.source is None or PROJECT_SOURCE in group.source
 
 
 def member_template(cluster: Cluster, group: NodeGroup, member: Node) -> Node:
