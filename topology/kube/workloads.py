@@ -216,9 +216,7 @@ def with_template_owners(collected: Any) -> None:
             continue
         key = f"ReplicaSet/{controller.namespace}/{controller.name}"
         deployments = [name for kind, name in controller.owners if kind == "Deployment"]
-        owners[key] = (
-            f"Deployment/{controller.namespace}/{deployments[0]}" if deployments else key
-        )
+        owners[key] = f"Deployment/{controller.namespace}/{deployments[0]}" if deployments else key
     for record in collected.pods:
         owner = owners.get(record.pod.controller or "")
         if owner is not None:
