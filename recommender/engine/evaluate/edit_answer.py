@@ -13,6 +13,7 @@ Pure: no Django, no I/O.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from recommender.engine.autoscaler.caflags import CaFlags
 from recommender.engine.autoscaler.plan import WorkloadPlan
@@ -51,6 +52,6 @@ def answer_edit(
     return EditAnswer(workload_key, edit, edit.text(cluster, workload_key), before, after)
 
 
-def _joint_plan(cluster: Cluster, key: str, arguments: dict) -> WorkloadPlan | None:
+def _joint_plan(cluster: Cluster, key: str, arguments: dict[str, Any]) -> WorkloadPlan | None:
     evaluated = critical_pass(cluster, **arguments).evaluation
     return next((w.joint for w in evaluated.workloads if w.key == key), None)

@@ -288,8 +288,8 @@ def _exclusive_template(
         return template
     spec, affinity, together, apart = dict(spec), dict(affinity), dict(together), dict(apart)
     required = "requiredDuringSchedulingIgnoredDuringExecution"
-    same_job = [{"key": key_label, "operator": "In", "values": [job_key]}]
-    other_jobs = [
+    same_job: list[dict[str, Any]] = [{"key": key_label, "operator": "In", "values": [job_key]}]
+    other_jobs: list[dict[str, Any]] = [
         {"key": key_label, "operator": "Exists"},
         {"key": key_label, "operator": "NotIn", "values": [job_key]},
     ]

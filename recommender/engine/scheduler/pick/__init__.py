@@ -20,7 +20,8 @@ Modules, each importing only those above it::
                accessors (pod shape, memo key, static rules, filter context)
     scoring    ``NodeScoring``: score columns, array scores (FGD's keyed ones),
                memoised and full scores of a node, its device options
-    reasons    ``NodeReasons``: why not, each node's first failing filter
+    reasons    ``NodeReasons`` (a ``NodeScoring``: it reads the same node arrays): why
+               not, each node's first failing filter
     picker     ``NodePicker``: the best node, ties, taints and preferred scores,
                gang closeness; its ``Choice``
 """

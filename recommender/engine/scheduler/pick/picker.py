@@ -21,7 +21,6 @@ from ..memo import NO_SCORE
 from ..records import Allocation, pod_allocation_base
 from ..scores import MAX_SCORE
 from .reasons import NodeReasons
-from .scoring import NodeScoring
 
 # a column's scores (``memo.ScoreIndex``) or an array of them (``vector``)
 Scores = Sequence[float] | vector.Floats
@@ -34,7 +33,7 @@ class Choice:
     gpu_milli: int
 
 
-class NodePicker(NodeScoring, NodeReasons):
+class NodePicker(NodeReasons):
     """Filter and score the nodes for one pod, and pick one (kube-scheduler's
     scheduling cycle for a pod), through the caches of ``caches``."""
 

@@ -21,14 +21,14 @@ from ..filters import (
     run_filters,
 )
 from ..records import NodeAlloc, NodeInfo
-from .base import PickerBase
+from .scoring import NodeScoring
 
 # every rule after the static ones, in ``run_filters``'s order
 _NON_STATIC = tuple(r.check for r in RULES if r.kind != "static")
 _AFTER_GPU = _NON_STATIC[_NON_STATIC.index(gpu_devices) + 1 :]
 
 
-class NodeReasons(PickerBase):
+class NodeReasons(NodeScoring):
     """The picker's failure reasons, node by node."""
 
     def node_reasons(self, pod: Pod) -> list[str]:
