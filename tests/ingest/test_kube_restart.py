@@ -179,6 +179,7 @@ def test_it_says_unreachable_at_once_when_new_requests_fail_while_watches_stay_o
 ):
     source = watching()
     source.read(NOW, watch_seconds=1)
+    _wait_for_a_long_node_watch(kube_server)  # the watch that must go on delivering
     kube_server.shut_down_slowly()
     started = time.monotonic()
     with pytest.raises(SourceUnreachable, match="does not answer new requests") as raised:
@@ -189,6 +190,20 @@ def test_it_says_unreachable_at_once_when_new_requests_fail_while_watches_stay_o
     deadline = time.monotonic() + 5.0
     while "gpu-through-an-open-watch" not in str(source.store("Node")):
         assert time.monotonic() < deadline, "the open watch stopped delivering"
+        time.sleep(0.05)
+
+
+def _wait_for_a_long_node_watch(kube_server) -> None:
+    """Until a watch thread's Node watch (30 s and more) is open: on a loaded machine the
+    threads may still be between their first short watches when the read returns."""
+    deadline = time.monotonic() + 10.0
+    while not any(
+        path == "/api/v1/nodes"
+        and query.get("watch") in ("true", "1")
+        and float(query.get("timeoutSeconds") or 0) >= 30
+        for _method, path, query in list(kube_server.requests)
+    ):
+        assert time.monotonic() < deadline, "no long Node watch was opened"
         time.sleep(0.05)
 
 
