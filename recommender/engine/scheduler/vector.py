@@ -37,6 +37,7 @@ from topology.model.hardware import GpuRequest, Pod
 
 from .allocate import gpu_device_state, gpu_fit_key
 from .fgd import FragmentationModel
+from .filters import INSUFFICIENT_CPU, INSUFFICIENT_MEMORY, TOO_MANY_PODS
 from .profiles import (
     DEFAULT_MEMORY_REQUEST,
     DEFAULT_MILLI_CPU_REQUEST,
@@ -296,13 +297,27 @@ def fgd_inputs(pod: Pod, table: NodeTable, model: FragmentationModel) -> tuple[I
     return np.searchsorted(thresholds, left, side="right").astype(np.int64), len(thresholds) + 1
 
 
-def fits(pod: Pod, table: NodeTable, extended: dict[str, Ints]) -> Bools:
-    """``filters.node_resources`` and ``filters.extended_resources`` on every node."""
+def refused(pod: Pod, table: NodeTable, extended: dict[str, Ints]) -> list[tuple[Bools, str]]:
+    """``filters.node_resources`` and ``filters.extended_resources`` on every node, a
+    check at a time in their order: the nodes each check refuses, and its reason."""
     requests = pod.requests
-    ok = (requests.cpu_milli <= table.cpu_free) & (requests.memory_bytes <= table.memory_free)
-    ok &= max(1, requests.pods) <= table.pods_free
-    for resource, amount in requests.extended.items():
-        ok &= amount <= extended[resource]
+    found = [
+        (requests.cpu_milli > table.cpu_free, INSUFFICIENT_CPU),
+        (requests.memory_bytes > table.memory_free, INSUFFICIENT_MEMORY),
+        (max(1, requests.pods) > table.pods_free, TOO_MANY_PODS),
+    ]
+    found += [
+        (amount > extended[resource], f"Insufficient {resource}")
+        for resource, amount in requests.extended.items()
+    ]
+    return found
+
+
+def fits(pod: Pod, table: NodeTable, extended: dict[str, Ints]) -> Bools:
+    """The nodes no check of ``refused`` refuses."""
+    ok = np.ones(table.size, np.bool_)
+    for fails, _reason in refused(pod, table, extended):
+        ok &= ~fails
     return ok
 
 

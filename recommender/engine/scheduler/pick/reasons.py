@@ -11,15 +11,8 @@ import numpy as np
 
 from topology.model.hardware import GpuRequest, Pod
 
-from ..filters import (
-    INSUFFICIENT_CPU,
-    INSUFFICIENT_MEMORY,
-    RULES,
-    TOO_MANY_PODS,
-    Status,
-    gpu_devices,
-    run_filters,
-)
+from .. import vector
+from ..filters import RULES, Status, gpu_devices, run_filters
 from ..records import NodeAlloc, NodeInfo
 from .scoring import NodeScoring
 
@@ -57,17 +50,7 @@ class NodeReasons(NodeScoring):
         for position in np.flatnonzero(~passing).tolist():
             info, alloc = self._read(names[position])
             reasons[position] = self._static_reason(info, alloc, pod)
-        requests = pod.requests
-        failing = [
-            (requests.cpu_milli > table.cpu_free, INSUFFICIENT_CPU),
-            (requests.memory_bytes > table.memory_free, INSUFFICIENT_MEMORY),
-            (max(1, requests.pods) > table.pods_free, TOO_MANY_PODS),
-        ]
-        failing += [
-            (amount > table.extended_free(name, names, self._read), f"Insufficient {name}")
-            for name, amount in requests.extended.items()
-        ]
-        for fails, reason in failing:
+        for fails, reason in vector.refused(pod, table, self._extended_free(pod, table)):
             reasons[passing & fails] = reason
             passing = passing & ~fails
         if pod.gpu is not None and pod.gpu.count != 0:

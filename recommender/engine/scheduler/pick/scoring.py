@@ -74,12 +74,17 @@ class NodeScoring(PickerBase):
         assert index is not None
         table = index.table(self._read, self._gpu_fits, self._node_inputs)
         names = index.names
-        extended = {r: table.extended_free(r, names, self._read) for r in pod.requests.extended}
-        feasible = vector.fits(pod, table, extended)
+        feasible = vector.fits(pod, table, self._extended_free(pod, table))
         feasible &= self._static_mask(pod, table, names)
         if pod.gpu is not None and pod.gpu.count > 0:
             feasible &= table.gpu_mask(pod.gpu, names, self._gpu_fits)
         return table, feasible
+
+    def _extended_free(self, pod: Pod, table: vector.NodeTable) -> dict[str, vector.Ints]:
+        """Each extended resource the pod asks for: its free amount on every node."""
+        assert self.index is not None
+        names = self.index.names
+        return {r: table.extended_free(r, names, self._read) for r in pod.requests.extended}
 
     def _keyed_scores(
         self, pod: Pod, table: vector.NodeTable, feasible: vector.Bools
