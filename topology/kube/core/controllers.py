@@ -170,13 +170,16 @@ def _min_parallelism(controller: Controller, count: int) -> int | None:
     ``kueue.x-k8s.io/job-min-parallelism`` is its PodSet's ``minCount`` (partial
     admission, on by default); ignored unless below the pods wanted (the webhook
     requires it under parallelism) and above 0."""
-    meta = controller.ctx.mapping(controller.obj.get("metadata"), "metadata")
-    raw = controller.ctx.labels(meta.get("annotations"), "metadata.annotations").get(
-        JOB_MIN_PARALLELISM
-    )
+    raw = _annotations(controller).get(JOB_MIN_PARALLELISM)
     if raw is None or not raw.isdigit() or not 0 < int(raw) < count:
         return None
     return int(raw)
+
+
+def _annotations(controller: Controller) -> dict[str, str]:
+    """The controller object's ``metadata.annotations``."""
+    meta = controller.ctx.mapping(controller.obj.get("metadata"), "metadata")
+    return controller.ctx.labels(meta.get("annotations"), "metadata.annotations")
 
 
 def _job_pod_of(pod: Pod, job: str) -> bool:
@@ -243,8 +246,7 @@ def _jobset_exclusive(controller: Controller) -> tuple[str | None, tuple[str, ..
     and what is not modelled: the node-selector strategy (nodes labelled beforehand by
     the user, ``alpha.jobset.sigs.k8s.io/node-selector``: the webhook then leaves pods
     alone, ``pkg/webhooks/pod_mutating_webhook.go`` ``Default``)."""
-    meta = controller.ctx.mapping(controller.obj.get("metadata"), "metadata")
-    annotations = controller.ctx.labels(meta.get("annotations"), "metadata.annotations")
+    annotations = _annotations(controller)
     level = annotations.get(JOBSET_EXCLUSIVE)
     if level is None:
         return None, ()
@@ -350,8 +352,7 @@ def _leader_worker_set(controller: Controller, pods: list[Pod]) -> Wanted | str:
 def _lws_exclusive(controller: Controller) -> tuple[str | None, tuple[str, ...]]:
     """The topology key of a LeaderWorkerSet's exclusive placement (one group per
     domain), and what is not modelled: exclusive placement per subgroup."""
-    meta = controller.ctx.mapping(controller.obj.get("metadata"), "metadata")
-    annotations = controller.ctx.labels(meta.get("annotations"), "metadata.annotations")
+    annotations = _annotations(controller)
     level = annotations.get(LWS_EXCLUSIVE)
     if LWS_SUBGROUP_EXCLUSIVE in annotations:
         per = annotations[LWS_SUBGROUP_EXCLUSIVE]
@@ -503,8 +504,7 @@ def _live(pods: list[Pod], namespace: str) -> Iterator[Pod]:
 
 def _exclusive(controller: Controller, annotation: str, kind: str) -> tuple[str, ...]:
     """Exclusive placement the model does not follow (a JobSet's node-selector strategy): said."""
-    meta = controller.ctx.mapping(controller.obj.get("metadata"), "metadata")
-    annotations = controller.ctx.labels(meta.get("annotations"), "metadata.annotations")
+    annotations = _annotations(controller)
     if annotation in annotations:
         level = annotations[annotation]
         return (f"{kind} exclusive placement per {level} ({annotation}) not supported",)
