@@ -25,6 +25,9 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA_DIR = REPO_ROOT / "data"
 SERVICE_VARIABLES = ("DATABASE_URL", "REDIS_URL")
 WORKER_START_TIMEOUT_SECONDS = 60.0
+WORKER_IDLE_TIMEOUT_SECONDS = 120.0
+# The node name of the session's Celery worker once a test has started it.
+_started_workers: list[str] = []
 LOCAL_NAMES = {"localhost", "localhost.localdomain"}
 
 
@@ -200,6 +203,58 @@ def celery_worker_process(
         )
     try:
         wait_for_worker(worker, node_name, log_path)
+        _started_workers.append(node_name)
         yield node_name
     finally:
+        if node_name in _started_workers:
+            _started_workers.remove(node_name)
         stop_process(worker)
+
+
+def wait_until_worker_idle(node_name: str) -> None:
+    """Block until the worker has no task running or reserved and the queues are empty.
+
+    With ``--pool=solo`` the worker answers control messages between tasks only, so an
+    answer with nothing active means it is between tasks.
+    """
+    import redis
+    from django.conf import settings
+
+    from capacityweb.celery import app
+
+    broker = redis.Redis.from_url(os.environ["REDIS_URL"])
+    deadline = time.monotonic() + WORKER_IDLE_TIMEOUT_SECONDS
+    inspect = app.control.inspect(
+        destination=[node_name], timeout=WORKER_IDLE_TIMEOUT_SECONDS, limit=1
+    )
+    while time.monotonic() < deadline:
+        queued = sum(broker.llen(queue) for queue in settings.CELERY_TASK_QUEUES)
+        active = (inspect.active() or {}).get(node_name, [])
+        reserved = (inspect.reserved() or {}).get(node_name, [])
+        if not queued and not active and not reserved:
+            return
+        time.sleep(0.05)
+    pytest.fail(
+        f"the celery worker {node_name} was still busy after {WORKER_IDLE_TIMEOUT_SECONDS:.0f} s"
+    )
+
+
+@pytest.fixture(autouse=True)
+def worker_idle_before_flush(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A transactional test ends only once the session's worker is idle.
+
+    The test's rows are committed, so their on_commit tasks reach the real worker, which
+    may still be writing when pytest-django truncates every table: Postgres then
+    answers the TRUNCATE with a deadlock and the next tests find the old rows. Requesting
+    the database fixture here makes this teardown run before its flush.
+    """
+    marker = request.node.get_closest_marker("django_db")
+    transactional = bool(
+        marker is not None
+        and (marker.kwargs.get("transaction") or marker.kwargs.get("reset_sequences"))
+    ) or not {"transactional_db", "live_server"}.isdisjoint(request.fixturenames)
+    if transactional:
+        request.getfixturevalue("_django_db_helper")
+    yield
+    if transactional and _started_workers:
+        wait_until_worker_idle(_started_workers[0])
