@@ -12,8 +12,8 @@ from tests.action_checks import assert_reconciliation_runs
 from tests.conftest import environment_without_services, run_manage
 
 EXPORT = Path(__file__).resolve().parent / "web" / "move_cluster.yaml"
-# its header works the answer out: od-1 (30/h) emptied into team-a's reservation; the
-# Deployment's template patched, the Job's said immutable
+# its header works the answer out: od-1 (30/h) emptied into team-a's reservation, the
+# Deployment's template patched; od-2 kept by the Job's pod (a Job's pod is never moved)
 RECONCILE = Path(__file__).resolve().parent / "web" / "reconcile_cluster.yaml"
 AT = "2026-12-02T00:00:00Z"
 
@@ -71,27 +71,29 @@ def test_it_patches_the_deployment_before_replacing_its_pod_and_keeps_the_jobs_p
         30.0,
         ["team-a-h100"],
     )
-    deployment, job = found["ownerPatches"]
+    (deployment,) = found["ownerPatches"]
     assert (deployment["owner"], deployment["pods"], deployment["how"]) == (
         "Deployment/team-a/web",
         ["team-a/web-5d8f-a"],
         "rollout",
     )
     assert deployment["fields"] == {"nodeSelector": {"pool": "reserved"}}
-    assert (job["owner"], job["how"], job["patch"]) == ("Job/team-a/train", "instead", None)
-    assert "cannot change once it started" in job["note"]
-    assert found["podsNotMoved"] == 1
     actions = found["actions"]
     assert_reconciliation_runs(actions)
     assert actions.index(deployment["patch"]) < actions.index(
         "kubectl rollout status deployment/web -n team-a --timeout=15m"
     )
-    assert not any("/eviction" in a for a in actions)  # the rollout replaces web; train stays
+    assert not any("/eviction" in a for a in actions)  # the rollout replaces web
+    (refusal,) = moves["reconciliationRefusals"]
+    assert refusal["node"] == "od-2"
+    assert refusal["reason"].startswith("kept by Job team-a/train's pod team-a/train-x: ")
+    assert moves["reconciliationSavedPerHour"] == 30.0  # od-2's 30/h is not counted
 
 
 def test_it_prints_the_owner_patch_before_the_rollout_in_the_text_report() -> None:
     text = evaluate("--moves", export=RECONCILE).split("Reservation reconciliation\n", 1)[1]
-    assert "od-1: move 2 pod(s) into team-a-h100, saves $30.00/h" in text
+    assert "od-1: move 1 pod(s) into team-a-h100, saves $30.00/h" in text
+    assert "od-2: not offered: kept by Job team-a/train's pod team-a/train-x: " in text
     patch = "kubectl patch deployment web -n team-a --type=strategic"
     rollout = "kubectl rollout status deployment/web -n team-a"
     assert text.index("kubectl cordon od-1") < text.index(patch) < text.index(rollout)

@@ -221,7 +221,9 @@ def reconciled(cluster: Cluster) -> tuple[tuple[Reconciliation, ...], tuple[Refu
 
 
 def test_it_moves_a_teams_pods_from_an_on_demand_node_into_its_idle_reservation() -> None:
-    cluster = reservation_cluster(replicated("job", "team-a").on("od1").gpus(4).build())
+    owner = "ReplicaSet/team-a/job-owner"  # read, no Deployment owns it: patched
+    pod = replicated("job", "team-a").set(template_owner=owner)
+    cluster = reservation_cluster(pod.on("od1").gpus(4).build())
     (found,), refused = reconciled(cluster)
     assert (found.node, found.price_per_hour, found.reservations) == ("od1", 30.0, ("r1",))
     assert [(m.pod, m.to_node) for m in found.moves] == [("team-a/job", "n-res")]
@@ -353,47 +355,92 @@ def test_it_patches_a_replicaset_no_deployment_owns_and_undoes_with_nulls() -> N
     )
 
 
-def test_it_never_patches_nor_evicts_a_jobs_pod_and_says_what_to_do_instead() -> None:
-    """batch/v1 ``ValidateJobSpecUpdate``: a started Job's pod template is immutable, and
-    an evicted pod comes back from it wherever the scheduler puts it: no patch, no
-    eviction; the fields for its next run are given."""
+def test_it_never_frees_a_node_a_jobs_pod_keeps_nor_counts_its_price() -> None:
+    """batch/v1 ``ValidateJobSpecUpdate`` (``pkg/apis/batch/validation/validation.go``):
+    a started Job's pod template is immutable, and an evicted pod comes back from it
+    wherever the scheduler puts it, its work lost: a Job's pod is never moved, so od1
+    never empties. Refused, saying which pod keeps it; nothing offered, nothing saved."""
     cluster = reservation_cluster(
         replicated("train", "team-a").controller("Job/team-a/train").on("od1").gpus(4).build()
     )
-    found, actions = reservation_actions(cluster)
-    (step,) = found.owners
-    assert step.how == INSTEAD and "cannot change once it started" in step.note
-    commands = [a for a in actions if not a.startswith("#")]
-    assert commands == ["kubectl cordon od1"]
-    assert any(a.startswith("# not moved: team-a/train: Job/team-a/train") for a in actions)
-    assert actions[-1] == "# undo: kubectl uncordon od1"
+    found, (refusal,) = reconciled(cluster)
+    assert found == ()
+    assert refusal.node == "od1"
+    assert refusal.reason.startswith("kept by Job team-a/train's pod team-a/train: ")
+    assert "never moved" in refusal.reason
+    (step,) = refusal.owners
+    assert (step.owner, step.how) == ("Job/team-a/train", INSTEAD)
 
 
-def test_it_gives_the_terms_in_words_when_the_template_has_a_required_node_affinity() -> None:
+def test_it_leaves_the_reserved_room_a_refused_node_would_have_taken_to_the_next() -> None:
+    """Dearest first (``reconcile``): od1 (40/h) runs a Deployment's 4-GPU pod and a
+    Job's 4-GPU pod, which keeps od1 (``ValidateJobSpecUpdate``); od2 (30/h) runs a
+    Deployment's 8-GPU pod. r1 holds n-res's 8 GPUs. Were od1 counted freed, its two
+    pods would take all 8 reserved GPUs and od2's pod would fit nowhere; od1 refused,
+    od2 is offered: 30/h saved, not 40."""
+    reservation = make_reservation("r1", "team-a").nodes("n-res").build()
+    web = replicated("web", "team-a").set(template_owner="Deployment/team-a/web")
+    big = replicated("big", "team-a").set(template_owner="Deployment/team-a/big")
+    job = replicated("train", "team-a").controller("Job/team-a/train")
+    cluster = Cluster(
+        "c",
+        nodes=(
+            H100.named("n-res").build(),
+            H100.named("od1").price(40.0).build(),
+            H100.named("od2").price(30.0).build(),
+        ),
+        pods=(
+            web.on("od1").gpus(4).build(),
+            job.on("od1").gpus(4).build(),
+            big.on("od2").gpus(8).build(),
+        ),
+        reservations=(reservation,),
+    )
+    found, (refusal,) = reconciled(cluster)
+    assert [(f.node, f.price_per_hour) for f in found] == [("od2", 30.0)]
+    assert [(m.pod, m.to_node) for m in found[0].moves] == [("team-a/big", "n-res")]
+    assert refusal.node == "od1" and refusal.reason.startswith(
+        "kept by Job team-a/train's pod team-a/train: "
+    )
+    # the Deployment's pod could move, but moving it frees nothing: not offered alone
+    assert [(s.owner, s.how) for s in refusal.owners] == [
+        ("Deployment/team-a/web", ROLLOUT),
+        ("Job/team-a/train", INSTEAD),
+    ]
+    report = moves_for(cluster, evaluate(cluster, at=AT))
+    assert report.saved_per_hour == 30.0
+
+
+def test_it_refuses_a_node_whose_template_has_a_required_node_affinity_giving_the_terms() -> None:
     """nodeSelectorTerms are a list without a merge key: a strategic merge patch would
     replace the template's own terms (dropping its requirement on the block). So no
-    patch, nothing evicted; the matchFields term to add is said."""
+    patch: the pod stays and od1 is refused; the matchFields term to add is said on
+    the owner's step."""
     within_b1 = NodeSelectorTerm((LabelRequirement(BLOCK, "In", ("b1",)),))
     pod = replicated("web", "team-a").set(
         template_owner="ReplicaSet/team-a/web-owner", affinity=(within_b1,)
     )
-    found, actions = reservation_actions(reservation_cluster(pod.on("od1").gpus(4).build()))
-    (step,) = found.owners
+    found, (refusal,) = reconciled(reservation_cluster(pod.on("od1").gpus(4).build()))
+    assert found == ()
+    assert refusal.reason.startswith("kept by ReplicaSet team-a/web-owner's pod team-a/web: ")
+    assert "a patch would replace them" in refusal.reason
+    (step,) = refusal.owners
     assert step.how == INSTEAD and "a patch would replace them" in step.note
     assert '"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n-res"]}]' in (
         step.note
     )
-    assert [a for a in actions if not a.startswith("#")] == ["kubectl cordon od1"]
+    assert "matchFields" not in refusal.reason  # the reason is shown to other teams too
 
 
-def test_it_patches_nothing_for_a_replicaset_it_did_not_read() -> None:
+def test_it_refuses_a_node_whose_pods_replicaset_it_did_not_read() -> None:
     """A ReplicaSet pod whose ReplicaSet was not read: a Deployment may own it (then a
-    patch of the ReplicaSet would be rolled back by the Deployment): not patched."""
+    patch of the ReplicaSet would be rolled back by the Deployment): not patched, so
+    the pod stays and the node is not freed."""
     cluster = reservation_cluster(replicated("web", "team-a").on("od1").gpus(4).build())
-    found, actions = reservation_actions(cluster)
-    (step,) = found.owners
-    assert step.how == INSTEAD and "was not read" in step.note
-    assert [a for a in actions if not a.startswith("#")] == ["kubectl cordon od1"]
+    found, (refusal,) = reconciled(cluster)
+    assert found == ()
+    assert refusal.reason.startswith("kept by ReplicaSet team-a/web-owner's pod team-a/web: ")
+    assert "was not read" in refusal.reason
 
 
 def test_it_reads_the_deployment_owning_a_pods_replicaset_as_its_template_owner() -> None:

@@ -231,8 +231,10 @@ def test_it_shows_the_owners_patch_before_the_rollout_on_the_recommendations_pag
     assert 'data-move-node="od-1"' in section
     assert re.search(r'data-figure="reconciliation-saved-per-hour">\$30\.00/h<', section)
     assert 'data-owner="Deployment/team-a/web" data-how="rollout"' in section
-    assert 'data-owner="Job/team-a/train" data-how="instead"' in section
-    assert "(1 of them not moved: their owners cannot be patched)" in text_of(section)
+    article = section.split('data-move-node="od-1"', 1)[1].split("</article>", 1)[0]
+    assert 'data-move-node="od-2"' not in section and "Job/team-a/train" not in article
+    refusal = "od-2 not offered: kept by Job team-a/train's pod team-a/train-x: "
+    assert refusal in html.unescape(text_of(section))
     commands = html.unescape(section.split('id="reconcile-1">', 1)[1])
     rollout = "kubectl rollout status deployment/web -n team-a --timeout=15m"
     assert commands.index("kubectl cordon od-1") < commands.index(DEPLOYMENT_PATCH)
@@ -248,10 +250,7 @@ def test_it_gives_the_owner_patches_in_the_api_and_withholds_them_from_another_t
     owner = member_of(client, "alice", "team-a")
     (row,) = owner.get(f"/api/v1/moves/?evaluation={reconciled.pk}").json()["results"]
     (found,) = owner.get(f"/api/v1/moves/{row['id']}/").json()["result"]["reconciliations"]
-    assert [s["owner"] for s in found["ownerPatches"]] == [
-        "Deployment/team-a/web",
-        "Job/team-a/train",
-    ]
+    assert [s["owner"] for s in found["ownerPatches"]] == ["Deployment/team-a/web"]
     assert found["ownerPatches"][0]["fields"] == {"nodeSelector": {"pool": "reserved"}}
     assert_reconciliation_runs(found["actions"])
 

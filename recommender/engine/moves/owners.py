@@ -27,7 +27,8 @@ change to its template:
 - Job: its template is immutable once it started (``pkg/apis/batch/validation``
   ``ValidateJobSpecUpdate``; only a suspended Job that never started may change its
   scheduling directives): not patched, not evicted (its replacement would land as
-  before); the fields go into the manifest of its next run.
+  before, and the pod's work is lost); the fields go into the manifest of its next run.
+  Its pod keeps the node: ``reconcile`` refuses the node.
 - A ReplicaSet not read (its owner unknown), any other controller: not patched, not
   evicted; said why.
 
@@ -70,6 +71,13 @@ class OwnerStep:
     # its other running pods (not on the emptied node): a Deployment's rollout replaces
     # them too, and they were not verified to fit in the reservation
     others: int = 0
+    # INSTEAD: why its pods stay where they are, in a few words (no fields: it is shown
+    # to teams that may not see the reservation)
+    kept: str = ""
+
+    @property
+    def kind(self) -> str:
+        return self.owner.split("/", 1)[0]
 
     @property
     def resource(self) -> str:
@@ -122,8 +130,9 @@ def _step(
     usable = [r for r in reservations if all(r.may_use(p.namespace) for p in pods)]
     fields, why = _fields(cluster, pods, usable)
     kind = owner.split("/", 1)[0]
+    kept = why
     if not why and kind == "Job":
-        why = _job_note(owner)
+        kept, why = JOB_KEPT, _job_note(owner)
     elif not why and kind == "ReplicaSet" and pods[0].template_owner is None:
         why = (
             f"{owner} was not read: whether a Deployment owns it (then the Deployment's "
@@ -136,7 +145,8 @@ def _step(
         )
     if why:
         body = json.dumps({"spec": {"template": {"spec": fields}}}, sort_keys=True)
-        return OwnerStep(owner, keys, INSTEAD, fields, f"{why}: {body}" if fields else why)
+        note = f"{why}: {body}" if fields else why
+        return OwnerStep(owner, keys, INSTEAD, fields, note, kept=kept or why)
     others = sum(
         1
         for p in cluster.bound_pods()
@@ -193,6 +203,12 @@ def _affinity(reservations: list[Reservation]) -> dict[str, Any]:
             ]
     required = {"nodeSelectorTerms": terms}
     return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}}
+
+
+JOB_KEPT = (
+    "a Job's pod is never moved (its pod template cannot change once it started, and "
+    "a pod evicted loses the work it has done)"
+)
 
 
 def _job_note(owner: str) -> str:

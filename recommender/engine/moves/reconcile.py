@@ -17,7 +17,12 @@ before left, so two nodes never count the same idle room.
 Each offer carries its pods' owners and the patch of each owner's pod template that
 sends the replacements to the reservations they landed in (``owners.owner_steps``):
 an evicted pod comes back from its owner's template, which otherwise lets it land on
-any on-demand node again.
+any on-demand node again. A node is freed only if every pod that has to leave it is
+actually moved: one owner that cannot be patched (a Job, whose started template is
+immutable and whose pod loses its work when moved; a ReplicaSet not read; a template
+with its own required node affinity) keeps its pod there, so the node is refused,
+"kept by Job <ns>/<name>'s pod <ns>/<pod>", its price not counted and the reserved room
+its pods would have taken left to the next nodes.
 
 Pure: no Django, no I/O, no clock.
 """
@@ -34,7 +39,7 @@ from recommender.engine.scheduler.workloads import pod_gpu_milli, pod_workload
 from topology.model.hardware import Cluster, Pod
 
 from .drainability import DrainContext, DrainStatus, movable, sequential_budgets
-from .owners import OwnerStep, owner_steps
+from .owners import INSTEAD, OwnerStep, owner_steps
 from .search import Move, replacement
 
 SKIPPED_RULES = ("daemonset", "mirror")  # they go with the node: not in the way
@@ -60,6 +65,9 @@ class Refusal:
 
     node: str
     reason: str
+    # when its pods fit but an owner keeps one in place: every owner's step, the kept
+    # ones (``INSTEAD``) saying what to do for their next runs
+    owners: tuple[OwnerStep, ...] = ()
 
 
 def reconcile(
@@ -96,16 +104,30 @@ def reconcile(
             if result is None:
                 reason = "its pods do not all fit in their teams' idle reserved room"
             else:
-                work, moves = result
+                edited, moves = result
                 names = _reservation_names(cluster, moves, at)
-                price = node.price_per_node_hour or 0.0
-                budgets = sequential_budgets(pods, drain)
                 held = [r for r in cluster.reservations if r.name in names]
                 steps = owner_steps(cluster, pods, held)
+                kept = [s for s in steps if s.how == INSTEAD]
+                if kept:  # the node stays: its room in the reservations is not taken
+                    refused.append(Refusal(node.name, _kept_by(kept), steps))
+                    continue
+                work = edited
+                price = node.price_per_node_hour or 0.0
+                budgets = sequential_budgets(pods, drain)
                 found.append(Reconciliation(node.name, price, moves, names, budgets, steps))
                 continue
         refused.append(Refusal(node.name, reason))
     return tuple(found), tuple(refused)
+
+
+def _kept_by(kept: list[OwnerStep]) -> str:
+    """Why the node is not freed: each owner that keeps its pods on it."""
+    return "; ".join(
+        f"kept by {step.kind} {step.namespace}/{step.name}'s pod{'s' * (len(step.pods) > 1)} "
+        f"{', '.join(step.pods)}: {step.kept}"
+        for step in kept
+    )
 
 
 def _refusal(

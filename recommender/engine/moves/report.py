@@ -53,7 +53,6 @@ from topology.model.money import format_money
 
 from .drainability import DrainContext, DrainSettings, blocked_counts, movable
 from .owners import (
-    EVICT,
     INSTEAD,
     ROLLOUT,
     OwnerStep,
@@ -331,7 +330,6 @@ def _reconciliation_json(found: Reconciliation) -> dict[str, Any]:
         "moves": [_move_json(m) for m in found.moves],
         "sequentialBudgets": list(found.sequential_budgets),
         "ownerPatches": [_owner_json(step) for step in found.owners],
-        "podsNotMoved": sum(len(s.pods) for s in found.owners if s.how == INSTEAD),
         "actions": reconciliation_actions(found),
     }
 
@@ -339,13 +337,13 @@ def _reconciliation_json(found: Reconciliation) -> dict[str, Any]:
 def reconciliation_actions(found: Reconciliation) -> list[str]:
     """In order: cordon the on-demand node (nothing lands on it again), 1. patch each
     owner's pod template so that its replacements land in the reservation, 2. wait for
-    a Deployment's rollout or evict the other pods through the Eviction API (a pod whose
-    owner cannot be patched is left, and why said), 3. the undo (as comments): the
-    owners' patches reverted, then uncordon."""
+    a Deployment's rollout or evict the other pods through the Eviction API, 3. the undo
+    (as comments): the owners' patches reverted, then uncordon. Every owner is patched
+    (``reconcile`` refuses a node an owner that cannot be keeps)."""
+    assert all(step.how != INSTEAD for step in found.owners), found.node
     lines = [f"kubectl cordon {found.node}"]
     lines.append("# 1. send the replacements to their teams' reservations: patch their owners")
-    patched = [s for s in found.owners if s.how != INSTEAD]
-    lines += [patch_command(step) for step in patched] or ["# (no owner can be patched)"]
+    lines += [patch_command(step) for step in found.owners]
     lines.append("# 2. replace the pods")
     for step in found.owners:
         if step.how == ROLLOUT:
@@ -359,12 +357,10 @@ def reconciliation_actions(found: Reconciliation) -> list[str]:
                 f"{elsewhere} (not evicted: its old ReplicaSet would recreate them as they were)"
             )
             lines.append(rollout_command(step))
-        elif step.how == EVICT:
-            lines += [eviction_action(pod) for pod in step.pods]
         else:
-            lines.append(f"# not moved: {', '.join(step.pods)}: {step.note}")
+            lines += [eviction_action(pod) for pod in step.pods]
     lines.append("# 3. undo")
-    lines += [f"# undo: {undo_command(step)}" for step in patched]
+    lines += [f"# undo: {undo_command(step)}" for step in found.owners]
     return [*lines, f"# undo: kubectl uncordon {found.node}"]
 
 
@@ -393,11 +389,9 @@ def render_moves(report: MoveReport, currency: str = "USD") -> str:
     lines.append("Reservation reconciliation")
     for found in report.reconciliations:
         saved = format_money(found.price_per_hour, currency)
-        stay = sum(len(s.pods) for s in found.owners if s.how == INSTEAD)
-        said = f" ({stay} of them not moved: their owners cannot be patched)" if stay else ""
         lines.append(
             f"  {found.node}: move {len(found.moves)} pod(s) into "
-            f"{', '.join(found.reservations)}, saves {saved}/h once the node is removed{said}"
+            f"{', '.join(found.reservations)}, saves {saved}/h once the node is removed"
         )
         lines += [f"    {line}" for line in reconciliation_actions(found)]
     lines += [f"  {r.node}: not offered: {r.reason}" for r in report.refusals]
