@@ -356,12 +356,25 @@ def domain_figure(
         }
         for name, colour, values in series
     ]
+    idle = [tally.idle_reserved_gpus for tally in tallies]
+    data.append(idle_reserved_panel(labels, targets, idle))
     height = min(max(260, 22 * len(labels) + 140), 1800)
     layout = {
         "barmode": "stack",
         "height": height,
         "margin": {"l": 10, "r": 10, "t": 40, "b": 50},
-        "xaxis": {"title": {"text": "GPUs (allocated: any pod holds a share)"}, "fixedrange": True},
+        "xaxis": {
+            "title": {"text": "GPUs (allocated: any pod holds a share)"},
+            "fixedrange": True,
+            "domain": [0, 0.72],
+        },
+        "xaxis2": {
+            "title": {"text": "idle reserved GPUs, own scale"},
+            "fixedrange": True,
+            "domain": [0.76, 1],
+            "range": [0, max(idle, default=0) * 1.35 or 1],
+            "rangemode": "tozero",
+        },
         "yaxis": {
             "title": {"text": LEVEL_TITLES[level]},
             "type": "category",
@@ -374,6 +387,32 @@ def domain_figure(
         "hoverlabel": {"align": "left"},
     }
     return {"data": data, "layout": layout}
+
+
+def idle_reserved_panel(labels: list[str], targets: list[str], idle: list[int]) -> dict[str, Any]:
+    """The idle reserved GPUs again, on an axis of their own beside the stacked bars.
+
+    At cluster and zone level a domain holds thousands of GPUs and its idle reserved
+    ones are a sliver of the stack; here the largest count spans the panel and each
+    bar says its number. The stacked bars stay the one picture of the whole domain;
+    this trace (``meta: "idle-reserved-panel"``) is left out of their sums.
+    """
+    return {
+        "type": "bar",
+        "orientation": "h",
+        "name": "idle reserved (own scale)",
+        "meta": "idle-reserved-panel",
+        "showlegend": False,
+        "x": [float(count) for count in idle],
+        "y": labels,
+        "xaxis": "x2",
+        "customdata": targets,
+        "marker": {"color": RESERVED_IDLE_COLOUR},
+        "text": [str(count) for count in idle],
+        "textposition": "outside",
+        "cliponaxis": False,
+        "hovertemplate": "<b>%{y}</b>: %{x} idle reserved GPUs<extra></extra>",
+    }
 
 
 # --- rack level and below: one cell per GPU or share ------------------------------

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from tests.browser.conftest import screenshot
+from tests.browser.heatmap_js import STACKED_TRACES
 from tests.web.fixtures import SCRIPT_POD_NAME, gpu_node, path_of, running_pod
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
@@ -63,7 +64,7 @@ def open_topology(page: Any, live_url: str, cluster: Any, query: str = "") -> No
 def drawn_gpus(page: Any) -> float:
     """GPUs the domain bars add up to (free + idle reserved + allocated + unknown)."""
     return page.evaluate(
-        "() => document.getElementById('heatmap').data"
+        f"() => {STACKED_TRACES}"
         ".reduce((sum, trace) => sum + trace.x.reduce((a, b) => a + b, 0), 0)"
     )
 
@@ -75,7 +76,8 @@ def bar_position(page: Any, target: str) -> tuple[float, float]:
             """(target) => {
               const gd = document.getElementById('heatmap');
               const row = gd.data[0].customdata.indexOf(target);
-              const total = gd.data.reduce((sum, trace) => sum + trace.x[row], 0);
+              const total = gd.data.filter((t) => t.meta !== 'idle-reserved-panel')
+                .reduce((sum, trace) => sum + trace.x[row], 0);
               const box = gd.getBoundingClientRect();
               const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
               const y = box.top + ya._offset + ya.c2p(row);

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.browser.conftest import screenshot
+from tests.browser.heatmap_js import STACKED_TRACES
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
@@ -34,7 +35,7 @@ def test_it_screenshots_every_demo_page(page: Any, live_url: str, demo: Any) -> 
     page.wait_for_selector("#heatmap[data-rendered]")
     page.wait_for_selector('#live-status[data-state="open"]')
     gpus = page.evaluate(
-        "() => document.getElementById('heatmap').data"
+        f"() => {STACKED_TRACES}"
         ".reduce((sum, trace) => sum + trace.x.reduce((a, b) => a + b, 0), 0)"
     )  # the cluster level: one bar per domain, free + idle reserved + allocated + unknown
     assert gpus == pytest.approx(demo.evaluation.result["cluster"]["gpus"])

@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from tests.browser.heatmap_js import STACKED_TRACES
+
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
 
@@ -22,7 +24,7 @@ def number(text: str) -> float:
 def bar_totals(page: Any) -> dict[str, float]:
     """The cluster-level bars, summed per series (free, idle reserved, allocated, unknown)."""
     return page.evaluate(
-        "() => Object.fromEntries(document.getElementById('heatmap').data"
+        f"() => Object.fromEntries({STACKED_TRACES}"
         ".map(t => [t.name, t.x.reduce((a, b) => a + b, 0)]))"
     )
 
@@ -63,12 +65,23 @@ def test_it_counts_idle_reserved_gpus_alike_and_explains_the_unprovisioned_part(
         text_of(page, '#topology-figures [data-figure="idle-reserved-unprovisioned"]')
     )
     on_bars = bar_totals(page)["idle reserved"]
+    on_panel = page.evaluate(
+        """() => {
+          const gd = document.getElementById('heatmap');
+          const panel = gd.data.find((t) => t.meta === 'idle-reserved-panel');
+          const axis = gd._fullLayout.xaxis2;
+          return {total: panel.x.reduce((a, b) => a + b, 0),
+                  widest_px: axis.c2p(Math.max(...panel.x)) - axis.c2p(0)};
+        }"""
+    )
     page.goto(f"{live_url}/clusters/{demo.id}/reservations/")
     on_reservations = number(text_of(page, 'dd[data-counter="gpusIdleReserved"]'))
     api = api_evaluation(page, live_url, demo)["gpus_idle_reserved"]
     assert unprovisioned > 0  # the demo has paid-but-not-started capacity
     assert overview["gpusIdleReserved"] == stated == on_reservations == api
     assert on_bars + unprovisioned == stated
+    assert on_panel["total"] == on_bars
+    assert on_panel["widest_px"] >= 100  # readable, not a sliver of the stacked bar
 
 
 def test_it_shows_the_same_stranded_cost_on_overview_pending_recommendations_and_api(

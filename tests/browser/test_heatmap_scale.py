@@ -68,7 +68,8 @@ def bar_gpus(page: Any, target: str) -> float:
         """(target) => {
           const gd = document.getElementById('heatmap');
           const row = gd.data[0].customdata.indexOf(target);
-          return gd.data.reduce((sum, trace) => sum + trace.x[row], 0);
+          return gd.data.filter((t) => t.meta !== 'idle-reserved-panel')
+                .reduce((sum, trace) => sum + trace.x[row], 0);
         }""",
         target,
     )

@@ -27,7 +27,17 @@ def gpu(zone: str | None, block: str | None, rack: str | None, node: str, index:
 
 
 def series(view: dict[str, Any]) -> dict[str, list[float]]:
-    return {trace["name"]: trace["x"] for trace in view["figure"]["data"]}
+    """The stacked bars' series (the idle reserved panel beside them left out)."""
+    return {
+        trace["name"]: trace["x"]
+        for trace in view["figure"]["data"]
+        if trace.get("meta") != "idle-reserved-panel"
+    }
+
+
+def panel(view: dict[str, Any]) -> dict[str, Any]:
+    (trace,) = [t for t in view["figure"]["data"] if t.get("meta") == "idle-reserved-panel"]
+    return trace
 
 
 def two_zones() -> list[dict[str, Any]]:
@@ -58,6 +68,32 @@ def test_the_cluster_level_draws_one_bar_per_zone_with_its_gpus_split_by_state()
     assert view["gpuCount"] == 6
 
 
+def test_a_sliver_of_idle_reserved_gpus_gets_a_readable_bar_of_its_own() -> None:
+    """6,000 GPUs in a zone, 13 of them idle reserved: 0.2 % of the stacked bar. Beside
+    it, on its own axis, the largest idle count spans most of the panel and each bar
+    says its number; a click on it opens the same zone."""
+    cells = [gpu("z1", "b1", "r1", f"n{i // 8}", i % 8, 1000) for i in range(5987)]
+    cells += [gpu("z1", "b1", "r1", f"r{i // 8}", i % 8, 0, "team-a") for i in range(13)]
+    cells += [gpu("z2", "b2", "r2", "m1", i, 0, "team-b") for i in range(4)]
+    view = charts.heatmap_view(cells)
+    idle = panel(view)
+    assert idle["y"] == ["zone z1", "zone z2"]
+    assert idle["x"] == [13.0, 4.0] == series(view)["idle reserved"]
+    assert idle["text"] == ["13", "4"]
+    assert idle["customdata"] == ["z1", "z2"]
+    layout = view["figure"]["layout"]
+    assert idle["xaxis"] == "x2"
+    assert 13 / layout["xaxis2"]["range"][1] > 0.7
+    main, side = layout["xaxis"]["domain"], layout["xaxis2"]["domain"]
+    assert main[1] < side[0]  # side by side, never overlapping
+
+
+def test_the_idle_reserved_panel_is_drawn_when_nothing_is_reserved() -> None:
+    view = charts.heatmap_view([gpu("z1", "b1", "r1", "n1", 0, 0), gpu("z2", "b2", "r2", "n2", 0)])
+    assert panel(view)["x"] == [0.0, 0.0]
+    assert view["figure"]["layout"]["xaxis2"]["range"] == [0, 1]
+
+
 def test_it_says_the_unused_shares_of_allocated_gpus_in_the_hover() -> None:
     view = charts.heatmap_view(two_zones())
     hover = view["figure"]["data"][0]["hovertext"][0]
@@ -67,7 +103,7 @@ def test_it_says_the_unused_shares_of_allocated_gpus_in_the_hover() -> None:
 def test_every_bar_carries_the_domain_a_click_opens() -> None:
     view = charts.heatmap_view(two_zones())
     for trace in view["figure"]["data"]:
-        assert trace["customdata"] == ["z1", "z2"]
+        assert trace["customdata"] == ["z1", "z2"], trace["name"]
     assert [child["domain"] for child in view["children"]] == ["z1", "z2"]
 
 
