@@ -11,6 +11,8 @@ one self-contained thing to paste, checked against the schema or contract it is 
 - Reservation: the owner's pod-template fields only (nodeSelector, tolerations), never a
   size;
 - no action holds alternatives (``# or``): they are separate actions;
+- a CronJob's patch for its next runs (``assert_next_runs_patch``): a strategic merge
+  patch of ``spec.jobTemplate.spec.template.spec`` with the owner patch's fields;
 - a reservation reconciliation's commands (``assert_reconciliation_runs``): each one kubectl
   accepts for its real target, in order (cordon, owners' patches, rollout waits and
   evictions, the undo as comments). An owner patch is a strategic merge patch of a kind
@@ -129,8 +131,28 @@ def assert_owner_patch(command: str, undo: bool = False) -> None:
     assert "-n" in words and "--type=strategic" in words, command
     body = json.loads(words[words.index("-p") + 1])
     assert list(body) == ["spec"] and list(body["spec"]) == ["template"], body
-    (spec,) = body["spec"]["template"].values()
-    assert list(body["spec"]["template"]) == ["spec"]
+    _assert_template_spec(body["spec"]["template"], undo)
+
+
+def assert_next_runs_patch(command: str, undo: bool = False) -> None:
+    """A CronJob's patch for its next runs: a strategic merge patch (batch/v1 CronJob
+    is a built-in type) of ``spec.jobTemplate.spec.template.spec`` only, the Job
+    template each run's Job is copied from (``pkg/controller/cronjob/utils.go``
+    ``getJobFromTemplate2``), with the same fields as an owner patch."""
+    words = shlex.split(command)
+    assert words[:3] == ["kubectl", "patch", "cronjob"] and words[3], command
+    assert "-n" in words and "--type=strategic" in words, command
+    body = json.loads(words[words.index("-p") + 1])
+    assert list(body) == ["spec"] and list(body["spec"]) == ["jobTemplate"], body
+    job_template = body["spec"]["jobTemplate"]
+    assert list(job_template) == ["spec"] and list(job_template["spec"]) == ["template"]
+    _assert_template_spec(job_template["spec"]["template"], undo)
+
+
+def _assert_template_spec(template: dict[str, Any], undo: bool) -> None:
+    """A pod template's ``{"spec": ...}`` with only the fields that target nodes."""
+    assert list(template) == ["spec"], template
+    spec = template["spec"]
     assert spec and set(spec) <= {"nodeSelector", "tolerations", "affinity"}, spec
     for key, value in spec.get("nodeSelector", {}).items():
         assert key and (value is None if undo else isinstance(value, str)), (key, value)

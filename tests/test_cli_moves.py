@@ -8,7 +8,7 @@ import json
 import re
 from pathlib import Path
 
-from tests.action_checks import assert_reconciliation_runs
+from tests.action_checks import assert_next_runs_patch, assert_reconciliation_runs
 from tests.conftest import environment_without_services, run_manage
 
 EXPORT = Path(__file__).resolve().parent / "web" / "move_cluster.yaml"
@@ -88,12 +88,26 @@ def test_it_patches_the_deployment_before_replacing_its_pod_and_keeps_the_jobs_p
     assert refusal["node"] == "od-2"
     assert refusal["reason"].startswith("kept by Job team-a/train's pod team-a/train-x: ")
     assert moves["reconciliationSavedPerHour"] == 30.0  # od-2's 30/h is not counted
+    # the Job's next runs: its CronJob's jobTemplate (the header works the patch out)
+    (runs,) = refusal["nextRuns"]
+    assert runs["cronJob"] == "CronJob/team-a/nightly" and refusal["reservations"] == [
+        "team-a-h100"
+    ]
+    assert runs["patch"] == (
+        'kubectl patch cronjob nightly -n team-a --type=strategic -p \'{"spec": '
+        '{"jobTemplate": {"spec": {"template": {"spec": {"nodeSelector": {"pool": '
+        '"reserved"}}}}}}}\''
+    )
+    assert_next_runs_patch(runs["patch"])
+    assert_next_runs_patch(runs["undo"], undo=True)
 
 
 def test_it_prints_the_owner_patch_before_the_rollout_in_the_text_report() -> None:
     text = evaluate("--moves", export=RECONCILE).split("Reservation reconciliation\n", 1)[1]
     assert "od-1: move 1 pod(s) into team-a-h100, saves $30.00/h" in text
     assert "od-2: not offered: kept by Job team-a/train's pod team-a/train-x: " in text
+    assert "next runs of CronJob/team-a/nightly (its Job/team-a/train)" in text
+    assert "$ kubectl patch cronjob nightly -n team-a --type=strategic" in text
     patch = "kubectl patch deployment web -n team-a --type=strategic"
     rollout = "kubectl rollout status deployment/web -n team-a"
     assert text.index("kubectl cordon od-1") < text.index(patch) < text.index(rollout)

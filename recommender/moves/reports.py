@@ -230,10 +230,31 @@ def shown_result(row: MoveReport, labels: visibility.ReservationLabels) -> dict[
         _shown_reconciliation(found, labels) for found in data.get("reconciliations") or []
     ]
     data["reconciliationRefusals"] = [
-        {**refusal, "reason": labels.text(str(refusal.get("reason") or ""))}
-        for refusal in data.get("reconciliationRefusals") or []
+        _shown_refusal(refusal, labels) for refusal in data.get("reconciliationRefusals") or []
     ]
     return data
+
+
+def _shown_refusal(refusal: dict[str, Any], labels: visibility.ReservationLabels) -> dict[str, Any]:
+    """Relabelled; the CronJob patches for the next runs withheld when they select
+    another team's reservation."""
+    names = refusal.get("reservations") or []
+    shown = {
+        **refusal,
+        "reason": labels.text(str(refusal.get("reason") or "")),
+        "reservations": labels.names(names),
+    }
+    if labels.hidden(names):
+        shown["nextRuns"] = [
+            {
+                "cronJob": r.get("cronJob"),
+                "job": r.get("job"),
+                "pods": r.get("pods"),
+                "note": WITHHELD,
+            }
+            for r in refusal.get("nextRuns") or []
+        ]
+    return shown
 
 
 def _shown_reconciliation(

@@ -20,7 +20,7 @@ from recommender.engine.moves.report import moves_for, reconciliation_actions
 from recommender.engine.moves.search import MoveSearch, Search
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
-from tests.action_checks import assert_reconciliation_runs
+from tests.action_checks import assert_next_runs_patch, assert_reconciliation_runs
 from tests.builders import PodBuilder, make_gang, make_node, make_pod, make_reservation
 from topology.kube.core.drainfields import drain_fields
 from topology.kube.fields import ObjectContext
@@ -370,6 +370,104 @@ def test_it_never_frees_a_node_a_jobs_pod_keeps_nor_counts_its_price() -> None:
     assert "never moved" in refusal.reason
     (step,) = refusal.owners
     assert (step.owner, step.how) == ("Job/team-a/train", INSTEAD)
+
+
+def test_it_gives_the_cronjob_patch_that_sends_the_next_runs_to_the_reservation() -> None:
+    """A CronJob makes each run's Job by copying ``spec.jobTemplate.spec``
+    (``pkg/controller/cronjob/utils.go`` ``getJobFromTemplate2``): the running Job's
+    pod stays (immutable template), but the CronJob's template can send the next runs
+    to r1, which holds the nodes labelled pool=reserved. The strategic merge patch of
+    ``spec.jobTemplate.spec.template.spec`` sets that nodeSelector; its undo sets the
+    key to null."""
+    reservation = make_reservation("r1", "team-a").selector({"pool": "reserved"}).build()
+    job = replicated("nightly-1", "team-a").controller("Job/team-a/nightly-1")
+    cluster = Cluster(
+        "c",
+        nodes=(
+            H100.named("n-res").label("pool", "reserved").build(),
+            H100.named("od1").price(30.0).build(),
+        ),
+        pods=(job.set(cron_job="CronJob/team-a/nightly").on("od1").gpus(4).build(),),
+        reservations=(reservation,),
+    )
+    found, (refusal,) = reconciled(cluster)
+    assert found == () and refusal.reservations == ("r1",)
+    (step,) = refusal.owners
+    assert step.next_runs == "CronJob/team-a/nightly"
+    report = moves_for(cluster, evaluate(cluster, at=AT)).to_json()
+    (shown,) = report["reconciliationRefusals"]
+    (runs,) = shown["nextRuns"]
+    patch = {
+        "spec": {
+            "jobTemplate": {"spec": {"template": {"spec": {"nodeSelector": {"pool": "reserved"}}}}}
+        }
+    }
+    undo = {
+        "spec": {"jobTemplate": {"spec": {"template": {"spec": {"nodeSelector": {"pool": None}}}}}}
+    }
+    prefix = "kubectl patch cronjob nightly -n team-a --type=strategic -p "
+    assert runs["patch"] == prefix + f"'{json.dumps(patch, sort_keys=True)}'"
+    assert runs["undo"] == prefix + f"'{json.dumps(undo, sort_keys=True)}'"
+    assert (runs["cronJob"], runs["job"]) == ("CronJob/team-a/nightly", "Job/team-a/nightly-1")
+    assert_next_runs_patch(runs["patch"])
+    assert_next_runs_patch(runs["undo"], undo=True)
+
+
+def test_it_gives_no_next_runs_patch_for_a_job_no_cronjob_made() -> None:
+    cluster = reservation_cluster(
+        replicated("train", "team-a").controller("Job/team-a/train").on("od1").gpus(4).build()
+    )
+    report = moves_for(cluster, evaluate(cluster, at=AT)).to_json()
+    (shown,) = report["reconciliationRefusals"]
+    assert shown["nextRuns"] == [] and shown["reason"].startswith("kept by Job team-a/train")
+
+
+def test_it_reads_the_cronjob_that_made_a_jobs_pod() -> None:
+    """The Job's controller owner reference names the CronJob
+    (``getJobFromTemplate2``: ``NewControllerRef(cj, ...)``); a Job without one, or a
+    Job not read, leaves ``cron_job`` None."""
+
+    def job(name: str, owners: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": name, "namespace": "ml", "ownerReferences": owners},
+            "spec": {
+                "parallelism": 1,
+                "completions": 1,
+                "template": {
+                    "metadata": {"labels": {"job-name": name}},
+                    "spec": {"restartPolicy": "Never", "containers": [{"name": "c"}]},
+                },
+            },
+            "status": {"active": 1},
+        }
+
+    def pod(name: str, job: str) -> dict[str, Any]:
+        ref = {"apiVersion": "batch/v1", "kind": "Job", "name": job, "uid": "u"}
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": name,
+                "namespace": "ml",
+                "labels": {"job-name": job},
+                "ownerReferences": [{**ref, "controller": True}],
+            },
+            "spec": {"containers": [{"name": "c"}]},
+        }
+
+    cron_ref = {"apiVersion": "batch/v1", "kind": "CronJob", "name": "nightly", "uid": "c"}
+    objects = [
+        job("nightly-29000", [{**cron_ref, "controller": True}]),
+        job("once", []),
+        pod("nightly-29000-a", "nightly-29000"),
+        pod("once-a", "once"),
+        pod("gone-a", "gone"),
+    ]
+    snapshot = parse_objects((("t", o) for o in objects), cluster_name="t")
+    crons = {p.name: p.cron_job for p in snapshot.cluster.pods}
+    assert crons == {"nightly-29000-a": "CronJob/ml/nightly", "once-a": None, "gone-a": None}
 
 
 def test_it_leaves_the_reserved_room_a_refused_node_would_have_taken_to_the_next() -> None:

@@ -235,6 +235,8 @@ def test_it_shows_the_owners_patch_before_the_rollout_on_the_recommendations_pag
     assert 'data-move-node="od-2"' not in section and "Job/team-a/train" not in article
     refusal = "od-2 not offered: kept by Job team-a/train's pod team-a/train-x: "
     assert refusal in html.unescape(text_of(section))
+    assert 'data-next-runs="CronJob/team-a/nightly"' in section
+    assert "kubectl patch cronjob nightly -n team-a --type=strategic" in html.unescape(section)
     commands = html.unescape(section.split('id="reconcile-1">', 1)[1])
     rollout = "kubectl rollout status deployment/web -n team-a --timeout=15m"
     assert commands.index("kubectl cordon od-1") < commands.index(DEPLOYMENT_PATCH)
@@ -253,9 +255,24 @@ def test_it_gives_the_owner_patches_in_the_api_and_withholds_them_from_another_t
     assert [s["owner"] for s in found["ownerPatches"]] == ["Deployment/team-a/web"]
     assert found["ownerPatches"][0]["fields"] == {"nodeSelector": {"pool": "reserved"}}
     assert_reconciliation_runs(found["actions"])
+    result = owner.get(f"/api/v1/moves/{row['id']}/").json()["result"]
+    (refusal,) = result["reconciliationRefusals"]
+    assert refusal["nextRuns"][0]["patch"].startswith("kubectl patch cronjob nightly ")
 
     outsider = member_of(client, "bob", "team-b")
     (found,) = outsider.get(f"/api/v1/moves/{row['id']}/").json()["result"]["reconciliations"]
     assert found["reservations"] == [OTHER_TEAM]
     assert "team-a-h100" not in str(found) and "reserved" not in str(found["ownerPatches"])
     assert found["actions"] == [f"# {WITHHELD}"]
+    # the CronJob patch for the Job's next runs selects the reservation too
+    (refusal,) = outsider.get(f"/api/v1/moves/{row['id']}/").json()["result"][
+        "reconciliationRefusals"
+    ]
+    assert refusal["reservations"] == [OTHER_TEAM]
+    (runs,) = refusal["nextRuns"]
+    assert runs == {
+        "cronJob": "CronJob/team-a/nightly",
+        "job": "Job/team-a/train",
+        "pods": ["team-a/train-x"],
+        "note": WITHHELD,
+    }

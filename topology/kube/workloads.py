@@ -209,15 +209,29 @@ def with_template_owners(collected: Any) -> None:
     controller owner (``pkg/controller/deployment/sync.go`` ``getNewReplicaSet``): a
     change to the pods' template is made on the Deployment, which rolls a new
     ReplicaSet out. A ReplicaSet read without a Deployment owner is its own template's
-    owner; one not read leaves the field None (its owner is not known)."""
+    owner; one not read leaves the field None (its owner is not known).
+
+    And each Job pod's ``cron_job``: the CronJob controller makes each run's Job from
+    its ``spec.jobTemplate`` and names itself the Job's controller owner
+    (``pkg/controller/cronjob/utils.go`` ``getJobFromTemplate2``): the next runs'
+    template. A Job not read leaves it None."""
     owners: dict[str, str] = {}
+    cron_jobs: dict[str, str] = {}
     for controller in collected.controllers:
+        ns = controller.namespace
+        if controller.kind == "Job" and controller.group == "batch":
+            crons = [name for kind, name in controller.owners if kind == "CronJob"]
+            if crons:
+                cron_jobs[f"Job/{ns}/{controller.name}"] = f"CronJob/{ns}/{crons[0]}"
         if controller.kind != "ReplicaSet" or controller.group != "apps":
             continue
-        key = f"ReplicaSet/{controller.namespace}/{controller.name}"
+        key = f"ReplicaSet/{ns}/{controller.name}"
         deployments = [name for kind, name in controller.owners if kind == "Deployment"]
-        owners[key] = f"Deployment/{controller.namespace}/{deployments[0]}" if deployments else key
+        owners[key] = f"Deployment/{ns}/{deployments[0]}" if deployments else key
     for record in collected.pods:
         owner = owners.get(record.pod.controller or "")
         if owner is not None:
             record.pod = replace(record.pod, template_owner=owner)
+        cron_job = cron_jobs.get(record.pod.controller or "")
+        if cron_job is not None:
+            record.pod = replace(record.pod, cron_job=cron_job)

@@ -313,6 +313,10 @@ class Pod:
     # itself read without one; None for other pods, and when its ReplicaSet was not
     # read (topology.kube.workloads.with_template_owners)
     template_owner: str | None = None
+    # a Job's pod: "CronJob/<ns>/<name>" that created its Job (the Job's controller
+    # owner reference), whose spec.jobTemplate the next runs are made from; None when
+    # its Job has none or was not read (topology.kube.workloads.with_template_owners)
+    cron_job: str | None = None
 
     @property
     def key(self) -> str:

@@ -28,7 +28,11 @@ change to its template:
   ``ValidateJobSpecUpdate``; only a suspended Job that never started may change its
   scheduling directives): not patched, not evicted (its replacement would land as
   before, and the pod's work is lost); the fields go into the manifest of its next run.
-  Its pod keeps the node: ``reconcile`` refuses the node.
+  Its pod keeps the node: ``reconcile`` refuses the node. A Job a CronJob made
+  (``Pod.cron_job``; ``pkg/controller/cronjob/utils.go`` ``getJobFromTemplate2`` copies
+  ``spec.jobTemplate.spec`` into each run's Job): the strategic merge patch of the
+  CronJob's ``spec.jobTemplate.spec.template.spec`` that sends its next runs to the
+  reservation (``next_runs_command``), and its undo (the keys set to null).
 - A ReplicaSet not read (its owner unknown), any other controller: not patched, not
   evicted; said why.
 
@@ -74,6 +78,8 @@ class OwnerStep:
     # INSTEAD: why its pods stay where they are, in a few words (no fields: it is shown
     # to teams that may not see the reservation)
     kept: str = ""
+    # a Job's: "CronJob/<ns>/<name>" whose jobTemplate makes its next runs ("": none read)
+    next_runs: str = ""
 
     @property
     def kind(self) -> str:
@@ -101,13 +107,24 @@ class OwnerStep:
         key); None for a kind ``kubectl rollout undo`` reverts."""
         if self.owner.startswith(("Deployment/", "StatefulSet/")):
             return None
+        return {"spec": {"template": {"spec": self._removed()}}}
+
+    def next_runs_patch(self) -> dict[str, Any]:
+        """The CronJob's patch: the fields in the pod template of its jobTemplate."""
+        return {"spec": {"jobTemplate": {"spec": {"template": {"spec": self.fields}}}}}
+
+    def next_runs_undo(self) -> dict[str, Any]:
+        return {"spec": {"jobTemplate": {"spec": {"template": {"spec": self._removed()}}}}}
+
+    def _removed(self) -> dict[str, Any]:
+        """The fields set to null (a strategic merge patch's null deletes the key)."""
         spec: dict[str, Any] = {}
         if "nodeSelector" in self.fields:
             spec["nodeSelector"] = {k: None for k in self.fields["nodeSelector"]}
         if "affinity" in self.fields:
             required = {"requiredDuringSchedulingIgnoredDuringExecution": None}
             spec["affinity"] = {"nodeAffinity": required}
-        return {"spec": {"template": {"spec": spec}}}
+        return spec
 
 
 def owner_steps(
@@ -131,8 +148,10 @@ def _step(
     fields, why = _fields(cluster, pods, usable)
     kind = owner.split("/", 1)[0]
     kept = why
+    next_runs = ""
     if not why and kind == "Job":
         kept, why = JOB_KEPT, _job_note(owner)
+        next_runs = pods[0].cron_job or ""  # one Job: one CronJob
     elif not why and kind == "ReplicaSet" and pods[0].template_owner is None:
         why = (
             f"{owner} was not read: whether a Deployment owns it (then the Deployment's "
@@ -146,7 +165,7 @@ def _step(
     if why:
         body = json.dumps({"spec": {"template": {"spec": fields}}}, sort_keys=True)
         note = f"{why}: {body}" if fields else why
-        return OwnerStep(owner, keys, INSTEAD, fields, note, kept=kept or why)
+        return OwnerStep(owner, keys, INSTEAD, fields, note, kept=kept or why, next_runs=next_runs)
     others = sum(
         1
         for p in cluster.bound_pods()
@@ -234,6 +253,16 @@ def patch_command(step: OwnerStep) -> str:
 
 def rollout_command(step: OwnerStep) -> str:
     return f"kubectl rollout status {step.resource}/{step.name} -n {step.namespace} --timeout=15m"
+
+
+def next_runs_command(step: OwnerStep, undo: bool = False) -> str:
+    """``kubectl patch cronjob`` (a strategic merge patch: batch/v1 CronJob is a
+    built-in type) of the CronJob that makes the step's Job: its next runs land in the
+    reservation; ``undo``: the fields removed again."""
+    assert step.next_runs, step.owner
+    _, namespace, name = step.next_runs.split("/", 2)
+    body = json.dumps(step.next_runs_undo() if undo else step.next_runs_patch(), sort_keys=True)
+    return f"kubectl patch cronjob {name} -n {namespace} --type=strategic -p '{body}'"
 
 
 def undo_command(step: OwnerStep) -> str:

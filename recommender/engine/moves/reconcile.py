@@ -66,8 +66,10 @@ class Refusal:
     node: str
     reason: str
     # when its pods fit but an owner keeps one in place: every owner's step, the kept
-    # ones (``INSTEAD``) saying what to do for their next runs
+    # ones (``INSTEAD``) saying what to do for their next runs, and the reservations
+    # the steps' fields select
     owners: tuple[OwnerStep, ...] = ()
+    reservations: tuple[str, ...] = ()
 
 
 def reconcile(
@@ -110,7 +112,7 @@ def reconcile(
                 steps = owner_steps(cluster, pods, held)
                 kept = [s for s in steps if s.how == INSTEAD]
                 if kept:  # the node stays: its room in the reservations is not taken
-                    refused.append(Refusal(node.name, _kept_by(kept), steps))
+                    refused.append(Refusal(node.name, _kept_by(kept), steps, names))
                     continue
                 work = edited
                 price = node.price_per_node_hour or 0.0

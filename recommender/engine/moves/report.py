@@ -56,6 +56,7 @@ from .owners import (
     INSTEAD,
     ROLLOUT,
     OwnerStep,
+    next_runs_command,
     patch_command,
     rollout_command,
     undo_command,
@@ -173,7 +174,7 @@ class MoveReport:
             "plans": [p.to_json() for p in self.plans],
             "notSearched": list(self.not_searched),
             "reconciliations": [_reconciliation_json(r) for r in self.reconciliations],
-            "reconciliationRefusals": [{"node": r.node, "reason": r.reason} for r in self.refusals],
+            "reconciliationRefusals": [_refusal_json(r) for r in self.refusals],
             "reconciliationSavedPerHour": self.saved_per_hour,
             "scaleDown": SCALE_DOWN_NOTE,
             "unmovablePods": dict(self.unmovable),
@@ -364,6 +365,28 @@ def reconciliation_actions(found: Reconciliation) -> list[str]:
     return [*lines, f"# undo: kubectl uncordon {found.node}"]
 
 
+def _refusal_json(refusal: Refusal) -> dict[str, Any]:
+    """A refused node: why, and for a kept Job a CronJob made, the patch of the CronJob
+    that sends its next runs to the reservations (``nextRuns``)."""
+    runs = [s for s in refusal.owners if s.next_runs]
+    return {
+        "node": refusal.node,
+        "reason": refusal.reason,
+        "reservations": list(refusal.reservations) if runs else [],
+        "nextRuns": [
+            {
+                "cronJob": step.next_runs,
+                "job": step.owner,
+                "pods": list(step.pods),
+                "fields": step.fields,
+                "patch": next_runs_command(step),
+                "undo": next_runs_command(step, undo=True),
+            }
+            for step in runs
+        ],
+    }
+
+
 def _owner_json(step: OwnerStep) -> dict[str, Any]:
     patched = step.how != INSTEAD
     return {
@@ -394,7 +417,16 @@ def render_moves(report: MoveReport, currency: str = "USD") -> str:
             f"{', '.join(found.reservations)}, saves {saved}/h once the node is removed"
         )
         lines += [f"    {line}" for line in reconciliation_actions(found)]
-    lines += [f"  {r.node}: not offered: {r.reason}" for r in report.refusals]
+    for refusal in report.refusals:
+        lines.append(f"  {refusal.node}: not offered: {refusal.reason}")
+        for step in refusal.owners:
+            if step.next_runs:
+                lines += [
+                    f"    next runs of {step.next_runs} (its {step.owner}): send them to "
+                    f"{', '.join(refusal.reservations)}",
+                    f"    $ {next_runs_command(step)}",
+                    f"    # undo: {next_runs_command(step, undo=True)}",
+                ]
     if not report.reconciliations and not report.refusals:
         lines.append("  no on-demand node runs work a reservation of its team could hold")
     lines.append(f"  ({SCALE_DOWN_NOTE})")
