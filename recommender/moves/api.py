@@ -119,7 +119,10 @@ class MoveReportViewSet(viewsets.ReadOnlyModelViewSet):
         filters=True,  # the list's filters (cluster, evaluation, latest), so their 400/404
         description=(
             "One row per workload searched and per reservation reconciliation of the "
-            "filtered reports (CSV: ?format=csv, columns fixed)."
+            "filtered reports (CSV: ?format=csv, columns fixed: "
+            + ", ".join(moves.CSV_COLUMNS)
+            + "). "
+            + " ".join(f"{name}: {text}." for name, text in moves.CSV_COLUMN_NOTES.items())
         ),
     )
     @action(

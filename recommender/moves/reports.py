@@ -23,6 +23,7 @@ pods when none holds a GPU).
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -62,8 +63,19 @@ CSV_COLUMNS = (
     "node",
     "reservations",
     "moves",
+    "owner_patches",
     "note",
 )
+# what each column holds, for the API's description (OpenAPI) and docs/MOVES.md
+CSV_COLUMN_NOTES = {
+    "moves": "pod:from>to, one per moved pod (;-separated)",
+    "owner_patches": (
+        "reconcile rows: what the reconciliation patches, one per owner (;-separated), "
+        "Kind/namespace/name=the pod-template spec fields set as JSON, e.g. Deployment/"
+        'team-a/web={"nodeSelector":{"pool":"reserved"}}; (withheld) for another team\'s '
+        "reservation; empty on unblock rows (their pods are evicted, no owner is patched)"
+    ),
+}
 
 
 # --- the stored evaluation as the engine reads it ----------------------------------------
@@ -313,6 +325,17 @@ def csv_rows(row: MoveReport, labels: visibility.ReservationLabels) -> list[dict
                 "node": found.get("node"),
                 "reservations": found.get("reservations"),
                 "moves": [f"{m['pod']}:{m['from']}>{m['to']}" for m in found.get("moves") or []],
+                "owner_patches": [_owner_cell(step) for step in found.get("ownerPatches") or []],
             }
         )
     return rows
+
+
+def _owner_cell(step: Mapping[str, Any]) -> str:
+    """``Kind/ns/name={fields}``: the owner and the pod-template fields its patch sets
+    (compact JSON); ``(withheld)`` when the viewer may not see the reservation."""
+    fields = step.get("fields")
+    if fields is None:
+        return f"{step.get('owner')}=(withheld)"
+    text = json.dumps(fields, sort_keys=True, separators=(",", ":"))
+    return f"{step.get('owner')}={text}"

@@ -276,3 +276,36 @@ def test_it_gives_the_owner_patches_in_the_api_and_withholds_them_from_another_t
         "pods": ["team-a/train-x"],
         "note": WITHHELD,
     }
+
+
+def test_it_writes_what_each_reconciliation_patches_in_the_csv(
+    client: Any, reconciled: Any
+) -> None:
+    """reconcile_cluster.yaml's header: od-1's reconciliation patches Deployment web's
+    pod template with the reservation's nodeSelector {pool: reserved}; a viewer of
+    another team reads only that the owner is patched (the selector is withheld)."""
+    url = f"/api/v1/moves/rows/?evaluation={reconciled.pk}&format=csv"
+
+    def reconcile_rows() -> list[dict[str, str]]:
+        response = client.get(url)
+        assert response.status_code == 200
+        rows = list(csv.reader(io.StringIO(response.content.decode())))
+        lines = [dict(zip(rows[0], row, strict=True)) for row in rows[1:]]
+        return [line for line in lines if line["kind"] == "reconcile"]
+
+    member_of(client, "alice", "team-a")
+    (line,) = reconcile_rows()
+    assert (line["node"], line["saved_per_hour"]) == ("od-1", "30.0")
+    assert line["owner_patches"] == 'Deployment/team-a/web={"nodeSelector":{"pool":"reserved"}}'
+    member_of(client, "bob", "team-b")
+    (line,) = reconcile_rows()
+    assert line["owner_patches"] == "Deployment/team-a/web=(withheld)"
+
+
+def test_it_documents_the_csv_columns_in_the_openapi_schema(signed_in: Any) -> None:
+    from recommender.moves.reports import CSV_COLUMNS
+
+    schema = signed_in.get("/api/schema/?format=json").json()
+    description = schema["paths"]["/api/v1/moves/rows/"]["get"]["description"]
+    assert ", ".join(CSV_COLUMNS) in description and "owner_patches" in CSV_COLUMNS
+    assert "owner_patches: reconcile rows: what the reconciliation patches" in description
