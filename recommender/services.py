@@ -60,7 +60,8 @@ def engine_inputs(
     """The snapshot's model and the engine's arguments besides ``at``: the cluster's own
     profiles, else the settings (an unknown name: a ValueError naming the valid ones),
     and its cluster-autoscaler command line, else the setting (a bad flag: a ValueError
-    naming it). ``json_cache``: as ``store_evaluation``'s."""
+    naming it), and the CURRENCY setting (the reasons' money). ``json_cache``: as
+    ``store_evaluation``'s."""
     model = cluster_from_snapshot(snapshot, json_cache)
     autoscaler = snapshot.cluster.autoscaler_profile or settings.AUTOSCALER_PROFILE
     profile = profile_named(snapshot.cluster.scheduler_profile or settings.SCHEDULER_PROFILE)
@@ -68,7 +69,13 @@ def engine_inputs(
         snapshot.cluster.autoscaler_args or settings.CLUSTER_AUTOSCALER_ARGS,
         snapshot.cluster.autoscaler_priorities,
     )
-    return model, {"policy": profile, "autoscaler": autoscaler, "ca_flags": ca_flags}
+    arguments = {
+        "policy": profile,
+        "autoscaler": autoscaler,
+        "ca_flags": ca_flags,
+        "currency": settings.CURRENCY,
+    }
+    return model, arguments
 
 
 def store_evaluation(*, snapshot: Snapshot, json_cache: JsonCache | None = None) -> Evaluation:

@@ -71,6 +71,7 @@ from recommender.engine.evaluate.report import (
     spanned_domains,
 )
 from topology.model.hardware import Cluster, ModelError, NodeGroup, Reservation, Taint
+from topology.model.money import format_per_hour
 
 # what an action is to the card: the one thing to apply, one of two alternatives, the
 # step that undoes an alternative once the work is done, or a note on placement
@@ -364,7 +365,8 @@ def report_text(
     lines = [f"== Node groups (money in {currency} per hour) =="]
     for group in cluster.node_groups:
         price = (
-            f"{group.price_per_node_hour:,.2f} {currency}/h per node ({group.price_source})"
+            f"{format_per_hour(group.price_per_node_hour, currency)} per node "
+            f"({group.price_source})"
             if group.price_known
             else PRICE_UNKNOWN
         )
@@ -382,10 +384,10 @@ def report_text(
     unpriced = unpriced_groups(cluster.node_groups)
     if evaluation.recommendations:
         left_out = _unpriced(evaluation.recommendations, unpriced)
-        lines.append(f"in all: {total_text(evaluation.joint_per_hour, left_out, f' {currency}/h')}")
+        lines.append(f"in all: {total_text(evaluation.joint_per_hour, left_out, currency)}")
     for rec in evaluation.recommendations:
         known = rec.node_group not in unpriced or rec.reservation is not None
-        cost = f"{rec.cost_per_hour:,.2f} {currency}/h" if known else PRICE_UNKNOWN
+        cost = format_per_hour(rec.cost_per_hour, currency) if known else PRICE_UNKNOWN
         lines.append(
             f"* add {rec.count} x {rec.node_group} ({cost}) for {', '.join(rec.workloads)}:"
         )

@@ -99,7 +99,7 @@ def test_it_prices_the_worst_case_of_the_outcomes() -> None:
 def test_it_says_cluster_autoscaler_may_also_add_in_the_text_report() -> None:
     cluster = order_decides()
     text = render_text(evaluate(cluster, at=AT), cluster.node_groups)
-    assert f"cluster-autoscaler may also add 1 x one (1/h), with {REVERSED}" in text
+    assert f"cluster-autoscaler may also add 1 x one ($1.00/h), with {REVERSED}" in text
 
 
 def test_it_says_the_range_was_not_worked_out_above_the_node_limit() -> None:

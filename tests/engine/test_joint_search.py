@@ -50,8 +50,8 @@ def test_without_budget_the_greedy_plan_blocks_the_second_gang_and_says_it_is_no
     # blocked and nothing spent before ga: that is the bound
     assert plan.search.explored == 0
     assert (plan.search.bound_blocked, plan.search.bound_cost_per_hour) == (0, 0.0)
-    assert plan.search.text == (
-        "best found in 0 search nodes (budget 0); bound: at least 0 blocked, at least 0/h"
+    assert plan.search.text("USD") == (
+        "best found in 0 search nodes (budget 0); bound: at least 0 blocked, at least $0.00/h"
     )
 
 

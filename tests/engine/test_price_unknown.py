@@ -28,15 +28,15 @@ def test_a_card_of_an_unpriced_group_reads_price_unknown():
     (rec,) = evaluation.recommendations
     text = report_text(evaluation, snapshot.cluster, snapshot.notices, "USD")
     assert "* add 2 x a2-pool (price unknown) for ml/train:" in text
-    assert "0.00 USD/h) for ml/train" not in text
+    assert "$0.00/h) for ml/train" not in text
 
 
 def test_the_total_names_the_nodes_it_leaves_unpriced():
     snapshot, evaluation = evaluated(unpriced_gke_cluster())
     text = report_text(evaluation, snapshot.cluster, snapshot.notices, "USD")
-    assert "in all: 0.00 USD/h + price unknown for 2 x a2-pool" in text
+    assert "in all: $0.00/h + price unknown for 2 x a2-pool" in text
     engine_text = render_text(evaluation, snapshot.cluster.node_groups)
-    assert "== What to do instead (0.00/h + price unknown for 2 x a2-pool) ==" in engine_text
+    assert "== What to do instead ($0.00/h + price unknown for 2 x a2-pool) ==" in engine_text
 
 
 def test_the_json_report_flags_the_unpriced_card_and_counts_its_nodes():

@@ -1,4 +1,5 @@
-"""``{% load money %}``: every amount of money a page shows, in one format (topology.model.money).
+"""``{% load money %}``: every amount of money a page shows, in the one format of
+topology.model.money (the engine's reasons and the CLI report use the same functions).
 
 ``{{ amount|money }}`` → ``$156.00`` (a period's total); ``{{ amount|per_hour }}`` →
 ``$84.00/h`` (a rate). Both in settings.CURRENCY; ``None`` shows nothing (the page says
@@ -12,7 +13,7 @@ from typing import Any
 from django import template
 from django.conf import settings
 
-from topology.model.money import format_money
+from topology.model.money import format_money, format_per_hour
 
 register = template.Library()
 
@@ -24,7 +25,7 @@ def money(amount: float | None) -> str:
 
 @register.filter
 def per_hour(amount: float | None) -> str:
-    return "" if amount is None else f"{money(amount)}/h"
+    return "" if amount is None else format_per_hour(float(amount), settings.CURRENCY)
 
 
 @register.filter

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import datetime
 from functools import cached_property
 
 from recommender.engine import costs
@@ -68,8 +69,10 @@ from recommender.engine.scheduler.placement import (
     replay_outcome,
 )
 from recommender.engine.scheduler.preemption import preempting_reason
+from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload
-from topology.model.hardware import Pod, Taint
+from topology.model.hardware import Cluster, Pod, Taint
+from topology.model.money import DEFAULT_CURRENCY, format_per_hour
 
 # an option of a group without a price is chosen only when no priced option runs the
 # workload (``options.option_rank``); then by least-waste, which the reason says
@@ -83,6 +86,18 @@ class JointPlanner(OptionSearch):
     diverged = False  # the state is no longer the scheduler pass's (``following``)
     explain = True  # off while searching: a blocked workload's reasons are found on replay
     node_budget = SEARCH_NODES  # plan_one calls the search may spend past the greedy replay
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        state: ClusterState,
+        at: datetime,
+        policy: str,
+        *,
+        currency: str = DEFAULT_CURRENCY,
+    ) -> None:
+        super().__init__(cluster, state, at, policy)
+        self.currency = currency  # the reasons' money ("for $84.00/h": topology.model.money)
 
     def plan(
         self, pending: Sequence[Workload], scheduled: Sequence[WorkloadOutcome] | None = None
@@ -407,7 +422,7 @@ class JointPlanner(OptionSearch):
             else:
                 reasons.append(
                     f"add {count} node(s) of group {slot.group.name}{where} "
-                    f"for {part_cost(slot, count):g}/h"
+                    f"for {format_per_hour(part_cost(slot, count), self.currency)}"
                 )
         reasons.extend(self.upcoming_reasons(option.outcome))
         paid = all(slot.reservation is not None for slot, _ in option.parts)

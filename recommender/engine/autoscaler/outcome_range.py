@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from recommender.engine import costs
+from topology.model.money import format_per_hour
 
 REVERSED = "equal-priority pods in the opposite order"
 SMALL_FIRST = "the smallest of equal-priority pods first"
@@ -77,10 +78,10 @@ class OtherOutcome:
             "because": self.because,
         }
 
-    @property
-    def text(self) -> str:
+    def text(self, currency: str) -> str:
+        """What it adds, at what cost (``currency``: topology.model.money), and why."""
         added = ", ".join(f"{n} x {g}" for g, n in sorted(self.add_nodes.items())) or "nothing"
-        return f"{added} ({self.cost_per_hour:g}/h), with {self.because}"
+        return f"{added} ({format_per_hour(self.cost_per_hour, currency)}), with {self.because}"
 
 
 class TieRecorder(random.Random):

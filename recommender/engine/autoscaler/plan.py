@@ -30,6 +30,7 @@ from topology.model.hardware import (
     NodeGroup,
     Pod,
 )
+from topology.model.money import format_per_hour
 
 NAIVE = "naive"
 JOINT = "joint"
@@ -109,15 +110,16 @@ class SearchReport:
             "bound": {"blocked": self.bound_blocked, "costPerHour": self.bound_cost_per_hour},
         }
 
-    @property
-    def text(self) -> str:
+    def text(self, currency: str) -> str:
+        """How the search went; ``currency``: the bound's money (topology.model.money)."""
         if self.optimal:
             return (
                 f"optimal ({self.explored} search node(s), {self.gangs_searched} gang(s) searched)"
             )
         return (
             f"best found in {self.explored} search nodes (budget {self.budget}); bound: "
-            f"at least {self.bound_blocked} blocked, at least {self.bound_cost_per_hour:g}/h"
+            f"at least {self.bound_blocked} blocked, "
+            f"at least {format_per_hour(self.bound_cost_per_hour, currency)}"
         )
 
 

@@ -21,6 +21,7 @@ from recommender.engine.scheduler.placement import WorkloadOutcome
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload
 from topology.model.hardware import Cluster
+from topology.model.money import DEFAULT_CURRENCY
 
 
 def scale_up(
@@ -35,6 +36,7 @@ def scale_up(
     scheduled: Sequence[WorkloadOutcome] | None = None,
     ca_settings: CaSettings | None = None,
     outcome_range: bool = True,
+    currency: str = DEFAULT_CURRENCY,
 ) -> ScaleUpPlan:
     """What ``mode`` would add for ``pending``; never mutates ``state``.
 
@@ -45,7 +47,8 @@ def scale_up(
     joint plan follows it while nothing is added (``JointPlanner.following``);
     ``ca_settings``: the cluster-autoscaler flags the naive profile runs with (None:
     upstream's defaults); ``outcome_range``: False leaves the naive plan's other
-    outcomes out (``profiles.naive_range`` works them out apart). Both modes judge a
+    outcomes out (``profiles.naive_range`` works them out apart); ``currency``: the
+    joint plan's reasons' money (the naive plan's notes name none). Both modes judge a
     group's new node by the same capacity, its ready member's where it has one
     (``template.with_member_capacity``)."""
     cluster = with_member_capacity(cluster)
@@ -63,5 +66,6 @@ def scale_up(
             outcome_range=outcome_range,
         )
     if mode == JOINT:
-        return JointPlanner(cluster, state.copy(), at, policy).plan(pending, scheduled)
+        planner = JointPlanner(cluster, state.copy(), at, policy, currency=currency)
+        return planner.plan(pending, scheduled)
     raise ValueError(f"unknown scale-up mode {mode!r}")

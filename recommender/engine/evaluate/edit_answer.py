@@ -24,6 +24,7 @@ from recommender.engine.evaluate.evaluation import critical_pass
 from recommender.engine.evaluate.relaxations import EditAnswer
 from recommender.engine.scheduler.workloads import pending_workloads
 from topology.model.hardware import Cluster
+from topology.model.money import DEFAULT_CURRENCY
 
 
 def answer_edit(
@@ -35,6 +36,7 @@ def answer_edit(
     policy: str,
     autoscaler: str = DEFAULT_PROFILE,
     ca_flags: CaFlags | None = None,
+    currency: str = DEFAULT_CURRENCY,
 ) -> EditAnswer:
     """The workload's joint plan in the whole evaluation of the snapshot, without and
     with ``edit``: EditError when the workload is not pending, or the edit names
@@ -42,7 +44,13 @@ def answer_edit(
     if not any(w.key == workload_key for w in pending_workloads(cluster)):
         raise edits.EditError("workload", f"{workload_key} is not pending in the snapshot")
     edited = edits.apply(cluster, workload_key, edit)
-    arguments = {"at": at, "policy": policy, "autoscaler": autoscaler, "ca_flags": ca_flags}
+    arguments = {
+        "at": at,
+        "policy": policy,
+        "autoscaler": autoscaler,
+        "ca_flags": ca_flags,
+        "currency": currency,
+    }
     before = _joint_plan(cluster, workload_key, arguments)
     after = _joint_plan(edited, workload_key, arguments)
     if before is None:

@@ -116,6 +116,7 @@ from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload, pending_workloads, pod_gpu_milli
 from reservations.idle import idle_reserved_gpus, unprovisioned_reserved_gpus
 from topology.model.hardware import WHOLE_GPU_MILLI, Cluster, NodeGroup, UnsupportedField
+from topology.model.money import DEFAULT_CURRENCY
 
 
 def evaluate(
@@ -125,14 +126,21 @@ def evaluate(
     policy: str = "default",
     autoscaler: str = DEFAULT_PROFILE,
     ca_flags: CaFlags | None = None,
+    currency: str = DEFAULT_CURRENCY,
 ) -> Evaluation:
     """Everything the dashboard, the API and the CLI show about one snapshot
     (``policy``: the scheduler's scoring profile; ``autoscaler``: which profile the
     naive side models; ValueError naming the valid ones if either is unknown;
-    ``ca_flags``: the cluster-autoscaler command line it runs with, ``caflags``):
+    ``ca_flags``: the cluster-autoscaler command line it runs with, ``caflags``;
+    ``currency``: the ISO 4217 code of the prices, what reasons write money in):
     the critical pass and every deferred part, combined."""
     critical = critical_pass(
-        cluster, at=at, policy=policy, autoscaler=autoscaler, ca_flags=ca_flags
+        cluster,
+        at=at,
+        policy=policy,
+        autoscaler=autoscaler,
+        ca_flags=ca_flags,
+        currency=currency,
     )
     return combined(
         critical,
@@ -161,6 +169,7 @@ class Basis:
     naive_pending: tuple[Workload, ...] = ()
     autoscaler: str = DEFAULT_PROFILE
     ca_settings: CaSettings | None = None
+    currency: str = DEFAULT_CURRENCY
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +189,7 @@ def critical_pass(
     policy: str = "default",
     autoscaler: str = DEFAULT_PROFILE,
     ca_flags: CaFlags | None = None,
+    currency: str = DEFAULT_CURRENCY,
 ) -> CriticalPass:
     """What a verdict needs: the scheduler pass, the naive and joint plans, per
     workload its verdict, reasons, disagreements and model gap, the recommendations,
@@ -222,6 +232,7 @@ def critical_pass(
         at=at,
         policy=policy,
         scheduled=scheduler.outcomes,
+        currency=currency,
     )
     naive, joint = (quotas.with_waiting(cluster, plan, waiting) for plan in (naive, joint))
     naive, joint = (quotas.with_partial(plan, partial) for plan in (naive, joint))
@@ -265,6 +276,7 @@ def critical_pass(
         autoscaler_flags=ca_flags,
         scheduler_profile=policy,
         missing=frozenset(DEFERRED),
+        currency=currency,
     )
     basis = Basis(
         cluster,
@@ -277,6 +289,7 @@ def critical_pass(
         naive_pending=tuple(seen),
         autoscaler=autoscaler,
         ca_settings=ca_flags.settings if ca_flags else None,
+        currency=currency,
     )
     return CriticalPass(evaluation, basis)
 
@@ -323,7 +336,9 @@ def relaxation_part(critical: CriticalPass) -> dict[str, tuple[Relaxation, ...]]
     (``relaxations.relaxations``, each verified by planning it again)."""
     b = critical.basis
     blocked = [w.key for w in critical.evaluation.workloads if w.joint.verdict == BLOCKED]
-    return relaxations(b.cluster, b.state, b.pending, blocked, at=b.at, policy=b.policy)
+    return relaxations(
+        b.cluster, b.state, b.pending, blocked, at=b.at, policy=b.policy, currency=b.currency
+    )
 
 
 NOT_GIVEN: Any = object()  # ``combined``'s "this part is not given" (None is a what-if)

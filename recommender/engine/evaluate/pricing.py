@@ -4,7 +4,7 @@ A node group whose price is not known (``NodeGroup.price_known`` False: its inst
 type is not in the price table and nobody set ``pricePerNodeHour``) counts 0 in the
 plans' arithmetic, so a total over it is only a lower bound. Every figure that
 includes such nodes says so: a card of an unpriced group reads "price unknown", and a
-total names the nodes it leaves out ("58.77/h + price unknown for 2 x a3-pool").
+total names the nodes it leaves out ("$58.77/h + price unknown for 2 x a3-pool").
 Nodes paid by a reservation cost nothing new and are priced (0 is their price).
 
 Pure: no Django, no I/O.
@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from topology.model.hardware import NodeGroup
+from topology.model.money import format_per_hour
 
 PRICE_UNKNOWN = "price unknown"
 
@@ -34,10 +35,10 @@ def unpriced_nodes(
     return dict(sorted(counts.items()))
 
 
-def total_text(amount: float, unpriced: Mapping[str, int], unit: str = "/h") -> str:
-    """``58.77/h``, or ``58.77/h + price unknown for 2 x a3-pool`` when some nodes of
-    the total have no price."""
-    text = f"{amount:,.2f}{unit}"
+def total_text(amount: float, unpriced: Mapping[str, int], currency: str) -> str:
+    """``$58.77/h``, or ``$58.77/h + price unknown for 2 x a3-pool`` when some nodes of
+    the total have no price (``topology.model.money``'s format)."""
+    text = format_per_hour(amount, currency)
     if not unpriced:
         return text
     nodes = ", ".join(f"{count} x {group}" for group, count in unpriced.items())

@@ -48,6 +48,7 @@ from recommender.engine.scheduler.preemption import may_preempt
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload, pending_workloads
 from topology.model.hardware import WHOLE_GPU_MILLI, Cluster, NodeGroup
+from topology.model.money import DEFAULT_CURRENCY
 
 MAX_WORKLOADS = 20
 MAX_TRIES = 40
@@ -83,8 +84,10 @@ class Verifier:
         at: datetime,
         policy: str,
         pending: Sequence[Workload] = (),
+        currency: str = DEFAULT_CURRENCY,
     ) -> None:
         self.cluster, self.state, self.at, self.policy = cluster, state, at, policy
+        self.currency = currency  # the plans' reasons' money
         self.tries = 0
         self.pending = {w.key: w for w in pending}  # the unedited workloads, when known
         self._options: OptionSearch | None = None
@@ -100,7 +103,13 @@ class Verifier:
         if workload is None:
             return None
         plan = scale_up(
-            cluster, [workload], state=state, mode=JOINT, at=self.at, policy=self.policy
+            cluster,
+            [workload],
+            state=state,
+            mode=JOINT,
+            at=self.at,
+            policy=self.policy,
+            currency=self.currency,
         )
         return plan.outcomes[workload_key]
 
@@ -120,6 +129,7 @@ def relaxations(
     *,
     at: datetime,
     policy: str,
+    currency: str = DEFAULT_CURRENCY,
 ) -> dict[str, tuple[Relaxation, ...]]:
     """Per blocked workload key, the relaxations that unblock it (see the module).
 
@@ -139,7 +149,7 @@ def relaxations(
         if signature is not None and signature in searched:
             found[key] = searched[signature]
             continue
-        verifier = Verifier(cluster, state, at, policy, pending)
+        verifier = Verifier(cluster, state, at, policy, pending, currency)
         found[key] = tuple(_for_workload(verifier, workload))
         if signature is not None and not _names_itself(found[key], workload):
             searched[signature] = found[key]

@@ -27,6 +27,9 @@ API. It holds what an operator can apply:
   ProvisioningRequest of class best-effort-atomic-scale-up, so the autoscaler
   buys all of the gang's capacity or none.
 
+Money is written in the evaluation's currency, in topology.model.money's one format
+(``$84.00/h``), as the pages and the reasons write it.
+
 Pure: no Django, no I/O, no clock; the same Evaluation renders the same text.
 """
 
@@ -48,6 +51,7 @@ from recommender.engine.evaluate.pricing import (
     unpriced_nodes,
 )
 from topology.model.hardware import NodeGroup
+from topology.model.money import format_per_hour
 
 PROVISIONING_API_VERSION = "autoscaling.x-k8s.io/v1"
 ATOMIC_CLASS = "best-effort-atomic-scale-up.autoscaling.x-k8s.io"
@@ -62,10 +66,6 @@ VERDICT_TEXT = {
     "blocked": "blocked",
     "waiting": "waiting (scheduling gate)",
 }
-
-
-def money(amount: float) -> str:
-    return f"{amount:,.2f}/h"
 
 
 def render_text(evaluation: Evaluation, node_groups: Iterable[NodeGroup]) -> str:
@@ -146,7 +146,7 @@ def _waiting_text(workload: WorkloadEvaluation) -> str:
 
 
 def _naive(evaluation: Evaluation, unpriced: frozenset[str] = frozenset()) -> str:
-    plan = evaluation.naive_plan
+    plan, currency = evaluation.naive_plan, evaluation.currency
     lines = [f"== What the naive autoscaler would do ({evaluation.autoscaler}) =="]
     lines += _flags(evaluation)
     if not plan.additions:
@@ -155,29 +155,30 @@ def _naive(evaluation: Evaluation, unpriced: frozenset[str] = frozenset()) -> st
         lines.append(
             f"* add {addition.count} x {addition.node_group}{_where(addition.placement)} "
             f"for {', '.join(addition.workloads)} "
-            f"({_price(addition.node_group, addition.cost_per_hour, unpriced)})"
+            f"({_price(addition.node_group, addition.cost_per_hour, currency, unpriced)})"
         )
     for w in evaluation.workloads:
         if w.naive.add_nodes and not w.naive.schedulable_after:
             lines.append(f"  {w.key} still cannot start after it")
+    spend = total_text(plan.cost_per_hour, _unpriced_of(plan.additions, unpriced), currency)
     lines.append(
-        f"naive spend {total_text(plan.cost_per_hour, _unpriced_of(plan.additions, unpriced))}"
-        ", of which stranded "
-        f"{money(plan.stranded_per_hour)} ({plan.stranded_gpus} GPUs nobody uses)"
+        f"naive spend {spend}, of which stranded "
+        f"{format_per_hour(plan.stranded_per_hour, currency)} "
+        f"({plan.stranded_gpus} GPUs nobody uses)"
     )
-    lines += _range(plan)
+    lines += _range(plan, currency)
     return "\n".join(lines) + "\n"
 
 
-def _range(plan: ScaleUpPlan) -> list[str]:
+def _range(plan: ScaleUpPlan, currency: str) -> list[str]:
     """cluster-autoscaler's other outcomes (``outcome_range``) and the worst case."""
     if plan.range_skipped:
         return [plan.range_skipped]
     if not plan.other_outcomes:
         return []
-    lines = [f"cluster-autoscaler may also add {o.text}" for o in plan.other_outcomes]
+    lines = [f"cluster-autoscaler may also add {o.text(currency)}" for o in plan.other_outcomes]
     worst = worst_case_per_hour(plan.cost_per_hour, plan.other_outcomes)
-    lines.append(f"worst case of these outcomes {money(worst)}")
+    lines.append(f"worst case of these outcomes {format_per_hour(worst, currency)}")
     return lines
 
 
@@ -203,11 +204,13 @@ def _what_to_do(
     node_groups: tuple[NodeGroup, ...],
     unpriced: frozenset[str] = frozenset(),
 ) -> str:
+    currency = evaluation.currency
     left_out = _unpriced_of(evaluation.recommendations, unpriced)
-    lines = [f"== What to do instead ({total_text(evaluation.joint_per_hour, left_out)}) =="]
+    spend = total_text(evaluation.joint_per_hour, left_out, currency)
+    lines = [f"== What to do instead ({spend}) =="]
     search = evaluation.joint_plan.search
     if search is not None and (search.explored or not search.optimal):
-        lines.append(f"(joint plan for the whole pending set: {search.text})")
+        lines.append(f"(joint plan for the whole pending set: {search.text(currency)})")
     if not evaluation.recommendations:
         lines.append("buy nothing")
     for rec in evaluation.recommendations:
@@ -215,7 +218,8 @@ def _what_to_do(
         lines.append(
             f"* add {rec.count} x {rec.node_group}{_where(rec.placement)} "
             f"for {', '.join(rec.workloads)} "
-            f"({_price(rec.node_group, rec.cost_per_hour, unpriced, rec.reservation)}{paid})"
+            f"({_price(rec.node_group, rec.cost_per_hour, currency, unpriced, rec.reservation)}"
+            f"{paid})"
         )
         if _discovered(
             rec.node_group, node_groups
@@ -236,10 +240,16 @@ def _what_to_do(
 
 
 def _price(
-    group: str, amount: float, unpriced: frozenset[str], reservation: str | None = None
+    group: str,
+    amount: float,
+    currency: str,
+    unpriced: frozenset[str],
+    reservation: str | None = None,
 ) -> str:
     """The figure, or "price unknown" for nodes of a group without a price."""
-    return PRICE_UNKNOWN if group in unpriced and reservation is None else money(amount)
+    if group in unpriced and reservation is None:
+        return PRICE_UNKNOWN
+    return format_per_hour(amount, currency)
 
 
 def _unpriced_of(additions: Iterable[Any], unpriced: frozenset[str]) -> dict[str, int]:
@@ -264,7 +274,8 @@ def _reservations(evaluation: Evaluation) -> str:
         reuse = f"; reuse for {', '.join(users[idle.name])}" if idle.name in users else ""
         lines.append(
             f"* {idle.name}: {idle.idle_gpus} of {idle.reserved_gpus} reserved GPUs idle "
-            f"({money(idle.cost_per_hour)} paid for nothing){reuse}"
+            f"({format_per_hour(idle.cost_per_hour, evaluation.currency)} paid for nothing)"
+            f"{reuse}"
         )
     if len(lines) == 1:
         lines.append("no active reservation")

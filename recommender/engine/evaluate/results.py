@@ -29,6 +29,7 @@ from recommender.engine.evaluate.relaxations import Relaxation
 from recommender.engine.evaluate.ties import ScoreTie
 from recommender.engine.evaluate.whatif import WhatIf
 from topology.model.hardware import UnsupportedField
+from topology.model.money import DEFAULT_CURRENCY
 
 SCHEMA_VERSION = 1
 # the deferred parts (``critical_pass`` leaves them out; one function each works one out)
@@ -203,6 +204,9 @@ class Evaluation:
     what_if: WhatIf | None = None  # the same scheduler pass under fgd (None: fgd chosen)
     # deferred parts not worked out yet (``DEFERRED``; their fields say nothing then)
     missing: frozenset[str] = frozenset()
+    # ISO 4217 code of every amount (the evaluation's input; reasons and the text report
+    # are written in it; the JSON's ``currency`` key is the shell's, actions.report)
+    currency: str = DEFAULT_CURRENCY
 
     @property
     def model_gaps(self) -> int:

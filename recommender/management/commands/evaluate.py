@@ -176,7 +176,12 @@ class Command(BaseCommand):
         """``evaluation.evaluate`` phase by phase: the critical pass, then each deferred
         part, combined (the same answer), each phase on the clock."""
         critical = critical_pass(
-            cluster, at=at, policy=profile, autoscaler=autoscaler, ca_flags=ca_flags
+            cluster,
+            at=at,
+            policy=profile,
+            autoscaler=autoscaler,
+            ca_flags=ca_flags,
+            currency=settings.CURRENCY,
         )
         self.clock.lap("critical", critical=True)
         fragmentation = fragmentation_part(critical)
