@@ -276,9 +276,12 @@ def test_it_patches_the_deployment_that_owns_the_pods_replicaset_and_waits_for_i
     found, actions = reservation_actions(cluster)
     (step,) = found.owners
     assert (step.owner, step.pods, step.how) == ("Deployment/team-a/web", ("team-a/web",), ROLLOUT)
-    # web-b, on n-res already, is replaced by the rollout too: said, not verified
+    # web-b, on n-res already, is replaced by the rollout too: verified to fit there
+    # again with web's (4 + 4 of n-res and n-res2's 16 GPUs)
     assert step.others == 1
-    assert any("also its 1 pod(s) on other nodes, not verified to fit" in a for a in actions)
+    assert [(m.pod, m.from_node) for m in found.rolled] == [("team-a/web-b", "n-res")]
+    assert found.rolled[0].to_node in ("n-res", "n-res2")
+    assert any("also its 1 pod(s) on other nodes, verified to fit in the" in a for a in actions)
     terms = [
         {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [name]}]}
         for name in ("n-res", "n-res2")
@@ -296,6 +299,60 @@ def test_it_patches_the_deployment_that_owns_the_pods_replicaset_and_waits_for_i
         "# undo: kubectl rollout undo deployment/web -n team-a",
         "# undo: kubectl uncordon od1",
     ]
+
+
+def rolled_cluster(*others: str) -> Cluster:
+    """Deployment web (4 GPUs a pod): web-a on od1 (40/h), one more pod on od2 (30/h)
+    per name in ``others``; r1 holds n-res's 8 GPUs for team-a."""
+    reservation = make_reservation("r1", "team-a").nodes("n-res").build()
+    web = replicated("web-a", "team-a").set(template_owner="Deployment/team-a/web")
+    return Cluster(
+        "c",
+        nodes=(
+            H100.named("n-res").build(),
+            H100.named("od1").price(40.0).build(),
+            H100.named("od2").price(30.0).build(),
+        ),
+        pods=(
+            web.on("od1").gpus(4).build(),
+            *(web.named(name).on("od2").gpus(4).build() for name in others),
+        ),
+        reservations=(reservation,),
+    )
+
+
+def test_it_verifies_that_the_pods_a_rollout_replaces_on_other_nodes_fit_too() -> None:
+    """The Deployment's patch rolls all its pods (``pkg/controller/deployment/rolling.go``
+    ``rolloutRolling``): web-b on od2 comes back from the patched template too, so it
+    must bind in r1 as well: 4 + 4 of n-res's 8 GPUs, it does. od1 is offered (40/h)
+    with web-b rolled od2 -> n-res; od2 is then empty (not offered: nothing left)."""
+    found, refused = reconciled(rolled_cluster("web-b"))
+    (offer,) = found
+    assert (offer.node, offer.price_per_hour) == ("od1", 40.0)
+    assert [(m.pod, m.from_node, m.to_node) for m in offer.moves] == [
+        ("team-a/web-a", "od1", "n-res")
+    ]
+    assert [(m.pod, m.from_node, m.to_node) for m in offer.rolled] == [
+        ("team-a/web-b", "od2", "n-res")
+    ]
+    assert refused == ()
+
+
+def test_it_refuses_a_node_when_the_rollouts_other_pods_do_not_fit_in_the_reservation() -> None:
+    """web-a alone fits n-res's 8 GPUs, but the rollout also replaces web-b and web-c
+    on od2 from the patched template: 12 GPUs for 8. Refused, saying the rollout's
+    other pods do not fit (before: od1 offered, its 40/h counted, and the rollout would
+    have left two pods pending). od2 likewise: web-b and web-c fit (8 GPUs), but the
+    rollout also replaces web-a on od1: 12 GPUs."""
+    found, refused = reconciled(rolled_cluster("web-b", "web-c"))
+    assert found == ()
+    assert [r.node for r in refused] == ["od1", "od2"]
+    assert refused[0].reason.startswith(
+        "the rollout of Deployment/team-a/web replaces its 2 pod(s) on other nodes too"
+    )
+    assert refused[1].reason.startswith(
+        "the rollout of Deployment/team-a/web replaces its 1 pod(s) on other nodes too"
+    )
 
 
 def test_it_patches_a_statefulset_selecting_the_reservations_labels_then_evicts() -> None:
@@ -332,6 +389,37 @@ def test_it_patches_a_statefulset_selecting_the_reservations_labels_then_evicts(
     (eviction,) = [a for a in actions if a.endswith("/pods/db-0/eviction -f -")]
     assert patch_at < actions.index(eviction)
     assert "# undo: kubectl rollout undo statefulset/db -n team-a" in actions
+
+
+def test_it_verifies_a_statefulsets_other_pods_its_rolling_update_replaces() -> None:
+    """A StatefulSet under RollingUpdate (the default) replaces every pod not at its
+    update revision (``stateful_set_control.go`` ``updateStatefulSet``): db-1 on od2
+    comes back from the patched template too. 2 + 2 of n-res's 8 GPUs: both fit; db-0
+    is evicted, db-1 rolled, said in a comment."""
+    reservation = make_reservation("r1", "team-a").selector({"pool": "reserved"}).build()
+    db = replicated("db-0", "team-a").controller("StatefulSet/team-a/db")
+    cluster = Cluster(
+        "c",
+        nodes=(
+            H100.named("n-res").label("pool", "reserved").build(),
+            H100.named("od1").price(30.0).build(),
+            H100.named("od2").price(20.0).build(),
+        ),
+        pods=(db.on("od1").gpus(2).build(), db.named("db-1").on("od2").gpus(2).build()),
+        reservations=(reservation,),
+    )
+    found, actions = reservation_actions(cluster)
+    assert [(m.pod, m.from_node, m.to_node) for m in found.rolled] == [
+        ("team-a/db-1", "od2", "n-res")
+    ]
+    assert (
+        "# StatefulSet/team-a/db: under RollingUpdate (the default) the patch also replaces "
+        "its 1 pod(s) on other nodes, verified to fit in the reservation too (under OnDelete "
+        "they stay where they are)"
+    ) in actions
+    assert [a for a in actions if a.endswith("/eviction -f -")] == [
+        a for a in actions if a.endswith("/pods/db-0/eviction -f -")
+    ]
 
 
 def test_it_patches_a_replicaset_no_deployment_owns_and_undoes_with_nulls() -> None:

@@ -72,8 +72,9 @@ class OwnerStep:
     how: str  # ROLLOUT, EVICT or INSTEAD
     fields: dict[str, Any]  # the pod-template fields that target the reservation
     note: str = ""  # why INSTEAD, and what the user does instead
-    # its other running pods (not on the emptied node): a Deployment's rollout replaces
-    # them too, and they were not verified to fit in the reservation
+    # its other running pods (not on the emptied node): a Deployment's rollout (a
+    # StatefulSet's under RollingUpdate) replaces them too; ``reconcile`` verifies that
+    # they fit in the reservations (``Reconciliation.rolled``)
     others: int = 0
     # INSTEAD: why its pods stay where they are, in a few words (no fields: it is shown
     # to teams that may not see the reservation)

@@ -24,6 +24,14 @@ with its own required node affinity) keeps its pod there, so the node is refused
 "kept by Job <ns>/<name>'s pod <ns>/<pod>", its price not counted and the reserved room
 its pods would have taken left to the next nodes.
 
+A Deployment's patch rolls out a new ReplicaSet that replaces every pod of it
+(``pkg/controller/deployment/rolling.go`` ``rolloutRolling``), and a StatefulSet's,
+under RollingUpdate (the default), every pod of it too
+(``pkg/controller/statefulset/stateful_set_control.go`` ``updateStatefulSet``): all
+of them come back from the patched template, which sends them to the reservations.
+So their pods on other nodes (``rolled``) are verified with the node's: each binds
+in the reservations too, else the node is refused, saying so.
+
 Pure: no Django, no I/O, no clock.
 """
 
@@ -57,6 +65,9 @@ class Reconciliation:
     # the moved pods' owners and the patch of each that sends them to the reservations,
     # shown before the evictions (``owners``)
     owners: tuple[OwnerStep, ...] = ()
+    # the pods on other nodes a Deployment's (a StatefulSet's) rollout replaces too,
+    # verified to bind in the reservations with the node's
+    rolled: tuple[Move, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,12 +113,15 @@ def reconcile(
             continue  # empty already, or no reservation owner's work on it
         reason = _refusal(pods, statuses, owners)
         if reason is None:
-            result = _verified(cluster, work, node.name, pods, targets, options)
+            riders = _rolled_with(work, pods)
+            result = _verified(cluster, work, [*pods, *riders], targets, options)
             if result is None:
-                reason = "its pods do not all fit in their teams' idle reserved room"
+                reason = _unfit(cluster, work, pods, riders, targets, options)
             else:
-                edited, moves = result
-                names = _reservation_names(cluster, moves, at)
+                edited, moved = result
+                moves = tuple(m for m in moved if m.from_node == node.name)
+                rolled = tuple(m for m in moved if m.from_node != node.name)
+                names = _reservation_names(cluster, moved, at)
                 held = [r for r in cluster.reservations if r.name in names]
                 steps = owner_steps(cluster, pods, held)
                 kept = [s for s in steps if s.how == INSTEAD]
@@ -117,7 +131,7 @@ def reconcile(
                 work = edited
                 price = node.price_per_node_hour or 0.0
                 budgets = sequential_budgets(pods, drain)
-                found.append(Reconciliation(node.name, price, moves, names, budgets, steps))
+                found.append(Reconciliation(node.name, price, moves, names, budgets, steps, rolled))
                 continue
         refused.append(Refusal(node.name, reason))
     return tuple(found), tuple(refused)
@@ -147,21 +161,68 @@ def _refusal(
     return None
 
 
+def _template_owner(pod: Pod) -> str | None:
+    return pod.template_owner or pod.controller
+
+
+def _rolls(owner: str | None) -> bool:
+    """A patch of its template replaces all its pods (see the module docstring)."""
+    return owner is not None and owner.startswith(("Deployment/", "StatefulSet/"))
+
+
+def _rolled_with(state: ClusterState, pods: list[Pod]) -> list[Pod]:
+    """The pods, on other nodes where the snapshot bound them (not moved by an offer
+    before), of the owners among ``pods``' whose patch rolls all their pods."""
+    owners = {o for o in map(_template_owner, pods) if _rolls(o)}
+    if not owners:
+        return []
+    keys = {p.key for p in pods}
+    riders = [
+        p
+        for name in state.node_names()
+        for p in state.alloc(name).placed
+        if p.node_name == name
+        and p.key not in keys
+        and not p.terminating
+        and _template_owner(p) in owners
+        and state.bound_allocation(p.key) is not None
+    ]
+    return sorted(riders, key=lambda p: p.key)
+
+
+def _unfit(
+    cluster: Cluster,
+    state: ClusterState,
+    pods: list[Pod],
+    riders: list[Pod],
+    targets: list[str],
+    options: PlacementOptions,
+) -> str:
+    """Why the verification failed: the node's pods, or the rollouts' other pods."""
+    if riders and _verified(cluster, state, pods, targets, options) is not None:
+        owners = sorted({_template_owner(p) or "" for p in riders})
+        return (
+            f"the rollout of {', '.join(owners)} replaces its {len(riders)} pod(s) on other "
+            "nodes too (from the patched template), and they do not all fit with this "
+            "node's in their teams' idle reserved room"
+        )
+    return "its pods do not all fit in their teams' idle reserved room"
+
+
 def _verified(
     cluster: Cluster,
     state: ClusterState,
-    node: str,
     pods: list[Pod],
     targets: list[str],
     options: PlacementOptions,
 ) -> tuple[ClusterState, tuple[Move, ...]] | None:
-    """The state with the node's pods bound on reserved nodes, and their moves; None
-    when one of them binds nowhere there."""
+    """The state with ``pods`` (bound where the snapshot put them) bound on reserved
+    nodes instead, and their moves; None when one of them binds nowhere there."""
     edited = state.copy()
     for pod in pods:
         allocation = edited.bound_allocation(pod.key)
-        assert allocation is not None
-        edited.release(node, pod.key, allocation, pod)
+        assert allocation is not None and pod.node_name is not None
+        edited.release(pod.node_name, pod.key, allocation, pod)
     workloads = [pod_workload(replacement(p)) for p in pods]
     result = place(cluster, workloads, state=edited.subset(targets), options=options)
     if not all(o.placed for o in result.outcomes):
@@ -172,7 +233,9 @@ def _verified(
         assert binding.allocation is not None
         edited.apply(binding.node, key, binding.allocation, by_key[key])
     moves = tuple(
-        Move(p.key, node, landed[p.key].node, pod_gpu_milli(p), p.controller, p.started)
+        Move(
+            p.key, p.node_name or "", landed[p.key].node, pod_gpu_milli(p), p.controller, p.started
+        )
         for p in pods
     )
     return edited, moves

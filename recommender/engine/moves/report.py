@@ -329,6 +329,7 @@ def _reconciliation_json(found: Reconciliation) -> dict[str, Any]:
         "savedPerHour": found.price_per_hour,
         "reservations": list(found.reservations),
         "moves": [_move_json(m) for m in found.moves],
+        "rolledOut": [_move_json(m) for m in found.rolled],
         "sequentialBudgets": list(found.sequential_budgets),
         "ownerPatches": [_owner_json(step) for step in found.owners],
         "actions": reconciliation_actions(found),
@@ -349,7 +350,8 @@ def reconciliation_actions(found: Reconciliation) -> list[str]:
     for step in found.owners:
         if step.how == ROLLOUT:
             elsewhere = (
-                f", also its {step.others} pod(s) on other nodes, not verified to fit"
+                f", also its {step.others} pod(s) on other nodes, verified to fit in the "
+                "reservation too"
                 if step.others
                 else ""
             )
@@ -359,6 +361,12 @@ def reconciliation_actions(found: Reconciliation) -> list[str]:
             )
             lines.append(rollout_command(step))
         else:
+            if step.kind == "StatefulSet" and step.others:
+                lines.append(
+                    f"# {step.owner}: under RollingUpdate (the default) the patch also "
+                    f"replaces its {step.others} pod(s) on other nodes, verified to fit in "
+                    "the reservation too (under OnDelete they stay where they are)"
+                )
             lines += [eviction_action(pod) for pod in step.pods]
     lines.append("# 3. undo")
     lines += [f"# undo: {undo_command(step)}" for step in found.owners]
@@ -416,6 +424,11 @@ def render_moves(report: MoveReport, currency: str = "USD") -> str:
             f"  {found.node}: move {len(found.moves)} pod(s) into "
             f"{', '.join(found.reservations)}, saves {saved}/h once the node is removed"
         )
+        lines += [
+            f"    also replaced by the rollout, verified to fit: {m.pod}: {m.from_node} -> "
+            f"{m.to_node}"
+            for m in found.rolled
+        ]
         lines += [f"    {line}" for line in reconciliation_actions(found)]
     for refusal in report.refusals:
         lines.append(f"  {refusal.node}: not offered: {refusal.reason}")
