@@ -33,7 +33,7 @@ def test_it_prints_a_text_report_with_the_yaml_to_apply() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "ml/train (gang, 2 pods, 16 GPUs): runs after scale-up" in result.stdout
-    assert "stranded 160.00/h (16 GPUs nobody uses)" in result.stdout
+    assert "stranded $160.00/h (16 GPUs nobody uses)" in result.stdout
     # the h100 group has 4 nodes (a1, a2, c1, c2); the plan adds 2 in block b1
     node_group_patch = (
         "    kind: NodeGroup\n    metadata:\n      name: h100\n    spec:\n      minSize: 6\n"
@@ -52,6 +52,25 @@ def test_it_prints_a_text_report_with_the_yaml_to_apply() -> None:
     )
     assert provisioning_request in result.stdout
     assert "targetSize" not in result.stdout
+
+
+def test_it_writes_every_money_figure_in_the_currency_setting() -> None:
+    """CURRENCY=CHF (no symbol): the engine's reasons, its report and the actions' report
+    all write ``160.00 CHF/h`` (topology.model.money), none a dollar figure."""
+    result = run_manage(
+        "evaluate",
+        str(SCENARIO),
+        "--at",
+        AT,
+        environment=environment_without_services(CURRENCY="CHF"),
+    )
+    assert result.returncode == 0, result.stderr
+    # joint: 2 new h100 nodes in block b1 at 80/h each (topology-block.expected.yaml)
+    block = "cloud.google.com/gce-topology-block=b1"
+    assert f"    plan: add 2 node(s) of group h100 in {block} for 160.00 CHF/h" in result.stdout
+    assert "naive spend 160.00 CHF/h, of which stranded 160.00 CHF/h" in result.stdout
+    assert "in all: 160.00 CHF/h" in result.stdout
+    assert "$" not in result.stdout
 
 
 def test_it_exits_2_naming_file_object_field_and_reason_on_bad_input(tmp_path: Path) -> None:
