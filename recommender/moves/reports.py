@@ -35,6 +35,7 @@ from django.utils import timezone
 
 from capacityweb import visibility
 from recommender import selectors
+from recommender.engine.autoscaler.caflags import CaFlags, parse_flags
 from recommender.engine.moves.report import MOVE, moves_for
 from recommender.models import Evaluation, MoveReport
 from topology.adapters import cluster_from_snapshot
@@ -102,6 +103,9 @@ class StoredEvaluation:
     at: datetime
     scheduler_profile: str
     workloads: tuple[StoredWorkload, ...]
+    # the cluster-autoscaler command line it ran with (``autoscalerFlags.args``, parsed
+    # as the evaluation parsed it); None when its profile reads none
+    autoscaler_flags: CaFlags | None = None
 
     @classmethod
     def of(cls, evaluation: Evaluation) -> StoredEvaluation:
@@ -118,7 +122,18 @@ class StoredEvaluation:
             for item in result.get("workloads") or []
         )
         profile = str(result.get("schedulerProfile") or "default")
-        return cls(at=evaluation.taken_at, scheduler_profile=profile, workloads=workloads)
+        stored_flags = result.get("autoscalerFlags")
+        flags = (
+            parse_flags([str(a) for a in stored_flags.get("args") or []])
+            if isinstance(stored_flags, dict)
+            else None
+        )
+        return cls(
+            at=evaluation.taken_at,
+            scheduler_profile=profile,
+            workloads=workloads,
+            autoscaler_flags=flags,
+        )
 
 
 # --- writes ------------------------------------------------------------------------------

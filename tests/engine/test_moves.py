@@ -11,12 +11,14 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+from recommender.engine.autoscaler.caflags import parse_flags
 from recommender.engine.autoscaler.plan import options_for
 from recommender.engine.evaluate.evaluation import evaluate
 from recommender.engine.moves.drainability import DrainContext, DrainSettings, movable
 from recommender.engine.moves.owners import EVICT, INSTEAD, ROLLOUT
 from recommender.engine.moves.reconcile import Reconciliation, Refusal, reconcile
-from recommender.engine.moves.report import moves_for, reconciliation_actions
+from recommender.engine.moves.report import moves_for, reconciliation_actions, render_moves
+from recommender.engine.moves.scaledown import ScaleDown, duration
 from recommender.engine.moves.search import MoveSearch, Search
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
@@ -744,3 +746,61 @@ def test_it_moves_two_pods_of_a_budget_allowing_one_only_one_after_another() -> 
     cluster = two_small_pods(small={"labels": {"tier": "small"}})
     plan = search(replace(cluster, disruption_budgets=(budget,)))["ml/big"].plan
     assert plan is not None and plan.sequential_budgets == ("ml/small",)
+
+
+# --- when the emptied node goes (cluster-autoscaler's scale-down flags) -------------------
+
+
+def test_it_reads_the_scale_down_delays_from_the_cluster_autoscaler_command_line() -> None:
+    """``config/flags/flags.go``: --scale-down-unneeded-time and
+    --scale-down-delay-after-add are Go durations (defaults 10m each); the node goes
+    once unneeded that long (``core/scaledown/unneeded/nodes.go`` ``RemovableAt``)."""
+    flags = parse_flags(["--scale-down-unneeded-time=5m", "--scale-down-delay-after-add", "1h30m"])
+    scale_down = ScaleDown.of(flags)
+    assert (scale_down.unneeded_seconds, scale_down.delay_after_add_seconds) == (300.0, 5400.0)
+    note = scale_down.note()
+    assert "unneeded for --scale-down-unneeded-time=5m" in note
+    assert "--scale-down-delay-after-add=1h30m of its last scale-up" in note
+    assert "read from the cluster's cluster-autoscaler command line" in note
+    # a command line without them: upstream's defaults, read from it all the same
+    other = ScaleDown.of(parse_flags(["--expander=price"]))
+    assert (other.unneeded_seconds, other.delay_after_add_seconds, other.read) == (
+        600.0,
+        600.0,
+        True,
+    )
+    disabled = ScaleDown.of(parse_flags(["--scale-down-enabled=false"])).note()
+    assert disabled.startswith("cluster-autoscaler removes no node (--scale-down-enabled=false")
+
+
+def test_it_says_the_defaults_and_that_they_were_not_read_without_a_command_line() -> None:
+    """No command line given (and the ingest reads no cluster-autoscaler Deployment):
+    10m and 10m, flags.go's defaults, said as not read; the report carries it."""
+    cluster = reservation_cluster(
+        replicated("job", "team-a")
+        .set(template_owner="ReplicaSet/team-a/job-owner")
+        .on("od1")
+        .gpus(4)
+        .build()
+    )
+    report = moves_for(cluster, evaluate(cluster, at=AT))
+    data = report.to_json()
+    assert data["scaleDownSettings"] == {
+        "unneededSeconds": 600.0,
+        "delayAfterAddSeconds": 600.0,
+        "enabled": True,
+        "read": False,
+    }
+    assert "unneeded for --scale-down-unneeded-time=10m" in data["scaleDown"]
+    assert "no cluster-autoscaler command line was given" in data["scaleDown"]
+    assert "its Deployment is not read" in data["scaleDown"]
+    with_flags = evaluate(cluster, at=AT, ca_flags=parse_flags(["--scale-down-unneeded-time=2m"]))
+    text = render_moves(moves_for(cluster, with_flags))
+    assert "unneeded for --scale-down-unneeded-time=2m" in text
+    assert [duration(s) for s in (45, 90, 600, 3600, 5400)] == [
+        "45s",
+        "1m30s",
+        "10m",
+        "1h",
+        "1h30m",
+    ]

@@ -309,3 +309,40 @@ def test_it_documents_the_csv_columns_in_the_openapi_schema(signed_in: Any) -> N
     description = schema["paths"]["/api/v1/moves/rows/"]["get"]["description"]
     assert ", ".join(CSV_COLUMNS) in description and "owner_patches" in CSV_COLUMNS
     assert "owner_patches: reconcile rows: what the reconciliation patches" in description
+
+
+def test_it_says_when_the_emptied_node_goes_from_the_clusters_autoscaler_command_line(
+    signed_in: Any, cluster: Any
+) -> None:
+    """The cluster's cluster-autoscaler command line (its setting: the ingest reads no
+    cluster-autoscaler Deployment) sets --scale-down-unneeded-time=3m; the stored
+    evaluation ran with it, and the worker reads the delays from it (flags.go:
+    --scale-down-delay-after-add not given, 10m)."""
+    from recommender.tasks import find_moves
+    from topology.ingest.files import read_objects
+
+    cluster.autoscaler_args = "--scale-down-unneeded-time=3m"
+    cluster.save(update_fields=["autoscaler_args"])
+    evaluation = ingest_and_evaluate(cluster, read_objects(RECONCILE_FILE))
+    find_moves(evaluation.pk)
+    (row,) = signed_in.get(f"/api/v1/moves/?evaluation={evaluation.pk}").json()["results"]
+    result = signed_in.get(f"/api/v1/moves/{row['id']}/").json()["result"]
+    assert result["scaleDownSettings"] == {
+        "unneededSeconds": 180.0,
+        "delayAfterAddSeconds": 600.0,
+        "enabled": True,
+        "read": True,
+    }
+    page = signed_in.get(f"/clusters/{cluster.id}/recommendations/").content.decode()
+    text = html.unescape(text_of(moves_section(page)))
+    assert "unneeded for --scale-down-unneeded-time=3m" in text
+    assert "read from the cluster's cluster-autoscaler command line" in text
+
+
+def test_it_says_the_scale_down_defaults_were_not_read_without_a_command_line(
+    signed_in: Any, reconciled: Any
+) -> None:
+    page = signed_in.get(f"/clusters/{reconciled.cluster_id}/recommendations/").content.decode()
+    text = html.unescape(text_of(moves_section(page)))
+    assert "unneeded for --scale-down-unneeded-time=10m" in text
+    assert "no cluster-autoscaler command line was given" in text

@@ -10,6 +10,8 @@
                   runs now and every moved pod lands elsewhere, verified by placement
     reconcile     running pods on on-demand nodes that fit in idle capacity their own
                   team reserved: the emptied node's price saved
+    scaledown     when the autoscaler removes the emptied node: cluster-autoscaler's
+                  scale-down flags from its command line, else its defaults (not read)
     report        ``moves_for(cluster, evaluation)``: the plans beside the buy plan,
                   priced, with the kubectl actions and their undo
 

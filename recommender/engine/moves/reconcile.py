@@ -5,7 +5,7 @@ namespace owns an active reservation with idle room can run there instead. Movin
 it saves nothing until its node is empty: then the autoscaler removes the node and its
 price per hour stops (cluster-autoscaler after ``--scale-down-unneeded-time``, 10
 minutes by default, ``core/scaledown``; Karpenter after the NodePool's
-``disruption.consolidateAfter``).
+``disruption.consolidateAfter``; ``scaledown`` says which, read from what).
 
 So a node is offered only whole: every pod on it, but its DaemonSet and mirror pods
 (which go with the node), is movable (``drainability.movable``, no priority cap but

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
+from recommender.engine.autoscaler.caflags import CaFlags
 from recommender.engine.autoscaler.plan import (
     BLOCKED,
     RUNS_AFTER_SCALE_UP,
@@ -62,16 +63,13 @@ from .owners import (
     undo_command,
 )
 from .reconcile import Reconciliation, Refusal, reconcile
+from .scaledown import ScaleDown
 from .search import Move, MovePlan, MoveSearch
 
 MAX_WORKLOADS = 20
 TAINT_KEY = "capacityweb.io/move-for"
 MOVE = "move"
 BUY = "buy"
-SCALE_DOWN_NOTE = (
-    "cluster-autoscaler removes an emptied node after --scale-down-unneeded-time "
-    "(10m by default); Karpenter after the NodePool's disruption.consolidateAfter"
-)
 
 
 class PlanView(Protocol):
@@ -106,6 +104,10 @@ class EvaluationView(Protocol):
 
     @property
     def workloads(self) -> Sequence[WorkloadView]: ...
+
+    @property
+    def autoscaler_flags(self) -> CaFlags | None:
+        """The cluster-autoscaler command line it ran with (None: its profile reads none)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +166,8 @@ class MoveReport:
     # running pods kept in place, per rule (``drainability.blocked_counts``)
     unmovable: Mapping[str, int]
     not_searched: tuple[str, ...] = ()
+    # when the autoscaler removes an emptied node (``scaledown``)
+    scale_down: ScaleDown = ScaleDown()
 
     @property
     def saved_per_hour(self) -> float:
@@ -176,7 +180,8 @@ class MoveReport:
             "reconciliations": [_reconciliation_json(r) for r in self.reconciliations],
             "reconciliationRefusals": [_refusal_json(r) for r in self.refusals],
             "reconciliationSavedPerHour": self.saved_per_hour,
-            "scaleDown": SCALE_DOWN_NOTE,
+            "scaleDown": self.scale_down.note(),
+            "scaleDownSettings": self.scale_down.to_json(),
             "unmovablePods": dict(self.unmovable),
         }
 
@@ -210,6 +215,7 @@ def moves_for(
         refusals=refused,
         unmovable=blocked_counts(statuses),
         not_searched=tuple(w.key for w in wanted[MAX_WORKLOADS:]),
+        scale_down=ScaleDown.of(evaluation.autoscaler_flags),
     )
 
 
@@ -442,7 +448,7 @@ def render_moves(report: MoveReport, currency: str = "USD") -> str:
                 ]
     if not report.reconciliations and not report.refusals:
         lines.append("  no on-demand node runs work a reservation of its team could hold")
-    lines.append(f"  ({SCALE_DOWN_NOTE})")
+    lines.append(f"  ({report.scale_down.note()})")
     if report.unmovable:
         kept = ", ".join(f"{rule} {count}" for rule, count in report.unmovable.items())
         lines.append(f"Running pods never moved, by rule: {kept}")
