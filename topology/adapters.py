@@ -115,6 +115,7 @@ def with_stored_configuration(
     *,
     cluster: Cluster,
     stored_objects: Sequence[dict[str, Any]],
+    source_objects: Iterable[kube.SourcedObject] = (),
 ) -> tuple[hardware.Cluster, tuple[hardware.ModelError, ...]]:
     """The source's model plus the node groups and reservations kept in the database.
 
@@ -125,9 +126,16 @@ def with_stored_configuration(
     against the merged groups (a group known only from the database still counts
     the source's nodes); the cluster's configured topology levels, when set,
     replace the source's.
+
+    ``source_objects``: what the source read; its cluster-autoscaler status ConfigMap is
+    read again with the stored groups, so a stored NodeGroup templating a pool with no
+    node yet gets the bounds and autoscaler cluster-autoscaler gives that pool.
     """
+    autoscaler_status = [
+        (source, obj) for source, obj in source_objects if kube.is_autoscaler_status(obj)
+    ]
     parsed = kube.parse_objects(
-        ((STORED_SOURCE, obj) for obj in stored_objects),
+        [*autoscaler_status, *((STORED_SOURCE, obj) for obj in stored_objects)],
         cluster_name=cluster.name,
         discovered_groups=model.node_groups,
         daemon_pods=model.daemon_pods,

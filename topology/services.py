@@ -196,7 +196,10 @@ def ingest_snapshot(
     if model is None:
         raise ValueError("ingest_snapshot needs objects or a model")
     model, stored_errors = with_stored_configuration(
-        model, cluster=cluster, stored_objects=_stored_objects(cluster)
+        model,
+        cluster=cluster,
+        stored_objects=_stored_objects(cluster),
+        source_objects=objects or (),
     )
     errors.extend(stored_errors)
     model_json = serialize.cluster_to_json(model, caches.json if caches is not None else None)

@@ -398,6 +398,9 @@ _HANDLERS = {
 }
 
 
+is_autoscaler_status = castatus.is_status_object
+
+
 def dispatched_kinds() -> tuple[tuple[str, str], ...]:
     """(kind, API group, or "*" for any) of every kind ``parse_objects`` reads: what the
     live source lists (``topology.ingest.kubekinds``) besides the file-only exports."""
@@ -414,12 +417,17 @@ def _assemble(
     discovered_groups: tuple[NodeGroup, ...] = (),
 ) -> Snapshot:
     devices = (*collected.given_nodes, *nodes_with_devices(collected.nodes, collected.slices))
+    discovered_names = {g.name for g in discovered_groups}
     found, notices = discovery.discover_node_groups(
         collected.discovered,
         devices,
         prices,
         pods=(r.pod for r in collected.pods),
-        declared=(group for _ctx, group, given in collected.node_groups if "template" in given),
+        declared=(
+            group
+            for _ctx, group, given in collected.node_groups
+            if "template" in given and group.name not in discovered_names
+        ),
     )
     here = {g.name for g in found}
     found += tuple(g for g in discovered_groups if g.name not in here)

@@ -49,6 +49,18 @@ class CaGroupStatus:
     backoff: str = ""  # "QUOTA_EXCEEDED: ..." when in Backoff
 
 
+def is_status_object(obj: Any) -> bool:
+    """Whether ``obj`` is cluster-autoscaler's status ConfigMap (what ``config_map`` reads)."""
+    if not isinstance(obj, dict) or obj.get("kind") != "ConfigMap":
+        return False
+    metadata = obj.get("metadata")
+    return (
+        isinstance(metadata, dict)
+        and metadata.get("namespace") == CA_STATUS_NAMESPACE
+        and metadata.get("name") == CA_STATUS_NAME
+    )
+
+
 def config_map(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
     """Only cluster-autoscaler's status ConfigMap is read; every other one is counted ignored."""
     if ctx.object != f"ConfigMap/{CA_STATUS_NAMESPACE}/{CA_STATUS_NAME}":
