@@ -388,11 +388,16 @@ def record_skip(
     )
     if delivery is None:
         return DeliveryOutcome("already_claimed")
-    reason = (
-        f"below threshold: idle cost {figures.idle_cost:.2f} < {subscription.threshold_cost:.2f}"
-    )
+    reason = below_threshold_reason(figures.idle_cost, subscription.threshold_cost)
     DigestDelivery.objects.filter(id=delivery.id).update(skipped_reason=reason)
     return DeliveryOutcome("below_threshold", detail=reason)
+
+
+def below_threshold_reason(idle_cost: float, threshold_cost: float) -> str:
+    """Why a period was not sent (stored on the delivery, shown in admin), money in the
+    house format: ``below threshold: idle cost $156.00 < $156.01``."""
+    idle, threshold = (format_money(a, settings.CURRENCY) for a in (idle_cost, threshold_cost))
+    return f"below threshold: idle cost {idle} < {threshold}"
 
 
 def claim_delivery(

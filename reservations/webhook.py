@@ -46,6 +46,7 @@ from reservations import webhook_guard
 from reservations.digest import (
     DeliveryOutcome,
     DigestFigures,
+    below_threshold_reason,
     claim_delivery,
     dashboard_base_url,
     digest_figures,
@@ -175,10 +176,7 @@ def send_webhook(*, subscription_id: int, period_start: datetime) -> DeliveryOut
         skipped = claim_delivery(**claim)
         if skipped is None:
             return DeliveryOutcome("already_claimed")
-        reason = (
-            f"below threshold: idle cost {figures.idle_cost:.2f} "
-            f"< {subscription.threshold_cost:.2f}"
-        )
+        reason = below_threshold_reason(figures.idle_cost, subscription.threshold_cost)
         WebhookDelivery.objects.filter(id=skipped.id).update(skipped_reason=reason)
         return DeliveryOutcome("below_threshold", detail=reason)
     delivery = claim_delivery(**claim)

@@ -157,7 +157,7 @@ def test_it_sends_nothing_when_idle_cost_is_below_the_threshold(smtp_server):
     assert smtp_server.messages == []
     [delivery] = DigestDelivery.objects.all()
     assert (delivery.sent_at, delivery.message_id) == (None, "")
-    assert delivery.skipped_reason == "below threshold: idle cost 156.00 < 156.01"
+    assert delivery.skipped_reason == "below threshold: idle cost $156.00 < $156.01"
 
 
 def test_it_decides_a_period_below_the_threshold_once(smtp_server):

@@ -97,7 +97,7 @@ def test_it_posts_nothing_below_the_threshold_and_decides_that_once(receiver: An
     assert (first.status, again.status) == ("below_threshold", "already_claimed")
     assert receiver.posts == []
     [delivery] = WebhookDelivery.objects.all()
-    assert delivery.skipped_reason == "below threshold: idle cost 156.00 < 156.01"
+    assert delivery.skipped_reason == "below threshold: idle cost $156.00 < $156.01"
 
 
 def test_it_releases_the_claim_when_the_receiver_is_unreachable(receiver: Any) -> None:
