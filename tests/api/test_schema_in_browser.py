@@ -27,3 +27,14 @@ def test_it_gives_a_browser_asking_for_json_the_json(client):
     response = client.get("/api/schema/", {"format": "json"}, headers={"accept": BROWSER_ACCEPT})
 
     assert response.json()["info"]["title"] == "capacityweb API"
+
+
+@pytest.mark.django_db
+def test_it_serves_the_json_inline_not_as_a_download(client):
+    """``?format=json`` in a browser: a JSON type and ``inline`` (drf-spectacular's
+    SpectacularAPIView sets the disposition), so the browser shows it rather than saving."""
+    response = client.get("/api/schema/", {"format": "json"}, headers={"accept": BROWSER_ACCEPT})
+
+    assert response.status_code == 200
+    assert response["Content-Type"].split(";")[0].endswith("json")
+    assert response["Content-Disposition"].startswith("inline")
