@@ -50,7 +50,7 @@ from recommender.engine.autoscaler.template import with_member_capacity
 from recommender.engine.scheduler.placement import place
 from recommender.engine.scheduler.workloads import Workload, pending_workloads
 from topology.model.hardware import Cluster
-from topology.model.money import format_money
+from topology.model.money import DEFAULT_CURRENCY, format_per_hour
 
 from .drainability import DrainContext, DrainSettings, blocked_counts, movable
 from .owners import (
@@ -415,7 +415,7 @@ def _owner_json(step: OwnerStep) -> dict[str, Any]:
     }
 
 
-def render_moves(report: MoveReport, currency: str = "USD") -> str:
+def render_moves(report: MoveReport, currency: str = DEFAULT_CURRENCY) -> str:
     """The report as text: each workload's plan beside its buy plan, then reconciliation."""
     lines = ["Move instead of buy"]
     if not report.plans:
@@ -425,10 +425,10 @@ def render_moves(report: MoveReport, currency: str = "USD") -> str:
     lines += [f"  not searched (bound {MAX_WORKLOADS}): {k}" for k in report.not_searched]
     lines.append("Reservation reconciliation")
     for found in report.reconciliations:
-        saved = format_money(found.price_per_hour, currency)
+        saved = format_per_hour(found.price_per_hour, currency)
         lines.append(
             f"  {found.node}: move {len(found.moves)} pod(s) into "
-            f"{', '.join(found.reservations)}, saves {saved}/h once the node is removed"
+            f"{', '.join(found.reservations)}, saves {saved} once the node is removed"
         )
         lines += [
             f"    also replaced by the rollout, verified to fit: {m.pod}: {m.from_node} -> "
@@ -458,7 +458,7 @@ def render_moves(report: MoveReport, currency: str = "USD") -> str:
 def _priced_lines(priced: Priced, currency: str) -> list[str]:
     buy = (
         f"buy {', '.join(f'{n} x{c}' for c, n in _groups(priced.buy_add_nodes))} "
-        f"({format_money(priced.buy_per_hour, currency)}/h, nodes start in "
+        f"({format_per_hour(priced.buy_per_hour, currency)}, nodes start in "
         f"{priced.buy_startup_seconds:.0f}s)"
         if priced.buy_add_nodes
         else f"buy: nothing ({priced.buy_verdict})"
@@ -471,7 +471,7 @@ def _priced_lines(priced: Priced, currency: str) -> list[str]:
     lines.append(
         f"    move: {len(plan.moves)} pod(s), {_number(plan.gpu_milli_disrupted / 1000)} GPUs "
         f"disrupted, {priced.gpu_hours_at_risk} GPU-hours at risk, runs now (no node start-up), "
-        f"avoids {format_money(priced.buy_per_hour, currency)}/h; recommend {priced.recommend}"
+        f"avoids {format_per_hour(priced.buy_per_hour, currency)}; recommend {priced.recommend}"
     )
     lines += [f"      {m.pod}: {m.from_node} -> {m.to_node}" for m in plan.moves]
     lines += [f"      $ {line}" for line in move_actions(plan)]
