@@ -88,9 +88,11 @@ def kueue_text(rec: Recommendation, cluster: Cluster) -> str | None:
                 f"# Kueue's admission check {waits} asks for {key} with a ProvisioningRequest "
                 f"of class {CHECK_CAPACITY}: cluster-autoscaler only checks that the "
                 "capacity exists and never scales up for it, so Kueue keeps the workload "
-                "waiting while the capacity is missing. What provisions it: the "
-                "ProvisioningRequest below (class best-effort-atomic-scale-up, cluster-"
-                "autoscaler scales up for its pods), or nodes added by hand."
+                "waiting while the capacity is missing. What provisions it: the check's "
+                "ProvisioningRequestConfig asking with class best-effort-atomic-scale-up "
+                "(cluster-autoscaler then scales up for Kueue's own request), the "
+                "ProvisioningRequest below (same class, for its pods), or nodes added by "
+                "hand."
             )
         check = kueue_provisioned(cluster, key)
         if check is not None:

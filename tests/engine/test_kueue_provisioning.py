@@ -116,3 +116,38 @@ def test_a_check_capacity_check_names_what_provisions_instead(shared_data) -> No
     assert "never scales up" in note and "keeps the workload waiting" in note
     assert "cluster-autoscaler provisions it" not in note
     assert f"provisioningClassName: {ATOMIC}" in actions[1].text
+
+
+# The joint verdict of a check-capacity workload (kubernetes-sigs/kueue
+# pkg/controller/admissionchecks/provisioning: the workload is admitted only once its
+# ProvisioningRequest is Provisioned=True; kubernetes/autoscaler checkcapacity/
+# provisioningclass.go checkCapacity: Provisioned=False CapacityIsNotFound while the
+# pods do not fit existing nodes, never a scale-up). By hand: both a2 nodes are full, the
+# gang needs 2 x 8 GPUs, so 2 new a2-highgpu-8g nodes (a2-pool, 2 of max 4) are what
+# would provision it, and nothing buys them while the class is check-capacity.
+
+
+def test_a_check_capacity_workload_waits_and_names_what_would_provision_it(shared_data) -> None:
+    _, evaluation = evaluated(kueue_cluster(shared_data))
+    (train,) = evaluation.workloads
+    assert train.joint.verdict == "waiting"
+    assert train.joint.add_nodes == {} and not train.joint.schedulable_after
+    (reason,) = train.joint.reasons
+    assert "Kueue keeps the workload waiting while the capacity is missing" in reason
+    assert "What would provision it: add 2 node(s) of group a2-pool" in reason
+    assert f"ProvisioningRequestConfig asks with class {ATOMIC}" in reason
+    assert "cluster-autoscaler provisions it" not in reason
+    # the capacity that would provision it is still the recommendation
+    (rec,) = evaluation.recommendations
+    assert (rec.node_group, rec.count, rec.workloads) == ("a2-pool", 2, ("default/train",))
+    # both sides agree nothing scales up for it: no never-scales disagreement
+    assert train.naive.add_nodes == {} and train.disagreements == ()
+
+
+def test_a_best_effort_atomic_check_runs_after_its_scale_up(shared_data) -> None:
+    # the same workload whose check asks with best-effort-atomic-scale-up: cluster-
+    # autoscaler scales up for Kueue's request (besteffortatomic/provisioning_class.go)
+    _, evaluation = evaluated(kueue_cluster(shared_data, ATOMIC))
+    (train,) = evaluation.workloads
+    assert train.joint.verdict == "runs_after_scale_up"
+    assert train.joint.add_nodes == {"a2-pool": 2}

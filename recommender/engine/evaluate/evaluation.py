@@ -239,6 +239,7 @@ def critical_pass(
     naive, joint = (
         requests.with_requests(plan, served, scheduler.outcomes) for plan in (naive, joint)
     )
+    joint = requests.with_check_capacity(cluster, joint, pending)
     running = running_gang_milli(cluster)
     workloads = tuple(
         _workload_evaluation(cluster, w, naive, joint, diagnoses.get(w.key), at, policy, running)

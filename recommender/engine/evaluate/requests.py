@@ -22,6 +22,16 @@ Pure. A pending pod serves the request its annotation
 The naive side is cluster-autoscaler's own model (``autoscaler.provisioning``) and is
 not changed here; every workload a request serves gets the request's conditions in
 its reasons on both sides.
+
+A workload whose Kueue ClusterQueue runs a ProvisioningRequest admission check of class
+``check-capacity.autoscaling.x-k8s.io`` (``with_check_capacity``) waits where the joint
+plan needs new nodes for it: Kueue admits it only once its request is
+``Provisioned=True``, and cluster-autoscaler's check-capacity class only books room
+that exists (``provisioningrequest/checkcapacity/provisioningclass.go``
+``checkCapacity``: ``Provisioned=False CapacityIsNotFound``, "CA will try to find it
+later"), never scaling up. Its joint verdict is ``waiting``, its reason naming the
+nodes that would provision it and what would buy them; the recommendation stays (it is
+that capacity).
 """
 
 from __future__ import annotations
@@ -35,6 +45,12 @@ from recommender.engine.autoscaler.plan import (
     ScaleUpPlan,
     WorkloadPlan,
 )
+from recommender.engine.autoscaler.provisioning import (
+    BEST_EFFORT_ATOMIC,
+    CHECK_CAPACITY,
+    kueue_check_capacity,
+)
+from recommender.engine.scheduler.admission import WAITING
 from recommender.engine.scheduler.placement import WorkloadOutcome
 from recommender.engine.scheduler.workloads import Workload
 from topology.model.hardware import Cluster, ProvisioningRequest
@@ -116,3 +132,37 @@ def request_reason(request: ProvisioningRequest) -> str:
             "provisions (another provisioner may)"
         )
     return f"{request.describe()}: {meaning}"
+
+
+def with_check_capacity(
+    cluster: Cluster, plan: ScaleUpPlan, pending: Iterable[Workload]
+) -> ScaleUpPlan:
+    """The joint plan with ``waiting`` for each workload of a Kueue check-capacity
+    admission check that needs new nodes: nothing provisions them while the check asks
+    with that class. The plan's additions are kept: they are what would provision it."""
+    checks = kueue_check_capacity(cluster)  # pod key -> admission check
+    if not checks:
+        return plan
+    outcomes = dict(plan.outcomes)
+    for workload in pending:
+        check = next((checks[p.key] for p in workload.pods if p.key in checks), None)
+        outcome = outcomes.get(workload.key)
+        if check is None or outcome is None or not outcome.add_nodes:
+            continue
+        outcomes[workload.key] = WorkloadPlan(
+            workload.key, WAITING, reasons=(check_capacity_reason(check, outcome),)
+        )
+    return replace(plan, outcomes=outcomes)
+
+
+def check_capacity_reason(check: str, outcome: WorkloadPlan) -> str:
+    """Why the workload waits, then the joint plan's nodes for it (what would provision
+    it) and what would buy them."""
+    return (
+        f"Kueue's admission check {check} asks with a ProvisioningRequest of class "
+        f"{CHECK_CAPACITY}: cluster-autoscaler only books room that exists and never "
+        "scales up for it, so Kueue keeps the workload waiting while the capacity is "
+        f"missing. What would provision it: {'; '.join(outcome.reasons)}, bought by "
+        "cluster-autoscaler once the check's ProvisioningRequestConfig asks with class "
+        f"{BEST_EFFORT_ATOMIC}, or added to the group by hand"
+    )
