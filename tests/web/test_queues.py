@@ -54,11 +54,20 @@ def test_it_names_the_local_queues_pointing_at_the_cluster_queue(
     assert "LocalQueues: team-a/team-a-lq." in page(signed_in, kueue_evaluation.cluster_id)
 
 
-def test_it_renders_the_page_in_seven_queries(
+def test_it_reads_the_pods_once_per_model_content(
     signed_in: Any, kueue_evaluation: Any, django_assert_num_queries: Any
 ) -> None:
-    with django_assert_num_queries(7):  # user, cluster_page's 4, model JSON, waiting verdicts
-        page(signed_in, kueue_evaluation.cluster_id)
+    from django.core.cache import cache
+
+    cache.delete(f"capacityweb:queue-usage:{kueue_evaluation.snapshot.content_hash}")
+    # user, cluster_page's 4, the model's queues, its pods and gangs, waiting verdicts
+    with django_assert_num_queries(8):
+        first = page(signed_in, kueue_evaluation.cluster_id)
+    with django_assert_num_queries(7):  # what the queues admitted is kept: no pods read
+        again = page(signed_in, kueue_evaluation.cluster_id)
+    for resource in ("cpu", "nvidia.com/gpu"):
+        assert cells(again, resource) == cells(first, resource)
+    assert cells(first, "nvidia.com/gpu")
 
 
 def test_it_links_the_page_from_the_overview(signed_in: Any, kueue_evaluation: Any) -> None:
