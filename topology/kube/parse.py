@@ -567,8 +567,10 @@ def pod_with_claims(collected: Any, record: PodRecord) -> Pod:
 
 
 def _class_reasons(collected: Any, claim: DeviceClaim) -> list[str]:
+    """Each class a request or subrequest names and the snapshot lacks (the allocator
+    checks every subrequest's class before it tries any: ``validateDeviceRequest``)."""
     reasons = []
-    for request in claim.requests:
+    for request in (r for each in claim.requests for r in each.alternatives()):
         if not request.device_class:
             continue
         found = collected.device_classes.get(request.device_class)

@@ -9,7 +9,7 @@ Pure: no Django, no I/O, no clock.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from topology.model.terms import NodeSelectorTerm
 
@@ -114,6 +114,17 @@ class DeviceRequest:
     # adminAccess: the devices are matched but not taken (the structured allocator
     # leaves admin-access devices free for others, and may give in-use ones)
     admin_access: bool = False
+    # firstAvailable (KEP-4816, a prioritized list): the subrequests, tried in order,
+    # the first that can be allocated is taken (named "<request>/<subrequest>"). The
+    # request's own fields are its first subrequest's: what demand and GPU counts read.
+    first_available: tuple[DeviceRequest, ...] = ()
+
+    def alternatives(self) -> tuple[DeviceRequest, ...]:
+        """What may satisfy the request, in the allocator's order: its subrequests,
+        each named ``<request>/<subrequest>``, or the request itself."""
+        if not self.first_available:
+            return (self,)
+        return tuple(replace(s, name=f"{self.name}/{s.name}") for s in self.first_available)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,9 @@ there is none (the reason is what the diagnosis aggregates).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import itertools
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 
 from topology.model.hardware import (
     GPU_RESOURCE,
@@ -316,6 +318,48 @@ def claim_takes(
 
 
 def _solve_claim(
+    info: NodeInfo,
+    scratch: _ClaimScratch,
+    claim: DeviceClaim,
+    classes: Mapping[str, DeviceClass],
+) -> list[DeviceTake] | str:
+    """The claim's devices on this node. A request with subrequests (``firstAvailable``)
+    takes the first subrequest that can be allocated with the others, tried in the
+    structured allocator's order (``allocator_stable.go`` ``allocateOne``: depth
+    first, the earlier request's subrequests outermost); the reason given is the
+    first choice's."""
+    first_reason: str | None = None
+    for chosen in _subrequest_choices(claim):
+        result = _solve_requests(info, scratch, chosen, classes)
+        if not isinstance(result, str):
+            return result
+        first_reason = first_reason or result
+    return first_reason or CLAIMS_UNALLOCATABLE
+
+
+def _subrequest_choices(claim: DeviceClaim) -> Iterator[DeviceClaim]:
+    """The claim with each request replaced by one of its alternatives, in priority
+    order; a matchAttribute naming a request applies to the subrequest chosen for it,
+    one naming ``<request>/<subrequest>`` only when that subrequest is chosen."""
+    if not any(r.first_available for r in claim.requests):
+        yield claim
+        return
+    for requests in itertools.product(*(r.alternatives() for r in claim.requests)):
+        chosen = {r.name.partition("/")[0]: r.name for r in requests}
+        constraints = []
+        for constraint in claim.constraints:
+            names = tuple(
+                chosen.get(name, name)
+                for name in constraint.requests
+                if chosen.get(name.partition("/")[0]) in (name, chosen.get(name))
+            )
+            if constraint.requests and not names:
+                continue  # it names only subrequests not chosen: nothing to constrain
+            constraints.append(replace(constraint, requests=names))
+        yield replace(claim, requests=requests, constraints=tuple(constraints))
+
+
+def _solve_requests(
     info: NodeInfo,
     scratch: _ClaimScratch,
     claim: DeviceClaim,

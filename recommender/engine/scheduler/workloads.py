@@ -192,7 +192,10 @@ class _GpuRequests:
             selectors = (*(device_class.selectors if device_class else ()), *request.selectors)
             matched = [d for d in self._devices if all(selector_matches(d, s) for s in selectors)]
             gpu = self._known[key] = not matched or any(d.gpu is not None for d in matched)
-        return request if gpu == request.gpu else replace(request, gpu=gpu)
+        subrequests = tuple(self._marked(s) for s in request.first_available)
+        if gpu == request.gpu and subrequests == request.first_available:
+            return request
+        return replace(request, gpu=gpu, first_available=subrequests)
 
 
 def _with_min_member(workload: Workload, min_member: int) -> Workload:

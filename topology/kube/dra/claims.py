@@ -3,8 +3,9 @@
 
 Pure: no Django, no I/O. ``topology.kube.parse`` dispatches the three kinds here (handlers
 take its first-pass collection); ResourceSlices are ``topology.kube.dra.slices``'s. CEL selectors
-beyond the compiled subset (``topology.kube.dra.cel``), ``distinctAttribute`` and
-``firstAvailable`` become unsupported reasons on the pods using them.
+beyond the compiled subset (``topology.kube.dra.cel``) and ``distinctAttribute`` become
+unsupported reasons on the pods using them; ``firstAvailable`` is read as the
+request's subrequests (``DeviceRequest.first_available``).
 """
 
 from __future__ import annotations
@@ -79,11 +80,30 @@ def _device_claim(
 def _device_request(
     ctx: ObjectContext, path: str, raw: dict[str, Any]
 ) -> tuple[DeviceRequest, list[str]]:
+    """One ``spec.devices.requests[]`` entry: ``exactly`` (v1; inline in v1beta1) or
+    ``firstAvailable``, a prioritized list of subrequests (KEP-4816: the structured
+    allocator tries them in order, ``allocator_stable.go`` ``allocateOne``)."""
     name = ctx.text(raw.get("name"), f"{path}.name", required=True)
-    if raw.get("firstAvailable"):
-        return DeviceRequest(name, ""), ["DRA firstAvailable (prioritized list) not supported"]
-    body = ctx.mapping(raw.get("exactly"), f"{path}.exactly") if "exactly" in raw else raw
-    base = f"{path}.exactly" if "exactly" in raw else path
+    if raw.get("firstAvailable") is not None:
+        subrequests, reasons = [], []
+        for sub_path, sub in ctx.items(raw.get("firstAvailable"), f"{path}.firstAvailable"):
+            sub_name = ctx.text(sub.get("name"), f"{sub_path}.name", required=True)
+            subrequest, sub_reasons = _request_body(ctx, sub_path, sub_name, sub)
+            subrequests.append(subrequest)
+            reasons += sub_reasons
+        if not subrequests:
+            ctx.fail(f"{path}.firstAvailable", "must name at least one subrequest")
+        return replace(subrequests[0], name=name, first_available=tuple(subrequests)), reasons
+    if "exactly" in raw:
+        body = ctx.mapping(raw.get("exactly"), f"{path}.exactly")
+        return _request_body(ctx, f"{path}.exactly", name, body)
+    return _request_body(ctx, path, name, raw)
+
+
+def _request_body(
+    ctx: ObjectContext, base: str, name: str, body: dict[str, Any]
+) -> tuple[DeviceRequest, list[str]]:
+    """The fields of an exact request, which a subrequest shares (but ``adminAccess``)."""
     mode = ctx.text(body.get("allocationMode"), f"{base}.allocationMode") or "ExactCount"
     if mode not in ("ExactCount", "All"):
         ctx.fail(f"{base}.allocationMode", f"must be ExactCount or All, got {mode!r}")
