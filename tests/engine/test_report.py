@@ -167,8 +167,9 @@ def test_it_reports_the_profile_the_fgd_what_if_and_model_gaps() -> None:
     what_if, groups = evaluated("profile-fgd-what-if")
     text = render_text(what_if, groups)
     assert (
-        "scheduler profile: kube-default; what-if fgd: +8 pending GPUs placed now (train/c)\n"
-        in text
+        # no node says its kubelet version: kube-scheduler 1.35's scoring, the default
+        "scheduler profile: kube-default, as kube-scheduler 1.35 (default); "
+        "what-if fgd: +8 pending GPUs placed now (train/c)\n" in text
     )
     assert "model gaps: 0 " in text
     gap, groups = evaluated("reality-model-gap")

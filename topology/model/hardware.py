@@ -186,6 +186,10 @@ class Node:
     # (fewer than spec.pool.resourceSliceCount): no request takes their devices, and
     # "All" requests fail on it
     incomplete_pools: tuple[str, ...] = ()
+    # status.nodeInfo.kubeletVersion as written ("v1.36.2"; "" not given): the newest
+    # says which kube-scheduler release the cluster runs at least
+    # (``recommender.engine.scheduler.profiles.scheduler_release``)
+    kubelet_version: str = ""
 
     @property
     def gpu_count(self) -> int:
@@ -344,6 +348,11 @@ class Gang:
     # quota (a Job's kueue.x-k8s.io/job-min-parallelism, the PodSet's minCount); None:
     # all or none
     min_count: int | None = None
+    # Volcano: the PodGroup's spec.minResources while it waits in phase Pending for the
+    # enqueue action (topology.kube.kueue.enqueue); None: it has none, or is Inqueue already
+    min_resources: Mapping[str, int] | None = None
+    # Volcano Job: its controller creates the pods only once the PodGroup is Inqueue
+    pods_on_enqueue: bool = False
 
     @property
     def key(self) -> str:

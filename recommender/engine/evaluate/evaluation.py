@@ -111,6 +111,7 @@ from recommender.engine.scheduler.placement import (
     place,
     prepare,
 )
+from recommender.engine.scheduler.profiles import scheduler_release
 from recommender.engine.scheduler.scores import policy_named
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload, pending_workloads, pod_gpu_milli
@@ -199,6 +200,8 @@ def critical_pass(
     # one template capacity for the naive and joint plans and the disagreement probes
     cluster = with_member_capacity(cluster)
     ca_flags, flag_notes = _flags_for(autoscaler, ca_flags or CaFlags())
+    # the release NodeResourcesBalancedAllocation scores as: set, or the newest kubelet's
+    policy, release = scheduler_release(policy, (n.kubelet_version for n in cluster.nodes))
     scoring = policy_named(policy)
     policy = scoring.name
     state = ClusterState.from_cluster(cluster)
@@ -276,6 +279,7 @@ def critical_pass(
         autoscaler=autoscaler,
         autoscaler_flags=ca_flags,
         scheduler_profile=policy,
+        scheduler_release=release,
         missing=frozenset(DEFERRED),
         currency=currency,
     )

@@ -87,13 +87,19 @@ def render_text(evaluation: Evaluation, node_groups: Iterable[NodeGroup]) -> str
     return "\n".join(p for p in parts if p) + "\n"
 
 
+def _release_text(evaluation: Evaluation) -> str:
+    release = evaluation.scheduler_release
+    return f", as {release.describe()}" if release else ""
+
+
 def _header(evaluation: Evaluation) -> str:
     return (
         f"capacityweb evaluation of {evaluation.cluster_name} at "
         f"{evaluation.at.isoformat()}\n"
         f"cluster: {evaluation.nodes} nodes, {evaluation.gpus} GPUs, "
         f"{evaluation.gpus_allocated} allocated, {evaluation.gpus_idle_reserved} idle reserved\n"
-        f"scheduler profile: {evaluation.scheduler_profile}{_what_if_text(evaluation)}\n"
+        f"scheduler profile: {evaluation.scheduler_profile}{_release_text(evaluation)}"
+        f"{_what_if_text(evaluation)}\n"
         f"model gaps: {evaluation.model_gaps} (runs now here, Unschedulable for kube-scheduler "
         "since the snapshot's last change)\n"
     )

@@ -28,6 +28,7 @@ from recommender.engine.evaluate.reality import ModelGap
 from recommender.engine.evaluate.relaxations import Relaxation
 from recommender.engine.evaluate.ties import ScoreTie
 from recommender.engine.evaluate.whatif import WhatIf
+from recommender.engine.scheduler.profiles import SchedulerRelease
 from topology.model.hardware import UnsupportedField
 from topology.model.money import DEFAULT_CURRENCY
 
@@ -201,6 +202,8 @@ class Evaluation:
     # the cluster-autoscaler flags it ran with (None: the profile reads none)
     autoscaler_flags: CaFlags | None = CaFlags()
     scheduler_profile: str = "kube-default"
+    # the kube-scheduler release it scores as, and where that came from (None: fgd)
+    scheduler_release: SchedulerRelease | None = None
     what_if: WhatIf | None = None  # the same scheduler pass under fgd (None: fgd chosen)
     # deferred parts not worked out yet (``DEFERRED``; their fields say nothing then)
     missing: frozenset[str] = frozenset()
@@ -253,6 +256,9 @@ class Evaluation:
             "ignored": [ignored_kind_json(key, count) for key, count in self.ignored.items()],
             "unsupported": [u.to_json() for u in self.unsupported],
             "schedulerProfile": self.scheduler_profile,
+            "schedulerRelease": (
+                self.scheduler_release.to_json() if self.scheduler_release else None
+            ),
             "whatIf": self.what_if.to_json() if self.what_if else None,
             "modelGaps": self.model_gaps,
             "autoscalerFlags": self.autoscaler_flags.to_json() if self.autoscaler_flags else None,

@@ -44,11 +44,14 @@ does not do.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from topology.model.hardware import Pod, Resources
 
 from .scores import (
+    DEFAULT_POLICY,
     MAX_SCORE,
     POLICIES,
     Candidate,
@@ -259,6 +262,63 @@ def scheduler_version(text: str) -> str:
 def _release(version: str) -> tuple[int, int]:
     major, minor = version.split(".")
     return int(major), int(minor)
+
+
+SET = "set"
+DEFAULT = "default"
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerRelease:
+    """The kube-scheduler release a profile scores as, and where it came from: ``set``
+    (the profile names it), ``read from nodes (newest kubelet v1.36.2)``, or
+    ``default`` (``DEFAULT_SCHEDULER_VERSION``: nothing set, no node says)."""
+
+    version: str
+    source: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"version": self.version, "source": self.source}
+
+    def describe(self) -> str:
+        return f"kube-scheduler {self.version} ({self.source})"
+
+
+def scheduler_release(
+    profile: str, kubelet_versions: Iterable[str]
+) -> tuple[str, SchedulerRelease | None]:
+    """The profile as the cluster's kube-scheduler scores, and its release (None: the
+    profile has no NodeResourcesBalancedAllocation term, ``fgd``). A release the
+    profile names is kept (``set``); else the newest kubelet's minor, since by the
+    version skew policy (kubernetes.io "Version Skew Policy") no kubelet is newer than
+    kube-apiserver, and kube-scheduler runs at kube-apiserver's minor; else
+    ``DEFAULT_SCHEDULER_VERSION``. Kubelet versions that do not parse are passed over."""
+    base, _, version = profile.partition(":")
+    base = DEFAULT_POLICY if base == "default" else base
+    if base not in _FIT:
+        return profile, None
+    if version:
+        return profile, SchedulerRelease(version, SET)
+    newest = _newest(kubelet_versions)
+    if newest is None:  # the unversioned name scores as the default release
+        return profile, SchedulerRelease(DEFAULT_SCHEDULER_VERSION, DEFAULT)
+    release = scheduler_version(newest)
+    source = f"read from nodes (newest kubelet {newest})"
+    return f"{base}:{release}", SchedulerRelease(release, source)
+
+
+def _newest(versions: Iterable[str]) -> str | None:
+    """The newest of the kubelet version strings (by major, minor, patch), as written."""
+    found = []
+    for text in set(versions):
+        try:
+            scheduler_version(text)
+        except ValueError:
+            continue
+        numbers = text.strip().removeprefix("v").split(".")[:3]
+        key = tuple(int(m.group()) if (m := re.match(r"\d+", n)) else 0 for n in numbers)
+        found.append((key, text.strip()))
+    return max(found)[1] if found else None
 
 
 def versioned(profile: str, version: str) -> str:

@@ -50,6 +50,10 @@ def parse_node(ctx: ObjectContext, obj: dict[str, Any]) -> tuple[Node, int]:
         ready=_ready(ctx, status.get("conditions")),
         allocatable=resources,
         created=podstatus.creation_time(ctx, meta),
+        kubelet_version=ctx.text(
+            ctx.mapping(status.get("nodeInfo"), "status.nodeInfo").get("kubeletVersion"),
+            "status.nodeInfo.kubeletVersion",
+        ),
     )
     return node, gpus
 
