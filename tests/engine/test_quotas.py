@@ -224,8 +224,12 @@ def test_it_holds_a_volcano_job_beyond_its_queue_capability():
         tasks=[{"name": "w", "replicas": 2, "template": template}],
     )
     cluster = parse(volcano_queue, job)
+    # Volcano's enqueue (proportion plugin): the job controller's minResources, its first
+    # minAvailable pods' requests, 2 x 4 GPUs = 8 > capability 4
     assert waiting(cluster) == {
-        "r/mpi": "waiting for quota in queue VolcanoQueue/research (needs 8 nvidia.com/gpu, free 4)"
+        "r/mpi": "waiting for quota in queue VolcanoQueue/research (Volcano keeps PodGroup "
+        "r/mpi Pending: minResources 8 nvidia.com/gpu, the queue's capability leaves 4; "
+        "enqueue, proportion plugin)"
     }
 
 
@@ -262,6 +266,13 @@ def test_it_makes_the_gang_examples_with_undefined_local_queues_wait(shared_data
         "default/jobset-tas-sliced": "waiting: LocalQueue default/user-queue not found",
         "default/sample-group": "waiting: LocalQueue default/user-queue not found",
         "team-a/sample-job": "waiting: LocalQueue team-a/team-a-queue not found",
+        # no node read: Volcano's overcommit plugin has nothing to enqueue the Job's
+        # minResources (its first minAvailable 4 pods of 4 cpu) against
+        "default/network-topology-job": "waiting for quota in queue VolcanoQueue/default "
+        "(Volcano keeps PodGroup default/network-topology-job Pending: minResources 16 cpu, "
+        "the cluster's idle with overcommit 1.2 leaves 0 (allocatable 0 x 1.2 - used 0); "
+        "enqueue, overcommit plugin; its pods are created only once the PodGroup is "
+        "Inqueue: cluster-autoscaler adds no node for it)",
     }
 
 

@@ -32,6 +32,7 @@ from topology.kube.core.controllers import (
     declared_gang,
 )
 from topology.kube.fields import ObjectContext
+from topology.kube.kueue.quotas import requests_of
 from topology.model.hardware import Gang, ModelError, Pod, UnsupportedField
 
 __all__ = ["Controller", "Wanted"]
@@ -177,6 +178,7 @@ def add_wanted_pods(collected: Any, parse_pod: Callable[[Any, ObjectContext, Any
         source = next(
             c.ctx.source for c in collected.controllers if c.ctx.object == item.controller
         )
+        start = len(collected.pods)
         for obj in item.pods:
             meta = obj["metadata"]
             ctx = ObjectContext(source, f"Pod/{meta['namespace']}/{meta['name']}")
@@ -196,10 +198,22 @@ def add_wanted_pods(collected: Any, parse_pod: Callable[[Any, ObjectContext, Any
                     UnsupportedField(ctx.object, "metadata.ownerReferences", reason, blocking=False)
                     for reason in item.said
                 ]
-        declared += list(item.gangs)
+        made = [record.pod for record in collected.pods[start:]]
+        declared += [_with_min_resources(gang, made) for gang in item.gangs]
     for gang in declared:
         collected.pod_groups.setdefault((gang.namespace, gang.name), gang)
     collected.notes.extend(expansion.notes)
+
+
+def _with_min_resources(gang: Gang, pods: list[Pod]) -> Gang:
+    """A Volcano Job's PodGroup, not yet Inqueue, with the minResources its job controller
+    gives it (volcano ``pkg/controllers/job/job_controller_actions.go``
+    ``calcPGMinResources``): the requests of its first ``minAvailable`` pods, tasks by
+    priority (highest first)."""
+    if not gang.pods_on_enqueue or gang.min_resources is not None:
+        return gang
+    first = sorted(pods, key=lambda p: -p.priority)[: gang.min_member]
+    return replace(gang, min_resources=dict(requests_of(first)))
 
 
 def with_template_owners(collected: Any) -> None:

@@ -348,6 +348,11 @@ class Gang:
     # quota (a Job's kueue.x-k8s.io/job-min-parallelism, the PodSet's minCount); None:
     # all or none
     min_count: int | None = None
+    # Volcano: the PodGroup's spec.minResources while it waits in phase Pending for the
+    # enqueue action (topology.kube.kueue.quotas.VolcanoEnqueue); None: none, or Inqueue already
+    min_resources: Mapping[str, int] | None = None
+    # Volcano Job: its controller creates the pods only once the PodGroup is Inqueue
+    pods_on_enqueue: bool = False
 
     @property
     def key(self) -> str:

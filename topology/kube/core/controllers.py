@@ -34,7 +34,8 @@ How many pods each controller wants, as its controller computes it:
   that owner's, and not counted twice.
 - Volcano Job (volcano-sh/apis ``pkg/apis/batch/v1alpha1/job.go``):
   ``tasks[].replicas`` pods ``<job>-<task>-<i>``, a gang of ``minAvailable``
-  (default: all), queue ``spec.queue`` (default ``default``).
+  (default: all), queue ``spec.queue`` (default ``default``); with no pod yet its
+  PodGroup is still Pending: the pods come once Volcano's enqueue lets it in.
 - Deployment / ReplicaSet / StatefulSet (``pkg/controller/replicaset``,
   ``statefulset``): ``spec.replicas`` (default 1) minus the pods it has
   (``status.replicas``, or the pods matching ``spec.selector.matchLabels``);
@@ -45,8 +46,9 @@ Kubeflow PyTorchJob and TrainJob: ``topology.kube.training``. A controller's
 exported pods join the gang its template's pods would (``kubepods.controller_group``).
 
 Gangs declared without pods of their own: Volcano PodGroup
-(``scheduling.volcano.sh``: minMember, queue; minResources is what Volcano's
-enqueue checks against the queue) and KAI PodGroup (NVIDIA/KAI-Scheduler
+(``scheduling.volcano.sh``: minMember, queue; minResources while the PodGroup is
+Pending, what Volcano's enqueue action checks: ``topology.kube.kueue.quotas``
+``VolcanoEnqueue``) and KAI PodGroup (NVIDIA/KAI-Scheduler
 ``pkg/apis/scheduling/v2alpha2/podgroup_types.go``: minMember, queue,
 topologyConstraint; subGroups are reported, the gang is enforced on the whole).
 """
@@ -60,6 +62,7 @@ from typing import Any
 
 from topology.kube.core.podowner import GANG_SCHEDULERS
 from topology.kube.fields import ObjectContext
+from topology.kube.kueue.queues import resource_amount
 from topology.model.hardware import Gang, Pod
 
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -413,7 +416,11 @@ def _volcano_job(controller: Controller, pods: list[Pod]) -> Wanted | str:
         objects += [pod_object(controller, template, n, labels) for n in names if n not in mine]
     min_available = ctx.integer(spec.get("minAvailable"), "spec.minAvailable", default=total)
     queue = f"VolcanoQueue/{ctx.text(spec.get('queue'), 'spec.queue') or 'default'}"
-    gang = Gang(controller.namespace, controller.name, min_available, queue=queue)
+    # no pod yet: the PodGroup is still Pending (the job controller creates pods once
+    # it is Inqueue); its minResources are then the first pods' requests (add_wanted_pods)
+    gang = Gang(
+        controller.namespace, controller.name, min_available, queue=queue, pods_on_enqueue=not mine
+    )
     reasons = tuple(dict.fromkeys(unsupported))
     return Wanted(controller.ctx.object, tuple(objects), (gang,), queue, reasons)
 
@@ -455,7 +462,13 @@ def declared_gang(controller: Controller) -> tuple[Gang, str]:
     queue_name = ctx.text(spec.get("queue"), "spec.queue")
     if controller.group == "scheduling.volcano.sh":
         volcano_queue = f"VolcanoQueue/{queue_name or 'default'}"
-        gang = Gang(controller.namespace, controller.name, min_member, queue=volcano_queue)
+        gang = Gang(
+            controller.namespace,
+            controller.name,
+            min_member,
+            queue=volcano_queue,
+            min_resources=_pending_min_resources(controller, spec),
+        )
         note = f"{ctx.object}: Volcano gang of minMember {min_member} in queue {volcano_queue}"
         return gang, note
     topology = ctx.mapping(spec.get("topologyConstraint"), "spec.topologyConstraint")
@@ -481,6 +494,25 @@ def declared_gang(controller: Controller) -> tuple[Gang, str]:
         names = ", ".join(str(s.get("name")) for _, s in subgroups)
         note += f"; subGroups ({names}) unsupported: the gang is enforced on the whole PodGroup"
     return gang, note
+
+
+def _pending_min_resources(controller: Controller, spec: dict[str, Any]) -> dict[str, int] | None:
+    """A Volcano PodGroup's ``spec.minResources`` while its ``status.phase`` is Pending
+    (or not yet set): what the enqueue action checks before it lets the group go
+    Inqueue. None once it is Inqueue or further, or when it has none (upstream: a
+    PodGroup without minResources is always enqueued). ``pods`` and ``count/*`` entries
+    are object counts, not requests: left out."""
+    ctx = controller.ctx
+    status = ctx.mapping(controller.obj.get("status"), "status")
+    phase = ctx.text(status.get("phase"), "status.phase") or "Pending"
+    raw = ctx.mapping(spec.get("minResources"), "spec.minResources")
+    if phase != "Pending" or not raw:
+        return None
+    return {
+        str(name): resource_amount(ctx, str(name), value, f"spec.minResources.{name}")
+        for name, value in raw.items()
+        if name != "pods" and not str(name).startswith("count/")
+    }
 
 
 BUILDERS: dict[tuple[str, str], Callable[[Controller, list[Pod]], Wanted | str]] = {

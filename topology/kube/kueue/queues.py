@@ -77,7 +77,8 @@ def parse_queue(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None
     elif group == VOLCANO:
         capability = ctx.mapping(spec.get("capability"), "spec.capability")
         limit = {
-            str(k): _amount(ctx, str(k), v, f"spec.capability.{k}") for k, v in capability.items()
+            str(k): resource_amount(ctx, str(k), v, f"spec.capability.{k}")
+            for k, v in capability.items()
         }
         collected.queues.append(QuotaQueue(f"VolcanoQueue/{name}", limit))
     else:
@@ -120,7 +121,8 @@ def _check_names(ctx: ObjectContext, spec: dict[str, Any]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def _amount(ctx: ObjectContext, resource: str, raw: Any, path: str) -> int:
+def resource_amount(ctx: ObjectContext, resource: str, raw: Any, path: str) -> int:
+    """A quantity in the model's base unit of ``resource`` (cpu milli, memory bytes, a count)."""
     quantity = ctx.quantity(raw, path)
     if resource == "cpu":
         return cpu_milli(quantity)
@@ -143,17 +145,20 @@ def _cluster_queue(ctx: ObjectContext, name: str, spec: dict[str, Any]) -> Quota
             own = per_flavor.setdefault(flavor_name, {})
             for path, resource in ctx.items(flavor.get("resources"), f"{flavor_path}.resources"):
                 key = ctx.text(resource.get("name"), f"{path}.name", required=True)
-                amount = _amount(ctx, key, resource.get("nominalQuota", 0), f"{path}.nominalQuota")
+                raw = resource.get("nominalQuota", 0)
+                amount = resource_amount(ctx, key, raw, f"{path}.nominalQuota")
                 nominal[key] += amount
                 own[key] = own.get(key, 0) + amount
                 if resource.get("borrowingLimit") is None:
                     unbounded.add(key)
                 else:
-                    cap = _amount(ctx, key, resource["borrowingLimit"], f"{path}.borrowingLimit")
+                    raw = resource["borrowingLimit"]
+                    cap = resource_amount(ctx, key, raw, f"{path}.borrowingLimit")
                     borrowing[key] += cap
                     flavor_borrowing.setdefault(flavor_name, {})[key] = cap
                 if resource.get("lendingLimit") is not None:
-                    lends = _amount(ctx, key, resource["lendingLimit"], f"{path}.lendingLimit")
+                    raw = resource["lendingLimit"]
+                    lends = resource_amount(ctx, key, raw, f"{path}.lendingLimit")
                     kept = max(0, amount - lends)  # resource_node.go guaranteedQuota
                     guaranteed[key] += kept
                     flavor_guaranteed.setdefault(flavor_name, {})[key] = kept

@@ -18,19 +18,26 @@ Borrowing (Kueue cohorts, ``_available``): as kueue ``pkg/cache/resource_node.go
 ``lendingLimit`` (all when unset) and borrows up to its ``borrowingLimit``
 (unbounded when unset); usage past a queue's unlent quota counts against the
 cohort. A Cohort object's own quota (hierarchical cohorts) is not modelled.
+
+Volcano PodGroups still Pending with ``spec.minResources`` pass Volcano's enqueue
+action first (``VolcanoEnqueue``): the queue's capability and the cluster's size.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import Protocol
 
 from topology.kube.kueue.queues import NON_PREEMPTIBLE_PRIORITY, TRY_NEXT_FLAVOR, pod_queue
-from topology.model.hardware import GPU_RESOURCE, Cluster, FlavorOption, Pod, QuotaQueue
+from topology.model.hardware import GPU_RESOURCE, Cluster, FlavorOption, Gang, Pod, QuotaQueue
 
 QUOTA_WAIT_PREFIX = "waiting for quota in queue "  # how every quota wait's reason begins
+VOLCANO_QUEUE = "VolcanoQueue/"
+OVERCOMMIT_FACTOR = Fraction(6, 5)  # volcano overcommit.go defaultOverCommitFactor 1.2
 
 
 class _Workload(Protocol):
@@ -66,7 +73,7 @@ class _Part:
     priority: int
 
 
-def _requests(pods: Iterable[Pod]) -> Counter[str]:
+def requests_of(pods: Iterable[Pod]) -> Counter[str]:
     total: Counter[str] = Counter()
     for pod in pods:
         total["cpu"] += pod.requests.cpu_milli
@@ -82,11 +89,12 @@ def _requests(pods: Iterable[Pod]) -> Counter[str]:
 def quota_waiting(cluster: Cluster, pending: Sequence[_Workload]) -> dict[str, QuotaWait]:
     """Per pending workload key (in scheduling order) that cannot be admitted: why."""
     queues = {q.name: q for q in cluster.queues}
-    if not queues:
-        return {}
     gangs = {g.key: g for g in cluster.gangs}
+    if not queues and all(g.min_resources is None for g in gangs.values()):
+        return {}
     local_queues = {lq: q.name for q in cluster.queues for lq in q.local_queues}
     used = admitted_usage(cluster)
+    enqueue = VolcanoEnqueue.of(cluster, used)
     waiting = {}
     for workload in pending:
         queue = next(
@@ -95,6 +103,12 @@ def quota_waiting(cluster: Cluster, pending: Sequence[_Workload]) -> dict[str, Q
         )
         if queue is None:
             continue
+        gang = gangs.get(workload.key)
+        if queue.startswith(VOLCANO_QUEUE) and gang is not None:
+            held = enqueue.refusal(gang, queues.get(queue), workload.pods)
+            if held is not None:
+                waiting[workload.key] = held
+                continue
         wait = _admit(queues, used, queue, workload)
         least = gangs[workload.key].min_count if workload.key in gangs else None
         if wait is not None and wait.flavor is None and least is not None:
@@ -148,10 +162,10 @@ def admitted_usage(cluster: Cluster) -> dict[str, Counter[str]]:
     for pod in cluster.bound_pods():
         queue = pod_queue(pod, gangs, local_queues)
         if queue is not None:
-            used.setdefault(queue, Counter()).update(_requests([pod]))
-            used.setdefault(f"{queue}#quota", Counter()).update(_requests([pod]))
+            used.setdefault(queue, Counter()).update(requests_of([pod]))
+            used.setdefault(f"{queue}#quota", Counter()).update(requests_of([pod]))
             if pod.quota_flavor:
-                used.setdefault(_at(queue, pod.quota_flavor), Counter()).update(_requests([pod]))
+                used.setdefault(_at(queue, pod.quota_flavor), Counter()).update(requests_of([pod]))
     return used
 
 
@@ -169,7 +183,7 @@ def _admit(
     checked = [queue_name]
     if queue_name.startswith("KaiQueue/") and workload.priority >= NON_PREEMPTIBLE_PRIORITY:
         checked.append(f"{queue_name}#quota")
-    need = _requests(workload.pods)
+    need = requests_of(workload.pods)
     flavor = next((p.quota_flavor for p in workload.pods if p.quota_flavor), None)
     own = queues.get(queue_name)
     if flavor is not None and own is not None and flavor in own.flavor_limits:
@@ -345,6 +359,128 @@ def _available(own: _Share, borrowing_limit: int | None, others: list[_Share] | 
         used_there = max(0, own.used - own.guaranteed)
         from_cohort = min(from_cohort, stored - used_there + borrowing_limit)
     return max(0, own.guaranteed - own.used) + from_cohort
+
+
+# --- Volcano's enqueue action ------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class VolcanoEnqueue:
+    """Volcano's enqueue action: a PodGroup still Pending with ``spec.minResources``
+    (``Gang.min_resources``) goes Inqueue only when they fit.
+
+    volcano-sh/volcano ``pkg/scheduler/actions/enqueue/enqueue.go`` ``Execute``: a
+    pending job goes Inqueue when it has no minResources or every ``JobEnqueueable``
+    plugin permits it; each one enqueued adds its minResources to what the next are
+    checked against (``JobEnqueued``). The two plugins of Volcano's default
+    configuration that check it:
+
+    - proportion (``plugins/proportion/proportion.go`` ``JobEnqueueableFn``):
+      minResources + the queue's allocated + its inqueue <= ``realCapability`` on every
+      resource (one it does not name is unbounded, ``api.Infinity``; a cpu or memory
+      capability <= 0 too), ``realCapability`` = min(``spec.capability``, cluster
+      total - the queues' guarantees + its own);
+    - overcommit (``plugins/overcommit/overcommit.go`` ``JobEnqueueableFn``): every
+      queue's inqueue + minResources <= total allocatable x 1.2 (the default
+      overcommit-factor) - what the bound pods use, on the resources minResources names
+      (``LessEqualWithDimension``).
+
+    Not read: queue guarantees, the plugins' arguments (another overcommit-factor), the
+    elastic resources and the inqueue of PodGroups already Inqueue or Running.
+
+    A queue's capability holds the PodGroup whatever nodes are added: a wait. The
+    cluster's size holds it only until nodes are added, and whether the autoscaler
+    adds them depends on its pods: a Volcano Job creates none before its PodGroup is
+    Inqueue (``pkg/controllers/job/job_controller_actions.go`` ``syncJob``: ``syncTask``
+    only once the phase is neither "" nor Pending), so it waits; pods that exist are
+    marked Unschedulable (``pkg/scheduler/cache`` ``RecordJobStatusEvent``), the
+    autoscaler adds nodes for them and the next session enqueues the PodGroup: left
+    to the plan."""
+
+    total: Counter[str]
+    used: Counter[str]
+    allocated: Mapping[str, Counter[str]]
+    inqueue: dict[str, Counter[str]]
+
+    @classmethod
+    def of(cls, cluster: Cluster, allocated: Mapping[str, Counter[str]]) -> VolcanoEnqueue:
+        """The session's start: allocatable and use on the nodes, each queue's
+        allocated (its bound pods), nothing enqueued."""
+        total: Counter[str] = Counter()
+        for node in cluster.nodes:
+            total["cpu"] += node.allocatable.cpu_milli
+            total["memory"] += node.allocatable.memory_bytes
+            total[GPU_RESOURCE] += node.gpu_count
+            total.update(node.allocatable.extended)
+        kept = {name: Counter(amounts) for name, amounts in allocated.items()}
+        return cls(total, requests_of(cluster.bound_pods()), kept, {})
+
+    def refusal(
+        self, gang: Gang, queue: QuotaQueue | None, pods: tuple[Pod, ...]
+    ) -> QuotaWait | None:
+        """The wait of a PodGroup the enqueue action keeps Pending; None: enqueued
+        (counted inqueue), or kept only until the autoscaler adds nodes for its pods."""
+        if gang.min_resources is None or gang.queue is None:
+            return None
+        need = Counter({k: v for k, v in gang.min_resources.items() if v})
+        reason = self._short_of_capability(need, gang.queue, queue)
+        if reason is None:
+            reason = self._short_of_cluster(need, gang.queue)
+            if reason is None:
+                self.inqueue.setdefault(gang.queue, Counter()).update(need)
+                self.inqueue.setdefault("", Counter()).update(need)
+                return None
+            if not (gang.pods_on_enqueue and all(p.synthesized_by for p in pods)):
+                return None
+            reason += (
+                "; its pods are created only once the PodGroup is Inqueue: "
+                "cluster-autoscaler adds no node for it"
+            )
+        text = f"{QUOTA_WAIT_PREFIX}{gang.queue} (Volcano keeps PodGroup {gang.key} {reason})"
+        return QuotaWait(gang.queue, text, autoscaler_sees_pods=False)
+
+    def _short_of_capability(
+        self, need: Counter[str], name: str, queue: QuotaQueue | None
+    ) -> str | None:
+        if queue is None:
+            return None
+        taken = self.allocated.get(name, Counter()) + self.inqueue.get(name, Counter())
+        for resource, amount in sorted(need.items()):
+            cap = queue.limit.get(resource)
+            if resource in ("cpu", "memory") and cap is not None and cap <= 0:
+                cap = None
+            if cap is not None and amount + taken[resource] > cap:
+                left = amount_text(resource, max(0, cap - taken[resource]))
+                return (
+                    f"Pending: minResources {amount_text(resource, amount)} {resource}, "
+                    f"the queue's capability leaves {left}; enqueue, proportion plugin"
+                )
+        return None
+
+    def _short_of_cluster(self, need: Counter[str], name: str) -> str | None:
+        everywhere = self.inqueue.get("", Counter())
+        mine = self.allocated.get(name, Counter()) + self.inqueue.get(name, Counter())
+        for resource, amount in sorted(need.items()):
+            total, used, enqueued = self.total[resource], self.used[resource], everywhere[resource]
+            idle = total * OVERCOMMIT_FACTOR - used
+            if amount + enqueued > idle:
+                left = max(0, math.floor(idle - enqueued))
+                also = f" - enqueued {amount_text(resource, enqueued)}" if enqueued else ""
+                return (
+                    f"Pending: minResources {amount_text(resource, amount)} {resource}, the "
+                    f"cluster's idle with overcommit 1.2 leaves {amount_text(resource, left)} "
+                    f"(allocatable {amount_text(resource, total)} x 1.2 - used "
+                    f"{amount_text(resource, used)}{also}); enqueue, overcommit plugin"
+                )
+            if amount + mine[resource] > total:
+                return (
+                    f"Pending: minResources {amount_text(resource, amount)} {resource}, the "
+                    f"cluster's {amount_text(resource, total)} less the queue's "
+                    f"{amount_text(resource, mine[resource])} leaves "
+                    f"{amount_text(resource, max(0, total - mine[resource]))}; enqueue, "
+                    f"proportion plugin"
+                )
+        return None
 
 
 def amount_text(resource: str, amount: int) -> str:
