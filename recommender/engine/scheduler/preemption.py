@@ -33,7 +33,11 @@ context), and the candidates per pod shape with the state (``CandidateIndex``), 
 ranked in pickOneNodeForPreemption's order, so a search after a binding or an eviction
 costs the nodes that changed (and a bisection each), not a sort of every candidate. The
 last reprieve, when every other pod is back, checks the node as it is instead of
-putting the pod back on the trial copy.
+putting the pod back on the trial copy. What does not depend on the preemptor's shape
+is kept on the node's record too (``Evicted``: the node with every pod below its
+priority given back, and what that frees; the GPU rule's status per request): plans
+on copies of one state (the relaxations' "priority + 1" plans) share unwritten
+records, so each node is emptied once per priority level, not once per preemptor.
 
 Pure: no Django, no I/O.
 """
@@ -52,13 +56,33 @@ from topology.model.mig import MIG_RESOURCE_PREFIX
 
 from . import interpod
 from .caches import Layout, kept
-from .filters import RULES, STATIC_RULES, FilterContext
+from .filters import OK, RULES, STATIC_RULES, FilterContext, Status, gpu_devices
 from .memo import memoisable, pod_shape
-from .records import Allocation
+from .records import Allocation, NodeAlloc, NodeInfo
 from .state import ClusterState
 
-# the rules an eviction can change (the static ones are checked once per node first)
-_EVICTION_SENSITIVE = tuple(r.check for r in RULES if r.kind != "static")
+
+def _gpu_devices_kept(info: NodeInfo, alloc: NodeAlloc, pod: Pod, ctx: FilterContext) -> Status:
+    """``filters.gpu_devices``'s status, kept on the node's record per GPU request (the
+    record forgets it on its next write, ``NodeAlloc.changed``): it reads only the node
+    and the request, so the searches of every plan sharing the record, for pods of
+    any shape asking that request, work it out once."""
+    request = pod.gpu
+    if request is None or request.count == 0:
+        return OK
+    key = (_GPU_STATUS, request)
+    found = alloc.preemption_memo.get(key)
+    if not isinstance(found, Status):
+        found = alloc.preemption_memo[key] = gpu_devices(info, alloc, pod, ctx)
+    return found
+
+
+_GPU_STATUS = "gpu status"
+# the rules an eviction can change (the static ones are checked once per node first),
+# in the filters' order, the GPU rule's status kept per node record and request
+_EVICTION_SENSITIVE = tuple(
+    _gpu_devices_kept if r.check is gpu_devices else r.check for r in RULES if r.kind != "static"
+)
 PRIORITY_OFFSET = 2**31  # math.MaxInt32 + 1: every priority made >= 0 before summing
 
 
@@ -118,7 +142,7 @@ def find_victims(
     def victims_on(name: str) -> Victims | None:
         alloc = state.alloc(name)
         kept_here = alloc.preemption_memo.get(key) if key is not None else None
-        if kept_here is not None and kept_here[0] is filters and kept_here[1] is owner:
+        if isinstance(kept_here, tuple) and kept_here[0] is filters and kept_here[1] is owner:
             return cast(Victims | None, kept_here[2])
         found = _victims_here(state, name, pod, filters, fits, cluster, allowed)
         if key is not None:
@@ -227,16 +251,17 @@ def _victims_here(
 ) -> Victims | None:
     placed = state.alloc(name).placed
     bound = SimulatedBindings.of(state)
-    lower = [
+    lower = tuple(
         p
         for p in placed
         if p.priority < pod.priority and (p.node_name is not None or bound.has(p.key))
-    ]
+    )
     if not lower or not _static_ok(state, name, pod, filters):
         return None
-    if not _could_fit(state, name, pod, lower):
+    evicted = Evicted.of(state, name, lower)
+    if not evicted.could_fit(pod):
         return None
-    return select_victims_on_node(state, name, pod, lower, fits, cluster, allowed)
+    return select_victims_on_node(state, name, pod, lower, fits, cluster, allowed, evicted)
 
 
 def select_victims_on_node(
@@ -247,17 +272,19 @@ def select_victims_on_node(
     fits: Callable[[ClusterState, str], bool],
     cluster: Cluster,
     allowed: dict[str, int],
+    evicted: Evicted | None = None,
 ) -> Victims | None:
     """``SelectVictimsOnNode``: remove every lower-priority pod; if the pod then fits,
-    put back as many as it allows, PDB-violating ones first, most important first."""
-    trial = ClusterState({name: state.info(name)}, {name: state.alloc(name).clone()})
-    taken = {p.key: allocation_of(state, p.key) for p in lower}
-    potential = [p for p in lower if taken[p.key] is not None]
-    for victim in potential:
-        trial.release(name, victim.key, _taken(taken, victim), victim)
-    if not potential or not fits(trial, name):
+    put back as many as it allows, PDB-violating ones first, most important first.
+    ``evicted``: the node with ``lower`` removed (``Evicted.of``), when already asked."""
+    evicted = evicted or Evicted.of(state, name, tuple(lower))
+    taken = evicted.taken
+    if not evicted.potential:
         return None
-    potential.sort(key=importance)
+    trial = evicted.trial()
+    if not fits(trial, name):
+        return None
+    potential = sorted(evicted.potential, key=importance)
     violating, safe = split_by_budgets(potential, cluster.disruption_budgets, allowed)
     victims: list[Pod] = []
     violations = 0
@@ -378,30 +405,85 @@ def _memo_key(pod: Pod, filters: FilterContext) -> tuple[object, Pod | None]:
     return ("pod", id(pod)), pod
 
 
-def _could_fit(state: ClusterState, name: str, pod: Pod, lower: Sequence[Pod]) -> bool:
-    """A necessary condition, cheap: with every lower-priority pod gone there would be
-    enough cpu, memory, pod slots, extended resources and whole GPUs."""
-    info, alloc = state.info(name), state.alloc(name)
-    freed = [a for a in (allocation_of(state, p.key) for p in lower) if a is not None]
-    requests = pod.requests
-    if requests.cpu_milli > alloc.cpu_free_milli + sum(a.cpu_milli for a in freed):
-        return False
-    if requests.memory_bytes > alloc.memory_free_bytes + sum(a.memory_bytes for a in freed):
-        return False
-    if max(1, requests.pods) > alloc.pods_free + sum(a.pods for a in freed):
-        return False
-    for resource, amount in requests.extended.items():
-        free = alloc.extended_free.get(resource, 0)
-        if amount > free + sum(a.extended.get(resource, 0) for a in freed):
+class Evicted:
+    """One node with every pod of ``lower`` (the pods below a priority that may be
+    victims) given back: what ``SelectVictimsOnNode`` starts from for any preemptor of
+    that priority, whatever its shape. Kept on the node's record (``NodeAlloc.
+    preemption_memo``, forgotten on its next write) per ``lower``, so the searches of
+    every plan sharing the record (the relaxations' "priority + 1" plans, each a copy
+    of one state: ``ClusterState.copy`` shares unwritten records) release the victims
+    and sum what they free once per node, not once per preemptor.
+
+    ``could_fit``: a necessary condition, cheap: with every ``lower`` pod gone there
+    would be enough cpu, memory, pod slots, extended resources and whole GPUs.
+    ``trial``: a one-node state with the pods released, each call a copy-on-write
+    copy (a reprieve writes its own record, never the kept one)."""
+
+    def __init__(self, state: ClusterState, name: str, lower: tuple[Pod, ...]) -> None:
+        info, alloc = state.info(name), state.alloc(name)
+        self.info, self.name, self.lower = info, name, lower
+        self._alloc = alloc  # unwritten while kept: a write forgets this
+        self.taken = {p.key: allocation_of(state, p.key) for p in lower}
+        self.potential = tuple(p for p in lower if self.taken[p.key] is not None)
+        freed = [a for a in (self.taken[p.key] for p in lower) if a is not None]
+        self.cpu_milli = alloc.cpu_free_milli + sum(a.cpu_milli for a in freed)
+        self.memory_bytes = alloc.memory_free_bytes + sum(a.memory_bytes for a in freed)
+        self.pods = alloc.pods_free + sum(a.pods for a in freed)
+        resources = {*alloc.extended_free, *(r for a in freed for r in a.extended)}
+        self.extended = {
+            r: alloc.extended_free.get(r, 0) + sum(a.extended.get(r, 0) for a in freed)
+            for r in resources
+        }
+        devices = {t.device for a in freed for t in a.devices}
+        gpus = {info.devices[d].gpu for d in devices}
+        self.gpus_could_be_free = sum(
+            1
+            for d in info.gpu_devices
+            if alloc.is_untouched(d) or d.name in devices or d.gpu in gpus
+        )
+        self._trial: ClusterState | None = None
+
+    @classmethod
+    def of(cls, state: ClusterState, name: str, lower: tuple[Pod, ...]) -> Evicted:
+        """The node's kept one for ``lower`` (the same pods, taking the same
+        allocations, on the same node info), else a new one, kept."""
+        alloc = state.alloc(name)
+        key = (_EVICTED, *(p.key for p in lower))
+        found = alloc.preemption_memo.get(key)
+        if (
+            isinstance(found, Evicted)
+            and found.info is state.info(name)
+            and all(a is b for a, b in zip(found.lower, lower, strict=True))
+            and all(found.taken[p.key] is allocation_of(state, p.key) for p in lower)
+        ):
+            return found
+        evicted = alloc.preemption_memo[key] = cls(state, name, lower)
+        return evicted
+
+    def could_fit(self, pod: Pod) -> bool:
+        requests = pod.requests
+        if requests.cpu_milli > self.cpu_milli or requests.memory_bytes > self.memory_bytes:
             return False
-    if pod.gpu is None or pod.gpu.count == 0 or pod.gpu.is_share:
-        return True
-    devices = {t.device for a in freed for t in a.devices}
-    gpus = {info.devices[d].gpu for d in devices}
-    could_be_free = sum(
-        1 for d in info.gpu_devices if alloc.is_untouched(d) or d.name in devices or d.gpu in gpus
-    )
-    return could_be_free >= pod.gpu.count
+        if max(1, requests.pods) > self.pods:
+            return False
+        for resource, amount in requests.extended.items():
+            if amount > self.extended.get(resource, 0):
+                return False
+        if pod.gpu is None or pod.gpu.count == 0 or pod.gpu.is_share:
+            return True
+        return self.gpus_could_be_free >= pod.gpu.count
+
+    def trial(self) -> ClusterState:
+        if self._trial is None:
+            name = self.name
+            trial = ClusterState({name: self.info}, {name: self._alloc.clone()})
+            for victim in self.potential:
+                trial.release(name, victim.key, _taken(self.taken, victim), victim)
+            self._trial = trial
+        return self._trial.copy()
+
+
+_EVICTED = "evicted"
 
 
 def _fit_check(

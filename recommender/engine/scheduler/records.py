@@ -153,7 +153,7 @@ class NodeAlloc:
         self.placed: tuple[Pod, ...] = ()
         # victims found here per pod (``preemption``): valid until the next write
         # (filter context, pod the entry belongs to or None for a shape, victims or None)
-        self.preemption_memo: dict[object, tuple[object, object, object]] = {}
+        self.preemption_memo: dict[object, object] = {}
 
     def clone(self) -> NodeAlloc:
         other = NodeAlloc.__new__(NodeAlloc)
