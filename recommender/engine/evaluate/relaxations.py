@@ -34,9 +34,10 @@ Pure: no Django, no I/O, no clock.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import cache
 from typing import Any
 
 from recommender.engine.autoscaler.options import OptionSearch
@@ -44,6 +45,8 @@ from recommender.engine.autoscaler.plan import BLOCKED, JOINT, WorkloadPlan, wor
 from recommender.engine.autoscaler.scale_up import scale_up
 from recommender.engine.evaluate import edits
 from recommender.engine.evaluate.edits import Edit
+from recommender.engine.scheduler.caches import only_pending_differ
+from recommender.engine.scheduler.demand import GpuDemandFloor
 from recommender.engine.scheduler.preemption import may_preempt
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload, pending_workloads
@@ -85,12 +88,15 @@ class Verifier:
         policy: str,
         pending: Sequence[Workload] = (),
         currency: str = DEFAULT_CURRENCY,
+        floor: Callable[[], GpuDemandFloor] | None = None,
     ) -> None:
         self.cluster, self.state, self.at, self.policy = cluster, state, at, policy
         self.currency = currency  # the plans' reasons' money
         self.tries = 0
         self.pending = {w.key: w for w in pending}  # the unedited workloads, when known
         self._options: OptionSearch | None = None
+        # the unedited cluster's GPU demand floor (made once, shared by the verifiers)
+        self._floor = floor or cache(lambda: GpuDemandFloor(cluster))
 
     def plan(self, workload_key: str, edit: Edit | None = None) -> WorkloadPlan | None:
         """The joint plan's answer for the workload with ``edit`` made (None: it is not
@@ -99,7 +105,7 @@ class Verifier:
         cluster = self.cluster if edit is None else edits.apply(self.cluster, workload_key, edit)
         state = ClusterState.from_cluster(cluster) if edit and edit.changes_nodes else self.state
         workload = self.pending.get(workload_key) if edit is None or not edit.changes_pods else None
-        workload = workload or _pending(cluster, workload_key)
+        workload = workload or self._pending(cluster, workload_key)
         if workload is None:
             return None
         plan = scale_up(
@@ -112,6 +118,13 @@ class Verifier:
             currency=self.currency,
         )
         return plan.outcomes[workload_key]
+
+    def _pending(self, cluster: Cluster, key: str) -> Workload | None:
+        """The workload ``key`` of the edited ``cluster``; the GPU demand floor (read
+        from the nodes, node groups and device classes) made once for the edits that
+        keep those (``only_pending_differ``: the priority edit's plans)."""
+        floor = self._floor() if only_pending_differ(self.cluster, cluster) else None
+        return next((w for w in pending_workloads(cluster, floor) if w.key == key), None)
 
     def hosts(self, group: NodeGroup, workload: Workload) -> bool:
         """Whether the group's template node takes every pod of the workload (a larger
@@ -139,6 +152,7 @@ def relaxations(
     by_key = {w.key: w for w in pending}
     found: dict[str, tuple[Relaxation, ...]] = {}
     searched: dict[str, tuple[Relaxation, ...]] = {}
+    floor = cache(lambda: GpuDemandFloor(cluster))
     for index, key in enumerate(blocked):
         if index >= MAX_WORKLOADS:
             text = f"not searched: only the first {MAX_WORKLOADS} blocked workloads are"
@@ -149,7 +163,7 @@ def relaxations(
         if signature is not None and signature in searched:
             found[key] = searched[signature]
             continue
-        verifier = Verifier(cluster, state, at, policy, pending, currency)
+        verifier = Verifier(cluster, state, at, policy, pending, currency, floor)
         found[key] = tuple(_for_workload(verifier, workload))
         if signature is not None and not _names_itself(found[key], workload):
             searched[signature] = found[key]
@@ -313,10 +327,6 @@ def _priority(verifier: Verifier, workload: Workload) -> Relaxation | None:
     )
     candidates = (Edit(edits.PRIORITY, "", value + 1) for value in above)
     return _first_helping(verifier, workload, candidates)
-
-
-def _pending(cluster: Cluster, key: str) -> Workload | None:
-    return next((w for w in pending_workloads(cluster) if w.key == key), None)
 
 
 @dataclass(frozen=True, slots=True)

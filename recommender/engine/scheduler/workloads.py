@@ -113,7 +113,9 @@ def sort_key(workload: Workload) -> tuple[int, float, str]:
     return (-workload.priority, workload.arrival, workload.key)
 
 
-def pending_workloads(cluster: Cluster) -> tuple[Workload, ...]:
+def pending_workloads(
+    cluster: Cluster, floor: GpuDemandFloor | None = None
+) -> tuple[Workload, ...]:
     """Pending pods grouped into gangs (Cluster.gangs / Pod.gang) and lone pods.
 
     A gang whose members are partly bound needs ``min_member`` minus the members
@@ -127,6 +129,10 @@ def pending_workloads(cluster: Cluster) -> tuple[Workload, ...]:
     ``JobInfo.ReadyTaskNum`` counts Bound, Binding, Running and Allocated tasks;
     coscheduling Permit alike): the first members still needed are the gang, each
     pending member beyond them schedules on its own, a lone-pod workload.
+
+    ``floor``: a ``GpuDemandFloor`` of a cluster with this one's nodes, node groups
+    and device classes (what it reads), when the caller keeps one across edits of
+    the pending pods (``caches.only_pending_differ``); else one is made.
     """
     gangs = {g.key: g for g in cluster.gangs}
     bound_by_gang: dict[str, int] = {}
@@ -155,7 +161,7 @@ def pending_workloads(cluster: Cluster) -> tuple[Workload, ...]:
             followers[key] = [pod_workload(pod) for pod in alone]
         else:
             result.append(_with_min_member(workload, min(still_needed, len(pods))))
-    floor = GpuDemandFloor(cluster)
+    floor = GpuDemandFloor(cluster) if floor is None else floor
     ordered: list[Workload] = []
     for workload in sorted(result, key=sort_key):
         ordered.append(workload)
