@@ -36,6 +36,7 @@ SUMMARY_PREFIXES = (
     "moves ",
     "whatif_load ",
     "fleet ",
+    "pages ",
 )
 FULL: dict[str, list[str]] = {
     "parse": [],
@@ -70,6 +71,9 @@ FULL: dict[str, list[str]] = {
     # issue 41: 8 blocked-heavy clusters of 2,000 nodes on 1, then 2 worker processes
     "fleet": ["--clusters", "8", "--nodes", "2000", "--workers", "1,2"],
     "idle_rss": [],  # 30 minutes of an idle `make run`
+    # issue 41: every page of the demo, against 44a8446 (before the pages stopped reading
+    # the whole model)
+    "pages": ["--baseline-ref", "44a8446"],
 }
 QUICK: dict[str, list[str]] = {
     "ingest": ["--nodes", "200", "--pods", "2000"],
@@ -88,6 +92,7 @@ QUICK: dict[str, list[str]] = {
     "moves": ["--nodes", "500"],
     "whatif_load": ["--clients", "16", "--seconds", "20", "--idle-seconds", "5"],
     "fleet": ["--clusters", "4", "--nodes", "500", "--workers", "1,2"],
+    "pages": ["--repeat", "2"],
 }
 
 
