@@ -77,6 +77,7 @@ RESOURCE_PATHS: dict[str, tuple[str, str]] = {
     ),
     "Workload.kueue.x-k8s.io": _crd("kueue.x-k8s.io", "v1beta1", "workloads"),
     "ClusterQueue.kueue.x-k8s.io": _crd("kueue.x-k8s.io", "v1beta1", "clusterqueues"),
+    "Cohort.kueue.x-k8s.io": _crd("kueue.x-k8s.io", "v1beta1", "cohorts"),
     "LocalQueue.kueue.x-k8s.io": _crd("kueue.x-k8s.io", "v1beta1", "localqueues"),
     "AdmissionCheck.kueue.x-k8s.io": _crd("kueue.x-k8s.io", "v1beta1", "admissionchecks"),
     "ProvisioningRequestConfig.kueue.x-k8s.io": _crd(

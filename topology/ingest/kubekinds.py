@@ -269,6 +269,7 @@ DEFAULT_KINDS: tuple[WatchedKind, ...] = (
     _crd("LeaderWorkerSet", "leaderworkerset.x-k8s.io", _V1, "leaderworkersets"),
     _crd("Workload", "kueue.x-k8s.io", _KUEUE, "workloads"),
     _crd("ClusterQueue", "kueue.x-k8s.io", _KUEUE, "clusterqueues"),
+    _crd("Cohort", "kueue.x-k8s.io", (*_KUEUE, "v1alpha1"), "cohorts"),
     _crd("LocalQueue", "kueue.x-k8s.io", _KUEUE, "localqueues"),
     _crd("AdmissionCheck", "kueue.x-k8s.io", _KUEUE, "admissionchecks"),
     _crd("ProvisioningRequestConfig", "kueue.x-k8s.io", _KUEUE, "provisioningrequestconfigs"),

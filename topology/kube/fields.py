@@ -14,7 +14,7 @@ from fractions import Fraction
 from typing import Any, NoReturn
 
 from topology.model.hardware import LabelRequirement, ModelError
-from topology.model.quantity import parse_quantity
+from topology.model.quantity import cpu_milli, memory_bytes, parse_quantity, whole_count
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,3 +187,13 @@ def node_requirement(
     if operator in ("Gt", "Lt") and (len(values) != 1 or not values[0].lstrip("-").isdigit()):
         ctx.fail(f"{path}.values", f"{operator} needs exactly one integer value")
     return LabelRequirement(key, operator, values)
+
+
+def resource_amount(ctx: ObjectContext, resource: str, raw: Any, path: str) -> int:
+    """A quantity in the model's base unit of ``resource`` (cpu milli, memory bytes, a count)."""
+    quantity = ctx.quantity(raw, path)
+    if resource == "cpu":
+        return cpu_milli(quantity)
+    if resource == "memory":
+        return memory_bytes(quantity)
+    return whole_count(quantity)

@@ -460,6 +460,7 @@ def _assemble(
         node_groups=node_groups,
         reservations=kubeproject.checked_reservations(collected, node_groups) + imported,
         queues=queues.assembled_queues(collected),
+        cohorts=queues.assembled_cohorts(collected),
         namespace_labels=collected.namespaces,
         ignored=dict(sorted(collected.ignored.items())),
         unsupported=_unsupported_fields(collected),

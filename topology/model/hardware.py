@@ -559,6 +559,9 @@ class Cluster:
     node_groups: tuple[NodeGroup, ...] = ()
     reservations: tuple[Reservation, ...] = ()
     queues: tuple[QuotaQueue, ...] = ()
+    # Kueue Cohort objects read, as QuotaQueues named "Cohort/<name>" whose ``cohort`` is
+    # their parent (hierarchical cohorts, topology.kube.kueue.quotas._CohortTree)
+    cohorts: tuple[QuotaQueue, ...] = ()
     topology_source: str = "default"  # which object defined the levels ("Kind/name" or default)
     # Namespace objects read: name → labels (namespaceSelector of inter-pod terms)
     namespace_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)

@@ -61,8 +61,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from topology.kube.core.podowner import GANG_SCHEDULERS
-from topology.kube.fields import ObjectContext
-from topology.kube.kueue.queues import resource_amount
+from topology.kube.fields import ObjectContext, resource_amount
 from topology.model.hardware import Gang, Pod
 
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"

@@ -15,6 +15,9 @@ Queues read (``parse_queue`` is the topology.kube.parse handler):
   ``LocalQueue`` ``spec.clusterQueue`` links a namespace's queue name (pod or
   job label ``kueue.x-k8s.io/queue-name``) to it. A Kueue job is suspended,
   its pods gated, until admitted: the cluster autoscaler never sees them.
+- Kueue ``Cohort`` (``apis/kueue/v1beta1/cohort_types.go``): ``spec.parentName`` and its
+  own ``resourceGroups``, read like a ClusterQueue's and kept apart (``Cluster.cohorts``,
+  ``Cohort/<name>``): hierarchical cohorts, ``topology.kube.kueue.quotas._CohortTree``.
 - Volcano ``Queue`` (volcano-sh/apis ``pkg/apis/scheduling/v1beta1/types.go``):
   ``spec.capability``. Its pods are created and stay Pending, Unschedulable:
   the cluster autoscaler sees them and scales up (volcano#4710).
@@ -31,10 +34,9 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from topology.kube.fields import ObjectContext
+from topology.kube.fields import ObjectContext, resource_amount
 from topology.kube.kueue import flavors as kueueflavors
 from topology.model.hardware import GPU_RESOURCE, Gang, Pod, QuotaQueue
-from topology.model.quantity import cpu_milli, memory_bytes, whole_count
 
 KUEUE = "kueue.x-k8s.io"
 VOLCANO = "scheduling.volcano.sh"
@@ -47,8 +49,10 @@ PROVISIONING_CONFIG = "ProvisioningRequestConfig"  # its AdmissionCheck's spec.p
 TRY_NEXT_FLAVOR = "TryNextFlavor"  # spec.flavorFungibility.whenCanBorrow
 KAI_QUEUE_LABELS = ("kai.scheduler/queue", "runai/queue")
 NON_PREEMPTIBLE_PRIORITY = 100  # KAI: priority >= 100 is non-preemptible by default
+COHORT = "Cohort/"
 QUEUE_KINDS = (
     ("ClusterQueue", KUEUE),
+    ("Cohort", KUEUE),
     ("LocalQueue", KUEUE),
     ("Queue", VOLCANO),
     ("Queue", KAI),
@@ -71,9 +75,12 @@ def parse_queue(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None
         namespace = ctx.object.split("/")[1]
         collected.local_queues[f"{namespace}/{name}"] = f"ClusterQueue/{target}"
     elif kind == "ClusterQueue":
-        collected.queues.append(_cluster_queue(ctx, name, spec))
+        cohort = ctx.text(spec.get("cohort", spec.get("cohortName")), "spec.cohort") or None
+        collected.queues.append(_cluster_queue(ctx, f"ClusterQueue/{name}", spec, cohort))
         collected.queue_checks[f"ClusterQueue/{name}"] = _check_names(ctx, spec)
         kueueflavors.record_order(collected, ctx, name, spec)
+    elif kind == "Cohort":
+        collected.queues.append(_cohort(ctx, name, spec))
     elif group == VOLCANO:
         capability = ctx.mapping(spec.get("capability"), "spec.capability")
         limit = {
@@ -121,17 +128,24 @@ def _check_names(ctx: ObjectContext, spec: dict[str, Any]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def resource_amount(ctx: ObjectContext, resource: str, raw: Any, path: str) -> int:
-    """A quantity in the model's base unit of ``resource`` (cpu milli, memory bytes, a count)."""
-    quantity = ctx.quantity(raw, path)
-    if resource == "cpu":
-        return cpu_milli(quantity)
-    if resource == "memory":
-        return memory_bytes(quantity)
-    return whole_count(quantity)
+def _cohort(ctx: ObjectContext, name: str, spec: dict[str, Any]) -> QuotaQueue:
+    """A Kueue ``Cohort`` (``apis/kueue/v1beta1/cohort_types.go``; v1alpha1 named the
+    parent ``spec.parent``): its own ``resourceGroups`` quota and its parent cohort, read
+    as a ClusterQueue's; ``guaranteed`` holds its lendingLimit itself (what a cohort keeps,
+    SubtreeQuota - lendingLimit, depends on its children: ``quotas._CohortTree``)."""
+    raw_parent = spec.get("parentName", spec.get("parent"))
+    parent = ctx.text(raw_parent, "spec.parentName") or None
+    return _cluster_queue(ctx, f"{COHORT}{name}", spec, parent, lending_limits=True)
 
 
-def _cluster_queue(ctx: ObjectContext, name: str, spec: dict[str, Any]) -> QuotaQueue:
+def _cluster_queue(
+    ctx: ObjectContext,
+    name: str,
+    spec: dict[str, Any],
+    cohort: str | None,
+    *,
+    lending_limits: bool = False,
+) -> QuotaQueue:
     nominal: Counter[str] = Counter()
     borrowing: Counter[str] = Counter()
     guaranteed: Counter[str] = Counter()
@@ -159,13 +173,13 @@ def _cluster_queue(ctx: ObjectContext, name: str, spec: dict[str, Any]) -> Quota
                 if resource.get("lendingLimit") is not None:
                     raw = resource["lendingLimit"]
                     lends = resource_amount(ctx, key, raw, f"{path}.lendingLimit")
-                    kept = max(0, amount - lends)  # resource_node.go guaranteedQuota
+                    # resource_node.go guaranteedQuota (a Cohort's: the limit, see _cohort)
+                    kept = lends if lending_limits else max(0, amount - lends)
                     guaranteed[key] += kept
                     flavor_guaranteed.setdefault(flavor_name, {})[key] = kept
-    cohort = ctx.text(spec.get("cohort", spec.get("cohortName")), "spec.cohort") or None
     limits = None if cohort is None else {k: borrowing[k] for k in nominal if k not in unbounded}
     return QuotaQueue(
-        f"ClusterQueue/{name}",
+        name,
         dict(nominal),
         cohort=cohort,
         borrowing_limit=limits,
@@ -217,9 +231,17 @@ def assembled_queues(collected: Any) -> tuple[QuotaQueue, ...]:
                     provisioning_class=_check_class(collected, check),
                 )
                 for q in collected.queues
+                if not q.name.startswith(COHORT)
             ),
             key=lambda q: q.name,
         )
+    )
+
+
+def assembled_cohorts(collected: Any) -> tuple[QuotaQueue, ...]:
+    """The Kueue Cohort objects read (``Cohort/<name>``), sorted by name."""
+    return tuple(
+        sorted((q for q in collected.queues if q.name.startswith(COHORT)), key=lambda q: q.name)
     )
 
 

@@ -13,11 +13,12 @@ request exceeds ``limit + borrowable - used`` for some resource waits::
 
     waiting for quota in queue ClusterQueue/cq (needs 8 nvidia.com/gpu, free 0)
 
-Borrowing (Kueue cohorts, ``_available``): as kueue ``pkg/cache/resource_node.go``
+Borrowing (Kueue cohorts, ``_CohortTree``): as kueue ``pkg/cache/resource_node.go``
 ``available``: each ClusterQueue lends its cohort its nominalQuota up to its
 ``lendingLimit`` (all when unset) and borrows up to its ``borrowingLimit``
 (unbounded when unset); usage past a queue's unlent quota counts against the
-cohort. A Cohort object's own quota (hierarchical cohorts) is not modelled.
+cohort. Cohort objects (hierarchical cohorts, KEP-79) add their own quota and lend
+and borrow from their parent cohort the same way.
 
 Volcano PodGroups still Pending with ``spec.minResources`` pass Volcano's enqueue
 action first (``VolcanoEnqueue``): the queue's capability and the cluster's size.
@@ -32,7 +33,12 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Protocol
 
-from topology.kube.kueue.queues import NON_PREEMPTIBLE_PRIORITY, TRY_NEXT_FLAVOR, pod_queue
+from topology.kube.kueue.queues import (
+    COHORT,
+    NON_PREEMPTIBLE_PRIORITY,
+    TRY_NEXT_FLAVOR,
+    pod_queue,
+)
 from topology.model.hardware import GPU_RESOURCE, Cluster, FlavorOption, Gang, Pod, QuotaQueue
 
 QUOTA_WAIT_PREFIX = "waiting for quota in queue "  # how every quota wait's reason begins
@@ -88,7 +94,7 @@ def requests_of(pods: Iterable[Pod]) -> Counter[str]:
 
 def quota_waiting(cluster: Cluster, pending: Sequence[_Workload]) -> dict[str, QuotaWait]:
     """Per pending workload key (in scheduling order) that cannot be admitted: why."""
-    queues = {q.name: q for q in cluster.queues}
+    queues = {q.name: q for q in (*cluster.queues, *cluster.cohorts)}
     gangs = {g.key: g for g in cluster.gangs}
     if not queues and all(g.min_resources is None for g in gangs.values()):
         return {}
@@ -109,6 +115,14 @@ def quota_waiting(cluster: Cluster, pending: Sequence[_Workload]) -> dict[str, Q
             if held is not None:
                 waiting[workload.key] = held
                 continue
+        loop = _cohort_cycle(queues, queue)
+        if loop:
+            reason = (
+                f"{QUOTA_WAIT_PREFIX}{queue} (its cohorts' parents make a cycle, "
+                f"{' -> '.join(loop)}: Kueue admits nothing in that tree)"
+            )
+            waiting[workload.key] = QuotaWait(queue, reason, autoscaler_sees_pods=False)
+            continue
         wait = _admit(queues, used, queue, workload)
         least = gangs[workload.key].min_count if workload.key in gangs else None
         if wait is not None and wait.flavor is None and least is not None:
@@ -284,22 +298,7 @@ def _flavor_free(
 ) -> int:
     if resource not in queue.flavor_limits[flavor]:
         return 0  # the flavor does not cover it
-    members = [
-        _Share(
-            other.flavor_limits.get(flavor, {}).get(resource, 0),
-            other.flavor_guaranteed.get(flavor, {}).get(resource, 0),
-            used.get(_at(other.name, flavor), Counter())[resource],
-        )
-        for other in queues.values()
-        if other.cohort == queue.cohort and other.name != queue.name
-    ]
-    own = _Share(
-        queue.flavor_limits[flavor][resource],
-        queue.flavor_guaranteed.get(flavor, {}).get(resource, 0),
-        used.get(_at(queue.name, flavor), Counter())[resource],
-    )
-    cap = queue.flavor_borrowing.get(flavor, {}).get(resource)
-    return _available(own, cap, None if queue.cohort is None else members)
+    return _CohortTree.of(queues, used, resource, flavor).available(queue.name)
 
 
 def _free(
@@ -313,52 +312,122 @@ def _free(
         if queue.hides_pending_pods:  # Kueue: a resource the ClusterQueue does not cover
             return 0
         return None
-    members = [
-        _Share(
-            other.limit.get(resource, 0),
-            other.guaranteed.get(resource, 0),
-            used.get(other.name, Counter())[resource],
-        )
-        for other in queues.values()
-        if other.cohort == queue.cohort and other.name != queue.name
-    ]
-    own = _Share(
-        queue.limit[resource],
-        queue.guaranteed.get(resource, 0),
-        used.get(queue.name, Counter())[resource],
-    )
-    borrowing = queue.borrowing_limit or {}
-    cap = borrowing.get(resource) if resource in borrowing else None
-    return _available(own, cap, None if queue.cohort is None else members)
+    return _CohortTree.of(queues, used, resource, None).available(queue.name)
+
+
+def _cohort_cycle(queues: Mapping[str, QuotaQueue], name: str) -> list[str]:
+    """The cohorts of the cycle the queue's parent chain runs into (kueue
+    ``pkg/cache`` ``updateCohortTreeResources``: ``ErrCohortHasCycle``, no snapshot of
+    that tree, its ClusterQueues admit nothing); [] where the chain ends at a root."""
+    chain: list[str] = []
+    queue = queues.get(name)
+    while queue is not None and queue.cohort:
+        parent = f"{COHORT}{queue.cohort}"
+        if parent in chain:
+            return [*chain[chain.index(parent) :], parent]
+        chain.append(parent)
+        queue = queues.get(parent)
+    return []
 
 
 @dataclass(frozen=True, slots=True)
-class _Share:
-    """One ClusterQueue's quota of one (flavor and) resource: nominalQuota, the part
-    it never lends (nominalQuota - lendingLimit), what it uses."""
+class _CohortTree:
+    """Kueue's quota tree for one resource (of one flavor; None: summed over flavors):
+    ClusterQueues under their cohort, cohorts under their parent (Cohort objects read,
+    ``COHORT`` entries of ``queues``; a cohort only named by a queue has no quota and
+    no parent). kueue ``pkg/cache/resource_node.go``:
 
-    nominal: int
-    guaranteed: int
-    used: int
+    - a node keeps ``guaranteedQuota``: SubtreeQuota - lendingLimit (0 when unset);
+    - a cohort's SubtreeQuota is its own nominalQuota plus each child's SubtreeQuota
+      less what the child keeps, its usage each child's usage past what the child keeps
+      (``updateCohortResourceNode``, ``accumulateFromChild``);
+    - ``available``: a root has SubtreeQuota - usage; any other node its unused kept
+      quota plus its parent's available, capped by its borrowingLimit past what it
+      stores in the parent.
 
+    A parent chain that loops (Kueue admits nothing in that tree, ``_cohort_cycle``,
+    checked first) is cut where it comes back, so the walk ends."""
 
-def _available(own: _Share, borrowing_limit: int | None, others: list[_Share] | None) -> int:
-    """What a ClusterQueue may still admit, kueue ``pkg/cache/resource_node.go``
-    ``available`` for a ClusterQueue under one flat cohort (``others``: its other
-    ClusterQueues; None: no cohort). The cohort holds what each queue lends
-    (``accumulateFromChild``: nominal - guaranteed) and counts the usage past each
-    queue's guaranteed quota; the queue gets its own unused guaranteed quota plus
-    what the cohort has left, capped by its borrowingLimit past what it keeps there."""
-    if others is None:
-        return own.nominal - own.used
-    cohort_quota = sum(s.nominal - s.guaranteed for s in (own, *others))
-    cohort_used = sum(max(0, s.used - s.guaranteed) for s in (own, *others))
-    from_cohort = cohort_quota - cohort_used
-    if borrowing_limit is not None:
-        stored = own.nominal - own.guaranteed
-        used_there = max(0, own.used - own.guaranteed)
-        from_cohort = min(from_cohort, stored - used_there + borrowing_limit)
-    return max(0, own.guaranteed - own.used) + from_cohort
+    queues: Mapping[str, QuotaQueue]
+    used: Mapping[str, Counter[str]]
+    resource: str
+    flavor: str | None
+    parents: Mapping[str, str]
+    children: Mapping[str, tuple[str, ...]]
+
+    @classmethod
+    def of(
+        cls,
+        queues: Mapping[str, QuotaQueue],
+        used: Mapping[str, Counter[str]],
+        resource: str,
+        flavor: str | None,
+    ) -> _CohortTree:
+        parents = {
+            name: f"{COHORT}{queue.cohort}" for name, queue in queues.items() if queue.cohort
+        }
+        for name in sorted(parents):
+            seen = [name]
+            while (up := parents.get(seen[-1])) is not None and up not in seen:
+                seen.append(up)
+            if up is not None:
+                del parents[seen[-1]]
+        children: dict[str, list[str]] = {}
+        for name, parent in sorted(parents.items()):
+            children.setdefault(parent, []).append(name)
+        kids = {name: tuple(names) for name, names in children.items()}
+        return cls(queues, used, resource, flavor, parents, kids)
+
+    def available(self, name: str) -> int:
+        parent = self.parents.get(name)
+        if parent is None:
+            return self._subtree(name) - self._usage(name)
+        kept, usage = self._kept(name), self._usage(name)
+        from_parent = self.available(parent)
+        limit = self._borrowing_limit(name)
+        if limit is not None:
+            stored = self._subtree(name) - kept
+            from_parent = min(from_parent, stored - max(0, usage - kept) + limit)
+        return max(0, kept - usage) + from_parent
+
+    def _amounts(
+        self, amounts: Mapping[str, int], per_flavor: Mapping[str, Mapping[str, int]]
+    ) -> Mapping[str, int]:
+        return amounts if self.flavor is None else per_flavor.get(self.flavor, {})
+
+    def _nominal(self, name: str) -> int:
+        queue = self.queues.get(name)
+        if queue is None:
+            return 0
+        return self._amounts(queue.limit, queue.flavor_limits).get(self.resource, 0)
+
+    def _kept(self, name: str) -> int:
+        queue = self.queues.get(name)
+        if queue is None:
+            return 0
+        kept = self._amounts(queue.guaranteed, queue.flavor_guaranteed).get(self.resource)
+        if not name.startswith(COHORT):
+            return kept or 0
+        # a Cohort's guaranteed is its lendingLimit (queues._cohort)
+        return 0 if kept is None else max(0, self._subtree(name) - kept)
+
+    def _borrowing_limit(self, name: str) -> int | None:
+        queue = self.queues.get(name)
+        if queue is None:
+            return None
+        limits = self._amounts(queue.borrowing_limit or {}, queue.flavor_borrowing)
+        return limits.get(self.resource)
+
+    def _subtree(self, name: str) -> int:
+        below = self.children.get(name, ())
+        return self._nominal(name) + sum(self._subtree(c) - self._kept(c) for c in below)
+
+    def _usage(self, name: str) -> int:
+        if name.startswith(COHORT):
+            below = self.children.get(name, ())
+            return sum(max(0, self._usage(c) - self._kept(c)) for c in below)
+        key = name if self.flavor is None else _at(name, self.flavor)
+        return self.used.get(key, Counter())[self.resource]
 
 
 # --- Volcano's enqueue action ------------------------------------------------------------
