@@ -804,3 +804,32 @@ def test_it_says_the_defaults_and_that_they_were_not_read_without_a_command_line
         "1h",
         "1h30m",
     ]
+
+
+def test_the_bounded_search_takes_a_blocked_gang_before_single_pods_named_first() -> None:
+    """21 blocked 16-GPU pods of ml (no node holds 16) would fill the search's bound of
+    20 by name; the gang of zz (2 x 8 GPUs in one block: b1 has n1 free and n2 taken by
+    a movable pod, b2 only n3) is searched first, and unblocked by moving that pod to n3
+    as in ``test_it_frees_room_for_a_gang_inside_its_block``."""
+    gang = make_gang("train", 2, "zz").required(BLOCK).build()
+    members = tuple(
+        POD.named(f"train-{i}").namespace("zz").gpus(8).gang("zz/train").build() for i in range(2)
+    )
+    singles = tuple(POD.named(f"a-{i:02}").gpus(16).build() for i in range(21))
+    cluster = Cluster(
+        "c",
+        nodes=(
+            H100.named("n1").build(),
+            H100.named("n2").build(),
+            H100.named("n3").label(BLOCK, "b2").build(),
+        ),
+        pods=(replicated("mover").on("n2").gpus(8).build(), *members, *singles),
+        gangs=(gang,),
+    )
+    evaluation = evaluate(cluster, at=AT)
+    assert {w.key: w.joint.verdict for w in evaluation.workloads}["zz/train"] == "blocked"
+    report = moves_for(cluster, evaluation)
+    searched = [plan.workload for plan in report.plans]
+    assert searched[0] == "zz/train" and len(searched) == 20
+    assert report.not_searched == ("ml/a-19", "ml/a-20")
+    assert [m.pod for m in report.plans[0].plan.moves] == ["ml/mover"]

@@ -201,7 +201,10 @@ def moves_for(
     drain = DrainContext.of(cluster, settings)
     search = MoveSearch(cluster, scheduled, options, drain)
     by_key = {w.key: w for w in pending}
-    wanted = [w for w in evaluation.workloads if w.joint.verdict in (BLOCKED, RUNS_AFTER_SCALE_UP)]
+    wanted = sorted(
+        (w for w in evaluation.workloads if w.joint.verdict in (BLOCKED, RUNS_AFTER_SCALE_UP)),
+        key=lambda w: _search_order(by_key.get(w.key), w.joint.verdict),
+    )
     plans = tuple(
         _priced(cluster, by_key[w.key], w.joint, search, at)
         for w in wanted[:MAX_WORKLOADS]
@@ -217,6 +220,13 @@ def moves_for(
         not_searched=tuple(w.key for w in wanted[MAX_WORKLOADS:]),
         scale_down=ScaleDown.of(evaluation.autoscaler_flags),
     )
+
+
+def _search_order(workload: Workload | None, verdict: str) -> tuple[bool, bool]:
+    """Which workloads the bounded search takes first (``MAX_WORKLOADS``; a stable sort
+    keeps the evaluation's order within each): gangs, whose members a pod-by-pod
+    autoscaler strands, then the blocked ones, which no scale-up helps."""
+    return (workload is None or workload.kind != "gang", verdict != BLOCKED)
 
 
 def _priced(
