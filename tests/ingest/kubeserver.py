@@ -86,6 +86,7 @@ RESOURCE_PATHS: dict[str, tuple[str, str]] = {
     "ResourceFlavor.kueue.x-k8s.io": _crd("kueue.x-k8s.io", "v1beta1", "resourceflavors"),
     "Topology.kueue.x-k8s.io": _crd("kueue.x-k8s.io", "v1beta1", "topologies"),
     "PyTorchJob.kubeflow.org": _crd("kubeflow.org", "v1", "pytorchjobs"),
+    "MPIJob.kubeflow.org": _crd("kubeflow.org", "v2beta1", "mpijobs"),
     "TrainJob.trainer.kubeflow.org": _crd("trainer.kubeflow.org", "v1alpha1", "trainjobs"),
     "Job.batch.volcano.sh": _crd("batch.volcano.sh", "v1alpha1", "jobs"),
     "PodGroup.scheduling.volcano.sh": _crd("scheduling.volcano.sh", "v1beta1", "podgroups"),

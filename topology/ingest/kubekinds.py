@@ -265,6 +265,8 @@ DEFAULT_KINDS: tuple[WatchedKind, ...] = (
     _crd("EC2NodeClass", "karpenter.k8s.aws", _KARPENTER, "ec2nodeclasses"),
     _crd("JobSet", "jobset.x-k8s.io", ("v1alpha2",), "jobsets"),
     _crd("PyTorchJob", "kubeflow.org", ("v1",), "pytorchjobs"),
+    # mpi-operator v2beta1; the training-operator's v1 where that one serves them
+    _crd("MPIJob", "kubeflow.org", ("v2beta1", "v1"), "mpijobs"),
     _crd("TrainJob", "trainer.kubeflow.org", ("v1alpha1",), "trainjobs"),
     _crd("LeaderWorkerSet", "leaderworkerset.x-k8s.io", _V1, "leaderworkersets"),
     _crd("Workload", "kueue.x-k8s.io", _KUEUE, "workloads"),

@@ -15,6 +15,19 @@ Pure: no Django, no I/O. ``topology.kube.core.controllers`` registers these buil
   a replica template's ``schedulerName`` (volcano, kai-scheduler) or a queue label;
   otherwise kube-scheduler binds the pods one by one (``Pod.app_group``).
   ``runPolicy.suspend`` without a Kueue queue: no pods.
+- MPIJob (kubeflow/mpi-operator ``kubeflow.org/v2beta1``, ``pkg/controller/
+  mpi_job_controller.go``; the training-operator's ``kubeflow.org/v1`` alike):
+  ``mpiReplicaSpecs.Launcher`` one pod (a batch Job ``<job>-launcher``, ``newLauncherJob``;
+  ``<job>-launcher`` here) and ``Worker`` ``replicas`` pods ``<job>-worker-<i>``
+  (``newWorker``), labelled ``training.kubeflow.org/job-name``, ``.../job-role``
+  (launcher, worker; v1: ``.../replica-type``) and, on workers, ``.../replica-index``.
+  All or nothing only where something enforces it: the operator started with
+  ``--gang-scheduling`` sets the pods' ``schedulerName`` to that scheduler and makes a
+  PodGroup of ``runPolicy.schedulingPolicy.minAvailable`` (default: workers + launcher,
+  ``newPodGroup``), which shows in a template's ``schedulerName`` (volcano,
+  kai-scheduler), or Kueue (queue label: one Workload); otherwise kube-scheduler binds
+  the launcher and each worker alone (``Pod.app_group``) and a partial placement is
+  what happens. ``runPolicy.suspend`` without a Kueue queue: no pods.
 - TrainJob (Kubeflow Trainer v2, ``trainer.kubeflow.org/v1alpha1``): the trainer
   runs ``spec.trainer.numNodes`` (default 1) nodes as the JobSet its runtime
   defines (``<trainjob>-node-0-<i>``, JobSet labels), each asking
@@ -34,6 +47,7 @@ from topology.kube.core.controllers import Controller, Wanted, gang_scheduled, p
 from topology.model.hardware import Gang, Pod
 
 JOB_NAME = "training.kubeflow.org/job-name"
+JOB_ROLE = "training.kubeflow.org/job-role"  # mpi-operator v2beta1
 REPLICA_TYPE = "training.kubeflow.org/replica-type"
 REPLICA_INDEX = "training.kubeflow.org/replica-index"
 JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
@@ -72,6 +86,60 @@ def pytorch_job(controller: Controller, pods: list[Pod]) -> Wanted | str:
             objects.append(
                 pod_object(controller, template, f"{controller.name}-{kind}-{index}", labels)
             )
+    scheduling = ctx.mapping(run_policy.get("schedulingPolicy"), "spec.runPolicy.schedulingPolicy")
+    minimum = ctx.integer(
+        scheduling.get("minAvailable"),
+        "spec.runPolicy.schedulingPolicy.minAvailable",
+        default=total,
+    )
+    if queue is None and not gang_scheduled(*templates):
+        return Wanted(controller.ctx.object, tuple(objects), (), queue)
+    gang = Gang(controller.namespace, controller.name, minimum, queue=queue)
+    return Wanted(controller.ctx.object, tuple(objects), (gang,), queue)
+
+
+def mpi_job(controller: Controller, pods: list[Pod]) -> Wanted | str:
+    ctx, obj = controller.ctx, controller.obj
+    spec = ctx.mapping(obj.get("spec"), "spec")
+    run_policy = ctx.mapping(spec.get("runPolicy"), "spec.runPolicy")
+    queue = _queue(controller)
+    if ctx.boolean(run_policy.get("suspend"), "spec.runPolicy.suspend") and not _kueue(controller):
+        return "suspended, creates no pods"
+    have = set()
+    for p in pods:
+        if p.namespace != controller.namespace or p.synthesized_by is not None:
+            continue
+        if p.labels.get(JOB_NAME) != controller.name:
+            continue
+        role = p.labels.get(JOB_ROLE) or p.labels.get(REPLICA_TYPE)
+        have.add(role if role == "launcher" else (role, p.labels.get(REPLICA_INDEX)))
+    replica_specs = ctx.mapping(spec.get("mpiReplicaSpecs"), "spec.mpiReplicaSpecs")
+    training_operator = str(obj.get("apiVersion", "")).endswith("/v1")
+    role_label = REPLICA_TYPE if training_operator else JOB_ROLE
+    objects, total, templates = [], 0, []
+    for replica_type in ("Launcher", "Worker"):
+        path = f"spec.mpiReplicaSpecs.{replica_type}"
+        replica = ctx.mapping(replica_specs.get(replica_type), path)
+        if not replica:
+            continue
+        default = 1 if replica_type == "Launcher" else 0  # workerReplicas: 0 when unset
+        count = ctx.integer(replica.get("replicas"), f"{path}.replicas", default=default, minimum=0)
+        total += count
+        template = ctx.mapping(replica.get("template"), f"{path}.template")
+        templates.append(template)
+        role = replica_type.lower()
+        for index in range(count):
+            labels = {JOB_NAME: controller.name, role_label: role}
+            if role == "launcher":
+                if role in have:
+                    continue
+                name = f"{controller.name}-launcher"
+            else:
+                if (role, str(index)) in have:
+                    continue
+                labels[REPLICA_INDEX] = str(index)
+                name = f"{controller.name}-worker-{index}"
+            objects.append(pod_object(controller, template, name, labels))
     scheduling = ctx.mapping(run_policy.get("schedulingPolicy"), "spec.runPolicy.schedulingPolicy")
     minimum = ctx.integer(
         scheduling.get("minAvailable"),

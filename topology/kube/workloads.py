@@ -41,6 +41,7 @@ __all__ = ["Controller", "Wanted"]
 TRAINING_BUILDERS = {
     ("PyTorchJob", "kubeflow.org"): trainingjobs.pytorch_job,
     ("TrainJob", "trainer.kubeflow.org"): trainingjobs.train_job,
+    ("MPIJob", "kubeflow.org"): trainingjobs.mpi_job,
 }
 CONTROLLER_KINDS = (
     *TRAINING_BUILDERS,
@@ -64,6 +65,7 @@ NAMESPACED_KINDS = (
     "StatefulSet",
     "PyTorchJob",
     "TrainJob",
+    "MPIJob",
 )
 
 

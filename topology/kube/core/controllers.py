@@ -42,7 +42,7 @@ How many pods each controller wants, as its controller computes it:
   StatefulSet pods are ``<sts>-<ordinal>``, the others ``<name>-pending-<n>``.
   A Deployment whose ReplicaSet is in the input is counted through it.
 
-Kubeflow PyTorchJob and TrainJob: ``topology.kube.training``. A controller's
+Kubeflow PyTorchJob, MPIJob and TrainJob: ``topology.kube.training``. A controller's
 exported pods join the gang its template's pods would (``kubepods.controller_group``).
 
 Gangs declared without pods of their own: Volcano PodGroup
