@@ -5,10 +5,13 @@ baseline commit measured in the same run.
 
     python -m bench.follow [--nodes 2000] [--pods 20000] [--window 95] [--interval 30]
                            [--changes 20] [--baseline-ref REF] [--baseline-interval 5]
+                           [--blocked]
 
 A local list/watch server (tests/ingest/kubeserver.py, 127.0.0.1) serves the openb
 trace's GPU nodes repeated (renamed) to ``--nodes``, ``--pods`` Running CPU pods bound
-round-robin to them, and 200 Pending GPU pods from the trace; it sends a BOOKMARK on
+round-robin to them, and 200 Pending GPU pods from the trace (``--blocked``: the
+blocked-heavy cluster of ``bench.blocked`` instead of the trace's nodes and pods, issue
+41's "change to the page" target); it sends a BOOKMARK on
 an idle watch once a minute, as kube-apiserver's watch cache does
 (``staging/src/k8s.io/apiserver/pkg/storage/cacher``: bookmarks about every minute).
 ``manage.py ingest`` runs in a child process against it, with the real kubernetes
@@ -62,6 +65,18 @@ SETTLE_SECONDS = 600.0
 # Change numbers, never repeated within a run: each follower (this tree, the baseline)
 # sees changes no other made before it on the same server, so each makes a new snapshot.
 CHANGES = itertools.count()
+
+
+def blocked_objects(nodes: int, pods: int) -> list[dict[str, Any]]:
+    """The blocked-heavy kind (issue 41, ``bench.blocked``: ``nodes`` nodes of 8 H100
+    with one seeded Running pod each, nodes / 4 pending over 800 shapes, about a fifth
+    of them blocked), plus ``pods`` small Running pods bound round-robin (the ones the
+    changes delete)."""
+    from bench.blocked import blocked_export
+
+    items = blocked_export(nodes, 800, nodes // 4, seed=1)["items"]
+    names = [o["metadata"]["name"] for o in items if o["kind"] == "Node"]
+    return [*items, *(_running_pod(i, names[i % len(names)]) for i in range(pods))]
 
 
 def cluster_objects(nodes: int, pods: int) -> list[dict[str, Any]]:
@@ -249,16 +264,20 @@ def remove_tree(path: Path) -> None:
 
 
 @contextmanager
-def served_cluster(nodes: int, pods: int) -> Iterator[tuple[KubeServer, Path]]:
+def served_cluster(
+    nodes: int, pods: int, blocked: bool = False
+) -> Iterator[tuple[KubeServer, Path]]:
     """The local list/watch server (127.0.0.1) holding ``cluster_objects(nodes, pods)``
-    and a kubeconfig for it; the server stops when the block ends."""
+    (``blocked_objects`` with ``blocked``) and a kubeconfig for it; the server stops
+    when the block ends."""
     from tests.ingest.kubeserver import KubeServer
 
     server = KubeServer()
     server.bookmark_every_seconds = BOOKMARK_EVERY_SECONDS
     server.start()
     try:
-        server.put_many(cluster_objects(nodes, pods))
+        objects = blocked_objects if blocked else cluster_objects
+        server.put_many(objects(nodes, pods))
         yield server, server.kubeconfig(Path(tempfile.mkdtemp()) / "kubeconfig")
     finally:
         server.stop()
@@ -273,17 +292,25 @@ def main() -> None:
     parser.add_argument("--changes", type=int, default=20)
     parser.add_argument("--baseline-ref", default="", help="commit to compare with")
     parser.add_argument("--baseline-interval", type=int, default=5)
+    parser.add_argument(
+        "--blocked", action="store_true", help="the blocked-heavy kind of bench.blocked"
+    )
     options = parser.parse_args()
     if not os.environ.get("DATABASE_URL"):
         raise SystemExit("bench.follow needs DATABASE_URL (Postgres)")
     migrate = [sys.executable, "manage.py", "migrate", "--noinput", "-v0"]
     subprocess.run(migrate, cwd=REPO, check=True)
 
-    with served_cluster(options.nodes, options.pods) as (server, kubeconfig):
+    with served_cluster(options.nodes, options.pods, options.blocked) as (server, kubeconfig):
         seconds, peak_mib = one_shot(kubeconfig, f"bench-follow-{time.time_ns()}")
+        kind = (
+            f"blocked-heavy, {options.nodes // 4} pending"
+            if options.blocked
+            else (f"{PENDING_GPU_PODS} pending")
+        )
         print(
-            f"follow one-shot ingest of {options.nodes} nodes / {options.pods} + "
-            f"{PENDING_GPU_PODS} pods: {seconds:.1f} s, peak RSS {peak_mib:.0f} MiB"
+            f"follow one-shot ingest of {options.nodes} nodes / {options.pods} running pods "
+            f"({kind}): {seconds:.1f} s, peak RSS {peak_mib:.0f} MiB"
         )
         figures = follow(REPO, server, kubeconfig, options, options.interval)
         _report("this tree", figures, options, options.interval)
