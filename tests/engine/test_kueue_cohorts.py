@@ -122,3 +122,36 @@ def test_it_keeps_in_a_cohort_what_its_lending_limit_does_not_lend():
     assert waiting(*tree, IN_A.named("big").requests({GPU: "10"})) == {
         "a/big": "waiting for quota in queue ClusterQueue/cq-a (needs 10 nvidia.com/gpu, free 6)"
     }
+
+
+def two_flavors(spot: int, on_demand: int):
+    """One resource group offering flavor spot then on-demand, ``spot`` and ``on_demand``
+    GPUs of quota."""
+    flavors = [
+        {
+            "name": name,
+            "resources": [{"name": "cpu", "nominalQuota": 100}, {"name": GPU, "nominalQuota": n}],
+        }
+        for name, n in (("spot", spot), ("on-demand", on_demand))
+    ]
+    return {"coveredResources": ["cpu", GPU], "flavors": flavors}
+
+
+def test_it_borrows_a_flavors_quota_across_the_tree():
+    """flavorassigner.go: a pod set is admitted against one flavor's quota, borrowing
+    that flavor's quota in the cohort tree. cq-a: spot 2, on-demand 0; cq-b (team-b):
+    spot 8. spot through root: 0 + (2 + 8) = 10 >= 4, so the 4-GPU pod set is
+    admitted on spot by borrowing (whenCanBorrow Borrow). Read as a flat cohort team-a
+    it waited: spot free 2, on-demand free 0."""
+    resource_flavors = [
+        kube_object(KUEUE, "ResourceFlavor", name).spec(nodeLabels={"pool": name})
+        for name in ("spot", "on-demand")
+    ]
+    tree = (
+        *TREE[:3],
+        cluster_queue_object("cq-a", two_flavors(2, 0)).spec(cohort="team-a"),
+        cluster_queue_object("cq-b", two_flavors(8, 0)).spec(cohort="team-b"),
+        *LOCAL,
+        *resource_flavors,
+    )
+    assert waiting(*tree, IN_A.named("big").requests({GPU: "4"})) == {}
