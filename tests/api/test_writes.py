@@ -292,3 +292,30 @@ def test_an_evaluation_of_a_reservation_at_the_highest_price_is_stored(db):
 
     [sample] = evaluation.idle_samples.all()
     assert (sample.idle_gpus, sample.cost_per_hour) == (8, 8e6)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "reason"),
+    [
+        ("maxSize", 10**9, "must be at most 100000, got 1000000000"),
+        ("minSize", 100_001, "must be at most 100000, got 100001"),
+        ("provisioningDelaySeconds", 10**9, "must be at most 604800, got 1000000000"),
+    ],
+)
+def test_it_refuses_a_node_group_size_or_delay_past_any_real_cluster(
+    staff_client, cluster, field, value, reason
+):
+    """The plans simulate up to maxSize new nodes: 10^9 was minutes of CPU per evaluation;
+    a provisioning delay past a week is past cluster-autoscaler's --max-node-provision-time
+    (15 minutes by default) by far."""
+    from topology.models import NodeGroup
+
+    spec = {**NODE_GROUP_SPEC, field: value}
+    if field == "minSize":
+        spec["maxSize"] = value
+    response = post_node_group(staff_client, cluster, spec)
+
+    assert response.status_code == 400
+    [message] = response.json()["spec"]
+    assert message.startswith(f"NodeGroup/h100-pool: spec.{field}: {reason}"), message
+    assert not NodeGroup.objects.exists()

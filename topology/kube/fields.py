@@ -59,7 +59,13 @@ class ObjectContext:
         return value if isinstance(value, str) else str(value)
 
     def integer(
-        self, value: Any, field: str, *, default: int = 0, minimum: int | None = None
+        self,
+        value: Any,
+        field: str,
+        *,
+        default: int = 0,
+        minimum: int | None = None,
+        maximum: int | None = None,
     ) -> int:
         if value is None:
             return default
@@ -71,6 +77,8 @@ class ObjectContext:
             self.fail(field, f"must be an integer, got {value!r}")
         if minimum is not None and value < minimum:
             self.fail(field, f"must be >= {minimum}, got {value}")
+        if maximum is not None and value > maximum:
+            self.fail(field, f"must be at most {maximum}, got {value}")
         return value
 
     def number(

@@ -36,6 +36,13 @@ PROJECT_GROUP = "capacityweb.io"
 # infinity, which no JSON column or response holds: 1e308 stopped every later evaluation
 # of the cluster from being stored.
 MAX_PRICE_PER_HOUR = 1_000_000.0
+# A node group's size beyond this is a typo too: Kubernetes supports clusters of up to
+# 5,000 nodes (the scalability thresholds), the largest managed offerings some tens of
+# thousands; the plans simulate up to maxSize new nodes, so 10^9 was minutes of CPU.
+MAX_NODE_GROUP_SIZE = 100_000
+# cluster-autoscaler gives up on a node after --max-node-provision-time (15 minutes by
+# default); a week is past any provisioning delay a real group has.
+MAX_PROVISIONING_DELAY_SECONDS = 7 * 24 * 3600.0
 
 
 def topology(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
@@ -49,8 +56,9 @@ def topology(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
 def node_group(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
     spec = ctx.mapping(obj.get("spec"), "spec")
     name = ctx.object.partition("/")[2]
-    min_size = ctx.integer(spec.get("minSize"), "spec.minSize", minimum=0)
-    max_size = ctx.integer(spec.get("maxSize"), "spec.maxSize", minimum=0)
+    size = {"minimum": 0, "maximum": MAX_NODE_GROUP_SIZE}
+    min_size = ctx.integer(spec.get("minSize"), "spec.minSize", **size)
+    max_size = ctx.integer(spec.get("maxSize"), "spec.maxSize", **size)
     if max_size < min_size:
         ctx.fail("spec.maxSize", f"must be >= minSize ({min_size}), got {max_size}")
     # no pricePerNodeHour: price unknown (0 in the plans' arithmetic, never a negative
@@ -71,7 +79,9 @@ def node_group(collected: Any, ctx: ObjectContext, obj: dict[str, Any]) -> None:
         else Node(name=f"{name}-template", node_group=name),
         placements=_placements(ctx, spec.get("placement")),
         provisioning_delay_seconds=ctx.number(
-            spec.get("provisioningDelaySeconds"), "spec.provisioningDelaySeconds"
+            spec.get("provisioningDelaySeconds"),
+            "spec.provisioningDelaySeconds",
+            maximum=MAX_PROVISIONING_DELAY_SECONDS,
         ),
         price_known=spec.get("pricePerNodeHour") is not None,
         dra_scale_from_zero=spec.get("draScaleFromZero") is None
@@ -114,7 +124,12 @@ def _placements(ctx: ObjectContext, raw: Any) -> tuple[NodePlacement, ...]:
     return tuple(
         NodePlacement(
             labels=ctx.labels(item.get("labels"), f"{path}.labels"),
-            max_new_nodes=ctx.integer(item.get("maxNewNodes"), f"{path}.maxNewNodes", minimum=0),
+            max_new_nodes=ctx.integer(
+                item.get("maxNewNodes"),
+                f"{path}.maxNewNodes",
+                minimum=0,
+                maximum=MAX_NODE_GROUP_SIZE,
+            ),
         )
         for path, item in ctx.items(raw, "spec.placement")
     )
