@@ -89,11 +89,17 @@ def test_it_reports_the_nodegroups_folder_with_discovered_karpenter_groups() -> 
     assert "KwokProviderConfig/kwok-provider-config" in objects
     # sample-job-: parallelism 3 of 1 GPU each (tolerating nvidia.com/gpu:NoSchedule),
     # within cluster-queue's 9 GPUs; NodePool gpu allows p3.8xlarge (4 V100) with the
-    # same taint: one such node holds all 3 pods
+    # same taint: one such node would hold all 3 pods. But the folder's
+    # ProvisioningRequestConfig asks with check-capacity.autoscaling.x-k8s.io, which
+    # never scales up (cluster-autoscaler checkcapacity/provisioningclass.go), and
+    # Karpenter acts on no ProvisioningRequest: Kueue keeps the job waiting
     (workload,) = document["workloads"]
     assert (workload["name"], workload["pods"], workload["gpus"]) == ("default/sample-job-0", 3, 3)
-    assert workload["verdict"] == "runs_after_scale_up"
-    assert workload["joint"]["addNodes"] == {"gpu-p3.8xlarge": 1}
+    assert workload["verdict"] == "waiting"
+    (reason,) = workload["reasons"]
+    assert "check-capacity.autoscaling.x-k8s.io" in reason
+    assert "add 1 node(s) of group gpu-p3.8xlarge" in reason
+    assert "launched by Karpenter" in reason and "best-effort-atomic" not in reason
     # AdmissionCheck sample-prov runs kueue.x-k8s.io/provisioning-request: modelled (Kueue
     # creates the workload's ProvisioningRequest), so no "not modelled" note for it
     assert not any("admission check" in n for n in document["input"]["notes"])

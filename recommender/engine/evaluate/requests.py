@@ -149,20 +149,39 @@ def with_check_capacity(
         outcome = outcomes.get(workload.key)
         if check is None or outcome is None or not outcome.add_nodes:
             continue
+        karpenter = {
+            g.name
+            for g in cluster.node_groups
+            if g.autoscaler is not None and g.autoscaler.kind == "karpenter"
+        }
+        by_karpenter = bool(outcome.add_nodes) and set(outcome.add_nodes) <= karpenter
         outcomes[workload.key] = WorkloadPlan(
-            workload.key, WAITING, reasons=(check_capacity_reason(check, outcome),)
+            workload.key,
+            WAITING,
+            reasons=(check_capacity_reason(check, outcome, by_karpenter=by_karpenter),),
         )
     return replace(plan, outcomes=outcomes)
 
 
-def check_capacity_reason(check: str, outcome: WorkloadPlan) -> str:
+def check_capacity_reason(check: str, outcome: WorkloadPlan, *, by_karpenter: bool) -> str:
     """Why the workload waits, then the joint plan's nodes for it (what would provision
-    it) and what would buy them."""
+    it) and what would buy them. Karpenter acts on no ProvisioningRequest (an API of
+    cluster-autoscaler's: kueue ``site/content/en/docs/admission-check-controllers/
+    provisioning.md`` asks for a cluster-autoscaler that supports it); it launches nodes
+    for pods, which Kueue creates only once every admission check has passed."""
+    if by_karpenter:
+        bought = (
+            "launched by Karpenter for the workload's pods once its ClusterQueue admits "
+            "it without this check (Karpenter acts on no ProvisioningRequest)"
+        )
+    else:
+        bought = (
+            "bought by cluster-autoscaler once the check's ProvisioningRequestConfig asks "
+            f"with class {BEST_EFFORT_ATOMIC}, or added to the group by hand"
+        )
     return (
         f"Kueue's admission check {check} asks with a ProvisioningRequest of class "
         f"{CHECK_CAPACITY}: cluster-autoscaler only books room that exists and never "
         "scales up for it, so Kueue keeps the workload waiting while the capacity is "
-        f"missing. What would provision it: {'; '.join(outcome.reasons)}, bought by "
-        "cluster-autoscaler once the check's ProvisioningRequestConfig asks with class "
-        f"{BEST_EFFORT_ATOMIC}, or added to the group by hand"
+        f"missing. What would provision it: {'; '.join(outcome.reasons)}, {bought}"
     )
