@@ -68,9 +68,29 @@ def test_plans_sharing_the_snapshot_records_answer_as_fresh_searches() -> None:
         "team-a/q": [(PRIORITY_TEXT.format(2), "preempts", _preempting("low"))],
         "team-a/r": [(PRIORITY_TEXT.format(2), "preempts", _preempting("low"))],
     }
-    # the shared path was taken: both of n1's levels are kept on the snapshot's record
-    kept = [v for v in b.state.alloc("n1").preemption_memo.values() if isinstance(v, Evicted)]
-    assert sorted(tuple(p.name for p in e.lower) for e in kept) == [("low",), ("low", "mid")]
+    # once the answers are in, nothing is left on the snapshot's records
+    memo = b.state.alloc("n1").preemption_memo
+    assert not [v for v in memo.values() if isinstance(v, Evicted)]
+
+
+def test_copies_of_a_state_share_the_node_a_search_emptied() -> None:
+    """A plan's search on a copy keeps n1 with ``low`` given back on the record the
+    copies share: another copy's search of that priority finds it (that is the
+    sharing), and its 4-GPU preemptor the same victims."""
+    cluster = _three_levels()
+    state, context = ClusterState.from_cluster(cluster), FilterContext()
+    q = next(p for p in cluster.pods if p.name == "q")
+    first = find_victims(cluster, state.copy(), replace(q, priority=2), context)
+    assert first is not None and (first.node, [p.name for p in first.pods]) == ("n1", ["low"])
+    low = next(p for p in state.alloc("n1").placed if p.name == "low")
+    memo = state.alloc("n1").preemption_memo
+    kept = [v for v in memo.values() if isinstance(v, Evicted)]
+    assert [e.lower for e in kept] == [(low,)]
+    other = state.copy()
+    assert Evicted.of(other, "n1", (low,)) is kept[0]
+    r = next(p for p in cluster.pods if p.name == "r")
+    again = find_victims(cluster, other, replace(r, priority=2), context)
+    assert again is not None and (again.node, [p.name for p in again.pods]) == ("n1", ["low"])
 
 
 def _preempting(*names: str) -> tuple[str, ...]:

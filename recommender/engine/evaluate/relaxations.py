@@ -47,7 +47,7 @@ from recommender.engine.evaluate import edits
 from recommender.engine.evaluate.edits import Edit
 from recommender.engine.scheduler.caches import only_pending_differ
 from recommender.engine.scheduler.demand import GpuDemandFloor
-from recommender.engine.scheduler.preemption import may_preempt
+from recommender.engine.scheduler.preemption import forget_shared, may_preempt
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import Workload, pending_workloads
 from topology.model.hardware import WHOLE_GPU_MILLI, Cluster, NodeGroup
@@ -167,6 +167,7 @@ def relaxations(
         found[key] = tuple(_for_workload(verifier, workload))
         if signature is not None and not _names_itself(found[key], workload):
             searched[signature] = found[key]
+    forget_shared(state)  # what the plans shared on the snapshot's node records
     return found
 
 

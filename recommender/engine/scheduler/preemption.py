@@ -417,7 +417,23 @@ class Evicted:
     ``could_fit``: a necessary condition, cheap: with every ``lower`` pod gone there
     would be enough cpu, memory, pod slots, extended resources and whole GPUs.
     ``trial``: a one-node state with the pods released, each call a copy-on-write
-    copy (a reprieve writes its own record, never the kept one)."""
+    copy (a reprieve writes its own record, never the kept one). Only the released
+    record is kept (about 2.5 kB a node), not a state around it."""
+
+    __slots__ = (
+        "info",
+        "name",
+        "lower",
+        "_alloc",
+        "taken",
+        "potential",
+        "cpu_milli",
+        "memory_bytes",
+        "pods",
+        "extended",
+        "gpus_could_be_free",
+        "_released",
+    )
 
     def __init__(self, state: ClusterState, name: str, lower: tuple[Pod, ...]) -> None:
         info, alloc = state.info(name), state.alloc(name)
@@ -441,7 +457,7 @@ class Evicted:
             for d in info.gpu_devices
             if alloc.is_untouched(d) or d.name in devices or d.gpu in gpus
         )
-        self._trial: ClusterState | None = None
+        self._released: NodeAlloc | None = None
 
     @classmethod
     def of(cls, state: ClusterState, name: str, lower: tuple[Pod, ...]) -> Evicted:
@@ -474,16 +490,29 @@ class Evicted:
         return self.gpus_could_be_free >= pod.gpu.count
 
     def trial(self) -> ClusterState:
-        if self._trial is None:
-            name = self.name
+        name = self.name
+        if self._released is None:
             trial = ClusterState({name: self.info}, {name: self._alloc.clone()})
             for victim in self.potential:
                 trial.release(name, victim.key, _taken(self.taken, victim), victim)
-            self._trial = trial
-        return self._trial.copy()
+            self._released = trial.alloc(name)
+        # a state owning nothing: its first write clones the kept record
+        return ClusterState({name: self.info}, {name: self._released}).copy()
 
 
 _EVICTED = "evicted"
+
+
+def forget_shared(state: ClusterState) -> None:
+    """Drop the ``Evicted`` nodes and GPU statuses kept on the state's records (what
+    plans sharing them no longer need: the memory, about 3 kB a node, goes back)."""
+    for name in state.node_names():
+        memo = state.alloc(name).preemption_memo
+        for key in [k for k in memo if isinstance(k, tuple) and k[0] in _SHARED_KEYS]:
+            del memo[key]
+
+
+_SHARED_KEYS = (_EVICTED, _GPU_STATUS)
 
 
 def _fit_check(
