@@ -138,9 +138,7 @@ def test_the_text_report_shows_groups_with_source_price_and_currency():
     snapshot, evaluation = evaluated(read_objects(FIXTURES / "discovered-gke-cluster.yaml"))
     text = report_text(evaluation, snapshot.cluster, snapshot.notices, "USD")
     assert "== Node groups (money in USD per hour) ==" in text
-    assert (
-        "* a2-pool: 2 nodes (min 0, max 4), $29.39/h per node (gcp on-demand us-central1" in text
-    )
+    assert "* a2-pool: 2 nodes (min 0, max 4), $29.39/h per node (gcp on-demand us-central1" in text
     assert "from cluster-autoscaler status ConfigMap + GKE node pool label" in text
     # 2 x 29.38708 = 58.77416, to the cent
     assert "* add 2 x a2-pool ($58.77/h) for ml/train:" in text
