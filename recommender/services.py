@@ -88,11 +88,14 @@ def store_evaluation(*, snapshot: Snapshot, json_cache: JsonCache | None = None)
     return _store(snapshot, model, evaluated)
 
 
-def store_critical_pass(*, snapshot: Snapshot) -> tuple[Evaluation, CriticalPass]:
+def store_critical_pass(
+    *, snapshot: Snapshot, json_cache: JsonCache | None = None
+) -> tuple[Evaluation, CriticalPass]:
     """Run the engine's critical pass on the snapshot and store it, replacing any earlier
     evaluation: every verdict, reason, plan, recommendation and total, the deferred
-    parts named in ``missing`` (``recommender.parts`` works each out after)."""
-    model, arguments = engine_inputs(snapshot)
+    parts named in ``missing`` (``recommender.parts`` works each out after).
+    ``json_cache`` as for ``store_evaluation``."""
+    model, arguments = engine_inputs(snapshot, json_cache)
     critical = critical_pass(model, at=snapshot.taken_at, **arguments)
     return _store(snapshot, model, critical.evaluation), critical
 

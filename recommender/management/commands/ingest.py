@@ -3,7 +3,10 @@
 Reads the cluster's source once (creating the cluster when a source is
 given, which open overviews are told of), stores the snapshot if its content
 changed, evaluates and publishes it (``recommender.events``: through a shared
-channel layer, to every open page; beside `make run`, its watcher announces it);
+channel layer, to every open page; beside `make run`, its watcher announces it): the
+critical pass first (verdicts, plans, recommendations: what the pages need), then the
+deferred parts (``recommender.parts``), by the workers where a broker is configured,
+else here, each published when stored;
 when nothing changed, it evaluates the latest snapshot if that has none yet (a
 worker's evaluation failed). Validation errors are printed as
 ``source: object: field: reason``; the rest of the input is kept. A source
@@ -22,10 +25,12 @@ import sys
 import threading
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from recommender import events, selectors
-from recommender.services import store_evaluation
+from recommender import events, parts, selectors
+from recommender.services import store_critical_pass
+from recommender.tasks import work_out_part
 from topology import services
 from topology.follow import Follower, LockHeld, holder_name
 from topology.ingest.sourceread import SourceError
@@ -89,7 +94,7 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"{name}: not served by the cluster, read as none: " + ", ".join(unavailable)
             )
-        evaluation = store_evaluation(
+        evaluation, critical = store_critical_pass(
             snapshot=snapshot, json_cache=services.json_cache(cluster=snapshot.cluster)
         )
         events.publish_evaluation(evaluation)
@@ -98,6 +103,13 @@ class Command(BaseCommand):
             f"{len(snapshot.errors)} errors; evaluation {evaluation.pk}: "
             f"{evaluation.pending_count} pending workloads"
         )
+        if settings.EMBEDDED_WORKER:
+            # no broker a worker reads: the parts' tasks would wait in this process's
+            # memory, so they are worked out here, each published when stored
+            parts.keep(evaluation, critical)
+            stored_at = evaluation.stored_at.isoformat()
+            for part in evaluation.missing or ():
+                work_out_part(evaluation.pk, stored_at, part)
 
     def _cluster(
         self, options: dict[str, Any]
