@@ -237,7 +237,7 @@ def test_it_shows_the_owners_patch_before_the_rollout_on_the_recommendations_pag
     assert refusal in html.unescape(text_of(section))
     assert 'data-next-runs="CronJob/team-a/nightly"' in section
     assert "kubectl patch cronjob nightly -n team-a --type=strategic" in html.unescape(section)
-    commands = html.unescape(section.split('id="reconcile-1">', 1)[1])
+    commands = html.unescape(section.split('id="reconcile-1"', 1)[1])
     rollout = "kubectl rollout status deployment/web -n team-a --timeout=15m"
     assert commands.index("kubectl cordon od-1") < commands.index(DEPLOYMENT_PATCH)
     assert commands.index(DEPLOYMENT_PATCH) < commands.index(rollout)

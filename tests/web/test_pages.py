@@ -443,7 +443,7 @@ def test_it_shows_each_action_of_a_recommendation_with_its_own_copy(
     # EITHER the request with its template, OR the size, THEN the size back, a note
     assert [a["role"] for a in item["actions"]] == ["either", "or", "afterwards", "note"]
     for number, action in enumerate(item["actions"], start=1):
-        copied = f'<pre id="yaml-{recommendation.id}-{number}"><code>'
+        copied = f'<pre id="yaml-{recommendation.id}-{number}" tabindex="0"><code>'
         assert f'data-copy-target="yaml-{recommendation.id}-{number}"' in content
         start = content.index(copied) + len(copied)
         assert html.unescape(content[start : content.index("</code>", start)]) == action["text"]
