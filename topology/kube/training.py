@@ -43,6 +43,8 @@ Queue: Kueue's ``kueue.x-k8s.io/queue-name`` label, else KAI's
 
 from __future__ import annotations
 
+from typing import Any
+
 from topology.kube.core.controllers import Controller, Wanted, gang_scheduled, pod_object
 from topology.model.hardware import Gang, Pod
 
@@ -86,16 +88,7 @@ def pytorch_job(controller: Controller, pods: list[Pod]) -> Wanted | str:
             objects.append(
                 pod_object(controller, template, f"{controller.name}-{kind}-{index}", labels)
             )
-    scheduling = ctx.mapping(run_policy.get("schedulingPolicy"), "spec.runPolicy.schedulingPolicy")
-    minimum = ctx.integer(
-        scheduling.get("minAvailable"),
-        "spec.runPolicy.schedulingPolicy.minAvailable",
-        default=total,
-    )
-    if queue is None and not gang_scheduled(*templates):
-        return Wanted(controller.ctx.object, tuple(objects), (), queue)
-    gang = Gang(controller.namespace, controller.name, minimum, queue=queue)
-    return Wanted(controller.ctx.object, tuple(objects), (gang,), queue)
+    return _wanted(controller, run_policy, total, templates, objects, queue)
 
 
 def mpi_job(controller: Controller, pods: list[Pod]) -> Wanted | str:
@@ -140,16 +133,7 @@ def mpi_job(controller: Controller, pods: list[Pod]) -> Wanted | str:
                 labels[REPLICA_INDEX] = str(index)
                 name = f"{controller.name}-worker-{index}"
             objects.append(pod_object(controller, template, name, labels))
-    scheduling = ctx.mapping(run_policy.get("schedulingPolicy"), "spec.runPolicy.schedulingPolicy")
-    minimum = ctx.integer(
-        scheduling.get("minAvailable"),
-        "spec.runPolicy.schedulingPolicy.minAvailable",
-        default=total,
-    )
-    if queue is None and not gang_scheduled(*templates):
-        return Wanted(controller.ctx.object, tuple(objects), (), queue)
-    gang = Gang(controller.namespace, controller.name, minimum, queue=queue)
-    return Wanted(controller.ctx.object, tuple(objects), (gang,), queue)
+    return _wanted(controller, run_policy, total, templates, objects, queue)
 
 
 def train_job(controller: Controller, pods: list[Pod]) -> Wanted | str:
@@ -210,3 +194,27 @@ def _queue(controller: Controller) -> str | None:
     if labels.get(KAI_QUEUE_LABEL):
         return f"KaiQueue/{labels[KAI_QUEUE_LABEL]}"
     return None
+
+
+def _wanted(
+    controller: Controller,
+    run_policy: dict[str, Any],
+    total: int,
+    templates: list[Any],
+    objects: list[dict[str, Any]],
+    queue: str | None,
+) -> Wanted:
+    """The job's pods, one gang only where something enforces all-or-nothing: a Kueue
+    queue or a gang scheduler named in its templates (``runPolicy.schedulingPolicy``'s
+    ``minAvailable``, every replica by default)."""
+    ctx = controller.ctx
+    scheduling = ctx.mapping(run_policy.get("schedulingPolicy"), "spec.runPolicy.schedulingPolicy")
+    minimum = ctx.integer(
+        scheduling.get("minAvailable"),
+        "spec.runPolicy.schedulingPolicy.minAvailable",
+        default=total,
+    )
+    if queue is None and not gang_scheduled(*templates):
+        return Wanted(ctx.object, tuple(objects), (), queue)
+    gang = Gang(controller.namespace, controller.name, minimum, queue=queue)
+    return Wanted(ctx.object, tuple(objects), (gang,), queue)
