@@ -21,10 +21,11 @@ import pytest
 
 from recommender.engine.scheduler.filters import FilterContext
 from recommender.engine.scheduler.placement import place
-from recommender.engine.scheduler.preemption import find_victims, split_by_budgets
+from recommender.engine.scheduler.preemption import find_victims
 from recommender.engine.scheduler.state import ClusterState
 from recommender.engine.scheduler.workloads import pending_workloads
 from tests.builders import make_node, make_pod
+from topology.kube.core.disruption import split_by_budgets
 from topology.model.hardware import (
     Cluster,
     DisruptionBudget,

@@ -50,8 +50,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import cast
 
-from topology.kube.core.disruption import NEVER, disruptions_allowed
-from topology.model.hardware import Cluster, DisruptionBudget, Pod
+from topology.kube.core.disruption import NEVER, disruptions_allowed, split_by_budgets
+from topology.model.hardware import Cluster, Pod
 from topology.model.mig import MIG_RESOURCE_PREFIX
 
 from . import interpod
@@ -316,26 +316,6 @@ def importance(pod: Pod) -> tuple[int, float]:
     """``MoreImportantPod`` as a sort key: higher priority first, then the earlier start
     (a pod not started counts as starting now: after every started one)."""
     return (-pod.priority, _start(pod))
-
-
-def split_by_budgets(
-    pods: Sequence[Pod], budgets: Sequence[DisruptionBudget], allowed: dict[str, int]
-) -> tuple[list[Pod], list[Pod]]:
-    """``filterPodsWithPDBViolation``: each pod a budget selects uses one of its allowed
-    disruptions (unless the budget already counts it disrupted); a pod taking a budget
-    below zero violates it. ``allowed``: budget key → disruptions allowed."""
-    left = dict(allowed)
-    violating: list[Pod] = []
-    safe: list[Pod] = []
-    for pod in pods:
-        breaks = False
-        for budget in budgets:
-            if not budget.selects(pod) or pod.name in budget.disrupted_pods:
-                continue
-            left[budget.key] -= 1
-            breaks = breaks or left[budget.key] < 0
-        (violating if breaks else safe).append(pod)
-    return violating, safe
 
 
 def pick_one_node(candidates: Sequence[Victims]) -> Victims | None:

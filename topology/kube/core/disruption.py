@@ -16,7 +16,7 @@ Pure: no Django, no I/O.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 from topology.kube.core import podaffinity
@@ -99,3 +99,25 @@ def _int_or_percent(ctx: ObjectContext, raw: Any, field: str) -> int | str | Non
             ctx.fail(field, f"must be an integer or a percentage like '50%', got {raw!r}")
         return raw
     return ctx.integer(raw, field, minimum=0)
+
+
+def split_by_budgets(
+    pods: Sequence[Pod], budgets: Sequence[DisruptionBudget], allowed: dict[str, int]
+) -> tuple[list[Pod], list[Pod]]:
+    """kube-scheduler's ``filterPodsWithPDBViolation`` (``pkg/scheduler/framework/
+    plugins/defaultpreemption/default_preemption.go``), for preemption's victims: each
+    pod a budget selects uses one of its allowed disruptions (unless the budget already
+    counts it disrupted); a pod taking a budget below zero violates it. ``allowed``:
+    budget key → disruptions allowed."""
+    left = dict(allowed)
+    violating: list[Pod] = []
+    safe: list[Pod] = []
+    for pod in pods:
+        breaks = False
+        for budget in budgets:
+            if not budget.selects(pod) or pod.name in budget.disrupted_pods:
+                continue
+            left[budget.key] -= 1
+            breaks = breaks or left[budget.key] < 0
+        (violating if breaks else safe).append(pod)
+    return violating, safe
