@@ -58,12 +58,11 @@ KAI_QUEUE_LABEL = "kai.scheduler/queue"
 
 
 def pytorch_job(controller: Controller, pods: list[Pod]) -> Wanted | str:
-    ctx, obj = controller.ctx, controller.obj
-    spec = ctx.mapping(obj.get("spec"), "spec")
-    run_policy = ctx.mapping(spec.get("runPolicy"), "spec.runPolicy")
-    queue = _queue(controller)
-    if ctx.boolean(run_policy.get("suspend"), "spec.runPolicy.suspend") and not _kueue(controller):
-        return "suspended, creates no pods"
+    ctx = controller.ctx
+    read = _job_spec(controller)
+    if isinstance(read, str):
+        return read
+    spec, run_policy, queue = read
     have = {
         (p.labels.get(REPLICA_TYPE), p.labels.get(REPLICA_INDEX))
         for p in pods
@@ -93,11 +92,10 @@ def pytorch_job(controller: Controller, pods: list[Pod]) -> Wanted | str:
 
 def mpi_job(controller: Controller, pods: list[Pod]) -> Wanted | str:
     ctx, obj = controller.ctx, controller.obj
-    spec = ctx.mapping(obj.get("spec"), "spec")
-    run_policy = ctx.mapping(spec.get("runPolicy"), "spec.runPolicy")
-    queue = _queue(controller)
-    if ctx.boolean(run_policy.get("suspend"), "spec.runPolicy.suspend") and not _kueue(controller):
-        return "suspended, creates no pods"
+    read = _job_spec(controller)
+    if isinstance(read, str):
+        return read
+    spec, run_policy, queue = read
     have = set()
     for p in pods:
         if p.namespace != controller.namespace or p.synthesized_by is not None:
@@ -194,6 +192,17 @@ def _queue(controller: Controller) -> str | None:
     if labels.get(KAI_QUEUE_LABEL):
         return f"KaiQueue/{labels[KAI_QUEUE_LABEL]}"
     return None
+
+
+def _job_spec(controller: Controller) -> tuple[dict[str, Any], dict[str, Any], str | None] | str:
+    """A Kubeflow job's spec, its runPolicy and its queue; or, suspended outside Kueue
+    (whose admission unsuspends it), why it makes no pods."""
+    ctx = controller.ctx
+    spec = ctx.mapping(controller.obj.get("spec"), "spec")
+    run_policy = ctx.mapping(spec.get("runPolicy"), "spec.runPolicy")
+    if ctx.boolean(run_policy.get("suspend"), "spec.runPolicy.suspend") and not _kueue(controller):
+        return "suspended, creates no pods"
+    return spec, run_policy, _queue(controller)
 
 
 def _wanted(
