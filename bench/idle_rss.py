@@ -61,6 +61,20 @@ def manage(repo: Path, environment: dict[str, str], *arguments: str) -> None:
     subprocess.run([sys.executable, "manage.py", *arguments], cwd=repo, env=environment, check=True)
 
 
+def sqlite_environment(database: Path) -> dict[str, str]:
+    """This process's environment on the embedded default, as ``make run``: no Postgres,
+    no Redis, the SQLite file ``database``."""
+    environment = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    environment["DATABASE_URL"] = f"sqlite:///{database}"
+    return environment
+
+
+def load_demo(repo: Path, environment: dict[str, str]) -> None:
+    """A migrated database holding the demo as ``repo``'s tree stores it."""
+    manage(repo, environment, "migrate", "--noinput", "-v0")
+    manage(repo, environment, "load_demo")
+
+
 def wait_until_live(url: str, server: subprocess.Popen[bytes]) -> None:
     deadline = time.monotonic() + START_TIMEOUT_SECONDS
     while time.monotonic() < deadline:
@@ -97,10 +111,8 @@ def verdict(samples: list[tuple[float, float]], minutes: float, limit_mb: float)
 def main() -> int:
     arguments = parse_arguments()
     directory = Path(tempfile.mkdtemp(prefix="capacityweb-idle-rss-"))
-    environment = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
-    environment["DATABASE_URL"] = f"sqlite:///{directory / 'db.sqlite3'}"
-    manage(arguments.repo, environment, "migrate", "--noinput", "-v0")
-    manage(arguments.repo, environment, "load_demo")
+    environment = sqlite_environment(directory / "db.sqlite3")
+    load_demo(arguments.repo, environment)
     port = free_port()
     with (directory / "rundemo.log").open("wb") as log:
         server = subprocess.Popen(

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -24,6 +23,7 @@ import tempfile
 from pathlib import Path
 
 from bench.follow import baseline_tree, remove_tree
+from bench.idle_rss import load_demo, sqlite_environment
 
 REPO = Path(__file__).resolve().parents[1]
 PAGES = (
@@ -76,31 +76,15 @@ print(json.dumps(found))
 """
 
 
-def environment(database: Path) -> dict[str, str]:
-    variables = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
-    variables.update(
-        DJANGO_SETTINGS_MODULE="capacityweb.settings", DATABASE_URL=f"sqlite:///{database}"
-    )
-    return variables
-
-
-def load_demo(tree: Path, database: Path) -> None:
-    """The demo as ``tree`` stores it (its model JSON is that tree's own schema)."""
-    for command in (["migrate", "--noinput", "-v0"], ["load_demo"]):
-        subprocess.run(
-            [sys.executable, "manage.py", *command],
-            cwd=tree,
-            env=environment(database),
-            check=True,
-            capture_output=True,
-        )
-
-
 def measure(tree: Path, database: Path, repeat: int) -> dict[str, list[float]]:
     done = subprocess.run(
         [sys.executable, "-c", MEASURE, json.dumps(PAGES), str(repeat)],
         cwd=tree,
-        env={**environment(database), "PYTHONPATH": str(tree)},
+        env={
+            **sqlite_environment(database),
+            "DJANGO_SETTINGS_MODULE": "capacityweb.settings",
+            "PYTHONPATH": str(tree),
+        },
         capture_output=True,
         text=True,
     )
@@ -119,11 +103,11 @@ def main() -> None:
     try:
         results = {}
         if baseline is not None:
-            load_demo(baseline, work / "baseline.sqlite3")
+            load_demo(baseline, sqlite_environment(work / "baseline.sqlite3"))
             results[options.baseline_ref] = measure(
                 baseline, work / "baseline.sqlite3", options.repeat
             )
-        load_demo(REPO, work / "demo.sqlite3")
+        load_demo(REPO, sqlite_environment(work / "demo.sqlite3"))
         results["this tree"] = measure(REPO, work / "demo.sqlite3", options.repeat)
     finally:
         if baseline is not None:
