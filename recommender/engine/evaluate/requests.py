@@ -144,17 +144,17 @@ def with_check_capacity(
     if not checks:
         return plan
     outcomes = dict(plan.outcomes)
+    karpenter = {
+        g.name
+        for g in cluster.node_groups
+        if g.autoscaler is not None and g.autoscaler.kind == "karpenter"
+    }
     for workload in pending:
         check = next((checks[p.key] for p in workload.pods if p.key in checks), None)
         outcome = outcomes.get(workload.key)
         if check is None or outcome is None or not outcome.add_nodes:
             continue
-        karpenter = {
-            g.name
-            for g in cluster.node_groups
-            if g.autoscaler is not None and g.autoscaler.kind == "karpenter"
-        }
-        by_karpenter = bool(outcome.add_nodes) and set(outcome.add_nodes) <= karpenter
+        by_karpenter = set(outcome.add_nodes) <= karpenter
         outcomes[workload.key] = WorkloadPlan(
             workload.key,
             WAITING,
