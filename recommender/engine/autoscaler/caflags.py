@@ -67,7 +67,7 @@ GRPC = "grpc"
 # upstream's defaults of the flags the model reads, for "inEffect"
 _DEFAULT_CORES_TOTAL = "0:320000"  # config.DefaultMaxClusterCores
 _DEFAULT_MEMORY_TOTAL = "0:6400000"  # config.DefaultMaxClusterMemory (GiB)
-_PARSE_BOOL = {
+PARSE_BOOL = {
     **dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
     **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False),
 }  # Go strconv.ParseBool
@@ -147,7 +147,7 @@ def dra_note(flags: CaFlags, settings: CaSettings) -> UnsupportedField | None:
     """``--enable-dynamic-resource-allocation`` against what the profile's version
     models (``CaSettings.dra_claims_checked``: 1.34 false, 1.35+ true); None if alike."""
     given = flags.given.get("enable-dynamic-resource-allocation")
-    if not given or _PARSE_BOOL[given[-1]] == settings.dra_claims_checked:
+    if not given or PARSE_BOOL[given[-1]] == settings.dra_claims_checked:
         return None
     return _unsupported(
         "enable-dynamic-resource-allocation",
@@ -202,7 +202,7 @@ def _is_binary(token: str) -> bool:
 
 def _check_type(name: str, kind: str, value: str) -> None:
     problem = ""
-    if kind == BOOL and value not in _PARSE_BOOL:
+    if kind == BOOL and value not in PARSE_BOOL:
         problem = "a boolean (true or false)"
     elif kind == INT and _go_int(value) is None:
         problem = "an integer"
@@ -231,7 +231,7 @@ def _differs(name: str, given: list[str], default: str | None) -> bool:
     value = given[-1]
     kind = CA_FLAGS[name]
     if kind == BOOL:
-        return _PARSE_BOOL[value] != _PARSE_BOOL[default]
+        return PARSE_BOOL[value] != PARSE_BOOL[default]
     if kind in (INT, FLOAT):
         return float(_go_int(value) if kind == INT else value) != float(default)  # type: ignore[arg-type]
     if kind == DURATION:
@@ -305,7 +305,7 @@ def _read(
         in_effect["--cloud-provider"] = provider
         changes["cloud_provider"] = provider
     if "balance-similar-node-groups" in values:
-        changes["balance_similar_node_groups"] = _PARSE_BOOL[
+        changes["balance_similar_node_groups"] = PARSE_BOOL[
             values["balance-similar-node-groups"][-1]
         ]
         if changes["balance_similar_node_groups"]:
@@ -316,7 +316,7 @@ def _read(
         if changes["new_pod_scale_up_delay_seconds"]:
             in_effect["--new-pod-scale-up-delay"] = text
     if "enable-provisioning-requests" in values:
-        enabled = _PARSE_BOOL[values["enable-provisioning-requests"][-1]]
+        enabled = PARSE_BOOL[values["enable-provisioning-requests"][-1]]
         changes["provisioning_requests"] = enabled
         if enabled:
             in_effect["--enable-provisioning-requests"] = True

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from recommender.engine.autoscaler.caflags import CaFlags
+from recommender.engine.autoscaler.caflags import PARSE_BOOL, CaFlags
 from recommender.engine.autoscaler.young import go_duration_seconds
 
 DEFAULT_SECONDS = 600.0  # flags.go: scale-down-unneeded-time and -delay-after-add, 10m
@@ -52,7 +52,7 @@ class ScaleDown:
             found = go_duration_seconds(values[-1]) if values else None
             return DEFAULT_SECONDS if found is None else found
 
-        enabled = given.get(ENABLED, ("true",))[-1] in ("1", "t", "T", "TRUE", "true", "True")
+        enabled = PARSE_BOOL[given[ENABLED][-1]] if ENABLED in given else True
         return cls(seconds(UNNEEDED), seconds(DELAY_AFTER_ADD), enabled, read=True)
 
     def note(self) -> str:
