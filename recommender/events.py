@@ -2,7 +2,8 @@
 
 ::
 
-    evaluate_snapshot task ─► publish_evaluation(evaluation)
+    services.store_critical_pass committed ─► publish_if_latest(evaluation), before any
+    task the stored signal enqueued (the deferred parts, moves) can publish
         └─► ONE group message "cluster.messages" {texts: [3 JSON texts]} to group "cluster.<id>"
               └─► channels_redis: one copy per web process ─► consumer.cluster_messages
                     └─► each browser socket: the 3 texts as they are (no re-encoding)
@@ -186,6 +187,14 @@ def publish_evaluation(evaluation: Evaluation) -> None:
         "reservationOwners": evaluation.reservation_owners or {},
     }
     async_to_sync(layer.group_send)(cluster_group(evaluation.cluster_id), event)
+
+
+def publish_if_latest(evaluation: Evaluation) -> None:
+    """``publish_evaluation`` unless a newer evaluation of the cluster is stored: pages
+    never go back to an older answer."""
+    latest = selectors.latest_evaluation(cluster_id=evaluation.cluster_id)
+    if latest is not None and latest.pk == evaluation.pk:
+        publish_evaluation(evaluation)
 
 
 def snapshot_ingested_message(snapshot: Snapshot) -> dict[str, Any]:

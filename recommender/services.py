@@ -14,13 +14,14 @@ other apps derive from it (idle samples) are written by the receivers of
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from recommender import adapters, selectors, signals
+from recommender import adapters, events, selectors, signals
 from recommender.actions.report import report_json
 from recommender.engine.autoscaler.caflags import read_flags
 from recommender.engine.evaluate.evaluation import (
@@ -97,10 +98,15 @@ def store_critical_pass(
     ``json_cache`` as for ``store_evaluation``."""
     model, arguments = engine_inputs(snapshot, json_cache)
     critical = critical_pass(model, at=snapshot.taken_at, **arguments)
-    return _store(snapshot, model, critical.evaluation), critical
+    return _store(snapshot, model, critical.evaluation, announce=True), critical
 
 
-def _store(snapshot: Snapshot, model: Cluster, evaluated: EngineEvaluation) -> Evaluation:
+def _store(
+    snapshot: Snapshot, model: Cluster, evaluated: EngineEvaluation, *, announce: bool = False
+) -> Evaluation:
+    """``announce``: once committed, the cluster's open pages get the evaluation (when it
+    is still the latest) before any task the stored signal enqueues runs, so a deferred
+    part never reaches a page ahead of the verdicts it completes."""
     # the CLI's JSON: to_json() plus currency, nodeGroups and actions (recommender.actions.report)
     result = report_json(evaluated, model, (), settings.CURRENCY)
     missing = sorted(evaluated.missing)
@@ -140,6 +146,8 @@ def _store(snapshot: Snapshot, model: Cluster, evaluated: EngineEvaluation) -> E
             ),
             batch_size=1000,
         )
+        if announce:  # registered first: on_commit runs its callbacks in order
+            transaction.on_commit(partial(events.publish_if_latest, evaluation))
         signals.send_evaluation_stored(evaluation=evaluation, model=model, result=result)
         if snapshot.evaluation_state:  # an earlier failure or skip: evaluated after all
             record_evaluation_state(snapshot=snapshot, state=Snapshot.EvaluationState.NONE)

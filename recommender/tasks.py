@@ -87,9 +87,11 @@ def evaluate_snapshot(self: Task, snapshot_id: int) -> int | None:
     if snapshot is None:
         return None
     try:
-        evaluation = _evaluation_of(snapshot)
-        if evaluation is not None:
-            _publish_if_latest(evaluation)
+        evaluation = selectors.evaluation_of_snapshot(snapshot_id=snapshot.pk)
+        if evaluation is not None:  # a redelivered or repeated task: the work is done
+            events.publish_if_latest(evaluation)
+        else:  # stored, and once committed published (services.store_critical_pass)
+            evaluation = _evaluate(snapshot)
     except TRANSIENT_ERRORS as error:
         retries = self.request.retries or 0
         countdown = min(settings.EVALUATION_RETRY_MAX_SECONDS, 2 ** (retries + 1))
@@ -100,11 +102,8 @@ def evaluate_snapshot(self: Task, snapshot_id: int) -> int | None:
     return evaluation.pk if evaluation is not None else None
 
 
-def _evaluation_of(snapshot: Snapshot) -> Evaluation | None:
-    """The stored evaluation of ``snapshot``, stored now if need be; None if skipped or failed."""
-    existing = selectors.evaluation_of_snapshot(snapshot_id=snapshot.pk)
-    if existing is not None:  # a redelivered or repeated task: the work is done
-        return existing
+def _evaluate(snapshot: Snapshot) -> Evaluation | None:
+    """The evaluation of ``snapshot`` stored now; None if skipped or failed."""
     newer = selectors.newer_waiting_snapshot(snapshot)
     if newer is not None:
         services.skip_evaluation(snapshot=snapshot, newer=newer)
@@ -130,12 +129,6 @@ def _evaluation_of(snapshot: Snapshot) -> Evaluation | None:
 def _fail(snapshot: Snapshot, reason: str) -> None:
     services.fail_evaluation(snapshot=snapshot, reason=reason)
     events.publish_evaluation_failed(snapshot)
-
-
-def _publish_if_latest(evaluation: Evaluation) -> None:
-    latest = selectors.latest_evaluation(cluster_id=evaluation.cluster_id)
-    if latest is not None and latest.pk == evaluation.pk:
-        events.publish_evaluation(evaluation)
 
 
 @shared_task(name="recommender.tasks.keep_workload_breakdowns", acks_late=True)

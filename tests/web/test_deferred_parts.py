@@ -246,3 +246,49 @@ def test_it_shows_the_fgd_figure_on_the_overview_card_once_stored(
     card = overview_card(signed_in, evaluation)
     assert 'data-deferred-part="what-if"' not in card
     assert f"<dt>More GPUs placed with fgd</dt><dd>{extra:g}</dd>" in card
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_announces_the_verdicts_before_any_part_a_worker_stores(
+    tmp_path: Any, settings: Any
+) -> None:
+    """The CI flake of stop 48: `manage.py ingest` beside a worker; the worker stored a
+    part and published it before the command announced the evaluation itself. The tasks
+    run eagerly here, as soon as they are enqueued on commit, so a part is published as
+    early as a worker could; the verdicts' messages must still come first."""
+    import asyncio
+    import json
+
+    from asgiref.sync import async_to_sync
+    from channels.layers import get_channel_layer
+    from django.core.management import call_command
+
+    from capacityweb.celery import app
+    from recommender import events
+    from tests.embedded_server import write_cluster
+    from topology.models import Cluster
+
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    settings.EMBEDDED_WORKER = False
+    write_cluster(tmp_path / "objects.json", nodes=2, pending=1, tag="first")
+    call_command("ingest", "lab", "--source", "files", "--path", str(tmp_path))
+    layer = get_channel_layer()
+    channel = async_to_sync(layer.new_channel)()
+    group = events.cluster_group(Cluster.objects.get(name="lab").pk)
+    async_to_sync(layer.group_add)(group, channel)
+    write_cluster(tmp_path / "objects.json", nodes=2, pending=2, tag="second")
+    app.conf.task_always_eager = True
+    try:
+        call_command("ingest", "lab")
+    finally:
+        app.conf.task_always_eager = False
+
+    async def receive() -> Any:
+        return await asyncio.wait_for(layer.receive(channel), 5)
+
+    received: list[str] = []
+    while len(received) < 3 + len(EVERY_PART):
+        event = async_to_sync(receive)()
+        received += [json.loads(text)["type"] for text in event["texts"]]
+    assert received[:3] == ["heatmap.update", "pending.update", "recommendations.update"]
+    assert received[3:] == ["evaluation.part"] * len(EVERY_PART)

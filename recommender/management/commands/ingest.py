@@ -97,7 +97,6 @@ class Command(BaseCommand):
         evaluation, critical = store_critical_pass(
             snapshot=snapshot, json_cache=services.json_cache(cluster=snapshot.cluster)
         )
-        events.publish_evaluation(evaluation)
         self.stdout.write(
             f"{name}: snapshot {snapshot.pk} {snapshot.object_counts}, "
             f"{len(snapshot.errors)} errors; evaluation {evaluation.pk}: "
