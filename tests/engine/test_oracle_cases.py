@@ -63,30 +63,13 @@ VICTIMS = (
 
 # kube-scheduler cases that disagree, with their cause(s)
 KNOWN_SCHEDULER: dict[str, tuple[str, ...]] = {
-    "sched-hard-9100": (
-        CHAIN,
-        "default/run-69: real preempted, capacityweb kept",
-        "default/p-04: real scheduled, capacityweb blocked",
-    ),
     "sched-hard-9101": (
-        CHAIN + "; " + BOUND_THEN_EVICTED,
+        CHAIN + "; " + VICTIMS,
         "default/run-3: real preempted, capacityweb kept",
+        "default/run-11: real running, capacityweb evicted",
         "default/run-22: real preempted, capacityweb kept",
-        "default/p-08: real scheduled, capacityweb blocked",
-        "default/p-21: real scheduled, capacityweb blocked",
-        "default/p-22: real scheduled, capacityweb blocked",
-        "default/p-23: real pending, capacityweb runs_now",
-        "default/p-24: real scheduled, capacityweb blocked",
-        "default/p-26: real scheduled, capacityweb blocked",
-        "default/p-33: real scheduled, capacityweb blocked",
         "default/p-36: real scheduled, capacityweb blocked",
-        "default/p-41: real scheduled, capacityweb blocked",
-        "default/p-53: real preempted, capacityweb runs_now",
-        "default/p-59: real scheduled, capacityweb blocked",
         "default/p-61: real scheduled, capacityweb blocked",
-        "default/p-65: real scheduled, capacityweb blocked",
-        "default/p-70: real scheduled, capacityweb blocked",
-        "default/p-77: real scheduled, capacityweb blocked",
     ),
     "sched-hard-9103": (
         BOUND_THEN_EVICTED + "; " + CHAIN + "; " + VICTIMS,
@@ -102,7 +85,7 @@ KNOWN_SCHEDULER: dict[str, tuple[str, ...]] = {
         "default/p-48: real pending, capacityweb runs_now",
     ),
     "sched-hard-9105": (CHAIN, "default/p-30: real scheduled, capacityweb blocked"),
-    "sched-hard-9109": (VICTIMS, "default/run-14: real running, capacityweb evicted"),
+    "sched-hard-9109": (CHAIN, "default/p-01: real scheduled, capacityweb blocked"),
     "sched-hard-9111": (BOUND_THEN_EVICTED, "default/p-35: real pending, capacityweb runs_now"),
     "sched-hard-9112": (
         VICTIMS + "; " + CHAIN,
@@ -111,6 +94,7 @@ KNOWN_SCHEDULER: dict[str, tuple[str, ...]] = {
         "default/run-20: real running, capacityweb evicted",
         "default/run-24: real running, capacityweb evicted",
         "default/run-64: real preempted, capacityweb kept",
+        "default/p-03: real scheduled, capacityweb blocked",
         "default/p-39: real scheduled, capacityweb blocked",
         "default/p-44: real pending, capacityweb runs_now",
         "default/p-50: real pending, capacityweb preempts",

@@ -215,3 +215,66 @@ def test_it_leaves_a_terminating_victim_out_of_a_later_pods_spread_count() -> No
     bindings = {o.workload: [b.node for b in o.bindings] for o in result.outcomes}
     assert (bindings["ml/p"], bindings["ml/q"]) == (["n1"], ["n2"])
     assert result.placed_order == ("ml/q", "ml/p")
+
+
+def host_spread(app: str) -> list[dict[str, Any]]:
+    return [
+        {
+            "maxSkew": 1,
+            "topologyKey": HOST,
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"app": app}},
+        }
+    ]
+
+
+def test_it_moves_a_nominee_whose_spread_breaks_beside_an_equal_priority_nominee() -> None:
+    # kube-scheduler v1.36 pkg/scheduler/framework/runtime/framework.go
+    # RunFilterPluginsWithNominatedPods / addGlobalNominatedPods: while a pod is filtered
+    # on a node, the pods nominated there with an equal or higher priority are added to
+    # that node, their labels in PodTopologySpread's counts. old (0) on n1 repels app=a in
+    # the whole zone. p (1000, app=a, hostname maxSkew 1) fits nowhere, preempts old on n1
+    # (0 + 1 - 0 = 1) and is nominated there. q (1000, app=a, no constraint) fits nowhere
+    # either (old terminates, its anti-affinity still counts) and preempts old on n1 too:
+    # p is added there, q has no spread, it is nominated on n1. Once old is gone p is tried
+    # on n1 first (schedule_one.go evaluateNominatedNode), with q added: n1 counts 1 app=a
+    # pod, p makes 2, the emptiest node 0: 2 - 0 > 1, n1 fails; p is scheduled afresh and
+    # binds on n2 or n3 (1 - 0). q then binds on n1 (p is bound elsewhere, nothing beside).
+    result = placed(
+        ZONE_NODE.named("n1").label(ZONE, "z1").allocatable(cpu="8"),
+        ZONE_NODE.named("n2").label(ZONE, "z1").allocatable(cpu="8"),
+        ZONE_NODE.named("n3").label(ZONE, "z1").allocatable(cpu="8"),
+        running(
+            "old",
+            "old",
+            "1",
+            "n1",
+            "2026-11-01T01:00:00Z",
+            affinity=required("podAntiAffinity", "a", ZONE),
+        ),
+        app_pod("p", "a", 1000, "1").pod_spec(topologySpreadConstraints=host_spread("a")),
+        app_pod("q", "a", 1000, "1"),
+    )
+    nodes = {o.workload: [b.node for b in o.bindings] for o in result.outcomes}
+    assert nodes["ml/q"] == ["n1"]
+    assert nodes["ml/p"] in (["n2"], ["n3"])
+
+
+def test_it_finds_no_victims_where_a_nominee_beside_repels_the_preemptor() -> None:
+    # The same first pass in the victim search (default_preemption.go SelectVictimsOnNode
+    # filters with the nominated pods). old (0, app=b) on n1 keeps a (1000, anti-affinity
+    # app=b per host) out: a preempts old and is nominated on n1. b2 (1000, app=b, pinned
+    # to n1, with a required term of its own, so InterPodAffinity's PreFilter is not
+    # skipped) has room on n1, but a is added there and a's anti-affinity selects b2: n1
+    # fails, and without old it still fails (a is still there), so no victim helps and
+    # nothing more is evicted. old gone, a binds on n1; b2 stays pending.
+    result = placed(
+        ZONE_NODE.named("n1").label(ZONE, "z1").allocatable(cpu="8"),
+        running("old", "b", "2", "n1", "2026-11-01T01:00:00Z"),
+        app_pod("a", "a", 1000, "2").pod_spec(affinity=required("podAntiAffinity", "b", HOST)),
+        app_pod("b2", "b", 1000, "2")
+        .node_selector({HOST: "n1"})
+        .pod_spec(affinity=required("podAntiAffinity", "c", HOST)),
+    )
+    outcomes = {o.workload: (o.placed, o.preempted) for o in result.outcomes}
+    assert outcomes == {"ml/a": (True, ("ml/old",)), "ml/b2": (False, ())}

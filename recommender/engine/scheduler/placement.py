@@ -47,7 +47,7 @@ from .outcomes import (
 from .pick import Choice, NodePicker
 from .scores import policy_named
 from .state import ClusterState
-from .window import PreemptionWindow
+from .window import REFUSED, PreemptionWindow
 from .workloads import Workload
 
 
@@ -270,6 +270,7 @@ class _Run:
         # a whole pass's preemptors wait for their victims (``window``); one workload
         # placed alone binds at once (nothing else is placed meanwhile)
         self.window: PreemptionWindow | None = None
+        self.excluded: set[str] = set()  # the window's: nodes refused beside their nominees
 
     def prepare(self, pods: Iterable[Pod], reasons: bool) -> None:
         shapes: dict[int, Pod] = {}
@@ -316,7 +317,10 @@ class _Run:
         level = workload.required_topology or workload.preferred_topology
         if level is not None:
             return self._place_in_domains(workload, level, workload.required_topology is not None)
-        bindings = self._place_members(workload, self.state.node_names())
+        names: Sequence[str] = self.state.node_names()
+        if self.excluded:
+            names = [n for n in names if n not in self.excluded]
+        bindings = self._place_members(workload, names)
         if bindings is not None:
             return WorkloadOutcome(workload.key, True, bindings, None)
         preempting = self._place_preempting(workload) if self.preemption else None
@@ -338,9 +342,14 @@ class _Run:
         for pod in workload.pods:
             choice = self.pick.best_node(pod, scope)
             if choice is None:
-                victims = preemption.find_victims(self.cluster, self.state, pod, self.pick.filters)
+                beside = self.window.beside(pod) if self.window is not None else None
+                victims = preemption.find_victims(
+                    self.cluster, self.state, pod, self.pick.filters, beside
+                )
                 if victims is not None and self.window is not None and workload.kind == "pod":
                     nominated = self.window.nominate(self, workload, pod, victims)
+                    if nominated is REFUSED:
+                        return None
                     if nominated is not None:
                         return nominated
                 if victims is not None:

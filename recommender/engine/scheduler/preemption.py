@@ -125,17 +125,23 @@ def preempting_reason(victims: Sequence[str]) -> str:
 
 
 def find_victims(
-    cluster: Cluster, state: ClusterState, pod: Pod, filters: FilterContext
+    cluster: Cluster,
+    state: ClusterState,
+    pod: Pod,
+    filters: FilterContext,
+    beside: Callable[[str], Sequence[Pod]] | None = None,
 ) -> Victims | None:
     """The node and victims preemption would choose for ``pod``, or None (no node
-    where evicting lower-priority pods makes it fit)."""
+    where evicting lower-priority pods makes it fit). ``beside(node)``: the pods
+    nominated there that its filters count with their labels and terms (the state
+    holds only their room: ``window``)."""
     lowest = kept(state, "lowest bound priority", cluster, lambda: min(_bound_priorities(cluster)))
     lowest = min(lowest, SimulatedBindings.of(state).lowest_priority())
     if not may_preempt(pod) or pod.priority <= lowest:
         return None  # no running pod anywhere has a lower priority
     index = kept(state, "inter-pod index", cluster, lambda: interpod.InterPodIndex(cluster))
     sensitive = index.sensitive(pod)
-    fits = _fit_check(state, pod, filters, index, sensitive)
+    fits = _fit_check(state, pod, filters, index, sensitive, beside)
     allowed = _allowances(cluster, state)
     key, owner = (None, None) if sensitive else _memo_key(pod, filters)
 
@@ -501,23 +507,56 @@ def _fit_check(
     filters: FilterContext,
     index: interpod.InterPodIndex,
     sensitive: bool,
+    beside: Callable[[str], Sequence[Pod]] | None = None,
 ) -> Callable[[ClusterState, str], bool]:
     """Does the pod pass every filter on node ``name`` of a one-node trial state?
     Rules reading the pods around a node see the trial node's pods and every other
-    node's as they are (upstream's PreFilter RemovePod/AddPod)."""
+    node's as they are (upstream's PreFilter RemovePod/AddPod), and on the trial node
+    the pods ``beside`` names there too (nominated pods: ``addGlobalNominatedPods``)."""
+
+    terms = pod.pod_terms
+
+    def cycle(trial: ClusterState, name: str, extra: Sequence[Pod]) -> interpod.PodCycle:
+        def placed(n: str) -> Sequence[Pod]:
+            return (*trial.alloc(n).placed, *extra) if n == name else state.alloc(n).placed
+
+        nodes = ((state.node(n), placed(n)) for n in state.node_names())
+        return interpod.prefilter(pod, nodes, index.namespace_labels)
 
     def fits(trial: ClusterState, name: str) -> bool:
         context = filters
         if sensitive:
-            nodes = (
-                (state.node(n), (trial if n == name else state).alloc(n).placed)
-                for n in state.node_names()
-            )
-            context = replace(filters, cycle=interpod.prefilter(pod, nodes, index.namespace_labels))
+            extra = tuple(beside(name)) if beside is not None else ()
+            found = cycle(trial, name, extra)
+            # InterPodAffinity's PreFilter returns Skip when the pod has no required terms
+            # and no pod of the snapshot has anti-affinity selecting it: the nominees'
+            # terms (AddPod) are then never checked
+            if (
+                extra
+                and found.existing_anti_counts
+                and not (terms.affinity or terms.anti_affinity)
+                and not cycle(state, name, ()).existing_anti_counts
+            ):
+                found = replace(found, existing_anti_counts={})
+            context = replace(filters, cycle=found)
         info, alloc = trial.info(name), trial.alloc(name)
         return all(check(info, alloc, pod, context).ok for check in _EVICTION_SENSITIVE)
 
     return fits
+
+
+def fits_on(
+    cluster: Cluster,
+    state: ClusterState,
+    pod: Pod,
+    filters: FilterContext,
+    name: str,
+    beside: Callable[[str], Sequence[Pod]],
+) -> bool:
+    """Whether ``pod`` passes the rules that read a node's pods and free room on node
+    ``name`` of ``state``, with the pods ``beside`` names there counted too."""
+    index = kept(state, "inter-pod index", cluster, lambda: interpod.InterPodIndex(cluster))
+    return _fit_check(state, pod, filters, index, True, beside)(state, name)
 
 
 def _allowances(cluster: Cluster, state: ClusterState) -> dict[str, int]:

@@ -33,18 +33,21 @@ A lone pod the pass bound is a victim like a running one (``SelectVictimsOnNode`
 reads the node's pods, ``preemption.SimulatedBindings``); evicted, it is deleted: the
 queue forgets it (``preempted_pending``).
 
-What a nominee's reservation does not carry: its labels and (anti-)affinity for the
-other pods' InterPodAffinity and PodTopologySpread (upstream adds them only while
-filtering the nominated node, and checks each node once with the nominees and once
-without), and its host ports; scores see the reserved room (upstream scores without
-it). docs/FIDELITY.md says the same.
+A nominee's reservation is its room on the state; its labels and terms count only
+where upstream counts them: while a pod of equal or lower priority is filtered on the
+nominated node (``RunFilterPluginsWithNominatedPods``: once with the nominees added to
+that node's InterPodAffinity and PodTopologySpread state, once without; here the room
+is always taken and ``_passes_beside_nominees`` runs the pass with their labels), and in
+a preemptor's victim search there (``preemption.find_victims``' ``beside``). Not carried:
+its host ports; scores see the reserved room (upstream scores without it).
+docs/FIDELITY.md says the same.
 
 Pure: no Django, no I/O.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -53,10 +56,14 @@ from topology.model.hardware import Cluster, Pod
 from .diagnosis import Diagnosis
 from .outcomes import WorkloadOutcome, binding_of
 from .pick import NodePicker
-from .preemption import SimulatedBindings, Victims, allocation_of, preempting_reason
+from .preemption import SimulatedBindings, Victims, allocation_of, fits_on, preempting_reason
 from .records import Allocation
 from .state import ClusterState
 from .workloads import Workload
+
+# ``nominate``'s answer when the pods already nominated on the node leave the pod no
+# place there: preemption finds no candidate, nothing is evicted
+REFUSED = WorkloadOutcome("", False, (), None)
 
 
 class Placing(Protocol):
@@ -65,6 +72,7 @@ class Placing(Protocol):
     cluster: Cluster
     state: ClusterState
     pick: NodePicker
+    excluded: set[str]  # nodes the workload being placed may not use (``place`` skips them)
 
 
 @dataclass(slots=True)
@@ -108,16 +116,22 @@ class PreemptionWindow:
     ) -> WorkloadOutcome | None:
         """Nominate ``pod`` on the victims' node: the victims terminate (their room
         held), the pod's room is reserved as if they were gone. None when the pod does
-        not fit there even then (the caller binds as before)."""
+        not fit there even then (the caller binds as before); ``REFUSED`` when it would,
+        but not beside the pods nominated there (no eviction: the pod stays pending)."""
         node = victims.node
         held = [self._holding(node, v) for v in victims.pods]
         for victim, found in zip(victims.pods, held, strict=True):
             self.state.release(node, victim.key, found.allocation, victim)
         choice = run.pick.best_node(pod, run.pick.scope([node]))
-        if choice is None:  # as they were
+        refused = False
+        if choice is not None:  # SelectVictimsOnNode's filters run with the nominees too
+            self.state.apply(node, pod.key, choice.allocation, pod)
+            refused = not self._passes_beside_nominees(run, pod, node, choice.allocation)
+            self.state.release(node, pod.key, choice.allocation, pod)
+        if choice is None or refused:  # as they were
             for victim, found in zip(victims.pods, held, strict=True):
                 self.state.apply(node, victim.key, found.allocation, victim)
-            return None
+            return REFUSED if refused else None
         self.state.apply(node, pod.key, choice.allocation)  # no pod: room only
         for found in held:  # still there, terminating
             self.state.apply(node, found.pod.key, found.allocation, found.pod)
@@ -164,7 +178,7 @@ class PreemptionWindow:
             if nomination is not None:
                 outcome = self._on_nominated_node(run, workload, nomination)
             if outcome is None:
-                outcome = place(workload)
+                outcome = self._place_beside_nominees(run, workload, place)
         finally:
             self._show()
         if outcome.placed:
@@ -184,7 +198,64 @@ class PreemptionWindow:
         if choice is None:
             return None
         self.state.apply(choice.node, pod.key, choice.allocation, pod)
+        if not self._passes_beside_nominees(run, pod, choice.node, choice.allocation):
+            self.state.release(choice.node, pod.key, choice.allocation, pod)
+            return None
         return WorkloadOutcome(workload.key, True, (binding_of(pod, choice),), None)
+
+    def _place_beside_nominees(
+        self, run: Placing, workload: Workload, place: Callable[[Workload], WorkloadOutcome]
+    ) -> WorkloadOutcome:
+        """``place``, again without each node where the pod breaks a rule once the pods
+        nominated there are counted with their labels and terms."""
+        try:
+            while True:
+                outcome = place(workload)
+                if workload.kind != "pod" or not outcome.placed:
+                    return outcome
+                (binding,) = outcome.bindings
+                pod = workload.pods[0]
+                assert binding.allocation is not None
+                if self._passes_beside_nominees(run, pod, binding.node, binding.allocation):
+                    return outcome
+                self.state.release(binding.node, pod.key, binding.allocation, pod)
+                run.excluded.add(binding.node)
+        finally:
+            run.excluded.clear()
+
+    def beside(self, pod: Pod) -> Callable[[str], Sequence[Pod]] | None:
+        """The pods nominated on a node that its filters add for ``pod`` (equal or
+        higher priority, ``addGlobalNominatedPods``); None when there are none."""
+        if not any(n.pod.key != pod.key for n in self.nominated.values()):
+            return None
+
+        def on(node: str) -> Sequence[Pod]:
+            return [
+                n.pod
+                for n in self.nominated.values()
+                if n.node == node and n.pod.key != pod.key and n.pod.priority >= pod.priority
+            ]
+
+        return on
+
+    def _passes_beside_nominees(
+        self, run: Placing, pod: Pod, node: str, allocation: Allocation
+    ) -> bool:
+        """``RunFilterPluginsWithNominatedPods``' first pass (``addGlobalNominatedPods``,
+        ``pkg/scheduler/framework/runtime/framework.go``): the pods nominated to the node
+        with an equal or higher priority are added to it, labels and terms included, for
+        this node's filters only; the pod must pass both with them and without them. The
+        reservations are the room the pass without them already counts; what the first
+        pass adds is their labels and terms for InterPodAffinity and PodTopologySpread.
+        ``pod`` is placed on ``node`` with ``allocation`` in the state (and stays so)."""
+        beside = self.beside(pod)
+        if beside is None or not beside(node):
+            return True
+        self.state.release(node, pod.key, allocation, pod)
+        try:
+            return fits_on(run.cluster, self.state, pod, run.pick.filters, node, beside)
+        finally:
+            self.state.apply(node, pod.key, allocation, pod)
 
     def _settled(
         self, run: Placing, workload: Workload, outcome: WorkloadOutcome
