@@ -47,7 +47,7 @@ from .outcomes import (
 from .pick import Choice, NodePicker
 from .scores import policy_named
 from .state import ClusterState
-from .window import REFUSED, PreemptionWindow
+from .window import PreemptionWindow
 from .workloads import Workload
 
 
@@ -348,8 +348,6 @@ class _Run:
                 )
                 if victims is not None and self.window is not None and workload.kind == "pod":
                     nominated = self.window.nominate(self, workload, pod, victims)
-                    if nominated is REFUSED:
-                        return None
                     if nominated is not None:
                         return nominated
                 if victims is not None:

@@ -61,10 +61,6 @@ from .records import Allocation
 from .state import ClusterState
 from .workloads import Workload
 
-# ``nominate``'s answer when the pods already nominated on the node leave the pod no
-# place there: preemption finds no candidate, nothing is evicted
-REFUSED = WorkloadOutcome("", False, (), None)
-
 
 class Placing(Protocol):
     """What the window needs of the placement call it serves (``placement._Run``)."""
@@ -116,22 +112,17 @@ class PreemptionWindow:
     ) -> WorkloadOutcome | None:
         """Nominate ``pod`` on the victims' node: the victims terminate (their room
         held), the pod's room is reserved as if they were gone. None when the pod does
-        not fit there even then (the caller binds as before); ``REFUSED`` when it would,
-        but not beside the pods nominated there (no eviction: the pod stays pending)."""
+        not fit there even then (the caller binds as before). ``victims`` were found with
+        the pods nominated there counted (``find_victims``' ``beside``)."""
         node = victims.node
         held = [self._holding(node, v) for v in victims.pods]
         for victim, found in zip(victims.pods, held, strict=True):
             self.state.release(node, victim.key, found.allocation, victim)
         choice = run.pick.best_node(pod, run.pick.scope([node]))
-        refused = False
-        if choice is not None:  # SelectVictimsOnNode's filters run with the nominees too
-            self.state.apply(node, pod.key, choice.allocation, pod)
-            refused = not self._passes_beside_nominees(run, pod, node, choice.allocation)
-            self.state.release(node, pod.key, choice.allocation, pod)
-        if choice is None or refused:  # as they were
+        if choice is None:  # as they were
             for victim, found in zip(victims.pods, held, strict=True):
                 self.state.apply(node, victim.key, found.allocation, victim)
-            return REFUSED if refused else None
+            return None
         self.state.apply(node, pod.key, choice.allocation)  # no pod: room only
         for found in held:  # still there, terminating
             self.state.apply(node, found.pod.key, found.allocation, found.pod)
@@ -195,12 +186,9 @@ class PreemptionWindow:
     ) -> WorkloadOutcome | None:
         pod = workload.pods[0]
         choice = run.pick.best_node(pod, run.pick.scope([nomination.node]))
-        if choice is None:
+        if choice is None or not self._passes_beside_nominees(run, pod, choice.node):
             return None
         self.state.apply(choice.node, pod.key, choice.allocation, pod)
-        if not self._passes_beside_nominees(run, pod, choice.node, choice.allocation):
-            self.state.release(choice.node, pod.key, choice.allocation, pod)
-            return None
         return WorkloadOutcome(workload.key, True, (binding_of(pod, choice),), None)
 
     def _place_beside_nominees(
@@ -216,9 +204,10 @@ class PreemptionWindow:
                 (binding,) = outcome.bindings
                 pod = workload.pods[0]
                 assert binding.allocation is not None
-                if self._passes_beside_nominees(run, pod, binding.node, binding.allocation):
-                    return outcome
                 self.state.release(binding.node, pod.key, binding.allocation, pod)
+                if self._passes_beside_nominees(run, pod, binding.node):
+                    self.state.apply(binding.node, pod.key, binding.allocation, pod)
+                    return outcome
                 run.excluded.add(binding.node)
         finally:
             run.excluded.clear()
@@ -238,24 +227,18 @@ class PreemptionWindow:
 
         return on
 
-    def _passes_beside_nominees(
-        self, run: Placing, pod: Pod, node: str, allocation: Allocation
-    ) -> bool:
+    def _passes_beside_nominees(self, run: Placing, pod: Pod, node: str) -> bool:
         """``RunFilterPluginsWithNominatedPods``' first pass (``addGlobalNominatedPods``,
         ``pkg/scheduler/framework/runtime/framework.go``): the pods nominated to the node
         with an equal or higher priority are added to it, labels and terms included, for
         this node's filters only; the pod must pass both with them and without them. The
         reservations are the room the pass without them already counts; what the first
         pass adds is their labels and terms for InterPodAffinity and PodTopologySpread.
-        ``pod`` is placed on ``node`` with ``allocation`` in the state (and stays so)."""
+        ``pod`` is not placed (it passed the node without their labels already)."""
         beside = self.beside(pod)
         if beside is None or not beside(node):
             return True
-        self.state.release(node, pod.key, allocation, pod)
-        try:
-            return fits_on(run.cluster, self.state, pod, run.pick.filters, node, beside)
-        finally:
-            self.state.apply(node, pod.key, allocation, pod)
+        return fits_on(run.cluster, self.state, pod, run.pick.filters, node, beside)
 
     def _settled(
         self, run: Placing, workload: Workload, outcome: WorkloadOutcome
