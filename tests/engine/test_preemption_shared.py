@@ -14,8 +14,9 @@ from datetime import UTC, datetime
 
 from recommender.engine.evaluate.evaluation import critical_pass, relaxation_part
 from recommender.engine.evaluate.relaxations import Relaxation, relaxations
+from recommender.engine.scheduler.bindings import allocation_of
 from recommender.engine.scheduler.filters import FilterContext
-from recommender.engine.scheduler.preemption import Evicted, allocation_of, find_victims
+from recommender.engine.scheduler.preemption import Evicted, find_victims
 from recommender.engine.scheduler.state import ClusterState
 from tests.engine.test_placement import H100, TEAM_A_POD
 from topology.model.hardware import Cluster

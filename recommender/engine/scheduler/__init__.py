@@ -7,7 +7,8 @@ and gangs; ``demand``: what a pod weighs in physical GPUs, and what a node
 advertises, as the device plugin counts it), the Filter rules (``filters``,
 registered with their kind), the Score rules and policies (``scores``, ``fgd``), failure reasons
 (``diagnosis``), the placement algorithm (``placement``, per-pod choice in
-``pick``) and what keeps it fast without changing a decision (``memo``,
+``pick``, retries in ``requeue``, preemption in ``preemption``, ``window`` and
+``bindings``) and what keeps it fast without changing a decision (``memo``,
 ``caches``), and the trace replay's first-fit binding (``first_fit``).
 
 Who may import it: the autoscaler and evaluate packages of the engine, and

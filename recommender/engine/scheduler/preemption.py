@@ -19,7 +19,7 @@ preemption.go`` (``DryRunPreemption``, ``pickOneNodeForPreemption``)::
 Victims are the pods bound in the snapshot and the lone pods a placement pass bound
 (``SimulatedBindings``): the first pass places pending work in priority order, so a
 pod it placed earlier never has a lower priority than a later one, but a workload
-placed on a retry (``placement.requeue``) or nominated (``window``) may come after
+placed on a retry (``requeue``) or nominated (``window``) may come after
 lower-priority ones, and kube-scheduler evicts those as any other (a gang's members
 are never victims here: docs/FIDELITY.md). Every node is
 examined (upstream stops after max(10 %, 100) candidates from a random offset:
@@ -55,6 +55,7 @@ from topology.model.hardware import Cluster, Pod
 from topology.model.mig import MIG_RESOURCE_PREFIX
 
 from . import interpod
+from .bindings import SimulatedBindings, allocation_of
 from .caches import Layout, kept
 from .filters import OK, RULES, STATIC_RULES, FilterContext, Status, gpu_devices
 from .memo import memoisable, pod_shape
@@ -573,48 +574,3 @@ def _allowances(cluster: Cluster, state: ClusterState) -> dict[str, int]:
 def _bound_priorities(cluster: Cluster) -> list[int]:
     """The priorities of the running pods (the largest int32 when none runs)."""
     return [p.priority for p in cluster.bound_pods()] or [2**31 - 1]
-
-
-def allocation_of(state: ClusterState, key: str) -> Allocation | None:
-    """What a pod that may be a victim takes: bound in the snapshot, or by the pass."""
-    return state.bound_allocation(key) or SimulatedBindings.of(state).allocation(key)
-
-
-class SimulatedBindings:
-    """The lone pending pods a placement pass bound on one state, and what each took (a
-    state watcher: a copy of the state gets a copy): kube-scheduler may preempt a pod
-    it bound moments ago like any other (``SelectVictimsOnNode`` reads the node's pods)."""
-
-    def __init__(self) -> None:
-        self._taken: dict[str, tuple[Allocation, int]] = {}
-
-    @classmethod
-    def of(cls, state: ClusterState) -> SimulatedBindings:
-        return state.watcher(cls)
-
-    def bind(self, pod: Pod, allocation: Allocation) -> None:
-        self._taken[pod.key] = (allocation, pod.priority)
-
-    def forget(self, key: str) -> None:
-        self._taken.pop(key, None)
-
-    def has(self, key: str) -> bool:
-        return key in self._taken
-
-    def allocation(self, key: str) -> Allocation | None:
-        found = self._taken.get(key)
-        return found[0] if found is not None else None
-
-    def lowest_priority(self) -> int:
-        return min((priority for _, priority in self._taken.values()), default=2**31 - 1)
-
-    def changed(self, name: str, released: bool) -> None:
-        pass
-
-    def added(self, name: str) -> None:
-        pass
-
-    def clone(self) -> SimulatedBindings:
-        other = SimulatedBindings()
-        other._taken = dict(self._taken)
-        return other

@@ -30,7 +30,7 @@ Here, for a lone pod (gangs still bind at once, see docs/FIDELITY.md)::
     next round, in priority order ──► the nominee: N first, else afresh
 
 A lone pod the pass bound is a victim like a running one (``SelectVictimsOnNode``
-reads the node's pods, ``preemption.SimulatedBindings``); evicted, it is deleted: the
+reads the node's pods, ``bindings.SimulatedBindings``); evicted, it is deleted: the
 queue forgets it (``preempted_pending``).
 
 A nominee's reservation is its room on the state; its labels and terms count only
@@ -53,10 +53,11 @@ from typing import Protocol
 
 from topology.model.hardware import Cluster, Pod
 
+from .bindings import SimulatedBindings, allocation_of
 from .diagnosis import Diagnosis
 from .outcomes import WorkloadOutcome, binding_of
 from .pick import NodePicker
-from .preemption import SimulatedBindings, Victims, allocation_of, fits_on, preempting_reason
+from .preemption import Victims, fits_on, preempting_reason
 from .records import Allocation
 from .state import ClusterState
 from .workloads import Workload
